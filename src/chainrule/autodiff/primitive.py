@@ -1,0 +1,208 @@
+"""Primitives: a NumPy function plus its reverse (VJP) and forward (JVP) rules.
+
+A rule is written once, with NumPy functions and operators, and runs two ways:
+
+- on plain ndarrays, for a fast first-order backward pass;
+- on :class:`~chainrule.Tensor` values (NumPy dispatches to chainrule through
+  ``__array_ufunc__`` / ``__array_function__``), so the rule itself is recorded and
+  gradients of gradients, and forward-over-reverse, come for free.
+
+Rules have one shape: ``vjp(g, ans, *args, **kwargs)`` returns the gradient of one
+argument given the output gradient ``g``; ``jvp(t, ans, *args, **kwargs)`` returns the
+output tangent given one argument's tangent ``t``. Broadcasting is undone here, once, not
+in each rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from . import engine, forward
+
+Rule = Callable[..., Any]
+
+REGISTRY: dict[str, "Primitive"] = {}
+
+
+class Primitive:
+    """A differentiable function. Call it like the NumPy function it wraps.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule.autodiff.primitive import Primitive
+        >>> cube = Primitive("cube", lambda x: x**3)
+        >>> cube.defvjp(lambda g, ans, x: g * 3 * x**2)
+        >>> cube.defjvp(lambda t, ans, x: t * 3 * x**2)
+        >>> from chainrule import Tensor
+        >>> x = Tensor(2.0, requires_grad=True)
+        >>> cube(x).backward(); float(x.grad)
+        12.0
+    """
+
+    __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc")
+
+    def __init__(self, name: str, fn: Callable[..., Any], register: bool = True) -> None:
+        self.name = name
+        self.fn = fn
+        self.vjps: tuple[Rule | None, ...] = ()
+        self.jvps: tuple[Rule | None, ...] = ()
+        self.vjp_argnum: Rule | None = None  # rule(argnum, g, ans, *args) for variadic ops
+        self.jvp_argnum: Rule | None = None
+        self.doc = getattr(fn, "__doc__", None)
+        if register:
+            REGISTRY[name] = self
+
+    def __repr__(self) -> str:
+        return f"<chainrule primitive {self.name}>"
+
+    # -- defining rules ------------------------------------------------------------
+    def defvjp(self, *rules: Rule | None) -> None:
+        """One reverse rule per positional argument (None: not differentiable)."""
+        self.vjps = rules
+
+    def defjvp(self, *rules: Rule | None) -> None:
+        """One forward rule per positional argument (None: not differentiable)."""
+        self.jvps = rules
+
+    def defvjp_argnum(self, rule: Rule) -> None:
+        """A reverse rule ``rule(argnum, g, ans, *args)`` for ops with any number of args."""
+        self.vjp_argnum = rule
+
+    def defjvp_argnum(self, rule: Rule) -> None:
+        """A forward rule ``rule(argnum, t, ans, *args)`` for ops with any number of args."""
+        self.jvp_argnum = rule
+
+    def has_vjp(self) -> bool:
+        return self.vjp_argnum is not None or any(r is not None for r in self.vjps)
+
+    def has_jvp(self) -> bool:
+        return self.jvp_argnum is not None or any(r is not None for r in self.jvps)
+
+    # -- calling ---------------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return apply(self, args, kwargs)
+
+    def _rule(self, rules: tuple[Rule | None, ...], by_argnum: Rule | None, argnum: int, kind: str) -> Rule:
+        if by_argnum is not None:
+            return lambda *a, **k: by_argnum(argnum, *a, **k)
+        rule = rules[argnum] if argnum < len(rules) else None
+        if rule is None:
+            raise TypeError(
+                f"{self.name}: argument {argnum} is not differentiable ({kind} mode); "
+                "pass it as a constant (a NumPy array or number), or detach() it"
+            )
+        return rule
+
+    def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
+        """Gradient for argument ``argnum`` of ``node`` given its output gradient ``g``."""
+        args, kw = node._args, node._kw
+        parent = args[argnum]
+        rule = self._rule(self.vjps, self.vjp_argnum, argnum, "reverse")
+        if create_graph:
+            out = rule(g, node, *args, **kw) if kw else rule(g, node, *args)
+        else:
+            vals = [a.data if isinstance(a, Tensor) else a for a in args]
+            out = rule(g, node.data, *vals, **kw) if kw else rule(g, node.data, *vals)
+        return fit(out, parent.data.shape, parent.data.dtype)
+
+    def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
+        rule = self._rule(self.jvps, self.jvp_argnum, argnum, "forward")
+        return rule(t, ans, *args, **kw) if kw else rule(t, ans, *args)
+
+
+def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    """Sum a gradient over broadcast axes (or broadcast it) to ``shape``, in ``dtype``."""
+    if not isinstance(g, (Tensor, np.ndarray)):
+        g = np.asarray(g, dtype=dtype)
+    gshape = g.shape
+    if gshape != shape:
+        lead = len(gshape) - len(shape)
+        if lead >= 0:
+            axes = tuple(range(lead)) + tuple(
+                i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1
+            )
+            if axes:
+                g = g.sum(axis=axes)
+        if g.shape != shape:
+            g = g.reshape(shape) if g.size == int(np.prod(shape)) else np.broadcast_to(g, shape)
+    if isinstance(g, Tensor):
+        return g if g.data.dtype == dtype else g.astype(dtype)
+    if g.dtype != dtype:
+        return np.asarray(g, dtype=dtype)
+    return g if type(g) is np.ndarray else np.asarray(g)
+
+
+def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
+    """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out."""
+    vals = []
+    tensors = False
+    for a in args:
+        if isinstance(a, Tensor):
+            tensors = True
+            vals.append(a.data)
+        else:
+            vals.append(a)
+    if not tensors:
+        return prim.fn(*vals, **kw) if kw else prim.fn(*vals)
+    data = prim.fn(*vals, **kw) if kw else prim.fn(*vals)
+    if type(data) is not np.ndarray:
+        data = np.asarray(data)
+    out = Tensor._wrap(data)
+    if engine._grad_enabled:
+        parents = tuple((i, a) for i, a in enumerate(args) if isinstance(a, Tensor) and a._rg)
+        if parents:
+            out._rg = True
+            out._prim = prim
+            out._args = args
+            out._kw = kw
+            out._parents = parents
+    if forward.active:
+        _propagate_tangents(prim, out, args, kw)
+    return out
+
+
+def _propagate_tangents(prim: Primitive, out: "Tensor", args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+    levels = set()
+    for a in args:
+        if isinstance(a, Tensor) and a._tangents:
+            levels.update(lv for lv in a._tangents if forward.visible(lv))
+    if not levels:
+        return
+    out._tangents = {}
+    for level in sorted(levels):
+        with forward.below(level):
+            traced = any(
+                isinstance(a, Tensor)
+                and (
+                    (engine._grad_enabled and a._rg)
+                    or _has_visible_tangent(a)
+                    or _has_visible_tangent(a._tangents.get(level) if a._tangents else None)
+                )
+                for a in args
+            )
+            if traced:
+                vals, ans = args, out
+            else:
+                vals, ans = [a.data if isinstance(a, Tensor) else a for a in args], out.data
+            total = None
+            for argnum, a in enumerate(args):
+                if not isinstance(a, Tensor) or not a._tangents:
+                    continue
+                t = a._tangents.get(level)
+                if t is None:
+                    continue
+                if not traced and isinstance(t, Tensor):
+                    t = t.data
+                part = prim.jvp(argnum, t, ans, vals, kw)
+                total = part if total is None else total + part
+            out._tangents[level] = fit(total, out.data.shape, out.data.dtype)
+
+
+def _has_visible_tangent(x: Any) -> bool:
+    return isinstance(x, Tensor) and bool(x._tangents) and any(forward.visible(lv) for lv in x._tangents)
+
+
+from ..tensor import Tensor  # noqa: E402  (Tensor's methods call primitives; import last)

@@ -1,0 +1,83 @@
+"""Helpers to declare primitives and tie them to the NumPy functions they stand for."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..tensor import Tensor
+
+# NumPy callables -> chainrule functions, used by Tensor.__array_ufunc__ / __array_function__.
+NUMPY_UFUNCS: dict[Any, Callable[..., Any]] = {}
+NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
+# Public chainrule functions, by name, with the NumPy names they answer to.
+FUNCTIONS: dict[str, Callable[..., Any]] = {}
+
+
+def implements(*numpy_callables: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a chainrule function as the Tensor version of NumPy callables."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for np_fn in numpy_callables:
+            table = NUMPY_UFUNCS if isinstance(np_fn, np.ufunc) else NUMPY_FUNCTIONS
+            table[np_fn] = fn
+        FUNCTIONS.setdefault(fn.__name__, fn)
+        return fn
+
+    return register
+
+
+def elementwise(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None) -> Primitive:
+    """An elementwise primitive from its local partial derivatives ``d(ans, *args)``.
+
+    The reverse rule multiplies the output gradient by the local derivative, the forward
+    rule multiplies the tangent by it: one formula serves both modes.
+    """
+    prim = Primitive(name, fn)
+
+    def vjp_of(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
+        return None if d is None else (lambda g, ans, *args: g * d(ans, *args))
+
+    def jvp_of(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
+        return None if d is None else (lambda t, ans, *args: t * d(ans, *args))
+
+    prim.defvjp(*[vjp_of(d) for d in derivatives])
+    prim.defjvp(*[jvp_of(d) for d in derivatives])
+    return prim
+
+
+def raw(x: Any) -> Any:
+    """The ndarray inside a Tensor, or the value itself."""
+    return x.data if isinstance(x, Tensor) else x
+
+
+def wrap_like(value: Any, *inputs: Any) -> Any:
+    """Wrap a non-differentiable result as a Tensor if any input was a Tensor."""
+    if any(isinstance(i, Tensor) for i in inputs):
+        return Tensor._wrap(np.asarray(value))
+    return value
+
+
+def normalize_axis(axis: Any, ndim: int) -> tuple[int, ...] | None:
+    """``axis`` as a sorted tuple of non-negative ints (None stays None)."""
+    if axis is None:
+        return None
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    out = []
+    for a in axes:
+        a = int(a)
+        if not -ndim <= a < max(ndim, 1):
+            raise np.exceptions.AxisError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+        out.append(a % max(ndim, 1))
+    return tuple(sorted(out))
+
+
+def ndim_of(x: Any) -> int:
+    return np.ndim(raw(x))
+
+
+def shape_of(x: Any) -> tuple[int, ...]:
+    return np.shape(raw(x))

@@ -1,0 +1,184 @@
+"""Products that contract axes: matmul, dot, outer, tensordot, einsum."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ._define import implements, ndim_of, raw, shape_of
+from .shape import expand_dims, ravel, reshape, transpose
+
+
+def _matmul_vjp_a(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    if np.ndim(b) == 1:
+        return g[..., None] * b if np.ndim(a) > 1 else g * b
+    if np.ndim(a) == 1:
+        return (b @ g[..., None])[..., 0]
+    return g @ b.swapaxes(-1, -2)
+
+
+def _matmul_vjp_b(g: Any, ans: Any, a: Any, b: Any) -> Any:
+    if np.ndim(a) == 1:
+        return a[:, None] * g[..., None, :] if np.ndim(b) > 1 else a * g
+    if np.ndim(b) == 1:
+        return (a.swapaxes(-1, -2) @ g[..., None])[..., 0]
+    return a.swapaxes(-1, -2) @ g
+
+
+_matmul = Primitive("matmul", np.matmul)
+_matmul.defvjp(_matmul_vjp_a, _matmul_vjp_b)
+_matmul.defjvp(lambda t, ans, a, b: t @ b, lambda t, ans, a, b: a @ t)
+
+
+@implements(np.matmul)
+def matmul(a: Any, b: Any) -> Any:
+    """Matrix product with NumPy's rules (batched over leading axes, 1-D vectors allowed)."""
+    sa, sb = shape_of(a), shape_of(b)
+    if not sa or not sb:
+        raise ValueError(f"matmul: operands must be at least 1-D, got shapes {sa} and {sb}; use * for scalars")
+    ka = sa[-1]
+    kb = sb[0] if len(sb) == 1 else sb[-2]
+    if ka != kb:
+        raise ValueError(
+            f"matmul: shapes {sa} and {sb} do not align: the last axis of the first ({ka}) must equal "
+            f"the {'only' if len(sb) == 1 else 'second-to-last'} axis of the second ({kb}); "
+            "transpose or reshape one of them"
+        )
+    return _matmul(a, b)
+
+
+@implements(np.dot)
+def dot(a: Any, b: Any) -> Any:
+    """NumPy's dot: products of scalars, vectors, matrices and N-d arrays."""
+    if ndim_of(a) == 0 or ndim_of(b) == 0:
+        return a * b
+    if ndim_of(b) <= 2:
+        return matmul(a, b)
+    return tensordot(a, b, axes=([-1], [-2]))
+
+
+@implements(np.vdot)
+def vdot(a: Any, b: Any) -> Any:
+    """Dot product of the flattened arrays."""
+    return dot(ravel(a), ravel(b))
+
+
+@implements(np.inner)
+def inner(a: Any, b: Any) -> Any:
+    """Sum product over the last axes."""
+    if ndim_of(a) == 0 or ndim_of(b) == 0:
+        return a * b
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+@implements(np.outer)
+def outer(a: Any, b: Any) -> Any:
+    """Outer product of the flattened arrays."""
+    return expand_dims(ravel(a), 1) * expand_dims(ravel(b), 0)
+
+
+@implements(np.tensordot)
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+    """Sum products over the given axes, as numpy.tensordot (built from transpose and matmul)."""
+    sa, sb = shape_of(a), shape_of(b)
+    if isinstance(axes, (int, np.integer)):
+        ax_a = list(range(len(sa) - int(axes), len(sa)))
+        ax_b = list(range(int(axes)))
+    else:
+        ax_a, ax_b = ([x] if isinstance(x, (int, np.integer)) else list(x) for x in axes)
+        ax_a = [x % len(sa) for x in ax_a]
+        ax_b = [x % len(sb) for x in ax_b]
+    if [sa[i] for i in ax_a] != [sb[i] for i in ax_b]:
+        raise ValueError(f"tensordot: shapes {sa} and {sb} do not match on axes {ax_a} and {ax_b}")
+    free_a = [i for i in range(len(sa)) if i not in ax_a]
+    free_b = [i for i in range(len(sb)) if i not in ax_b]
+    k = int(np.prod([sa[i] for i in ax_a]))
+    a2 = reshape(transpose(a, free_a + ax_a), (-1, k))
+    b2 = reshape(transpose(b, ax_b + free_b), (k, -1))
+    return reshape(matmul(a2, b2), tuple(sa[i] for i in free_a) + tuple(sb[i] for i in free_b))
+
+
+# -- einsum -----------------------------------------------------------------------------------
+def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], str]:
+    """Explicit-form subscripts with '...' replaced by fresh capital letters."""
+    subscripts = subscripts.replace(" ", "")
+    lhs, _, rhs = subscripts.partition("->")
+    inputs = lhs.split(",")
+    if len(inputs) != len(shapes):
+        raise ValueError(f"einsum: subscripts '{subscripts}' name {len(inputs)} operands, got {len(shapes)}")
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in subscripts]
+    ell_len = max((len(s) - len(sub.replace("...", "")) for sub, s in zip(inputs, shapes) if "..." in sub), default=0)
+    ell = "".join(spare[:ell_len])
+    fixed = []
+    for sub, s in zip(inputs, shapes):
+        if "..." in sub:
+            n = len(s) - len(sub.replace("...", ""))
+            sub = sub.replace("...", ell[ell_len - n:])
+        if len(sub) != len(s):
+            raise ValueError(f"einsum: operand with subscripts '{sub}' has shape {s} ({len(s)} axes)")
+        fixed.append(sub)
+    if "->" in subscripts:
+        out = rhs.replace("...", ell)
+    else:
+        letters = "".join(fixed)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    return fixed, out
+
+
+def _einsum_vjp(argnum: int, g: Any, ans: Any, *ops: Any, subscripts: str) -> Any:
+    ins, out = _parse(subscripts, [np.shape(o) for o in ops])
+    target = ins[argnum]
+    if len(set(target)) != len(target):
+        raise NotImplementedError(f"einsum: gradient for an operand with repeated subscripts ('{target}')")
+    others = [(s, o) for i, (s, o) in enumerate(zip(ins, ops)) if i != argnum]
+    known = set(out).union(*[set(s) for s, _ in others])
+    kept = "".join(c for c in target if c in known)
+    spec = ",".join([out] + [s for s, _ in others]) + "->" + kept
+    grad = einsum(spec, g, *[o for _, o in others])
+    shape = np.shape(ops[argnum])
+    if kept != target:  # letters only in this operand: the gradient is constant along them
+        grad = np.broadcast_to(
+            grad.reshape(tuple(shape[i] if c in known else 1 for i, c in enumerate(target))), shape
+        )
+    return grad
+
+
+def _einsum_jvp(argnum: int, t: Any, ans: Any, *ops: Any, subscripts: str) -> Any:
+    return einsum(subscripts, *[t if i == argnum else o for i, o in enumerate(ops)])
+
+
+def _einsum_fn(*ops: Any, subscripts: str) -> Any:
+    ins, out = _parse(subscripts, [np.shape(o) for o in ops])
+    return np.einsum(",".join(ins) + "->" + out, *ops, optimize=len(ops) > 2)
+
+
+_einsum = Primitive("einsum", _einsum_fn)
+_einsum.defvjp_argnum(_einsum_vjp)
+_einsum.defjvp_argnum(_einsum_jvp)
+
+
+@implements(np.einsum)
+def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
+    """Einstein summation, as numpy.einsum (string subscripts, '...' allowed)."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: argument 'subscripts' must be a string, got {type(subscripts).__name__}")
+    _parse(subscripts, [shape_of(o) for o in operands])
+    return _einsum(*operands, subscripts=subscripts)
+
+
+@implements(np.trace)
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """Sum of a diagonal."""
+    from .shape import getitem
+
+    sa = shape_of(a)
+    n = max(0, min(sa[axis1], sa[axis2] - offset) if offset >= 0 else min(sa[axis1] + offset, sa[axis2]))
+    rows = np.arange(n) + max(0, -offset)
+    cols = np.arange(n) + max(0, offset)
+    moved = transpose(a, [axis1, axis2] + [i for i in range(len(sa)) if i not in (axis1 % len(sa), axis2 % len(sa))])
+    return getitem(moved, (rows, cols)).sum(axis=0)
+
+
+

@@ -1,0 +1,473 @@
+"""Elementwise ops: arithmetic, powers and the usual functions.
+
+Each op is one line: its NumPy function and its local derivative(s) ``d(ans, *args)``;
+both the reverse and the forward rule follow from that (see ``_define.elementwise``).
+
+Ties and kinks follow PyTorch: ``relu`` and ``abs`` have derivative 0 at 0; ``maximum``
+and ``minimum`` share the gradient equally between equal arguments (so the derivative of
+``maximum(x, x)`` is 1); ``clip`` passes the gradient at its bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ._define import elementwise, implements, raw, wrap_like
+
+
+def _ones(ans: Any, *args: Any) -> Any:
+    return 1.0
+
+
+# -- arithmetic (linear parts written out so no multiplication by 1 is done) ----------------
+_add = Primitive("add", np.add)
+_add.defvjp(lambda g, ans, x, y: g, lambda g, ans, x, y: g)
+_add.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: t)
+
+_sub = Primitive("subtract", np.subtract)
+_sub.defvjp(lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
+_sub.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: -t)
+
+_mul = Primitive("multiply", np.multiply)
+_mul.defvjp(lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
+_mul.defjvp(lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
+
+_div = Primitive("divide", np.true_divide)
+_div.defvjp(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * ans / y)
+_div.defjvp(lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
+
+_neg = Primitive("negative", np.negative)
+_neg.defvjp(lambda g, ans, x: -g)
+_neg.defjvp(lambda t, ans, x: -t)
+
+
+def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
+    if isinstance(y, (int, float)) and y == 0:
+        return 0.0
+    return y * x ** (y - 1)
+
+
+def _pow_dy(ans: Any, x: Any, y: Any) -> Any:
+    # d/dy x**y = x**y log x; taken as 0 where x == 0 (the limit along y > 0)
+    return ans * np.log(np.where(x == 0, 1.0, x))
+
+
+_pow = elementwise("power", np.power, _pow_dx, _pow_dy)
+
+
+@implements(np.add)
+def add(x: Any, y: Any) -> Any:
+    """x + y, broadcasting."""
+    return _add(x, y)
+
+
+@implements(np.subtract)
+def subtract(x: Any, y: Any) -> Any:
+    """x - y, broadcasting."""
+    return _sub(x, y)
+
+
+@implements(np.multiply)
+def multiply(x: Any, y: Any) -> Any:
+    """x * y, broadcasting."""
+    return _mul(x, y)
+
+
+@implements(np.true_divide, np.divide)
+def divide(x: Any, y: Any) -> Any:
+    """x / y, broadcasting."""
+    return _div(x, y)
+
+
+@implements(np.negative)
+def negative(x: Any) -> Any:
+    """-x."""
+    return _neg(x)
+
+
+@implements(np.positive)
+def positive(x: Any) -> Any:
+    """+x (the same tensor)."""
+    return x
+
+
+@implements(np.power)
+def power(x: Any, y: Any) -> Any:
+    """x ** y; differentiable in both x and y."""
+    return _pow(x, y)
+
+
+# -- functions of one argument --------------------------------------------------------------
+_exp = elementwise("exp", np.exp, lambda ans, x: ans)
+_expm1 = elementwise("expm1", np.expm1, lambda ans, x: ans + 1)
+_exp2 = elementwise("exp2", np.exp2, lambda ans, x: ans * np.log(2.0))
+_log = elementwise("log", np.log, lambda ans, x: 1 / x)
+_log1p = elementwise("log1p", np.log1p, lambda ans, x: 1 / (1 + x))
+_log2 = elementwise("log2", np.log2, lambda ans, x: 1 / (x * np.log(2.0)))
+_log10 = elementwise("log10", np.log10, lambda ans, x: 1 / (x * np.log(10.0)))
+_sqrt = elementwise("sqrt", np.sqrt, lambda ans, x: 0.5 / ans)
+_cbrt = elementwise("cbrt", np.cbrt, lambda ans, x: 1 / (3 * ans**2))
+_square = elementwise("square", np.square, lambda ans, x: 2 * x)
+_reciprocal = elementwise("reciprocal", np.reciprocal, lambda ans, x: -(ans**2))
+_sin = elementwise("sin", np.sin, lambda ans, x: np.cos(x))
+_cos = elementwise("cos", np.cos, lambda ans, x: -np.sin(x))
+_tan = elementwise("tan", np.tan, lambda ans, x: 1 + ans**2)
+_arcsin = elementwise("arcsin", np.arcsin, lambda ans, x: 1 / np.sqrt(1 - x**2))
+_arccos = elementwise("arccos", np.arccos, lambda ans, x: -1 / np.sqrt(1 - x**2))
+_arctan = elementwise("arctan", np.arctan, lambda ans, x: 1 / (1 + x**2))
+_sinh = elementwise("sinh", np.sinh, lambda ans, x: np.cosh(x))
+_cosh = elementwise("cosh", np.cosh, lambda ans, x: np.sinh(x))
+_tanh = elementwise("tanh", np.tanh, lambda ans, x: 1 - ans**2)
+_arcsinh = elementwise("arcsinh", np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1))
+_arccosh = elementwise("arccosh", np.arccosh, lambda ans, x: 1 / np.sqrt(x**2 - 1))
+_arctanh = elementwise("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x**2))
+_abs = elementwise("abs", np.abs, lambda ans, x: np.sign(x))
+
+
+def _sigmoid_fn(x: Any) -> Any:
+    # stable for large |x|: exp of a non-positive number only
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+_sigmoid = elementwise("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1 - ans))
+_relu = elementwise("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0)
+
+
+@implements(np.exp)
+def exp(x: Any) -> Any:
+    """e ** x."""
+    return _exp(x)
+
+
+@implements(np.expm1)
+def expm1(x: Any) -> Any:
+    """e ** x - 1, accurate near 0."""
+    return _expm1(x)
+
+
+@implements(np.exp2)
+def exp2(x: Any) -> Any:
+    """2 ** x."""
+    return _exp2(x)
+
+
+@implements(np.log)
+def log(x: Any) -> Any:
+    """Natural logarithm."""
+    return _log(x)
+
+
+@implements(np.log1p)
+def log1p(x: Any) -> Any:
+    """log(1 + x), accurate near 0."""
+    return _log1p(x)
+
+
+@implements(np.log2)
+def log2(x: Any) -> Any:
+    """Base-2 logarithm."""
+    return _log2(x)
+
+
+@implements(np.log10)
+def log10(x: Any) -> Any:
+    """Base-10 logarithm."""
+    return _log10(x)
+
+
+@implements(np.sqrt)
+def sqrt(x: Any) -> Any:
+    """Square root."""
+    return _sqrt(x)
+
+
+@implements(np.cbrt)
+def cbrt(x: Any) -> Any:
+    """Cube root."""
+    return _cbrt(x)
+
+
+@implements(np.square)
+def square(x: Any) -> Any:
+    """x ** 2."""
+    return _square(x)
+
+
+@implements(np.reciprocal)
+def reciprocal(x: Any) -> Any:
+    """1 / x."""
+    return _reciprocal(x)
+
+
+@implements(np.sin)
+def sin(x: Any) -> Any:
+    """Sine."""
+    return _sin(x)
+
+
+@implements(np.cos)
+def cos(x: Any) -> Any:
+    """Cosine."""
+    return _cos(x)
+
+
+@implements(np.tan)
+def tan(x: Any) -> Any:
+    """Tangent."""
+    return _tan(x)
+
+
+@implements(np.arcsin)
+def arcsin(x: Any) -> Any:
+    """Inverse sine."""
+    return _arcsin(x)
+
+
+@implements(np.arccos)
+def arccos(x: Any) -> Any:
+    """Inverse cosine."""
+    return _arccos(x)
+
+
+@implements(np.arctan)
+def arctan(x: Any) -> Any:
+    """Inverse tangent."""
+    return _arctan(x)
+
+
+@implements(np.sinh)
+def sinh(x: Any) -> Any:
+    """Hyperbolic sine."""
+    return _sinh(x)
+
+
+@implements(np.cosh)
+def cosh(x: Any) -> Any:
+    """Hyperbolic cosine."""
+    return _cosh(x)
+
+
+@implements(np.tanh)
+def tanh(x: Any) -> Any:
+    """Hyperbolic tangent."""
+    return _tanh(x)
+
+
+@implements(np.arcsinh)
+def arcsinh(x: Any) -> Any:
+    """Inverse hyperbolic sine."""
+    return _arcsinh(x)
+
+
+@implements(np.arccosh)
+def arccosh(x: Any) -> Any:
+    """Inverse hyperbolic cosine."""
+    return _arccosh(x)
+
+
+@implements(np.arctanh)
+def arctanh(x: Any) -> Any:
+    """Inverse hyperbolic tangent."""
+    return _arctanh(x)
+
+
+@implements(np.abs, np.absolute)
+def abs(x: Any) -> Any:  # noqa: A001
+    """|x|; derivative sign(x), 0 at 0."""
+    return _abs(x)
+
+
+def sigmoid(x: Any) -> Any:
+    """1 / (1 + e ** -x), computed stably."""
+    return _sigmoid(x)
+
+
+def relu(x: Any) -> Any:
+    """max(x, 0); derivative 0 at 0."""
+    return _relu(x)
+
+
+# -- functions of two arguments -------------------------------------------------------------
+def _pick(first: bool) -> Any:
+    def d(ans: Any, x: Any, y: Any) -> Any:
+        win = (x > y) if first else (y > x)
+        return win + 0.5 * (x == y)
+
+    return d
+
+
+def _pick_min(first: bool) -> Any:
+    def d(ans: Any, x: Any, y: Any) -> Any:
+        win = (x < y) if first else (y < x)
+        return win + 0.5 * (x == y)
+
+    return d
+
+
+_maximum = elementwise("maximum", np.maximum, _pick(True), _pick(False))
+_minimum = elementwise("minimum", np.minimum, _pick_min(True), _pick_min(False))
+_arctan2 = elementwise(
+    "arctan2", np.arctan2, lambda ans, y, x: x / (x**2 + y**2), lambda ans, y, x: -y / (x**2 + y**2)
+)
+_hypot = elementwise("hypot", np.hypot, lambda ans, x, y: x / ans, lambda ans, x, y: y / ans)
+_logaddexp = elementwise(
+    "logaddexp",
+    np.logaddexp,
+    lambda ans, x, y: np.exp(x - ans),
+    lambda ans, x, y: np.exp(y - ans),
+)
+
+
+@implements(np.maximum)
+def maximum(x: Any, y: Any) -> Any:
+    """Elementwise max; ties share the gradient equally."""
+    return _maximum(x, y)
+
+
+@implements(np.minimum)
+def minimum(x: Any, y: Any) -> Any:
+    """Elementwise min; ties share the gradient equally."""
+    return _minimum(x, y)
+
+
+@implements(np.arctan2)
+def arctan2(y: Any, x: Any) -> Any:
+    """Angle of the point (x, y)."""
+    return _arctan2(y, x)
+
+
+@implements(np.hypot)
+def hypot(x: Any, y: Any) -> Any:
+    """sqrt(x**2 + y**2)."""
+    return _hypot(x, y)
+
+
+@implements(np.logaddexp)
+def logaddexp(x: Any, y: Any) -> Any:
+    """log(exp(x) + exp(y)), stably."""
+    return _logaddexp(x, y)
+
+
+# -- selection ------------------------------------------------------------------------------
+_where = Primitive("where", np.where)
+_where.defvjp(
+    None,
+    lambda g, ans, c, x, y: np.where(c, g, 0.0),
+    lambda g, ans, c, x, y: np.where(c, 0.0, g),
+)
+_where.defjvp(
+    None,
+    lambda t, ans, c, x, y: np.where(c, t, 0.0),
+    lambda t, ans, c, x, y: np.where(c, 0.0, t),
+)
+
+
+@implements(np.where)
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``x`` where ``condition`` holds, else ``y`` (broadcasting); the gradient goes to the chosen one."""
+    if x is None and y is None:
+        return np.nonzero(raw(condition))
+    return _where(raw(condition), x, y)
+
+
+def _clip_fn(x: Any, lo: Any, hi: Any) -> Any:
+    return np.clip(x, lo, hi)
+
+
+def _clip_d(ans: Any, x: Any, lo: Any, hi: Any) -> Any:
+    inside = np.ones(np.shape(x), dtype=bool)
+    if lo is not None:
+        inside = inside & (x >= lo)
+    if hi is not None:
+        inside = inside & (x <= hi)
+    return inside
+
+
+_clip = Primitive("clip", _clip_fn)
+_clip.defvjp(lambda g, ans, x, lo, hi: g * _clip_d(ans, raw(x), raw(lo), raw(hi)))
+_clip.defjvp(lambda t, ans, x, lo, hi: t * _clip_d(ans, raw(x), raw(lo), raw(hi)))
+
+
+@implements(np.clip)
+def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
+    """Limit values to [a_min, a_max]; the gradient passes inside and at the bounds."""
+    return _clip(x, raw(a_min), raw(a_max))
+
+
+# -- piecewise constant: zero derivative ----------------------------------------------------
+def _constant(name: str, fn: Any) -> Primitive:
+    prim = Primitive(name, fn)
+    prim.defvjp(lambda g, ans, x: np.zeros_like(raw(x)))
+    prim.defjvp(lambda t, ans, x: np.zeros_like(raw(ans)))
+    return prim
+
+
+_sign = _constant("sign", np.sign)
+_floor = _constant("floor", np.floor)
+_ceil = _constant("ceil", np.ceil)
+_round = _constant("round", np.round)
+_trunc = _constant("trunc", np.trunc)
+
+
+@implements(np.sign)
+def sign(x: Any) -> Any:
+    """-1, 0 or 1; zero gradient."""
+    return _sign(x)
+
+
+@implements(np.floor)
+def floor(x: Any) -> Any:
+    """Round down; zero gradient."""
+    return _floor(x)
+
+
+@implements(np.ceil)
+def ceil(x: Any) -> Any:
+    """Round up; zero gradient."""
+    return _ceil(x)
+
+
+@implements(np.round, np.around, np.rint)
+def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
+    """Round to nearest; zero gradient."""
+    return _round(x) if decimals == 0 else _constant_op(np.round, x, decimals)
+
+
+def _constant_op(fn: Any, x: Any, *args: Any) -> Any:
+    return wrap_like(fn(raw(x), *args), x)
+
+
+@implements(np.trunc, np.fix)
+def trunc(x: Any) -> Any:
+    """Round toward zero; zero gradient."""
+    return _trunc(x)
+
+
+# -- comparisons and predicates: not differentiable, return boolean arrays ------------------
+def _boolean(np_fn: Any) -> Any:
+    def fn(*args: Any) -> Any:
+        return wrap_like(np_fn(*[raw(a) for a in args]), *args)
+
+    fn.__name__ = np_fn.__name__
+    fn.__doc__ = f"numpy.{np_fn.__name__} on the values (not differentiable)."
+    return implements(np_fn)(fn)
+
+
+equal = _boolean(np.equal)
+not_equal = _boolean(np.not_equal)
+less = _boolean(np.less)
+less_equal = _boolean(np.less_equal)
+greater = _boolean(np.greater)
+greater_equal = _boolean(np.greater_equal)
+isfinite = _boolean(np.isfinite)
+isnan = _boolean(np.isnan)
+isinf = _boolean(np.isinf)
+logical_and = _boolean(np.logical_and)
+logical_or = _boolean(np.logical_or)
+logical_not = _boolean(np.logical_not)
+logical_xor = _boolean(np.logical_xor)
+signbit = _boolean(np.signbit)

@@ -1,0 +1,173 @@
+"""Tensor's operators and methods, and NumPy's dispatch onto chainrule functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import engine, forward
+from ..tensor import Tensor
+from . import contraction as C
+from . import elementwise as E
+from . import reductions as R
+from . import shape as S
+from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw
+
+
+def _reflect(fn: Any) -> Any:
+    return lambda self, other: fn(other, self)
+
+
+def _shape_args(shape: tuple[Any, ...]) -> Any:
+    return shape[0] if len(shape) == 1 else shape
+
+
+def _tensor_transpose(self: Tensor, *axes: Any) -> Any:
+    return S.transpose(self, _shape_args(axes) if axes else None)
+
+
+def _method_reduce(fn: Any) -> Any:
+    def method(self: Tensor, axis: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+        return fn(self, axis=axis, keepdims=keepdims, **kw)
+
+    method.__doc__ = fn.__doc__
+    return method
+
+
+_METHODS = {
+    "__add__": E.add, "__radd__": _reflect(E.add),
+    "__sub__": E.subtract, "__rsub__": _reflect(E.subtract),
+    "__mul__": E.multiply, "__rmul__": _reflect(E.multiply),
+    "__truediv__": E.divide, "__rtruediv__": _reflect(E.divide),
+    "__pow__": E.power, "__rpow__": _reflect(E.power),
+    "__matmul__": C.matmul, "__rmatmul__": _reflect(C.matmul),
+    "__neg__": E.negative, "__pos__": E.positive, "__abs__": E.abs,
+    "__lt__": E.less, "__le__": E.less_equal, "__gt__": E.greater, "__ge__": E.greater_equal,
+    "__eq__": E.equal, "__ne__": E.not_equal,
+    "__getitem__": S.getitem,
+    "exp": E.exp, "log": E.log, "log1p": E.log1p, "expm1": E.expm1, "sqrt": E.sqrt,
+    "sin": E.sin, "cos": E.cos, "tan": E.tan, "tanh": E.tanh, "sigmoid": E.sigmoid, "relu": E.relu,
+    "abs": E.abs, "sign": E.sign, "square": E.square,
+    "clip": E.clip, "maximum": E.maximum, "minimum": E.minimum,
+    "sum": _method_reduce(R.sum), "mean": _method_reduce(R.mean), "max": _method_reduce(R.max),
+    "min": _method_reduce(R.min), "prod": _method_reduce(R.prod),
+    "var": _method_reduce(R.var), "std": _method_reduce(R.std),
+    "logsumexp": _method_reduce(R.logsumexp), "softmax": R.softmax, "log_softmax": R.log_softmax,
+    "dot": C.dot, "matmul": C.matmul,
+    "reshape": lambda self, *shape: S.reshape(self, _shape_args(shape)),
+    "transpose": _tensor_transpose, "swapaxes": S.swapaxes, "squeeze": S.squeeze,
+    "expand_dims": S.expand_dims, "broadcast_to": S.broadcast_to, "flatten": S.flatten, "ravel": S.ravel,
+    "astype": S.astype, "copy": S.copy,
+    "argmax": lambda self, axis=None, keepdims=False: np.argmax(self.data, axis=axis, keepdims=keepdims),
+    "argmin": lambda self, axis=None, keepdims=False: np.argmin(self.data, axis=axis, keepdims=keepdims),
+    "any": lambda self, axis=None, keepdims=False: np.any(self.data, axis=axis, keepdims=keepdims),
+    "all": lambda self, axis=None, keepdims=False: np.all(self.data, axis=axis, keepdims=keepdims),
+}
+for _name, _fn in _METHODS.items():
+    setattr(Tensor, _name, _fn)
+Tensor.T = property(lambda self: S.transpose(self), doc="The transpose (dimensions reversed).")
+Tensor.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two dimensions.")
+
+
+def _iter(self: Tensor) -> Any:
+    if self.data.ndim == 0:
+        raise TypeError("iteration over a 0-d Tensor")
+    return (self[i] for i in range(len(self.data)))
+
+
+Tensor.__iter__ = _iter
+
+
+# -- NumPy protocols ------------------------------------------------------------------------------
+def _traced(values: Any) -> bool:
+    """True if any Tensor among (nested) ``values`` carries a gradient or a live tangent."""
+    stack = list(values)
+    while stack:
+        v = stack.pop()
+        if isinstance(v, Tensor):
+            if (engine._grad_enabled and v._rg) or (v._tangents and any(forward.visible(k) for k in v._tangents)):
+                return True
+        elif isinstance(v, (list, tuple)):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
+    return False
+
+
+def _unwrap(v: Any) -> Any:
+    if isinstance(v, Tensor):
+        return v.data
+    if isinstance(v, (list, tuple)):
+        return type(v)(_unwrap(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _unwrap(x) for k, x in v.items()}
+    return v
+
+
+def _no_rule(what: str) -> TypeError:
+    return TypeError(
+        f"chainrule has no derivative rule for {what}; it would drop the gradient. Use a chainrule function "
+        "(see chainrule.ops.table()), define one with chainrule.custom_vjp, or call it on .detach()ed values"
+    )
+
+
+def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+    fn = NUMPY_UFUNCS.get(ufunc) if method == "__call__" else None
+    if fn is not None and not kwargs:
+        return fn(*inputs)
+    if _traced(inputs) or _traced(kwargs.get("out", ())):
+        name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
+    out = kwargs.get("out")
+    result = getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs))
+    if out is not None:
+        for o in out:
+            if isinstance(o, Tensor):
+                o._bump_version()
+        return out[0] if len(out) == 1 else out
+    return result
+
+
+def _array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    fn = NUMPY_FUNCTIONS.get(func)
+    if fn is not None:
+        return fn(*args, **kwargs)
+    if _traced(args) or _traced(kwargs):
+        raise _no_rule(f"numpy.{getattr(func, '__name__', func)}")
+    return func(*_unwrap(args), **_unwrap(kwargs))
+
+
+Tensor.__array_ufunc__ = _array_ufunc
+Tensor.__array_function__ = _array_function
+
+
+# Functions that only look at shapes and values answer with plain NumPy results.
+@implements(np.shape)
+def shape(x: Any) -> tuple[int, ...]:
+    return np.shape(raw(x))
+
+
+@implements(np.ndim)
+def ndim(x: Any) -> int:
+    return np.ndim(raw(x))
+
+
+@implements(np.size)
+def size(x: Any, axis: Any = None) -> int:
+    return np.size(raw(x), axis)
+
+
+@implements(np.zeros_like)
+def zeros_like(x: Any, dtype: Any = None, **kw: Any) -> np.ndarray:
+    return np.zeros_like(raw(x), dtype=dtype, **kw)
+
+
+@implements(np.ones_like)
+def ones_like(x: Any, dtype: Any = None, **kw: Any) -> np.ndarray:
+    return np.ones_like(raw(x), dtype=dtype, **kw)
+
+
+@implements(np.result_type)
+def result_type(*xs: Any) -> np.dtype:
+    return np.result_type(*[raw(x) for x in xs])

@@ -1,0 +1,209 @@
+"""Reductions over axes: sum, mean, max, min, prod, var, std, logsumexp, softmax.
+
+``max``/``min`` share the gradient equally between tied entries (as PyTorch's ``amax``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+
+
+def _restore(g: Any, axis: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
+    """Give a reduced gradient back its reduced axes (size 1), ready to broadcast."""
+    if keepdims or ndim == 0:
+        return g
+    if axis is None:
+        return g.reshape((1,) * ndim)
+    shape = list(np.shape(g))
+    for a in axis:
+        shape.insert(a, 1)
+    return g.reshape(tuple(shape))
+
+
+def _count(shape: tuple[int, ...], axis: tuple[int, ...] | None) -> int:
+    if axis is None:
+        return int(np.prod(shape))
+    return int(np.prod([shape[a] for a in axis]))
+
+
+_sum = Primitive("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims))
+_sum.defvjp(lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)))
+_sum.defjvp(lambda t, ans, x, axis, keepdims: t.sum(axis=axis, keepdims=keepdims))
+
+_mean = Primitive("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims))
+_mean.defvjp(
+    lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) / _count(np.shape(x), axis)
+)
+_mean.defjvp(lambda t, ans, x, axis, keepdims: t.mean(axis=axis, keepdims=keepdims))
+
+
+def _extreme(name: str, np_fn: Any) -> Primitive:
+    prim = Primitive(name, lambda x, axis, keepdims: np_fn(x, axis=axis, keepdims=keepdims))
+
+    def share(ans: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+        # 1 / (number of ties) on each entry equal to the extreme, 0 elsewhere
+        hit = raw(x) == raw(_restore(ans, axis, keepdims, np.ndim(x)))
+        return hit / hit.sum(axis=axis, keepdims=True)
+
+    prim.defvjp(lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) * share(ans, x, axis, keepdims))
+    prim.defjvp(
+        lambda t, ans, x, axis, keepdims: (t * share(ans, x, axis, keepdims)).sum(axis=axis, keepdims=keepdims)
+    )
+    return prim
+
+
+_max = _extreme("max", np.max)
+_min = _extreme("min", np.min)
+
+
+def _others_product(x: np.ndarray, axis: tuple[int, ...] | None) -> np.ndarray:
+    """Product over ``axis`` of every entry but the one in each position (zero-safe)."""
+    axes = tuple(range(x.ndim)) if axis is None else axis
+    keep = [a for a in range(x.ndim) if a not in axes]
+    moved = np.transpose(x, keep + list(axes))
+    flat = moved.reshape(moved.shape[: len(keep)] + (-1,))
+    ones = np.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
+    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    others = (left * right).reshape(moved.shape)
+    return np.transpose(others, np.argsort(keep + list(axes)))
+
+
+def _prod_partials(ans: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    """d prod / d x for every entry; zero-safe (first order only where an entry is exactly 0)."""
+    if np.all(raw(x) != 0):
+        return _restore(ans, axis, keepdims, np.ndim(x)) / x
+    return _others_product(raw(x), axis)
+
+
+_prod = Primitive("prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims))
+_prod.defvjp(
+    lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) * _prod_partials(ans, x, axis, keepdims)
+)
+_prod.defjvp(
+    lambda t, ans, x, axis, keepdims: (t * _prod_partials(ans, x, axis, keepdims)).sum(axis=axis, keepdims=keepdims)
+)
+
+
+@implements(np.sum)
+def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:  # noqa: A001
+    """Sum over ``axis`` (all axes by default)."""
+    _no_out("sum", out)
+    y = _sum(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+    return y if dtype is None else y.astype(dtype)
+
+
+@implements(np.mean)
+def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
+    """Mean over ``axis`` (all axes by default)."""
+    _no_out("mean", out)
+    return _mean(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+
+
+@implements(np.max, np.amax)
+def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
+    """Largest entry over ``axis``; tied entries share the gradient equally."""
+    _no_out("max", out)
+    _nonempty("max", x)
+    return _max(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+
+
+@implements(np.min, np.amin)
+def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
+    """Smallest entry over ``axis``; tied entries share the gradient equally."""
+    _no_out("min", out)
+    _nonempty("min", x)
+    return _min(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+
+
+@implements(np.prod)
+def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
+    """Product over ``axis``; zero-safe gradient (first order where an entry is exactly 0)."""
+    _no_out("prod", out)
+    return _prod(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+
+
+@implements(np.var)
+def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
+    _no_out("var", out)
+    axes = normalize_axis(axis, ndim_of(x))
+    d = x - mean(x, axis=axes, keepdims=True)
+    return sum(d * d, axis=axes, keepdims=keepdims) / (_count(shape_of(x), axes) - ddof)
+
+
+@implements(np.std)
+def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
+    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
+    return var(x, axis=axis, ddof=ddof, keepdims=keepdims) ** 0.5
+
+
+def _lse_fn(x: Any, axis: Any, keepdims: bool) -> Any:
+    m = np.max(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0)
+    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else np.squeeze(out, axis=axis)
+
+
+def _lse_weights(ans: Any, x: Any, axis: Any, keepdims: bool) -> Any:
+    return np.exp(x - _restore(ans, axis, keepdims, np.ndim(x)))
+
+
+_logsumexp = Primitive("logsumexp", _lse_fn)
+_logsumexp.defvjp(
+    lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) * _lse_weights(ans, x, axis, keepdims)
+)
+_logsumexp.defjvp(
+    lambda t, ans, x, axis, keepdims: (t * _lse_weights(ans, x, axis, keepdims)).sum(axis=axis, keepdims=keepdims)
+)
+
+
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """log(sum(exp(x))) over ``axis``, stable for large inputs."""
+    return _logsumexp(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+
+
+def _softmax_fn(x: Any, axis: Any) -> Any:
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+_softmax = Primitive("softmax", _softmax_fn)
+_softmax.defvjp(lambda g, ans, x, axis: ans * (g - (g * ans).sum(axis=axis, keepdims=True)))
+_softmax.defjvp(lambda t, ans, x, axis: ans * (t - (t * ans).sum(axis=axis, keepdims=True)))
+
+
+def _log_softmax_fn(x: Any, axis: Any) -> Any:
+    s = x - np.max(x, axis=axis, keepdims=True)
+    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+
+
+_log_softmax = Primitive("log_softmax", _log_softmax_fn)
+_log_softmax.defvjp(lambda g, ans, x, axis: g - np.exp(ans) * g.sum(axis=axis, keepdims=True))
+_log_softmax.defjvp(lambda t, ans, x, axis: t - (np.exp(ans) * t).sum(axis=axis, keepdims=True))
+
+
+def softmax(x: Any, axis: int = -1) -> Any:
+    """exp(x) / sum(exp(x)) along ``axis``, stable for large inputs."""
+    return _softmax(x, axis=normalize_axis(axis, ndim_of(x)))
+
+
+def log_softmax(x: Any, axis: int = -1) -> Any:
+    """x - logsumexp(x) along ``axis``, stable for large inputs."""
+    return _log_softmax(x, axis=normalize_axis(axis, ndim_of(x)))
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: the 'out' argument is not supported on Tensors (results are new tensors)")
+
+
+def _nonempty(name: str, x: Any) -> None:
+    if np.size(raw(x)) == 0:
+        raise ValueError(f"{name}: zero-size input of shape {shape_of(x)} has no {name}imum")
+

@@ -1,0 +1,288 @@
+"""Ops that move entries around: reshape, transpose, broadcast, join, split, index."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+
+_reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape))
+_reshape.defvjp(lambda g, ans, x, shape: g.reshape(np.shape(x)))
+_reshape.defjvp(lambda t, ans, x, shape: t.reshape(np.shape(ans)))
+
+_transpose = Primitive("transpose", lambda x, axes: np.transpose(x, axes))
+_transpose.defvjp(lambda g, ans, x, axes: g.transpose(np.argsort(axes)) if axes is not None else g.transpose())
+_transpose.defjvp(lambda t, ans, x, axes: t.transpose(axes) if axes is not None else t.transpose())
+
+# Summing the gradient back to the input's shape is done once, for every op, by the engine.
+_broadcast_to = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape))
+_broadcast_to.defvjp(lambda g, ans, x, shape: g)
+_broadcast_to.defjvp(lambda t, ans, x, shape: np.broadcast_to(t, shape))
+
+_astype = Primitive("astype", lambda x, dtype: x.astype(dtype))
+_astype.defvjp(lambda g, ans, x, dtype: g)
+_astype.defjvp(lambda t, ans, x, dtype: t.astype(dtype))
+
+_identity = Primitive("identity", lambda x: x.copy())
+_identity.defvjp(lambda g, ans, x: g)
+_identity.defjvp(lambda t, ans, x: t)
+
+
+@implements(np.reshape)
+def reshape(x: Any, shape: Any, *more: int, order: str = "C") -> Any:
+    """The same entries in a new shape (one dimension may be -1)."""
+    if more:
+        shape = (shape, *more)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    try:
+        target = np.empty(shape_of(x), dtype=np.bool_).reshape(shape).shape
+    except ValueError:
+        raise ValueError(
+            f"reshape: cannot reshape an array of shape {shape_of(x)} ({np.size(raw(x))} entries) into shape {shape}"
+        ) from None
+    return _reshape(x, shape=target)
+
+
+@implements(np.transpose)
+def transpose(x: Any, axes: Any = None) -> Any:
+    """Reverse (or permute by ``axes``) the dimensions."""
+    if axes is not None:
+        axes = tuple(int(a) % max(ndim_of(x), 1) for a in axes)
+    return _transpose(x, axes=axes)
+
+
+@implements(np.swapaxes)
+def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
+    """Exchange two dimensions."""
+    n = ndim_of(x)
+    axes = list(range(n))
+    a, b = normalize_axis(axis1, n)[0], normalize_axis(axis2, n)[0]
+    axes[a], axes[b] = axes[b], axes[a]
+    return _transpose(x, axes=tuple(axes))
+
+
+@implements(np.moveaxis)
+def moveaxis(x: Any, source: Any, destination: Any) -> Any:
+    """Move dimensions to new positions."""
+    n = ndim_of(x)
+    src = [a % n for a in np.atleast_1d(source)]
+    dst = [a % n for a in np.atleast_1d(destination)]
+    order = [a for a in range(n) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return _transpose(x, axes=tuple(order))
+
+
+@implements(np.expand_dims)
+def expand_dims(x: Any, axis: Any) -> Any:
+    """Insert dimensions of size 1 at ``axis``."""
+    return _reshape(x, shape=np.expand_dims(np.empty(shape_of(x), dtype=np.bool_), axis).shape)
+
+
+@implements(np.squeeze)
+def squeeze(x: Any, axis: Any = None) -> Any:
+    """Remove dimensions of size 1 (all of them, or those in ``axis``)."""
+    shape = shape_of(x)
+    if axis is not None:
+        for a in normalize_axis(axis, len(shape)):
+            if shape[a] != 1:
+                raise ValueError(f"squeeze: axis {a} has size {shape[a]}, not 1 (input shape {shape})")
+    return _reshape(x, shape=np.squeeze(np.empty(shape, dtype=np.bool_), axis=axis).shape)
+
+
+@implements(np.ravel)
+def ravel(x: Any, order: str = "C") -> Any:
+    """Flatten to one dimension."""
+    return _reshape(x, shape=(int(np.size(raw(x))),))
+
+
+def flatten(x: Any) -> Any:
+    """Flatten to one dimension (a copy, as ndarray.flatten)."""
+    return ravel(x)
+
+
+@implements(np.broadcast_to)
+def broadcast_to(x: Any, shape: Any) -> Any:
+    """A view of ``x`` repeated to ``shape`` by broadcasting."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    try:
+        np.broadcast_shapes(shape_of(x), shape)
+    except ValueError:
+        raise ValueError(f"broadcast_to: cannot broadcast shape {shape_of(x)} to {shape}") from None
+    return _broadcast_to(x, shape=shape)
+
+
+@implements(np.atleast_1d)
+def atleast_1d(x: Any) -> Any:
+    return reshape(x, (1,)) if ndim_of(x) == 0 else x
+
+
+@implements(np.atleast_2d)
+def atleast_2d(x: Any) -> Any:
+    n = ndim_of(x)
+    return x if n >= 2 else reshape(x, (1, -1) if n == 1 else (1, 1))
+
+
+def astype(x: Any, dtype: Any) -> Any:
+    """Cast to ``dtype``; gradients come back in the input's dtype."""
+    return _astype(x, dtype=np.dtype(dtype))
+
+
+@implements(np.copy)
+def copy(x: Any) -> Any:
+    """A copy that stays in the graph."""
+    return _identity(x)
+
+
+# -- joining and splitting ------------------------------------------------------------------
+def _concat_vjp(argnum: int, g: Any, ans: Any, *xs: Any, axis: int) -> Any:
+    start = int(np.sum([np.shape(x)[axis] for x in xs[:argnum]], dtype=int))
+    index = [slice(None)] * np.ndim(ans)
+    index[axis] = slice(start, start + np.shape(xs[argnum])[axis])
+    return g[tuple(index)]
+
+
+def _concat_jvp(argnum: int, t: Any, ans: Any, *xs: Any, axis: int) -> Any:
+    parts = [t if i == argnum else np.zeros(np.shape(x), dtype=raw(ans).dtype) for i, x in enumerate(xs)]
+    return concatenate(parts, axis=axis)
+
+
+_concatenate = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis))
+_concatenate.defvjp_argnum(_concat_vjp)
+_concatenate.defjvp_argnum(_concat_jvp)
+
+
+def _sequence(name: str, xs: Any) -> list[Any]:
+    if xs is None or isinstance(xs, (str, bytes)) or not hasattr(xs, "__len__"):
+        raise TypeError(f"{name}: argument 'arrays' must be a sequence of arrays, got {type(xs).__name__}")
+    if len(xs) == 0:
+        raise ValueError(f"{name}: needs at least one array")
+    return list(xs)
+
+
+@implements(np.concatenate)
+def concatenate(arrays: Any, axis: int | None = 0) -> Any:
+    """Join arrays along an existing axis (``axis=None`` flattens them first)."""
+    xs = _sequence("concatenate", arrays)
+    if axis is None:
+        xs, axis = [ravel(x) for x in xs], 0
+    ndim = ndim_of(xs[0])
+    axis = normalize_axis(axis, ndim)[0]
+    shapes = [shape_of(x) for x in xs]
+    for s in shapes:
+        if len(s) != ndim or any(a != b for i, (a, b) in enumerate(zip(s, shapes[0])) if i != axis):
+            raise ValueError(f"concatenate: shapes {shapes} do not match except along axis {axis}")
+    return _concatenate(*xs, axis=axis)
+
+
+@implements(np.stack)
+def stack(arrays: Any, axis: int = 0) -> Any:
+    """Join arrays of one shape along a new axis."""
+    xs = _sequence("stack", arrays)
+    shapes = {shape_of(x) for x in xs}
+    if len(shapes) != 1:
+        raise ValueError(f"stack: all arrays must have the same shape, got {sorted(shapes)}")
+    axis = normalize_axis(axis, ndim_of(xs[0]) + 1)[0]
+    return concatenate([expand_dims(x, axis) for x in xs], axis=axis)
+
+
+@implements(np.hstack)
+def hstack(arrays: Any) -> Any:
+    xs = [atleast_1d(x) for x in _sequence("hstack", arrays)]
+    return concatenate(xs, axis=0 if ndim_of(xs[0]) == 1 else 1)
+
+
+@implements(np.vstack)
+def vstack(arrays: Any) -> Any:
+    return concatenate([atleast_2d(x) for x in _sequence("vstack", arrays)], axis=0)
+
+
+@implements(np.split, np.array_split)
+def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into pieces along ``axis`` (equal sections, or at the given indices)."""
+    axis = normalize_axis(axis, ndim_of(x))[0]
+    n = shape_of(x)[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        k = int(indices_or_sections)
+        if k <= 0 or n % k:
+            raise ValueError(f"split: an axis of length {n} does not split into {k} equal sections")
+        bounds = list(range(0, n + 1, n // k))
+    else:
+        bounds = [0, *[int(i) for i in indices_or_sections], n]
+    pieces = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        index = [slice(None)] * ndim_of(x)
+        index[axis] = slice(lo, hi)
+        pieces.append(getitem(x, tuple(index)))
+    return pieces
+
+
+# -- indexing -------------------------------------------------------------------------------
+def _is_basic(index: Any) -> bool:
+    items = index if isinstance(index, tuple) else (index,)
+    return all(
+        i is None or i is Ellipsis or isinstance(i, (slice, int, np.integer)) and not isinstance(i, bool)
+        for i in items
+    )
+
+
+def _scatter_fn(g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
+    out = np.zeros(shape, dtype=np.result_type(g))
+    if _is_basic(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+# scatter_add: the transpose of indexing. Repeated integer indices add up.
+_scatter_add = Primitive("scatter_add", _scatter_fn)
+_scatter_add.defvjp(lambda g, ans, x, index, shape: g[index])
+_scatter_add.defjvp(lambda t, ans, x, index, shape: _scatter_add(t, index=index, shape=shape))
+
+_getitem = Primitive("getitem", lambda x, index: x[index])
+_getitem.defvjp(lambda g, ans, x, index: _scatter_add(g, index=index, shape=np.shape(x)))
+_getitem.defjvp(lambda t, ans, x, index: t[index])
+
+
+def _raw_index(index: Any) -> Any:
+    if isinstance(index, tuple):
+        return tuple(_raw_index(i) for i in index)
+    index = raw(index)
+    if isinstance(index, list):
+        index = np.asarray([raw(i) for i in index])
+    return index
+
+
+def getitem(x: Any, index: Any) -> Any:
+    """``x[index]``: basic slicing, negative steps, boolean masks, integer arrays.
+
+    Entries picked more than once get the sum of their gradients.
+    """
+    index = _raw_index(index)
+    try:
+        return _getitem(x, index=index)
+    except IndexError as e:
+        raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {shape_of(x)} ({e})") from None
+
+
+@implements(np.take)
+def take(x: Any, indices: Any, axis: int | None = None) -> Any:
+    """Entries at integer ``indices`` (along ``axis``, or of the flattened array)."""
+    if axis is None:
+        return getitem(ravel(x), np.asarray(raw(indices)))
+    axis = normalize_axis(axis, ndim_of(x))[0]
+    return getitem(x, (slice(None),) * axis + (np.asarray(raw(indices)),))
+
+
+@implements(np.take_along_axis)
+def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
+    """Pick entries along ``axis`` with an index array of matching shape."""
+    idx = np.asarray(raw(indices))
+    axis = normalize_axis(axis, ndim_of(x))[0]
+    grids = np.ogrid[tuple(slice(n) for n in idx.shape)]
+    full = tuple(idx if a == axis else grids[a] for a in range(idx.ndim))
+    return getitem(x, full)

@@ -1,0 +1,303 @@
+"""``Scalar``: the tutorials' object, one Python float per node, built for speed.
+
+Every node stores its parents and, for each parent, the local derivative
+d(node)/d(parent) as a number (seed 000's ``local_derivatives``). The backward pass is
+then one loop: ``parent.grad += node.grad * local``, in reverse topological order,
+found without recursion.
+
+micrograd programs run unchanged with ``from chainrule import Scalar as Value``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from numbers import Real
+from typing import Any, Union
+
+Number = Union[int, float]
+
+
+def _number(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real):
+        if hasattr(value, "item") and getattr(value, "size", None) == 1:
+            return float(value.item())
+        raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}")
+    return float(value)
+
+
+class Scalar:
+    """A number that remembers how it was computed, for reverse-mode differentiation.
+
+    Example:
+        >>> from chainrule import Scalar
+        >>> a, b = Scalar(1.0, label="a"), Scalar(2.0, label="b")
+        >>> L = b * ((a + b) * (a - b))
+        >>> L.backward()
+        >>> a.grad, b.grad
+        (4.0, -11.0)
+
+    ``backward()`` adds into the ``.grad`` of the leaves (a second call accumulates, as in
+    PyTorch; use ``zero_grad()`` in between); the ``.grad`` of intermediate nodes holds the
+    latest pass only.
+    """
+
+    __slots__ = ("data", "grad", "label", "_prev", "_local", "_op", "__weakref__")
+
+    def __init__(self, data: Any, _children: Iterable["Scalar"] = (), _op: str = "", label: str = "") -> None:
+        self.data = data.data if isinstance(data, Scalar) else _number(data, "data")
+        self.grad = 0.0
+        self.label = label
+        self._prev: tuple[Scalar, ...] = ()
+        self._local: tuple[float, ...] = ()
+        self._op = _op
+        if _children:
+            raise TypeError(
+                "Scalar: build nodes with operators (a + b, a.tanh(), ...); parents cannot be given directly"
+            )
+
+    # -- inspection ---------------------------------------------------------------------
+    @property
+    def op(self) -> str:
+        """The operation that made this node ('' for a leaf)."""
+        return self._op
+
+    @property
+    def parents(self) -> tuple["Scalar", ...]:
+        """The nodes this one was computed from."""
+        return self._prev
+
+    @property
+    def local_derivatives(self) -> tuple[float, ...]:
+        """d(self)/d(parent) for each parent, in the order of ``parents``."""
+        return self._local
+
+    def __repr__(self) -> str:
+        label = f", label={self.label!r}" if self.label else ""
+        return f"Scalar(data={self.data!r}, grad={self.grad!r}{label})"
+
+    def __float__(self) -> float:
+        return self.data
+
+    # -- arithmetic ---------------------------------------------------------------------
+    def __add__(self, other: Any) -> "Scalar":
+        if isinstance(other, Scalar):
+            return _node(self.data + other.data, (self, other), (1.0, 1.0), "+")
+        return _node(self.data + _number(other, "other"), (self,), (1.0,), "+")
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> "Scalar":
+        if isinstance(other, Scalar):
+            return _node(self.data - other.data, (self, other), (1.0, -1.0), "-")
+        return _node(self.data - _number(other, "other"), (self,), (1.0,), "-")
+
+    def __rsub__(self, other: Any) -> "Scalar":
+        return _node(_number(other, "other") - self.data, (self,), (-1.0,), "-")
+
+    def __mul__(self, other: Any) -> "Scalar":
+        if isinstance(other, Scalar):
+            return _node(self.data * other.data, (self, other), (other.data, self.data), "*")
+        c = _number(other, "other")
+        return _node(self.data * c, (self,), (c,), "*")
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> "Scalar":
+        if isinstance(other, Scalar):
+            b = other.data
+            _nonzero(b, "/")
+            return _node(self.data / b, (self, other), (1.0 / b, -self.data / (b * b)), "/")
+        c = _number(other, "other")
+        _nonzero(c, "/")
+        return _node(self.data / c, (self,), (1.0 / c,), "/")
+
+    def __rtruediv__(self, other: Any) -> "Scalar":
+        a = self.data
+        _nonzero(a, "/")
+        c = _number(other, "other")
+        return _node(c / a, (self,), (-c / (a * a),), "/")
+
+    def __pow__(self, other: Any) -> "Scalar":
+        a = self.data
+        if isinstance(other, Scalar):
+            b = other.data
+            out = _power(a, b)
+            return _node(out, (self, other), (_dpow_base(a, b), out * _log_or_zero(a)), "**")
+        b = _number(other, "exponent")
+        return _node(_power(a, b), (self,), (_dpow_base(a, b),), f"**{other:g}")
+
+    def __rpow__(self, other: Any) -> "Scalar":
+        c = _number(other, "base")
+        out = _power(c, self.data)
+        return _node(out, (self,), (out * _log_or_zero(c),), "**")
+
+    def __neg__(self) -> "Scalar":
+        return _node(-self.data, (self,), (-1.0,), "neg")
+
+    def __pos__(self) -> "Scalar":
+        return self
+
+    def __abs__(self) -> "Scalar":
+        a = self.data
+        return _node(abs(a), (self,), (1.0 if a > 0 else -1.0 if a < 0 else 0.0,), "abs")
+
+    # -- functions ----------------------------------------------------------------------
+    def exp(self) -> "Scalar":
+        out = math.exp(self.data)
+        return _node(out, (self,), (out,), "exp")
+
+    def log(self) -> "Scalar":
+        a = self.data
+        if a <= 0:
+            raise ValueError(f"log: argument must be positive, got {a}")
+        return _node(math.log(a), (self,), (1.0 / a,), "log")
+
+    def sqrt(self) -> "Scalar":
+        a = self.data
+        if a < 0:
+            raise ValueError(f"sqrt: argument must be non-negative, got {a}")
+        out = math.sqrt(a)
+        return _node(out, (self,), (0.5 / out if out else math.inf,), "sqrt")
+
+    def sin(self) -> "Scalar":
+        return _node(math.sin(self.data), (self,), (math.cos(self.data),), "sin")
+
+    def cos(self) -> "Scalar":
+        return _node(math.cos(self.data), (self,), (-math.sin(self.data),), "cos")
+
+    def tan(self) -> "Scalar":
+        out = math.tan(self.data)
+        return _node(out, (self,), (1.0 + out * out,), "tan")
+
+    def tanh(self) -> "Scalar":
+        out = math.tanh(self.data)
+        return _node(out, (self,), (1.0 - out * out,), "tanh")
+
+    def sigmoid(self) -> "Scalar":
+        a = self.data
+        out = 1.0 / (1.0 + math.exp(-a)) if a >= 0 else math.exp(a) / (1.0 + math.exp(a))
+        return _node(out, (self,), (out * (1.0 - out),), "sigmoid")
+
+    def relu(self) -> "Scalar":
+        a = self.data
+        return _node(a if a > 0 else 0.0, (self,), (1.0 if a > 0 else 0.0,), "relu")
+
+    # -- comparisons with numbers or Scalars: plain bools ---------------------------------
+    def __lt__(self, other: Any) -> bool:
+        return self.data < _value(other)
+
+    def __le__(self, other: Any) -> bool:
+        return self.data <= _value(other)
+
+    def __gt__(self, other: Any) -> bool:
+        return self.data > _value(other)
+
+    def __ge__(self, other: Any) -> bool:
+        return self.data >= _value(other)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (Scalar, Real)):
+            return self.data == _value(other)
+        return NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        eq = self.__eq__(other)
+        return eq if eq is NotImplemented else not eq
+
+    __hash__ = object.__hash__
+
+    # -- the backward pass ----------------------------------------------------------------
+    def backward(self, gradient: float = 1.0) -> None:
+        """Add d(self)/d(leaf) to ``leaf.grad`` for every leaf this node depends on."""
+        order = _toposort(self)
+        self.grad += gradient
+        for node in reversed(order):
+            g = node.grad
+            for parent, local in zip(node._prev, node._local):
+                parent.grad += g * local
+
+    def zero_grad(self) -> None:
+        """Set ``.grad`` to 0 on this node and every node it was computed from."""
+        for node in _toposort(self, reset=False):
+            node.grad = 0.0
+
+
+def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: str) -> Scalar:
+    out = Scalar.__new__(Scalar)
+    out.data = data
+    out.grad = 0.0
+    out.label = ""
+    out._prev = prev
+    out._local = local
+    out._op = op
+    return out
+
+
+def _toposort(root: Scalar, reset: bool = True) -> list[Scalar]:
+    """Post-order of the graph (parents first), iteratively. Resets inner grads to 0."""
+    order: list[Scalar] = []
+    visited: set[int] = set()
+    stack: list[Any] = [root]
+    push, pop, add, seen = stack.append, stack.pop, order.append, visited.add
+    while stack:
+        node = pop()
+        if node.__class__ is _Done:
+            add(node.node)
+            continue
+        key = id(node)
+        if key in visited:
+            continue
+        seen(key)
+        prev = node._prev
+        if prev:
+            if reset:
+                node.grad = 0.0
+            push(_Done(node))
+            for p in prev:
+                if id(p) not in visited:
+                    push(p)
+        else:
+            add(node)
+    return order
+
+
+class _Done:
+    """Marks a node whose parents have all been ordered."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: Scalar) -> None:
+        self.node = node
+
+
+def _value(x: Any) -> float:
+    return x.data if isinstance(x, Scalar) else x
+
+
+def _nonzero(b: float, op: str) -> None:
+    if b == 0:
+        raise ZeroDivisionError(f"Scalar {op}: division by zero")
+
+
+def _power(a: float, b: float) -> float:
+    try:
+        out = a**b
+    except ZeroDivisionError:
+        raise ZeroDivisionError(f"Scalar **: 0.0 cannot be raised to a negative power ({b})") from None
+    if isinstance(out, complex):
+        raise ValueError(f"Scalar **: a negative base ({a}) to a fractional power ({b}) is not a real number")
+    return out
+
+
+def _dpow_base(a: float, b: float) -> float:
+    if b == 0:
+        return 0.0
+    return b * _power(a, b - 1) if a != 0 or b >= 1 else (math.inf if b < 1 else 0.0)
+
+
+def _log_or_zero(a: float) -> float:
+    # d/db a**b = a**b log a; at a == 0 the product is taken as 0 (the limit for b > 0)
+    if a > 0:
+        return math.log(a)
+    return 0.0 if a == 0 else math.nan

@@ -1,0 +1,309 @@
+"""``Tensor``: a NumPy array that records the operations applied to it.
+
+The class holds state only; its operators and methods are the differentiable functions
+of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .autodiff import engine
+
+_clock = 0  # bumped by every in-place change; nodes remember the clock when made
+
+
+def _tick() -> int:
+    global _clock
+    _clock += 1
+    return _clock
+
+
+def _check_data(data: Any, name: str = "data") -> None:
+    if data is None or isinstance(data, (str, bytes)):
+        raise TypeError(f"Tensor: argument '{name}' must be a number or an array of numbers, got {type(data).__name__}")
+
+
+class Tensor:
+    """An N-d array (NumPy-backed) that records operations for automatic differentiation.
+
+    ``Tensor(data, requires_grad=False, dtype=None, label=None)``. Python floats become
+    float64, other dtypes are kept (float32 works end to end). The data is copied.
+
+    Example:
+        >>> from chainrule import Tensor
+        >>> x = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+        >>> y = (x ** 2).sum()
+        >>> y.backward()
+        >>> x.grad
+        Tensor([2., 4., 6.])
+
+    Calling ``backward()`` twice adds the new gradients to ``.grad`` (as PyTorch does);
+    call ``zero_grad()`` (or set ``grad = None``) between steps.
+    """
+
+    __slots__ = (
+        "data", "grad", "label", "_rg", "_prim", "_args", "_kw", "_parents",
+        "_stamp", "_version", "_tangents", "_retain", "__weakref__",
+    )
+    __array_priority__ = 1000
+
+    def __init__(
+        self,
+        data: Any,
+        requires_grad: bool = False,
+        dtype: Any = None,
+        label: str | None = None,
+    ) -> None:
+        if isinstance(data, Tensor):
+            data = data.data
+        _check_data(data)
+        try:
+            arr = np.array(data, dtype=dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"Tensor: argument 'data' could not be read as an array of numbers ({e})") from None
+        if arr.dtype == object or arr.dtype.kind in "USV":
+            raise TypeError(
+                f"Tensor: argument 'data' must hold numbers, got an array of dtype {arr.dtype} "
+                f"(element type {type(arr.flat[0]).__name__ if arr.size else 'unknown'})"
+            )
+        self._init(arr, label)
+        if requires_grad:
+            self.requires_grad = True
+
+    def _init(self, arr: np.ndarray, label: str | None = None) -> None:
+        self.data = arr
+        self.grad = None
+        self.label = label
+        self._rg = False
+        self._prim = None
+        self._args = ()
+        self._kw = None
+        self._parents = ()
+        self._stamp = 0
+        self._version = 0
+        self._tangents = None
+        self._retain = False
+
+    @classmethod
+    def _wrap(cls, arr: np.ndarray) -> "Tensor":
+        """A new Tensor around ``arr`` without copying (internal)."""
+        t = cls.__new__(cls)
+        t.data = arr
+        t.grad = None
+        t.label = None
+        t._rg = False
+        t._prim = None
+        t._args = ()
+        t._parents = ()
+        t._tangents = None
+        t._version = 0
+        t._stamp = _clock
+        t._retain = False
+        return t
+
+    # -- array attributes --------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return self.data.size
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d Tensor")
+        return len(self.data)
+
+    def item(self) -> Any:
+        """The value of a one-element tensor as a Python number."""
+        if self.data.size != 1:
+            raise ValueError(f"item(): only a one-element Tensor converts to a number, this one has shape {self.shape}")
+        return self.data.item()
+
+    def numpy(self) -> np.ndarray:
+        """The underlying ndarray (shared, not copied)."""
+        return self.data
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is not None and dtype != self.data.dtype:
+            return self.data.astype(dtype)
+        return self.data.copy() if copy else self.data
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub":
+            raise TypeError(f"only integer Tensors can be used as an index, not {self.data.dtype}")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise ValueError(
+                f"the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
+            )
+        return bool(self.data)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", prefix="Tensor(")
+        extra = ""
+        if self.data.dtype not in (np.float64, np.int64, np.bool_):
+            extra += f", dtype={self.data.dtype}"
+        if self._rg:
+            extra += ", requires_grad=True" if self._prim is None else f", op={self._prim.name}"
+        return f"Tensor({body}{extra})"
+
+    # -- autodiff state ------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if flag and self.data.dtype.kind not in "fc":
+            raise TypeError(
+                f"Tensor: only floating-point tensors can require grad, this one has dtype {self.data.dtype}; "
+                "make it float, e.g. Tensor(data, dtype=float, requires_grad=True)"
+            )
+        if not flag and self._prim is not None:
+            raise RuntimeError("requires_grad can only be switched off on a leaf; use .detach() instead")
+        self._rg = bool(flag)
+
+    def requires_grad_(self, flag: bool = True) -> "Tensor":
+        self.requires_grad = flag
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._prim is None
+
+    @property
+    def op(self) -> str:
+        """Name of the operation that made this tensor ('' for a leaf)."""
+        return self._prim.name if self._prim is not None else ""
+
+    @property
+    def parents(self) -> tuple["Tensor", ...]:
+        """The tensors this one was computed from (those that require grad)."""
+        return tuple(p for _, p in self._parents)
+
+    def detach(self) -> "Tensor":
+        """The same data, cut from the graph (no gradient flows through it)."""
+        return Tensor._wrap(self.data)
+
+    def retain_grad(self) -> None:
+        """Keep ``.grad`` on this non-leaf tensor after ``backward()``."""
+        self._retain = True
+
+    def zero_grad(self) -> None:
+        """Forget the accumulated gradient (sets ``.grad`` to None)."""
+        self.grad = None
+
+    def _check_versions(self) -> None:
+        stamp = self._stamp
+        if self._version > stamp:
+            self._raise_modified(self)
+        for a in self._args:
+            if isinstance(a, Tensor) and a._version > stamp:
+                self._raise_modified(a)
+
+    def _raise_modified(self, t: "Tensor") -> None:
+        raise RuntimeError(
+            f"backward: a tensor of shape {t.shape} needed by the gradient of '{self._prim.name}' was "
+            "modified in place after it was used; the gradient would be wrong. Compute on a copy "
+            "(t = t.copy()) or make the change before using the tensor."
+        )
+
+    def _bump_version(self) -> None:
+        self._version = _tick()
+
+    def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> None:
+        """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
+
+        A one-element output needs no ``gradient``; a larger one needs the gradient of some
+        final scalar with respect to it (same shape). With ``create_graph=True`` the
+        gradients are themselves differentiable Tensors, for derivatives of higher order.
+        """
+        from .autodiff.backprop import backward
+
+        backward([self], [gradient], create_graph=create_graph)
+
+    # -- in-place changes (tracked by the version counter) -------------------------------
+    def _inplace_guard(self, what: str, value: Any = None) -> None:
+        if engine._grad_enabled and (self._rg or (isinstance(value, Tensor) and value._rg)):
+            raise RuntimeError(
+                f"{what}: in-place change of a tensor in the graph is not differentiable; "
+                "use an out-of-place op (chainrule.where, concatenate) or wrap the update in chainrule.no_grad()"
+            )
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._inplace_guard("__setitem__", value)
+        self.data[_raw_index(index)] = value.data if isinstance(value, Tensor) else value
+        self._bump_version()
+
+    def _inplace(self, name: str, ufunc: Any, other: Any) -> "Tensor":
+        self._inplace_guard(name, other)
+        ufunc(self.data, other.data if isinstance(other, Tensor) else other, out=self.data, casting="same_kind")
+        self._bump_version()
+        return self
+
+    def add_(self, other: Any) -> "Tensor":
+        """In place: self += other (outside the graph, e.g. in an optimiser step)."""
+        return self._inplace("add_", np.add, other)
+
+    def sub_(self, other: Any) -> "Tensor":
+        return self._inplace("sub_", np.subtract, other)
+
+    def mul_(self, other: Any) -> "Tensor":
+        return self._inplace("mul_", np.multiply, other)
+
+    def div_(self, other: Any) -> "Tensor":
+        return self._inplace("div_", np.divide, other)
+
+    def copy_(self, other: Any) -> "Tensor":
+        self._inplace_guard("copy_", other)
+        np.copyto(self.data, other.data if isinstance(other, Tensor) else other)
+        self._bump_version()
+        return self
+
+    def fill_(self, value: float) -> "Tensor":
+        self._inplace_guard("fill_")
+        self.data.fill(value)
+        self._bump_version()
+        return self
+
+    def zero_(self) -> "Tensor":
+        return self.fill_(0)
+
+
+def _raw_index(index: Any) -> Any:
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, tuple):
+        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
+    return index
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
+    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)``."""
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
