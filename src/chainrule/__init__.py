@@ -1,19 +1,42 @@
 """chainrule: automatic differentiation for Python, from one scalar to a small language model.
 
 Objects (``Scalar``, ``Tensor``) with ``.backward()`` and ``.grad``; NumPy-style functions
-that work on Tensors (``chainrule.exp``, ``chainrule.sum``, ...); ``no_grad``.
+that work on Tensors (``chainrule.exp``, ``chainrule.sum``, ...); ``no_grad``; function
+transforms (``grad``, ``jacobian``, ``hessian``, ``jvp``, ``vjp``, ...).
 """
 
 from __future__ import annotations
 
-from .autodiff.modes import enable_grad, no_grad
+import importlib
+from typing import Any
+
+from . import ops
 from .autodiff.engine import is_grad_enabled, set_grad_enabled
+from .autodiff.modes import enable_grad, no_grad
+from .ops import *  # noqa: F403
 from .scalar import Scalar
 from .tensor import Tensor, tensor
-from . import ops
-from .ops import *  # noqa: F401,F403
-from .autodiff.backprop import grad as autograd_grad
 
 Value = Scalar  # micrograd's name
 
 __version__ = "0.1.0"
+
+# Names served from submodules, imported on first use (keeps `import chainrule` light).
+_LAZY = {
+    "grad": "transforms", "value_and_grad": "transforms", "jacobian": "transforms",
+    "jacrev": "transforms", "jacfwd": "transforms", "hessian": "transforms", "jvp": "transforms",
+    "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
+    "custom_vjp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
+    "gradcheck": "gradcheck",
+    "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
+    "minimize": "optimize",
+}
+_SUBMODULES = {"nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "gradcheck", "custom"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    if name in _SUBMODULES:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module 'chainrule' has no attribute {name!r}")

@@ -8,7 +8,7 @@ from ._define import FUNCTIONS, NUMPY_FUNCTIONS, NUMPY_UFUNCS
 from .contraction import dot, einsum, inner, matmul, outer, tensordot, trace, vdot
 from .elementwise import (
     abs, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, cbrt, ceil, clip, cos, cosh,
-    divide, exp, exp2, expm1, floor, hypot, log, log1p, log2, log10, logaddexp, maximum, minimum,
+    divide, erf, exp, exp2, expm1, floor, hypot, log, log1p, log2, log10, logaddexp, maximum, minimum,
     multiply, negative, positive, power, reciprocal, relu, round, sigmoid, sign, sin, sinh, sqrt,
     square, subtract, tan, tanh, trunc, where,
 )

@@ -10,6 +10,7 @@ and ``minimum`` share the gradient equally between equal arguments (so the deriv
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -471,3 +472,20 @@ logical_or = _boolean(np.logical_or)
 logical_not = _boolean(np.logical_not)
 logical_xor = _boolean(np.logical_xor)
 signbit = _boolean(np.signbit)
+
+
+# -- the error function (SciPy's when installed, else math.erf per entry) -------------------
+def _erf_fn(x: Any) -> Any:
+    try:
+        from scipy.special import erf as scipy_erf
+    except ImportError:  # pragma: no cover - exercised without SciPy
+        return np.vectorize(math.erf, otypes=[np.result_type(x, np.float32)])(x)
+    return scipy_erf(x)
+
+
+_erf = elementwise("erf", _erf_fn, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(-(x**2)))
+
+
+def erf(x: Any) -> Any:
+    """The error function 2/sqrt(pi) * integral_0^x exp(-t**2) dt."""
+    return _erf(x)
