@@ -27,11 +27,11 @@ _LAZY = {
     "jacrev": "transforms", "jacfwd": "transforms", "hessian": "transforms", "jvp": "transforms",
     "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
     "custom_vjp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
-    "gradcheck": "gradcheck",
+    "gradcheck": "checking", "GradcheckError": "checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
 }
-_SUBMODULES = {"nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "gradcheck", "custom"}
+_SUBMODULES = {"nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom"}
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,144 @@
+"""Your own differentiable functions: ``primitive``, ``custom_vjp``; and ``stop_gradient``, ``checkpoint``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .autodiff import engine, forward
+from .autodiff.backprop import grad as _grad_of
+from .autodiff.primitive import Primitive, apply
+from .tensor import Tensor
+
+
+def primitive(fn: Callable[..., Any]) -> Primitive:
+    """Make ``fn`` (written with NumPy on plain arrays) a chainrule op; then give it rules.
+
+    Rules are written with NumPy functions so they also run on Tensors (higher order).
+
+    Example:
+        >>> import numpy as np, chainrule as cr
+        >>> @cr.custom.primitive
+        ... def softplus(x):
+        ...     return np.logaddexp(0.0, x)
+        >>> softplus.defvjp(lambda g, ans, x: g / (1 + np.exp(-x)))
+        >>> softplus.defjvp(lambda t, ans, x: t / (1 + np.exp(-x)))
+        >>> round(cr.grad(softplus)(0.0), 3)
+        0.5
+    """
+    return Primitive(fn.__name__, fn)
+
+
+class custom_vjp:
+    """JAX-style custom reverse rule: ``f.defvjp(fwd, bwd)``.
+
+    ``fwd(*args) -> (out, residuals)`` runs on NumPy arrays; ``bwd(residuals, g)`` returns
+    one gradient per argument. An optional ``defjvp(jvp)`` with
+    ``jvp(primals, tangents) -> tangent_out`` enables forward mode.
+
+    Example:
+        >>> import numpy as np, chainrule as cr
+        >>> @cr.custom_vjp
+        ... def clip_grad_norm(x):
+        ...     return x
+        >>> clip_grad_norm.defvjp(lambda x: (x, None), lambda res, g: (np.clip(g, -1, 1),))
+        >>> cr.grad(lambda x: 5 * clip_grad_norm(x))(2.0)
+        1.0
+    """
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        self.jvp: Callable[..., Any] | None = None
+        functools.update_wrapper(self, fn)
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def defjvp(self, jvp: Callable[..., Any]) -> None:
+        self.jvp = jvp
+
+    def __call__(self, *args: Any) -> Any:
+        if self.fwd is None or self.bwd is None:
+            raise TypeError(f"custom_vjp {self.fn.__name__}: call defvjp(fwd, bwd) before using it")
+        raw = [a.data if isinstance(a, Tensor) else a for a in args]
+        out, residuals = self.fwd(*raw)
+        prim = _OneShot(self, residuals)
+        return apply(prim, args, {})
+
+
+class _OneShot(Primitive):
+    """A primitive made for one call of a custom_vjp function (it holds that call's residuals)."""
+
+    __slots__ = ("owner", "residuals", "cache")
+
+    def __init__(self, owner: custom_vjp, residuals: Any) -> None:
+        super().__init__(owner.fn.__name__, lambda *a: owner.fn(*a), register=False)
+        self.owner, self.residuals, self.cache = owner, residuals, None
+
+    def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
+        from .autodiff.primitive import fit
+
+        if self.cache is None or self.cache[0] is not g:
+            grads = self.owner.bwd(self.residuals, g.data if isinstance(g, Tensor) else g)
+            self.cache = (g, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,))
+        parent = node._args[argnum]
+        return fit(self.cache[1][argnum], parent.data.shape, parent.data.dtype)
+
+    def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
+        if self.owner.jvp is None:
+            raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
+        tangents = [t if i == argnum else np.zeros_like(np.asarray(a.data if isinstance(a, Tensor) else a))
+                    for i, a in enumerate(args)]
+        raw = [a.data if isinstance(a, Tensor) else a for a in args]
+        return self.owner.jvp(tuple(raw), tuple(tangents))
+
+    def has_vjp(self) -> bool:
+        return True
+
+
+def stop_gradient(x: Any) -> Any:
+    """The value of ``x`` with no gradient (reverse or forward) flowing through it."""
+    return Tensor._wrap(x.data) if isinstance(x, Tensor) else x
+
+
+def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
+    """``f`` that stores only its inputs and recomputes its insides during backward.
+
+    Trades compute for memory on long chains (each checkpointed block keeps no intermediates).
+    """
+
+    def fwd(*args: Any) -> tuple[Any, Any]:
+        with _no_grad():
+            out = f(*[Tensor._wrap(np.asarray(a)) for a in args])
+        return (out.data if isinstance(out, Tensor) else out), args
+
+    def bwd(args: Any, g: Any) -> tuple[Any, ...]:
+        inputs = [Tensor(np.asarray(a, dtype=float), requires_grad=True) for a in args]
+        previous = engine.set_grad_enabled(True)
+        try:
+            out = f(*inputs)
+            return tuple(gr.data for gr in _grad_of(out, inputs, g))
+        finally:
+            engine.set_grad_enabled(previous)
+
+    op = custom_vjp(f)
+    op.defvjp(fwd, bwd)
+
+    @functools.wraps(f)
+    def wrapper(*args: Any) -> Any:
+        if forward.active:
+            return f(*args)  # forward mode keeps nothing to recompute
+        return op(*args)
+
+    return wrapper
+
+
+def _no_grad() -> Any:
+    from .autodiff.modes import no_grad
+
+    return no_grad()

@@ -1,0 +1,93 @@
+"""``Parameter``: a Tensor that a ``Module`` finds and an optimiser updates; the default dtype."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+
+_default_dtype = np.dtype(np.float32)
+
+
+def get_default_dtype() -> np.dtype:
+    """The dtype new layers use when none is given (float32 unless changed).
+
+    Example:
+        >>> from chainrule import nn
+        >>> nn.get_default_dtype()
+        dtype('float32')
+    """
+    return _default_dtype
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Set the dtype of new layers' parameters: float32 or float64.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.set_default_dtype(np.float64); nn.Linear(2, 3).weight.dtype
+        dtype('float64')
+        >>> nn.set_default_dtype(np.float32)
+    """
+    global _default_dtype
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        raise TypeError(f"set_default_dtype: expected a floating dtype (float32 or float64), got {dt}")
+    _default_dtype = dt
+
+
+def resolve_dtype(dtype: Any, where: str) -> np.dtype:
+    """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise."""
+    if dtype is None:
+        return _default_dtype
+    dt = np.dtype(dtype)
+    if dt.kind != "f":
+        raise TypeError(f"{where}: parameters must be floating point (float32 or float64), got dtype {dt}")
+    return dt
+
+
+class Parameter(Tensor):
+    """A Tensor that is a trainable weight: ``requires_grad`` is on and the dtype is float.
+
+    Assigning a Parameter to an attribute of a :class:`~chainrule.nn.Module` registers it,
+    so ``module.parameters()`` finds it. Integer data becomes the default float dtype; the
+    data is copied.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule.nn import Parameter
+        >>> w = Parameter(np.zeros((2, 3), dtype=np.float32))
+        >>> w.requires_grad, w.dtype, w.shape
+        (True, dtype('float32'), (2, 3))
+    """
+
+    __slots__ = ()
+
+    def __init__(self, data: Any, requires_grad: bool = True, dtype: Any = None, label: str | None = None) -> None:
+        if isinstance(data, Tensor):
+            data = data.data
+        if data is None or isinstance(data, (str, bytes)):
+            raise TypeError(f"Parameter: data must be a number or an array of numbers, got {type(data).__name__}")
+        try:
+            arr = np.array(data, dtype=None if dtype is None else np.dtype(dtype))
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"Parameter: data could not be read as an array of numbers ({e})") from None
+        if arr.dtype.kind in "iub" and dtype is None:
+            arr = arr.astype(_default_dtype)
+        if arr.dtype.kind != "f":
+            raise TypeError(
+                f"Parameter: parameters must be floating point (float32 or float64), got dtype {arr.dtype}; "
+                "pass dtype=np.float32"
+            )
+        self._init(arr, label)
+        self._rg = bool(requires_grad)
+
+    def __repr__(self) -> str:
+        body = np.array2string(self.data, separator=", ", prefix="Parameter(")
+        extra = "" if self.data.dtype == np.float64 else f", dtype={self.data.dtype}"
+        if not self._rg:
+            extra += ", requires_grad=False"
+        return f"Parameter({body}{extra})"

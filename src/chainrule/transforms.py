@@ -1,0 +1,445 @@
+"""Function transforms: ``grad``, ``value_and_grad``, ``jacobian``, ``hessian``, ``jvp``, ``vjp``...
+
+JAX's names and semantics. Inputs may be floats, ints, NumPy arrays, ``Scalar``,
+``Tensor``, or tuples, lists and dicts of them; results come back with the same
+structure, as floats (for number inputs) or ndarrays. Transforms nest to any order and
+in any mix (``grad(grad(f))``, ``jacfwd(jacrev(f))``): inside another transform they
+return traced Tensors, so the outer one can differentiate them again.
+
+Example:
+    >>> import chainrule as cr
+    >>> f = lambda a, b: b * ((a + b) * (a - b))
+    >>> cr.grad(f, argnums=(0, 1))(1.0, 2.0)
+    (4.0, -11.0)
+    >>> cr.grad(cr.grad(f, argnums=1), argnums=1)(1.0, 2.0)
+    -12.0
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from . import _pytree
+from .autodiff import backprop, engine, forward
+from .scalar import Scalar
+from .tensor import Tensor
+
+_depth = 0  # how many transforms are running; inside one, results stay traced
+
+
+@contextmanager
+def _transform() -> Any:
+    global _depth
+    _depth += 1
+    previous = engine.set_grad_enabled(True)
+    try:
+        yield
+    finally:
+        engine.set_grad_enabled(previous)
+        _depth -= 1
+
+
+def _traced(t: Any) -> bool:
+    return isinstance(t, Tensor) and (
+        t._rg or bool(t._tangents and any(forward.visible(k) for k in t._tangents))
+    )
+
+
+def _as_array(x: Any, what: str) -> np.ndarray:
+    if isinstance(x, Scalar):
+        return np.asarray(x.data)
+    if isinstance(x, Tensor):
+        return x.data
+    if x is None or isinstance(x, (str, bytes)):
+        raise TypeError(f"{what}: inputs must be numbers or arrays, got {type(x).__name__}")
+    arr = np.asarray(x)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{what}: inputs must be numbers or arrays of numbers, got dtype {arr.dtype}")
+    return arr
+
+
+def _float(arr: np.ndarray) -> np.ndarray:
+    return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
+
+
+def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
+    """A fresh Tensor standing for ``x``, still linked to outer transforms.
+
+    ``reverse``: the new tensor requires grad (it is what a reverse transform differentiates by).
+    """
+    if _traced(x):
+        from .ops.shape import _identity
+
+        t = _identity(x) if x.data.dtype.kind == "f" else _identity(x.astype(np.float64))
+    else:
+        t = Tensor._wrap(_float(_as_array(x, what)).copy())
+    if reverse:
+        t._rg = True
+    return t
+
+
+def _output(value: Any, like: Any = None) -> Any:
+    """A result for the caller: traced Tensor inside an outer transform, else float or ndarray.
+
+    Called from inside the transform's own context, so an outer transform means depth > 1.
+    """
+    if isinstance(value, Tensor):
+        if _depth > 1 and _traced(value):
+            return value
+        value = value.data
+    if isinstance(value, Scalar):
+        value = value.data
+    arr = np.asarray(value)
+    if arr.ndim == 0 and isinstance(like, (int, float, Scalar, np.generic)):
+        return arr.item() if arr.dtype.kind in "fiub" else arr
+    return arr
+
+
+def _argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, int) or not -n <= i < n:
+            raise ValueError(f"{name}: argnums {argnums!r} out of range for a function called with {n} arguments")
+    return tuple(i % n for i in nums)
+
+
+def _prepare(args: tuple[Any, ...], nums: tuple[int, ...], name: str) -> tuple[list[Any], list[Any]]:
+    """Replace the differentiated arguments by fresh Tensors; return (new args, per-arg (defs, leaves))."""
+    new_args = list(args)
+    parts = []
+    for i in nums:
+        leaves, treedef = _pytree.flatten(args[i])
+        fresh = [_input(leaf, name) for leaf in leaves]
+        new_args[i] = _pytree.unflatten(treedef, fresh)
+        parts.append((treedef, leaves, fresh))
+    return new_args, parts
+
+
+def _as_tensor(out: Any, name: str) -> Tensor | None:
+    if isinstance(out, Tensor):
+        return out
+    if isinstance(out, Scalar):
+        out = out.data
+    try:
+        np.asarray(out, dtype=float)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name}: the function must return a number or an array, got {type(out).__name__}") from None
+    return None  # a constant: it does not depend on the inputs
+
+
+def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> list[Any]:
+    live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._rg]
+    if not live:
+        return [np.zeros_like(t.data) for t in fresh]
+    create = _depth > 1 or any(_traced(t) and t._parents for t in fresh)
+    return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create))
+
+
+def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """A function returning ``(f(*args), grad of f)``; ``f`` must return a scalar.
+
+    With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), "grad")
+        with _transform():
+            new_args, parts = _prepare(args, nums, "grad")
+            result = f(*new_args, **kwargs)
+            out, aux = result if has_aux else (result, None)
+            t = _as_tensor(out, "grad")
+            if t is not None and t.data.size != 1:
+                raise TypeError(
+                    f"grad: the function must return a scalar, got an array of shape {t.shape}; "
+                    "use jacobian() for vector outputs, or elementwise_grad() for elementwise ones"
+                )
+            fresh = [x for _, _, xs in parts for x in xs]
+            flat = _grads([t], [None], fresh)
+            grads, k = [], 0
+            for treedef, leaves, xs in parts:
+                gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
+                grads.append(_pytree.unflatten(treedef, gs))
+                k += len(xs)
+            value = _output(out if t is None else t, 0.0)
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((value, aux) if has_aux else value), g
+
+    return wrapper
+
+
+def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """The gradient of a scalar function with respect to argument(s) ``argnums``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+        array([2., 4.])
+    """
+    vg = value_and_grad(f, argnums, has_aux)
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        (value, aux), g = vg(*args, **kwargs) if has_aux else ((None, None), vg(*args, **kwargs)[1])
+        return (g, aux) if has_aux else g
+
+    return wrapper
+
+
+def deriv(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
+    """d^order f / dx^order for a scalar function of one scalar variable.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.deriv(np.sin, order=2)(0.5) == -np.sin(0.5)
+        True
+    """
+    if order < 0:
+        raise ValueError(f"deriv: order must be >= 0, got {order}")
+    for _ in range(order):
+        f = grad(f)
+    return f
+
+
+def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """The derivative of each output entry with respect to its matching input entry.
+
+    For elementwise ``f`` this is the diagonal of the Jacobian (the gradient of ``sum(f(x))``).
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
+        return pullback(np.ones_like(_as_array(out, "elementwise_grad"), dtype=float))[argnums]
+
+    return wrapper
+
+
+def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """``(f(*primals), vjp_fn)`` where ``vjp_fn(cotangent)`` returns one gradient per primal.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> out, pullback = cr.vjp(lambda x: x * 3.0, np.array([1.0, 2.0]))
+        >>> pullback(np.array([1.0, 10.0]))
+        (array([ 3., 30.]),)
+    """
+    nums = tuple(range(len(primals)))
+    with _transform():
+        new_args, parts = _prepare(primals, nums, "vjp")
+        out = f(*new_args)
+    out_leaves, out_def = _pytree.flatten(out)
+    out_tensors = [_as_tensor(o, "vjp") for o in out_leaves]
+    fresh = [x for _, _, xs in parts for x in xs]
+
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
+        cts, ct_def = _pytree.flatten(cotangent)
+        if len(cts) != len(out_leaves):
+            raise ValueError(f"vjp: the cotangent has {len(cts)} leaves, the output {len(out_leaves)}")
+        seeds = []
+        for ct, o in zip(cts, out_leaves):
+            shape = np.shape(o.data if isinstance(o, Tensor) else o)
+            if np.shape(ct.data if isinstance(ct, Tensor) else ct) != shape:
+                raise ValueError(f"vjp: cotangent of shape {np.shape(ct)} for an output of shape {shape}")
+            seeds.append(ct if _traced(ct) else _float(_as_array(ct, "vjp")))
+        with _transform():
+            flat = _grads(out_tensors, seeds, fresh)
+            results, k = [], 0
+            for treedef, leaves, xs in parts:
+                gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
+                results.append(_pytree.unflatten(treedef, gs))
+                k += len(xs)
+        return tuple(results)
+
+    with _transform():
+        value = _pytree.unflatten(out_def, [_output(o) for o in out_leaves])
+    return value, pullback
+
+
+def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """Forward mode: ``(f(*primals), J @ tangents)`` in one pass.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.jvp(np.sin, (0.0,), (1.0,))
+        (0.0, 1.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    like = primals[0] if len(primals) == 1 else None
+    with _transform():
+        with forward.new_level() as level:
+            args = []
+            for p, t in zip(primals, tangents):
+                p_leaves, p_def = _pytree.flatten(p)
+                t_leaves, _ = _pytree.flatten(t)
+                if len(p_leaves) != len(t_leaves):
+                    raise ValueError("jvp: each tangent must have the same structure as its primal")
+                duals = [_dual(pl, tl, level) for pl, tl in zip(p_leaves, t_leaves)]
+                args.append(_pytree.unflatten(p_def, duals))
+            leaves, treedef = _pytree.flatten(f(*args))
+            tans = [o._tangents.get(level) if isinstance(o, Tensor) and o._tangents else None for o in leaves]
+        # the level is closed: outputs are traced only by outer transforms now
+        prim_out = [_output(o, like) for o in leaves]
+        tan_out = [
+            _output(np.zeros_like(_float(_as_array(o, "jvp"))) if t is None else t, like)
+            for o, t in zip(leaves, tans)
+        ]
+    return _pytree.unflatten(treedef, prim_out), _pytree.unflatten(treedef, tan_out)
+
+
+def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
+    x = _input(primal, "jvp", reverse=False)
+    t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
+    if np.shape(t.data if isinstance(t, Tensor) else t) != x.shape:
+        raise ValueError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape {x.shape}")
+    if isinstance(t, Tensor):
+        t = t if t.data.dtype == x.data.dtype else t.astype(x.data.dtype)
+    else:
+        t = np.asarray(t, dtype=x.data.dtype)
+    x._tangents = dict(x._tangents or {})
+    x._tangents[level] = t
+    return x
+
+
+def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
+    out = f(*primals)
+    return out, lambda *tangents: jvp(f, primals, tangents)[1]
+
+
+def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
+    n = int(np.prod(shape))
+    eye = np.eye(n, dtype=dtype)
+    for i in range(n):
+        yield eye[i].reshape(shape)
+
+
+def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Jacobian by reverse mode: one backward sweep per output entry."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args), "jacrev")
+        with _transform():
+            new_args, parts = _prepare(args, nums, "jacrev")
+            out = f(*[a for a in new_args])
+            t = _as_tensor(out, "jacrev")
+            fresh = [x for _, _, xs in parts for x in xs]
+            out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
+            rows: list[list[Any]] = [[] for _ in fresh]
+            stacker = _stack_traced if _depth > 1 else np.stack
+            for seed in _basis(out_shape, t.data.dtype if t is not None else float):
+                gs = _grads([t], [seed], fresh)
+                for r, g in zip(rows, gs):
+                    r.append(g)
+            jacs = []
+            for x, r in zip(fresh, rows):
+                if not r:
+                    jac = np.zeros(out_shape + x.shape)
+                else:
+                    jac = stacker(r).reshape(out_shape + x.shape)
+                jacs.append(_output(jac, None))
+        return _regroup(jacs, parts, argnums)
+
+    return wrapper
+
+
+def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The Jacobian by forward mode: one JVP per input entry."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any) -> Any:
+        nums = _argnums(argnums, len(args), "jacfwd")
+        leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]
+        jacs = []
+        with _transform():
+            for k, (leaves, treedef) in enumerate(leaves_per_arg):
+                for j, leaf in enumerate(leaves):
+                    arr = _float(_as_array(leaf, "jacfwd"))
+                    cols = []
+                    out_shape: tuple[int, ...] = ()
+                    for e in _basis(arr.shape, arr.dtype):
+                        tangent_leaves = [
+                            e if jj == j else np.zeros_like(_float(_as_array(lf, "jacfwd")))
+                            for jj, lf in enumerate(leaves)
+                        ]
+                        tangents = [
+                            _pytree.unflatten(treedef, tangent_leaves) if i == nums[k] else _zeros_like_tree(a)
+                            for i, a in enumerate(args)
+                        ]
+                        out, col = jvp(f, tuple(args), tuple(tangents))
+                        out_shape = np.shape(out.data if isinstance(out, Tensor) else out)
+                        cols.append(col)
+                    stacker = _stack_traced if _depth > 1 else np.stack
+                    if cols:
+                        jac = stacker(cols)  # (in..., out...) -> (out..., in...)
+                        jac = jac.reshape(arr.shape + out_shape)
+                        n_in, n_out = arr.ndim, len(out_shape)
+                        jac = jac.transpose(tuple(range(n_in, n_in + n_out)) + tuple(range(n_in)))
+                    else:
+                        jac = np.zeros(arr.shape)
+                    jacs.append(_output(jac, None))
+        parts = [(treedef, leaves, leaves) for leaves, treedef in leaves_per_arg]
+        return _regroup(jacs, parts, argnums)
+
+    return wrapper
+
+
+def _zeros_like_tree(tree: Any) -> Any:
+    leaves, treedef = _pytree.flatten(tree)
+    return _pytree.unflatten(treedef, [np.zeros_like(_float(_as_array(x, "jacfwd"))) for x in leaves])
+
+
+def _stack_traced(items: list[Any]) -> Any:
+    from .ops.shape import stack
+
+    return stack([i if isinstance(i, Tensor) else Tensor._wrap(np.asarray(i)) for i in items])
+
+
+def _regroup(jacs: list[Any], parts: list[Any], argnums: Any) -> Any:
+    grouped, k = [], 0
+    for treedef, leaves, _ in parts:
+        grouped.append(_pytree.unflatten(treedef, jacs[k:k + len(leaves)]))
+        k += len(leaves)
+    return grouped[0] if isinstance(argnums, int) else tuple(grouped)
+
+
+def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str = "rev") -> Callable[..., Any]:
+    """The Jacobian of ``f``, shape ``out.shape + in.shape``; ``mode`` is "rev" or "fwd".
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.jacobian(lambda x: x ** 2)(np.array([1.0, 3.0]))
+        array([[2., 0.],
+               [0., 6.]])
+    """
+    if mode == "rev":
+        return jacrev(f, argnums)
+    if mode == "fwd":
+        return jacfwd(f, argnums)
+    raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
+
+
+def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The matrix of second derivatives of a scalar function (reverse over reverse).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
+        array(-12.)
+    """
+    return jacrev(grad(f, argnums), argnums)
+
+
+def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:
+    """Hessian-vector product of a scalar function, forward over reverse (no Hessian built)."""
+    nums: int | tuple[int, ...] = 0 if len(primals) == 1 else tuple(range(len(primals)))
+    return jvp(grad(f, argnums=nums), tuple(primals), tuple(tangents))[1]
