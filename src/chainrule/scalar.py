@@ -10,8 +10,10 @@ micrograd programs run unchanged with ``from chainrule import Scalar as Value``.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable
+from operator import attrgetter
 from numbers import Real
 from typing import Any, Union
 
@@ -42,7 +44,9 @@ class Scalar:
     latest pass only.
     """
 
-    __slots__ = ("data", "grad", "label", "_prev", "_local", "_op", "__weakref__")
+    # _n: creation number. Parents are always created before their children, so sorting
+    # by it gives a topological order without a recursive (or even a post-order) walk.
+    __slots__ = ("data", "grad", "label", "_prev", "_local", "_op", "_n")
 
     def __init__(self, data: Any, _children: Iterable["Scalar"] = (), _op: str = "", label: str = "") -> None:
         self.data = data.data if isinstance(data, Scalar) else _number(data, "data")
@@ -51,6 +55,7 @@ class Scalar:
         self._prev: tuple[Scalar, ...] = ()
         self._local: tuple[float, ...] = ()
         self._op = _op
+        self._n = _next_number()
         if _children:
             raise TypeError(
                 "Scalar: build nodes with operators (a + b, a.tanh(), ...); parents cannot be given directly"
@@ -210,17 +215,22 @@ class Scalar:
     # -- the backward pass ----------------------------------------------------------------
     def backward(self, gradient: float = 1.0) -> None:
         """Add d(self)/d(leaf) to ``leaf.grad`` for every leaf this node depends on."""
-        order = _toposort(self)
+        order = _graph(self, reset=True)
+        order.sort(key=_creation, reverse=True)
         self.grad += gradient
-        for node in reversed(order):
+        for node in order:
             g = node.grad
             for parent, local in zip(node._prev, node._local):
                 parent.grad += g * local
 
     def zero_grad(self) -> None:
         """Set ``.grad`` to 0 on this node and every node it was computed from."""
-        for node in _toposort(self, reset=False):
+        for node in _graph(self, reset=False):
             node.grad = 0.0
+
+
+_next_number = itertools.count().__next__
+_creation = attrgetter("_n")
 
 
 def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: str) -> Scalar:
@@ -231,44 +241,27 @@ def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: s
     out._prev = prev
     out._local = local
     out._op = op
+    out._n = _next_number()
     return out
 
 
-def _toposort(root: Scalar, reset: bool = True) -> list[Scalar]:
-    """Post-order of the graph (parents first), iteratively. Resets inner grads to 0."""
-    order: list[Scalar] = []
-    visited: set[int] = set()
-    stack: list[Any] = [root]
-    push, pop, add, seen = stack.append, stack.pop, order.append, visited.add
+def _graph(root: Scalar, reset: bool) -> list[Scalar]:
+    """Every node ``root`` depends on, itself included (iterative; inner grads reset to 0)."""
+    if reset and root._prev:
+        root.grad = 0.0
+    seen = {root}  # hashed by identity (see __hash__), so no id() ints are made
+    nodes = [root]
+    stack = [root]
+    pop, push, mark, keep = stack.pop, stack.append, seen.add, nodes.append
     while stack:
-        node = pop()
-        if node.__class__ is _Done:
-            add(node.node)
-            continue
-        key = id(node)
-        if key in visited:
-            continue
-        seen(key)
-        prev = node._prev
-        if prev:
-            if reset:
-                node.grad = 0.0
-            push(_Done(node))
-            for p in prev:
-                if id(p) not in visited:
-                    push(p)
-        else:
-            add(node)
-    return order
-
-
-class _Done:
-    """Marks a node whose parents have all been ordered."""
-
-    __slots__ = ("node",)
-
-    def __init__(self, node: Scalar) -> None:
-        self.node = node
+        for parent in pop()._prev:
+            if parent not in seen:
+                mark(parent)
+                keep(parent)
+                push(parent)
+                if reset and parent._prev:
+                    parent.grad = 0.0
+    return nodes
 
 
 def _value(x: Any) -> float:
