@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,6 +37,7 @@ class Graph:
     edge_start: list[int]
     hidden_inputs: dict[int, int] = field(default_factory=dict)
     n_total: int = 0
+    _index: dict[int, int] | None = field(default=None, repr=False)
 
     @property
     def n_hidden(self) -> int:
@@ -46,7 +46,7 @@ class Graph:
 
     def index(self, node: Any) -> int | None:
         """Position of ``node`` in ``nodes`` (by identity), or None."""
-        if not hasattr(self, "_index"):
+        if self._index is None:
             self._index = {id(n): i for i, n in enumerate(self.nodes)}
         return self._index.get(id(node))
 
@@ -151,5 +151,4 @@ def _count_beyond(stack: list[Any], known: dict[int, int], get_parents: Any) -> 
 
 def count_nodes(out: Any) -> int:
     """How many nodes the graph behind ``out`` has (iterative, stores only ids)."""
-    _node.kind_of(out, "count_nodes")
     return _count_beyond([out], {}, _node.parents_getter(_node.kind_of(out, "count_nodes")))

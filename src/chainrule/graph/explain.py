@@ -1,0 +1,169 @@
+"""``explain(out, wrt)``: a derivative shown as the sum, over every path, of the chain along it.
+
+The algorithm of seed 000, as an explanation: label each edge with its local derivative,
+find every path from the output to the input, multiply along each path (a *chain*), add
+the chains, and compare with what ``backward()`` computes. Paths are counted by dynamic
+programming (there can be exponentially many) and only the first ``max_paths`` listed.
+For Tensors each edge is a vector-Jacobian product (VJP) instead of a number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import _node
+from .collect import Graph, collect
+from .paths import Edge, count_paths, list_paths, path_nodes, path_text
+from .scene import Highlight
+
+PALETTE = ("red", "forestgreen", "blue", "darkorange", "purple", "deepskyblue", "brown", "magenta")
+
+
+@dataclass
+class VJPStep:
+    """One edge of a Tensor path: ``op`` takes the gradient of its output (``g_shape``) back to
+    its argument ``argnum`` (``out_shape``); ``value`` is the gradient after this step."""
+
+    op: str
+    argnum: int
+    g_shape: tuple[int, ...]
+    out_shape: tuple[int, ...]
+    value: np.ndarray = field(repr=False)
+
+    def __str__(self) -> str:
+        shapes = f"{_node.shape_text(self.g_shape)} -> {_node.shape_text(self.out_shape)}"
+        return f"{self.op} (arg {self.argnum}): vjp {shapes}"
+
+
+@dataclass
+class Explanation:
+    """The paths from ``out`` to ``wrt``, the chain along each, their sum, and the check.
+
+    - ``paths``: the listed paths, each a list of nodes from ``out`` to ``wrt``;
+    - ``chains``: per listed path, the local derivatives along it (Scalars: floats;
+      Tensors: :class:`VJPStep` objects);
+    - ``products``: per listed path, the product of its chain (Tensors: the path's
+      contribution to the gradient, an array of ``wrt``'s shape);
+    - ``n_paths``: how many paths there are in all (counted, never enumerated);
+    - ``total``: the sum over all paths (by dynamic programming when not all are listed);
+    - ``gradient``: what ``backward()`` gives; ``ok``: whether the two agree.
+    """
+
+    out: Any
+    wrt: Any
+    kind: str
+    paths: list[list[Any]]
+    edges: list[list[Edge]] = field(repr=False)
+    chains: list[list[Any]]
+    products: list[Any]
+    n_paths: int
+    total: Any
+    gradient: Any
+    ok: bool
+    graph: Graph = field(repr=False)
+    on_path: list[Any] = field(repr=False, default_factory=list)
+    on_path_edges: list[tuple[Any, int]] = field(repr=False, default_factory=list)
+
+    @property
+    def n_unlisted(self) -> int:
+        """Paths counted but not listed (``max_paths`` was smaller than ``n_paths``)."""
+        return self.n_paths - len(self.paths)
+
+    def path_texts(self) -> list[str]:
+        """Each listed path as ``L -> * -> - -> + -> * -> x``."""
+        return [path_text(p) for p in self.paths]
+
+    @property
+    def name(self) -> str:
+        return f"d{_node.label_of(self.out) or 'out'}/d{_node.label_of(self.wrt) or 'wrt'}"
+
+    def __str__(self) -> str:
+        from .explain_text import explanation_text
+
+        return explanation_text(self)
+
+    def highlight(self) -> Highlight:
+        """Colours for a picture: each listed path in its own colour (all paths in red when many)."""
+        hl = Highlight()
+        per_path = len(self.paths) == self.n_paths and 0 < self.n_paths <= len(PALETTE)
+        if per_path:
+            texts = self.path_texts()
+            for k, path_edges in enumerate(self.edges):
+                color = PALETTE[k]
+                for _, c, slot in path_edges:
+                    key = (id(self.graph.nodes[c]), slot)
+                    hl.edges[key] = hl.edges.get(key, ()) + (color,)
+                for node in self.paths[k]:
+                    hl.nodes.setdefault(id(node), color)
+                hl.legend.append((color, f"path {k + 1}: {texts[k]}   {_product_text(self, k)}"))
+        else:
+            for child, slot in self.on_path_edges:
+                hl.edges[(id(child), slot)] = ("red",)
+            for node in self.on_path:
+                hl.nodes[id(node)] = "red"
+            if self.n_paths:
+                hl.legend.append(("red", f"all {self.n_paths:,} paths from {_ends(self)} (edges in red)"))
+        return hl
+
+    def draw(self, max_nodes: int | None = 100, engine: str = "auto", rankdir: str = "LR") -> Any:
+        """A :class:`~chainrule.graph.draw.Drawing` of the graph with the paths in colour."""
+        from .draw import Drawing
+
+        title = f"{self.name} = sum over the {self.n_paths:,} path{'s' if self.n_paths != 1 else ''} from {_ends(self)}"
+        return Drawing(self.out, max_nodes=max_nodes, rankdir=rankdir, highlight=self.highlight(), title=title,
+                       engine=engine)
+
+
+def _ends(e: Explanation) -> str:
+    return f"{_node.label_of(e.out) or 'out'} to {_node.label_of(e.wrt) or 'wrt'}"
+
+
+def _product_text(e: Explanation, k: int) -> str:
+    if e.kind == _node.SCALAR:
+        return f"chain [{', '.join(_node.num(v) for v in e.chains[k])}], product {_node.num(e.products[k])}"
+    return f"{len(e.chains[k])} VJPs"
+
+
+def explain(out: Any, wrt: Any, max_paths: int = 10, gradient: Any = None) -> Explanation:
+    """Explain d(out)/d(wrt) as seed 000 computes it: every path, the chain along it, the sum.
+
+    Lists at most ``max_paths`` paths (the number of paths can grow exponentially with
+    depth; they are counted by dynamic programming, never enumerated, and the rest are
+    summed the same way). Checks the sum against the gradient from ``backward()``, without
+    changing any ``.grad``. For a Tensor ``out`` with more than one element pass
+    ``gradient`` (d final / d out), as for ``backward``.
+
+    Example:
+        >>> from chainrule import Scalar
+        >>> from chainrule.graph import explain
+        >>> x, c = Scalar(3.0, label="x"), Scalar(4.0, label="c")
+        >>> z = (x + c) * x
+        >>> e = explain(z, x)
+        >>> e.n_paths, e.chains, e.total, e.ok
+        (2, [[3.0, 1.0], [7.0]], 10.0, True)
+    """
+    kind = _node.kind_of(out, "explain")
+    if _node.kind_of(wrt, "explain") != kind:
+        raise TypeError(
+            f"explain: out is a {type(out).__name__} but wrt is a {type(wrt).__name__}; "
+            "both must be Scalars or both Tensors"
+        )
+    if not isinstance(max_paths, int) or max_paths < 0:
+        raise ValueError(f"explain: max_paths must be an int >= 0, got {max_paths!r}")
+    g = collect(out)
+    target = g.index(wrt)
+    counts, order = count_paths(g, target)
+    listed = list_paths(g, target, counts, max_paths) if target is not None else []
+    paths = [path_nodes(g, p) for p in listed]
+    if kind == _node.SCALAR:
+        from .explain_scalar import scalar_chains as chains_of
+    else:
+        from .explain_tensor import tensor_chains as chains_of
+    chains, products, total, grad_value, ok = chains_of(g, wrt, target, counts, order, listed, gradient)
+    on_path = [g.nodes[i] for i in range(len(g.nodes)) if counts[i]]
+    on_path_edges = [(g.nodes[c], slot) for p, c, slot in g.edges if counts[p] and counts[c]]
+    return Explanation(out, wrt, kind, paths, listed, chains, products, counts[0], total, grad_value, ok,
+                       g, on_path, on_path_edges)

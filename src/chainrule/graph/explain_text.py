@@ -1,0 +1,87 @@
+"""The readable text of an :class:`~chainrule.graph.explain.Explanation`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _node
+
+
+def _factor(v: float) -> str:
+    s = _node.num(v)
+    return f"({s})" if s.startswith("-") else s
+
+
+def _array(a: Any) -> str:
+    a = np.asarray(a)
+    if a.ndim == 0:
+        return _node.num(float(a))
+    body = np.array2string(a, precision=4, threshold=12, edgeitems=2, separator=", ", suppress_small=True)
+    return f"{body} {_node.shape_text(a.shape)}" if a.size > 12 else body
+
+
+def _header(e: Any) -> list[str]:
+    out, wrt = _node.label_of(e.out) or "out", _node.label_of(e.wrt) or "wrt"
+    if e.kind == _node.SCALAR:
+        how = "multiply the local derivatives along it (its chain), then add the products"
+    else:
+        how = ("carry the output gradient back through the vector-Jacobian product (VJP) of each edge, "
+               "then add the results")
+    lines = [f"{e.name}: for every path from {out} to {wrt}, {how}"]
+    if e.n_paths == 0:
+        lines.append(f"no path leads from {out} to {wrt}: {out} does not depend on {wrt}, the derivative is 0")
+        return lines
+    s = "" if e.n_paths == 1 else "s"
+    if e.n_unlisted:
+        lines.append(
+            f"{e.n_paths:,} path{s} (counted by dynamic programming, not enumerated); "
+            f"the first {len(e.paths)} listed, {e.n_unlisted:,} not listed (raise max_paths to see more):"
+        )
+    else:
+        lines.append(f"{e.n_paths:,} path{s}, all listed:")
+    return lines
+
+
+def _scalar_body(e: Any) -> list[str]:
+    lines = []
+    for k, (text, chain, prod) in enumerate(zip(e.path_texts(), e.chains, e.products, strict=True), 1):
+        lines.append(f"  {k}. {text}")
+        factors = " \u00d7 ".join(_factor(v) for v in chain) or "(empty chain)"
+        lines.append(f"     chain [{', '.join(_node.num(v) for v in chain)}]: {factors} = {_node.num(prod)}")
+    if e.n_paths and not e.n_unlisted:
+        terms = " + ".join(_factor(p) for p in e.products)
+        lines.append(f"sum: {terms} = {_node.num(e.total)}" if len(e.products) > 1 else f"sum: {_node.num(e.total)}")
+    elif e.n_paths:
+        lines.append(f"sum over all {e.n_paths:,} paths: {_node.num(e.total)}")
+    return lines
+
+
+def _tensor_body(e: Any) -> list[str]:
+    lines = []
+    for k, (text, chain, prod) in enumerate(zip(e.path_texts(), e.chains, e.products, strict=True), 1):
+        lines.append(f"  {k}. {text}")
+        lines.append(
+            f"     the output gradient {_node.shape_text(np.shape(e.out.data))} carried back one VJP per edge:"
+        )
+        width = max((len(str(step)) for step in chain), default=0)
+        for step in chain:
+            lines.append(f"       {str(step):<{width}}  |g| = {float(np.linalg.norm(step.value)):.4g}")
+        lines.append(f"     contribution: {_array(prod)}".replace("\n", "\n" + " " * 19))
+    if e.n_paths:
+        scope = "the contributions" if not e.n_unlisted else f"all {e.n_paths:,} paths"
+        lines.append(f"sum of {scope}: {_array(e.total)}".replace("\n", "\n" + " " * (len(scope) + 9)))
+    return lines
+
+
+def explanation_text(e: Any) -> str:
+    lines = _header(e)
+    lines += _scalar_body(e) if e.kind == _node.SCALAR else _tensor_body(e)
+    verdict = "matches" if e.ok else "DOES NOT MATCH (please report this as a bug)"
+    if e.kind == _node.SCALAR:
+        lines.append(f"backward() gives {e.name} = {_node.num(e.gradient)}: {verdict}")
+    else:
+        text = f"backward() gives {e.name} = {_array(e.gradient)}"
+        lines.append(text.replace("\n", "\n" + " " * (len(e.name) + 20)) + f": {verdict}")
+    return "\n".join(lines)
