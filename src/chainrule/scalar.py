@@ -228,6 +228,12 @@ class Scalar:
         for node in _graph(self, reset=False):
             node.grad = 0.0
 
+    def graph(self, **kw: Any) -> Any:
+        """A picture of the graph behind this value (Jupyter shows it inline); see ``chainrule.draw``."""
+        from .graph import draw
+
+        return draw(self, **kw)
+
 
 _next_number = itertools.count().__next__
 _creation = attrgetter("_n")

@@ -219,6 +219,12 @@ class Tensor:
         """Forget the accumulated gradient (sets ``.grad`` to None)."""
         self.grad = None
 
+    def graph(self, **kw: Any) -> Any:
+        """A picture of the graph behind this value (Jupyter shows it inline); see ``chainrule.draw``."""
+        from .graph import draw
+
+        return draw(self, **kw)
+
     def _check_versions(self) -> None:
         stamp = self._stamp
         if self._version > stamp:
