@@ -1,0 +1,45 @@
+"""Neural networks: modules, layers, activations, losses, initialisers, saving; both engines.
+
+Tensor engine: :class:`Module`, :class:`Parameter`, ``Linear``, ``Embedding``, ``LayerNorm``,
+``RMSNorm``, ``Dropout``, ``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers;
+``nn.functional`` (as ``torch.nn.functional``); ``nn.init``. Scalar engine: ``nn.scalar``
+(``Neuron``, ``Layer``, ``MLP``, micrograd's API). Saving: ``save`` / ``load`` /
+``save_checkpoint`` / ``load_checkpoint`` (``.npz``, never unpickled).
+
+Example:
+    >>> import numpy as np
+    >>> from chainrule import nn, optim
+    >>> model = nn.MLP(4, [16, 3], rng=0)
+    >>> opt = optim.Adam(model.parameters(), lr=1e-2)
+    >>> x, y = np.random.default_rng(0).normal(size=(8, 4)), np.arange(8) % 3
+    >>> for _ in range(100):
+    ...     opt.zero_grad()
+    ...     loss = nn.functional.cross_entropy(model(x), y)
+    ...     loss.backward()
+    ...     opt.step()
+    >>> float(loss) < 0.05
+    True
+"""
+
+from __future__ import annotations
+
+from . import functional, init
+from . import scalar_nn as scalar
+from .activations import GELU, Identity, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh, activation
+from .containers import ModuleList, Sequential
+from .init import manual_seed
+from .layers import MLP, Dropout, Embedding, LayerNorm, Linear, RMSNorm
+from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from .module import LoadResult, Module, StateDictError
+from .parameter import Parameter, get_default_dtype, set_default_dtype
+from .progress import progress
+from .serialize import UnsafeFileError, load, load_checkpoint, save, save_checkpoint
+
+__all__ = [
+    "Module", "Parameter", "StateDictError", "LoadResult",
+    "Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "MLP", "Sequential", "ModuleList",
+    "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "activation",
+    "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
+    "functional", "init", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
+    "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "progress",
+]

@@ -1,0 +1,503 @@
+"""Neural-network functions (as ``torch.nn.functional``): layers, activations, losses.
+
+The fused ones are primitives with both a reverse (VJP) and a forward (JVP) rule, written
+with NumPy functions so they also run on Tensors (gradients of gradients work):
+``linear``, ``gelu`` (exact and tanh), ``silu``, ``cross_entropy`` (softmax-minus-target
+gradient, stable for large logits) and ``binary_cross_entropy_with_logits``. The others
+(``layer_norm``, ``rms_norm``, ``mse_loss``, ...) are built from existing ops.
+
+Example:
+    >>> import numpy as np
+    >>> from chainrule import Tensor
+    >>> import chainrule.nn.functional as F
+    >>> logits = Tensor([[2.0, 0.5, -1.0]], requires_grad=True)
+    >>> loss = F.cross_entropy(logits, np.array([0]))
+    >>> loss.backward()
+    >>> np.round(logits.grad.data, 3)
+    array([[-0.214,  0.175,  0.039]])
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..ops._define import raw
+from ..ops.elementwise import erf, relu, sigmoid, square, tanh
+from ..ops.reductions import log_softmax, mean, softmax
+from ..ops.shape import getitem, moveaxis, reshape
+from ..tensor import Tensor
+
+__all__ = [
+    "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
+    "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
+    "layer_norm", "rms_norm", "dropout", "embedding",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# == linear: x @ w.T + b, one node ========================================================
+def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
+    out = x @ w.T
+    if b is not None:
+        out += b
+    return out
+
+
+def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    if np.ndim(x) == 1:
+        return g.reshape(-1, 1) * x.reshape(1, -1)
+    if np.ndim(x) > 2:
+        g, x = g.reshape(-1, np.shape(g)[-1]), x.reshape(-1, np.shape(x)[-1])
+    return g.T @ x
+
+
+_linear = Primitive("linear", _linear_fn)
+_linear.defvjp(
+    lambda g, ans, x, w, b=None: g @ w,
+    _linear_vjp_w,
+    lambda g, ans, x, w, b=None: g,  # summed over the batch axes by the engine
+)
+_linear.defjvp(
+    lambda t, ans, x, w, b=None: t @ w.T,
+    lambda t, ans, x, w, b=None: x @ t.T,
+    lambda t, ans, x, w, b=None: t,
+)
+
+
+def linear(x: Any, weight: Any, bias: Any = None) -> Any:
+    """``x @ weight.T + bias`` (weight has shape (out_features, in_features), as in PyTorch).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> F.linear(np.ones((2, 3)), np.ones((4, 3)), np.zeros(4)).shape
+        (2, 4)
+    """
+    if not isinstance(x, Tensor):
+        x = np.asarray(x)
+    sx, sw = np.shape(raw(x)), np.shape(raw(weight))
+    if len(sw) != 2:
+        raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {sw}")
+    if len(sx) == 0 or sx[-1] != sw[1]:
+        raise ValueError(
+            f"linear: input of shape {sx} does not fit weight of shape {sw}: the input's last axis must have "
+            f"size {sw[1]} (in_features)"
+        )
+    if bias is None:
+        return _linear(x, weight)
+    if np.shape(raw(bias)) != (sw[0],):
+        raise ValueError(f"linear: bias must have shape ({sw[0]},) to match weight {sw}, got {np.shape(raw(bias))}")
+    return _linear(x, weight, bias)
+
+
+# == activations =========================================================================
+_SQRT_HALF = 1.0 / math.sqrt(2.0)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+def _gelu_d(ans: Any, x: Any) -> Any:
+    return 0.5 * (1.0 + erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * np.exp(-0.5 * x * x)
+
+
+def _gelu_tanh_inner(x: Any) -> Any:
+    return _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
+
+
+def _gelu_tanh_d(ans: Any, x: Any) -> Any:
+    th = tanh(_gelu_tanh_inner(x))
+    return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * x * x)
+
+
+def _silu_d(ans: Any, x: Any) -> Any:
+    s = sigmoid(x)
+    return s * (1.0 + x * (1.0 - s))
+
+
+def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
+    prim = Primitive(name, fn)
+    prim.defvjp(lambda g, ans, x: g * d(ans, x))
+    prim.defjvp(lambda t, ans, x: t * d(ans, x))
+    return prim
+
+
+_gelu = _elementwise("gelu", lambda x: 0.5 * x * (1.0 + erf(x * _SQRT_HALF)), _gelu_d)
+_gelu_tanh = _elementwise("gelu_tanh", lambda x: 0.5 * x * (1.0 + np.tanh(_gelu_tanh_inner(x))), _gelu_tanh_d)
+_silu = _elementwise("silu", lambda x: x * sigmoid(x), _silu_d)
+
+
+def gelu(x: Any, approximate: str = "none") -> Any:
+    """Gaussian error linear unit: ``x * Phi(x)`` (``approximate='none'``, exact, with erf) or its
+    tanh approximation (``approximate='tanh'``), as ``torch.nn.functional.gelu``.
+
+    Example:
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.gelu(1.0)), 4), round(float(F.gelu(1.0, approximate="tanh")), 4)
+        (0.8413, 0.8412)
+    """
+    if approximate == "none":
+        return _gelu(x)
+    if approximate == "tanh":
+        return _gelu_tanh(x)
+    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+
+
+def silu(x: Any) -> Any:
+    """``x * sigmoid(x)`` (also called swish).
+
+    Example:
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.silu(1.0)), 4)
+        0.7311
+    """
+    return _silu(x)
+
+
+# == cross entropy: fused softmax + negative log-likelihood =================================
+def _ce_prepare(x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> tuple[Any, ...]:
+    """(q, w): smoothed target distribution (N, C) and per-row weights (N, 1), both constant."""
+    xr = raw(x)
+    n, c = xr.shape
+    dt = xr.dtype
+    t = raw(target)
+    if t.dtype.kind == "f":  # class probabilities
+        q = t.astype(dt, copy=True)
+        if smoothing:
+            q = q * (1.0 - smoothing) + smoothing / c
+        w = np.ones((n, 1), dtype=dt)
+        count = n
+    else:
+        valid = t != ignore_index
+        q = np.full((n, c), smoothing / c, dtype=dt)
+        q[np.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
+        w = valid.astype(dt).reshape(n, 1)
+        count = int(valid.sum())
+    if reduction == "mean":
+        w = w / count if count else w * np.nan
+    return q, w
+
+
+def _ce_fn(x: np.ndarray, target: np.ndarray, ignore_index: int, smoothing: float, reduction: str) -> np.ndarray:
+    m = np.max(x, axis=-1, keepdims=True)
+    s = x - m
+    logp = s - np.log(np.sum(np.exp(s), axis=-1, keepdims=True))
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
+    losses = -np.sum(q * logp, axis=-1) * w[:, 0]
+    return losses if reduction == "none" else np.sum(losses)
+
+
+def _probabilities(x: Any) -> Any:
+    e = np.exp(x - np.max(raw(x), axis=-1, keepdims=True))  # the shift is a constant: exact gradient
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _ce_vjp(g: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
+    if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, no extra (N, C) temporaries
+        p = np.exp(x - np.max(x, axis=-1, keepdims=True))
+        p /= p.sum(axis=-1, keepdims=True)
+        p -= q
+        p *= w * (g.reshape(-1, 1) if reduction == "none" else g)
+        return p
+    scale = g.reshape(-1, 1) * w if reduction == "none" else g * w
+    return (_probabilities(x) - q) * scale
+
+
+def _ce_jvp(t: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
+    per_row = ((_probabilities(x) - q) * t).sum(axis=-1) * w[:, 0]
+    return per_row if reduction == "none" else per_row.sum()
+
+
+_cross_entropy = Primitive("cross_entropy", _ce_fn)
+_cross_entropy.defvjp(_ce_vjp, None)
+_cross_entropy.defjvp(_ce_jvp, None)
+
+
+def _check_reduction(name: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def cross_entropy(
+    logits: Any,
+    target: Any,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Any:
+    """Cross-entropy between ``softmax(logits)`` and the targets, as ``torch.nn.functional.cross_entropy``.
+
+    ``logits``: shape (N, C), (C,) or (N, C, d1, ...) (classes on axis 1). ``target``: integer
+    class indices of shape (N,) / () / (N, d1, ...), or class probabilities of the logits'
+    shape. Rows whose target is ``ignore_index`` count for nothing (and are left out of the
+    mean). ``label_smoothing`` mixes the target with the uniform distribution. Stable for
+    large logits; one fused node whose gradient is ``softmax - target``.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.cross_entropy(np.array([[1000.0, 0.0]]), np.array([1]))), 1)
+        1000.0
+    """
+    _check_reduction("cross_entropy", reduction)
+    if not 0.0 <= float(label_smoothing) <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if isinstance(target, Tensor) and target._rg:
+        raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
+    sx = np.shape(raw(logits))
+    t = np.asarray(raw(target))
+    if not np.issubdtype(np.result_type(raw(logits)), np.floating):
+        raise TypeError(f"cross_entropy: logits must be floating point, got dtype {np.result_type(raw(logits))}")
+    if len(sx) == 0:
+        raise ValueError("cross_entropy: logits must have a class axis, got a 0-d value")
+    c = sx[0] if len(sx) == 1 else sx[1]
+    soft = t.dtype.kind == "f"
+    if soft:
+        if t.shape != sx:
+            raise ValueError(
+                f"cross_entropy: probability targets (float) must have the logits' shape {sx}, got {t.shape}; "
+                "for class indices pass an integer array"
+            )
+    else:
+        if t.dtype.kind not in "iu":
+            raise TypeError(
+                f"cross_entropy: target must hold integer class indices (or float probabilities), got {t.dtype}"
+            )
+        want = () if len(sx) == 1 else (sx[0], *sx[2:])
+        if t.shape != want:
+            raise ValueError(
+                f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
+                f"{'input' if not want else 'row'}), got target of shape {t.shape}"
+            )
+        bad = (t != ignore_index) & ((t < 0) | (t >= c))
+        if bad.any():
+            raise IndexError(
+                f"cross_entropy: target holds class {int(t[bad].flat[0])}, outside [0, {c}) for logits with {c} "
+                f"classes (ignore_index={ignore_index})"
+            )
+    x = logits
+    if len(sx) == 1:
+        x, t2 = reshape(x, (1, c)), t.reshape((1, c) if soft else (1,))
+    elif len(sx) > 2:
+        x = reshape(moveaxis(x, 1, -1), (-1, c))
+        t2 = np.moveaxis(t, 1, -1).reshape(-1, c) if soft else t.reshape(-1)
+    else:
+        t2 = t
+    out = _cross_entropy(x, t2, ignore_index=int(ignore_index), smoothing=float(label_smoothing), reduction=reduction)
+    if reduction == "none":
+        out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
+    return out
+
+
+def nll_loss(log_probs: Any, target: Any, ignore_index: int = -100, reduction: str = "mean") -> Any:
+    """Negative log-likelihood of integer targets given log-probabilities of shape (N, C).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> bool(float(F.nll_loss(np.log(np.array([[0.5, 0.5]])), np.array([0]))) == -np.log(0.5))
+        True
+    """
+    _check_reduction("nll_loss", reduction)
+    s = np.shape(raw(log_probs))
+    t = np.asarray(raw(target))
+    if len(s) != 2 or t.shape != (s[0],) or t.dtype.kind not in "iu":
+        raise ValueError(
+            f"nll_loss: expected log_probs (N, C) and integer target (N,), got {s} and {t.shape} {t.dtype}"
+        )
+    valid = t != ignore_index
+    if ((t < 0) | (t >= s[1]))[valid].any():
+        raise IndexError(f"nll_loss: target outside [0, {s[1]}) (ignore_index={ignore_index})")
+    weights = valid.astype(np.result_type(raw(log_probs)))
+    picked = -getitem(log_probs, (np.arange(s[0]), np.where(valid, t, 0))) * weights
+    if reduction == "none":
+        return picked
+    total = picked.sum()
+    return total if reduction == "sum" else total / int(valid.sum())
+
+
+# == binary cross entropy with logits =======================================================
+def _softplus_neg(x: Any) -> Any:
+    return np.logaddexp(0.0, -x)  # log(1 + exp(-x)), stable
+
+
+def _bce_fn(x: Any, y: Any, pos_weight: Any = None) -> Any:
+    sp = _softplus_neg(x)
+    if pos_weight is None:
+        return (1.0 - y) * x + sp
+    return (1.0 - y) * x + (1.0 + (pos_weight - 1.0) * y) * sp
+
+
+def _bce_dx(ans: Any, x: Any, y: Any, pos_weight: Any = None) -> Any:
+    if pos_weight is None:
+        return sigmoid(x) - y
+    return (1.0 - y) - (1.0 + (pos_weight - 1.0) * y) * sigmoid(-x)
+
+
+def _bce_dy(ans: Any, x: Any, y: Any, pos_weight: Any = None) -> Any:
+    if pos_weight is None:
+        return -x
+    return -x + (pos_weight - 1.0) * _softplus_neg(x)
+
+
+_bce = Primitive("binary_cross_entropy_with_logits", _bce_fn)
+_bce.defvjp(lambda g, ans, *a: g * _bce_dx(ans, *a), lambda g, ans, *a: g * _bce_dy(ans, *a), None)
+_bce.defjvp(lambda t, ans, *a: t * _bce_dx(ans, *a), lambda t, ans, *a: t * _bce_dy(ans, *a), None)
+
+
+def _reduce(name: str, losses: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return mean(losses)
+    if reduction == "sum":
+        return losses.sum() if isinstance(losses, Tensor) else np.sum(losses)
+    return losses
+
+
+def binary_cross_entropy_with_logits(
+    logits: Any, target: Any, reduction: str = "mean", pos_weight: Any = None
+) -> Any:
+    """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], computed stably from
+    the logits (as ``torch.nn.functional.binary_cross_entropy_with_logits``).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.binary_cross_entropy_with_logits(np.array([0.0]), np.array([1.0]))), 4)
+        0.6931
+    """
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    sx, sy = np.shape(raw(logits)), np.shape(raw(target))
+    if sx != sy:
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: logits of shape {sx} and target of shape {sy} must have the "
+            "same shape (reshape the target, e.g. y.reshape(-1, 1))"
+        )
+    dt = np.result_type(raw(logits))
+    if dt.kind != "f":
+        raise TypeError(f"binary_cross_entropy_with_logits: logits must be floating point, got dtype {dt}")
+    if not isinstance(target, Tensor):
+        target = np.asarray(target, dtype=dt)
+    args = (logits, target) if pos_weight is None else (logits, target, np.asarray(raw(pos_weight), dtype=dt))
+    return _reduce("binary_cross_entropy_with_logits", _bce(*args), reduction)
+
+
+# == mean squared error ======================================================================
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+    """Mean (or sum) of squared differences; ``input`` and ``target`` must have the same shape.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> float(F.mse_loss(np.array([1.0, 2.0]), np.array([0.0, 0.0])))
+        2.5
+    """
+    _check_reduction("mse_loss", reduction)
+    si, st = np.shape(raw(input)), np.shape(raw(target))
+    if si != st:
+        raise ValueError(
+            f"mse_loss: input of shape {si} and target of shape {st} must have the same shape "
+            "(broadcasting them is usually a bug; reshape one, e.g. target.reshape(-1, 1))"
+        )
+    if not isinstance(target, Tensor):
+        target = np.asarray(target, dtype=np.result_type(raw(input)))
+    return _reduce("mse_loss", square(input - target), reduction)
+
+
+# == normalisation ==========================================================================
+def _norm_axes(name: str, x: Any, normalized_shape: Any) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    ns = (normalized_shape,) if isinstance(normalized_shape, (int, np.integer)) else tuple(normalized_shape)
+    sx = np.shape(raw(x))
+    if len(ns) > len(sx) or tuple(sx[len(sx) - len(ns):]) != ns:
+        raise ValueError(f"{name}: input of shape {sx} does not end with normalized_shape {ns}")
+    return ns, tuple(range(len(sx) - len(ns), len(sx)))
+
+
+def layer_norm(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
+    """Normalise over the last ``len(normalized_shape)`` axes to mean 0 and variance 1 (biased),
+    then scale by ``weight`` and shift by ``bias``.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> np.round(F.layer_norm(np.array([[1.0, 3.0]]), (2,)), 3)
+        array([[-1.,  1.]])
+    """
+    _, axes = _norm_axes("layer_norm", x, normalized_shape)
+    mu = mean(x, axis=axes, keepdims=True)
+    xc = x - mu
+    var = mean(xc * xc, axis=axes, keepdims=True)
+    y = xc * (var + eps) ** -0.5
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return y
+
+
+def rms_norm(x: Any, normalized_shape: Any, weight: Any = None, eps: float | None = None) -> Any:
+    """Divide by the root mean square over the last axes (eps defaults to the dtype's machine epsilon,
+    as PyTorch), then scale by ``weight``.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> np.round(F.rms_norm(np.array([[3.0, 4.0]]), (2,)), 3)
+        array([[0.849, 1.131]])
+    """
+    _, axes = _norm_axes("rms_norm", x, normalized_shape)
+    if eps is None:
+        eps = float(np.finfo(np.result_type(raw(x))).eps)
+    y = x * (mean(x * x, axis=axes, keepdims=True) + eps) ** -0.5
+    return y * weight if weight is not None else y
+
+
+# == dropout and embedding =====================================================================
+def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> Any:
+    """Zero each entry with probability ``p`` and scale the rest by 1 / (1 - p) (identity when not training).
+
+    ``rng``: a ``numpy.random.Generator`` or a seed, for reproducible masks.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> y = F.dropout(np.ones(6), p=0.5, rng=0)
+        >>> sorted(set(y.tolist())) in ([0.0, 2.0], [2.0], [0.0])
+        True
+    """
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
+    if not training or p == 0.0:
+        return x
+    xr = raw(x)
+    dt = np.result_type(xr)
+    if p == 1.0:
+        return x * np.zeros(np.shape(xr), dtype=dt)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    mask = (gen.random(np.shape(xr)) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
+    return x * mask
+
+
+def embedding(indices: Any, weight: Any) -> Any:
+    """Rows of ``weight`` (num_embeddings, dim) picked by integer ``indices`` of any shape.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> F.embedding(np.array([[0, 2]]), np.eye(3)).shape
+        (1, 2, 3)
+    """
+    idx = np.asarray(raw(indices))
+    n = np.shape(raw(weight))[0]
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        bad = idx[(idx < 0) | (idx >= n)].flat[0]
+        raise IndexError(f"embedding: index {int(bad)} is out of range for an embedding table of {n} rows")
+    return getitem(weight, idx)
+

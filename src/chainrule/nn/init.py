@@ -1,0 +1,164 @@
+"""Weight initialisers (Xavier/Glorot, Kaiming/He, uniform, normal, constants), seeded.
+
+Each ``*_`` function fills a Parameter (or Tensor, or ndarray) in place, keeps its dtype and
+returns it. ``rng`` is a ``numpy.random.Generator`` or an int seed; without one the
+module's generator is used, which ``manual_seed`` resets.
+
+Example:
+    >>> import numpy as np
+    >>> from chainrule import nn
+    >>> w = nn.Parameter(np.zeros((256, 128), dtype=np.float32))
+    >>> _ = nn.init.xavier_uniform_(w, rng=0)
+    >>> bool(np.abs(w.data).max() <= np.sqrt(6 / (256 + 128))), w.dtype
+    (True, dtype('float32'))
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+
+_generator = np.random.default_rng(0)
+
+
+def manual_seed(seed: int) -> None:
+    """Reset the generator used when no ``rng`` is given (layers' default initialisation).
+
+    Example:
+        >>> from chainrule import nn
+        >>> nn.manual_seed(0); a = nn.Linear(2, 2).weight.data.copy()
+        >>> nn.manual_seed(0); b = nn.Linear(2, 2).weight.data
+        >>> bool((a == b).all())
+        True
+    """
+    global _generator
+    _generator = np.random.default_rng(seed)
+
+
+def generator(rng: Any = None) -> np.random.Generator:
+    """``rng`` as a Generator: itself, a new one from an int seed, or the module's (None)."""
+    if rng is None:
+        return _generator
+    if isinstance(rng, np.random.Generator):
+        return rng
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"init: rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """The recommended gain for an activation (PyTorch's values): linear/sigmoid 1, tanh 5/3,
+    relu sqrt(2), leaky_relu sqrt(2 / (1 + slope**2)), selu 3/4.
+
+    Example:
+        >>> from chainrule import nn
+        >>> round(nn.init.calculate_gain("relu"), 4)
+        1.4142
+    """
+    linear = {"linear", "conv1d", "conv2d", "conv3d", "sigmoid", "identity"}
+    if nonlinearity in linear:
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4
+    raise ValueError(
+        f"calculate_gain: unsupported nonlinearity {nonlinearity!r}; use one of linear, sigmoid, tanh, relu, "
+        "leaky_relu, selu"
+    )
+
+
+def _array(t: Any, name: str) -> np.ndarray:
+    arr = t.data if isinstance(t, Tensor) else t
+    if not isinstance(arr, np.ndarray) or arr.dtype.kind != "f":
+        raise TypeError(f"{name}: expected a floating Parameter, Tensor or ndarray, got {type(t).__name__}")
+    return arr
+
+
+def _fill(t: Any, values: Any) -> Any:
+    arr = t.data if isinstance(t, Tensor) else t
+    arr[...] = values
+    if isinstance(t, Tensor):
+        t._bump_version()
+    return t
+
+
+def fans(shape: tuple[int, ...], name: str = "init") -> tuple[int, int]:
+    """(fan_in, fan_out) of a weight of ``shape`` laid out as (out, in, *kernel), as PyTorch."""
+    if len(shape) < 2:
+        raise ValueError(f"{name}: fan in and fan out need a weight with at least 2 dimensions, got shape {shape}")
+    receptive = int(np.prod(shape[2:])) if len(shape) > 2 else 1
+    return shape[1] * receptive, shape[0] * receptive
+
+
+def uniform_(t: Any, a: float = 0.0, b: float = 1.0, rng: Any = None) -> Any:
+    """Fill with U(a, b)."""
+    arr = _array(t, "uniform_")
+    return _fill(t, generator(rng).uniform(a, b, size=arr.shape))
+
+
+def normal_(t: Any, mean: float = 0.0, std: float = 1.0, rng: Any = None) -> Any:
+    """Fill with N(mean, std**2)."""
+    arr = _array(t, "normal_")
+    return _fill(t, generator(rng).normal(mean, std, size=arr.shape))
+
+
+def constant_(t: Any, value: float) -> Any:
+    """Fill with ``value``."""
+    _array(t, "constant_")
+    return _fill(t, value)
+
+
+def zeros_(t: Any) -> Any:
+    """Fill with 0."""
+    return constant_(t, 0.0)
+
+
+def ones_(t: Any) -> Any:
+    """Fill with 1."""
+    return constant_(t, 1.0)
+
+
+def xavier_uniform_(t: Any, gain: float = 1.0, rng: Any = None) -> Any:
+    """Glorot/Xavier uniform: U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out))."""
+    fan_in, fan_out = fans(_array(t, "xavier_uniform_").shape, "xavier_uniform_")
+    a = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform_(t, -a, a, rng)
+
+
+def xavier_normal_(t: Any, gain: float = 1.0, rng: Any = None) -> Any:
+    """Glorot/Xavier normal: N(0, std**2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    fan_in, fan_out = fans(_array(t, "xavier_normal_").shape, "xavier_normal_")
+    return normal_(t, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), rng)
+
+
+def _kaiming_std(t: Any, a: float, mode: str, nonlinearity: str, name: str) -> float:
+    if mode not in ("fan_in", "fan_out"):
+        raise ValueError(f"{name}: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+    fan_in, fan_out = fans(_array(t, name).shape, name)
+    fan = fan_in if mode == "fan_in" else fan_out
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform_(
+    t: Any, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", rng: Any = None
+) -> Any:
+    """He/Kaiming uniform: U(-b, b) with b = gain * sqrt(3 / fan) (PyTorch's defaults)."""
+    bound = math.sqrt(3.0) * _kaiming_std(t, a, mode, nonlinearity, "kaiming_uniform_")
+    return uniform_(t, -bound, bound, rng)
+
+
+def kaiming_normal_(
+    t: Any, a: float = 0.0, mode: str = "fan_in", nonlinearity: str = "leaky_relu", rng: Any = None
+) -> Any:
+    """He/Kaiming normal: N(0, std**2) with std = gain / sqrt(fan)."""
+    return normal_(t, 0.0, _kaiming_std(t, a, mode, nonlinearity, "kaiming_normal_"), rng)

@@ -1,0 +1,234 @@
+"""Layers with parameters: ``Linear``, ``Embedding``, ``LayerNorm``, ``RMSNorm``; ``Dropout``; ``MLP``.
+
+Every layer takes ``dtype`` (float32 by default, see ``nn.set_default_dtype``) and, where it
+draws random numbers, ``rng`` (a ``numpy.random.Generator`` or an int seed; by default the
+generator that ``nn.manual_seed`` resets). Initialisation follows PyTorch.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import functional as F
+from . import init
+from .activations import activation as make_activation
+from .containers import Sequential
+from .module import Module
+from .parameter import Parameter, resolve_dtype
+
+
+def _input(x: Any, dtype: np.dtype, where: str) -> Any:
+    """Arrays become ``dtype`` (cheap, no graph); a Tensor of another float dtype is an error."""
+    if isinstance(x, Tensor):
+        if x.data.dtype != dtype:
+            if x.data.dtype.kind == "f":
+                raise TypeError(
+                    f"{where}: input dtype {x.data.dtype} differs from the layer's dtype {dtype}; cast the input "
+                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x.data.dtype.name}))"
+                )
+            return x.data.astype(dtype)
+        return x
+    arr = np.asarray(x)
+    return arr if arr.dtype == dtype else arr.astype(dtype)
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``; weight (out_features, in_features), both drawn from
+    U(-1/sqrt(in_features), 1/sqrt(in_features)) as in PyTorch.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> layer = nn.Linear(3, 2, rng=0)
+        >>> layer
+        Linear(in_features=3, out_features=2, bias=True)
+        >>> layer(np.ones((4, 3))).shape, layer.weight.dtype
+        ((4, 2), dtype('float32'))
+    """
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, rng: Any = None):
+        super().__init__()
+        if in_features <= 0 or out_features <= 0:
+            raise ValueError(
+                f"Linear: sizes must be positive, got in_features={in_features}, out_features={out_features}"
+            )
+        dt = resolve_dtype(dtype, "Linear")
+        gen = init.generator(rng)
+        self.in_features, self.out_features = int(in_features), int(out_features)
+        bound = 1.0 / math.sqrt(in_features)
+        self.weight = Parameter(gen.uniform(-bound, bound, (out_features, in_features)), dtype=dt)
+        self.bias = Parameter(gen.uniform(-bound, bound, (out_features,)), dtype=dt) if bias else None
+
+    def forward(self, x: Any) -> Any:
+        return F.linear(_input(x, self.weight.data.dtype, "Linear"), self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Embedding(Module):
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``, drawn from N(0, 1);
+    ``emb(indices)`` picks rows (indices of any shape).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> emb = nn.Embedding(10, 4, rng=0)
+        >>> emb(np.array([[1, 2, 3]])).shape
+        (1, 3, 4)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None, rng: Any = None) -> None:
+        super().__init__()
+        dt = resolve_dtype(dtype, "Embedding")
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.weight = Parameter(init.generator(rng).standard_normal((num_embeddings, embedding_dim)), dtype=dt)
+
+    def forward(self, indices: Any) -> Any:
+        return F.embedding(indices, self.weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.num_embeddings}, {self.embedding_dim}"
+
+
+def _shape(normalized_shape: Any) -> tuple[int, ...]:
+    if isinstance(normalized_shape, (int, np.integer)):
+        return (int(normalized_shape),)
+    return tuple(int(n) for n in normalized_shape)
+
+
+class LayerNorm(Module):
+    """Normalise the last axes to mean 0, variance 1, then scale (weight = 1) and shift (bias = 0).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> y = nn.LayerNorm(4)(np.arange(8.0).reshape(2, 4))
+        >>> np.allclose(y.data.mean(-1), 0, atol=1e-6)
+        True
+    """
+
+    def __init__(
+        self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
+        dtype: Any = None,
+    ) -> None:
+        super().__init__()
+        dt = resolve_dtype(dtype, "LayerNorm")
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = float(eps)
+        self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
+        self.bias = Parameter(np.zeros(self.normalized_shape), dtype=dt) if elementwise_affine and bias else None
+        self._dtype = dt
+
+    def forward(self, x: Any) -> Any:
+        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        return F.layer_norm(_input(x, dt, "LayerNorm"), self.normalized_shape, self.weight, self.bias, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
+
+
+class RMSNorm(Module):
+    """Divide the last axes by their root mean square, then scale (weight = 1). ``eps=None``
+    uses the dtype's machine epsilon, as PyTorch.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> y = nn.RMSNorm(2)(np.array([[3.0, 4.0]]))
+        >>> np.allclose((y.data ** 2).mean(), 1, atol=1e-5)
+        True
+    """
+
+    def __init__(
+        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, dtype: Any = None
+    ) -> None:
+        super().__init__()
+        dt = resolve_dtype(dtype, "RMSNorm")
+        self.normalized_shape = _shape(normalized_shape)
+        self.eps = eps
+        self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
+        self._dtype = dt
+
+    def forward(self, x: Any) -> Any:
+        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        return F.rms_norm(_input(x, dt, "RMSNorm"), self.normalized_shape, self.weight, self.eps)
+
+    def extra_repr(self) -> str:
+        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.weight is not None}"
+
+
+class Dropout(Module):
+    """In training mode, zero each entry with probability ``p`` and scale the rest by 1/(1-p);
+    in eval mode, the identity. ``rng`` (a seed or Generator) makes the masks reproducible.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> drop = nn.Dropout(0.5, rng=0)
+        >>> sorted(set(drop(np.ones(100)).tolist()))
+        [0.0, 2.0]
+        >>> drop.eval()(np.ones(3))
+        array([1., 1., 1.])
+    """
+
+    def __init__(self, p: float = 0.5, rng: Any = None) -> None:
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ValueError(f"Dropout: probability p must be in [0, 1], got {p}")
+        self.p = float(p)
+        self.rng = np.random.default_rng(init.generator(None).integers(2**63)) if rng is None else init.generator(rng)
+
+    def forward(self, x: Any) -> Any:
+        return F.dropout(x, self.p, self.training, self.rng)
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+class MLP(Module):
+    """A multi-layer perceptron: ``MLP(nin, [h1, h2, ..., nout])`` is Linear, activation,
+    (dropout,) ... and a last Linear without activation (micrograd's signature).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> mlp = nn.MLP(64, [128, 10], activation="relu", rng=0)
+        >>> mlp(np.zeros((3, 64))).shape, mlp.num_parameters()
+        ((3, 10), 9610)
+        >>> list(mlp.state_dict())[:2]
+        ['layers.0.weight', 'layers.0.bias']
+    """
+
+    def __init__(
+        self,
+        nin: int,
+        nouts: Sequence[int],
+        activation: Any = "relu",
+        dropout: float = 0.0,
+        bias: bool = True,
+        dtype: Any = None,
+        rng: Any = None,
+    ) -> None:
+        super().__init__()
+        sizes = [int(nin), *[int(n) for n in nouts]]
+        if len(sizes) < 2:
+            raise ValueError("MLP: nouts must list at least one layer size, e.g. MLP(2, [16, 16, 1])")
+        gen = init.generator(rng)
+        mods: list[Module] = []
+        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=False)):
+            mods.append(Linear(a, b, bias=bias, dtype=dtype, rng=gen))
+            if i < len(sizes) - 2:
+                mods.append(make_activation(activation))
+                if dropout:
+                    mods.append(Dropout(dropout, rng=gen))
+        self.sizes = sizes
+        self.layers = Sequential(*mods)
+
+    def forward(self, x: Any) -> Any:
+        return self.layers(x)

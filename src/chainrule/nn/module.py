@@ -1,0 +1,356 @@
+"""``Module``: the base class of layers and models.
+
+A module finds its parameters by itself: assigning a :class:`Parameter` or another
+``Module`` to an attribute registers it (as in PyTorch). Everything that walks the tree of
+modules does so with an explicit stack, never by recursion.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..tensor import Tensor
+from .parameter import Parameter, resolve_dtype
+
+
+class StateDictError(ValueError):
+    """A state dict does not fit a model: missing, extra or mis-shaped entries."""
+
+
+class LoadResult(NamedTuple):
+    """What ``load_state_dict(..., strict=False)`` could not match."""
+
+    missing_keys: list[str]
+    unexpected_keys: list[str]
+
+
+def _join(prefix: str, name: str) -> str:
+    return f"{prefix}.{name}" if prefix else name
+
+
+class Module:
+    """Base class for layers and models: subclass it, assign parameters and sub-modules in
+    ``__init__``, and compute the output in ``forward``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> class TwoLayer(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.hidden = nn.Linear(3, 4, rng=0)
+        ...         self.out = nn.Linear(4, 1, rng=1)
+        ...     def forward(self, x):
+        ...         return self.out(nn.functional.relu(self.hidden(x)))
+        >>> model = TwoLayer()
+        >>> [name for name, _ in model.named_parameters()]
+        ['hidden.weight', 'hidden.bias', 'out.weight', 'out.bias']
+        >>> model(np.ones((2, 3), dtype=np.float32)).shape
+        (2, 1)
+    """
+
+    training: bool
+
+    def __init__(self) -> None:
+        object.__setattr__(self, "_parameters", {})
+        object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_buffers", {})
+        object.__setattr__(self, "training", True)
+
+    # -- registration ----------------------------------------------------------------------
+    def _registry(self, kind: str, name: str) -> dict[str, Any]:
+        table = self.__dict__.get(kind)
+        if table is None:
+            raise AttributeError(
+                f"{type(self).__name__}: cannot assign '{name}' before Module.__init__() ran; "
+                f"call super().__init__() first in {type(self).__name__}.__init__"
+            )
+        return table
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        if isinstance(value, Parameter):
+            table = self._registry("_parameters", name)
+            self._forget(name)
+            table[name] = value
+        elif isinstance(value, Module):
+            table = self._registry("_modules", name)
+            self._forget(name)
+            table[name] = value
+        elif name in d.get("_parameters", ()):
+            if value is not None:
+                raise TypeError(
+                    f"{type(self).__name__}: cannot assign a {type(value).__name__} to parameter '{name}' "
+                    "(a Parameter or None is expected); wrap it: nn.Parameter(value)"
+                )
+            d["_parameters"][name] = None
+        elif name in d.get("_modules", ()):
+            if value is not None:
+                raise TypeError(
+                    f"{type(self).__name__}: cannot assign a {type(value).__name__} to sub-module '{name}' "
+                    "(a Module or None is expected)"
+                )
+            d["_modules"][name] = None
+        elif name in d.get("_buffers", ()):
+            d["_buffers"][name] = None if value is None else _as_buffer(value, name)
+            value = d["_buffers"][name]
+        object.__setattr__(self, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        self._forget(name)
+        object.__delattr__(self, name)
+
+    def _forget(self, name: str) -> None:
+        for kind in ("_parameters", "_modules", "_buffers"):
+            self.__dict__.get(kind, {}).pop(name, None)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        """Register ``param`` under ``name`` (same as assigning the attribute)."""
+        if param is not None and not isinstance(param, Parameter):
+            raise TypeError(f"register_parameter: '{name}' must be an nn.Parameter or None, got {type(param).__name__}")
+        self._registry("_parameters", name)[name] = param
+        object.__setattr__(self, name, param)
+
+    def add_module(self, name: str, module: Module | None) -> None:
+        """Register a sub-module under ``name`` (same as assigning the attribute)."""
+        if module is not None and not isinstance(module, Module):
+            raise TypeError(f"add_module: '{name}' must be an nn.Module or None, got {type(module).__name__}")
+        if "." in name or not name:
+            raise KeyError(f"add_module: module name {name!r} must be non-empty and contain no '.'")
+        self._registry("_modules", name)[name] = module
+        object.__setattr__(self, name, module)
+
+    def register_buffer(self, name: str, value: Any) -> None:
+        """Register an array that is saved in ``state_dict`` but not trained (e.g. running statistics)."""
+        self._forget(name)
+        self._registry("_buffers", name)[name] = None if value is None else _as_buffer(value, name)
+        object.__setattr__(self, name, self._buffers[name])
+
+    # -- the tree ----------------------------------------------------------------------------
+    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
+        """``(name, module)`` for this module and every sub-module, parents first, each once."""
+        seen: set[int] = set()
+        stack: list[tuple[str, Module]] = [(prefix, self)]
+        while stack:
+            name, mod = stack.pop()
+            if id(mod) in seen:
+                continue
+            seen.add(id(mod))
+            yield name, mod
+            children = [(_join(name, k), m) for k, m in mod._modules.items() if m is not None]
+            stack.extend(reversed(children))
+
+    def modules(self) -> Iterator[Module]:
+        """This module and every sub-module."""
+        for _, m in self.named_modules():
+            yield m
+
+    def named_children(self) -> Iterator[tuple[str, Module]]:
+        """The direct sub-modules, by name."""
+        for name, m in self._modules.items():
+            if m is not None:
+                yield name, m
+
+    def children(self) -> Iterator[Module]:
+        """The direct sub-modules."""
+        for _, m in self.named_children():
+            yield m
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True) -> Iterator[tuple[str, Parameter]]:
+        """``(dotted name, parameter)`` pairs; a parameter shared by two modules comes once."""
+        seen: set[int] = set()
+        mods = self.named_modules(prefix) if recurse else iter([(prefix, self)])
+        for mprefix, mod in mods:
+            for name, p in mod._parameters.items():
+                if p is None or id(p) in seen:
+                    continue
+                seen.add(id(p))
+                yield _join(mprefix, name), p
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        """Every parameter (each once), in registration order; pass them to an optimiser."""
+        for _, p in self.named_parameters(recurse=recurse):
+            yield p
+
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
+        """``(dotted name, array)`` for every registered buffer."""
+        for mprefix, mod in self.named_modules(prefix):
+            for name, b in mod._buffers.items():
+                if b is not None:
+                    yield _join(mprefix, name), b
+
+    def num_parameters(self) -> int:
+        """How many numbers the parameters hold in all."""
+        return int(sum(p.data.size for p in self.parameters()))
+
+    def apply(self, fn: Callable[[Module], Any]) -> Module:
+        """Call ``fn`` on every sub-module (children before their parents), then return self."""
+        for m in reversed(list(self.modules())):
+            fn(m)
+        return self
+
+    # -- modes and gradients --------------------------------------------------------------
+    def train(self, mode: bool = True) -> Module:
+        """Training mode (dropout active) for this module and its sub-modules."""
+        for m in self.modules():
+            object.__setattr__(m, "training", bool(mode))
+        return self
+
+    def eval(self) -> Module:
+        """Evaluation mode (dropout off): ``train(False)``."""
+        return self.train(False)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the parameters' gradients (``.grad = None``, or zeros with ``set_to_none=False``)."""
+        for p in self.parameters():
+            if set_to_none or p.grad is None:
+                p.grad = None
+            else:
+                p.grad = Tensor._wrap(np.zeros_like(p.data))
+
+    def requires_grad_(self, flag: bool = True) -> Module:
+        """Switch gradient tracking of every parameter on or off (e.g. to freeze a model)."""
+        for p in self.parameters():
+            p.requires_grad = flag
+        return self
+
+    def to(self, dtype: Any) -> Module:
+        """Convert every parameter and floating buffer to ``dtype`` in place (the Parameter
+        objects stay the same, so an optimiser made earlier still holds them)."""
+        dt = resolve_dtype(dtype, f"{type(self).__name__}.to")
+        for p in self.parameters():
+            if p.data.dtype != dt:
+                p.data = p.data.astype(dt)
+                if p.grad is not None:
+                    p.grad = Tensor._wrap(p.grad.data.astype(dt))
+                p._bump_version()
+        for m in self.modules():
+            for name, b in list(m._buffers.items()):
+                if b is not None and b.dtype.kind == "f" and b.dtype != dt:
+                    m._buffers[name] = b.astype(dt)
+                    object.__setattr__(m, name, m._buffers[name])
+        return self
+
+    def float(self) -> Module:
+        """Parameters in float32."""
+        return self.to(np.float32)
+
+    def double(self) -> Module:
+        """Parameters in float64."""
+        return self.to(np.float64)
+
+    # -- state ------------------------------------------------------------------------------
+    def _state_entries(self) -> OrderedDict[str, tuple[Module, str, str]]:
+        """name -> (owning module, attribute, kind) for every parameter and buffer, shared ones under each name."""
+        out: OrderedDict[str, tuple[Module, str, str]] = OrderedDict()
+        for mprefix, mod in self.named_modules():
+            for name, p in mod._parameters.items():
+                if p is not None:
+                    out[_join(mprefix, name)] = (mod, name, "parameter")
+            for name, b in mod._buffers.items():
+                if b is not None:
+                    out[_join(mprefix, name)] = (mod, name, "buffer")
+        return out
+
+    def state_dict(self) -> OrderedDict[str, np.ndarray]:
+        """``{dotted name: copy of the array}`` for every parameter and buffer.
+
+        The arrays are copies, so later training does not change a saved state.
+        """
+        out: OrderedDict[str, np.ndarray] = OrderedDict()
+        for key, (mod, name, kind) in self._state_entries().items():
+            value = mod._parameters[name].data if kind == "parameter" else mod._buffers[name]
+            out[key] = np.array(value, copy=True)
+        return out
+
+    def load_state_dict(self, state_dict: Any, strict: bool = True) -> LoadResult:
+        """Copy arrays from ``state_dict`` into the parameters and buffers, in place.
+
+        With ``strict=True`` (default) every name must match; any missing or extra name is an
+        error that lists them. A shape mismatch is always an error naming the entry and both
+        shapes. Values are cast to each parameter's dtype. Nothing is changed when an error
+        is raised.
+        """
+        if not hasattr(state_dict, "keys"):
+            raise TypeError(
+                f"load_state_dict: expected a mapping of names to arrays, got {type(state_dict).__name__}"
+            )
+        entries = self._state_entries()
+        missing = [k for k in entries if k not in state_dict]
+        unexpected = [k for k in state_dict.keys() if k not in entries]
+        cls = type(self).__name__
+        if strict and (missing or unexpected):
+            parts = []
+            if missing:
+                parts.append(f"missing key(s) {missing}")
+            if unexpected:
+                parts.append(f"unexpected key(s) {unexpected}")
+            raise StateDictError(
+                f"load_state_dict for {cls}: " + " and ".join(parts)
+                + "; the state dict was saved from a different model (or pass strict=False to load what matches)"
+            )
+        staged = []
+        for key, (mod, name, kind) in entries.items():
+            if key not in state_dict:
+                continue
+            value = state_dict[key]
+            value = value.data if isinstance(value, Tensor) else np.asarray(value)
+            target = mod._parameters[name].data if kind == "parameter" else mod._buffers[name]
+            if value.shape != target.shape:
+                raise StateDictError(
+                    f"load_state_dict for {cls}: {kind} '{key}' has shape {target.shape} in the model but "
+                    f"shape {value.shape} in the state dict"
+                )
+            if value.dtype.kind not in "fiub":
+                raise StateDictError(
+                    f"load_state_dict for {cls}: {kind} '{key}' holds dtype {value.dtype} in the state dict, "
+                    "not numbers"
+                )
+            staged.append((mod, name, kind, target, value))
+        for mod, name, kind, target, value in staged:
+            np.copyto(target, value, casting="unsafe")
+            if kind == "parameter":
+                mod._parameters[name]._bump_version()
+        return LoadResult(missing, unexpected)
+
+    # -- calling and printing ----------------------------------------------------------------
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{type(self).__name__}: define forward(self, ...) to compute the output")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.forward(*args, **kwargs)
+
+    def extra_repr(self) -> str:
+        """The text inside the parentheses of this module's repr (its settings)."""
+        return ""
+
+    def __repr__(self) -> str:
+        lines: list[str] = []
+        stack: list[tuple[str, Any, int]] = [("", self, 0)]
+        while stack:
+            label, mod, depth = stack.pop()
+            pad = "  " * depth
+            if mod is None:  # closing parenthesis
+                lines.append(pad + ")")
+                continue
+            head = f"{pad}({label}): " if depth else ""
+            kids = list(mod.named_children())
+            if not kids:
+                lines.append(f"{head}{type(mod).__name__}({mod.extra_repr()})")
+                continue
+            extra = mod.extra_repr()
+            lines.append(f"{head}{type(mod).__name__}(" + (f"{extra}" if extra else ""))
+            stack.append(("", None, depth))
+            stack.extend((name, m, depth + 1) for name, m in reversed(kids))
+        return "\n".join(lines)
+
+
+def _as_buffer(value: Any, name: str) -> np.ndarray:
+    arr = value.data if isinstance(value, Tensor) else np.asarray(value)
+    if arr.dtype.kind not in "fiub":
+        raise TypeError(f"register_buffer: '{name}' must hold numbers, got dtype {arr.dtype}")
+    return arr

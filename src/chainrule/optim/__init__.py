@@ -1,0 +1,29 @@
+"""Optimisers, learning-rate schedules and gradient clipping, for Tensor and Scalar parameters.
+
+Example:
+    >>> from chainrule import nn, optim
+    >>> model = nn.MLP(2, [8, 1], rng=0)
+    >>> opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+    >>> sched = optim.CosineAnnealingLR(opt, T_max=100)
+"""
+
+from __future__ import annotations
+
+from .clip import clip_grad_norm_, clip_grad_value_, total_norm
+from .optimizers import SGD, Adam, AdamW, Optimizer
+from .params import ScalarSlot, TensorSlot
+from .schedules import (
+    CosineAnnealingLR,
+    ExponentialLR,
+    LambdaLR,
+    LinearLR,
+    LRScheduler,
+    StepLR,
+    WarmupCosineLR,
+)
+
+__all__ = [
+    "Optimizer", "SGD", "Adam", "AdamW",
+    "LRScheduler", "LambdaLR", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
+    "clip_grad_norm_", "clip_grad_value_", "total_norm", "TensorSlot", "ScalarSlot",
+]

@@ -1,0 +1,80 @@
+"""Gradient clipping by global norm and by value (PyTorch's rules), for Tensors and Scalars.
+
+Clipped gradients are new arrays (gradients can share memory in a graph, so they are never
+scaled in place).
+
+Example:
+    >>> from chainrule import Tensor, optim
+    >>> w = Tensor([3.0, 4.0], requires_grad=True)
+    >>> (w * w).sum().backward()          # grad = [6, 8], norm 10
+    >>> round(optim.clip_grad_norm_([w], max_norm=1.0), 6)
+    10.0
+    >>> [round(v, 4) for v in w.grad.tolist()]
+    [0.6, 0.8]
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .params import Slot, as_param_list, make_slots
+
+
+def _slots(params: Any, where: str) -> list[Slot]:
+    return make_slots(as_param_list(params, where), where)
+
+
+def _grads(slots: list[Slot]) -> list[tuple[Slot, np.ndarray]]:
+    out = []
+    for s in slots:
+        g = s.grad()
+        if g is not None:
+            out.append((s, g))
+    return out
+
+
+def total_norm(params: Any, norm_type: float = 2.0) -> float:
+    """The ``norm_type``-norm of all gradients seen as one vector (``inf`` for the largest |g|)."""
+    return _total(_grads(_slots(params, "total_norm")), float(norm_type))
+
+
+def _total(grads: list[tuple[Slot, np.ndarray]], p: float) -> float:
+    if not grads:
+        return 0.0
+    if math.isinf(p):
+        return float(max(np.max(np.abs(g)) if g.size else 0.0 for _, g in grads))
+    if p == 2.0:
+        return math.sqrt(sum(float(np.dot(g.ravel(), g.ravel())) for _, g in grads))
+    if p <= 0:
+        raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {p}")
+    return float(sum(float(np.sum(np.abs(g) ** p)) for _, g in grads) ** (1.0 / p))
+
+
+def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> float:
+    """Scale all gradients by ``min(1, max_norm / (total_norm + 1e-6))``; returns the norm before clipping.
+
+    ``params``: Tensors and/or Scalars (an iterable, one parameter, or a Module).
+    """
+    grads = _grads(_slots(params, "clip_grad_norm_"))
+    norm = _total(grads, float(norm_type))
+    if error_if_nonfinite and not math.isfinite(norm):
+        raise RuntimeError(
+            f"clip_grad_norm_: the total norm of the gradients is {norm}; the gradients cannot be clipped "
+            "(pass error_if_nonfinite=False to scale them anyway)"
+        )
+    coef = float(max_norm) / (norm + 1e-6)
+    if coef < 1.0:
+        for slot, g in grads:
+            slot.set_grad(g * g.dtype.type(coef))
+    return norm
+
+
+def clip_grad_value_(params: Any, clip_value: float) -> None:
+    """Clip every gradient entry to [-clip_value, clip_value]."""
+    if clip_value < 0:
+        raise ValueError(f"clip_grad_value_: clip_value must be >= 0, got {clip_value}")
+    for slot, g in _grads(_slots(params, "clip_grad_value_")):
+        slot.set_grad(np.clip(g, -clip_value, clip_value))

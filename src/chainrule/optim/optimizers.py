@@ -1,0 +1,334 @@
+"""Optimisers: ``SGD`` (momentum, Nesterov, weight decay), ``Adam`` and ``AdamW``.
+
+They follow PyTorch's update rules step for step (same state, same order of operations), and
+update each parameter in place in its own dtype: a float32 model stays float32 and is
+really updated. Parameters may be Tensors (``nn.Parameter``) or ``Scalar`` values (the
+scalar engine); see :mod:`chainrule.optim.params`.
+
+Example:
+    >>> import numpy as np
+    >>> from chainrule import nn, optim
+    >>> model = nn.Linear(2, 1, rng=0)
+    >>> opt = optim.AdamW(model.parameters(), lr=0.1)
+    >>> x, y = np.ones((4, 2), np.float32), np.zeros((4, 1), np.float32)
+    >>> before = model.weight.data.copy()
+    >>> opt.zero_grad(); nn.functional.mse_loss(model(x), y).backward(); opt.step()
+    >>> bool((model.weight.data != before).all()), model.weight.dtype
+    (True, dtype('float32'))
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.modes import enable_grad
+from .params import Slot, as_param_list, make_slots
+
+
+class Optimizer:
+    """Base class: parameter groups, ``zero_grad``, ``step`` and a resumable ``state_dict``.
+
+    ``params``: an iterable of parameters (Tensors and/or Scalars), a Module, or a list of
+    dicts (parameter groups) each with ``'params'`` and optional hyperparameters.
+    Subclasses implement ``_update(value, grad, group, state)``.
+    """
+
+    _state_keys: tuple[str, ...] = ()
+
+    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        name = type(self).__name__
+        self.defaults = dict(defaults)
+        self.param_groups: list[dict[str, Any]] = []
+        self._slots: list[list[Slot]] = []
+        self.state: dict[int, dict[str, Any]] = {}
+        items = as_param_list(params, name)
+        if not items:
+            raise ValueError(f"{name}: got an empty parameter list (did the model register its Parameters?)")
+        groups = items if isinstance(items[0], dict) else [{"params": items}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, group: dict[str, Any]) -> None:
+        """Add parameters with their own hyperparameters (missing ones come from the defaults)."""
+        name = type(self).__name__
+        if not isinstance(group, dict) or "params" not in group:
+            raise TypeError(f"{name}: a parameter group must be a dict with a 'params' entry")
+        params = as_param_list(group["params"], name)
+        known = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in known for p in params) or len({id(p) for p in params}) != len(params):
+            raise ValueError(f"{name}: a parameter appears twice (in one group or in two groups)")
+        unknown = set(group) - set(self.defaults) - {"params", "initial_lr"}
+        if unknown:
+            raise TypeError(f"{name}: unknown hyperparameter(s) {sorted(unknown)}; known: {sorted(self.defaults)}")
+        full = {**self.defaults, **group, "params": params}
+        self._check(full)
+        self.param_groups.append(full)
+        self._slots.append(make_slots(params, name))
+
+    def _check(self, group: dict[str, Any]) -> None:
+        name = type(self).__name__
+        if not group["lr"] >= 0.0:
+            raise ValueError(f"{name}: learning rate lr must be >= 0, got {group['lr']}")
+        if group.get("weight_decay", 0.0) < 0.0:
+            raise ValueError(f"{name}: weight_decay must be >= 0, got {group['weight_decay']}")
+
+    def _all_slots(self) -> list[tuple[int, Slot, dict[str, Any]]]:
+        out = []
+        i = 0
+        for group, slots in zip(self.param_groups, self._slots, strict=False):
+            for slot in slots:
+                out.append((i, slot, group))
+                i += 1
+        return out
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Forget the gradients: ``.grad = None`` on Tensors (or zeros), ``.grad = 0`` on Scalars."""
+        for slots in self._slots:
+            for slot in slots:
+                slot.zero_grad(set_to_none)
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every parameter that has a gradient; ``closure`` (optional) recomputes the loss."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        for i, slot, group in self._all_slots():
+            grad = slot.grad()
+            if grad is None:
+                continue
+            value = slot.value()
+            if grad.shape != value.shape:
+                raise ValueError(
+                    f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the parameter "
+                    f"has shape {value.shape}"
+                )
+            if grad.dtype != value.dtype:
+                grad = grad.astype(value.dtype)
+            if group.get("maximize"):
+                grad = -grad
+            self._update(value, grad, group, self.state.setdefault(i, {}))
+            slot.commit()
+        return loss
+
+    def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    # -- resuming ----------------------------------------------------------------------------
+    def state_dict(self) -> dict[str, Any]:
+        """``{'state': {slot index: {...}}, 'param_groups': [{hyperparameters, 'params': [slot indices]}]}``
+        (arrays are copies). Save it with ``nn.save_checkpoint``."""
+        groups = []
+        state: dict[int, dict[str, Any]] = {}
+        for (i, _slot, _group) in self._all_slots():
+            if i in self.state:
+                state[i] = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.state[i].items()}
+        start = 0
+        for group, slots in zip(self.param_groups, self._slots, strict=False):
+            packed = {k: (list(v) if isinstance(v, tuple) else v) for k, v in group.items() if k != "params"}
+            packed["params"] = list(range(start, start + len(slots)))
+            start += len(slots)
+            groups.append(packed)
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore hyperparameters, step counts and moment buffers saved by ``state_dict``; checks
+        that the groups, parameter counts and shapes match. Buffers take each parameter's dtype."""
+        name = type(self).__name__
+        if not isinstance(state_dict, dict) or "state" not in state_dict or "param_groups" not in state_dict:
+            raise ValueError(f"{name}.load_state_dict: expected a dict with 'state' and 'param_groups'")
+        groups = state_dict["param_groups"]
+        if len(groups) != len(self.param_groups):
+            raise ValueError(
+                f"{name}.load_state_dict: the saved state has {len(groups)} parameter group(s), this optimiser "
+                f"{len(self.param_groups)}"
+            )
+        for k, (saved, slots) in enumerate(zip(groups, self._slots, strict=False)):
+            if len(saved["params"]) != len(slots):
+                raise ValueError(
+                    f"{name}.load_state_dict: group {k} holds {len(saved['params'])} parameter slot(s) in the saved "
+                    f"state but {len(slots)} here; it was saved from a different model"
+                )
+        slots_by_index = {i: slot for i, slot, _ in self._all_slots()}
+        saved_state = {int(k): v for k, v in state_dict["state"].items()}
+        new_state: dict[int, dict[str, Any]] = {}
+        for i, entry in saved_state.items():
+            if i not in slots_by_index:
+                raise ValueError(f"{name}.load_state_dict: the saved state names parameter {i}, which does not exist")
+            slot = slots_by_index[i]
+            restored = {}
+            for key, v in entry.items():
+                if isinstance(v, np.ndarray) and v.ndim > 0:
+                    if v.shape != slot.shape:
+                        raise ValueError(
+                            f"{name}.load_state_dict: state '{key}' of parameter {i} has shape {v.shape} but the "
+                            f"parameter has shape {slot.shape}"
+                        )
+                    v = v.astype(slot.dtype, copy=True)
+                elif isinstance(v, np.ndarray):
+                    v = v.item()
+                restored[key] = v
+            new_state[i] = restored
+        for group, saved in zip(self.param_groups, groups, strict=False):
+            for k, v in saved.items():
+                if k != "params":
+                    group[k] = tuple(v) if isinstance(v, list) else v
+        self.state = new_state
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for k, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {k}")
+            lines.extend(f"    {key}: {value}" for key, value in sorted(group.items()) if key != "params")
+        return "\n".join(lines + [")"])
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent with optional momentum, Nesterov momentum and weight decay
+    (PyTorch's rule: ``g += wd * p``; ``buf = momentum * buf + (1 - dampening) * g``;
+    ``p -= lr * (g + momentum * buf if nesterov else buf)``).
+
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> w = Tensor([1.0, 2.0], requires_grad=True)
+        >>> opt = optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> (w * w).sum().backward(); opt.step(); w
+        Tensor([0.8, 1.6], requires_grad=True)
+    """
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+        maximize: bool = False,
+    ) -> None:
+        if momentum < 0.0:
+            raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                                      nesterov=nesterov, maximize=maximize))
+
+    def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
+        wd, momentum = group["weight_decay"], group["momentum"]
+        if wd != 0:
+            g = g + wd * p
+        if momentum != 0:
+            buf = state.get("momentum_buffer")
+            if buf is None:
+                buf = state["momentum_buffer"] = g.copy()
+            else:
+                buf *= momentum
+                buf += (1 - group["dampening"]) * g
+            g = g + momentum * buf if group["nesterov"] else buf
+        p -= group["lr"] * g
+
+
+class Adam(Optimizer):
+    """Adam (Kingma and Ba), with PyTorch's bias correction and optional AMSGrad. ``weight_decay``
+    here is L2 (added to the gradient); use :class:`AdamW` for decoupled weight decay.
+
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> w = Tensor([1.0, -1.0], requires_grad=True)
+        >>> opt = optim.Adam([w], lr=0.1)
+        >>> (w * w).sum().backward(); opt.step(); w
+        Tensor([ 0.9, -0.9], requires_grad=True)
+    """
+
+    _decoupled = False
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        maximize: bool = False,
+    ) -> None:
+        name = type(self).__name__
+        b1, b2 = (float(b) for b in betas)
+        if not (0.0 <= b1 < 1.0 and 0.0 <= b2 < 1.0):
+            raise ValueError(f"{name}: betas must be in [0, 1), got {tuple(betas)}")
+        if eps < 0.0:
+            raise ValueError(f"{name}: eps must be >= 0, got {eps}")
+        super().__init__(params, dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                                      maximize=maximize))
+
+    def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
+        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
+        b1, b2 = group["betas"]
+        if not state:
+            state["step"] = 0
+            state["exp_avg"] = np.zeros_like(p)
+            state["exp_avg_sq"] = np.zeros_like(p)
+            if group["amsgrad"]:
+                state["max_exp_avg_sq"] = np.zeros_like(p)
+        state["step"] += 1
+        step = state["step"]
+        if wd != 0:
+            if self._decoupled:
+                p *= 1 - lr * wd
+            else:
+                g = g + wd * p
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m += (1 - b1) * (g - m)  # m.lerp_(g, 1 - b1)
+        v *= b2
+        v += (1 - b2) * (g * g)
+        bias_correction1 = 1 - b1**step
+        bias_correction2_sqrt = math.sqrt(1 - b2**step)
+        if group["amsgrad"]:
+            vmax = state.setdefault("max_exp_avg_sq", np.zeros_like(p))
+            np.maximum(vmax, v, out=vmax)
+            v = vmax
+        denom = np.sqrt(v)
+        denom /= bias_correction2_sqrt
+        denom += eps
+        update = m / denom
+        update *= -(lr / bias_correction1)
+        p += update
+
+
+class AdamW(Adam):
+    """Adam with decoupled weight decay (Loshchilov and Hutter): ``p *= 1 - lr * weight_decay``
+    before the Adam step; ``weight_decay`` defaults to 0.01, as PyTorch.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import Tensor, optim
+        >>> w = Tensor(np.ones(2, dtype=np.float32), requires_grad=True)
+        >>> opt = optim.AdamW([w], lr=0.1, weight_decay=0.5)
+        >>> (w * 0).sum().backward(); opt.step(); w
+        Tensor([0.95, 0.95], dtype=float32, requires_grad=True)
+    """
+
+    _decoupled = True
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        maximize: bool = False,
+    ) -> None:
+        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
+                         maximize=maximize)
+
+
+def parameters_of(optimizer: Optimizer) -> Iterable[Any]:
+    """Every parameter an optimiser holds, in order."""
+    for group in optimizer.param_groups:
+        yield from group["params"]

@@ -1,0 +1,177 @@
+"""Learning-rate schedules: step decay, exponential, cosine, linear warm-up, warm-up then cosine.
+
+Used as in PyTorch: make the scheduler after the optimiser (this sets the learning rate of
+step 0), call ``optimizer.step()`` then ``scheduler.step()`` once per step (or epoch). Each
+schedule is a closed-form function of the step count ``last_epoch``, so resuming from
+``state_dict()`` is exact.
+
+Example:
+    >>> from chainrule import Tensor, optim
+    >>> w = Tensor([1.0], requires_grad=True)
+    >>> opt = optim.SGD([w], lr=1.0)
+    >>> sched = optim.StepLR(opt, step_size=2, gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(5):
+    ...     lrs.append(opt.param_groups[0]["lr"]); opt.step(); sched.step()
+    >>> lrs
+    [1.0, 1.0, 0.5, 0.5, 0.25]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from .optimizers import Optimizer
+
+
+class LRScheduler:
+    """Base class: sets ``group['lr'] = lr_at(group's base lr, step)`` at each ``step()``."""
+
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(self).__name__}: expected a chainrule optimiser, got {type(optimizer).__name__}")
+        self.optimizer = optimizer
+        for group in optimizer.param_groups:
+            group.setdefault("initial_lr", group["lr"])
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch
+        self._last_lr: list[float] = []
+        self.step()
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        raise NotImplementedError
+
+    def step(self) -> None:
+        """Advance one step and set the optimiser's learning rates."""
+        self.last_epoch += 1
+        self._last_lr = [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
+            group["lr"] = lr
+
+    def get_last_lr(self) -> list[float]:
+        """The learning rates set by the latest ``step()`` (one per parameter group)."""
+        return list(self._last_lr)
+
+    def state_dict(self) -> dict[str, Any]:
+        """The step count, base rates and settings (no functions), to resume exactly."""
+        return {
+            k: (list(v) if isinstance(v, (list, tuple)) else v)
+            for k, v in self.__dict__.items()
+            if k != "optimizer" and not callable(v) and not k.startswith("_")
+        }
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore ``state_dict()``; the optimiser's rates are set for the restored step."""
+        for k, v in state.items():
+            if k not in self.__dict__ or k.startswith("_") or k == "optimizer":
+                raise KeyError(f"{type(self).__name__}.load_state_dict: unknown entry {k!r}")
+            setattr(self, k, v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v)
+        self.base_lrs = [float(b) for b in self.base_lrs]
+        self._last_lr = [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
+        for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
+            group["lr"] = lr
+
+
+class LambdaLR(LRScheduler):
+    """``lr = base_lr * lr_lambda(step)``."""
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float], last_epoch: int = -1) -> None:
+        self.lr_lambda = lr_lambda
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        return base_lr * self.lr_lambda(epoch)
+
+
+class StepLR(LRScheduler):
+    """Multiply the rate by ``gamma`` every ``step_size`` steps."""
+
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        if step_size <= 0:
+            raise ValueError(f"StepLR: step_size must be positive, got {step_size}")
+        self.step_size, self.gamma = int(step_size), float(gamma)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        return base_lr * self.gamma ** (epoch // self.step_size)
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the rate by ``gamma`` every step."""
+
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
+        self.gamma = float(gamma)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        return base_lr * self.gamma**epoch
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine from the base rate down to ``eta_min`` over ``T_max`` steps (periodic after that, as PyTorch)."""
+
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:  # noqa: N803
+        if T_max <= 0:
+            raise ValueError(f"CosineAnnealingLR: T_max must be positive, got {T_max}")
+        self.T_max, self.eta_min = int(T_max), float(eta_min)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
+
+
+class LinearLR(LRScheduler):
+    """Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps,
+    then keep ``end_factor`` (a linear warm-up with the defaults of PyTorch's ``LinearLR``)."""
+
+    def __init__(
+        self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0, total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
+        if not 0.0 <= start_factor <= 1.0 or not 0.0 <= end_factor <= 1.0:
+            raise ValueError(f"LinearLR: factors must be in [0, 1], got {start_factor} and {end_factor}")
+        if total_iters <= 0:
+            raise ValueError(f"LinearLR: total_iters must be positive, got {total_iters}")
+        self.start_factor, self.end_factor, self.total_iters = float(start_factor), float(end_factor), int(total_iters)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        frac = min(epoch, self.total_iters) / self.total_iters
+        return base_lr * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+
+
+class WarmupCosineLR(LRScheduler):
+    """Linear warm-up from ``start_factor * base_lr`` to ``base_lr`` over ``warmup_steps``, then
+    cosine decay to ``eta_min`` at ``total_steps`` (and ``eta_min`` after): the usual schedule
+    for transformers. Equals PyTorch's ``SequentialLR([LinearLR, CosineAnnealingLR])``.
+
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> opt = optim.SGD([Tensor([0.0], requires_grad=True)], lr=1.0)
+        >>> sched = optim.WarmupCosineLR(opt, warmup_steps=2, total_steps=4, start_factor=0.5)
+        >>> [round(sched.lr_at(1.0, s), 3) for s in range(6)]
+        [0.5, 0.75, 1.0, 0.5, 0.0, 0.0]
+    """
+
+    def __init__(
+        self, optimizer: Optimizer, warmup_steps: int, total_steps: int, eta_min: float = 0.0,
+        start_factor: float = 0.1, last_epoch: int = -1,
+    ) -> None:
+        if warmup_steps < 0 or total_steps <= warmup_steps:
+            raise ValueError(
+                f"WarmupCosineLR: need 0 <= warmup_steps < total_steps, got {warmup_steps} and {total_steps}"
+            )
+        if not 0.0 <= start_factor <= 1.0:
+            raise ValueError(f"WarmupCosineLR: start_factor must be in [0, 1], got {start_factor}")
+        self.warmup_steps, self.total_steps = int(warmup_steps), int(total_steps)
+        self.eta_min, self.start_factor = float(eta_min), float(start_factor)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        if epoch < self.warmup_steps:
+            return base_lr * (self.start_factor + (1 - self.start_factor) * epoch / self.warmup_steps)
+        progress = min(epoch - self.warmup_steps, self.total_steps - self.warmup_steps)
+        span = self.total_steps - self.warmup_steps
+        return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * progress / span)) / 2
