@@ -19,18 +19,24 @@ def available(module: str) -> Any:
         return None
 
 
-def median_time(fn: Callable[[], Any], repeats: int) -> float:
-    """Median wall time of ``fn()`` over ``repeats`` runs, in seconds.
+def median_time(fn: Callable[[], Any], repeats: int, min_seconds: float = 0.05) -> float:
+    """Median over ``repeats`` of the mean wall time of one ``fn()`` call, in seconds.
 
-    The garbage collector stays on, as in a user's program (libraries whose nodes form
-    reference cycles pay for it there too); it is emptied before each run.
+    Like timeit: each repeat runs ``fn`` enough times to last ``min_seconds``. The garbage
+    collector stays on, as in a user's program (libraries whose nodes form reference cycles
+    pay for it there too); it is emptied before each repeat.
     """
+    start = time.perf_counter()
+    fn()
+    once = time.perf_counter() - start
+    number = max(1, int(min_seconds / max(once, 1e-9)))
     times = []
     for _ in range(repeats):
         gc.collect()
         start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
+        for _ in range(number):
+            fn()
+        times.append((time.perf_counter() - start) / number)
     return statistics.median(times)
 
 

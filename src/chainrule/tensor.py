@@ -6,19 +6,19 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
 
 from .autodiff import engine
 
-_clock = 0  # bumped by every in-place change; nodes remember the clock when made
-
-
-def _tick() -> int:
-    global _clock
-    _clock += 1
-    return _clock
+# One clock for creation and in-place changes: a tensor's _stamp is its creation time (so
+# parents have smaller stamps than children, which orders the graph), its _version the
+# time of its last in-place change. A node whose input has _version > node._stamp was
+# computed from a value that no longer exists.
+_tick = itertools.count(1).__next__
+_last_change = [0]  # stamp of the latest in-place change anywhere: nodes made after it need no check
 
 
 def _check_data(data: Any, name: str = "data") -> None:
@@ -45,7 +45,7 @@ class Tensor:
     """
 
     __slots__ = (
-        "data", "grad", "label", "_rg", "_prim", "_args", "_kw", "_parents",
+        "data", "grad", "label", "_rg", "_prim", "_args", "_raw", "_kw", "_parents",
         "_stamp", "_version", "_tangents", "_retain", "__weakref__",
     )
     __array_priority__ = 1000
@@ -82,7 +82,7 @@ class Tensor:
         self._args = ()
         self._kw = None
         self._parents = ()
-        self._stamp = 0
+        self._stamp = _tick()
         self._version = 0
         self._tangents = None
         self._retain = False
@@ -100,7 +100,7 @@ class Tensor:
         t._parents = ()
         t._tangents = None
         t._version = 0
-        t._stamp = _clock
+        t._stamp = _tick()
         t._retain = False
         return t
 
@@ -227,6 +227,8 @@ class Tensor:
 
     def _check_versions(self) -> None:
         stamp = self._stamp
+        if _last_change[0] < stamp:
+            return
         if self._version > stamp:
             self._raise_modified(self)
         for a in self._args:
@@ -241,7 +243,7 @@ class Tensor:
         )
 
     def _bump_version(self) -> None:
-        self._version = _tick()
+        self._version = _last_change[0] = _tick()
 
     def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> None:
         """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,28 +35,21 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
     return Tensor._wrap(seed) if create_graph else seed
 
 
-def _add(a: Any, b: Any) -> Any:
-    return a + b
+_add = operator.add
 
 
 def backward(roots: Sequence[Tensor], gradients: Sequence[Any], create_graph: bool = False) -> None:
     """Accumulate gradients of ``roots`` into ``.grad`` of every leaf (and retained node)."""
     seeds = [_seed(r, g, create_graph) for r, g in zip(roots, gradients)]
-
-    def sink(node: Tensor, g: Any) -> None:
-        if node._parents and not node._retain:
-            return
-        if not create_graph and not isinstance(g, Tensor):
-            g = Tensor._wrap(g)
-        elif create_graph and not isinstance(g, Tensor):
-            g = Tensor._wrap(np.asarray(g))
-        node.grad = g if node.grad is None else node.grad + g
-
     previous = engine.set_grad_enabled(create_graph)
     try:
-        engine.backward_sweep(list(roots), seeds, create_graph, sink, _add)
+        found = engine.backward_sweep(list(roots), seeds, create_graph, _add)
     finally:
         engine.set_grad_enabled(previous)
+    for node, g in found:
+        if not isinstance(g, Tensor):
+            g = Tensor._wrap(g)
+        node.grad = g if node.grad is None else node.grad + g
 
 
 def grad(
@@ -64,11 +58,11 @@ def grad(
     grad_outputs: Any = None,
     create_graph: bool = False,
     allow_unused: bool = True,
-) -> tuple[Any, ...]:
+) -> tuple[Tensor, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
 
-    Missing paths give zeros (or None when ``allow_unused`` is False... and raises).
-    With ``create_graph=True`` the results are Tensors that can be differentiated again.
+    An input the outputs do not depend on gets zeros (or an error with ``allow_unused=False``).
+    With ``create_graph=True`` the results can be differentiated again.
 
     Example:
         >>> from chainrule import Tensor
@@ -78,35 +72,28 @@ def grad(
         >>> float(g), float(grad(g, x)[0])
         (6.0, 2.0)
     """
-    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    single = isinstance(outputs, Tensor)
+    outs = [outputs] if single else list(outputs)
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    gouts = [None] * len(outs) if grad_outputs is None else (
-        [grad_outputs] if isinstance(outs, Tensor) or len(outs) == 1 and not isinstance(grad_outputs, (list, tuple)) else list(grad_outputs)
-    )
+    if grad_outputs is None:
+        gouts: list[Any] = [None] * len(outs)
+    else:
+        gouts = [grad_outputs] if single else list(grad_outputs)
     live = [(o, g) for o, g in zip(outs, gouts) if o._rg]
-    wanted = {id(t): i for i, t in enumerate(ins)}
-    found: list[Any] = [None] * len(ins)
-
-    def sink(node: Tensor, g: Any) -> None:
-        i = wanted.get(id(node))
-        if i is not None:
-            found[i] = g
-
+    found: dict[Any, Any] = {}
     if live:
         seeds = [_seed(o, g, create_graph) for o, g in live]
         previous = engine.set_grad_enabled(create_graph)
         try:
-            engine.backward_sweep([o for o, _ in live], seeds, create_graph, sink, _add)
+            found = dict(engine.backward_sweep([o for o, _ in live], seeds, create_graph, _add, set(ins)))
         finally:
             engine.set_grad_enabled(previous)
     results = []
-    for t, g in zip(ins, found):
+    for t in ins:
+        g = found.get(t)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(f"grad: an input of shape {t.shape} is not used to compute the outputs")
             g = np.zeros_like(t.data)
-        if create_graph:
-            results.append(g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)))
-        else:
-            results.append(Tensor._wrap(g.data if isinstance(g, Tensor) else np.asarray(g)))
+        results.append(g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)))
     return tuple(results)

@@ -3,6 +3,7 @@
 It knows no op. A node is any object with these attributes:
 
 - ``_parents``: a tuple of ``(argnum, parent)`` pairs, empty for a leaf;
+- ``_stamp``: a creation number, larger than its parents';
 - ``_prim``: an object with ``vjp(argnum, g, node, create_graph)`` returning the
   gradient for that parent (already reduced to the parent's shape);
 - ``_check_versions()``: raises if a tensor saved for backward was changed in place.
@@ -13,6 +14,7 @@ Nothing here recurses, so graphs of any depth are fine.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import Any
 
 _grad_enabled = True
@@ -30,59 +32,62 @@ def set_grad_enabled(mode: bool) -> bool:
     return previous
 
 
+_creation = attrgetter("_stamp")
+
+
 def toposort(roots: Iterable[Any]) -> list[Any]:
-    """Nodes reachable from ``roots``, each after all of its parents (iterative DFS)."""
-    order: list[Any] = []
-    visited: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(r, False) for r in roots]
-    pop, push, seen, add = stack.pop, stack.append, visited.add, order.append
+    """Every node reachable from ``roots``, children before parents.
+
+    Nodes carry a creation number ``_stamp`` and a node is always made after its parents,
+    so a reachability walk plus one sort gives the order: no recursion, no post-order.
+    Nodes are hashed by identity.
+    """
+    seen = set(roots)
+    nodes = list(seen)
+    stack = list(nodes)
+    pop, push, mark, keep = stack.pop, stack.append, seen.add, nodes.append
     while stack:
-        node, expanded = pop()
-        if expanded:
-            add(node)
-            continue
-        key = id(node)
-        if key in visited:
-            continue
-        seen(key)
-        push((node, True))
-        for _, parent in node._parents:
-            if id(parent) not in visited:
-                push((parent, False))
-    return order
+        for _, parent in pop()._parents:
+            if parent not in seen:
+                mark(parent)
+                keep(parent)
+                push(parent)
+    nodes.sort(key=_creation, reverse=True)
+    return nodes
 
 
 def backward_sweep(
     roots: list[Any],
     seeds: list[Any],
     create_graph: bool,
-    sink: Callable[[Any, Any], None],
     add: Callable[[Any, Any], Any],
-) -> None:
-    """Propagate ``seeds`` (d root) from ``roots`` to every node they depend on.
+    wanted: set[Any] | None = None,
+) -> list[tuple[Any, Any]]:
+    """Propagate ``seeds`` (d final / d root) from ``roots`` back through the graph.
 
-    ``sink(node, g)`` receives the total gradient of each node, in reverse topological
-    order; ``add`` sums two gradients of the same node.
+    Returns ``(node, gradient)`` for each node in ``wanted``, or, when ``wanted`` is None,
+    for each leaf (no parents) and each node that asked to keep its gradient (``_retain``).
+    ``add`` sums two gradients of the same node.
     """
-    grads: dict[int, Any] = {}
+    grads: dict[Any, Any] = {}
     for root, seed in zip(roots, seeds):
-        key = id(root)
-        grads[key] = add(grads[key], seed) if key in grads else seed
-    order = toposort(roots)
-    for node in reversed(order):
-        g = grads.pop(id(node), None)
+        grads[root] = add(grads[root], seed) if root in grads else seed
+    found: list[tuple[Any, Any]] = []
+    for node in toposort(roots):
+        g = grads.pop(node, None)
         if g is None:
             continue
-        sink(node, g)
         parents = node._parents
+        if node in wanted if wanted is not None else (not parents or node._retain):
+            found.append((node, g))
         if not parents:
             continue
         node._check_versions()
-        prim = node._prim
+        vjp = node._prim.vjp
         for argnum, parent in parents:
-            pg = prim.vjp(argnum, g, node, create_graph)
-            key = id(parent)
-            if key in grads:
-                grads[key] = add(grads[key], pg)
+            pg = vjp(argnum, g, node, create_graph)
+            if parent in grads:
+                grads[parent] = add(grads[parent], pg)
             else:
-                grads[key] = pg
+                grads[parent] = pg
+    return found

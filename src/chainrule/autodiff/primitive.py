@@ -98,15 +98,19 @@ class Primitive:
 
     def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
         """Gradient for argument ``argnum`` of ``node`` given its output gradient ``g``."""
-        args, kw = node._args, node._kw
-        parent = args[argnum]
-        rule = self._rule(self.vjps, self.vjp_argnum, argnum, "reverse")
+        rules = self.vjps
+        rule = rules[argnum] if argnum < len(rules) else None
+        if rule is None:
+            rule = self._rule(rules, self.vjp_argnum, argnum, "reverse")
+        kw = node._kw
         if create_graph:
-            out = rule(g, node, *args, **kw) if kw else rule(g, node, *args)
-        else:
-            vals = [a.data if isinstance(a, Tensor) else a for a in args]
-            out = rule(g, node.data, *vals, **kw) if kw else rule(g, node.data, *vals)
-        return fit(out, parent.data.shape, parent.data.dtype)
+            out = rule(g, node, *node._args, **kw) if kw else rule(g, node, *node._args)
+        else:  # the NumPy values seen in the forward pass
+            out = rule(g, node.data, *node._raw, **kw) if kw else rule(g, node.data, *node._raw)
+        x = node._raw[argnum]
+        if out.__class__ is np.ndarray and out.shape == x.shape and out.dtype is x.dtype:
+            return out
+        return fit(out, x.shape, x.dtype)
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
         rule = self._rule(self.jvps, self.jvp_argnum, argnum, "forward")
@@ -138,30 +142,53 @@ def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out."""
     vals = []
+    parents = []
     tensors = False
+    i = 0
     for a in args:
         if isinstance(a, Tensor):
             tensors = True
             vals.append(a.data)
+            if a._rg:
+                parents.append((i, a))
         else:
             vals.append(a)
+        i += 1
     if not tensors:
         return prim.fn(*vals, **kw) if kw else prim.fn(*vals)
-    data = prim.fn(*vals, **kw) if kw else prim.fn(*vals)
-    if type(data) is not np.ndarray:
+    try:
+        data = prim.fn(*vals, **kw) if kw else prim.fn(*vals)
+    except ValueError as e:
+        if not any(w in str(e) for w in ("shape", "broadcast", "dimension")):
+            raise
+        raise _shape_error(prim, vals, e) from None
+    if data.__class__ is not np.ndarray:
         data = np.asarray(data)
-    out = Tensor._wrap(data)
-    if engine._grad_enabled:
-        parents = tuple((i, a) for i, a in enumerate(args) if isinstance(a, Tensor) and a._rg)
-        if parents:
-            out._rg = True
-            out._prim = prim
-            out._args = args
-            out._kw = kw
-            out._parents = parents
+    out = _new(Tensor)  # Tensor._wrap, inlined: this is the hottest path
+    out.data = data
+    out.grad = out.label = out._prim = out._tangents = None
+    out._rg = out._retain = False
+    out._parents = ()
+    out._version = 0
+    out._stamp = _tick()
+    if parents and engine._grad_enabled:
+        out._rg = True
+        out._prim = prim
+        out._args = args
+        out._raw = vals
+        out._kw = kw
+        out._parents = tuple(parents)
     if forward.active:
         _propagate_tangents(prim, out, args, kw)
     return out
+
+
+def _shape_error(prim: Primitive, vals: list[Any], e: Exception) -> ValueError:
+    shapes = " and ".join(str(np.shape(v)) for v in vals if isinstance(v, np.ndarray) or np.ndim(v))
+    return ValueError(
+        f"{prim.name}: cannot combine inputs of shapes {shapes or '()'} ({e}); make the shapes "
+        "compatible (reshape, transpose, expand_dims or broadcast_to)"
+    )
 
 
 def _propagate_tangents(prim: Primitive, out: "Tensor", args: tuple[Any, ...], kw: dict[str, Any]) -> None:
@@ -205,4 +232,6 @@ def _has_visible_tangent(x: Any) -> bool:
     return isinstance(x, Tensor) and bool(x._tangents) and any(forward.visible(lv) for lv in x._tangents)
 
 
-from ..tensor import Tensor  # noqa: E402  (Tensor's methods call primitives; import last)
+from ..tensor import Tensor, _tick  # noqa: E402  (Tensor's methods call primitives; import last)
+
+_new = object.__new__

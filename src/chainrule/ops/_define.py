@@ -15,16 +15,27 @@ NUMPY_UFUNCS: dict[Any, Callable[..., Any]] = {}
 NUMPY_FUNCTIONS: dict[Any, Callable[..., Any]] = {}
 # Public chainrule functions, by name, with the NumPy names they answer to.
 FUNCTIONS: dict[str, Callable[..., Any]] = {}
+# chainrule function -> the NumPy (or SciPy) callables it stands for, in registration order.
+NUMPY_NAMES: dict[Callable[..., Any], list[Any]] = {}
+# Functions whose results carry no gradient (comparisons, indices, counts): they answer on the values.
+NONDIFFERENTIABLE: set[Callable[..., Any]] = set()
 
 
-def implements(*numpy_callables: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Register a chainrule function as the Tensor version of NumPy callables."""
+def implements(*numpy_callables: Any, differentiable: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register a chainrule function as the Tensor version of NumPy callables.
+
+    ``differentiable=False`` marks a function that answers on the values only (its
+    result never carries a gradient: indices, counts, booleans).
+    """
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         for np_fn in numpy_callables:
             table = NUMPY_UFUNCS if isinstance(np_fn, np.ufunc) else NUMPY_FUNCTIONS
             table[np_fn] = fn
+            NUMPY_NAMES.setdefault(fn, []).append(np_fn)
         FUNCTIONS.setdefault(fn.__name__, fn)
+        if not differentiable:
+            NONDIFFERENTIABLE.add(fn)
         return fn
 
     return register
@@ -39,10 +50,18 @@ def elementwise(name: str, fn: Callable[..., Any], *derivatives: Callable[..., A
     prim = Primitive(name, fn)
 
     def vjp_of(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
-        return None if d is None else (lambda g, ans, *args: g * d(ans, *args))
+        if d is None:
+            return None
+        if len(derivatives) == 1:  # the common case, without *args packing
+            return lambda g, ans, x: g * d(ans, x)
+        return lambda g, ans, *args: g * d(ans, *args)
 
     def jvp_of(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
-        return None if d is None else (lambda t, ans, *args: t * d(ans, *args))
+        if d is None:
+            return None
+        if len(derivatives) == 1:
+            return lambda t, ans, x: t * d(ans, x)
+        return lambda t, ans, *args: t * d(ans, *args)
 
     prim.defvjp(*[vjp_of(d) for d in derivatives])
     prim.defjvp(*[jvp_of(d) for d in derivatives])
