@@ -19,6 +19,23 @@ from .autodiff import engine
 # computed from a value that no longer exists.
 _tick = itertools.count(1).__next__
 _last_change = [0]  # stamp of the latest in-place change anywhere: nodes made after it need no check
+# In-place changes by memory: id(owning array) -> (array, stamp). Views (slices, reshape,
+# .T, detach) share memory with their base, so a change through any of them is seen.
+_changed_memory: dict[int, tuple[np.ndarray, int]] = {}
+
+
+def _owner(arr: np.ndarray) -> np.ndarray:
+    while isinstance(arr.base, np.ndarray):
+        arr = arr.base
+    return arr
+
+
+def _changed_after(arr: Any, stamp: int) -> bool:
+    if not isinstance(arr, np.ndarray):
+        return False
+    owner = _owner(arr)
+    entry = _changed_memory.get(id(owner))
+    return entry is not None and entry[0] is owner and entry[1] > stamp
 
 
 def _check_data(data: Any, name: str = "data") -> None:
@@ -228,22 +245,24 @@ class Tensor:
     def _check_versions(self) -> None:
         stamp = self._stamp
         if _last_change[0] < stamp:
-            return
-        if self._version > stamp:
+            return  # nothing anywhere changed in place since this node was made
+        if _changed_after(self.data, stamp):
             self._raise_modified(self)
-        for a in self._args:
-            if isinstance(a, Tensor) and a._version > stamp:
+        for a, v in zip(self._args, self._raw):
+            if _changed_after(v, stamp):
                 self._raise_modified(a)
 
-    def _raise_modified(self, t: "Tensor") -> None:
+    def _raise_modified(self, t: Any) -> None:
         raise RuntimeError(
-            f"backward: a tensor of shape {t.shape} needed by the gradient of '{self._prim.name}' was "
+            f"backward: a tensor of shape {np.shape(t.data if isinstance(t, Tensor) else t)} needed by the gradient of '{self._prim.name}' was "
             "modified in place after it was used; the gradient would be wrong. Compute on a copy "
             "(t = t.copy()) or make the change before using the tensor."
         )
 
     def _bump_version(self) -> None:
         self._version = _last_change[0] = _tick()
+        owner = _owner(self.data)
+        _changed_memory[id(owner)] = (owner, self._version)
 
     def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> None:
         """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
