@@ -75,11 +75,11 @@ class Module:
         d = self.__dict__
         if isinstance(value, Parameter):
             table = self._registry("_parameters", name)
-            self._forget(name)
+            self._forget(name, keep="_parameters")
             table[name] = value
         elif isinstance(value, Module):
             table = self._registry("_modules", name)
-            self._forget(name)
+            self._forget(name, keep="_modules")
             table[name] = value
         elif name in d.get("_parameters", ()):
             if value is not None:
@@ -104,9 +104,11 @@ class Module:
         self._forget(name)
         object.__delattr__(self, name)
 
-    def _forget(self, name: str) -> None:
+    def _forget(self, name: str, keep: str = "") -> None:
+        """Unregister ``name`` (except from the ``keep`` table, where re-assignment keeps its place)."""
         for kind in ("_parameters", "_modules", "_buffers"):
-            self.__dict__.get(kind, {}).pop(name, None)
+            if kind != keep:
+                self.__dict__.get(kind, {}).pop(name, None)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register ``param`` under ``name`` (same as assigning the attribute)."""
