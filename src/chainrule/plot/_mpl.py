@@ -1,0 +1,42 @@
+"""Lazy matplotlib: figures made without pyplot (no global state, no GUI backend needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+INSTALL = "pip install chainrule[plot]"
+
+
+def require(who: str) -> Any:
+    """The ``matplotlib`` module, or an ImportError naming the extra to install."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ImportError(f"chainrule.plot.{who} needs matplotlib: {INSTALL}") from None
+    return matplotlib
+
+
+def new_axes(who: str, ax: Any = None, figsize: tuple[float, float] = (6.4, 5.0)) -> tuple[Any, Any]:
+    """``(figure, axes)``: the given axes and its figure, or a fresh figure (not registered with pyplot)."""
+    require(who)
+    if ax is not None:
+        return ax.figure, ax
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=figsize, dpi=100, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def finish(fig: Any, path: str | Path | None, dpi: int = 100) -> Any:
+    """Save ``fig`` to ``path`` when given (creating its folder); return the figure."""
+    if path is not None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(path, dpi=dpi)
+    return fig
+
+
+def pixel_size(figsize: tuple[float, float], dpi: int = 100) -> tuple[int, int]:
+    """Width and height in pixels of a figure saved at ``dpi`` (constrained layout keeps the size)."""
+    return round(figsize[0] * dpi), round(figsize[1] * dpi)
