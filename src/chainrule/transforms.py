@@ -196,7 +196,7 @@ def deriv(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
 
     Example:
         >>> import chainrule as cr, numpy as np
-        >>> cr.deriv(np.sin, order=2)(0.5) == -np.sin(0.5)
+        >>> cr.deriv(np.sin, order=2)(0.5) == -float(np.sin(0.5))
         True
     """
     if order < 0:
