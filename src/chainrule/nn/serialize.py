@@ -167,9 +167,14 @@ def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     try:
         f = np.load(path, allow_pickle=False)
     except ValueError as e:
-        if "pickle" in str(e).lower():
+        with open(path, "rb") as fh:
+            head = fh.read(1)
+        if head == b"\x80":  # the opcode that starts every pickle of protocol 2 or later
             raise _refused(path, "the whole file is a pickle") from None
-        raise ValueError(f"load: {os.fspath(path)!s} is not a NumPy .npz archive ({e})") from None
+        raise ValueError(
+            f"load: {os.fspath(path)!s} is not a NumPy .npz archive (NumPy could only read it by unpickling, "
+            f"which is refused: {e})"
+        ) from None
     if not isinstance(f, np.lib.npyio.NpzFile):
         raise ValueError(
             f"load: {os.fspath(path)!s} holds a single array (.npy), not an .npz archive of named arrays"
