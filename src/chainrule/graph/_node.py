@@ -104,7 +104,7 @@ def grad_text(node: Any) -> str:
         return f"grad {value(node.grad)}"
     g = node.grad
     if g is None:
-        return "grad -"
+        return "grad None"
     raw = g.data if isinstance(g, Tensor) else np.asarray(g)
     return f"grad {array_text(raw)}"
 

@@ -2,11 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from array import array
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from . import _node
+
+
+class EdgeView(Sequence[tuple[int, int, int]]):
+    """The edges of a :class:`Graph` as ``(parent, child, slot)`` triples, read from compact arrays."""
+
+    def __init__(self, parent: array, child: array, slot: array) -> None:
+        self._p, self._c, self._s = parent, child, slot
+
+    def __len__(self) -> int:
+        return len(self._p)
+
+    @overload
+    def __getitem__(self, k: int) -> tuple[int, int, int]: ...
+
+    @overload
+    def __getitem__(self, k: slice) -> list[tuple[int, int, int]]: ...
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return list(zip(self._p[k], self._c[k], self._s[k], strict=True))
+        return (self._p[k], self._c[k], self._s[k])
+
+    def __iter__(self) -> Iterator[tuple[int, int, int]]:
+        return zip(self._p, self._c, self._s, strict=True)
 
 
 @dataclass
@@ -16,9 +41,12 @@ class Graph:
     - ``nodes``: node objects, ``nodes[0]`` is the output, then breadth first towards the inputs;
     - ``edges``: ``(parent, child, slot)`` index triples, data flowing from ``nodes[parent]`` into
       ``nodes[child]``, which uses it as its parent number ``slot`` (``x * x`` has two edges);
+      grouped by child, in node order; ``edge_start[i]:edge_start[i + 1]`` are node i's inputs;
     - ``level``: distance (in edges) from the output, per node;
     - ``hidden_inputs``: for nodes whose inputs were cut off by a cap, how many edges were cut;
     - ``n_total``: how many nodes the whole graph has (counted even when capped).
+
+    Edges are stored in arrays (24 bytes each), so a graph of a million nodes stays small.
 
     Example:
         >>> from chainrule import Scalar
@@ -27,17 +55,24 @@ class Graph:
         >>> g = collect(a * b + a)
         >>> len(g.nodes), len(g.edges), g.n_hidden
         (4, 4, 0)
+        >>> [(g.nodes[p].label or g.nodes[p].op, g.nodes[c].op) for p, c, _ in g.edges]
+        [('*', '+'), ('a', '+'), ('a', '*'), ('b', '*')]
     """
 
     output: Any
     kind: str
     nodes: list[Any]
-    edges: list[tuple[int, int, int]]
-    level: list[int]
-    edge_start: list[int]
+    edge_parent: array
+    edge_child: array
+    edge_slot: array
+    edge_start: array
+    level: array
     hidden_inputs: dict[int, int] = field(default_factory=dict)
     n_total: int = 0
-    _index: dict[int, int] | None = field(default=None, repr=False)
+
+    @property
+    def edges(self) -> EdgeView:
+        return EdgeView(self.edge_parent, self.edge_child, self.edge_slot)
 
     @property
     def n_hidden(self) -> int:
@@ -46,9 +81,10 @@ class Graph:
 
     def index(self, node: Any) -> int | None:
         """Position of ``node`` in ``nodes`` (by identity), or None."""
-        if self._index is None:
-            self._index = {id(n): i for i, n in enumerate(self.nodes)}
-        return self._index.get(id(node))
+        for i, n in enumerate(self.nodes):
+            if n is node:
+                return i
+        return None
 
     def inputs(self, i: int) -> list[tuple[int, int, int]]:
         """The edges into node ``i`` (those to shown nodes), in parent order."""
@@ -57,22 +93,22 @@ class Graph:
     def edge_objects(self) -> Iterator[tuple[Any, Any]]:
         """``(parent, child)`` node objects for every edge."""
         nodes = self.nodes
-        for p, c, _ in self.edges:
+        for p, c in zip(self.edge_parent, self.edge_child, strict=True):
             yield nodes[p], nodes[c]
 
     def children_first(self) -> list[int]:
         """Node indices, each before all of its parents (Kahn's algorithm from the output)."""
         consumers = [0] * len(self.nodes)
-        for p, _, _ in self.edges:
+        for p in self.edge_parent:
             consumers[p] += 1
         ready = [i for i, n in enumerate(consumers) if n == 0]
         order: list[int] = []
-        edges, start = self.edges, self.edge_start
+        parent, start = self.edge_parent, self.edge_start
         while ready:
             i = ready.pop()
             order.append(i)
             for k in range(start[i], start[i + 1]):
-                p = edges[k][0]
+                p = parent[k]
                 consumers[p] -= 1
                 if consumers[p] == 0:
                     ready.append(p)
@@ -103,11 +139,11 @@ def collect(out: Any, max_nodes: int | None = None, max_depth: int | None = None
         raise ValueError(f"collect: max_depth must be 0 or more (or None for all), got {max_depth}")
     get_parents = _node.parents_getter(kind)
     cap = max_nodes if max_nodes is not None else -1
+    deepest = max_depth if max_depth is not None else -1
     nodes = [out]
-    level = [0]
-    index = {id(out): 0}
-    edges: list[tuple[int, int, int]] = []
-    start = [0]
+    level = array("q", [0])
+    index = {out: 0}  # Scalars and Tensors hash by identity
+    e_parent, e_child, e_slot, start = array("q"), array("q"), array("q"), array("q", [0])
     hidden: dict[int, int] = {}
     beyond: list[Any] = []  # parents not kept, to count the rest of the graph
     i = 0
@@ -115,36 +151,40 @@ def collect(out: Any, max_nodes: int | None = None, max_depth: int | None = None
         node = nodes[i]
         depth = level[i] + 1
         cut = 0
-        for slot, parent in enumerate(get_parents(node)):
-            j = index.get(id(parent))
+        slot = 0
+        for parent in get_parents(node):
+            j = index.get(parent)
             if j is None:
-                if len(nodes) == cap or (max_depth is not None and depth > max_depth):
+                if len(nodes) == cap or depth == deepest + 1 and deepest >= 0:
                     cut += 1
                     beyond.append(parent)
+                    slot += 1
                     continue
                 j = len(nodes)
-                index[id(parent)] = j
+                index[parent] = j
                 nodes.append(parent)
                 level.append(depth)
-            edges.append((j, i, slot))
+            e_parent.append(j)
+            e_child.append(i)
+            e_slot.append(slot)
+            slot += 1
         if cut:
             hidden[i] = cut
         i += 1
-        start.append(len(edges))
+        start.append(len(e_parent))
     n_total = len(nodes) + (_count_beyond(beyond, index, get_parents) if beyond else 0)
-    return Graph(out, kind, nodes, edges, level, start, hidden, n_total)
+    return Graph(out, kind, nodes, e_parent, e_child, e_slot, start, level, hidden, n_total)
 
 
-def _count_beyond(stack: list[Any], known: dict[int, int], get_parents: Any) -> int:
+def _count_beyond(stack: list[Any], known: dict[Any, int], get_parents: Any) -> int:
     """How many nodes are reachable from ``stack`` and not in ``known``."""
-    seen: set[int] = set()
+    seen: set[Any] = set()
     add = seen.add
     while stack:
         node = stack.pop()
-        key = id(node)
-        if key in seen or key in known:
+        if node in seen or node in known:
             continue
-        add(key)
+        add(node)
         stack.extend(get_parents(node))
     return len(seen)
 

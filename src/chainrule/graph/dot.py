@@ -10,7 +10,7 @@ from typing import Any
 from .scene import DEFAULT_MAX_NODES, Box, Highlight, Scene, build_scene
 
 FONT = "Helvetica,Arial,sans-serif"
-_RECORD_SPECIAL = "\\{}|<>\""
+_RECORD_SPECIAL = "\\{}|<>"
 
 
 def _quote(text: str) -> str:
@@ -18,10 +18,26 @@ def _quote(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def _caption(scene: Scene) -> str:
+    """An HTML-like label: the caption lines, then the legend lines in their colours, left aligned."""
+    parts = [_html(line) + '<br align="left"/>' for line in scene.caption]
+    parts += [f'<font color="{_html(color)}">{_html(text)}</font><br align="left"/>' for color, text in scene.legend]
+    return "<" + "".join(parts) + ">"
+
+
 def _record_field(text: str) -> str:
-    """Escape the characters that structure a record label."""
-    out = "".join("\\" + ch if ch in _RECORD_SPECIAL else ch for ch in text)
+    """Escape the characters that structure a record label (the quotes are escaped by _quote_record)."""
+    out = "".join("\\" + ch if ch in _RECORD_SPECIAL else ch for ch in text.replace("\n", " "))
     return out if out.strip() else " "
+
+
+def _quote_record(label: str) -> str:
+    """A DOT string holding a record label whose backslashes are already record escapes."""
+    return '"' + label.replace('"', '\\"') + '"'
 
 
 def _attrs(**kw: Any) -> str:
@@ -41,7 +57,7 @@ def _box_lines(box: Box, rankdir: str) -> list[str]:
         shape="record",
         style="filled",
         fillcolor="lightblue" if box.output else "white",
-        label=_quote(record),
+        label=_quote_record(record),
         color=color,
         penwidth="2" if box.output or box.color else None,
     )
@@ -68,10 +84,9 @@ def _box_lines(box: Box, rankdir: str) -> list[str]:
 def scene_to_dot(scene: Scene, rankdir: str = "LR") -> str:
     """DOT source for a :class:`~chainrule.graph.scene.Scene`."""
     lines = ["digraph chainrule {"]
-    caption = list(scene.caption) + [f"{color}: {text}" for color, text in scene.legend]
     graph_attrs = {"rankdir": rankdir, "fontname": _quote(FONT), "nodesep": "0.25", "ranksep": "0.4"}
-    if caption:
-        graph_attrs.update(label=_quote("\n".join(caption) + "\n"), labelloc="t", labeljust="l", fontsize="12")
+    if scene.caption or scene.legend:
+        graph_attrs.update(label=_caption(scene), labelloc="t", labeljust="l", fontsize="12")
     lines.append(f"  graph {_attrs(**graph_attrs)};")
     lines.append(f"  node {_attrs(fontname=_quote(FONT), fontsize='11')};")
     lines.append(f"  edge {_attrs(fontname=_quote(FONT), fontsize='10', color='gray35', arrowsize='0.7')};")

@@ -164,6 +164,10 @@ def explain(out: Any, wrt: Any, max_paths: int = 10, gradient: Any = None) -> Ex
         from .explain_tensor import tensor_chains as chains_of
     chains, products, total, grad_value, ok = chains_of(g, wrt, target, counts, order, listed, gradient)
     on_path = [g.nodes[i] for i in range(len(g.nodes)) if counts[i]]
-    on_path_edges = [(g.nodes[c], slot) for p, c, slot in g.edges if counts[p] and counts[c]]
+    on_path_edges = [
+        (g.nodes[c], slot)
+        for p, c, slot in zip(g.edge_parent, g.edge_child, g.edge_slot, strict=True)
+        if counts[p] and counts[c]
+    ]
     return Explanation(out, wrt, kind, paths, listed, chains, products, counts[0], total, grad_value, ok,
                        g, on_path, on_path_edges)

@@ -24,14 +24,14 @@ def _sum_over_paths(g: Graph, target: int, counts: list[int], order: list[int], 
     """
     adj = [0.0] * len(g.nodes)
     adj[0] = seed
-    nodes, edges, start = g.nodes, g.edges, g.edge_start
+    nodes, parent, slots, start = g.nodes, g.edge_parent, g.edge_slot, g.edge_start
     for i in order:
         if not counts[i] or i == target:
             continue
         a = adj[i]
         local = nodes[i]._local
         for k in range(start[i], start[i + 1]):
-            p, _, slot = edges[k]
+            p, slot = parent[k], slots[k]
             if counts[p]:
                 adj[p] += a * local[slot]
     return adj[target]

@@ -34,13 +34,13 @@ def _vjp(node: Tensor, slot: int, g: Any) -> Any:
 def _sum_over_paths(g: Graph, target: int, counts: list[int], order: list[int], seed: np.ndarray) -> np.ndarray:
     """Sum over all paths of the VJP chains, sharing the work of common path prefixes."""
     adj: dict[int, Any] = {0: seed}
-    nodes, edges, start = g.nodes, g.edges, g.edge_start
+    nodes, parent, slots, start = g.nodes, g.edge_parent, g.edge_slot, g.edge_start
     for i in order:
         if not counts[i] or i == target or i not in adj:
             continue
         a = adj.pop(i)
         for k in range(start[i], start[i + 1]):
-            p, _, slot = edges[k]
+            p, slot = parent[k], slots[k]
             if counts[p]:
                 v = _vjp(nodes[i], slot, a)
                 adj[p] = adj[p] + v if p in adj else v

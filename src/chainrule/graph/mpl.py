@@ -45,8 +45,10 @@ def _field_widths(fields: tuple[str, ...]) -> list[float]:
     return [max(_text_width(f, FONT_SIZE) + 2 * PAD, 0.2) for f in fields]
 
 
-def _op_radius(op: str) -> float:
-    return max(0.15, _text_width(op, FONT_SIZE) / 2 + 0.06)
+def _op_size(op: str) -> tuple[float, float]:
+    """A circle for short op names, an ellipse as tall as a circle for longer ones."""
+    d = max(0.3, _text_width(op, FONT_SIZE) + 0.1)
+    return (d, d) if len(op) <= 3 else (d + 0.06, 0.3)
 
 
 def _smooth_path(points: list[tuple[float, float]]) -> Any:
@@ -71,7 +73,7 @@ def scene_figure(scene: Scene) -> Any:
     """A matplotlib Figure (not attached to pyplot) showing ``scene``."""
     _matplotlib()
     from matplotlib.figure import Figure
-    from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
+    from matplotlib.patches import Ellipse, FancyArrowPatch, FancyBboxPatch, Rectangle
 
     size: dict[str, tuple[float, float]] = {}
     fields_w: dict[str, list[float]] = {}
@@ -83,14 +85,14 @@ def scene_figure(scene: Scene) -> Any:
         size[box.key] = (sum(widths), BOX_H)
         keys.append(box.key)
         if box.op:
-            r = _op_radius(box.op)
-            size[box.key + "_op"] = (2 * r, 2 * r)
+            size[box.key + "_op"] = _op_size(box.op)
             keys.append(box.key + "_op")
             edges.append((box.key + "_op", box.key))
     n_internal = len(edges)
     edges += [(link.src, link.dst + "_op") for link in scene.links]
     # parallel edges (x * x) get bent apart
     seen: dict[tuple[str, str], int] = {}
+    placed: list[tuple[float, float, float, float]] = []  # edge label boxes already drawn
     layout = layered_layout(keys, edges, size)
     caption = list(scene.caption) + [text for _, text in scene.legend]
     cap_h = CAPTION_LINE * len(caption) + (0.1 if caption else 0.0)
@@ -129,8 +131,8 @@ def scene_figure(scene: Scene) -> Any:
             x += fw
         if box.op:
             ox, oy = at(layout.pos[box.key + "_op"])
-            r = size[box.key + "_op"][0] / 2
-            ax.add_patch(Circle((ox, oy), r, fc="lightgray", ec=ec, lw=lw if box.color else 1.0, zorder=3))
+            ow, oh = size[box.key + "_op"]
+            ax.add_patch(Ellipse((ox, oy), ow, oh, fc="lightgray", ec=ec, lw=lw if box.color else 1.0, zorder=3))
             ax.text(ox, oy, box.op, ha="center", va="center", fontsize=FONT_SIZE, zorder=5)
 
     for i, route in enumerate(layout.routes):
@@ -152,9 +154,8 @@ def scene_figure(scene: Scene) -> Any:
         colors = list(link.colors) or ["dimgray"]
         _arrow(ax, FancyArrowPatch, pts, colors, 2.0 if link.colors else 1.0, "--" if link.hidden else "-")
         if link.label:
-            (xa, ya), (xb, yb) = pts[-2], pts[-1]
-            t = 0.45 if len(pts) == 2 else 0.5
-            ax.text(xa + (xb - xa) * t, ya + (yb - ya) * t, link.label, ha="center", va="center",
+            lx, ly = _label_spot(pts[-2], pts[-1], _text_width(link.label, EDGE_FONT_SIZE) + 0.06, placed)
+            ax.text(lx, ly, link.label, ha="center", va="center",
                     fontsize=EDGE_FONT_SIZE, color=link.colors[0] if link.colors else "black", zorder=6,
                     bbox={"boxstyle": "round,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.85})
     for k, line in enumerate(caption):
@@ -171,20 +172,35 @@ Point = tuple[float, float]
 
 def _leave(p: Point, nxt: Point, size: Point, key: str) -> Point:
     if key.endswith("_op"):
-        return _on_circle(p, nxt, size[0] / 2)
+        return _on_ellipse(p, nxt, size)
     return (p[0] + size[0] / 2, p[1])
 
 
 def _arrive(p: Point, prev: Point, size: Point, key: str) -> Point:
     if key.endswith("_op"):
-        return _on_circle(p, prev, size[0] / 2)
+        return _on_ellipse(p, prev, size)
     return (p[0] - size[0] / 2, p[1])
 
 
-def _on_circle(c: tuple[float, float], towards: tuple[float, float], r: float) -> tuple[float, float]:
+def _label_spot(a: Point, b: Point, width: float, placed: list[tuple[float, float, float, float]]) -> Point:
+    """A point on the segment a-b for an edge label, away from the labels already placed."""
+    h = 0.15
+    spot = a
+    for t in (0.55, 0.72, 0.38, 0.85, 0.25, 0.5):
+        spot = (a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t)
+        box = (spot[0] - width / 2, spot[1] - h / 2, spot[0] + width / 2, spot[1] + h / 2)
+        if not any(box[0] < q[2] and q[0] < box[2] and box[1] < q[3] and q[1] < box[3] for q in placed):
+            break
+    placed.append((spot[0] - width / 2, spot[1] - h / 2, spot[0] + width / 2, spot[1] + h / 2))
+    return spot
+
+
+def _on_ellipse(c: Point, towards: Point, size: Point) -> Point:
+    """Where the line from the centre ``c`` of an ellipse towards a point leaves the ellipse."""
     dx, dy = towards[0] - c[0], towards[1] - c[1]
-    d = (dx * dx + dy * dy) ** 0.5 or 1.0
-    return (c[0] + dx / d * r, c[1] + dy / d * r)
+    a, b = size[0] / 2, size[1] / 2
+    t = 1.0 / (((dx / a) ** 2 + (dy / b) ** 2) ** 0.5 or 1.0)
+    return (c[0] + dx * t, c[1] + dy * t)
 
 
 def _arrow(ax: Any, patch: Any, pts: list[tuple[float, float]], colors: list[str], lw: float, ls: str) -> None:

@@ -20,14 +20,14 @@ def count_paths(g: Graph, target: int | None) -> tuple[list[int], list[int]]:
     counts = [0] * len(g.nodes)
     if target is None:
         return counts, order
-    edges, start = g.edges, g.edge_start
+    parent, start = g.edge_parent, g.edge_start
     for i in reversed(order):  # parents before children
         if i == target:
             counts[i] = 1
             continue
         total = 0
         for k in range(start[i], start[i + 1]):
-            total += counts[edges[k][0]]
+            total += counts[parent[k]]
         counts[i] = total
     return counts, order
 
@@ -41,7 +41,7 @@ def list_paths(g: Graph, target: int, counts: list[int], limit: int) -> list[lis
     found: list[list[Edge]] = []
     if limit <= 0 or not counts or counts[0] == 0:
         return found
-    edges, start = g.edges, g.edge_start
+    parent, slot, start = g.edge_parent, g.edge_slot, g.edge_start
     stack: list[tuple[int, Any]] = [(0, None)]  # (node, linked list of the edges taken so far)
     while stack and len(found) < limit:
         i, link = stack.pop()
@@ -54,9 +54,9 @@ def list_paths(g: Graph, target: int, counts: list[int], limit: int) -> list[lis
             found.append(path)
             continue
         for k in range(start[i + 1] - 1, start[i] - 1, -1):
-            edge = edges[k]
-            if counts[edge[0]]:
-                stack.append((edge[0], (link, edge)))
+            p = parent[k]
+            if counts[p]:
+                stack.append((p, (link, (p, i, slot[k]))))
     return found
 
 
