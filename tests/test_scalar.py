@@ -336,3 +336,25 @@ def test_micrograd_mlp_runs_on_chainrule_values_with_the_same_numbers(monkeypatc
     assert ours == pytest.approx(theirs, rel=1e-12)
     assert our_params == pytest.approx(their_params, rel=1e-12)
     assert ours[-1] < ours[0]
+
+
+def test_numpy_numbers_and_one_element_arrays_are_accepted_as_constants():
+    import numpy as np
+
+    from chainrule import Tensor
+
+    a = Scalar(2.0)
+    assert (a ** np.float64(3.0)).data == 8.0 and (a ** np.float64(3.0)).op == "**3"
+    assert (a ** np.array(0.5)).op == "**0.5"
+    assert (a ** Tensor(2.0)).data == 4.0  # a constant Tensor: its value
+    assert (a + np.array([1.0])).data == 3.0
+    assert (np.float64(1.0) - a).data == -1.0
+
+
+def test_a_tensor_that_requires_grad_is_refused_rather_than_dropped():
+    from chainrule import Tensor
+
+    t = Tensor(1.0, requires_grad=True)
+    for call in (lambda: Scalar(2.0) + t, lambda: Scalar(2.0) ** t, lambda: Scalar(t), lambda: Scalar(2.0) * t):
+        with pytest.raises(TypeError, match=r"Scalar: argument '\w+' is a Tensor that requires grad"):
+            call()

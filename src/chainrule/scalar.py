@@ -22,6 +22,11 @@ Number = Union[int, float]
 
 def _number(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, Real):
+        if getattr(value, "requires_grad", False):  # a Tensor: its gradient would be dropped silently
+            raise TypeError(
+                f"Scalar: argument '{name}' is a Tensor that requires grad; Scalar and Tensor graphs do not "
+                "connect, so its gradient would be lost. Use Tensors throughout, or pass .item() for a constant"
+            )
         if hasattr(value, "item") and getattr(value, "size", None) == 1:
             return float(value.item())
         raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}")
@@ -130,7 +135,7 @@ class Scalar:
             out = _power(a, b)
             return _node(out, (self, other), (_dpow_base(a, b), out * _log_or_zero(a)), "**")
         b = _number(other, "exponent")
-        return _node(_power(a, b), (self,), (_dpow_base(a, b),), f"**{other:g}")
+        return _node(_power(a, b), (self,), (_dpow_base(a, b),), f"**{b:g}")
 
     def __rpow__(self, other: Any) -> "Scalar":
         c = _number(other, "base")
