@@ -31,7 +31,7 @@ _LAZY = {
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
 }
-_SUBMODULES = {"nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom"}
+_SUBMODULES = {"autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom"}
 
 
 def __getattr__(name: str) -> Any:
