@@ -147,6 +147,10 @@ EINSUM_SPECS = [
     "ij,jk,kl->il",
     "ij,jk",
     "bi,bj->bij",
+    "ii->",
+    "ii->i",
+    "iij,jk->ik",
+    "ij,jj->ij",
 ]
 
 

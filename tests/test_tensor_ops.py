@@ -306,6 +306,17 @@ def test_einsum_dot_outer_tensordot_values():
     np.testing.assert_allclose(np.einsum("ij,jk->ik", Tensor(a), Tensor(b)).data, a @ b)
 
 
+def test_einsum_with_a_repeated_subscript_trace_and_diagonal():
+    a = np.arange(9.0).reshape(3, 3)
+    assert cr.einsum("ii->", Tensor(a)).item() == np.trace(a)
+    np.testing.assert_array_equal(cr.einsum("ii->i", Tensor(a)).data, np.diag(a))
+    (g,) = grads_of(lambda t: cr.einsum("ii->", t), a)
+    np.testing.assert_array_equal(g, np.eye(3))
+    (g,) = grads_of(lambda t: cr.einsum("ii->i", t), a, gradient=np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(g, np.diag([1.0, 2.0, 3.0]))
+    check_grads(lambda x, y: cr.einsum("iij,jk->ik", x, y), np.ones((2, 2, 3)) * 0.5, np.arange(12.0).reshape(3, 4))
+
+
 # -- NumPy functions dispatch to chainrule ------------------------------------------------------
 def test_numpy_functions_on_tensors_are_differentiable():
     x = Tensor([0.5, 1.0, 2.0], requires_grad=True)

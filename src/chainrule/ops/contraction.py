@@ -32,9 +32,20 @@ _matmul.defvjp(_matmul_vjp_a, _matmul_vjp_b)
 _matmul.defjvp(lambda t, ans, a, b: t @ b, lambda t, ans, a, b: a @ t)
 
 
+def _check_operand(op: str, name: str, x: Any) -> None:
+    """A TypeError naming the argument for None, strings and sequences of non-numbers."""
+    bad = x is None or isinstance(x, (str, bytes))
+    if not bad and isinstance(x, (list, tuple)):
+        bad = np.asarray(x, dtype=object).size > 0 and np.asarray(x).dtype.kind not in "biufc"
+    if bad:
+        raise TypeError(f"{op}: argument '{name}' must be an array, a Tensor or a number, got {type(x).__name__}")
+
+
 @implements(np.matmul)
 def matmul(a: Any, b: Any) -> Any:
     """Matrix product with NumPy's rules (batched over leading axes, 1-D vectors allowed)."""
+    _check_operand("matmul", "a", a)
+    _check_operand("matmul", "b", b)
     sa, sb = shape_of(a), shape_of(b)
     if not sa or not sb:
         raise ValueError(f"matmul: operands must be at least 1-D, got shapes {sa} and {sb}; use * for scalars")
@@ -130,18 +141,32 @@ def _parse(subscripts: str, shapes: list[tuple[int, ...]]) -> tuple[list[str], s
 def _einsum_vjp(argnum: int, g: Any, ans: Any, *ops: Any, subscripts: str) -> Any:
     ins, out = _parse(subscripts, [np.shape(o) for o in ops])
     target = ins[argnum]
-    if len(set(target)) != len(target):
-        raise NotImplementedError(f"einsum: gradient for an operand with repeated subscripts ('{target}')")
-    others = [(s, o) for i, (s, o) in enumerate(zip(ins, ops)) if i != argnum]
+    shape = np.shape(ops[argnum])
+    size = {c: shape[i] for i, c in enumerate(target)}
+    unique = "".join(dict.fromkeys(target))  # a letter repeated in one operand (a diagonal) once
+    others = [(s, o) for i, (s, o) in enumerate(zip(ins, ops, strict=True)) if i != argnum]
     known = set(out).union(*[set(s) for s, _ in others])
-    kept = "".join(c for c in target if c in known)
+    kept = "".join(c for c in unique if c in known)
     spec = ",".join([out] + [s for s, _ in others]) + "->" + kept
     grad = einsum(spec, g, *[o for _, o in others])
-    shape = np.shape(ops[argnum])
-    if kept != target:  # letters only in this operand: the gradient is constant along them
+    if kept != unique:  # letters only in this operand: the gradient is constant along them
         grad = np.broadcast_to(
-            grad.reshape(tuple(shape[i] if c in known else 1 for i, c in enumerate(target))), shape
+            grad.reshape(tuple(size[c] if c in known else 1 for c in unique)), tuple(size[c] for c in unique)
         )
+    if unique != target:  # put the gradient on the diagonal: one identity matrix per repeat
+        used = set(subscripts) | set("".join(ins)) | set(out)
+        fresh = iter(c for c in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used)
+        renamed, deltas, seen = [], [], set()
+        for c in target:
+            if c in seen:
+                d = next(fresh)
+                renamed.append(d)
+                deltas.append(c + d)
+            else:
+                seen.add(c)
+                renamed.append(c)
+        eyes = [np.eye(size[d[0]], dtype=np.result_type(raw(grad))) for d in deltas]
+        grad = einsum(",".join([unique, *deltas]) + "->" + "".join(renamed), grad, *eyes)
     return grad
 
 
