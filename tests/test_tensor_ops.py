@@ -201,6 +201,31 @@ def test_split_pieces_and_gradient():
     assert [p.data.tolist() for p in equal] == [[0, 1], [2, 3], [4, 5]]
 
 
+@pytest.mark.parametrize("sections", [1, 2, 3, 7, [1, 4], [0, 0, 5]])
+def test_numpy_array_split_on_tensors_follows_numpy(sections):
+    x = Tensor(np.arange(5.0), requires_grad=True)
+    parts = np.array_split(x, sections)
+    expected = np.array_split(np.arange(5.0), sections)
+    assert [p.data.tolist() for p in parts] == [e.tolist() for e in expected]
+    sum((p * float(k + 1)).sum() for k, p in enumerate(parts)).backward()
+    np.testing.assert_array_equal(
+        x.grad.data, np.concatenate([np.full(len(e), k + 1.0) for k, e in enumerate(expected)])
+    )
+
+
+def test_casting_to_an_integer_dtype_leaves_the_graph():
+    x = Tensor([1.7, -2.2], requires_grad=True)
+    i = x.astype(np.int64)
+    assert i.dtype == np.int64 and not i.requires_grad
+    np.testing.assert_array_equal(i.data, [1, -2])
+    assert not cr.astype(x, bool).requires_grad
+    f = x.astype(np.float32)
+    assert f.requires_grad and f.dtype == np.float32
+    (f * 2.0 + i).sum().backward()  # the integer copy is a constant
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
+
+
 def test_unused_split_pieces_get_zero_gradient():
     (g,) = grads_of(lambda t: cr.split(t, 2)[1], [1.0, 2.0, 3.0, 4.0])
     np.testing.assert_array_equal(g, [0.0, 0.0, 1.0, 1.0])

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of, wrap_like
 
 _reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape))
 _reshape.defvjp(lambda g, ans, x, shape: g.reshape(np.shape(x)))
@@ -127,8 +127,15 @@ def atleast_2d(x: Any) -> Any:
 
 
 def astype(x: Any, dtype: Any) -> Any:
-    """Cast to ``dtype``; gradients come back in the input's dtype."""
-    return _astype(x, dtype=np.dtype(dtype))
+    """Cast to ``dtype``; gradients come back in the input's dtype.
+
+    A cast to an integer or boolean dtype leaves the graph (as in PyTorch): integer tensors
+    cannot require grad, and rounding has no useful gradient.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "fc":
+        return wrap_like(raw(x).astype(dtype), x)
+    return _astype(x, dtype=dtype)
 
 
 @implements(np.copy)
@@ -200,7 +207,7 @@ def vstack(arrays: Any) -> Any:
     return concatenate([atleast_2d(x) for x in _sequence("vstack", arrays)], axis=0)
 
 
-@implements(np.split, np.array_split)
+@implements(np.split)
 def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
     """Split into pieces along ``axis`` (equal sections, or at the given indices)."""
     axis = normalize_axis(axis, ndim_of(x))[0]
@@ -218,6 +225,19 @@ def split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
         index[axis] = slice(lo, hi)
         pieces.append(getitem(x, tuple(index)))
     return pieces
+
+
+@implements(np.array_split)
+def array_split(x: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """As ``split``, but ``k`` sections need not be equal: the first ``n % k`` get one more entry."""
+    if not isinstance(indices_or_sections, (int, np.integer)):
+        return split(x, indices_or_sections, axis=axis)
+    k = int(indices_or_sections)
+    if k <= 0:
+        raise ValueError(f"array_split: the number of sections must be positive, got {k}")
+    n = shape_of(x)[normalize_axis(axis, ndim_of(x))[0]]
+    sizes = [n // k + 1] * (n % k) + [n // k] * (k - n % k)
+    return split(x, np.cumsum(sizes)[:-1].tolist(), axis=axis)
 
 
 # -- indexing -------------------------------------------------------------------------------
