@@ -123,10 +123,8 @@ class Scalar:
         return _node(self.data / c, (self,), (1.0 / c,), "/")
 
     def __rtruediv__(self, other: Any) -> "Scalar":
-        a = self.data
-        _nonzero(a, "/")
-        c = _number(other, "other")
-        return _node(c / a, (self,), (-c / (a * a),), "/")
+        _nonzero(self.data, "/")
+        return _number(other, "other") * self**-1  # as micrograd: two nodes, "**-1" then "*"
 
     def __pow__(self, other: Any) -> "Scalar":
         a = self.data
@@ -135,12 +133,12 @@ class Scalar:
             out = _power(a, b)
             return _node(out, (self, other), (_dpow_base(a, b), out * _log_or_zero(a)), "**")
         b = _number(other, "exponent")
-        return _node(_power(a, b), (self,), (_dpow_base(a, b),), f"**{b:g}")
+        return _node(_power(a, b), (self,), (_dpow_base(a, b),), "**" + _exact(b))
 
     def __rpow__(self, other: Any) -> "Scalar":
         c = _number(other, "base")
         out = _power(c, self.data)
-        return _node(out, (self,), (out * _log_or_zero(c),), "**")
+        return _node(out, (self,), (out * _log_or_zero(c),), _exact(c) + "**")
 
     def __neg__(self) -> "Scalar":
         return _node(-self.data, (self,), (-1.0,), "neg")
@@ -218,10 +216,16 @@ class Scalar:
     __hash__ = object.__hash__
 
     # -- the backward pass ----------------------------------------------------------------
-    def backward(self, gradient: float = 1.0) -> None:
-        """Add d(self)/d(leaf) to ``leaf.grad`` for every leaf this node depends on."""
+    def backward(self, gradient: float = 1.0, create_graph: bool = False) -> None:
+        """Add d(self)/d(leaf) to ``leaf.grad`` for every leaf this node depends on.
+
+        With ``create_graph=True`` the gradients are Scalars built from the graph, so they
+        can be differentiated again (``x.grad.backward()`` after resetting ``x.grad``).
+        """
         order = _graph(self, reset=True)
         order.sort(key=_creation, reverse=True)
+        if create_graph:
+            return _backward_graph(self, order, gradient)
         self.grad += gradient
         for node in order:
             g = node.grad
@@ -273,6 +277,59 @@ def _graph(root: Scalar, reset: bool) -> list[Scalar]:
                 if reset and parent._prev:
                     parent.grad = 0.0
     return nodes
+
+
+def _backward_graph(root: Scalar, order: list[Scalar], gradient: float) -> None:
+    """The backward pass with Scalar gradients: each local derivative rebuilt as a Scalar."""
+    grads: dict[Scalar, Any] = {root: gradient if isinstance(gradient, Scalar) else Scalar(gradient)}
+    for node in order:
+        g = grads.pop(node, None)
+        if g is None:
+            continue
+        node.grad = node.grad + g if node.grad else g
+        for parent, local in zip(node._prev, _differentiable_locals(node)):
+            part = g * local
+            grads[parent] = grads[parent] + part if parent in grads else part
+
+
+def _differentiable_locals(node: Scalar) -> tuple[Any, ...]:
+    """``node.local_derivatives`` as Scalar expressions of its parents (constants stay floats)."""
+    op, prev = node._op, node._prev
+    if not prev:
+        return ()
+    if op in ("+", "-", "neg", "abs", "relu") or (op in ("*", "/") and len(prev) == 1):
+        return node._local  # constant on each linear piece
+    if op == "*":
+        return (prev[1], prev[0])
+    if op == "/":
+        a, b = prev
+        return (1.0 / b, -a / (b * b))
+    if op == "**":
+        a, b = prev
+        return (b * a ** (b - 1.0), node * (a.log() if a.data > 0 else 0.0))
+    if op.startswith("**"):
+        c = float(op[2:])
+        return (c * prev[0] ** (c - 1.0),) if c != 0 else (0.0,)
+    if op.endswith("**"):
+        return (node * _log_or_zero(float(op[:-2])),)
+    a = prev[0]
+    rules = {
+        "exp": lambda: node,
+        "log": lambda: 1.0 / a,
+        "sqrt": lambda: 0.5 / node,
+        "sin": lambda: a.cos(),
+        "cos": lambda: -a.sin(),
+        "tan": lambda: 1.0 + node * node,
+        "tanh": lambda: 1.0 - node * node,
+        "sigmoid": lambda: node * (1.0 - node),
+    }
+    return (rules[op](),)
+
+
+def _exact(c: float) -> str:
+    """A short label for a constant that still reads back as the same float."""
+    short = f"{c:g}"
+    return short if float(short) == c else repr(c)
 
 
 def _value(x: Any) -> float:
