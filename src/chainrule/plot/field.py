@@ -102,10 +102,12 @@ def draw_field(
     if colorbar:
         cbar = ax.figure.colorbar(mesh, ax=ax)
         cbar.set_label(label, fontsize=12)
-        if hasattr(norm, "linthresh"):  # symmetric log: 0 and powers of ten clear of the linear part
+        if hasattr(norm, "linthresh"):  # symmetric log: 0, then 1 and 3 times powers of ten past the linear part
             m = max(-norm.vmin, norm.vmax)
-            powers = 10.0 ** np.arange(np.ceil(np.log10(3 * norm.linthresh)), np.floor(np.log10(m)) + 1)
-            cbar.set_ticks(np.concatenate([-powers[::-1], [0.0], powers]))
+            k = np.arange(np.floor(np.log10(norm.linthresh)), np.floor(np.log10(m)) + 1)
+            nice = np.sort(np.concatenate([10.0**k, 3 * 10.0**k]))
+            nice = nice[(nice >= 2 * norm.linthresh) & (nice <= m)]
+            cbar.set_ticks(np.concatenate([-nice[::-1], [0.0], nice]))
     ax.set_xlim(*xrange)
     ax.set_ylim(*yrange)
     return X, Y, Z, dX, dY
