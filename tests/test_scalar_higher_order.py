@@ -1,0 +1,68 @@
+"""Scalar.backward(create_graph=True): second and third derivatives against finite differences."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from chainrule import Scalar
+
+FUNCTIONS = {
+    "cube": lambda x: x**3,
+    "tanh": lambda x: x.tanh(),
+    "reciprocal": lambda x: 2.0 / x,
+    "rpow": lambda x: 3.0**x,
+    "self_power": lambda x: x**x,
+    "sqrt_exp": lambda x: (x * x + 1).sqrt() / x.exp(),
+    "trig_log_sigmoid": lambda x: x.sigmoid() * x.sin() + x.log() - x.cos() * x.tan(),
+    "rational": lambda x: (x - 1) * (x + 2) / (x * 3),
+    "cube_root": lambda x: x ** (1 / 3),
+    "relu_abs": lambda x: (x * 2 - 0.1).relu() * abs(x - 3.0),
+}
+
+
+def first_derivative(f, v: float) -> float:
+    x = Scalar(v)
+    f(x).backward()
+    return x.grad
+
+
+def second_derivative(f, v: float) -> float:
+    x = Scalar(v)
+    f(x).backward(create_graph=True)
+    g = x.grad
+    assert isinstance(g, Scalar)
+    x.grad = 0.0
+    g.backward()
+    return x.grad
+
+
+@pytest.mark.parametrize("name", FUNCTIONS)
+def test_second_derivative_matches_finite_differences(name):
+    f, v, h = FUNCTIONS[name], 0.7, 1e-5
+    expected = (first_derivative(f, v + h) - first_derivative(f, v - h)) / (2 * h)
+    assert second_derivative(f, v) == pytest.approx(expected, rel=1e-6, abs=1e-8)
+
+
+def test_third_derivative_of_sin():
+    x = Scalar(0.4)
+    x.sin().backward(create_graph=True)
+    g1 = x.grad
+    x.grad = 0.0
+    g1.backward(create_graph=True)
+    g2 = x.grad
+    x.grad = 0.0
+    g2.backward()
+    assert x.grad == pytest.approx(-math.cos(0.4), rel=1e-12)
+
+
+def test_seed_002_second_derivatives_with_scalars():
+    for which, expected in (("a", 4.0), ("b", -12.0)):
+        a, b = Scalar(1.0), Scalar(2.0)
+        (b * ((a + b) * (a - b))).backward(create_graph=True)
+        x = a if which == "a" else b
+        g = x.grad
+        a.grad = b.grad = 0.0
+        g.backward()
+        assert x.grad == expected
