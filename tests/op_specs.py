@@ -66,6 +66,17 @@ def any_and_nonzero(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[n
     return [rng.uniform(-2.0, 2.0, size=shapes[0]), away_from(rng, shapes[1], -2.0, 2.0, 0.5)]
 
 
+def value_and_bounds(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """x, lo, hi with lo < hi and x never within 0.05 of either bound."""
+    x = rng.uniform(-2.0, 2.0, size=shapes[0])
+    lo = rng.uniform(-1.0, -0.1, size=shapes[1])
+    hi = rng.uniform(0.1, 1.0, size=shapes[2])
+    for b in (lo, hi):
+        near = np.abs(x - b) < 0.05
+        x = np.where(near, x + 0.1, x)
+    return [x, lo, hi]
+
+
 def off_bounds(lo: float | None, hi: float | None) -> Maker:
     def make(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
         x = rng.uniform(-2.0, 2.0, size=shapes[0])
@@ -439,6 +450,7 @@ SPECS: list[OpSpec] = [
     OpSpec("minimum", cr.minimum, _t("minimum"), bcast(2), interleaved),
     OpSpec("where", lambda x, y, cshape: cr.where(_condition(cshape), x, y), _t_where, where_shapes(), uniform(-2, 2)),
     OpSpec("clip", lambda x: cr.clip(x, -0.5, 0.7), _t_clip(-0.5, 0.7), one(), off_bounds(-0.5, 0.7)),
+    OpSpec("clip_tensor_bounds", cr.clip, lambda x, lo, hi: x.clamp(lo, hi), bcast(3), value_and_bounds),
     OpSpec("clip_lo", lambda x: cr.clip(x, -0.5, None), _t_clip(-0.5, None), one(), off_bounds(-0.5, None)),
     OpSpec("clip_hi", lambda x: x.clip(None, 0.3), _t_clip(None, 0.3), one(), off_bounds(None, 0.3)),
     # reductions

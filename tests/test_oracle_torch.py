@@ -74,6 +74,11 @@ TIE_CASES = {
         lambda x: torch.clamp(x, -1.0, 1.0),
         [[-3.0, -1.0, 0.0, 1.0, 3.0]],
     ),
+    "clip with tensor bounds, ties and crossed bounds": (
+        cr.clip,
+        torch.clamp,
+        [[-3.0, -1.0, 0.0, 1.0, 3.0, 0.5], [-1.0, -1.0, -1.0, -1.0, -1.0, 2.0], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]],
+    ),
     "sqrt at 0": (cr.sqrt, torch.sqrt, [[0.0, 4.0]]),
     "x**2 at 0": (lambda x: x**2, lambda x: x**2, [[0.0, -1.0]]),
     "x**y at x=0": (lambda x, y: x**y, torch.pow, [[0.0, 0.0], [2.0, 0.5]]),

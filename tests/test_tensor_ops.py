@@ -91,6 +91,16 @@ def test_clip_passes_the_gradient_inside_and_at_its_bounds():
     np.testing.assert_array_equal(grads_of(lambda t: t.clip(None, 1.0), x)[0], [1, 1, 1, 1, 0])
 
 
+def test_clip_gives_tensor_bounds_their_gradient():
+    gx, glo, ghi = grads_of(cr.clip, [-3.0, -1.0, 0.0, 1.0, 3.0], [-1.0] * 5, [1.0] * 5)
+    np.testing.assert_array_equal(gx, [0, 1, 1, 1, 0])
+    np.testing.assert_array_equal(glo, [1, 0, 0, 0, 0])
+    np.testing.assert_array_equal(ghi, [0, 0, 0, 0, 1])
+    gx, ghi = grads_of(lambda x, hi: x.clip(None, hi), [0.5, 2.0], 1.0)
+    np.testing.assert_array_equal(gx, [1, 0])
+    assert ghi.shape == () and ghi == 1.0
+
+
 def test_conventions_are_documented():
     import chainrule.ops.elementwise as E
     import chainrule.ops.reductions as R

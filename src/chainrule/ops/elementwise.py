@@ -388,15 +388,33 @@ def _clip_d(ans: Any, x: Any, lo: Any, hi: Any) -> Any:
     return inside
 
 
+def _clip_dlo(x: Any, lo: Any, hi: Any) -> Any:
+    below = x < lo  # the value is the lower bound there (unless the bounds cross: then it is hi)
+    return below if hi is None else below & (lo <= hi)
+
+
+def _clip_dhi(x: Any, lo: Any, hi: Any) -> Any:
+    return (x if lo is None else np.maximum(x, lo)) > hi  # NumPy: minimum(maximum(x, lo), hi)
+
+
+# x gets the gradient inside and at the bounds; a Tensor bound gets it where it is the value.
 _clip = Primitive("clip", _clip_fn)
-_clip.defvjp(lambda g, ans, x, lo, hi: g * _clip_d(ans, raw(x), raw(lo), raw(hi)))
-_clip.defjvp(lambda t, ans, x, lo, hi: t * _clip_d(ans, raw(x), raw(lo), raw(hi)))
+_clip.defvjp(
+    lambda g, ans, x, lo, hi: g * _clip_d(ans, raw(x), raw(lo), raw(hi)),
+    lambda g, ans, x, lo, hi: g * _clip_dlo(raw(x), raw(lo), raw(hi)),
+    lambda g, ans, x, lo, hi: g * _clip_dhi(raw(x), raw(lo), raw(hi)),
+)
+_clip.defjvp(
+    lambda t, ans, x, lo, hi: t * _clip_d(ans, raw(x), raw(lo), raw(hi)),
+    lambda t, ans, x, lo, hi: t * _clip_dlo(raw(x), raw(lo), raw(hi)),
+    lambda t, ans, x, lo, hi: t * _clip_dhi(raw(x), raw(lo), raw(hi)),
+)
 
 
 @implements(np.clip)
 def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     """Limit values to [a_min, a_max]; the gradient passes inside and at the bounds."""
-    return _clip(x, raw(a_min), raw(a_max))
+    return _clip(x, a_min, a_max)
 
 
 # -- piecewise constant: zero derivative ----------------------------------------------------
