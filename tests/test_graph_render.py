@@ -142,7 +142,13 @@ def test_notebook_display_and_graph_methods():
     _, _, loss = tensor_mlp()
     td = loss.graph(engine="matplotlib", max_nodes=3)
     assert isinstance(td, Drawing) and "loss" in svg_texts(td.svg())
-    assert cr.draw is draw or cr.draw.__name__ == "draw"
+
+
+def test_top_level_names_come_from_chainrule_graph():
+    import chainrule.graph as graph
+
+    for name in ["explain", "draw", "to_networkx", "to_dot", "render"]:
+        assert getattr(cr, name) is getattr(graph, name), name
 
 
 def test_drawing_reads_the_graph_when_shown():

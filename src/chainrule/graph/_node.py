@@ -87,8 +87,7 @@ def array_text(a: np.ndarray, limit: int = 4) -> str:
     if a.size == 1:
         return value(float(a.reshape(-1)[0].real))
     if a.size <= limit:
-        return "[" + ", ".join(num(float(x.real)) if float(x.real).is_integer() else f"{float(x.real):.3g}"
-                               for x in a.reshape(-1)) + "]"
+        return "[" + ", ".join(num(float(x)) for x in a.reshape(-1).real) + "]"
     return shape_text(a.shape)
 
 

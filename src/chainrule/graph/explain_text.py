@@ -22,6 +22,33 @@ def _array(a: Any) -> str:
     return f"{body} {_node.shape_text(a.shape)}" if a.size > 12 else body
 
 
+LONG = 16  # paths and chains longer than this are shown by their two ends
+
+
+def _short_path(text: str) -> str:
+    items = text.split(" -> ")
+    if len(items) <= LONG:
+        return text
+    k = LONG // 2
+    return " -> ".join(items[:k] + [f"... ({len(items) - 2 * k} more)"] + items[-k:])
+
+
+def _short_list(values: list[str]) -> list[str]:
+    if len(values) <= LONG:
+        return values
+    k = LONG // 2
+    return values[:k] + [f"... ({len(values) - 2 * k} more)"] + values[-k:]
+
+
+def _step_value(v: np.ndarray) -> str:
+    """A gradient after one VJP: in full when tiny, else its size (Euclidean norm)."""
+    if v.size == 1:
+        return f"g = {_node.num(float(v.reshape(-1)[0].real))}"
+    if v.size <= 4:
+        return f"g = {_node.array_text(v)}"
+    return f"|g| = {float(np.linalg.norm(v)):.4g}"
+
+
 def _header(e: Any) -> list[str]:
     out, wrt = _node.label_of(e.out) or "out", _node.label_of(e.wrt) or "wrt"
     if e.kind == _node.SCALAR:
@@ -47,9 +74,13 @@ def _header(e: Any) -> list[str]:
 def _scalar_body(e: Any) -> list[str]:
     lines = []
     for k, (text, chain, prod) in enumerate(zip(e.path_texts(), e.chains, e.products, strict=True), 1):
-        lines.append(f"  {k}. {text}")
-        factors = " \u00d7 ".join(_factor(v) for v in chain) or "(empty chain)"
-        lines.append(f"     chain [{', '.join(_node.num(v) for v in chain)}]: {factors} = {_node.num(prod)}")
+        lines.append(f"  {k}. {_short_path(text)}")
+        values = ", ".join(_short_list([_node.num(v) for v in chain]))
+        if len(chain) <= LONG:
+            factors = " \u00d7 ".join(_factor(v) for v in chain) or "(empty chain)"
+        else:
+            factors = f"the product of the {len(chain)} factors"
+        lines.append(f"     chain [{values}]: {factors} = {_node.num(prod)}")
     if e.n_paths and not e.n_unlisted:
         terms = " + ".join(_factor(p) for p in e.products)
         lines.append(f"sum: {terms} = {_node.num(e.total)}" if len(e.products) > 1 else f"sum: {_node.num(e.total)}")
@@ -61,13 +92,17 @@ def _scalar_body(e: Any) -> list[str]:
 def _tensor_body(e: Any) -> list[str]:
     lines = []
     for k, (text, chain, prod) in enumerate(zip(e.path_texts(), e.chains, e.products, strict=True), 1):
-        lines.append(f"  {k}. {text}")
+        lines.append(f"  {k}. {_short_path(text)}")
         lines.append(
             f"     the output gradient {_node.shape_text(np.shape(e.out.data))} carried back one VJP per edge:"
         )
         width = max((len(str(step)) for step in chain), default=0)
-        for step in chain:
-            lines.append(f"       {str(step):<{width}}  |g| = {float(np.linalg.norm(step.value)):.4g}")
+        shown = chain if len(chain) <= LONG else chain[: LONG // 2] + [None] + chain[-(LONG // 2):]
+        for step in shown:
+            if step is None:
+                lines.append(f"       ... ({len(chain) - 2 * (LONG // 2)} more VJPs)")
+                continue
+            lines.append(f"       {str(step):<{width}}  {_step_value(step.value)}")
         lines.append(f"     contribution: {_array(prod)}".replace("\n", "\n" + " " * 19))
     if e.n_paths:
         scope = "the contributions" if not e.n_unlisted else f"all {e.n_paths:,} paths"
