@@ -106,16 +106,34 @@ def test_one_call_per_step_for_all_starts():
     calls = []
 
     def f(x):
-        calls.append(np.shape(x.data if hasattr(x, "data") else x))
+        calls.append(np.shape(x[0].data))
         return seed_L(x)
 
     starts = np.random.default_rng(1).uniform(-10, 10, size=(50, 2))
     r = minimize(f, starts, lr=1e-3, steps=25, tol=None)
     assert len(calls) == 26  # the start, then one evaluation per step
-    assert calls[0] == (2, 50)
+    assert calls[0] == (50,), "x[0] holds the first coordinate of every start"
     assert r.trajectory.positions.shape == (26, 50, 2)
     assert r.trajectory.values.shape == (26, 50)
     assert r.trajectory.grads.shape == (26, 50, 2)
+
+
+def test_f_using_x_as_a_whole_array_gets_the_stacked_batch():
+    seen = []
+
+    def whole(x):  # arithmetic on x itself, a reduction over the coordinate axis, x.shape
+        seen.append(x.shape)
+        return np.sum((x - np.array([[1.0], [-2.0]])) ** 2, axis=0)
+
+    def by_rows(x):
+        return (x[0] - 1.0) ** 2 + (x[1] + 2.0) ** 2
+
+    starts = np.random.default_rng(2).uniform(-3, 3, size=(7, 2))
+    a = minimize(whole, starts, lr=0.1, steps=20, tol=None)
+    b = minimize(by_rows, starts, lr=0.1, steps=20, tol=None)
+    assert seen[0] == (2, 7)
+    np.testing.assert_allclose(a.trajectory.positions, b.trajectory.positions, rtol=1e-14)
+    np.testing.assert_allclose(a.trajectory.grads, b.trajectory.grads, rtol=1e-14)
 
 
 def test_trajectory_records_positions_values_and_gradients():

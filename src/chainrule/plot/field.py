@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..optimize._batch import batch_value_and_grad
+from ..optimize._batch import rows_value_and_grad
 from ._mpl import finish, new_axes
 
 
@@ -29,8 +29,8 @@ def gradient_grid(
     if nx < 2 or ny < 2:
         raise ValueError(f"gradient_grid: the grid needs at least 2 points per side, got {nx} x {ny}")
     X, Y = np.meshgrid(np.linspace(*xrange, nx), np.linspace(*yrange, ny))
-    Z, G = batch_value_and_grad(f, np.stack([X, Y]), (ny, nx), "gradient_grid")
-    return X, Y, Z, G[0], G[1]
+    Z, (dX, dY) = rows_value_and_grad(f, (X, Y), (ny, nx), "gradient_grid")
+    return X, Y, Z, dX, dY
 
 
 def _norm(Z: np.ndarray) -> dict[str, Any]:
