@@ -80,7 +80,8 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     """
     if not isinstance(x, Tensor):
         x = np.asarray(x)
-    sx, sw = np.shape(raw(x)), np.shape(raw(weight))
+    sx = x.data.shape if isinstance(x, Tensor) else x.shape
+    sw = weight.data.shape if isinstance(weight, Tensor) else np.shape(weight)
     if len(sw) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {sw}")
     if len(sx) == 0 or sx[-1] != sw[1]:
@@ -90,8 +91,9 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         )
     if bias is None:
         return _linear(x, weight)
-    if np.shape(raw(bias)) != (sw[0],):
-        raise ValueError(f"linear: bias must have shape ({sw[0]},) to match weight {sw}, got {np.shape(raw(bias))}")
+    sb = bias.data.shape if isinstance(bias, Tensor) else np.shape(bias)
+    if sb != (sw[0],):
+        raise ValueError(f"linear: bias must have shape ({sw[0]},) to match weight {sw}, got {sb}")
     return _linear(x, weight, bias)
 
 
@@ -182,13 +184,36 @@ def _ce_prepare(x: Any, target: Any, ignore_index: int, smoothing: float, reduct
     return q, w
 
 
+def _ce_rows(target: np.ndarray, ignore_index: int) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Class index per row (0 where ignored), the 0/1 mask of kept rows (None: all kept), how many are kept."""
+    valid = target != ignore_index
+    if valid.all():
+        return target, None, len(target)
+    return np.where(valid, target, 0), valid, int(valid.sum())
+
+
 def _ce_fn(x: np.ndarray, target: np.ndarray, ignore_index: int, smoothing: float, reduction: str) -> np.ndarray:
-    m = np.max(x, axis=-1, keepdims=True)
-    s = x - m
-    logp = s - np.log(np.sum(np.exp(s), axis=-1, keepdims=True))
-    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
-    losses = -np.sum(q * logp, axis=-1) * w[:, 0]
-    return losses if reduction == "none" else np.sum(losses)
+    n, c = x.shape
+    s = x - x.max(axis=-1, keepdims=True)
+    lse = np.log(np.exp(s).sum(axis=-1))  # log-sum-exp of the shifted logits, per row
+    if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
+        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+        losses = lse * q.sum(axis=-1) - (q * s).sum(axis=-1)
+        count, valid = n, None
+    else:
+        t, valid, count = _ce_rows(target, ignore_index)
+        losses = lse - s[np.arange(n), t]
+        if smoothing:
+            losses = (1.0 - smoothing) * losses + smoothing * (lse - s.mean(axis=-1))
+        if valid is not None:
+            losses = losses * valid
+    losses = losses.astype(x.dtype, copy=False)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "mean":
+        return total / count if count else total * np.nan
+    return total
 
 
 def _probabilities(x: Any) -> Any:
@@ -197,13 +222,27 @@ def _probabilities(x: Any) -> Any:
 
 
 def _ce_vjp(g: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
-    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
-    if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, no extra (N, C) temporaries
-        p = np.exp(x - np.max(x, axis=-1, keepdims=True))
+    if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
+        n, c = x.shape
+        p = np.exp(x - x.max(axis=-1, keepdims=True))
         p /= p.sum(axis=-1, keepdims=True)
-        p -= q
-        p *= w * (g.reshape(-1, 1) if reduction == "none" else g)
+        if target.dtype.kind == "f":
+            p -= target * (1.0 - smoothing) + smoothing / c if smoothing else target
+            valid, count = None, n
+        else:
+            t, valid, count = _ce_rows(target, ignore_index)
+            p[np.arange(n), t] -= 1.0 - smoothing
+            if smoothing:
+                p -= smoothing / c
+        if reduction == "none":
+            p *= g.reshape(-1, 1) if valid is None else (g * valid).reshape(-1, 1)
+            return p
+        scale = g / count if reduction == "mean" else g
+        if valid is not None:
+            scale = scale * valid.reshape(-1, 1)
+        p *= scale
         return p
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
     scale = g.reshape(-1, 1) * w if reduction == "none" else g * w
     return (_probabilities(x) - q) * scale
 
@@ -275,12 +314,13 @@ def cross_entropy(
                 f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
                 f"{'input' if not want else 'row'}), got target of shape {t.shape}"
             )
-        bad = (t != ignore_index) & ((t < 0) | (t >= c))
-        if bad.any():
-            raise IndexError(
-                f"cross_entropy: target holds class {int(t[bad].flat[0])}, outside [0, {c}) for logits with {c} "
-                f"classes (ignore_index={ignore_index})"
-            )
+        if t.size and (t.min() < 0 or t.max() >= c):
+            bad = (t != ignore_index) & ((t < 0) | (t >= c))
+            if bad.any():
+                raise IndexError(
+                    f"cross_entropy: target holds class {int(t[bad].flat[0])}, outside [0, {c}) for logits with "
+                    f"{c} classes (ignore_index={ignore_index})"
+                )
     x = logits
     if len(sx) == 1:
         x, t2 = reshape(x, (1, c)), t.reshape((1, c) if soft else (1,))

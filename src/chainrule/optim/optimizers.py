@@ -68,6 +68,7 @@ class Optimizer:
         self._check(full)
         self.param_groups.append(full)
         self._slots.append(make_slots(params, name))
+        self._flat = self._all_slots()
 
     def _check(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -97,7 +98,7 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for i, slot, group in self._all_slots():
+        for i, slot, group in self._flat:
             grad = slot.grad()
             if grad is None:
                 continue

@@ -1,0 +1,289 @@
+"""Training-step benchmark: chainrule vs a hand-written NumPy MLP vs PyTorch eager (CPU).
+
+One step = forward, softmax cross-entropy, backward, SGD update, all in float32, for
+
+- the 784-512-512-10 ReLU MLP (MNIST-sized, batch 128),
+- the digits MLP 64-128-10 (batch 32, as examples/digits_mlp.py),
+- a Scalar-engine MLP 2-16-16-1 on 64 points (chainrule.Scalar vs micrograd, when installed).
+
+Every implementation runs with the same number of threads (``--threads``; NumPy's BLAS via
+threadpoolctl when available, ``torch.set_num_threads``). Each figure is the median of
+``--repeats`` timed steps after warm-up steps. The table gives the ratios chainrule/NumPy
+(target <= 1.15) and chainrule/PyTorch (target <= 1.0).
+
+    python bench/bench_mlp_train.py                 # full sizes
+    python bench/bench_mlp_train.py --tiny          # seconds, for CI
+    python bench/bench_mlp_train.py --json out.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+LR = 0.01
+
+
+# -- the three implementations of one training step --------------------------------------------------
+def init_weights(sizes: list[int], seed: int = 0) -> list[np.ndarray]:
+    """[W1, b1, W2, b2, ...] in float32, weights (out, in) as PyTorch's Linear."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        bound = 1 / np.sqrt(a)
+        out += [rng.uniform(-bound, bound, (b, a)).astype(np.float32), rng.uniform(-bound, bound, b).astype(np.float32)]
+    return out
+
+
+def numpy_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
+    """A hand-written forward + backward + SGD step in NumPy (the speed reference)."""
+    params = init_weights(sizes)
+    n = len(x)
+    rows = np.arange(n)
+
+    def step() -> float:
+        acts, pre = [x], []
+        h = x
+        for i in range(0, len(params), 2):
+            z = h @ params[i].T
+            z += params[i + 1]
+            if i + 2 < len(params):
+                pre.append(z)
+                h = np.maximum(z, 0)
+                acts.append(h)
+            else:
+                h = z
+        m = h.max(axis=1, keepdims=True)
+        e = np.exp(h - m)
+        s = e.sum(axis=1, keepdims=True)
+        loss = float(np.mean(np.log(s[:, 0]) + m[:, 0] - h[rows, y]))
+        g = e / s
+        g[rows, y] -= 1
+        g /= n
+        for i in range(len(params) - 2, -1, -2):
+            w = params[i]
+            gw = g.T @ acts[i // 2]
+            gb = g.sum(axis=0)
+            if i > 0:
+                g = g @ w
+                g *= pre[i // 2 - 1] > 0
+            w -= LR * gw
+            params[i + 1] -= LR * gb
+        return loss
+
+    return step
+
+
+def chainrule_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
+    from chainrule import nn, optim
+    from chainrule.nn import functional as F
+
+    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=np.float32, rng=0)
+    for p, w in zip(model.parameters(), init_weights(sizes), strict=True):
+        p.data[...] = w
+    opt = optim.SGD(model.parameters(), lr=LR)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return float(loss.data)
+
+    return step
+
+
+def torch_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
+    try:
+        import torch
+    except ImportError:
+        return None
+    layers: list[Any] = []
+    for a, b in zip(sizes[:-1], sizes[1:], strict=True):
+        layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers[:-1])
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), init_weights(sizes), strict=True):
+            p.copy_(torch.from_numpy(w))
+    opt = torch.optim.SGD(model.parameters(), lr=LR)
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(tx), ty)
+        loss.backward()
+        opt.step()
+        return float(loss)
+
+    return step
+
+
+# -- the Scalar engine ----------------------------------------------------------------------------
+def scalar_data(n: int) -> tuple[list[list[float]], list[float]]:
+    from chainrule.data import make_moons
+
+    X, y = make_moons(n, noise=0.1, seed=0)
+    return X.tolist(), (y * 2 - 1).astype(float).tolist()
+
+
+def chainrule_scalar_step_fn(sizes: list[int], n: int) -> Callable[[], float]:
+    from chainrule import Scalar, nn, optim
+
+    X, Y = scalar_data(n)
+    model = nn.scalar.MLP(sizes[0], sizes[1:], rng=0)
+    opt = optim.SGD(model.parameters(), lr=LR)
+
+    def step() -> float:
+        loss = sum(((1 - y * model(x)).relu() for x, y in zip(X, Y, strict=True)), Scalar(0.0)) * (1.0 / n)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return loss.data
+
+    return step
+
+
+def micrograd_step_fn(sizes: list[int], n: int) -> Callable[[], float] | None:
+    try:
+        from micrograd.engine import Value
+        from micrograd.nn import MLP
+    except ImportError:
+        return None
+    X, Y = scalar_data(n)
+    model = MLP(sizes[0], sizes[1:])
+
+    def step() -> float:
+        loss = sum(((1 + -y * model([Value(v) for v in x])).relu() for x, y in zip(X, Y, strict=True)),
+                   Value(0.0)) * (1.0 / n)
+        model.zero_grad()
+        loss.backward()
+        for p in model.parameters():
+            p.data -= LR * p.grad
+        return loss.data
+
+    return step
+
+
+# -- timing ----------------------------------------------------------------------------------------
+def median_ms(step: Callable[[], float] | None, repeats: int, warmup: int) -> float | None:
+    if step is None:
+        return None
+    for _ in range(warmup):
+        step()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        step()
+        times.append(time.perf_counter() - t0)
+    return 1e3 * statistics.median(times)
+
+
+@contextlib.contextmanager
+def threads(n: int) -> Any:
+    """Limit NumPy's BLAS and PyTorch to ``n`` threads."""
+    try:
+        import torch
+
+        previous = torch.get_num_threads()
+        torch.set_num_threads(n)
+    except ImportError:
+        torch, previous = None, None
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        limiter: Any = contextlib.nullcontext()
+        print(f"(threadpoolctl not installed: NumPy uses its default BLAS threads; torch uses {n})", file=sys.stderr)
+    else:
+        limiter = threadpool_limits(limits=n)
+    try:
+        with limiter:
+            yield
+    finally:
+        if torch is not None:
+            torch.set_num_threads(previous)
+
+
+def check_agreement(sizes: list[int], x: np.ndarray, y: np.ndarray) -> float:
+    """Largest difference between the losses of NumPy and chainrule over 3 steps (they must agree)."""
+    a, b = numpy_step_fn(sizes, x, y), chainrule_step_fn(sizes, x, y)
+    return max(abs(a() - b()) for _ in range(3))
+
+
+def fmt(v: float | None, spec: str = "9.3f") -> str:
+    return "n/a".rjust(int(spec.split(".")[0])) if v is None else format(v, spec)
+
+
+def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tiny", action="store_true", help="tiny sizes and few repeats (CI smoke run)")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeats", type=int, default=None)
+    parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    args = parser.parse_args(argv)
+
+    if args.tiny:
+        cases = [("mlp 32-16-16-4 b8", [32, 16, 16, 4], 8), ("digits-like 16-8-4 b4", [16, 8, 4], 4)]
+        scalar_cases = [("scalar 2-4-1 n8", [2, 4, 1], 8)]
+        repeats, warmup = args.repeats or 5, 1
+    else:
+        cases = [("mlp 784-512-512-10 b128", [784, 512, 512, 10], 128), ("digits 64-128-10 b32", [64, 128, 10], 32)]
+        scalar_cases = [("scalar 2-16-16-1 n64", [2, 16, 16, 1], 64)]
+        repeats, warmup = args.repeats or 50, 5
+
+    rows: list[dict[str, Any]] = []
+    rng = np.random.default_rng(0)
+    with threads(args.threads):
+        for name, sizes, batch in cases:
+            x = rng.normal(size=(batch, sizes[0])).astype(np.float32)
+            y = rng.integers(0, sizes[-1], size=batch)
+            diff = check_agreement(sizes, x, y)
+            r = repeats if sizes[0] < 500 else max(5, repeats // 2)
+            row = {
+                "case": name,
+                "numpy_ms": median_ms(numpy_step_fn(sizes, x, y), 4 * r, warmup),
+                "chainrule_ms": median_ms(chainrule_step_fn(sizes, x, y), 4 * r, warmup),
+                "torch_ms": median_ms(torch_step_fn(sizes, x, y), 4 * r, warmup),
+                "loss_diff_vs_numpy": diff,
+            }
+            rows.append(row)
+        for name, sizes, n in scalar_cases:
+            rows.append({
+                "case": name,
+                "chainrule_scalar_ms": median_ms(chainrule_scalar_step_fn(sizes, n), max(3, repeats // 5), 1),
+                "micrograd_ms": median_ms(micrograd_step_fn(sizes, n), max(3, repeats // 5), 1),
+            })
+
+    print(f"threads={args.threads}  python {platform.python_version()}  numpy {np.__version__}  "
+          f"machine {platform.machine()} ({os.cpu_count()} cpus)")
+    print(f"{'case':26} {'numpy ms':>9} {'chainrule':>9} {'torch ms':>9} {'cr/numpy':>9} {'cr/torch':>9}")
+    for row in rows:
+        if "numpy_ms" in row:
+            c, n, t = row["chainrule_ms"], row["numpy_ms"], row["torch_ms"]
+            row["chainrule_over_numpy"] = c / n
+            row["chainrule_over_torch"] = None if t is None else c / t
+            print(f"{row['case']:26} {fmt(n)} {fmt(c)} {fmt(t)} {fmt(row['chainrule_over_numpy'], '9.2f')} "
+                  f"{fmt(row['chainrule_over_torch'], '9.2f')}")
+    print(f"\n{'case':26} {'Scalar ms':>9} {'micrograd':>9} {'ratio':>9}")
+    for row in rows:
+        if "chainrule_scalar_ms" in row:
+            s, m = row["chainrule_scalar_ms"], row["micrograd_ms"]
+            row["scalar_over_micrograd"] = None if m is None else s / m
+            print(f"{row['case']:26} {fmt(s)} {fmt(m)} {fmt(row['scalar_over_micrograd'], '9.2f')}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"threads": args.threads, "rows": rows}, fh, indent=2)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
