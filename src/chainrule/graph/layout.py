@@ -8,6 +8,7 @@ rounds of pulling each node towards its neighbours without overlaps. No recursio
 
 from __future__ import annotations
 
+from bisect import bisect_right, insort
 from dataclasses import dataclass
 
 
@@ -45,11 +46,10 @@ def _layers(n: int, preds: list[list[int]], succs: list[list[int]]) -> list[int]
 def _crossings(upper: list[int], lower_pos: dict[int, int], succ: list[list[int]]) -> int:
     ends = [lower_pos[w] for v in upper for w in succ[v] if w in lower_pos]
     count = 0
-    for i in range(len(ends)):  # inversions between edge endpoints, in order of their sources
-        ei = ends[i]
-        for j in range(i + 1, len(ends)):
-            if ends[j] < ei:
-                count += 1
+    seen: list[int] = []  # inversions between edge endpoints, taken in the order of their sources
+    for e in ends:
+        count += len(seen) - bisect_right(seen, e)
+        insort(seen, e)
     return count
 
 
@@ -73,13 +73,13 @@ def _order(rows: list[list[int]], preds: list[list[int]], succs: list[list[int]]
 
     n_edges = sum(len(s) for s in succs)
     best = [list(r) for r in rows]
-    best_count = _total_crossings(rows, succs) if n_edges <= 3000 else 0
+    best_count = _total_crossings(rows, succs) if n_edges <= 20000 else 0
     for s in range(sweeps):
         if s % 2 == 0:
             sweep(range(len(rows) - 2, -1, -1), succs, 1)  # from the output back to the inputs
         else:
             sweep(range(1, len(rows)), preds, -1)
-        if n_edges <= 3000:
+        if n_edges <= 20000:
             count = _total_crossings(rows, succs)
             if count < best_count:
                 best, best_count = [list(r) for r in rows], count

@@ -18,7 +18,8 @@ PAD = 0.07  # inches of space around the text in a record field
 BOX_H = 0.3
 CAPTION_LINE = 0.22
 MARGIN = 0.2
-MAX_PIXELS = 16000
+MAX_PIXELS = 16000  # longest side of a PNG
+MAX_AREA = 30e6  # pixels of a PNG: huge graphs get a lower resolution
 
 
 def _matplotlib() -> Any:
@@ -32,13 +33,21 @@ def _matplotlib() -> Any:
     return matplotlib
 
 
-def _text_width(text: str, size: float) -> float:
-    """Width of ``text`` in inches at font ``size`` (points), measured on the glyph outlines."""
-    from matplotlib.textpath import TextPath
+_WIDTHS: dict[tuple[str, float], float] = {}
 
+
+def _text_width(text: str, size: float) -> float:
+    """Width of ``text`` in inches at font ``size`` (points), from the font's glyph advances."""
     if not text.strip():
         return 0.0
-    return TextPath((0, 0), text, size=size).get_extents().width / 72.0 + 0.02 * len(text) / 10
+    key = (text, size)
+    if key not in _WIDTHS:
+        from matplotlib.font_manager import FontProperties
+        from matplotlib.textpath import text_to_path
+
+        width, _, _ = text_to_path.get_text_width_height_descent(text, FontProperties(size=size), ismath=False)
+        _WIDTHS[key] = width / 72.0
+    return _WIDTHS[key]
 
 
 def _field_widths(fields: tuple[str, ...]) -> list[float]:
@@ -115,14 +124,14 @@ def scene_figure(scene: Scene) -> Any:
         w, h = size[box.key]
         x0 = cx - w / 2
         if box.hidden:
-            ax.add_patch(FancyBboxPatch((x0, cy - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08",
+            ax.add_artist(FancyBboxPatch((x0, cy - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.08",
                                         fc="white", ec="gray", ls="--", lw=1, zorder=3))
             ax.text(cx, cy, box.fields[0], ha="center", va="center", fontsize=FONT_SIZE, color="dimgray", zorder=4)
             continue
         ec = box.color or "black"
         lw = 2.0 if box.output or box.color else 1.0
         fc = "lightblue" if box.output else "white"
-        ax.add_patch(Rectangle((x0, cy - h / 2), w, h, fc=fc, ec=ec, lw=lw, zorder=3))
+        ax.add_artist(Rectangle((x0, cy - h / 2), w, h, fc=fc, ec=ec, lw=lw, zorder=3))
         x = x0
         for k, (text, fw) in enumerate(zip(box.fields, fields_w[box.key], strict=True)):
             if k:
@@ -132,7 +141,7 @@ def scene_figure(scene: Scene) -> Any:
         if box.op:
             ox, oy = at(layout.pos[box.key + "_op"])
             ow, oh = size[box.key + "_op"]
-            ax.add_patch(Ellipse((ox, oy), ow, oh, fc="lightgray", ec=ec, lw=lw if box.color else 1.0, zorder=3))
+            ax.add_artist(Ellipse((ox, oy), ow, oh, fc="lightgray", ec=ec, lw=lw if box.color else 1.0, zorder=3))
             ax.text(ox, oy, box.op, ha="center", va="center", fontsize=FONT_SIZE, zorder=5)
 
     for i, route in enumerate(layout.routes):
@@ -208,7 +217,7 @@ def _arrow(ax: Any, patch: Any, pts: list[tuple[float, float]], colors: list[str
     for k, color in enumerate(colors):
         off = (k - (n - 1) / 2) * 0.035
         shifted = [(x, y + off) for x, y in pts]
-        ax.add_patch(patch(path=_smooth_path(shifted), arrowstyle="-|>", mutation_scale=9, color=color, lw=lw,
+        ax.add_artist(patch(path=_smooth_path(shifted), arrowstyle="-|>", mutation_scale=9, color=color, lw=lw,
                            ls=ls, zorder=2, shrinkA=0, shrinkB=0))
 
 
@@ -217,7 +226,7 @@ def save_scene(scene: Scene, target: Any, fmt: str, dpi: float = 120) -> None:
     matplotlib = _matplotlib()
     fig = scene_figure(scene)
     w, h = fig.get_size_inches()
-    dpi = min(dpi, MAX_PIXELS / max(w, h, 1.0))
+    dpi = min(dpi, MAX_PIXELS / max(w, h, 1.0), (MAX_AREA / max(w * h, 1.0)) ** 0.5)
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "chainrule"}):
         fig.savefig(target, format=fmt, dpi=dpi, metadata={"Date": None} if fmt == "svg" else None)
 
