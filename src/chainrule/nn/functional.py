@@ -289,10 +289,13 @@ def cross_entropy(
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if isinstance(target, Tensor) and target._rg:
         raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
-    sx = np.shape(raw(logits))
-    t = np.asarray(raw(target))
-    if not np.issubdtype(np.result_type(raw(logits)), np.floating):
-        raise TypeError(f"cross_entropy: logits must be floating point, got dtype {np.result_type(raw(logits))}")
+    if not isinstance(logits, Tensor):
+        logits = np.asarray(logits)
+    xr = logits.data if isinstance(logits, Tensor) else logits
+    sx = xr.shape
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if xr.dtype.kind != "f":
+        raise TypeError(f"cross_entropy: logits must be floating point, got dtype {xr.dtype}")
     if len(sx) == 0:
         raise ValueError("cross_entropy: logits must have a class axis, got a 0-d value")
     c = sx[0] if len(sx) == 1 else sx[1]
