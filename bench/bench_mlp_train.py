@@ -123,7 +123,7 @@ def torch_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[]
         loss = torch.nn.functional.cross_entropy(model(tx), ty)
         loss.backward()
         opt.step()
-        return float(loss)
+        return loss.item()
 
     return step
 

@@ -281,7 +281,7 @@ def test_dropout_masks_and_scales():
 
 # == error messages ================================================================================
 @pytest.mark.parametrize("call,exc,message", [
-    (lambda: F.cross_entropy(X, np.array([0, 1])), ValueError, r"logits of shape \(5, 7\) need a target of shape \(5,\)"),
+    (lambda: F.cross_entropy(X, np.array([0, 1])), ValueError, r"logits of shape \(5, 7\) need a target of shape \(5,"),
     (lambda: F.cross_entropy(X, np.array([0, 1, 2, 3, 9])), IndexError, r"class 9, outside \[0, 7\)"),
     (lambda: F.cross_entropy(X, TARGET.astype(np.float64)), ValueError, "probability targets"),
     (lambda: F.cross_entropy(X, TARGET, reduction="avg"), ValueError, "reduction must be one of"),
@@ -300,3 +300,31 @@ def test_dropout_masks_and_scales():
 def test_errors_name_the_function_and_shapes(call, exc, message):
     with pytest.raises(exc, match=message):
         call()
+
+
+# == chainrule.gradcheck: reverse and forward mode, first and second order ==========================
+GC_CASES = {
+    "linear": (lambda x, w, b: F.linear(x, w, b), (X[:2] * 0.5, W * 0.5, B)),
+    "gelu": (F.gelu, (X[:2],)),
+    "gelu tanh": (lambda x: F.gelu(x, approximate="tanh"), (X[:2],)),
+    "silu": (F.silu, (X[:2],)),
+    "cross_entropy": (lambda x: F.cross_entropy(x, TARGET[:3], label_smoothing=0.1), (X[:3],)),
+    "cross_entropy ignore none": (lambda x: F.cross_entropy(x, np.array([1, -100, 2]), reduction="none"), (X[:3],)),
+    "bce pos_weight": (
+        lambda x, y: F.binary_cross_entropy_with_logits(x, y, pos_weight=np.full(7, 2.0)), (X[:2], LABELS01[:2])
+    ),
+    "layer_norm": (lambda x, w, b: F.layer_norm(x, 7, w, b), (X[:2], V7, V7[::-1].copy())),
+    "rms_norm": (lambda x, w: F.rms_norm(x, 7, w), (X[:2], V7)),
+    "mse": (F.mse_loss, (X[:2], LABELS01[:2])),
+}
+
+
+@pytest.mark.parametrize("name", list(GC_CASES))
+def test_chainrule_gradcheck_both_modes_second_order(name):
+    import chainrule
+
+    gradcheck = getattr(chainrule, "gradcheck", None)
+    if gradcheck is None:  # pragma: no cover - the lead's checker not there yet
+        pytest.skip("chainrule.gradcheck is not available")
+    fn, arrays = GC_CASES[name]
+    assert gradcheck(fn, *arrays, modes=("rev", "fwd"), order=2, rtol=1e-5, atol=1e-6) is True

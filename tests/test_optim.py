@@ -195,6 +195,18 @@ def test_step_bumps_version_so_stale_graph_is_refused():
         loss.backward()
 
 
+def test_frozen_parameters_are_accepted_and_left_alone():
+    model = nn.MLP(3, [4, 2], rng=0)
+    model.layers[0].requires_grad_(False)
+    frozen = model.layers[0].weight.data.copy()
+    trained = model.layers[2].weight.data.copy()
+    opt = optim.AdamW(model.parameters(), lr=0.1)
+    F.mse_loss(model(XS[0]), YS[0].astype(np.float32)).backward()
+    opt.step()
+    np.testing.assert_array_equal(model.layers[0].weight.data, frozen)
+    assert model.layers[0].weight.grad is None and (model.layers[2].weight.data != trained).all()
+
+
 def test_parameters_without_grad_are_skipped():
     a, b = nn.Parameter(np.ones(2)), nn.Parameter(np.ones(2))
     opt = optim.Adam([a, b], lr=0.1)

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..nn.parameter import Parameter
 from ..scalar import Scalar
 from ..tensor import Tensor
 
@@ -126,7 +127,7 @@ def make_slots(params: Iterable[Any], where: str) -> list[Slot]:
                 raise TypeError(
                     f"{where}: parameter {i} has dtype {p.data.dtype}; only floating tensors can be trained"
                 )
-            if not p.requires_grad:
+            if not p.requires_grad and not isinstance(p, Parameter):  # a frozen Parameter is fine: no grad, no step
                 raise ValueError(
                     f"{where}: parameter {i} (shape {p.shape}) does not require grad; it would never be updated "
                     "(create it with requires_grad=True or use nn.Parameter)"
