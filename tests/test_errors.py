@@ -135,11 +135,6 @@ WRONG_OPERANDS = {
 }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a str / list of str / None operand reaches NumPy, whose TypeError (or ValueError) names "
-    "neither the op nor the argument; see the report for a zero-cost fix in primitive.apply",
-)
 @pytest.mark.parametrize("case", list(WRONG_OPERANDS))
 def test_wrong_operand_types_raise_a_type_error_naming_the_op_and_argument(case):
     call, op = WRONG_OPERANDS[case]
@@ -147,7 +142,6 @@ def test_wrong_operand_types_raise_a_type_error_naming_the_op_and_argument(case)
         call()
 
 
-@pytest.mark.xfail(strict=True, reason="bug: backward(gradient='abc') raises NumPy's ValueError")
 def test_backward_with_a_string_gradient_names_the_argument():
     with pytest.raises(TypeError, match=r"backward.*argument 'gradient'"):
         (A * 2).backward("abc")

@@ -26,7 +26,12 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             )
         seed = np.ones_like(root.data)
     else:
-        raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient, dtype=root.data.dtype)
+        raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
+        if raw.dtype.kind not in "biuf":
+            raise TypeError(
+                f"backward: argument 'gradient' must be an array of numbers of shape {root.shape} "
+                f"(d final / d output), got {type(gradient).__name__} {gradient!r:.40}"
+            )
         if raw.shape != root.shape:
             raise ValueError(f"backward: gradient has shape {raw.shape} but the output has shape {root.shape}")
         if create_graph and isinstance(gradient, Tensor):

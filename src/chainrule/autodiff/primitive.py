@@ -154,14 +154,14 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
         else:
             vals.append(a)
         i += 1
-    if not tensors:
-        return prim.fn(*vals, **kw) if kw else prim.fn(*vals)
     try:
         data = prim.fn(*vals, **kw) if kw else prim.fn(*vals)
-    except ValueError as e:
-        if not any(w in str(e) for w in ("shape", "broadcast", "dimension")):
-            raise
-        raise _shape_error(prim, vals, e) from None
+    except (TypeError, ValueError) as e:
+        raise _explain(prim, args, vals, e) from None
+    if data is None:  # NumPy computed nothing (e.g. np.sum(None))
+        raise _explain(prim, args, vals, TypeError(f"{prim.name}: no result"))
+    if not tensors:
+        return data
     if data.__class__ is not np.ndarray:
         data = np.asarray(data)
     out = _new(Tensor)  # Tensor._wrap, inlined: this is the hottest path
@@ -183,12 +183,23 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     return out
 
 
-def _shape_error(prim: Primitive, vals: list[Any], e: Exception) -> ValueError:
-    shapes = " and ".join(str(np.shape(v)) for v in vals if isinstance(v, np.ndarray) or np.ndim(v))
-    return ValueError(
-        f"{prim.name}: cannot combine inputs of shapes {shapes or '()'} ({e}); make the shapes "
-        "compatible (reshape, transpose, expand_dims or broadcast_to)"
-    )
+def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Exception) -> Exception:
+    """A clearer error for a failed forward computation: a wrong type, or shapes that don't fit."""
+    for i, a in enumerate(args):
+        if a is None or isinstance(a, (str, bytes)) or (
+            isinstance(a, (list, tuple)) and any(isinstance(v, (str, bytes)) or v is None for v in a)
+        ):
+            return TypeError(
+                f"{prim.name}: argument {i} must be a number, an array of numbers or a Tensor, "
+                f"got {type(a).__name__} {a!r:.40}"
+            )
+    if isinstance(e, ValueError) and any(w in str(e) for w in ("shape", "broadcast", "dimension")):
+        shapes = " and ".join(str(np.shape(v)) for v in vals if isinstance(v, np.ndarray) or np.ndim(v))
+        return ValueError(
+            f"{prim.name}: cannot combine inputs of shapes {shapes or '()'} ({e}); make the shapes "
+            "compatible (reshape, transpose, expand_dims or broadcast_to)"
+        )
+    return e
 
 
 def _propagate_tangents(prim: Primitive, out: "Tensor", args: tuple[Any, ...], kw: dict[str, Any]) -> None:

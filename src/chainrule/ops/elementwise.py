@@ -372,6 +372,8 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """``x`` where ``condition`` holds, else ``y`` (broadcasting); the gradient goes to the chosen one."""
     if x is None and y is None:
         return np.nonzero(raw(condition))
+    if x is None or y is None:
+        raise TypeError("where: arguments 'x' and 'y' must both be given (numbers or arrays), or neither")
     return _where(raw(condition), x, y)
 
 
@@ -473,7 +475,7 @@ def _boolean(np_fn: Any) -> Any:
 
     fn.__name__ = np_fn.__name__
     fn.__doc__ = f"numpy.{np_fn.__name__} on the values (not differentiable)."
-    return implements(np_fn)(fn)
+    return implements(np_fn, differentiable=False)(fn)
 
 
 equal = _boolean(np.equal)
