@@ -187,7 +187,7 @@ JVP_CASES = [
 
 @pytest.mark.parametrize("name,args,kw", JVP_CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(JVP_CASES)])
 def test_jvp_rules_match_finite_differences(name, args, kw):
-    prim = REGISTRY[name]
+    prim = REGISTRY["nn." + name]
     assert prim.has_vjp() and prim.has_jvp()
     rng = np.random.default_rng(1)
     ans = prim.fn(*args, **kw)

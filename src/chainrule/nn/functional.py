@@ -1,7 +1,8 @@
 """Neural-network functions (as ``torch.nn.functional``): layers, activations, losses.
 
-The fused ones are primitives with both a reverse (VJP) and a forward (JVP) rule, written
-with NumPy functions so they also run on Tensors (gradients of gradients work):
+The fused ones are primitives (registered as ``nn.<name>``) with both a reverse (VJP) and
+a forward (JVP) rule, written with NumPy functions so they also run on Tensors (gradients
+of gradients work):
 ``linear``, ``gelu`` (exact and tanh), ``silu``, ``cross_entropy`` (softmax-minus-target
 gradient, stable for large logits) and ``binary_cross_entropy_with_logits``. The others
 (``layer_norm``, ``rms_norm``, ``mse_loss``, ...) are built from existing ops.
@@ -56,7 +57,7 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     return g.T @ x
 
 
-_linear = Primitive("linear", _linear_fn)
+_linear = Primitive("nn.linear", _linear_fn)
 _linear.defvjp(
     lambda g, ans, x, w, b=None: g @ w,
     _linear_vjp_w,
@@ -128,9 +129,9 @@ def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
     return prim
 
 
-_gelu = _elementwise("gelu", lambda x: 0.5 * x * (1.0 + erf(x * _SQRT_HALF)), _gelu_d)
-_gelu_tanh = _elementwise("gelu_tanh", lambda x: 0.5 * x * (1.0 + np.tanh(_gelu_tanh_inner(x))), _gelu_tanh_d)
-_silu = _elementwise("silu", lambda x: x * sigmoid(x), _silu_d)
+_gelu = _elementwise("nn.gelu", lambda x: 0.5 * x * (1.0 + erf(x * _SQRT_HALF)), _gelu_d)
+_gelu_tanh = _elementwise("nn.gelu_tanh", lambda x: 0.5 * x * (1.0 + np.tanh(_gelu_tanh_inner(x))), _gelu_tanh_d)
+_silu = _elementwise("nn.silu", lambda x: x * sigmoid(x), _silu_d)
 
 
 def gelu(x: Any, approximate: str = "none") -> Any:
@@ -253,7 +254,7 @@ def _ce_jvp(t: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing:
     return per_row if reduction == "none" else per_row.sum()
 
 
-_cross_entropy = Primitive("cross_entropy", _ce_fn)
+_cross_entropy = Primitive("nn.cross_entropy", _ce_fn)
 _cross_entropy.defvjp(_ce_vjp, None)
 _cross_entropy.defjvp(_ce_jvp, None)
 
@@ -389,7 +390,7 @@ def _bce_dy(ans: Any, x: Any, y: Any, pos_weight: Any = None) -> Any:
     return -x + (pos_weight - 1.0) * _softplus_neg(x)
 
 
-_bce = Primitive("binary_cross_entropy_with_logits", _bce_fn)
+_bce = Primitive("nn.binary_cross_entropy_with_logits", _bce_fn)
 _bce.defvjp(lambda g, ans, *a: g * _bce_dx(ans, *a), lambda g, ans, *a: g * _bce_dy(ans, *a), None)
 _bce.defjvp(lambda t, ans, *a: t * _bce_dx(ans, *a), lambda t, ans, *a: t * _bce_dy(ans, *a), None)
 
