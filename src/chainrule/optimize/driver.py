@@ -68,8 +68,10 @@ def minimize(
     ``f`` is written for ONE point ``x`` of shape ``(dim,)`` with ``x[i]`` indexing and
     elementwise NumPy operations; all starts are then evaluated in one call, with ``x`` of
     shape ``(dim, n_starts)`` so that ``x[i]`` holds the i-th coordinate of every start
-    (use ``np.sum(..., axis=0)`` for sums over coordinates). For a function of one number,
-    ``x0`` is a number and ``f`` gets an array of values.
+    (use ``np.sum(..., axis=0)`` for sums over coordinates). When ``f`` only reads ``x[i]``,
+    each coordinate comes as its own array (fastest); when it uses ``x`` as a whole it gets
+    the stacked array (and may be called a second time in that step). For a function of one
+    number, ``x0`` is a number and ``f`` gets an array of values.
 
     Args:
         f: the objective, e.g. ``lambda x: x[1] * (x[0] + x[1]) * (x[0] - x[1])``.
