@@ -1,28 +1,310 @@
-"""Every differentiable function, grouped by kind; ``table()`` lists them with their modes."""
+# ruff: noqa: F401  (re-exports; __all__ is computed below)
+"""Every differentiable function, grouped by kind; ``table()`` lists them with their modes.
+
+``chainrule.linalg`` (NumPy's ``linalg``) and ``chainrule.special`` (SciPy's ``special``,
+needs SciPy) are separate namespaces; their functions are registered here too, so NumPy's
+own ``np.linalg.inv(tensor)`` is traced.
+"""
 
 from __future__ import annotations
 
+import types as _types
+from typing import Any, NamedTuple
+
 from ..autodiff.primitive import REGISTRY
+from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (attaches Tensor's operators)
-from ._define import FUNCTIONS, NUMPY_FUNCTIONS, NUMPY_UFUNCS
+from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
+from .arrays import (
+    append,
+    atleast_3d,
+    broadcast_arrays,
+    column_stack,
+    concat,
+    delete,
+    diag,
+    diagflat,
+    diagonal,
+    dsplit,
+    dstack,
+    flip,
+    fliplr,
+    flipud,
+    hsplit,
+    matrix_transpose,
+    meshgrid,
+    pad,
+    permute_dims,
+    repeat,
+    roll,
+    rollaxis,
+    rot90,
+    tile,
+    tril,
+    triu,
+    unstack,
+    vsplit,
+)
 from .contraction import dot, einsum, inner, matmul, outer, tensordot, trace, vdot
+from .cumulative import cumprod, cumsum, diff, ediff1d, nancumprod, nancumsum
 from .elementwise import (
-    abs, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, cbrt, ceil, clip, cos, cosh,
-    divide, erf, exp, exp2, expm1, floor, hypot, log, log1p, log2, log10, logaddexp, maximum, minimum,
-    multiply, negative, positive, power, reciprocal, relu, round, sigmoid, sign, sin, sinh, sqrt,
-    square, subtract, tan, tanh, trunc, where,
+    abs,
+    add,
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctan2,
+    arctanh,
+    cbrt,
+    ceil,
+    clip,
+    cos,
+    cosh,
+    divide,
+    equal,
+    erf,
+    exp,
+    exp2,
+    expm1,
+    floor,
+    greater,
+    greater_equal,
+    hypot,
+    isfinite,
+    isinf,
+    isnan,
+    less,
+    less_equal,
+    log,
+    log1p,
+    log2,
+    log10,
+    logaddexp,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    maximum,
+    minimum,
+    multiply,
+    negative,
+    not_equal,
+    positive,
+    power,
+    reciprocal,
+    relu,
+    round,
+    sigmoid,
+    sign,
+    signbit,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    subtract,
+    tan,
+    tanh,
+    trunc,
+    where,
+)
+from .pointwise import (
+    conj,
+    conjugate,
+    copysign,
+    deg2rad,
+    degrees,
+    fabs,
+    float_power,
+    floor_divide,
+    fmax,
+    fmin,
+    fmod,
+    heaviside,
+    imag,
+    ldexp,
+    logaddexp2,
+    mod,
+    rad2deg,
+    radians,
+    real,
+    remainder,
+    sinc,
+)
+from .products import (
+    convolve,
+    correlate,
+    cross,
+    kron,
+    matvec,
+    polyval,
+    trapezoid,
+    vander,
+    vecdot,
+    vecmat,
+)
+from .queries import (
+    all,
+    allclose,
+    any,
+    argmax,
+    argmin,
+    argpartition,
+    argsort,
+    argwhere,
+    array_equal,
+    array_equiv,
+    count_nonzero,
+    digitize,
+    flatnonzero,
+    isclose,
+    iscomplex,
+    iscomplexobj,
+    isneginf,
+    isposinf,
+    isreal,
+    isrealobj,
+    nanargmax,
+    nanargmin,
+    nonzero,
+    searchsorted,
 )
 from .reductions import log_softmax, logsumexp, max, mean, min, prod, softmax, std, sum, var
+from .selection import compress, extract, interp, nan_to_num, select, sort
 from .shape import (
-    astype, atleast_1d, atleast_2d, broadcast_to, concatenate, copy, expand_dims, flatten, getitem,
-    hstack, moveaxis, ravel, reshape, split, squeeze, stack, swapaxes, take, take_along_axis,
-    transpose, vstack,
+    astype,
+    atleast_1d,
+    atleast_2d,
+    broadcast_to,
+    concatenate,
+    copy,
+    expand_dims,
+    flatten,
+    getitem,
+    hstack,
+    moveaxis,
+    ravel,
+    reshape,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    take,
+    take_along_axis,
+    transpose,
+    vstack,
+)
+from .statistics import (
+    average,
+    corrcoef,
+    cov,
+    median,
+    nanmax,
+    nanmean,
+    nanmedian,
+    nanmin,
+    nanpercentile,
+    nanprod,
+    nanquantile,
+    nanstd,
+    nansum,
+    nanvar,
+    percentile,
+    ptp,
+    quantile,
 )
 
+# numpy.ndarray methods that have no function of the same name
+METHODS = ("T", "mT", "real", "imag", "flatten", "astype", "copy", "item", "tolist", "fill", "sort")
 
-def table() -> list[tuple[str, bool, bool]]:
-    """(primitive name, has a reverse rule, has a forward rule) for every primitive."""
+
+class OpInfo(NamedTuple):
+    """One row of :func:`table`."""
+
+    name: str  # where to find it: "cumsum", "linalg.inv", "special.gammaln"
+    reverse: bool  # has reverse-mode derivatives
+    forward: bool  # has forward-mode derivatives
+    numpy: tuple[str, ...]  # the NumPy / SciPy callables it stands for ("numpy.cumsum", ...)
+    kind: str  # "primitive" (own rules), "composite" (built from other ops) or "constant" (no gradient)
+    doc: str  # first line of the docstring
+
+
+def numpy_names(fn: Any) -> tuple[str, ...]:
+    """Every public name in numpy, numpy.linalg and (if loaded) scipy.special that ``fn`` stands for."""
+    import sys
+
+    import numpy as np
+
+    targets = {id(f) for f in NUMPY_NAMES.get(fn, ())}
+    if not targets:
+        return ()
+    spaces = [("numpy.", np), ("numpy.linalg.", np.linalg)]
+    if "scipy.special" in sys.modules:
+        spaces.append(("scipy.special.", sys.modules["scipy.special"]))
+    found = []
+    for prefix, module in spaces:
+        for name in dir(module):
+            if not name.startswith("_") and id(getattr(module, name, None)) in targets:
+                found.append(prefix + name)
+    return tuple(found)
+
+
+def _namespaces() -> list[tuple[str, Any]]:
+    import importlib
+
+    spaces: list[tuple[str, Any]] = [("", importlib.import_module(__name__))]
+    spaces.append(("linalg.", importlib.import_module("chainrule.linalg")))
+    try:
+        spaces.append(("special.", importlib.import_module("chainrule.special")))
+    except ImportError:  # pragma: no cover - without SciPy
+        pass
+    return spaces
+
+
+def table() -> list[OpInfo]:
+    """Every public chainrule function: its name, modes, the NumPy names it answers to, its first doc line.
+
+    A function that wraps a primitive (same name in the primitive registry) is a
+    "primitive"; the others are built from primitives ("composite", both modes by
+    construction) or give no gradient ("constant").
+
+    Example:
+        >>> import chainrule as cr
+        >>> row = {r.name: r for r in cr.ops.table()}["cumsum"]
+        >>> row.reverse, row.forward, row.numpy
+        (True, True, ('numpy.cumsum',))
+    """
+    rows: dict[str, OpInfo] = {}
+    seen: set[int] = set()
+    for prefix, module in _namespaces():
+        for name in getattr(module, "__all__", []):
+            fn = getattr(module, name)
+            if isinstance(fn, _types.ModuleType) or not callable(fn) or isinstance(fn, type) or name == "table":
+                continue
+            if id(fn) in seen and prefix:
+                continue  # the same function under chainrule. already
+            seen.add(id(fn))
+            names = numpy_names(fn)
+            prim = REGISTRY.get(name)
+            if fn in NONDIFFERENTIABLE:
+                kind, rev, fwd = "constant", False, False
+            elif prim is not None:
+                kind, rev, fwd = "primitive", prim.has_vjp(), prim.has_jvp()
+            else:
+                kind, rev, fwd = "composite", True, True
+            doc = (fn.__doc__ or "").strip().splitlines()
+            rows[prefix + name] = OpInfo(prefix + name, rev, fwd, names, kind, doc[0] if doc else "")
+    return [rows[k] for k in sorted(rows)]
+
+
+def primitives() -> list[tuple[str, bool, bool]]:
+    """(primitive name, has a reverse rule, has a forward rule) for every registered primitive."""
     return [(name, p.has_vjp(), p.has_jvp()) for name, p in sorted(REGISTRY.items())]
 
 
-__all__ = [n for n in dir() if not n.startswith("_") and n not in ("annotations", "table")] + ["table"]
+__all__ = [
+    n for n, v in dict(globals()).items()
+    if not n.startswith("_") and not isinstance(v, _types.ModuleType)
+    and n not in ("annotations", "Any", "NamedTuple", "table", "primitives", "OpInfo", "METHODS", "numpy_names")
+] + ["table", "primitives", "OpInfo", "numpy_names"]

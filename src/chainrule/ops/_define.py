@@ -21,7 +21,9 @@ NUMPY_NAMES: dict[Callable[..., Any], list[Any]] = {}
 NONDIFFERENTIABLE: set[Callable[..., Any]] = set()
 
 
-def implements(*numpy_callables: Any, differentiable: bool = True) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+def implements(
+    *numpy_callables: Any, differentiable: bool = True
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Register a chainrule function as the Tensor version of NumPy callables.
 
     ``differentiable=False`` marks a function that answers on the values only (its

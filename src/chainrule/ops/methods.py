@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
 from ..autodiff import engine, forward
 from ..tensor import Tensor
+from . import arrays as A
 from . import contraction as C
+from . import cumulative as CU
 from . import elementwise as E
+from . import pointwise as P
 from . import reductions as R
+from . import selection as SEL
 from . import shape as S
-from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw
+from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw, wrap_like
 
 
 def _reflect(fn: Any) -> Any:
@@ -33,6 +38,25 @@ def _method_reduce(fn: Any) -> Any:
 
     method.__doc__ = fn.__doc__
     return method
+
+
+def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None) -> None:
+    """Sort in place, as ndarray.sort (only outside the graph); ``np.sort(t)`` is the differentiable sort."""
+    self._inplace_guard("sort (in place; use np.sort(t) or chainrule.sort(t) for a differentiable sorted copy)")
+    self.data.sort(axis=axis, kind=kind)
+    self._bump_version()
+
+
+def _fill(self: Tensor, value: Any) -> None:
+    """Set every entry to ``value`` in place, as ndarray.fill (only outside the graph)."""
+    self.fill_(value)
+
+
+def _on_values(fn: Any, *args: Any) -> Any:
+    """Integer and boolean operators: no gradient, answer on the values."""
+    if _traced(args) and any(np.result_type(raw(a)).kind in "fc" for a in args):
+        raise TypeError(f"{fn.__name__}: not defined for floating-point tensors")
+    return wrap_like(fn(*[raw(a) for a in args]), *args)
 
 
 _METHODS = {
@@ -59,6 +83,31 @@ _METHODS = {
     "transpose": _tensor_transpose, "swapaxes": S.swapaxes, "squeeze": S.squeeze,
     "expand_dims": S.expand_dims, "broadcast_to": S.broadcast_to, "flatten": S.flatten, "ravel": S.ravel,
     "astype": S.astype, "copy": S.copy,
+    "cumsum": lambda self, axis=None, dtype=None, out=None: CU.cumsum(self, axis, dtype, out),
+    "cumprod": lambda self, axis=None, dtype=None, out=None: CU.cumprod(self, axis, dtype, out),
+    "diagonal": lambda self, offset=0, axis1=0, axis2=1: A.diagonal(self, offset, axis1, axis2),
+    "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: C.trace(self, offset, axis1, axis2),
+    "repeat": lambda self, repeats, axis=None: A.repeat(self, repeats, axis),
+    "take": lambda self, indices, axis=None: S.take(self, indices, axis),
+    "compress": lambda self, condition, axis=None: SEL.compress(condition, self, axis),
+    "round": lambda self, decimals=0, out=None: E.round(self, decimals),
+    "__round__": lambda self, ndigits=None: E.round(self, ndigits or 0),
+    "conj": P.conjugate, "conjugate": P.conjugate,
+    "sort": _sort_in_place,
+    "argsort": lambda self, axis=-1, kind=None, order=None: np.argsort(self.data, axis=axis, kind=kind),
+    "nonzero": lambda self: np.nonzero(self.data),
+    "searchsorted": lambda self, v, side="left", sorter=None: np.searchsorted(self.data, raw(v), side, sorter),
+    "fill": _fill,
+    "__floordiv__": P.floor_divide, "__rfloordiv__": _reflect(P.floor_divide),
+    "__mod__": P.mod, "__rmod__": _reflect(P.mod),
+    "__divmod__": lambda self, other: (P.floor_divide(self, other), P.mod(self, other)),
+    "__invert__": lambda self: _on_values(np.invert, self),
+    "__and__": lambda self, other: _on_values(np.bitwise_and, self, other),
+    "__or__": lambda self, other: _on_values(np.bitwise_or, self, other),
+    "__xor__": lambda self, other: _on_values(np.bitwise_xor, self, other),
+    "__rand__": lambda self, other: _on_values(np.bitwise_and, other, self),
+    "__ror__": lambda self, other: _on_values(np.bitwise_or, other, self),
+    "__rxor__": lambda self, other: _on_values(np.bitwise_xor, other, self),
     "argmax": lambda self, axis=None, keepdims=False: np.argmax(self.data, axis=axis, keepdims=keepdims),
     "argmin": lambda self, axis=None, keepdims=False: np.argmin(self.data, axis=axis, keepdims=keepdims),
     "any": lambda self, axis=None, keepdims=False: np.any(self.data, axis=axis, keepdims=keepdims),
@@ -68,6 +117,8 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(lambda self: S.transpose(self), doc="The transpose (dimensions reversed).")
 Tensor.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two dimensions.")
+Tensor.real = property(P.real, doc="The real part (the tensor itself; complex tensors are not supported).")
+Tensor.imag = property(P.imag, doc="The imaginary part (zeros for real tensors).")
 
 
 def _iter(self: Tensor) -> Any:
@@ -114,8 +165,10 @@ def _no_rule(what: str) -> TypeError:
 
 def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
     fn = NUMPY_UFUNCS.get(ufunc) if method == "__call__" else None
-    if fn is not None and not kwargs:
-        return fn(*inputs)
+    if fn is None and method == "__call__" and _load_scipy_rules():
+        fn = NUMPY_UFUNCS.get(ufunc)
+    if fn is not None and (not kwargs or set(kwargs) <= getattr(fn, "ufunc_kwargs", frozenset())):
+        return fn(*inputs, **kwargs)
     if _traced(inputs) or _traced(kwargs.get("out", ())):
         name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
@@ -129,12 +182,26 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
     return result
 
 
+_scipy_rules = {"loaded": False}
+
+
+def _load_scipy_rules() -> bool:
+    """Register SciPy's ufuncs the first time one meets a Tensor (only if SciPy is already in use)."""
+    if _scipy_rules["loaded"] or "scipy.special" not in sys.modules:
+        return False
+    _scipy_rules["loaded"] = True
+    from . import special  # noqa: F401  (registers scipy.special's ufuncs)
+
+    return True
+
+
 def _array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
     fn = NUMPY_FUNCTIONS.get(func)
     if fn is not None:
         return fn(*args, **kwargs)
     if _traced(args) or _traced(kwargs):
-        raise _no_rule(f"numpy.{getattr(func, '__name__', func)}")
+        module = getattr(func, "__module__", None) or "numpy"
+        raise _no_rule(f"{module}.{getattr(func, '__name__', func)}")
     return func(*_unwrap(args), **_unwrap(kwargs))
 
 
@@ -143,31 +210,31 @@ Tensor.__array_function__ = _array_function
 
 
 # Functions that only look at shapes and values answer with plain NumPy results.
-@implements(np.shape)
+@implements(np.shape, differentiable=False)
 def shape(x: Any) -> tuple[int, ...]:
     return np.shape(raw(x))
 
 
-@implements(np.ndim)
+@implements(np.ndim, differentiable=False)
 def ndim(x: Any) -> int:
     return np.ndim(raw(x))
 
 
-@implements(np.size)
+@implements(np.size, differentiable=False)
 def size(x: Any, axis: Any = None) -> int:
     return np.size(raw(x), axis)
 
 
-@implements(np.zeros_like)
+@implements(np.zeros_like, differentiable=False)
 def zeros_like(x: Any, dtype: Any = None, **kw: Any) -> np.ndarray:
     return np.zeros_like(raw(x), dtype=dtype, **kw)
 
 
-@implements(np.ones_like)
+@implements(np.ones_like, differentiable=False)
 def ones_like(x: Any, dtype: Any = None, **kw: Any) -> np.ndarray:
     return np.ones_like(raw(x), dtype=dtype, **kw)
 
 
-@implements(np.result_type)
+@implements(np.result_type, differentiable=False)
 def result_type(*xs: Any) -> np.dtype:
     return np.result_type(*[raw(x) for x in xs])

@@ -1,0 +1,128 @@
+"""``import chainrule.numpy as cnp``: NumPy's namespace, with functions that trace Tensors.
+
+Every NumPy function chainrule has a rule for is here under its NumPy name (``cnp.sin``,
+``cnp.cumsum``, ``cnp.linalg.inv``...), plus the array makers, dtypes and constants, which
+pass straight through to NumPy. ``cnp.array`` and ``cnp.asarray`` keep the graph when
+given (lists of) Tensors: ``cnp.array([x ** 2, x])`` is differentiable, where
+``numpy.array`` would silently copy the values.
+
+A NumPy name with no derivative rule is not here: ``cnp.unique`` raises AttributeError
+saying so. (``numpy.unique(tensor)`` raises a TypeError naming the function as well.)
+
+Example:
+    >>> import chainrule as cr
+    >>> import chainrule.numpy as cnp
+    >>> def f(x):
+    ...     return cnp.sum(cnp.cumsum(cnp.sin(x)) * cnp.array([1.0, 2.0]))
+    >>> cr.grad(f)(cnp.array([0.0, 0.0]))
+    array([3., 2.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as _np
+
+from . import linalg  # noqa: F401  (cnp.linalg)
+from .ops import _define
+from .ops import shape as _shape
+from .tensor import Tensor as _Tensor
+
+# Array makers, dtypes and constants: NumPy's own (they make new constants, with no gradient).
+_PASSTHROUGH = (
+    "asanyarray", "ascontiguousarray", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
+    "geomspace", "eye", "identity", "tri", "indices", "diag_indices", "tril_indices", "triu_indices", "mgrid",
+    "ogrid", "random", "pi", "e", "inf", "nan", "newaxis", "euler_gamma", "float16", "float32", "float64",
+    "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "bool_", "complex64",
+    "complex128", "intp", "dtype", "ndarray", "generic", "number", "floating", "integer", "finfo", "iinfo",
+    "errstate", "seterr", "geterr", "set_printoptions", "get_printoptions", "printoptions", "isscalar",
+    "broadcast_shapes", "ndindex", "ndenumerate", "unravel_index", "ravel_multi_index", "issubdtype",
+    "promote_types", "can_cast", "testing", "exceptions",
+)
+
+
+def _numpy_functions() -> dict[str, Any]:
+    names: dict[str, Any] = {}
+    for name in dir(_np):
+        obj = getattr(_np, name, None)
+        if name.startswith("_"):
+            continue
+        try:
+            fn = _define.NUMPY_UFUNCS.get(obj) or _define.NUMPY_FUNCTIONS.get(obj)
+        except TypeError:  # unhashable attribute
+            continue
+        if fn is not None:
+            names[name] = fn
+    return names
+
+
+def _has_tensor(obj: Any) -> bool:
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, _Tensor):
+            return True
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return False
+
+
+def _build(obj: Any, dtype: Any) -> Any:
+    """Nested lists of Tensors and numbers as one Tensor, by stacking (iterative, innermost first)."""
+    if isinstance(obj, _Tensor):
+        return obj if dtype is None or obj.dtype == dtype else _shape.astype(obj, dtype)
+    if not isinstance(obj, (list, tuple)):
+        return _np.asarray(obj, dtype=dtype)
+    # post-order walk without recursion: (node, children built?)
+    results: dict[int, Any] = {}
+    stack: list[tuple[Any, bool]] = [(obj, False)]
+    while stack:
+        node, ready = stack.pop()
+        if isinstance(node, (list, tuple)):
+            if ready:
+                parts = [results[id(child)] if isinstance(child, (list, tuple)) else _leaf(child, dtype)
+                         for child in node]
+                results[id(node)] = _shape.stack(parts) if parts else _np.asarray([], dtype=dtype)
+            else:
+                stack.append((node, True))
+                stack.extend((child, False) for child in node if isinstance(child, (list, tuple)))
+    return results[id(obj)]
+
+
+def _leaf(x: Any, dtype: Any) -> Any:
+    if isinstance(x, _Tensor):
+        return x if dtype is None or x.dtype == dtype else _shape.astype(x, dtype)
+    return _np.asarray(x, dtype=dtype if dtype is not None else None)
+
+
+def array(obj: Any, dtype: Any = None, *, copy: bool = True, **kwargs: Any) -> Any:
+    """numpy.array that keeps the graph: (nested lists of) Tensors become one Tensor by stacking."""
+    if _has_tensor(obj):
+        out = _build(obj, dtype)
+        return _shape.copy(out) if copy and out is obj else out
+    return _np.array(obj, dtype=dtype, copy=copy, **kwargs)
+
+
+def asarray(obj: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """numpy.asarray that keeps the graph (a Tensor is returned as it is)."""
+    if _has_tensor(obj):
+        return _build(obj, dtype)
+    return _np.asarray(obj, dtype=dtype, **kwargs)
+
+
+FUNCTIONS = _numpy_functions()
+globals().update(FUNCTIONS)
+globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
+
+__all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "linalg"])
+
+
+def __getattr__(name: str) -> Any:
+    if hasattr(_np, name):
+        raise AttributeError(
+            f"chainrule.numpy has no {name!r}: numpy.{name} has no derivative rule in chainrule. Use a function "
+            f"listed in chainrule.ops.table(), define one with chainrule.custom_vjp, or call numpy.{name} on "
+            ".detach()ed values"
+        )
+    raise AttributeError(f"module 'chainrule.numpy' has no attribute {name!r}")

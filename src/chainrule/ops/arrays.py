@@ -1,0 +1,366 @@
+"""NumPy's array builders and rearrangers: diag, tril/triu, flip, roll, tile, repeat, pad, stacking...
+
+All are composites of indexing, reshaping and joining (see :mod:`shape`), so their
+gradients (and derivatives of any order, in both modes) come from those ops: an entry
+that appears several times in the output gets the sum of its gradients.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import elementwise as E
+from . import shape as S
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+
+
+def _axis(name: str, axis: Any, ndim: int) -> int:
+    try:
+        return normalize_axis(axis, ndim)[0]
+    except np.exceptions.AxisError as e:
+        raise np.exceptions.AxisError(f"{name}: {e}") from None
+
+
+# -- diagonals and triangles ------------------------------------------------------------------
+@implements(np.diag)
+def diag(v: Any, k: int = 0) -> Any:
+    """A 1-D input becomes a square matrix with it on diagonal ``k``; a 2-D input gives its diagonal ``k``.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.diag(cr.Tensor([1.0, 2.0]))
+        Tensor([[1., 0.],
+                [0., 2.]])
+    """
+    n = ndim_of(v)
+    if n == 2:
+        return diagonal(v, k)
+    if n != 1:
+        raise ValueError(f"diag: input must be 1-D or 2-D, got shape {shape_of(v)}")
+    m = shape_of(v)[0]
+    size = m + abs(k)
+    i = np.arange(m)
+    return S._scatter_add(v, index=(i + max(-k, 0), i + max(k, 0)), shape=(size, size))
+
+
+@implements(np.diagflat)
+def diagflat(v: Any, k: int = 0) -> Any:
+    """The flattened input on diagonal ``k`` of a square matrix."""
+    return diag(S.ravel(v), k)
+
+
+@implements(np.diagonal)
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis."""
+    nd = ndim_of(a)
+    if nd < 2:
+        raise ValueError(f"diagonal: input must have at least 2 dimensions, got shape {shape_of(a)}")
+    a1, a2 = _axis("diagonal", axis1, nd), _axis("diagonal", axis2, nd)
+    if a1 == a2:
+        raise ValueError(f"diagonal: axis1 and axis2 must differ, both are {a1}")
+    rows, cols = shape_of(a)[a1], shape_of(a)[a2]
+    n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    moved = S.moveaxis(a, (a1, a2), (-2, -1))
+    return S.getitem(moved, (Ellipsis, np.arange(n) + max(0, -offset), np.arange(n) + max(0, offset)))
+
+
+def _triangle(name: str, m: Any, keep: np.ndarray) -> Any:
+    return E.where(keep, m, np.zeros((), dtype=np.result_type(raw(m))))
+
+
+def _tri_shape(name: str, m: Any) -> tuple[int, int]:
+    s = shape_of(m)
+    if not s:
+        raise ValueError(f"{name}: input must have at least 1 dimension, got a 0-d array")
+    return (s[0], s[0]) if len(s) == 1 else (s[-2], s[-1])
+
+
+@implements(np.tril)
+def tril(m: Any, k: int = 0) -> Any:
+    """Zeros above diagonal ``k`` (of the last two axes)."""
+    r, c = _tri_shape("tril", m)
+    return _triangle("tril", m, np.tri(r, c, k, dtype=bool))
+
+
+@implements(np.triu)
+def triu(m: Any, k: int = 0) -> Any:
+    """Zeros below diagonal ``k`` (of the last two axes)."""
+    r, c = _tri_shape("triu", m)
+    return _triangle("triu", m, ~np.tri(r, c, k - 1, dtype=bool))
+
+
+# -- reversing and rotating -------------------------------------------------------------------
+@implements(np.flip)
+def flip(m: Any, axis: Any = None) -> Any:
+    """Reverse the order of entries along ``axis`` (all axes by default)."""
+    nd = ndim_of(m)
+    axes = range(nd) if axis is None else normalize_axis(axis, nd)
+    index = [slice(None)] * nd
+    for a in axes:
+        index[a] = slice(None, None, -1)
+    return S.getitem(m, tuple(index))
+
+
+@implements(np.fliplr)
+def fliplr(m: Any) -> Any:
+    """Reverse the columns (axis 1)."""
+    if ndim_of(m) < 2:
+        raise ValueError(f"fliplr: input must be at least 2-D, got shape {shape_of(m)}")
+    return flip(m, 1)
+
+
+@implements(np.flipud)
+def flipud(m: Any) -> Any:
+    """Reverse the rows (axis 0)."""
+    if ndim_of(m) < 1:
+        raise ValueError("flipud: input must be at least 1-D, got a 0-d array")
+    return flip(m, 0)
+
+
+@implements(np.rot90)
+def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (as numpy.rot90)."""
+    nd = ndim_of(m)
+    if len(axes) != 2 or nd < 2:
+        raise ValueError(f"rot90: needs two axes of an array of at least 2 dimensions, got axes {axes} and shape "
+                         f"{shape_of(m)}")
+    a0, a1 = _axis("rot90", axes[0], nd), _axis("rot90", axes[1], nd)
+    if a0 == a1:
+        raise ValueError(f"rot90: the two axes must differ, got {axes}")
+    k %= 4
+    if k == 0:
+        return S.getitem(m, (Ellipsis,))
+    if k == 2:
+        return flip(flip(m, a0), a1)
+    order = list(range(nd))
+    order[a0], order[a1] = order[a1], order[a0]
+    if k == 1:
+        return S.transpose(flip(m, a1), order)
+    return flip(S.transpose(m, order), a1)
+
+
+@implements(np.roll)
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """Shift entries along ``axis`` with wrap-around (of the flattened array when ``axis`` is None)."""
+    if axis is None:
+        return S.reshape(roll(S.ravel(a), shift, 0), shape_of(a))
+    nd = ndim_of(a)
+    shifts: dict[int, int] = {}
+    for s, ax in np.broadcast(np.asarray(raw(shift)), np.asarray(axis)):
+        ax = _axis("roll", int(ax), nd)
+        shifts[ax] = shifts.get(ax, 0) + int(s)
+    for ax, s in shifts.items():
+        n = shape_of(a)[ax]
+        if n and s % n:
+            a = S.take(a, (np.arange(n) - s) % n, axis=ax)
+    return a
+
+
+@implements(np.rollaxis)
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """Move ``axis`` to lie before position ``start`` (prefer ``moveaxis``)."""
+    nd = ndim_of(a)
+    axis = _axis("rollaxis", axis, nd)
+    if not -nd <= start <= nd:
+        raise np.exceptions.AxisError(f"rollaxis: start {start} is out of bounds for {nd} dimensions")
+    start %= nd + 1
+    if axis < start:
+        start -= 1
+    return a if axis == start else S.moveaxis(a, axis, start)
+
+
+# -- repeating -----------------------------------------------------------------------------------
+@implements(np.tile)
+def tile(a: Any, reps: Any) -> Any:
+    """Repeat the whole array ``reps`` times along each axis."""
+    reps = (int(reps),) if np.ndim(reps) == 0 else tuple(int(r) for r in reps)
+    shape = shape_of(a)
+    d = max(len(reps), len(shape))
+    shape = (1,) * (d - len(shape)) + shape
+    reps = (1,) * (d - len(reps)) + reps
+    spread = [n for pair in zip((1,) * d, shape, strict=False) for n in pair]
+    target = [n for pair in zip(reps, shape, strict=False) for n in pair]
+    tiled = S.broadcast_to(S.reshape(a, spread), target)
+    return S.reshape(tiled, tuple(r * n for r, n in zip(reps, shape, strict=False)))
+
+
+@implements(np.repeat)
+def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
+    """Repeat each entry ``repeats`` times along ``axis`` (of the flattened array when None)."""
+    if axis is None:
+        a, axis = S.ravel(a), 0
+    axis = _axis("repeat", axis, ndim_of(a))
+    idx = np.repeat(np.arange(shape_of(a)[axis]), raw(repeats))
+    return S.take(a, idx, axis=axis)
+
+
+# -- padding -------------------------------------------------------------------------------------
+_INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
+
+
+@implements(np.pad)
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad with a constant (``constant_values``) or by ``edge``, ``reflect``, ``symmetric`` or ``wrap``.
+
+    Differentiable in ``array``; padded copies of an entry send their gradients back to it.
+    """
+    nd = ndim_of(array)
+    widths = np.broadcast_to(np.asarray(raw(pad_width), dtype=np.int64), (nd, 2))
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad widths must be non-negative, got {raw(pad_width)!r}")
+    if mode == "constant":
+        values = np.broadcast_to(np.asarray(raw(kwargs.pop("constant_values", 0))), (nd, 2))
+        _no_more("pad", kwargs)
+        x = array
+        dtype = np.result_type(raw(array))
+        for ax in range(nd):  # later axes pad over earlier ones: corners take the last axis's values, as NumPy
+            before, after = (int(w) for w in widths[ax])
+            parts = []
+            shape = list(shape_of(x))
+            if before:
+                shape[ax] = before
+                parts.append(np.full(shape, values[ax, 0], dtype=dtype))
+            parts.append(x)
+            if after:
+                shape[ax] = after
+                parts.append(np.full(shape, values[ax, 1], dtype=dtype))
+            if len(parts) > 1:
+                x = S.concatenate(parts, axis=ax)
+        return x
+    if mode not in _INDEX_MODES:
+        raise NotImplementedError(
+            f"pad: mode {mode!r} has no derivative rule in chainrule; use 'constant' or one of {_INDEX_MODES}"
+        )
+    extra = {"reflect_type": kwargs.pop("reflect_type")} if "reflect_type" in kwargs else {}
+    _no_more("pad", kwargs)
+    x = array
+    for ax in range(nd):
+        before, after = (int(w) for w in widths[ax])
+        if before or after:
+            idx = np.pad(np.arange(shape_of(x)[ax]), (before, after), mode=mode, **extra)
+            x = S.take(x, idx, axis=ax)
+    return x
+
+
+def _no_more(name: str, kwargs: dict[str, Any]) -> None:
+    if kwargs:
+        raise TypeError(f"{name}: unsupported keyword argument(s) {sorted(kwargs)}")
+
+
+# -- joining, splitting, broadcasting -------------------------------------------------------------
+@implements(np.atleast_3d)
+def atleast_3d(x: Any) -> Any:
+    """View with at least three dimensions: (N,) becomes (1, N, 1), (M, N) becomes (M, N, 1)."""
+    n = ndim_of(x)
+    if n == 0:
+        return S.reshape(x, (1, 1, 1))
+    if n == 1:
+        return S.reshape(x, (1, -1, 1))
+    if n == 2:
+        return S.expand_dims(x, 2)
+    return x
+
+
+@implements(np.dstack)
+def dstack(tup: Any) -> Any:
+    """Join along the third axis (depth)."""
+    return S.concatenate([atleast_3d(x) for x in tup], axis=2)
+
+
+@implements(np.column_stack)
+def column_stack(tup: Any) -> Any:
+    """Join 1-D arrays as columns (2-D arrays as they are) along axis 1."""
+    return S.concatenate([S.reshape(x, (-1, 1)) if ndim_of(x) < 2 else x for x in tup], axis=1)
+
+
+@implements(np.append)
+def append(arr: Any, values: Any, axis: int | None = None) -> Any:
+    """``values`` added at the end (both flattened when ``axis`` is None)."""
+    if axis is None:
+        return S.concatenate([S.ravel(arr), S.ravel(values)], axis=0)
+    return S.concatenate([arr, values], axis=axis)
+
+
+@implements(np.delete)
+def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
+    """The array without the entries ``obj`` (int, slice or indices) along ``axis``."""
+    if axis is None:
+        arr, axis = S.ravel(arr), 0
+    axis = _axis("delete", axis, ndim_of(arr))
+    keep = np.ones(shape_of(arr)[axis], dtype=bool)
+    keep[raw(obj) if not isinstance(obj, slice) else obj] = False
+    return S.take(arr, np.flatnonzero(keep), axis=axis)
+
+
+@implements(np.hsplit)
+def hsplit(x: Any, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 1 (axis 0 for 1-D arrays)."""
+    return S.split(x, indices_or_sections, axis=1 if ndim_of(x) > 1 else 0)
+
+
+@implements(np.vsplit)
+def vsplit(x: Any, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 0."""
+    return S.split(x, indices_or_sections, axis=0)
+
+
+@implements(np.dsplit)
+def dsplit(x: Any, indices_or_sections: Any) -> list[Any]:
+    """Split along axis 2."""
+    return S.split(x, indices_or_sections, axis=2)
+
+
+@implements(np.meshgrid)
+def meshgrid(*xi: Any, indexing: str = "xy", sparse: bool = False, copy: bool = True) -> tuple[Any, ...]:
+    """Coordinate arrays from 1-D coordinate vectors (``indexing`` 'xy' or 'ij')."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    nd = len(xi)
+    outs = []
+    for i, x in enumerate(xi):
+        shape = [1] * nd
+        shape[i] = -1
+        if indexing == "xy" and nd > 1 and i < 2:
+            shape[0], shape[1] = shape[1], shape[0]
+        outs.append(S.reshape(S.ravel(x), tuple(shape)))
+    if not sparse:
+        full = np.broadcast_shapes(*[shape_of(o) for o in outs])
+        outs = [S.broadcast_to(o, full) for o in outs]
+    return tuple(outs)
+
+
+@implements(np.broadcast_arrays)
+def broadcast_arrays(*args: Any, subok: bool = False) -> tuple[Any, ...]:
+    """The inputs broadcast to one shape."""
+    shape = np.broadcast_shapes(*[shape_of(a) for a in args])
+    return tuple(S.broadcast_to(a, shape) for a in args)
+
+
+@implements(np.concat)
+def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
+    """The array-API name of ``concatenate``."""
+    return S.concatenate(arrays, axis=axis)
+
+
+@implements(np.permute_dims)
+def permute_dims(a: Any, /, axes: Any = None) -> Any:
+    """The array-API name of ``transpose``."""
+    return S.transpose(a, axes)
+
+
+@implements(np.matrix_transpose, np.linalg.matrix_transpose)
+def matrix_transpose(x: Any, /) -> Any:
+    """Swap the last two axes."""
+    if ndim_of(x) < 2:
+        raise ValueError(f"matrix_transpose: input must be at least 2-D, got shape {shape_of(x)}")
+    return S.swapaxes(x, -1, -2)
+
+
+@implements(np.unstack)
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """The slices along ``axis``, as a tuple."""
+    axis = _axis("unstack", axis, ndim_of(x))
+    head = (slice(None),) * axis
+    return tuple(S.getitem(x, head + (i,)) for i in range(shape_of(x)[axis]))

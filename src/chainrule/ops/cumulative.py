@@ -1,0 +1,180 @@
+"""Running totals and differences: cumsum, cumprod, diff, ediff1d and their NaN-skipping forms.
+
+``cumsum`` and ``cumprod`` are primitives; the reverse rule of a running sum is a running
+sum taken backwards. ``cumprod`` divides by the input when no entry is 0; when an entry is
+exactly 0 it is computed as products of a triangle of entries instead, whose first
+derivative is exact there too (as ``prod``'s).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..tensor import Tensor
+from . import elementwise as E
+from . import shape as S
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from .reductions import prod
+
+
+def _reverse_cumsum(g: Any, axis: int) -> Any:
+    return np.flip(np.cumsum(np.flip(g, axis), axis=axis), axis)
+
+
+_cumsum = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis))
+_cumsum.defvjp(lambda g, ans, x, axis: _reverse_cumsum(g, axis))
+_cumsum.defjvp(lambda t, ans, x, axis: np.cumsum(t, axis=axis))
+
+_cumprod = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis))
+_cumprod.defvjp(lambda g, ans, x, axis: _reverse_cumsum(g * ans, axis) / x)
+_cumprod.defjvp(lambda t, ans, x, axis: ans * np.cumsum(t / x, axis=axis))
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: the 'out' argument is not supported on Tensors (results are new tensors)")
+
+
+def _flat_axis(x: Any, axis: Any) -> tuple[Any, int]:
+    if axis is None:
+        return S.ravel(x), 0
+    return x, normalize_axis(axis, max(ndim_of(x), 1))[0]
+
+
+def _cast(y: Any, dtype: Any) -> Any:
+    return y if dtype is None else S.astype(y, dtype)
+
+
+@implements(np.cumsum)
+def cumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """Running sum along ``axis`` (of the flattened array when ``axis`` is None).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda x: np.cumsum(x).sum())(np.array([1.0, 2.0, 3.0]))
+        array([3., 2., 1.])
+    """
+    _no_out("cumsum", out)
+    x, axis = _flat_axis(x, axis)
+    return _cast(_cumsum(S.atleast_1d(x), axis=axis), dtype)
+
+
+@implements(np.cumprod)
+def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """Running product along ``axis`` (of the flattened array when ``axis`` is None).
+
+    The gradient is exact where entries are 0 (first order).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda x: np.cumprod(x)[-1])(np.array([2.0, 0.0, 3.0]))
+        array([0., 6., 0.])
+    """
+    _no_out("cumprod", out)
+    x, axis = _flat_axis(x, axis)
+    x = S.atleast_1d(x)
+    if np.all(raw(x) != 0):
+        return _cast(_cumprod(x, axis=axis), dtype)
+    n = shape_of(x)[axis]
+    moved = S.moveaxis(x, axis, -1)
+    lower = np.tril(np.ones((n, n), dtype=bool))  # lower[k, i]: entry i is in the k-th product
+    table = E.where(lower, S.expand_dims(moved, -2), 1.0)
+    return _cast(S.moveaxis(prod(table, axis=-1), -1, axis), dtype)
+
+
+_NOVALUE = getattr(np, "_NoValue", object())
+
+
+def _edge(value: Any, x: Any, axis: int) -> Any:
+    """A scalar ``prepend``/``append`` value spread over one slice along ``axis``."""
+    if ndim_of(value) != 0:
+        return value
+    shape = list(shape_of(x))
+    shape[axis] = 1
+    if not isinstance(value, Tensor):
+        value = np.asarray(value, dtype=np.result_type(raw(x), value))
+    return S.broadcast_to(value, tuple(shape))
+
+
+@implements(np.diff)
+def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = _NOVALUE, append: Any = _NOVALUE) -> Any:
+    """The ``n``-th difference along ``axis``: x[1:] - x[:-1], applied ``n`` times.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.diff(cr.Tensor([1.0, 4.0, 9.0]))
+        Tensor([3., 5.])
+    """
+    if n < 0:
+        raise ValueError(f"diff: order n must be non-negative, got {n}")
+    if ndim_of(x) == 0:
+        raise ValueError("diff: needs an input of at least one dimension, got a 0-d array")
+    axis = normalize_axis(axis, ndim_of(x))[0]
+    parts = []
+    if prepend is not _NOVALUE and prepend is not None:
+        parts.append(_edge(prepend, x, axis))
+    parts.append(x)
+    if append is not _NOVALUE and append is not None:
+        parts.append(_edge(append, x, axis))
+    if len(parts) > 1:
+        x = S.concatenate(parts, axis=axis)
+    head = (slice(None),) * axis
+    for _ in range(n):
+        x = E.subtract(S.getitem(x, head + (slice(1, None),)), S.getitem(x, head + (slice(None, -1),)))
+    return x
+
+
+@implements(np.ediff1d)
+def ediff1d(x: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    """Differences of the flattened array, with optional values before and after."""
+    parts = [S.ravel(to_begin)] if to_begin is not None else []
+    parts.append(diff(S.ravel(x)))
+    if to_end is not None:
+        parts.append(S.ravel(to_end))
+    return parts[0] if len(parts) == 1 else S.concatenate(parts)
+
+
+@implements(np.nancumsum)
+def nancumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """Running sum treating NaNs as 0 (they get no gradient)."""
+    return cumsum(E.where(np.isnan(raw(x)), 0.0, x), axis=axis, dtype=dtype, out=out)
+
+
+@implements(np.nancumprod)
+def nancumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
+    """Running product treating NaNs as 1 (they get no gradient)."""
+    return cumprod(E.where(np.isnan(raw(x)), 1.0, x), axis=axis, dtype=dtype, out=out)
+
+
+def _cumulative(name: str, fn: Any, start: float, x: Any, axis: Any, dtype: Any, include_initial: bool) -> Any:
+    if axis is None:
+        if ndim_of(x) > 1:
+            raise ValueError(f"{name}: axis must be given for an input of {ndim_of(x)} dimensions")
+        axis = 0
+    y = fn(x, axis=axis, dtype=dtype)
+    if not include_initial:
+        return y
+    axis = normalize_axis(axis, ndim_of(y))[0]
+    shape = list(shape_of(y))
+    shape[axis] = 1
+    return S.concatenate([np.full(shape, start, dtype=raw(y).dtype), y], axis=axis)
+
+
+if hasattr(np, "cumulative_sum"):
+
+    @implements(np.cumulative_sum)
+    def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
+                       include_initial: bool = False) -> Any:
+        """The array-API running sum (``include_initial`` adds the leading 0)."""
+        _no_out("cumulative_sum", out)
+        return _cumulative("cumulative_sum", cumsum, 0.0, x, axis, dtype, include_initial)
+
+    @implements(np.cumulative_prod)
+    def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
+                        include_initial: bool = False) -> Any:
+        """The array-API running product (``include_initial`` adds the leading 1)."""
+        _no_out("cumulative_prod", out)
+        return _cumulative("cumulative_prod", cumprod, 1.0, x, axis, dtype, include_initial)

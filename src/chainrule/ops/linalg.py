@@ -1,0 +1,667 @@
+"""``numpy.linalg`` with derivatives: inv, det, slogdet, solve, cholesky, eigh, svd, qr, norm...
+
+Every function works on stacks of matrices (leading axes are batch axes) and is
+differentiable to any order in both modes: the rules below are written with NumPy
+functions, so on Tensors they are recorded too. Decompositions with several outputs are
+one primitive per output (``eigh_values``/``eigh_vectors``, ``svd_u``/``svd_s``/``svd_vh``,
+``qr_q``/``qr_r``); the factorisation itself is computed once per input and reused.
+
+Assumptions (where the derivative does not exist or is not unique):
+
+- ``inv``, ``det``, ``slogdet``, ``solve``: the matrix is non-singular (a singular one
+  raises NumPy's ``LinAlgError`` in the rule);
+- ``cholesky``, ``eigh``, ``eigvalsh``: the input is symmetric and only its lower triangle is
+  read (as NumPy's); gradients are returned symmetrised, i.e. as derivatives with respect
+  to a symmetric matrix (the forward rule uses the symmetric part of the tangent);
+- ``eigh`` vectors: eigenvalues are distinct (repeated ones give inf/NaN); ``svd`` vectors:
+  singular values are distinct and non-zero. Singular values alone (``eigvalsh``,
+  ``svd(compute_uv=False)``, ``svdvals``) need only distinct values for first order;
+- ``svd`` with ``full_matrices=True`` on a non-square matrix and ``qr(mode='complete')`` on
+  a tall one have extra columns that are not unique: a gradient reaching them raises (their
+  forward-mode tangents are NaN);
+- ``norm``: the 2-norm has gradient 0 at the zero vector; ``pinv``, ``lstsq`` need full rank.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..tensor import Tensor
+from . import elementwise as E
+from . import reductions as R
+from . import shape as S
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from .arrays import diagonal as _diagonal
+from .contraction import matmul
+from .contraction import trace as _trace
+
+# -- helpers that work on ndarrays and on Tensors -------------------------------------------------
+
+
+def _T(x: Any) -> Any:
+    return np.swapaxes(x, -1, -2)
+
+
+def _sym(x: Any) -> Any:
+    return (x + _T(x)) / 2
+
+
+def _diag_part(m: Any) -> Any:
+    return np.diagonal(m, axis1=-2, axis2=-1)
+
+
+def _diag_embed(v: Any) -> Any:
+    n = np.shape(v)[-1]
+    return np.expand_dims(v, -1) * np.eye(n, dtype=np.result_type(raw(v)))
+
+
+def _inv_gaps(w: Any) -> Any:
+    """F[..., i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
+    gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
+    eye = np.eye(np.shape(w)[-1], dtype=bool)
+    return np.where(eye, 0.0, 1 / np.where(eye, 1.0, gaps))
+
+
+# -- factorisations, each computed once per input (a few recent ones are kept) ----------------------
+_CACHE: OrderedDict[Any, Any] = OrderedDict()
+
+
+def _factor(kind: str, a: np.ndarray) -> Any:
+    a = np.asarray(a)
+    key = (kind, a.shape, a.dtype.str, a.tobytes())
+    hit = _CACHE.get(key)
+    if hit is None:
+        if kind == "eigh":
+            hit = np.linalg.eigh(a)
+        elif kind == "svd":
+            hit = np.linalg.svd(a, full_matrices=False)
+        else:
+            hit = np.linalg.qr(a)
+        _CACHE[key] = hit
+        if len(_CACHE) > 8:
+            _CACHE.popitem(last=False)
+    return hit
+
+
+# -- inverse, determinants, solve -------------------------------------------------------------------
+_inv = Primitive("inv", np.linalg.inv)
+_inv.defvjp(lambda g, ans, a: -(_T(ans) @ g @ _T(ans)))
+_inv.defjvp(lambda t, ans, a: -(ans @ t @ ans))
+
+
+def _square(name: str, a: Any) -> None:
+    s = shape_of(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise np.linalg.LinAlgError(f"{name}: needs square matrices (..., n, n), got shape {s}")
+
+
+@implements(np.linalg.inv)
+def inv(a: Any) -> Any:
+    """The inverse matrix (of each matrix in a stack).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda a: np.linalg.inv(a).sum())(np.array([[2.0]]))
+        array([[-0.25]])
+    """
+    _square("inv", a)
+    return _inv(a)
+
+
+_det = Primitive("det", np.linalg.det)
+_det.defvjp(lambda g, ans, a: np.expand_dims(g * ans, (-2, -1)) * _T(np.linalg.inv(a)))
+_det.defjvp(lambda t, ans, a: ans * np.sum(_T(np.linalg.inv(a)) * t, axis=(-2, -1)))
+
+
+@implements(np.linalg.det)
+def det(a: Any) -> Any:
+    """Determinant; gradient det(a) * inv(a).T (a must be non-singular)."""
+    _square("det", a)
+    return _det(a)
+
+
+_logabsdet = Primitive("slogdet", lambda a: np.linalg.slogdet(a)[1])
+_logabsdet.defvjp(lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _T(np.linalg.inv(a)))
+_logabsdet.defjvp(lambda t, ans, a: np.sum(_T(np.linalg.inv(a)) * t, axis=(-2, -1)))
+
+
+class SlogdetResult(NamedTuple):
+    sign: Any
+    logabsdet: Any
+
+
+@implements(np.linalg.slogdet)
+def slogdet(a: Any) -> SlogdetResult:
+    """(sign, log|det|); the sign is piecewise constant (zero gradient)."""
+    _square("slogdet", a)
+    sign = np.linalg.slogdet(raw(a))[0]
+    return SlogdetResult(Tensor._wrap(np.asarray(sign)) if isinstance(a, Tensor) else sign, _logabsdet(a))
+
+
+_solve = Primitive("solve", np.linalg.solve)
+_solve.defvjp(
+    lambda g, ans, a, b: -(np.linalg.solve(_T(a), g) @ _T(ans)),
+    lambda g, ans, a, b: np.linalg.solve(_T(a), g),
+)
+_solve.defjvp(
+    lambda t, ans, a, b: -np.linalg.solve(a, t @ ans),
+    lambda t, ans, a, b: np.linalg.solve(a, t),
+)
+
+
+@implements(np.linalg.solve)
+def solve(a: Any, b: Any) -> Any:
+    """x with a @ x = b; ``b`` is a vector when 1-D, else a stack of matrices (NumPy 2 rules)."""
+    _square("solve", a)
+    if ndim_of(b) == 1:
+        return S.getitem(_solve(a, S.expand_dims(b, -1)), (Ellipsis, 0))
+    return _solve(a, b)
+
+
+# -- Cholesky -----------------------------------------------------------------------------------------
+def _half_lower(x: Any) -> Any:
+    """The lower triangle with the diagonal halved."""
+    return np.tril(x) - _diag_embed(_diag_part(x)) / 2
+
+
+def _chol_vjp(g: Any, ans: Any, a: Any) -> Any:
+    linv = np.linalg.inv(ans)
+    return _sym(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
+
+
+def _chol_jvp(t: Any, ans: Any, a: Any) -> Any:
+    linv = np.linalg.inv(ans)
+    return ans @ _half_lower(linv @ _sym(t) @ _T(linv))
+
+
+_cholesky = Primitive("cholesky", np.linalg.cholesky)
+_cholesky.defvjp(_chol_vjp)
+_cholesky.defjvp(_chol_jvp)
+
+
+@implements(np.linalg.cholesky)
+def cholesky(a: Any, /, *, upper: bool = False) -> Any:
+    """Lower-triangular L with a = L @ L.T (upper=True: U = L.T) for symmetric positive-definite a."""
+    _square("cholesky", a)
+    low = _cholesky(a)
+    return _T(low) if upper else low
+
+
+# -- symmetric eigendecomposition ----------------------------------------------------------------------
+_eigh_values = Primitive("eigh_values", lambda a: _factor("eigh", a)[0])
+_eigh_vectors = Primitive("eigh_vectors", lambda a: _factor("eigh", a)[1])
+
+
+def _eigvals_vjp(g: Any, ans: Any, a: Any) -> Any:
+    v = _eigh_vectors(a)
+    return (v * np.expand_dims(g, -2)) @ _T(v)
+
+
+def _eigvals_jvp(t: Any, ans: Any, a: Any) -> Any:
+    v = _eigh_vectors(a)
+    return np.sum(v * (_sym(t) @ v), axis=-2)
+
+
+def _eigvecs_vjp(g: Any, ans: Any, a: Any) -> Any:
+    f = _inv_gaps(_eigh_values(a))
+    return _sym(ans @ (f * (_T(ans) @ g)) @ _T(ans))
+
+
+def _eigvecs_jvp(t: Any, ans: Any, a: Any) -> Any:
+    f = _inv_gaps(_eigh_values(a))
+    return ans @ (f * (_T(ans) @ _sym(t) @ ans))
+
+
+_eigh_values.defvjp(_eigvals_vjp)
+_eigh_values.defjvp(_eigvals_jvp)
+_eigh_vectors.defvjp(_eigvecs_vjp)
+_eigh_vectors.defjvp(_eigvecs_jvp)
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Any
+    eigenvectors: Any
+
+
+def _lower(a: Any, uplo: str) -> Any:
+    if uplo not in ("L", "U"):
+        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {uplo!r}")
+    return a if uplo == "L" else _T(a)
+
+
+@implements(np.linalg.eigh)
+def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (distinct eigenvalues assumed)."""
+    _square("eigh", a)
+    a = _lower(a, UPLO)
+    return EighResult(_eigh_values(a), _eigh_vectors(a))
+
+
+@implements(np.linalg.eigvalsh)
+def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    """Eigenvalues (ascending) of a symmetric matrix."""
+    _square("eigvalsh", a)
+    return _eigh_values(_lower(a, UPLO))
+
+
+# -- singular value decomposition ----------------------------------------------------------------------
+_svd_u = Primitive("svd_u", lambda a: _factor("svd", a)[0])
+_svd_s = Primitive("svd_s", lambda a: _factor("svd", a)[1])
+_svd_vh = Primitive("svd_vh", lambda a: _factor("svd", a)[2])
+
+
+def _usv(a: Any) -> tuple[Any, Any, Any]:
+    return _svd_u(a), _svd_s(a), _T(_svd_vh(a))
+
+
+def _svals_vjp(g: Any, ans: Any, a: Any) -> Any:
+    u, _, v = _usv(a)
+    return (u * np.expand_dims(g, -2)) @ _T(v)
+
+
+def _svals_jvp(t: Any, ans: Any, a: Any) -> Any:
+    u, _, v = _usv(a)
+    return np.sum(u * (t @ v), axis=-2)
+
+
+def _svd_u_vjp(g: Any, ans: Any, a: Any) -> Any:
+    u, s, v = _usv(a)
+    f = _inv_gaps(s * s)
+    ut_g = _T(u) @ g
+    inner = (f * (ut_g - _T(ut_g))) * np.expand_dims(s, -2)
+    outside = (g - u @ ut_g) / np.expand_dims(s, -2)
+    return (u @ inner + outside) @ _T(v)
+
+
+def _svd_vh_vjp(g: Any, ans: Any, a: Any) -> Any:
+    u, s, v = _usv(a)
+    f = _inv_gaps(s * s)
+    gv = g @ v  # g is d/dVh (k, n); d/dV is its transpose
+    inner = np.expand_dims(s, -1) * (f * (_T(gv) - gv))
+    outside = (g - gv @ _T(v)) / np.expand_dims(s, -1)
+    return u @ (inner @ _T(v) + outside)
+
+
+def _svd_u_jvp(t: Any, ans: Any, a: Any) -> Any:
+    u, s, v = _usv(a)
+    f = _inv_gaps(s * s)
+    tv = t @ v
+    dp = _T(u) @ tv
+    return u @ (f * (dp * np.expand_dims(s, -2) + np.expand_dims(s, -1) * _T(dp))) + (tv - u @ dp) / np.expand_dims(
+        s, -2
+    )
+
+
+def _svd_vh_jvp(t: Any, ans: Any, a: Any) -> Any:
+    u, s, v = _usv(a)
+    f = _inv_gaps(s * s)
+    ttu = _T(t) @ u
+    dp = _T(ttu) @ v  # u.T t v
+    dv = v @ (f * (np.expand_dims(s, -1) * dp + _T(dp) * np.expand_dims(s, -2))) + (ttu - v @ _T(dp)) / np.expand_dims(
+        s, -2
+    )
+    return _T(dv)
+
+
+_svd_s.defvjp(_svals_vjp)
+_svd_s.defjvp(_svals_jvp)
+_svd_u.defvjp(_svd_u_vjp)
+_svd_u.defjvp(_svd_u_jvp)
+_svd_vh.defvjp(_svd_vh_vjp)
+_svd_vh.defjvp(_svd_vh_jvp)
+
+
+def _undetermined(name: str, fn: Any, what: str) -> Primitive:
+    """Columns that are not unique (completing an orthonormal basis): no derivative.
+
+    The reverse rule raises if a non-zero gradient reaches them; the forward rule gives NaN
+    tangents (harmless unless they are used).
+    """
+    prim = Primitive(name, fn)
+
+    def vjp(g: Any, ans: Any, a: Any) -> Any:
+        if np.any(raw(g) != 0):
+            raise ValueError(f"{what} are not unique and have no derivative; {_FIX[name]}")
+        return np.zeros(np.shape(raw(a)), dtype=np.result_type(raw(a)))
+
+    prim.defvjp(vjp)
+    prim.defjvp(lambda t, ans, a: np.full(np.shape(raw(ans)), np.nan, dtype=np.result_type(raw(ans))))
+    return prim
+
+
+_FIX = {
+    "svd_u_complement": "use svd(a, full_matrices=False)",
+    "svd_vh_complement": "use svd(a, full_matrices=False)",
+    "qr_q_complement": "use qr(a, mode='reduced')",
+}
+_svd_u_rest = _undetermined(
+    "svd_u_complement", lambda a: np.linalg.svd(a)[0][..., :, a.shape[-1]:],
+    "svd: the extra columns of U (full_matrices=True, more rows than columns)",
+)
+_svd_vh_rest = _undetermined(
+    "svd_vh_complement", lambda a: np.linalg.svd(a)[2][..., a.shape[-2]:, :],
+    "svd: the extra rows of Vh (full_matrices=True, more columns than rows)",
+)
+
+
+class SVDResult(NamedTuple):
+    U: Any  # noqa: N815
+    S: Any  # noqa: N815
+    Vh: Any  # noqa: N815
+
+
+@implements(np.linalg.svd)
+def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
+    """U, S, Vh with a = U @ diag(S) @ Vh (``compute_uv=False``: S only).
+
+    Differentiating U or Vh needs distinct non-zero singular values. With
+    ``full_matrices=True`` on a non-square matrix, the extra columns of U (rows of Vh) are
+    not unique: a gradient reaching them raises. ``hermitian`` is accepted and ignored.
+    """
+    s = shape_of(a)
+    if len(s) < 2:
+        raise np.linalg.LinAlgError(f"svd: needs matrices (..., m, n), got shape {s}")
+    if not compute_uv:
+        return _svd_s(a)
+    u, vh = _svd_u(a), _svd_vh(a)
+    if full_matrices and s[-2] > s[-1]:
+        u = S.concatenate([u, _svd_u_rest(a)], axis=-1)
+    elif full_matrices and s[-2] < s[-1]:
+        vh = S.concatenate([vh, _svd_vh_rest(a)], axis=-2)
+    return SVDResult(u, _svd_s(a), vh)
+
+
+@implements(np.linalg.svdvals)
+def svdvals(x: Any, /) -> Any:
+    """Singular values, descending."""
+    return svd(x, compute_uv=False)
+
+
+# -- QR -------------------------------------------------------------------------------------------------
+_qr_q = Primitive("qr_q", lambda a: _factor("qr", a)[0])
+_qr_r = Primitive("qr_r", lambda a: _factor("qr", a)[1])
+
+
+def _copyltu(m: Any) -> Any:
+    low = np.tril(m, -1)
+    return low + _T(low) + _diag_embed(_diag_part(m))
+
+
+def _qr_backward(gq: Any, gr: Any, a: Any) -> Any:
+    q, r = _qr_q(a), _qr_r(a)
+    m = (r @ _T(gr) if gr is not None else 0) - (_T(gq) @ q if gq is not None else 0)
+    rhs = q @ _copyltu(m)
+    if gq is not None:
+        rhs = rhs + gq
+    return rhs @ _T(np.linalg.inv(r))
+
+
+def _qr_tangents(t: Any, a: Any) -> tuple[Any, Any, Any, Any]:
+    q, r = _qr_q(a), _qr_r(a)
+    rinv = np.linalg.inv(r)
+    x = _T(q) @ t @ rinv
+    low = np.tril(x, -1)
+    upper = x - (low - _T(low))  # x - omega, omega = low - low.T (skew)
+    return q, r, rinv, upper
+
+
+_qr_q.defvjp(lambda g, ans, a: _qr_backward(g, None, a))
+_qr_r.defvjp(lambda g, ans, a: _qr_backward(None, g, a))
+
+
+def _qr_q_jvp(t: Any, ans: Any, a: Any) -> Any:
+    q, r, rinv, upper = _qr_tangents(t, a)
+    return t @ rinv - q @ upper
+
+
+def _qr_r_jvp(t: Any, ans: Any, a: Any) -> Any:
+    q, r, rinv, upper = _qr_tangents(t, a)
+    return upper @ r
+
+
+_qr_q.defjvp(_qr_q_jvp)
+_qr_r.defjvp(_qr_r_jvp)
+_qr_q_rest = _undetermined(
+    "qr_q_complement", lambda a: np.linalg.qr(a, mode="complete")[0][..., :, a.shape[-1]:],
+    "qr: the extra columns of Q (mode='complete', more rows than columns)",
+)
+
+
+class QRResult(NamedTuple):
+    Q: Any  # noqa: N815
+    R: Any  # noqa: N815
+
+
+@implements(np.linalg.qr)
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """Q with orthonormal columns and upper-triangular R, a = Q @ R (``mode`` 'reduced', 'complete' or 'r')."""
+    s = shape_of(a)
+    if len(s) < 2:
+        raise np.linalg.LinAlgError(f"qr: needs matrices (..., m, n), got shape {s}")
+    m, n = s[-2], s[-1]
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"qr: mode {mode!r} is not supported on Tensors; use 'reduced', 'complete' or 'r'")
+    if m >= n:
+        q, r = _qr_q(a), _qr_r(a)
+        if mode == "complete" and m > n:
+            q = S.concatenate([q, _qr_q_rest(a)], axis=-1)
+            r = S.concatenate([r, np.zeros(s[:-2] + (m - n, n), dtype=np.result_type(raw(a)))], axis=-2)
+    else:  # wide: factor the leading square block, the rest of R is Q.T @ (remaining columns)
+        head = S.getitem(a, (Ellipsis, slice(None), slice(0, m)))
+        tail = S.getitem(a, (Ellipsis, slice(None), slice(m, None)))
+        q = _qr_q(head)
+        r = S.concatenate([_qr_r(head), matmul(_T(q), tail)], axis=-1)
+    return r if mode == "r" else QRResult(q, r)
+
+
+# -- norms ------------------------------------------------------------------------------------------------
+def _safe(ans: Any) -> Any:
+    return np.where(raw(ans) == 0, 1.0, ans)
+
+
+_norm2 = Primitive("norm2", lambda x, axis, keepdims: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)))
+_norm2.defvjp(
+    lambda g, ans, x, axis, keepdims: R._restore(g, axis, keepdims, np.ndim(x))
+    * x
+    / R._restore(_safe(ans), axis, keepdims, np.ndim(x))
+)
+_norm2.defjvp(lambda t, ans, x, axis, keepdims: np.sum(t * x, axis=axis, keepdims=keepdims) / _safe(ans))
+
+
+def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool) -> Any:
+    if ord is None or ord == 2:
+        return _norm2(x, axis=axes, keepdims=bool(keepdims))
+    ax = {"axis": axes, "keepdims": keepdims}
+    if ord == np.inf:
+        return R.max(E.abs(x), **ax)
+    if ord == -np.inf:
+        return R.min(E.abs(x), **ax)
+    if ord == 0:
+        return R.sum(E.multiply(E.sign(E.abs(x)), 1.0), **ax)
+    if ord == 1:
+        return R.sum(E.abs(x), **ax)
+    if isinstance(ord, str):
+        raise ValueError(f"norm: ord {ord!r} is only for matrices (give a 2-tuple axis)")
+    return E.power(R.sum(E.power(E.abs(x), float(ord)), **ax), 1.0 / float(ord))
+
+
+def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
+    r, c = axes
+    if ord is None or ord == "fro":
+        out = _norm2(x, axis=tuple(sorted(axes)), keepdims=False)
+    elif ord in ("nuc", 2, -2):
+        s = _svd_s(S.moveaxis(x, (r, c), (-2, -1)))
+        out = R.sum(s, axis=-1) if ord == "nuc" else (R.max(s, axis=-1) if ord == 2 else R.min(s, axis=-1))
+    elif ord in (1, -1):
+        col = R.sum(E.abs(x), axis=r)
+        out = (R.max if ord == 1 else R.min)(col, axis=c - 1 if c > r else c)
+    elif ord in (np.inf, -np.inf):
+        row = R.sum(E.abs(x), axis=c)
+        out = (R.max if ord == np.inf else R.min)(row, axis=r - 1 if r > c else r)
+    else:
+        raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
+    if keepdims:
+        shape = list(shape_of(x))
+        shape[r] = shape[c] = 1
+        out = S.reshape(out, tuple(shape))
+    return out
+
+
+@implements(np.linalg.norm)
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
+    """Vector or matrix norm, as numpy.linalg.norm (the 2-norm has gradient 0 at the zero vector).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(np.linalg.norm)(np.array([3.0, 4.0]))
+        array([0.6, 0.8])
+    """
+    nd = ndim_of(x)
+    if axis is None:
+        if ord is None:
+            return _norm2(x, axis=None, keepdims=bool(keepdims))
+        if nd == 1:
+            return _vector_norm(x, ord, (0,), keepdims)
+        if nd == 2:
+            return _matrix_norm(x, ord, (0, 1), keepdims)
+        raise ValueError(f"norm: improper number of dimensions ({nd}) for ord={ord!r}; give axis")
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    if len(axes) == 1:
+        return _vector_norm(x, ord, normalize_axis(axes, nd), keepdims)
+    if len(axes) == 2:
+        r, c = (int(a) % nd for a in axes)
+        if r == c:
+            raise ValueError(f"norm: duplicate axes {axis!r}")
+        return _matrix_norm(x, ord, (r, c), keepdims)
+    raise ValueError(f"norm: axis must be an int or a 2-tuple, got {axis!r}")
+
+
+@implements(np.linalg.vector_norm)
+def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
+    """The vector norm over ``axis`` (all axes by default, as one flat vector)."""
+    axes = None if axis is None else normalize_axis(axis, ndim_of(x))
+    return _vector_norm(x, ord, axes, keepdims)
+
+
+@implements(np.linalg.matrix_norm)
+def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
+    """The matrix norm of the last two axes."""
+    nd = ndim_of(x)
+    return _matrix_norm(x, ord, (nd - 2, nd - 1), keepdims)
+
+
+@implements(np.linalg.cond)
+def cond(x: Any, p: Any = None) -> Any:
+    """Condition number (ratio of extreme singular values for p None/2/-2)."""
+    if p is None or p in (2, -2):
+        s = _svd_s(x)
+        hi, lo = R.max(s, axis=-1), R.min(s, axis=-1)
+        return E.divide(hi, lo) if p != -2 else E.divide(lo, hi)
+    return E.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
+# -- built from the above ----------------------------------------------------------------------------------
+@implements(np.linalg.matrix_power)
+def matrix_power(a: Any, n: int) -> Any:
+    """a @ a @ ... (n times); n = 0 gives the identity, n < 0 powers of the inverse."""
+    _square("matrix_power", a)
+    n = int(n)
+    if n == 0:
+        return E.add(E.multiply(a, 0.0), np.eye(shape_of(a)[-1], dtype=np.result_type(raw(a))))
+    if n < 0:
+        a, n = inv(a), -n
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
+
+
+def _full_rank(name: str, a: Any) -> None:
+    s = shape_of(a)
+    if np.any(np.linalg.matrix_rank(raw(a)) < min(s[-2], s[-1])):
+        raise np.linalg.LinAlgError(f"{name}: the {s[-2]}x{s[-1]} matrix is rank-deficient; chainrule's {name} needs "
+                                    "full rank (its derivative does not exist where the rank changes)")
+
+
+@implements(np.linalg.pinv)
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
+    """Moore-Penrose pseudo-inverse of a full-rank matrix."""
+    if not isinstance(a, Tensor):
+        kw = {} if rtol is None else {"rtol": rtol}
+        return np.linalg.pinv(a, **({"rcond": rcond} if rcond is not None else kw), hermitian=hermitian)
+    _full_rank("pinv", a)
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return solve(matmul(_T(a), a), _T(a))
+    return _T(solve(matmul(a, _T(a)), a))
+
+
+@implements(np.linalg.lstsq)
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
+    """Least-squares solution (x, residuals, rank, singular values) for a full-rank ``a``."""
+    if ndim_of(a) != 2:
+        raise np.linalg.LinAlgError(f"lstsq: a must be 2-D, got shape {shape_of(a)}")
+    _full_rank("lstsq", a)
+    m, n = shape_of(a)
+    x = matmul(pinv(a), b)
+    if m > n:
+        resid = E.subtract(b, matmul(a, x))
+        residuals = R.sum(E.multiply(resid, resid), axis=0)
+        residuals = S.reshape(residuals, (1,)) if ndim_of(residuals) == 0 else residuals
+    else:
+        residuals = np.empty((0,), dtype=np.result_type(raw(a)))
+    return x, residuals, int(np.linalg.matrix_rank(raw(a))), svdvals(a)
+
+
+@implements(np.linalg.multi_dot)
+def multi_dot(arrays: Any, *, out: Any = None) -> Any:
+    """Chain of matrix products (first and last may be vectors)."""
+    if out is not None:
+        raise TypeError("multi_dot: the 'out' argument is not supported on Tensors")
+    xs = list(arrays)
+    if len(xs) < 2:
+        raise ValueError("multi_dot: needs at least two arrays")
+    result = xs[0]
+    for x in xs[1:]:
+        result = matmul(result, x)
+    return result
+
+
+@implements(np.linalg.tensorinv)
+def tensorinv(a: Any, ind: int = 2) -> Any:
+    """Inverse of an N-d array seen as a matrix: the first ``ind`` axes against the rest."""
+    s = shape_of(a)
+    rows = int(np.prod(s[:ind]))
+    return S.reshape(inv(S.reshape(a, (rows, -1))), s[ind:] + s[:ind])
+
+
+@implements(np.linalg.tensorsolve)
+def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
+    """x with tensordot(a, x, x.ndim) = b."""
+    if axes is not None:
+        rest = [i for i in range(ndim_of(a)) if i not in [k % ndim_of(a) for k in axes]]
+        a = S.transpose(a, rest + [k % ndim_of(a) for k in axes])
+    s = shape_of(a)
+    tail = s[ndim_of(b):]
+    n = int(np.prod(tail))
+    return S.reshape(solve(S.reshape(a, (-1, n)), S.ravel(b)), tail)
+
+
+@implements(np.linalg.trace)
+def linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
+    """Sum of diagonal ``offset`` of the last two axes."""
+    return _trace(x, offset, -2, -1)
+
+
+@implements(np.linalg.diagonal)
+def linalg_diagonal(x: Any, /, *, offset: int = 0) -> Any:
+    """Diagonal ``offset`` of the last two axes."""
+    return _diagonal(x, offset, -2, -1)

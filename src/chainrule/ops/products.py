@@ -1,0 +1,194 @@
+"""More products: kron, cross, vecdot, matvec, vecmat, convolve, correlate, polyval, vander, trapezoid.
+
+Composites of broadcasting multiplication, indexing and ``matmul``, so each is exact to
+any order in both modes (bilinear ones have zero third derivatives).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import elementwise as E
+from . import reductions as R
+from . import shape as S
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from .contraction import matmul, outer, tensordot
+
+
+@implements(np.kron)
+def kron(a: Any, b: Any) -> Any:
+    """Kronecker product: blocks ``a[i, j] * b``.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.kron(cr.Tensor([1.0, 2.0]), cr.Tensor([1.0, 10.0]))
+        Tensor([ 1., 10.,  2., 20.])
+    """
+    sa, sb = shape_of(a), shape_of(b)
+    nd = max(len(sa), len(sb))
+    sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
+    wide_a = S.reshape(a, tuple(n for s in sa for n in (s, 1)))
+    wide_b = S.reshape(b, tuple(n for s in sb for n in (1, s)))
+    return S.reshape(E.multiply(wide_a, wide_b), tuple(x * y for x, y in zip(sa, sb, strict=False)))
+
+
+def _component(v: Any, i: int) -> Any:
+    return S.getitem(v, (Ellipsis, i)) if shape_of(v)[-1] > i else 0.0
+
+
+@implements(np.cross)
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Any:
+    """Cross product of 3-vectors (2-vectors are taken with a zero third component)."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = S.moveaxis(a, axisa, -1)
+    b = S.moveaxis(b, axisb, -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError(f"cross: vectors must have 2 or 3 components, got {na} and {nb}")
+    a0, a1, a2 = (_component(a, i) for i in range(3))
+    b0, b1, b2 = (_component(b, i) for i in range(3))
+    z = E.subtract(E.multiply(a0, b1), E.multiply(a1, b0))
+    if na == nb == 2:
+        return z
+    x = E.subtract(E.multiply(a1, b2), E.multiply(a2, b1))
+    y = E.subtract(E.multiply(a2, b0), E.multiply(a0, b2))
+    parts = _broadcast(x, y, z)
+    return S.moveaxis(S.stack(parts, axis=-1), -1, axisc)
+
+
+def _broadcast(*xs: Any) -> list[Any]:
+    shape = np.broadcast_shapes(*[shape_of(x) for x in xs])
+    return [S.broadcast_to(x, shape) for x in xs]
+
+
+@implements(np.linalg.cross)
+def linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """Cross product of 3-vectors along ``axis`` (numpy.linalg.cross)."""
+    if shape_of(x1)[axis] != 3 or shape_of(x2)[axis] != 3:
+        raise ValueError(f"linalg.cross: vectors must have 3 components, got shapes {shape_of(x1)} and {shape_of(x2)}")
+    return cross(x1, x2, axis=axis)
+
+
+def _vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """Dot product of vectors along ``axis`` (broadcasting the others)."""
+    return R.sum(E.multiply(x1, x2), axis=axis)
+
+
+@implements(np.vecdot, np.linalg.vecdot)
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
+    """Dot product of vectors along ``axis`` (broadcasting the others)."""
+    return _vecdot(x1, x2, axis=axis)
+
+
+vecdot.ufunc_kwargs = frozenset({"axis"})  # type: ignore[attr-defined]
+
+
+@implements(np.matvec)
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Matrix times vector over the last axes: (..., m, n) and (..., n) give (..., m)."""
+    return S.getitem(matmul(x1, S.expand_dims(x2, -1)), (Ellipsis, 0))
+
+
+@implements(np.vecmat)
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Vector times matrix over the last axes: (..., n) and (..., n, m) give (..., m)."""
+    return S.getitem(matmul(S.expand_dims(x1, -2), x2), (Ellipsis, 0, slice(None)))
+
+
+# np.linalg's aliases of the contraction ops
+implements(np.linalg.outer)(outer)
+implements(np.linalg.tensordot)(tensordot)
+implements(np.linalg.matmul)(matmul)
+
+
+def _full_convolution(a: Any, v: Any) -> Any:
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    zeros = np.zeros(m - 1, dtype=np.result_type(raw(a)))
+    padded = S.concatenate([zeros, a, zeros])
+    k = np.arange(n + m - 1)[:, None]
+    j = np.arange(m)[None, :]
+    return matmul(S.getitem(padded, k + (m - 1) - j), v)  # row k holds a[k - j], j = 0..m-1
+
+
+def _check_1d(name: str, a: Any, v: Any) -> None:
+    if ndim_of(a) != 1 or ndim_of(v) != 1 or not shape_of(a)[0] or not shape_of(v)[0]:
+        raise ValueError(f"{name}: inputs must be non-empty 1-D arrays, got shapes {shape_of(a)} and {shape_of(v)}")
+
+
+@implements(np.convolve)
+def convolve(a: Any, v: Any, mode: str = "full") -> Any:
+    """Discrete linear convolution of two 1-D arrays (``mode`` 'full', 'same' or 'valid')."""
+    _check_1d("convolve", a, v)
+    if shape_of(v)[0] > shape_of(a)[0]:
+        a, v = v, a
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    full = _full_convolution(a, v)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (m - 1) // 2
+        return S.getitem(full, slice(start, start + n))
+    if mode == "valid":
+        return S.getitem(full, slice(m - 1, n))
+    raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+
+@implements(np.correlate)
+def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
+    """Cross-correlation of two 1-D arrays: sum_n a[n + k] * v[n] (``mode`` as in ``convolve``)."""
+    _check_1d("correlate", a, v)
+    flipped = S.getitem(v, slice(None, None, -1))
+    if shape_of(v)[0] > shape_of(a)[0]:
+        return S.getitem(convolve(S.getitem(a, slice(None, None, -1)), v, mode), slice(None, None, -1))
+    return convolve(a, flipped, mode)
+
+
+@implements(np.polyval)
+def polyval(p: Any, x: Any) -> Any:
+    """The polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's rule."""
+    coeffs = list(p) if isinstance(p, (list, tuple)) else [S.getitem(p, i) for i in range(shape_of(p)[0])]
+    y: Any = np.zeros(shape_of(x), dtype=np.result_type(raw(x), 0.0))
+    for c in coeffs:
+        y = E.add(E.multiply(y, x), c)
+    return y
+
+
+@implements(np.vander)
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """Columns of powers of the 1-D ``x`` (decreasing powers unless ``increasing``)."""
+    if ndim_of(x) != 1:
+        raise ValueError(f"vander: x must be 1-D, got shape {shape_of(x)}")
+    cols = shape_of(x)[0] if N is None else int(N)
+    if cols == 0:
+        return np.zeros((shape_of(x)[0], 0), dtype=np.result_type(raw(x)))
+    powers: list[Any] = [np.ones(shape_of(x), dtype=np.result_type(raw(x)))]
+    for _ in range(1, cols):
+        powers.append(E.multiply(powers[-1], x))
+    out = S.stack(powers, axis=1)
+    return out if increasing else S.getitem(out, (slice(None), slice(None, None, -1)))
+
+
+def _trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    nd = ndim_of(y)
+    ax = normalize_axis(axis, nd)[0]
+    head = (slice(None),) * ax
+    upper, lower = S.getitem(y, head + (slice(1, None),)), S.getitem(y, head + (slice(None, -1),))
+    if x is None:
+        d: Any = dx
+    elif ndim_of(x) == 1:
+        shape = [1] * nd
+        shape[ax] = -1
+        d = S.reshape(E.subtract(S.getitem(x, slice(1, None)), S.getitem(x, slice(None, -1))), tuple(shape))
+    else:
+        xh = (slice(None),) * ax
+        d = E.subtract(S.getitem(x, xh + (slice(1, None),)), S.getitem(x, xh + (slice(None, -1),)))
+    return R.sum(E.multiply(d, E.add(upper, lower)), axis=ax) / 2.0
+
+
+@implements(np.trapezoid)
+def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
+    """Integral of ``y`` by the trapezoidal rule along ``axis`` (samples at ``x``, or spaced ``dx``)."""
+    return _trapezoid(y, x, dx, axis)

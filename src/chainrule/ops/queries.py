@@ -1,0 +1,62 @@
+"""NumPy functions that answer questions about values: indices, counts, comparisons, predicates.
+
+Their results carry no gradient (they are integers or booleans), so on Tensors they simply
+run on the values. Index results come back as NumPy arrays; elementwise boolean results as
+Tensors (like ``x > 0``); single answers as Python or NumPy scalars.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._define import implements, raw, wrap_like
+
+
+def _unwrap(v: Any) -> Any:
+    if isinstance(v, (list, tuple)):
+        return type(v)(_unwrap(x) for x in v)
+    return raw(v)
+
+
+def _on_values(np_fn: Any, wrap: bool = False) -> Any:
+    def fn(*args: Any, **kwargs: Any) -> Any:
+        out = np_fn(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
+        return wrap_like(out, *args) if wrap else out
+
+    fn.__name__ = np_fn.__name__
+    fn.__qualname__ = np_fn.__name__
+    fn.__doc__ = f"numpy.{np_fn.__name__} on the values (not differentiable: the result has no gradient)."
+    return implements(np_fn, differentiable=False)(fn)
+
+
+# indices and counts: plain NumPy results
+argmax = _on_values(np.argmax)
+argmin = _on_values(np.argmin)
+argsort = _on_values(np.argsort)
+argpartition = _on_values(np.argpartition)
+argwhere = _on_values(np.argwhere)
+nonzero = _on_values(np.nonzero)
+flatnonzero = _on_values(np.flatnonzero)
+nanargmax = _on_values(np.nanargmax)
+nanargmin = _on_values(np.nanargmin)
+searchsorted = _on_values(np.searchsorted)
+digitize = _on_values(np.digitize)
+count_nonzero = _on_values(np.count_nonzero)
+allclose = _on_values(np.allclose)
+array_equal = _on_values(np.array_equal)
+array_equiv = _on_values(np.array_equiv)
+all = _on_values(np.all)  # noqa: A001
+any = _on_values(np.any)  # noqa: A001
+iscomplexobj = _on_values(np.iscomplexobj)
+isrealobj = _on_values(np.isrealobj)
+empty_like = _on_values(np.empty_like)
+full_like = _on_values(np.full_like)
+# elementwise booleans: Tensors, like the comparison operators
+isclose = _on_values(np.isclose, wrap=True)
+isposinf = _on_values(np.isposinf, wrap=True)
+isneginf = _on_values(np.isneginf, wrap=True)
+isreal = _on_values(np.isreal, wrap=True)
+iscomplex = _on_values(np.iscomplex, wrap=True)
+matrix_rank = _on_values(np.linalg.matrix_rank)

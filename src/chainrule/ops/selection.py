@@ -1,0 +1,110 @@
+"""Picking entries by value: sort, select, nan_to_num, compress, extract, interp.
+
+Composites of indexing and ``where``. Sorting sends each output entry's gradient back to
+the input entry that landed there (ties are broken by position, as a stable sort).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import elementwise as E
+from . import shape as S
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+
+
+@implements(np.sort)
+def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, stable: Any = None) -> Any:
+    """Sorted copy along ``axis`` (of the flattened array when None); each entry keeps its gradient.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda x: np.sort(x)[0])(np.array([3.0, 1.0, 2.0]))
+        array([0., 1., 0.])
+    """
+    if order is not None:
+        raise TypeError("sort: 'order' (structured arrays) is not supported on Tensors")
+    if axis is None:
+        a, axis = S.ravel(a), 0
+    if ndim_of(a) == 0:
+        raise np.exceptions.AxisError("sort: cannot sort a 0-d array along an axis")
+    axis = normalize_axis(axis, ndim_of(a))[0]
+    idx = np.argsort(raw(a), axis=axis, kind="stable")
+    return S.take_along_axis(a, idx, axis)
+
+
+@implements(np.select)
+def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
+    """Entries of the first choice whose condition holds, else ``default`` (all broadcast)."""
+    if len(condlist) != len(choicelist):
+        raise ValueError(f"select: {len(condlist)} conditions but {len(choicelist)} choices; give one choice each")
+    if not condlist:
+        raise ValueError("select: needs at least one condition")
+    result = default
+    for cond, choice in reversed(list(zip(condlist, choicelist, strict=False))):
+        c = np.asarray(raw(cond))
+        if c.dtype != bool:
+            raise TypeError(f"select: conditions must be boolean arrays, got dtype {c.dtype}")
+        result = E.where(c, choice, result)
+    shape = np.broadcast_shapes(*[shape_of(x) for x in [*condlist, *choicelist, default]])
+    return result if shape_of(result) == shape else S.broadcast_to(result, shape)
+
+
+@implements(np.nan_to_num)
+def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
+               neginf: float | None = None) -> Any:
+    """NaN and infinities replaced by numbers; replaced entries get zero gradient, the others 1."""
+    d = np.asarray(raw(x))
+    if d.dtype.kind not in "fc":
+        return x
+    info = np.finfo(d.dtype)
+    hi = info.max if posinf is None else posinf
+    lo = info.min if neginf is None else neginf
+    bad = ~np.isfinite(d)
+    values = np.where(np.isnan(d), nan, np.where(d > 0, hi, lo)).astype(d.dtype)
+    return E.where(bad, values, x)
+
+
+@implements(np.compress)
+def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
+    """Slices along ``axis`` where ``condition`` holds (of the flattened array when None)."""
+    idx = np.flatnonzero(np.asarray(raw(condition)))
+    if axis is None:
+        return S.take(S.ravel(a), idx)
+    return S.take(a, idx, axis=axis)
+
+
+@implements(np.extract)
+def extract(condition: Any, arr: Any) -> Any:
+    """Entries where ``condition`` holds, flattened."""
+    return S.take(S.ravel(arr), np.flatnonzero(np.ravel(raw(condition))))
+
+
+@implements(np.interp)
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
+    """Piecewise-linear interpolation; differentiable in ``x``, ``fp``, ``left`` and ``right``.
+
+    ``xp`` (increasing) is a constant. At a knot the derivative in ``x`` is the slope of the
+    segment to its right; outside ``[xp[0], xp[-1]]`` it is 0.
+    """
+    if period is not None:
+        raise NotImplementedError("interp: 'period' is not supported on Tensors")
+    knots = np.asarray(raw(xp), dtype=float)
+    if knots.ndim != 1 or shape_of(fp) != knots.shape or knots.size == 0:
+        raise ValueError(f"interp: xp and fp must be 1-D of one length, got shapes {knots.shape} and {shape_of(fp)}")
+    xr = np.asarray(raw(x))
+    n = knots.size
+    if n == 1:
+        y = S.take(fp, np.zeros(xr.shape, dtype=int))
+    else:
+        i = np.clip(np.searchsorted(knots, xr, side="right") - 1, 0, n - 2)
+        x0, x1 = knots[i], knots[i + 1]
+        w = E.divide(E.subtract(x, x0), x1 - x0)
+        f0, f1 = S.take(fp, i), S.take(fp, i + 1)
+        y = E.add(f0, E.multiply(w, E.subtract(f1, f0)))
+    below = S.take(fp, 0) if left is None else left
+    above = S.take(fp, n - 1) if right is None else right
+    y = E.where(xr < knots[0], below, y)
+    return E.where(xr > knots[-1], above, y)

@@ -1,0 +1,212 @@
+"""``scipy.special`` with derivatives: gammaln, digamma, polygamma, erfc, erfinv, expit, logit, xlogy...
+
+Needs SciPy (``pip install chainrule[scipy]``). Importing this module registers the SciPy
+ufuncs, so ``scipy.special.gammaln(tensor)`` is traced; chainrule does this by itself the
+first time a SciPy ufunc meets a Tensor. SciPy functions that are not ufuncs
+(``logsumexp``, ``softmax``, ``log_softmax``, ``polygamma``, ``multigammaln``) convert their
+input to an array and would drop the gradient: call the functions here instead
+(``chainrule.special.logsumexp``).
+
+Conventions: ``xlogy(0, y) = 0`` with derivative 0 in ``y`` (also at ``y = 0``), and
+``entr(0) = 0`` (its derivative there is infinite).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+try:
+    import scipy.special as _sc
+except ImportError as e:  # pragma: no cover - exercised without SciPy
+    raise ImportError("chainrule.special needs SciPy: pip install chainrule[scipy]") from e
+
+from ..autodiff.primitive import Primitive
+from . import elementwise as E
+from . import reductions as R
+from . import shape as S
+from ._define import elementwise, implements, raw
+
+_SQRT_PI = math.sqrt(math.pi)
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+# The error function lives in elementwise (it works without SciPy too).
+erf = implements(_sc.erf)(E.erf)
+
+
+def _polygamma_fn(x: Any, n: int) -> Any:
+    return _sc.digamma(x) if n == 0 else _sc.polygamma(n, x)
+
+
+_polygamma = Primitive("polygamma", _polygamma_fn)
+_polygamma.defvjp(lambda g, ans, x, n: g * _polygamma(x, n=n + 1))
+_polygamma.defjvp(lambda t, ans, x, n: t * _polygamma(x, n=n + 1))
+
+_gammaln = elementwise("gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0))
+_gamma = elementwise("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0))
+_erfc = elementwise("erfc", _sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * np.exp(-(x * x)))
+_erfinv = elementwise("erfinv", _sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * np.exp(ans * ans))
+_erfcinv = elementwise("erfcinv", _sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * np.exp(ans * ans))
+_logit = elementwise("logit", _sc.logit, lambda ans, x: 1 / (x * (1 - x)))
+_ndtr = elementwise("ndtr", _sc.ndtr, lambda ans, x: np.exp(-(x * x) / 2) / _SQRT_2PI)
+_log_ndtr = elementwise("log_ndtr", _sc.log_ndtr, lambda ans, x: np.exp(-(x * x) / 2 - ans) / _SQRT_2PI)
+_ndtri = elementwise("ndtri", _sc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans * ans / 2))
+
+
+@implements(_sc.gammaln)
+def gammaln(x: Any) -> Any:
+    """log|Gamma(x)|; derivative digamma(x).
+
+    Example:
+        >>> import chainrule as cr
+        >>> from chainrule import special
+        >>> round(cr.grad(special.gammaln)(1.0), 6)  # -Euler's gamma
+        -0.577216
+    """
+    return _gammaln(x)
+
+
+@implements(_sc.digamma)
+def digamma(x: Any) -> Any:
+    """d/dx log Gamma(x); derivative polygamma(1, x)."""
+    return _polygamma(x, n=0)
+
+
+psi = digamma
+
+
+def polygamma(n: int, x: Any) -> Any:
+    """The ``n``-th derivative of digamma (``n`` a non-negative integer constant)."""
+    n = int(raw(n))
+    if n < 0:
+        raise ValueError(f"polygamma: n must be >= 0, got {n}")
+    return _polygamma(x, n=n)
+
+
+@implements(_sc.gamma)
+def gamma(x: Any) -> Any:
+    """The Gamma function; derivative gamma(x) * digamma(x)."""
+    return _gamma(x)
+
+
+@implements(_sc.erfc)
+def erfc(x: Any) -> Any:
+    """1 - erf(x), accurate for large x."""
+    return _erfc(x)
+
+
+@implements(_sc.erfinv)
+def erfinv(x: Any) -> Any:
+    """Inverse of erf on (-1, 1)."""
+    return _erfinv(x)
+
+
+@implements(_sc.erfcinv)
+def erfcinv(x: Any) -> Any:
+    """Inverse of erfc on (0, 2)."""
+    return _erfcinv(x)
+
+
+@implements(_sc.expit)
+def expit(x: Any) -> Any:
+    """The logistic sigmoid 1 / (1 + exp(-x))."""
+    return E.sigmoid(x)
+
+
+@implements(_sc.logit)
+def logit(x: Any) -> Any:
+    """log(x / (1 - x)), the inverse of expit."""
+    return _logit(x)
+
+
+@implements(_sc.ndtr)
+def ndtr(x: Any) -> Any:
+    """The standard normal CDF."""
+    return _ndtr(x)
+
+
+@implements(_sc.log_ndtr)
+def log_ndtr(x: Any) -> Any:
+    """log of the standard normal CDF, accurate far in the left tail."""
+    return _log_ndtr(x)
+
+
+@implements(_sc.ndtri)
+def ndtri(x: Any) -> Any:
+    """Inverse of the standard normal CDF."""
+    return _ndtri(x)
+
+
+@implements(_sc.xlogy)
+def xlogy(x: Any, y: Any) -> Any:
+    """x * log(y), 0 where x == 0 (with derivative 0 in y there)."""
+    zero = np.asarray(raw(x)) == 0
+    if not zero.any():
+        return E.multiply(x, E.log(y))
+    return E.where(zero, 0.0, E.multiply(x, E.log(E.where(zero, 1.0, y))))
+
+
+@implements(_sc.xlog1py)
+def xlog1py(x: Any, y: Any) -> Any:
+    """x * log1p(y), 0 where x == 0 (with derivative 0 in y there)."""
+    zero = np.asarray(raw(x)) == 0
+    if not zero.any():
+        return E.multiply(x, E.log1p(y))
+    return E.where(zero, 0.0, E.multiply(x, E.log1p(E.where(zero, 0.0, y))))
+
+
+@implements(_sc.entr)
+def entr(x: Any) -> Any:
+    """-x log x for x > 0, 0 at 0, -inf for x < 0."""
+    d = np.asarray(raw(x))
+    out = E.negative(xlogy(x, E.where(d > 0, x, 1.0)))
+    return E.where(d < 0, -np.inf, out) if (d < 0).any() else out
+
+
+@implements(_sc.betaln)
+def betaln(a: Any, b: Any) -> Any:
+    """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
+    return E.subtract(E.add(gammaln(a), gammaln(b)), gammaln(E.add(a, b)))
+
+
+@implements(_sc.beta)
+def beta(a: Any, b: Any) -> Any:
+    """The Beta function (positive arguments)."""
+    return E.exp(betaln(a, b))
+
+
+def multigammaln(a: Any, d: int) -> Any:
+    """log of the multivariate Gamma function of dimension ``d``."""
+    d = int(d)
+    total = d * (d - 1) / 4 * math.log(math.pi)
+    for j in range(1, d + 1):
+        total = E.add(total, gammaln(E.add(a, (1 - j) / 2)))
+    return total
+
+
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:
+    """log(sum(b * exp(a))) over ``axis``, stably (``b`` >= 0 scales the terms)."""
+    if b is not None:
+        if np.any(np.asarray(raw(b)) < 0):
+            raise ValueError("logsumexp: negative weights b are not supported on Tensors")
+        a = E.add(a, E.log(b))
+    out = R.logsumexp(a, axis=axis, keepdims=keepdims)
+    return (out, np.ones(np.shape(raw(out)))) if return_sign else out
+
+
+def softmax(x: Any, axis: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) over ``axis`` (all entries when None), stably."""
+    if axis is None:
+        return S.reshape(R.softmax(S.ravel(x), axis=0), np.shape(raw(x)))
+    return R.softmax(x, axis=axis)
+
+
+def log_softmax(x: Any, axis: Any = None) -> Any:
+    """x - logsumexp(x) over ``axis`` (all entries when None), stably."""
+    if axis is None:
+        return S.reshape(R.log_softmax(S.ravel(x), axis=0), np.shape(raw(x)))
+    return R.log_softmax(x, axis=axis)
+
+

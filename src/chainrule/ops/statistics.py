@@ -1,0 +1,269 @@
+"""Statistics: NaN-skipping reductions, average, median, quantiles, ptp, cov, corrcoef.
+
+Composites of ``sort``, ``take``, ``where`` and the reductions. NaN entries get no
+gradient. Order statistics (median, quantile) send the gradient to the entries that sit
+at the chosen sorted positions, interpolated linearly (NumPy's default 'linear' method).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import elementwise as E
+from . import reductions as R
+from . import shape as S
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from .selection import sort
+
+
+def _nan(x: Any) -> np.ndarray:
+    return np.isnan(raw(x))
+
+
+def _fill(x: Any, value: float) -> Any:
+    mask = _nan(x)
+    return E.where(mask, value, x) if mask.any() else x
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise TypeError(f"{name}: the 'out' argument is not supported on Tensors (results are new tensors)")
+
+
+@implements(np.nansum)
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+    """Sum treating NaNs as 0."""
+    _no_out("nansum", out)
+    return R.sum(_fill(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+@implements(np.nanprod)
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+    """Product treating NaNs as 1."""
+    _no_out("nanprod", out)
+    return R.prod(_fill(a, 1.0), axis=axis, keepdims=keepdims)
+
+
+def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
+    return np.sum(~_nan(a), axis=axis, keepdims=keepdims)
+
+
+@implements(np.nanmean)
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+    """Mean of the entries that are not NaN."""
+    _no_out("nanmean", out)
+    return E.divide(nansum(a, axis=axis, keepdims=keepdims), _count(a, axis, keepdims))
+
+
+@implements(np.nanvar)
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
+           **kw: Any) -> Any:
+    """Variance of the entries that are not NaN."""
+    _no_out("nanvar", out)
+    d = E.subtract(a, nanmean(a, axis=axis, keepdims=True))
+    d = _fill(d, 0.0) if _nan(a).any() else d
+    return E.divide(R.sum(E.multiply(d, d), axis=axis, keepdims=keepdims), _count(a, axis, keepdims) - ddof)
+
+
+@implements(np.nanstd)
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
+           **kw: Any) -> Any:
+    """Standard deviation of the entries that are not NaN."""
+    return E.sqrt(nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims))
+
+
+@implements(np.nanmax)
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+    """Largest entry that is not NaN (ties share the gradient)."""
+    _no_out("nanmax", out)
+    return R.max(_fill(a, -np.inf), axis=axis, keepdims=keepdims)
+
+
+@implements(np.nanmin)
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
+    """Smallest entry that is not NaN (ties share the gradient)."""
+    _no_out("nanmin", out)
+    return R.min(_fill(a, np.inf), axis=axis, keepdims=keepdims)
+
+
+@implements(np.ptp)
+def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """Range, max - min ("peak to peak")."""
+    _no_out("ptp", out)
+    return E.subtract(R.max(a, axis=axis, keepdims=keepdims), R.min(a, axis=axis, keepdims=keepdims))
+
+
+@implements(np.average)
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False) -> Any:
+    """Weighted mean over ``axis``; differentiable in ``a`` and ``weights``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> float(np.average(cr.Tensor([1.0, 3.0]), weights=[3.0, 1.0]))
+        1.5
+    """
+    if weights is None:
+        avg = R.mean(a, axis=axis, keepdims=keepdims)
+        total = np.asarray(np.size(raw(a)) / max(np.size(raw(avg)), 1), dtype=np.result_type(raw(avg)))
+    else:
+        w = weights
+        if shape_of(w) != shape_of(a):
+            if axis is None:
+                raise TypeError(f"average: weights of shape {shape_of(w)} differ from a's {shape_of(a)}; give axis")
+            if ndim_of(w) != 1:
+                raise TypeError(f"average: 1-D weights expected when shapes differ, got shape {shape_of(w)}")
+            ax = normalize_axis(axis, ndim_of(a))[0]
+            if shape_of(w)[0] != shape_of(a)[ax]:
+                raise ValueError(f"average: {shape_of(w)[0]} weights for an axis of length {shape_of(a)[ax]}")
+            shape = [1] * ndim_of(a)
+            shape[ax] = -1
+            w = S.broadcast_to(S.reshape(w, tuple(shape)), shape_of(a))
+        total = R.sum(w, axis=axis, keepdims=keepdims)
+        avg = E.divide(R.sum(E.multiply(a, w), axis=axis, keepdims=keepdims), total)
+    if returned:
+        return avg, S.broadcast_to(total, shape_of(avg))
+    return avg
+
+
+# -- order statistics ---------------------------------------------------------------------------
+@implements(np.quantile)
+def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
+    """The ``q``-th quantiles (0 <= q <= 1) over ``axis``, NumPy's 'linear' method.
+
+    ``q`` is a constant; the result has ``q``'s dimensions first, as NumPy's.
+    """
+    _no_out("quantile", out)
+    if method != "linear" or kw.get("weights") is not None:
+        raise NotImplementedError(f"quantile: only method='linear' without weights is supported, got {method!r}")
+    qs = np.asarray(raw(q), dtype=float)
+    if np.any(qs < 0) or np.any(qs > 1):
+        raise ValueError(f"quantile: q must be in [0, 1], got {raw(q)!r}")
+    nd = ndim_of(a)
+    if axis is None:
+        flat, ax = S.ravel(a), 0
+    else:
+        axes = normalize_axis(axis, nd)
+        if len(axes) != 1:
+            rest = [i for i in range(nd) if i not in axes]
+            moved = S.transpose(a, rest + list(axes))
+            flat = S.reshape(moved, tuple(shape_of(a)[i] for i in rest) + (-1,))
+            ax = len(rest)
+        else:
+            flat, ax = a, axes[0]
+    n = shape_of(flat)[ax]
+    if n == 0:
+        raise ValueError("quantile: cannot take a quantile of an empty axis")
+    ordered = sort(flat, axis=ax)
+    pos = qs * (n - 1)
+    lo = np.floor(pos).astype(np.int64)
+    hi = np.minimum(lo + 1, n - 1)
+    frac = (pos - lo).reshape(qs.shape + (1,) * (ndim_of(flat) - ax - 1)).astype(np.result_type(raw(a), np.float64))
+    v_lo, v_hi = S.take(ordered, lo, axis=ax), S.take(ordered, hi, axis=ax)
+    res = E.add(v_lo, E.multiply(E.subtract(v_hi, v_lo), frac))
+    if qs.ndim:
+        res = S.moveaxis(res, tuple(range(ax, ax + qs.ndim)), tuple(range(qs.ndim)))
+    if keepdims:
+        kept = list(shape_of(a))
+        for i in range(nd) if axis is None else normalize_axis(axis, nd):
+            kept[i] = 1
+        res = S.reshape(res, qs.shape + tuple(kept))
+    return res
+
+
+@implements(np.percentile)
+def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
+    """The ``q``-th percentiles (0 <= q <= 100) over ``axis``."""
+    return quantile(a, np.asarray(raw(q), dtype=float) / 100, axis=axis, out=out, method=method,
+                    keepdims=keepdims, **kw)
+
+
+@implements(np.median)
+def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> Any:
+    """Middle value over ``axis`` (mean of the two middle ones for an even count)."""
+    return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
+
+
+def _nan_order(name: str, a: Any, q: Any, axis: Any, keepdims: bool) -> Any:
+    mask = _nan(a)
+    if not mask.any():
+        return quantile(a, q, axis=axis, keepdims=keepdims)
+    if axis is None:
+        res = quantile(S.take(S.ravel(a), np.flatnonzero(~mask.ravel())), q)
+        return S.reshape(res, np.shape(raw(q)) + (1,) * ndim_of(a)) if keepdims else res
+    ax = normalize_axis(axis, ndim_of(a))[0]
+    moved = S.moveaxis(a, ax, -1)
+    rows = S.reshape(moved, (-1, shape_of(moved)[-1]))
+    mrows = np.moveaxis(mask, ax, -1).reshape(-1, shape_of(moved)[-1])
+    outs = [quantile(S.take(S.getitem(rows, i), np.flatnonzero(~mrows[i])), q) for i in range(mrows.shape[0])]
+    res = S.stack(outs, axis=-1)
+    qnd = np.ndim(raw(q))
+    res = S.reshape(res, shape_of(res)[:qnd] + shape_of(moved)[:-1])
+    return S.expand_dims(res, qnd + ax) if keepdims else res
+
+
+@implements(np.nanquantile)
+def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+                method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
+    """``quantile`` of the entries that are not NaN."""
+    _no_out("nanquantile", out)
+    if method != "linear":
+        raise NotImplementedError(f"nanquantile: only method='linear' is supported, got {method!r}")
+    return _nan_order("nanquantile", a, q, axis, keepdims)
+
+
+@implements(np.nanpercentile)
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
+                  method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
+    """``percentile`` of the entries that are not NaN."""
+    return nanquantile(a, np.asarray(raw(q), dtype=float) / 100, axis=axis, out=out, method=method,
+                       keepdims=keepdims)
+
+
+@implements(np.nanmedian)
+def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False, keepdims: bool = False) -> Any:
+    """``median`` of the entries that are not NaN."""
+    _no_out("nanmedian", out)
+    return _nan_order("nanmedian", a, 0.5, axis, keepdims)
+
+
+# -- covariance -----------------------------------------------------------------------------------
+@implements(np.cov)
+def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
+        fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
+    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``."""
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov: fweights and aweights are not supported on Tensors")
+    if ndim_of(m) > 2:
+        raise ValueError(f"cov: m must be 1-D or 2-D, got shape {shape_of(m)}")
+    x = S.atleast_2d(m)
+    if not rowvar and shape_of(x)[0] != 1:
+        x = S.transpose(x)
+    if y is not None:
+        yy = S.atleast_2d(y)
+        if not rowvar and shape_of(yy)[0] != 1:
+            yy = S.transpose(yy)
+        x = S.concatenate([x, yy], axis=0)
+    if ddof is None:
+        ddof = 0 if bias else 1
+    n = shape_of(x)[1]
+    d = E.subtract(x, R.mean(x, axis=1, keepdims=True))
+    from .contraction import matmul
+
+    c = E.divide(matmul(d, S.transpose(d)), float(n - ddof))
+    return S.squeeze(c) if shape_of(c) == (1, 1) else c
+
+
+@implements(np.corrcoef)
+def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -> Any:
+    """Pearson correlation coefficients (the normalised covariance matrix)."""
+    c = cov(x, y, rowvar)
+    if ndim_of(c) == 0:
+        return E.divide(c, c)
+    from .arrays import diagonal
+
+    s = E.sqrt(diagonal(c))
+    return E.divide(E.divide(c, S.expand_dims(s, 1)), S.expand_dims(s, 0))

@@ -1,0 +1,46 @@
+"""``chainrule.special``: SciPy's special functions, differentiable (needs ``pip install chainrule[scipy]``).
+
+Importing it registers SciPy's ufuncs, so ``scipy.special.gammaln(tensor)`` is traced too.
+Use ``logsumexp``, ``softmax``, ``log_softmax``, ``polygamma`` and ``multigammaln`` from here:
+SciPy's own versions are not ufuncs and would convert a Tensor to a plain array.
+
+Example:
+    >>> import chainrule as cr
+    >>> from chainrule import special
+    >>> round(cr.grad(special.digamma)(1.0), 6)  # pi**2 / 6
+    1.644934
+"""
+
+from __future__ import annotations
+
+from .ops.special import (
+    beta,
+    betaln,
+    digamma,
+    entr,
+    erf,
+    erfc,
+    erfcinv,
+    erfinv,
+    expit,
+    gamma,
+    gammaln,
+    log_ndtr,
+    log_softmax,
+    logit,
+    logsumexp,
+    multigammaln,
+    ndtr,
+    ndtri,
+    polygamma,
+    psi,
+    softmax,
+    xlog1py,
+    xlogy,
+)
+
+__all__ = [
+    "beta", "betaln", "digamma", "entr", "erf", "erfc", "erfcinv", "erfinv", "expit", "gamma", "gammaln",
+    "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "softmax",
+    "xlog1py", "xlogy",
+]
