@@ -132,6 +132,7 @@ def test_f_using_x_as_a_whole_array_gets_the_stacked_batch():
     a = minimize(whole, starts, lr=0.1, steps=20, tol=None)
     b = minimize(by_rows, starts, lr=0.1, steps=20, tol=None)
     assert seen[0] == (2, 7)
+    assert len(seen) == 21, "after the first evaluation, f goes straight to the stacked batch"
     np.testing.assert_allclose(a.trajectory.positions, b.trajectory.positions, rtol=1e-14)
     np.testing.assert_allclose(a.trajectory.grads, b.trajectory.grads, rtol=1e-14)
 

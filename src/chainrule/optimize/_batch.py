@@ -12,6 +12,7 @@ For a function of one number (``f(x) = x**3 - 10*x**2``), ``X`` simply holds one
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -127,13 +128,31 @@ def rows_value_and_grad(
         ([3.0], [3.0], [1.0])
     """
     shown = (len(rows), *batch)
+    if not _needs_stack(f):
+        try:
+            out, g = _differentiate(f, tuple(rows), batch, shown, who)
+            return _values(out, batch), tuple(np.asarray(gi, dtype=float) for gi in g)
+        except _NotRows:
+            _remember_stack(f)
+    out, g = _differentiate(f, np.stack(rows), batch, shown, who)
+    return _values(out, batch), tuple(np.asarray(g, dtype=float))
+
+
+_STACKED: weakref.WeakSet[Any] = weakref.WeakSet()  # functions seen using x as a whole
+
+
+def _needs_stack(f: Any) -> bool:
     try:
-        out, g = _differentiate(f, tuple(rows), batch, shown, who)
-        grads = tuple(np.asarray(gi, dtype=float) for gi in g)
-    except _NotRows:
-        out, g = _differentiate(f, np.stack(rows), batch, shown, who)
-        grads = tuple(np.asarray(g, dtype=float))
-    return _values(out, batch), grads
+        return f in _STACKED
+    except TypeError:  # not weakly referenceable (a builtin): never remembered
+        return False
+
+
+def _remember_stack(f: Any) -> None:
+    try:
+        _STACKED.add(f)
+    except TypeError:
+        pass
 
 
 def batch_value_and_grad(

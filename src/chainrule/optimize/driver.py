@@ -70,7 +70,7 @@ def minimize(
     shape ``(dim, n_starts)`` so that ``x[i]`` holds the i-th coordinate of every start
     (use ``np.sum(..., axis=0)`` for sums over coordinates). When ``f`` only reads ``x[i]``,
     each coordinate comes as its own array (fastest); when it uses ``x`` as a whole it gets
-    the stacked array (and may be called a second time in that step). For a function of one
+    the stacked array (the first time, ``f`` runs twice: once to find that out). For a function of one
     number, ``x0`` is a number and ``f`` gets an array of values.
 
     Args:
