@@ -471,3 +471,26 @@ def test_numpy_arrays_and_numbers_on_either_side_of_an_operator():
     xs = np.array([1.0, 2.0])
     expected = 1 + 1 - 1 + a - a / xs**2 + a**xs * np.log(a) + a * xs ** (a - 1) + 2 - 1 - 2 / xs**2 + 2**xs * np.log(2)
     np.testing.assert_allclose(x.grad.data, expected)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: a leaf's .grad can be a read-only broadcast view (in-place ops on it raise) and can share "
+    "memory with another leaf's .grad or with the caller's gradient array",
+)
+@pytest.mark.parametrize("case", ["sum", "shared", "user gradient"])
+def test_grads_are_writeable_and_never_shared(case):
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    b = Tensor([3.0, 4.0], requires_grad=True)
+    seed = np.array([1.0, 1.0])
+    if case == "sum":
+        a.sum().backward()
+    else:
+        (a + b).backward(seed) if case == "user gradient" else (a + b).sum().backward()
+    with no_grad():
+        a.grad.mul_(10.0)  # e.g. gradient clipping in place, as in PyTorch
+        a.grad.zero_()
+    np.testing.assert_array_equal(a.grad.data, [0.0, 0.0])
+    if case != "sum":
+        np.testing.assert_array_equal(b.grad.data, [1.0, 1.0])
+        np.testing.assert_array_equal(seed, [1.0, 1.0])
