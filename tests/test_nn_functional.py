@@ -261,6 +261,14 @@ def test_fused_ops_keep_dtype(dtype):
     assert F.layer_norm(x, 7).dtype == dtype and F.rms_norm(x, 7).dtype == dtype
 
 
+def test_cross_entropy_of_transposed_logits():
+    xt = Tensor(np.ascontiguousarray(X.T), requires_grad=True)  # (7, 5): its transpose is not C-contiguous
+    F.cross_entropy(xt.T, TARGET, label_smoothing=0.1).backward()
+    t = torch.tensor(X, requires_grad=True)
+    tF.cross_entropy(t, tt(TARGET), label_smoothing=0.1).backward()
+    np.testing.assert_allclose(xt.grad.data, t.grad.numpy().T, rtol=1e-12)
+
+
 def test_cross_entropy_all_ignored_is_nan_like_torch():
     out = F.cross_entropy(Tensor(X, requires_grad=True), np.full(5, -100))
     assert np.isnan(float(out))

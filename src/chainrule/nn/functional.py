@@ -195,8 +195,8 @@ def _ce_rows(target: np.ndarray, ignore_index: int) -> tuple[np.ndarray, np.ndar
 
 def _ce_fn(x: np.ndarray, target: np.ndarray, ignore_index: int, smoothing: float, reduction: str) -> np.ndarray:
     n, c = x.shape
-    s = x - x.max(axis=-1, keepdims=True)
-    lse = np.log(np.exp(s).sum(axis=-1))  # log-sum-exp of the shifted logits, per row
+    s = x - np.maximum.reduce(x, axis=-1, keepdims=True)
+    lse = np.log(np.add.reduce(np.exp(s), axis=-1))  # log-sum-exp of the shifted logits, per row
     if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
         q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
         losses = lse * q.sum(axis=-1) - (q * s).sum(axis=-1)
@@ -225,14 +225,17 @@ def _probabilities(x: Any) -> Any:
 def _ce_vjp(g: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
     if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
         n, c = x.shape
-        p = np.exp(x - x.max(axis=-1, keepdims=True))
-        p /= p.sum(axis=-1, keepdims=True)
+        p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
+        p /= np.add.reduce(p, axis=-1, keepdims=True)
         if target.dtype.kind == "f":
             p -= target * (1.0 - smoothing) + smoothing / c if smoothing else target
             valid, count = None, n
         else:
             t, valid, count = _ce_rows(target, ignore_index)
-            p[np.arange(n), t] -= 1.0 - smoothing
+            if p.flags.c_contiguous:  # p[rows, t] -= ..., on the flat view (cheaper than 2-d fancy indexing)
+                p.reshape(-1)[np.arange(0, n * c, c) + t] -= 1.0 - smoothing
+            else:
+                p[np.arange(n), t] -= 1.0 - smoothing
             if smoothing:
                 p -= smoothing / c
         if reduction == "none":
