@@ -50,18 +50,23 @@ def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
 
 
 def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
-    if np.ndim(x) == 1:
+    nd = x.ndim
+    if nd == 2:
+        return g.T @ x
+    if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
-    if np.ndim(x) > 2:
-        g, x = g.reshape(-1, np.shape(g)[-1]), x.reshape(-1, np.shape(x)[-1])
-    return g.T @ x
+    return g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+
+
+def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return g.sum(axis=0) if g.ndim == 2 else g.reshape(-1, g.shape[-1]).sum(axis=0)
 
 
 _linear = Primitive("nn.linear", _linear_fn)
 _linear.defvjp(
     lambda g, ans, x, w, b=None: g @ w,
     _linear_vjp_w,
-    lambda g, ans, x, w, b=None: g,  # summed over the batch axes by the engine
+    _linear_vjp_b,
 )
 _linear.defjvp(
     lambda t, ans, x, w, b=None: t @ w.T,
