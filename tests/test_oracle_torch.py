@@ -22,6 +22,10 @@ pytestmark = pytest.mark.oracle
 EXAMPLES = int(os.environ.get("CHAINRULE_TEST_EXAMPLES", "8"))
 
 
+def test_the_oracle_is_the_pinned_pytorch():
+    assert torch.__version__.split("+")[0] == "2.13.0", f"oracle tests expect torch 2.13.0, got {torch.__version__}"
+
+
 def torch_values_and_grads(fn, arrays, seeds):
     ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
     outs = as_list(fn(*ts))
