@@ -53,8 +53,6 @@ def test_sum_of_a_million_scalar_leaves():
     assert total.data == sum(i % 7 for i in range(N_SCALAR))
     total.backward()
     assert all(leaf.grad == 1.0 for leaf in leaves)
-    total.backward()
-    assert leaves[0].grad == 2.0 and leaves[-1].grad == 2.0
 
 
 def test_chain_of_100k_tensor_ops():
