@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.modes import enable_grad
+from ._kernels import axpy
 from .params import Slot, as_param_list, make_slots
 
 
@@ -228,9 +229,9 @@ class SGD(Optimizer):
                 buf = state["momentum_buffer"] = g.copy()
             else:
                 buf *= momentum
-                buf += (1 - group["dampening"]) * g
+                axpy(1 - group["dampening"], g, buf)
             g = g + momentum * buf if group["nesterov"] else buf
-        p -= group["lr"] * g
+        axpy(-group["lr"], g, p)
 
 
 class Adam(Optimizer):
@@ -283,9 +284,9 @@ class Adam(Optimizer):
             else:
                 g = g + wd * p
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        m += (1 - b1) * (g - m)  # m.lerp_(g, 1 - b1)
+        axpy(1 - b1, g - m, m)  # m.lerp_(g, 1 - b1)
         v *= b2
-        v += (1 - b2) * (g * g)
+        axpy(1 - b2, g * g, v)
         bias_correction1 = 1 - b1**step
         bias_correction2_sqrt = math.sqrt(1 - b2**step)
         if group["amsgrad"]:
@@ -295,9 +296,7 @@ class Adam(Optimizer):
         denom = np.sqrt(v)
         denom /= bias_correction2_sqrt
         denom += eps
-        update = m / denom
-        update *= -(lr / bias_correction1)
-        p += update
+        axpy(-(lr / bias_correction1), m / denom, p)
 
 
 class AdamW(Adam):
