@@ -328,13 +328,13 @@ def test_clip_error_if_nonfinite_and_non_leaf():
         optim.SGD([p * 2], lr=0.1)
 
 
-# == large parameters take the one-pass BLAS update; it matches PyTorch and the NumPy fallback ==========
+# == large parameters take the blocked in-place update; it matches PyTorch and plain NumPy ===============
 def _train_large(name, kwargs, dtype, steps=8):
-    model = nn.Linear(96, 64, dtype=dtype, rng=0)  # 6144 weights: above the BLAS threshold
+    model = nn.Linear(400, 400, dtype=dtype, rng=0)  # 160000 weights: above the blocked-update threshold
     opt = OUR_OPT[name](model.parameters(), **kwargs)
     rng = np.random.default_rng(1)
     for _ in range(steps):
-        x, y = rng.normal(size=(16, 96)).astype(dtype), rng.normal(size=(16, 64)).astype(dtype)
+        x, y = rng.normal(size=(16, 400)).astype(dtype), rng.normal(size=(16, 400)).astype(dtype)
         opt.zero_grad()
         F.mse_loss(model(x), y).backward()
         opt.step()
@@ -349,28 +349,31 @@ LARGE = [("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1)), ("Adam", dict(lr=0.
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_large_parameters_match_torch(name, kwargs, dtype):
     ours = _train_large(name, kwargs, dtype)
-    theirs = torch.nn.Linear(96, 64, dtype=torch.float32 if dtype == np.float32 else torch.float64)
-    theirs.load_state_dict({k: torch.tensor(v) for k, v in nn.Linear(96, 64, dtype=dtype, rng=0).state_dict().items()})
+    theirs = torch.nn.Linear(400, 400, dtype=torch.float32 if dtype == np.float32 else torch.float64)
+    start = nn.Linear(400, 400, dtype=dtype, rng=0).state_dict()
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in start.items()})
     t_opt = TORCH_OPT[name](theirs.parameters(), foreach=False, **kwargs)
     rng = np.random.default_rng(1)
     for _ in range(8):
-        x, y = rng.normal(size=(16, 96)).astype(dtype), rng.normal(size=(16, 64)).astype(dtype)
+        x, y = rng.normal(size=(16, 400)).astype(dtype), rng.normal(size=(16, 400)).astype(dtype)
         t_opt.zero_grad()
         torch.nn.functional.mse_loss(theirs(torch.tensor(x)), torch.tensor(y)).backward()
         t_opt.step()
-    tol = dict(rtol=1e-4, atol=1e-6) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
+    # float32: Adam divides by sqrt(v) ~ |g|, so where a gradient is tiny the two BLAS libraries' rounding of it
+    # shows; 1e-4 is 1% of one step (lr = 0.01). float64 agrees to 1e-10.
+    tol = dict(rtol=1e-4, atol=1e-4) if dtype == np.float32 else dict(rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(ours.weight.data, theirs.weight.detach().numpy(), **tol)
-    assert ours.weight.dtype == dtype
+    assert ours.weight.dtype == dtype and np.abs(ours.weight.data - start["weight"]).max() > 5e-3
 
 
-@pytest.mark.parametrize("name,kwargs", LARGE, ids=[n for n, _ in LARGE])
-def test_numpy_fallback_gives_the_same_update(name, kwargs, monkeypatch):
-    from chainrule.optim import _kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(3, 5), (700, 300), (2 * 65536 + 17,)])
+def test_blocked_axpy_is_bit_identical_to_numpy(dtype, shape):
+    from chainrule.optim._kernels import axpy
 
-    pytest.importorskip("scipy")
-    assert np.dtype(np.float64) in _kernels._load()  # the first run takes the BLAS path
-    fast = _train_large(name, kwargs, np.float64)
-    monkeypatch.setattr(_kernels, "_blas", {})  # as if SciPy were not installed
-    slow = _train_large(name, kwargs, np.float64)
-    np.testing.assert_allclose(fast.weight.data, slow.weight.data, rtol=1e-12, atol=1e-14)
-    assert not np.array_equal(fast.weight.data, nn.Linear(96, 64, dtype=np.float64, rng=0).weight.data)
+    x, y = RNG.normal(size=shape).astype(dtype), RNG.normal(size=shape).astype(dtype)
+    expected = y + (-0.37) * x
+    before = y.ctypes.data
+    axpy(-0.37, x, y)
+    assert y.ctypes.data == before and y.dtype == dtype
+    np.testing.assert_array_equal(y, expected)
