@@ -441,11 +441,6 @@ def test_changing_a_view_of_a_tensor_backward_needs_raises(view):
     assert x.grad is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: primitive.fit reshapes a same-size gradient of the wrong shape (a buggy rule gives a silently "
-    "wrong gradient) and lets NumPy's broadcast error through unnamed otherwise",
-)
 @pytest.mark.parametrize(
     "rule, shape",
     [(lambda g, ans, x: g, (3, 2)), (lambda g, ans, x: g[:2], (2, 2))],
@@ -473,11 +468,6 @@ def test_numpy_arrays_and_numbers_on_either_side_of_an_operator():
     np.testing.assert_allclose(x.grad.data, expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: a leaf's .grad can be a read-only broadcast view (in-place ops on it raise) and can share "
-    "memory with another leaf's .grad or with the caller's gradient array",
-)
 @pytest.mark.parametrize("case", ["sum", "shared", "user gradient"])
 def test_grads_are_writeable_and_never_shared(case):
     a = Tensor([1.0, 2.0], requires_grad=True)

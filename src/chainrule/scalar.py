@@ -52,6 +52,9 @@ class Scalar:
     # _n: creation number. Parents are always created before their children, so sorting
     # by it gives a topological order without a recursive (or even a post-order) walk.
     __slots__ = ("data", "grad", "label", "_prev", "_local", "_op", "_n")
+    # NumPy must not fold a Scalar into an object array (its gradient would be lost):
+    # with this, ndarray op Scalar defers to the Scalar's reflected operator, or fails.
+    __array_ufunc__ = None
 
     def __init__(self, data: Any, _children: Iterable["Scalar"] = (), _op: str = "", label: str = "") -> None:
         self.data = data.data if isinstance(data, Scalar) else _number(data, "data")

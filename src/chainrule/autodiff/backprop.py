@@ -51,8 +51,14 @@ def backward(roots: Sequence[Tensor], gradients: Sequence[Any], create_graph: bo
         found = engine.backward_sweep(list(roots), seeds, create_graph, _add)
     finally:
         engine.set_grad_enabled(previous)
+    handed_out = {id(s) for s in seeds}
     for node, g in found:
         if not isinstance(g, Tensor):
+            # each leaf gets its own writeable array: never a read-only broadcast view, never
+            # an array shared with another leaf or with the caller's gradient
+            if id(g) in handed_out or g.base is not None or not g.flags.writeable:
+                g = g.copy()
+            handed_out.add(id(g))
             g = Tensor._wrap(g)
         node.grad = g if node.grad is None else node.grad + g
 

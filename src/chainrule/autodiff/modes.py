@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import contextlib
+from typing import Any
 
 from . import engine
 
 
 class no_grad(contextlib.ContextDecorator):
     """Run without recording the graph (faster; results do not require grad).
+
+    A context manager, or a decorator with or without parentheses (``@no_grad`` or
+    ``@no_grad()``). The mode is process-wide, not per thread.
 
     Example:
         >>> from chainrule import Tensor, no_grad
@@ -21,11 +25,21 @@ class no_grad(contextlib.ContextDecorator):
 
     _mode = False
 
+    def __new__(cls, func: Any = None) -> Any:
+        self = super().__new__(cls)
+        self._previous: list[bool] = []
+        if callable(func):  # used bare, as @no_grad
+            return self(func)
+        return self
+
+    def __init__(self, func: Any = None) -> None:
+        pass
+
     def __enter__(self) -> None:
-        self._previous = engine.set_grad_enabled(self._mode)
+        self._previous.append(engine.set_grad_enabled(self._mode))
 
     def __exit__(self, *exc: object) -> None:
-        engine.set_grad_enabled(self._previous)
+        engine.set_grad_enabled(self._previous.pop())
 
 
 class enable_grad(no_grad):

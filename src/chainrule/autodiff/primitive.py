@@ -110,7 +110,13 @@ class Primitive:
         x = node._raw[argnum]
         if out.__class__ is np.ndarray and out.shape == x.shape and out.dtype is x.dtype:
             return out
-        return fit(out, x.shape, x.dtype)
+        try:
+            return fit(out, np.shape(x), np.result_type(x))
+        except ValueError:
+            raise ValueError(
+                f"{self.name}: the reverse rule for argument {argnum} returned a gradient of shape "
+                f"{np.shape(out)} for an input of shape {np.shape(x)}; fix the rule"
+            ) from None
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
         rule = self._rule(self.jvps, self.jvp_argnum, argnum, "forward")
@@ -118,7 +124,11 @@ class Primitive:
 
 
 def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
-    """Sum a gradient over broadcast axes (or broadcast it) to ``shape``, in ``dtype``."""
+    """Sum a gradient over broadcast axes (or broadcast it) to ``shape``, in ``dtype``.
+
+    Raises ValueError when ``g`` is neither broadcast from nor broadcastable to ``shape``
+    (a rule that returned the wrong shape must not give a silently wrong gradient).
+    """
     if not isinstance(g, (Tensor, np.ndarray)):
         g = np.asarray(g, dtype=dtype)
     gshape = g.shape
@@ -131,7 +141,10 @@ def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
             if axes:
                 g = g.sum(axis=axes)
         if g.shape != shape:
-            g = g.reshape(shape) if g.size == int(np.prod(shape)) else np.broadcast_to(g, shape)
+            if tuple(n for n in g.shape if n != 1) == tuple(n for n in shape if n != 1):
+                g = g.reshape(shape)  # only size-1 axes differ (e.g. kept reduced axes)
+            else:
+                g = np.broadcast_to(g, shape)  # raises for shapes that don't fit
     if isinstance(g, Tensor):
         return g if g.data.dtype == dtype else g.astype(dtype)
     if g.dtype != dtype:
@@ -186,6 +199,11 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
 def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Exception) -> Exception:
     """A clearer error for a failed forward computation: a wrong type, or shapes that don't fit."""
     for i, a in enumerate(args):
+        if isinstance(a, Scalar):
+            return TypeError(
+                f"{prim.name}: argument {i} is a Scalar; Scalars and Tensors do not mix in one graph: "
+                "use Tensor(s.data, requires_grad=True), or a Scalar-only expression"
+            )
         if a is None or isinstance(a, (str, bytes)) or (
             isinstance(a, (list, tuple)) and any(isinstance(v, (str, bytes)) or v is None for v in a)
         ):
@@ -243,6 +261,7 @@ def _has_visible_tangent(x: Any) -> bool:
     return isinstance(x, Tensor) and bool(x._tangents) and any(forward.visible(lv) for lv in x._tangents)
 
 
+from ..scalar import Scalar  # noqa: E402
 from ..tensor import Tensor, _tick  # noqa: E402  (Tensor's methods call primitives; import last)
 
 _new = object.__new__
