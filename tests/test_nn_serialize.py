@@ -120,6 +120,19 @@ def test_other_bad_files(tmp_path):
         assert any(n.startswith("__chainrule__") for n in zf.namelist())
 
 
+@pytest.mark.parametrize("manifest,message", [
+    ("{not json", "damaged manifest"),
+    ('{"format": "other/9", "state": 1}', "unknown format 'other/9'"),
+    ('[1, 2]', "unknown format 'list'"),
+    ('{"format": "chainrule-state/1", "state": {"w": {"$a": "missing"}}}', "refers to a missing array 'missing'"),
+    ('{"format": "chainrule-state/1", "state": {"$d": [[1]]}}', "damaged manifest"),
+])
+def test_damaged_manifests_are_clear_errors(tmp_path, manifest, message):
+    np.savez(tmp_path / "m.npz", __chainrule__=np.array(manifest), w=np.zeros(2))
+    with pytest.raises(ValueError, match=message):
+        nn.load(tmp_path / "m.npz")
+
+
 def test_plain_npz_loads_as_a_state_dict(tmp_path):
     model = nn.Linear(3, 2, rng=0)
     np.savez(tmp_path / "plain.npz", **model.state_dict())

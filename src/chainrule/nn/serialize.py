@@ -237,11 +237,15 @@ def load(path: str | os.PathLike[str]) -> Any:
         return dict(arrays)
     try:
         manifest = json.loads(str(arrays.pop(MANIFEST)))
-    except json.JSONDecodeError as e:
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise ValueError(f"load: {os.fspath(path)!s} has a damaged manifest ({type(e).__name__})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or "state" not in manifest:
+        found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
+        raise ValueError(f"load: {os.fspath(path)!s} was written in an unknown format {found!r}")
+    try:
+        return _decode(manifest["state"], arrays)
+    except (TypeError, ValueError, KeyError) as e:
         raise ValueError(f"load: {os.fspath(path)!s} has a damaged manifest ({e})") from None
-    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
-        raise ValueError(f"load: {os.fspath(path)!s} was written in an unknown format {manifest.get('format')!r}")
-    return _decode(manifest["state"], arrays)
 
 
 def save_checkpoint(
