@@ -77,7 +77,7 @@ def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
 
         t = _identity(x) if x.data.dtype.kind == "f" else _identity(x.astype(np.float64))
     else:
-        t = Tensor._wrap(_float(_as_array(x, what)).copy())
+        t = Tensor._wrap(_float(_as_array(x, what)))  # no copy: nothing writes to it
     if reverse:
         t._rg = True
     return t
