@@ -117,11 +117,13 @@ def broadcast_to(x: Any, shape: Any) -> Any:
 
 @implements(np.atleast_1d)
 def atleast_1d(x: Any) -> Any:
+    """View with at least one dimension (a 0-d input becomes shape (1,))."""
     return reshape(x, (1,)) if ndim_of(x) == 0 else x
 
 
 @implements(np.atleast_2d)
 def atleast_2d(x: Any) -> Any:
+    """View with at least two dimensions: (N,) becomes (1, N)."""
     n = ndim_of(x)
     return x if n >= 2 else reshape(x, (1, -1) if n == 1 else (1, 1))
 
@@ -198,12 +200,14 @@ def stack(arrays: Any, axis: int = 0) -> Any:
 
 @implements(np.hstack)
 def hstack(arrays: Any) -> Any:
+    """Join along axis 1 (axis 0 for 1-D arrays)."""
     xs = [atleast_1d(x) for x in _sequence("hstack", arrays)]
     return concatenate(xs, axis=0 if ndim_of(xs[0]) == 1 else 1)
 
 
 @implements(np.vstack)
 def vstack(arrays: Any) -> Any:
+    """Join along axis 0, 1-D arrays as rows."""
     return concatenate([atleast_2d(x) for x in _sequence("vstack", arrays)], axis=0)
 
 
