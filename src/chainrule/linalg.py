@@ -45,12 +45,13 @@ from .ops.linalg import linalg_diagonal as diagonal
 from .ops.linalg import linalg_trace as trace
 from .ops.products import linalg_cross as cross
 from .ops.products import vecdot
+from .ops.queries import matrix_rank
 
 LinAlgError = __import__("numpy").linalg.LinAlgError
 
 __all__ = [
     "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det",
     "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_transpose",
-    "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot", "tensorinv",
-    "tensorsolve", "trace", "vecdot", "vector_norm",
+    "matrix_rank", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
+    "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm",
 ]

@@ -46,7 +46,7 @@ from .arrays import (
     vsplit,
 )
 from .contraction import dot, einsum, inner, matmul, outer, tensordot, trace, vdot
-from .cumulative import cumprod, cumsum, diff, ediff1d, nancumprod, nancumsum
+from .cumulative import cumprod, cumsum, cumulative_prod, cumulative_sum, diff, ediff1d, nancumprod, nancumsum
 from .elementwise import (
     abs,
     add,
@@ -109,6 +109,7 @@ from .elementwise import (
     trunc,
     where,
 )
+from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
 from .pointwise import (
     conj,
     conjugate,
@@ -157,7 +158,9 @@ from .queries import (
     array_equiv,
     count_nonzero,
     digitize,
+    empty_like,
     flatnonzero,
+    full_like,
     isclose,
     iscomplex,
     iscomplexobj,
@@ -173,6 +176,7 @@ from .queries import (
 from .reductions import log_softmax, logsumexp, max, mean, min, prod, softmax, std, sum, var
 from .selection import compress, extract, interp, nan_to_num, select, sort
 from .shape import (
+    array_split,
     astype,
     atleast_1d,
     atleast_2d,

@@ -32,6 +32,8 @@ def implements(
 
     def register(fn: Callable[..., Any]) -> Callable[..., Any]:
         for np_fn in numpy_callables:
+            if np_fn is None:  # a NumPy name this NumPy version lacks (see np_attr)
+                continue
             table = NUMPY_UFUNCS if isinstance(np_fn, np.ufunc) else NUMPY_FUNCTIONS
             table[np_fn] = fn
             NUMPY_NAMES.setdefault(fn, []).append(np_fn)
@@ -41,6 +43,16 @@ def implements(
         return fn
 
     return register
+
+
+def np_attr(path: str) -> Any:
+    """``numpy.<path>`` (e.g. "linalg.vecdot"), or None when this NumPy version has no such name."""
+    obj: Any = np
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj
 
 
 def elementwise(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None) -> Primitive:

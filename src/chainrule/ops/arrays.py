@@ -13,7 +13,7 @@ import numpy as np
 
 from . import elementwise as E
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
 
 
 def _axis(name: str, axis: Any, ndim: int) -> int:
@@ -338,19 +338,19 @@ def broadcast_arrays(*args: Any, subok: bool = False) -> tuple[Any, ...]:
     return tuple(S.broadcast_to(a, shape) for a in args)
 
 
-@implements(np.concat)
+@implements(np_attr("concat"))
 def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
     """The array-API name of ``concatenate``."""
     return S.concatenate(arrays, axis=axis)
 
 
-@implements(np.permute_dims)
+@implements(np_attr("permute_dims"))
 def permute_dims(a: Any, /, axes: Any = None) -> Any:
     """The array-API name of ``transpose``."""
     return S.transpose(a, axes)
 
 
-@implements(np.matrix_transpose, np.linalg.matrix_transpose)
+@implements(np_attr("matrix_transpose"), np_attr("linalg.matrix_transpose"))
 def matrix_transpose(x: Any, /) -> Any:
     """Swap the last two axes."""
     if ndim_of(x) < 2:
@@ -358,7 +358,7 @@ def matrix_transpose(x: Any, /) -> Any:
     return S.swapaxes(x, -1, -2)
 
 
-@implements(np.unstack)
+@implements(np_attr("unstack"))
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     """The slices along ``axis``, as a tuple."""
     axis = _axis("unstack", axis, ndim_of(x))

@@ -16,7 +16,7 @@ from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from . import elementwise as E
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
 from .reductions import prod
 
 
@@ -163,18 +163,17 @@ def _cumulative(name: str, fn: Any, start: float, x: Any, axis: Any, dtype: Any,
     return S.concatenate([np.full(shape, start, dtype=raw(y).dtype), y], axis=axis)
 
 
-if hasattr(np, "cumulative_sum"):
+@implements(np_attr("cumulative_sum"))
+def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
+                   include_initial: bool = False) -> Any:
+    """The array-API running sum (``include_initial`` adds the leading 0)."""
+    _no_out("cumulative_sum", out)
+    return _cumulative("cumulative_sum", cumsum, 0.0, x, axis, dtype, include_initial)
 
-    @implements(np.cumulative_sum)
-    def cumulative_sum(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
-                       include_initial: bool = False) -> Any:
-        """The array-API running sum (``include_initial`` adds the leading 0)."""
-        _no_out("cumulative_sum", out)
-        return _cumulative("cumulative_sum", cumsum, 0.0, x, axis, dtype, include_initial)
 
-    @implements(np.cumulative_prod)
-    def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
-                        include_initial: bool = False) -> Any:
-        """The array-API running product (``include_initial`` adds the leading 1)."""
-        _no_out("cumulative_prod", out)
-        return _cumulative("cumulative_prod", cumprod, 1.0, x, axis, dtype, include_initial)
+@implements(np_attr("cumulative_prod"))
+def cumulative_prod(x: Any, /, *, axis: int | None = None, dtype: Any = None, out: Any = None,
+                    include_initial: bool = False) -> Any:
+    """The array-API running product (``include_initial`` adds the leading 1)."""
+    _no_out("cumulative_prod", out)
+    return _cumulative("cumulative_prod", cumprod, 1.0, x, axis, dtype, include_initial)

@@ -34,7 +34,7 @@ from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
 from .arrays import diagonal as _diagonal
 from .contraction import matmul
 from .contraction import trace as _trace
@@ -375,7 +375,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     return SVDResult(u, _svd_s(a), vh)
 
 
-@implements(np.linalg.svdvals)
+@implements(np_attr("linalg.svdvals"))
 def svdvals(x: Any, /) -> Any:
     """Singular values, descending."""
     return svd(x, compute_uv=False)
@@ -540,14 +540,14 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     raise ValueError(f"norm: axis must be an int or a 2-tuple, got {axis!r}")
 
 
-@implements(np.linalg.vector_norm)
+@implements(np_attr("linalg.vector_norm"))
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
     """The vector norm over ``axis`` (all axes by default, as one flat vector)."""
     axes = None if axis is None else normalize_axis(axis, ndim_of(x))
     return _vector_norm(x, ord, axes, keepdims)
 
 
-@implements(np.linalg.matrix_norm)
+@implements(np_attr("linalg.matrix_norm"))
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
     """The matrix norm of the last two axes."""
     nd = ndim_of(x)
@@ -655,13 +655,13 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     return S.reshape(solve(S.reshape(a, (-1, n)), S.ravel(b)), tail)
 
 
-@implements(np.linalg.trace)
+@implements(np_attr("linalg.trace"))
 def linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """Sum of diagonal ``offset`` of the last two axes."""
     return _trace(x, offset, -2, -1)
 
 
-@implements(np.linalg.diagonal)
+@implements(np_attr("linalg.diagonal"))
 def linalg_diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """Diagonal ``offset`` of the last two axes."""
     return _diagonal(x, offset, -2, -1)

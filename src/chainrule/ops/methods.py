@@ -212,29 +212,35 @@ Tensor.__array_function__ = _array_function
 # Functions that only look at shapes and values answer with plain NumPy results.
 @implements(np.shape, differentiable=False)
 def shape(x: Any) -> tuple[int, ...]:
+    """The shape of the values (numpy.shape; no gradient)."""
     return np.shape(raw(x))
 
 
 @implements(np.ndim, differentiable=False)
 def ndim(x: Any) -> int:
+    """The number of dimensions (numpy.ndim; no gradient)."""
     return np.ndim(raw(x))
 
 
 @implements(np.size, differentiable=False)
 def size(x: Any, axis: Any = None) -> int:
+    """The number of entries (numpy.size; no gradient)."""
     return np.size(raw(x), axis)
 
 
 @implements(np.zeros_like, differentiable=False)
 def zeros_like(x: Any, dtype: Any = None, **kw: Any) -> np.ndarray:
+    """A NumPy array of zeros with the shape of x (a constant)."""
     return np.zeros_like(raw(x), dtype=dtype, **kw)
 
 
 @implements(np.ones_like, differentiable=False)
 def ones_like(x: Any, dtype: Any = None, **kw: Any) -> np.ndarray:
+    """A NumPy array of ones with the shape of x (a constant)."""
     return np.ones_like(raw(x), dtype=dtype, **kw)
 
 
 @implements(np.result_type, differentiable=False)
 def result_type(*xs: Any) -> np.dtype:
+    """The dtype NumPy would give (numpy.result_type)."""
     return np.result_type(*[raw(x) for x in xs])

@@ -13,7 +13,7 @@ import numpy as np
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
 from .contraction import matmul, outer, tensordot
 
 
@@ -64,7 +64,7 @@ def _broadcast(*xs: Any) -> list[Any]:
     return [S.broadcast_to(x, shape) for x in xs]
 
 
-@implements(np.linalg.cross)
+@implements(np_attr("linalg.cross"))
 def linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """Cross product of 3-vectors along ``axis`` (numpy.linalg.cross)."""
     if shape_of(x1)[axis] != 3 or shape_of(x2)[axis] != 3:
@@ -77,7 +77,7 @@ def _vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     return R.sum(E.multiply(x1, x2), axis=axis)
 
 
-@implements(np.vecdot, np.linalg.vecdot)
+@implements(np_attr("vecdot"), np_attr("linalg.vecdot"))
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """Dot product of vectors along ``axis`` (broadcasting the others)."""
     return _vecdot(x1, x2, axis=axis)
@@ -86,22 +86,22 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
 vecdot.ufunc_kwargs = frozenset({"axis"})  # type: ignore[attr-defined]
 
 
-@implements(np.matvec)
+@implements(np_attr("matvec"))
 def matvec(x1: Any, x2: Any, /) -> Any:
     """Matrix times vector over the last axes: (..., m, n) and (..., n) give (..., m)."""
     return S.getitem(matmul(x1, S.expand_dims(x2, -1)), (Ellipsis, 0))
 
 
-@implements(np.vecmat)
+@implements(np_attr("vecmat"))
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Vector times matrix over the last axes: (..., n) and (..., n, m) give (..., m)."""
     return S.getitem(matmul(S.expand_dims(x1, -2), x2), (Ellipsis, 0, slice(None)))
 
 
 # np.linalg's aliases of the contraction ops
-implements(np.linalg.outer)(outer)
-implements(np.linalg.tensordot)(tensordot)
-implements(np.linalg.matmul)(matmul)
+implements(np_attr("linalg.outer"))(outer)
+implements(np_attr("linalg.tensordot"))(tensordot)
+implements(np_attr("linalg.matmul"))(matmul)
 
 
 def _full_convolution(a: Any, v: Any) -> Any:
@@ -188,7 +188,7 @@ def _trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
     return R.sum(E.multiply(d, E.add(upper, lower)), axis=ax) / 2.0
 
 
-@implements(np.trapezoid)
+@implements(np_attr("trapezoid"))
 def trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
     """Integral of ``y`` by the trapezoidal rule along ``axis`` (samples at ``x``, or spaced ``dx``)."""
     return _trapezoid(y, x, dx, axis)

@@ -1,0 +1,685 @@
+"""Test cases for every primitive and every NumPy function chainrule covers, keyed by primitive.
+
+Shared by ``test_ops_gradcheck.py`` (finite differences, both modes, second order),
+``test_ops_registry.py`` (every registered primitive has a rule in each mode and a case
+here) and ``test_oracle_ops.py`` (PyTorch's gradients, where it has the function).
+
+A case: a name, the primitives it must exercise (checked by tracing it), the chainrule
+call written as plain NumPy code (``np.cumsum(x)``: NumPy's dispatch is part of what is
+tested), a hypothesis strategy drawing ``(input shapes, parameters)``, a maker filling
+inputs away from kinks and singularities, and optionally the same function in PyTorch.
+The cases of the first ops (``op_specs.SPECS``) are reused as they are.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.special as sc
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import chainrule as cr
+import chainrule.nn.functional as F
+import chainrule.special as crs
+from op_specs import (
+    SPECS,
+    Maker,
+    Shapes,
+    all_distinct,
+    bcast,
+    nonzero,
+    one,
+    uniform,
+)
+
+MAX_SIDE = 4
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    prims: tuple[str, ...]
+    fn: Callable[..., Any]
+    shapes: st.SearchStrategy
+    make: Maker
+    torch: Callable[..., Any] | None = None
+    order: int = 2
+    tol: float = 1.0  # scales gradcheck's rtol and atol
+    tags: tuple[str, ...] = field(default=())
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+# -- strategies -------------------------------------------------------------------------------------
+def fixed(*shapes: tuple[int, ...], **params: Any) -> st.SearchStrategy:
+    return st.just((shapes, params))
+
+
+@st.composite
+def square(draw: Any, min_n: int = 1, max_n: int = 3, batch: bool = True, extra: int = 0) -> tuple[Shapes, dict]:
+    """A (stack of) n x n matrices, plus ``extra`` right-hand sides (n,) or (n, k)."""
+    n = draw(st.integers(min_n, max_n))
+    lead = tuple(draw(st.lists(st.integers(1, 2), max_size=2 if batch else 0)))
+    shapes: list[tuple[int, ...]] = [lead + (n, n)]
+    for _ in range(extra):
+        shapes.append(draw(st.sampled_from([(n,), (n, draw(st.integers(1, 3))), lead + (n, 2)])))
+    return tuple(shapes), {}
+
+
+@st.composite
+def rectangular(draw: Any, batch: bool = True, tall: bool | None = None) -> tuple[Shapes, dict]:
+    m, n = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    if tall is True and m < n or tall is False and m > n:
+        m, n = n, m
+    lead = tuple(draw(st.lists(st.integers(1, 2), max_size=1 if batch else 0)))
+    return (lead + (m, n),), {}
+
+
+@st.composite
+def axis_of(draw: Any, min_dims: int = 1, max_dims: int = 3, min_side: int = 1) -> tuple[Shapes, dict]:
+    shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=MAX_SIDE))
+    return (shape,), {"axis": draw(st.integers(-len(shape), len(shape) - 1))}
+
+
+@st.composite
+def axis_or_none(draw: Any, min_side: int = 1) -> tuple[Shapes, dict]:
+    shape = draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=min_side, max_side=MAX_SIDE))
+    return (shape,), {"axis": draw(st.none() | st.integers(-len(shape), len(shape) - 1))}
+
+
+@st.composite
+def matrix_and_offset(draw: Any, min_dims: int = 2) -> tuple[Shapes, dict]:
+    shape = draw(hnp.array_shapes(min_dims=min_dims, max_dims=3, min_side=1, max_side=MAX_SIDE))
+    return (shape,), {"k": draw(st.integers(-2, 2))}
+
+
+@st.composite
+def vector(draw: Any, min_side: int = 1, max_side: int = 5, k: int = 1) -> tuple[Shapes, dict]:
+    return tuple((draw(st.integers(min_side, max_side)),) for _ in range(k)), {}
+
+
+# -- makers -----------------------------------------------------------------------------------------
+def _orthogonal(rng: np.random.Generator, n: int) -> np.ndarray:
+    q, r = np.linalg.qr(rng.normal(size=(n, n)))
+    return q * np.sign(np.diag(r))
+
+
+def well_conditioned(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Square matrices I*n + noise (far from singular), then any right-hand sides."""
+    out = []
+    for k, s in enumerate(shapes):
+        x = rng.uniform(-1, 1, size=s)
+        if k == 0:
+            x = x + 2.0 * s[-1] * np.eye(s[-1]) * rng.choice([-1.0, 1.0])
+        out.append(x)
+    return out
+
+
+def symmetric_spread(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Symmetric matrices with eigenvalues at least 1 apart (for eigh)."""
+    s = shapes[0]
+    n = s[-1]
+    batch = s[:-2]
+    out = np.empty(s)
+    for idx in np.ndindex(*batch):
+        q = _orthogonal(rng, n)
+        lam = np.arange(n) * 1.5 + rng.uniform(-2, 0) + rng.uniform(0, 0.3, size=n)
+        out[idx] = (q * lam) @ q.T
+    return [out]
+
+
+def positive_definite(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    s = shapes[0]
+    n = s[-1]
+    out = np.empty(s)
+    for idx in np.ndindex(*s[:-2]):
+        q = _orthogonal(rng, n)
+        out[idx] = (q * rng.uniform(0.5, 3.0, size=n)) @ q.T
+    return [out]
+
+
+def distinct_singular(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Matrices with singular values 1, 2, 3... (shuffled, jittered): distinct and non-zero."""
+    s = shapes[0]
+    m, n = s[-2], s[-1]
+    k = min(m, n)
+    out = np.empty(s)
+    for idx in np.ndindex(*s[:-2]):
+        u, v = _orthogonal(rng, m)[:, :k], _orthogonal(rng, n)[:, :k]
+        sv = rng.permutation(np.arange(1.0, k + 1)) + rng.uniform(0, 0.2, size=k)
+        out[idx] = (u * sv) @ v.T
+    return [out]
+
+
+def full_rank(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    return distinct_singular(rng, shapes[:1], p) + [rng.uniform(-1, 1, size=s) for s in shapes[1:]]
+
+
+def positive(lo: float = 0.3, hi: float = 3.0) -> Maker:
+    return uniform(lo, hi)
+
+
+def with_nans(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Distinct values, some NaN; every line along every axis keeps at least two numbers (one if it is short)."""
+    x = all_distinct(rng, shapes, p)[0]
+    if x.ndim == 0:
+        return [x]
+    s = min(x.shape)
+    keep = np.indices(x.shape).sum(axis=0) % s <= 1
+    return [np.where(~keep & (rng.uniform(size=x.shape) < 0.5), np.nan, x)]
+
+
+def with_nonfinite(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    x = rng.uniform(-2, 2, size=shapes[0])
+    pick = rng.integers(0, 5, size=x.shape)
+    return [np.where(pick == 0, np.nan, np.where(pick == 1, np.inf, np.where(pick == 2, -np.inf, x)))]
+
+
+def off_grid(step: float) -> Maker:
+    """Values whose x / step is at least 0.1 away from an integer (mod, floor_divide)."""
+
+    def make(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+        k = rng.integers(-3, 3, size=shapes[0])
+        return [(k + rng.uniform(0.1, 0.9, size=shapes[0])) * step]
+
+    return make
+
+
+def first_pos(lo: float, hi: float) -> Maker:
+    """First input positive (lo..hi), the others anywhere in (-2, 2)."""
+
+    def make(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+        return [rng.uniform(lo, hi, size=shapes[0])] + [rng.uniform(-2, 2, size=s) for s in shapes[1:]]
+
+    return make
+
+
+def knots_away(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Query points not within 0.05 of interp's knots, and values at the knots."""
+    x = rng.uniform(-2, 3, size=shapes[0])
+    for k in KNOTS:
+        x = np.where(np.abs(x - k) < 0.05, k + 0.1, x)
+    return [x, rng.uniform(-2, 2, size=shapes[1])]
+
+
+KNOTS = np.array([-1.0, 0.0, 0.5, 2.0])
+
+
+# -- PyTorch ------------------------------------------------------------------------------------------
+def _torch() -> Any:
+    import torch
+
+    return torch
+
+
+def T(name: str, **fixed_kw: Any) -> Callable[..., Any]:
+    """torch.<dotted name>, looked up only when called."""
+
+    def fn(*args: Any, **kw: Any) -> Any:
+        obj = _torch()
+        for part in name.split("."):
+            obj = getattr(obj, part)
+        return obj(*args, **{**fixed_kw, **kw})
+
+    return fn
+
+
+def _tsym(x: Any) -> Any:
+    return (x + x.transpose(-1, -2)) / 2
+
+
+def _sym(x: Any) -> Any:
+    return (x + np.swapaxes(x, -1, -2)) / 2
+
+
+# -- the cases ----------------------------------------------------------------------------------------
+ANYWHERE = uniform(-2, 2)
+
+
+def case(name: str, fn: Callable[..., Any], shapes: st.SearchStrategy, make: Maker = ANYWHERE,
+         prims: tuple[str, ...] | str = (), torch: Callable[..., Any] | None = None, **kw: Any) -> Case:
+    prims = (prims,) if isinstance(prims, str) else tuple(prims)
+    return Case(name, prims, fn, shapes, make, torch, **kw)
+
+
+def unary(name: str, np_fn: Any, make: Maker, torch_name: str | None = None, prims: Any = None, **kw: Any) -> Case:
+    return case(name, np_fn, one(), make, prims=name if prims is None else prims,
+                torch=T(torch_name) if torch_name else None, **kw)
+
+
+def binary(name: str, np_fn: Any, make: Maker, torch_name: str | None = None, prims: Any = None, **kw: Any) -> Case:
+    return case(name, np_fn, bcast(2), make, prims=name if prims is None else prims,
+                torch=T(torch_name) if torch_name else None, **kw)
+
+
+ELEMENTWISE = [
+    unary("arcsin", np.arcsin, uniform(-0.8, 0.8), "arcsin"),
+    unary("arccos", np.arccos, uniform(-0.8, 0.8), "arccos"),
+    unary("arctan", np.arctan, uniform(-2, 2), "arctan"),
+    unary("arcsinh", np.arcsinh, uniform(-2, 2), "arcsinh"),
+    unary("arccosh", np.arccosh, uniform(1.2, 3), "arccosh"),
+    unary("arctanh", np.arctanh, uniform(-0.8, 0.8), "arctanh"),
+    unary("sinh", np.sinh, uniform(-2, 2), "sinh"),
+    unary("cosh", np.cosh, uniform(-2, 2), "cosh"),
+    unary("cbrt", np.cbrt, nonzero(-2, 2, 0.3), None),
+    unary("square", np.square, uniform(-2, 2), "square"),
+    unary("reciprocal", np.reciprocal, nonzero(-2, 2, 0.3), "reciprocal"),
+    unary("exp2", np.exp2, uniform(-2, 2), "exp2"),
+    unary("expm1", np.expm1, uniform(-2, 2), "expm1"),
+    unary("log2", np.log2, uniform(0.3, 3), "log2"),
+    unary("log10", np.log10, uniform(0.3, 3), "log10"),
+    unary("erf", lambda x: cr.erf(x), uniform(-2, 2), "erf"),
+    unary("sinc", np.sinc, uniform(-2, 2), "sinc"),
+    unary("sinc_near_0", np.sinc, uniform(-1e-4, 1e-4), "sinc", prims="sinc"),
+    unary("floor", np.floor, off_grid(1.0), "floor"),
+    unary("ceil", np.ceil, off_grid(1.0), "ceil"),
+    unary("round", np.round, off_grid(1.0), None),
+    unary("rint", np.rint, off_grid(1.0), None, prims="round"),
+    unary("trunc", np.trunc, off_grid(1.0), "trunc"),
+    unary("fix", np.fix, off_grid(1.0), None, prims="trunc"),
+    unary("fabs", np.fabs, nonzero(-2, 2), "abs", prims="abs"),
+    unary("deg2rad", np.deg2rad, uniform(-90, 90), "deg2rad", prims="multiply"),
+    unary("radians", np.radians, uniform(-90, 90), "deg2rad", prims="multiply"),
+    unary("rad2deg", np.rad2deg, uniform(-2, 2), "rad2deg", prims="multiply"),
+    unary("degrees", np.degrees, uniform(-2, 2), "rad2deg", prims="multiply"),
+    unary("positive", np.positive, uniform(-2, 2), "positive", prims=()),
+    unary("conjugate", np.conjugate, uniform(-2, 2), "conj", prims=()),
+    unary("real", np.real, uniform(-2, 2), None, prims=()),
+    unary("imag", np.imag, uniform(-2, 2), None, prims="multiply"),
+    case("heaviside", lambda x: np.heaviside(x, 0.5), one(), nonzero(-2, 2), prims="sign",
+         torch=lambda x: _torch().heaviside(x, _torch().tensor(0.5, dtype=x.dtype))),
+    case("copysign", lambda x, y: np.copysign(x, y), bcast(2), nonzero(-2, 2), prims="abs",
+         torch=lambda x, y: _torch().copysign(x, y.detach())),
+    binary("arctan2", np.arctan2, nonzero(-2, 2, 0.3), "atan2"),
+    binary("hypot", np.hypot, nonzero(-2, 2, 0.3), "hypot"),
+    binary("logaddexp", np.logaddexp, uniform(-3, 3), "logaddexp"),
+    binary("logaddexp2", np.logaddexp2, uniform(-3, 3), "logaddexp2", prims="logaddexp"),
+    binary("fmax", np.fmax, lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(-2, 2, s[1]) + 5.0], "fmax",
+           prims="maximum"),
+    binary("fmin", np.fmin, lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(-2, 2, s[1]) + 5.0], "fmin",
+           prims="minimum"),
+    case("fmax_nan", lambda x, y: np.fmax(np.where(np.arange(np.size(x)).reshape(np.shape(x)) % 2 == 0, np.nan, x), y),
+         bcast(2), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(-2, 2, s[1]) + 5.0], prims="maximum"),
+    binary("float_power", np.float_power, first_pos(0.5, 2.0), "float_power", prims="power"),
+    case("mod", lambda x: np.mod(x, 0.7), one(), off_grid(0.7), prims="subtract",
+         torch=lambda x: _torch().remainder(x, 0.7)),
+    case("remainder_y", lambda x, y: np.remainder(x, y), fixed((3,), (3,)),
+         lambda r, s, p: [np.array([0.3, 1.9, -1.1]), np.array([0.7, 0.8, 0.9])], prims="multiply",
+         torch=lambda x, y: x - _torch().floor(x / y).detach() * y),
+    case("fmod", lambda x: np.fmod(x, 0.7), one(), off_grid(0.7), prims="subtract",
+         torch=lambda x: _torch().fmod(x, 0.7)),
+    case("floor_divide", lambda x: np.floor_divide(x, 0.7), one(), off_grid(0.7), prims="floor"),
+    case("ldexp", lambda x: np.ldexp(x, np.arange(np.size(x)).reshape(np.shape(x)) % 3 - 1), one(), uniform(-2, 2),
+         prims="ldexp",
+         torch=lambda x: x * 2.0 ** _torch().tensor(np.arange(x.numel()).reshape(tuple(x.shape)) % 3 - 1.0)),
+    case("astype", lambda x: np.sin(cr.astype(x, np.float64)), one(), uniform(-2, 2), prims="astype"),
+    case("copy", lambda x: np.copy(x) * 2.0, one(), uniform(-2, 2), prims="identity", torch=lambda x: x.clone() * 2),
+    case("nan_to_num", lambda x: np.nan_to_num(x, nan=1.5, posinf=3.0), one(1), with_nonfinite, prims="where",
+         torch=lambda x: _torch().nan_to_num(x, nan=1.5, posinf=3.0, neginf=float(np.finfo(float).min))),
+    case("select", lambda x, y: np.select([_vals(x) > 0.5, _vals(y) < 0], [x * y, np.exp(y)], 0.25), bcast(2),
+         prims="where"),
+]
+
+
+def _vals(x: Any) -> np.ndarray:
+    return np.asarray(x.data if hasattr(x, "data") else x)
+
+
+CUMULATIVE = [
+    case("cumsum", lambda x, axis: np.cumsum(x, axis=axis), axis_or_none(), prims="cumsum",
+         torch=lambda x, axis: _torch().cumsum(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)),
+    case("cumsum_method", lambda x, axis: x.cumsum(axis) if hasattr(x, "cumsum") else np.cumsum(x, axis), axis_of(),
+         prims="cumsum", torch=lambda x, axis: _torch().cumsum(x, dim=axis)),
+    case("cumprod", lambda x, axis: np.cumprod(x, axis=axis), axis_or_none(), nonzero(-1.5, 1.5, 0.4), prims="cumprod",
+         torch=lambda x, axis: _torch().cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)),
+    case("cumprod_with_zero", lambda x: np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0])), fixed((4,)),
+         nonzero(-1.5, 1.5, 0.4), prims="prod", order=1, torch=lambda x: _torch().cumprod(x * _torch().tensor(
+             [1.0, 0.0, 1.0, 1.0], dtype=x.dtype), 0)),
+    case("diff", lambda x, axis, n: np.diff(x, n=n, axis=axis), st.tuples(axis_of(min_side=3),
+         st.integers(0, 2)).map(lambda t: (t[0][0], {**t[0][1], "n": t[1]})), prims="subtract",
+         torch=lambda x, axis, n: _torch().diff(x, n=n, dim=axis) if n else x),
+    case("diff_prepend_append", lambda x, y: np.diff(x, prepend=y, append=0.5), fixed((3, 4), (3, 1)),
+         prims="concatenate", torch=lambda x, y: _torch().diff(x, prepend=y, append=_torch().full((3, 1), 0.5,
+                                                                                               dtype=x.dtype))),
+    case("ediff1d", lambda x: np.ediff1d(x, to_begin=[1.0], to_end=2.0), one(1), prims="subtract"),
+    case("nancumsum", lambda x: np.nancumsum(x, axis=-1), one(1), with_nans, prims="cumsum"),
+    case("nancumprod", lambda x: np.nancumprod(x, axis=0), one(1), with_nans, prims="cumprod"),
+    case("cumulative_sum", lambda x: np.cumulative_sum(x, axis=0, include_initial=True), one(1), prims="cumsum"),
+    case("cumulative_prod", lambda x: np.cumulative_prod(x, axis=-1), one(1), nonzero(-1.5, 1.5, 0.4),
+         prims="cumprod"),
+]
+
+ARRAYS = [
+    case("diag_1d", lambda x, k: np.diag(x, k), st.tuples(vector(), st.integers(-2, 2)).map(
+        lambda t: (t[0][0], {"k": t[1]})), prims="scatter_add", torch=lambda x, k: _torch().diag(x, k)),
+    case("diag_2d", lambda x, k: np.diag(x, k), matrix_and_offset().filter(lambda t: len(t[0][0]) == 2),
+         prims="getitem", torch=lambda x, k: _torch().diag(x, k)),
+    case("diagflat", lambda x: np.diagflat(x, 1), one(1, 2), prims="scatter_add",
+         torch=lambda x: _torch().diagflat(x, 1)),
+    case("diagonal", lambda x, k: np.diagonal(x, k, -1, 0), matrix_and_offset(), prims="getitem",
+         torch=lambda x, k: _torch().diagonal(x, k, -1, 0)),
+    case("diagonal_method", lambda x, k: x.diagonal(k), matrix_and_offset(), prims="getitem",
+         torch=lambda x, k: _torch().diagonal(x, k, 0, 1)),
+    case("trace", lambda x, k: np.trace(x, k), matrix_and_offset(), prims="getitem",
+         torch=lambda x, k: _torch().diagonal(x, k, 0, 1).sum(-1)),
+    case("tril", lambda x, k: np.tril(x, k), matrix_and_offset(), prims="where",
+         torch=lambda x, k: _torch().tril(x, k)),
+    case("triu", lambda x, k: np.triu(x, k), matrix_and_offset(), prims="where",
+         torch=lambda x, k: _torch().triu(x, k)),
+    case("tril_1d", lambda x: np.tril(x), one(1, 1), prims="where"),
+    case("flip", lambda x, axis: np.flip(x, axis), axis_or_none(), prims="getitem",
+         torch=lambda x, axis: _torch().flip(x, tuple(range(x.ndim)) if axis is None else (axis,))),
+    case("fliplr", np.fliplr, one(2), prims="getitem", torch=T("fliplr")),
+    case("flipud", np.flipud, one(1), prims="getitem", torch=T("flipud")),
+    case("rot90", lambda x, k: np.rot90(x, k, axes=(1, 0)), st.tuples(one(2), st.integers(-3, 4)).map(
+        lambda t: (t[0][0], {"k": t[1]})), prims="getitem", torch=lambda x, k: _torch().rot90(x, k, (1, 0))),
+    case("roll", lambda x, shift, axis: np.roll(x, shift, axis), st.tuples(axis_or_none(), st.integers(-5, 5)).map(
+        lambda t: (t[0][0], {**t[0][1], "shift": t[1]})), prims="getitem",
+         torch=lambda x, shift, axis: _torch().roll(x, shift, axis)),
+    case("roll_multi", lambda x: np.roll(x, (1, -2), axis=(0, -1)), one(2), prims="getitem",
+         torch=lambda x: _torch().roll(x, (1, -2), (0, -1))),
+    case("rollaxis", lambda x: np.rollaxis(x, -1, 1), one(3, 3), prims="transpose"),
+    case("moveaxis", lambda x: np.moveaxis(x, 0, -1), one(2), prims="transpose",
+         torch=lambda x: _torch().movedim(x, 0, -1)),
+    case("tile", lambda x, reps: np.tile(x, reps), st.tuples(one(0, 2), st.sampled_from([2, (2, 1), (1, 2, 2)])).map(
+        lambda t: (t[0][0], {"reps": t[1]})), prims="broadcast_to", torch=lambda x, reps: _torch().tile(
+            x, (reps,) if isinstance(reps, int) else reps)),
+    case("repeat", lambda x, axis: np.repeat(x, 2, axis=axis), axis_or_none(), prims="getitem",
+         torch=lambda x, axis: _torch().repeat_interleave(x, 2, dim=axis)),
+    case("repeat_counts", lambda x: np.repeat(x, [2, 0, 1], axis=0), fixed((3, 2)), prims="getitem",
+         torch=lambda x: _torch().repeat_interleave(x, _torch().tensor([2, 0, 1]), dim=0)),
+    case("repeat_method", lambda x: x.repeat(3) if hasattr(x, "repeat") and not isinstance(x, np.ndarray)
+         else np.repeat(x, 3), one(1), prims="getitem"),
+    case("pad_constant", lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=((7, 8), (9, 10))), one(2, 2),
+         prims="concatenate"),
+    *[case(f"pad_{mode}", lambda x, mode=mode: np.pad(x, ((1, 2), (2, 0)), mode=mode), one(2, 2, ),
+           lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 3) for n in s[0]))], prims="getitem")
+      for mode in ("edge", "reflect", "symmetric", "wrap")],
+    case("atleast_3d", lambda x: np.atleast_3d(x) * 1.0, one(0, 3), prims=(), torch=lambda x: _torch().atleast_3d(x)),
+    case("dstack", lambda x, y: np.dstack([x, y]), fixed((2, 3), (2, 3)), prims="concatenate",
+         torch=lambda x, y: _torch().dstack([x, y])),
+    case("column_stack", lambda x, y: np.column_stack([x, y]), fixed((3,), (3, 2)), prims="concatenate",
+         torch=lambda x, y: _torch().column_stack([x, y])),
+    case("hstack_vstack", lambda x, y: np.vstack([np.hstack([x, y]), np.hstack([y, x])]), fixed((2,), (2,)),
+         prims="concatenate"),
+    case("append", lambda x, y: np.append(x, y), bcast(2), prims="concatenate"),
+    case("append_axis", lambda x, y: np.append(x, y, axis=1), fixed((2, 3), (2, 1)), prims="concatenate"),
+    case("delete", lambda x: np.delete(x, [0, 2], axis=-1), fixed((2, 4)), prims="getitem"),
+    case("insert_free_splits", lambda x: [p * 1.0 for p in (*np.hsplit(x, 2), *np.vsplit(x, 2),
+                                                            *np.dsplit(x.reshape(2, 2, 2), 2))],
+         fixed((2, 4)), prims="getitem"),
+    case("array_split", lambda x: np.array_split(x, [1, 3]), fixed((4, 2)), prims="getitem"),
+    case("meshgrid", lambda x, y: np.meshgrid(x, y, indexing="xy"), vector(k=2), prims="broadcast_to",
+         torch=lambda x, y: _torch().meshgrid(x, y, indexing="xy")),
+    case("meshgrid_ij_sparse", lambda x, y: np.meshgrid(x, y, indexing="ij", sparse=True), vector(k=2),
+         prims="reshape"),
+    case("broadcast_arrays", lambda x, y: np.broadcast_arrays(x, y), bcast(2), prims="broadcast_to",
+         torch=lambda x, y: _torch().broadcast_tensors(x, y)),
+    case("concat", lambda x, y: np.concat([x, y], axis=-1), fixed((2, 3), (2, 1)), prims="concatenate"),
+    case("permute_dims", lambda x: np.permute_dims(x, (1, 2, 0)), one(3, 3), prims="transpose",
+         torch=lambda x: x.permute(1, 2, 0)),
+    case("matrix_transpose", lambda x: np.matrix_transpose(x), one(2), prims="transpose",
+         torch=lambda x: x.transpose(-1, -2)),
+    case("unstack", lambda x: np.unstack(x, axis=1), one(2), prims="getitem",
+         torch=lambda x: _torch().unbind(x, dim=1)),
+    case("ravel_flatten", lambda x: np.ravel(x) * (x.flatten() if hasattr(x, "flatten") else np.ravel(x)), one(),
+         prims="reshape"),
+    case("atleast_1d_2d", lambda x: np.atleast_2d(np.atleast_1d(x)) * 1.0, one(0, 1), prims=()),
+    case("take", lambda x: np.take(x, [2, 0, 0, -1]), fixed((2, 2)), prims="getitem"),
+    case("take_axis", lambda x: np.take(x, [[1, 0], [0, 0]], axis=-1), fixed((3, 2)), prims="getitem"),
+    case("take_along_axis", lambda x: np.take_along_axis(x, np.argsort(_vals(x), axis=0), axis=0), one(2),
+         all_distinct, prims="getitem"),
+    case("compress", lambda x: np.compress([True, False, True], x, axis=0), fixed((3, 2)), prims="getitem"),
+    case("extract", lambda x: np.extract(np.arange(6).reshape(2, 3) % 2 == 0, x), fixed((2, 3)), prims="getitem"),
+]
+
+SORTING = [
+    case("sort", lambda x, axis: np.sort(x, axis=axis), axis_or_none(), all_distinct, prims="getitem",
+         torch=lambda x, axis: _torch().sort(x.reshape(-1) if axis is None else x, dim=-1 if axis is None else
+                                             axis).values),
+    case("median", lambda x, axis: np.median(x, axis=axis), axis_or_none(), all_distinct, prims="getitem"),
+    case("median_keepdims", lambda x: np.median(x, axis=(0, 1), keepdims=True), one(2, 3), all_distinct,
+         prims="getitem"),
+    case("quantile", lambda x, axis: np.quantile(x, [0.1, 0.5, 0.8], axis=axis), axis_or_none(), all_distinct,
+         prims="getitem", torch=lambda x, axis: _torch().quantile(
+             x, _torch().tensor([0.1, 0.5, 0.8], dtype=x.dtype), dim=axis)),
+    case("percentile", lambda x: np.percentile(x, 35.0, axis=-1, keepdims=True), one(1), all_distinct,
+         prims="getitem"),
+    case("nanmedian", lambda x, axis: np.nanmedian(x, axis=axis), axis_or_none(), with_nans, prims="getitem"),
+    case("nanquantile", lambda x: np.nanquantile(x, 0.3), one(1), with_nans, prims="getitem"),
+    case("nanpercentile", lambda x: np.nanpercentile(x, [20, 70], axis=0), one(1), with_nans, prims="getitem"),
+    case("interp", lambda x, fp: np.interp(x, KNOTS, fp), fixed((5,), (4,)), knots_away, prims="getitem"),
+    case("interp_bounds", lambda x, fp: np.interp(x, KNOTS, fp, left=fp[1], right=-1.0), fixed((2, 3), (4,)),
+         knots_away, prims="where"),
+]
+
+STATS = [
+    case("nansum", lambda x, axis: np.nansum(x, axis=axis), axis_or_none(), with_nans, prims="sum",
+         torch=lambda x, axis: _torch().nansum(x, dim=axis) if axis is not None else _torch().nansum(x)),
+    case("nanprod", lambda x: np.nanprod(x, axis=-1), one(1), with_nans, prims="prod"),
+    case("nanmean", lambda x, axis: np.nanmean(x, axis=axis), axis_or_none(), with_nans, prims="sum",
+         torch=lambda x, axis: _torch().nanmean(x, dim=axis) if axis is not None else _torch().nanmean(x)),
+    case("nanvar", lambda x: np.nanvar(x, axis=-1, ddof=0), one(1), with_nans, prims="sum"),
+    case("nanstd", lambda x: np.nanstd(x, axis=0), fixed((3, 4)), with_nans, prims="sqrt"),
+    case("nanmax", lambda x, axis: np.nanmax(x, axis=axis), axis_or_none(), with_nans, prims="max"),
+    case("nanmin", lambda x, axis: np.nanmin(x, axis=axis), axis_or_none(), with_nans, prims="min"),
+    case("ptp", lambda x, axis: np.ptp(x, axis=axis), axis_or_none(), all_distinct, prims="max"),
+    case("average", lambda x, w: np.average(x, axis=-1, weights=w), fixed((3, 4), (4,)),
+         lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="sum",
+         torch=lambda x, w: (x * w).sum(-1) / w.sum()),
+    case("average_returned", lambda x: np.average(x, axis=0, returned=True), one(1), prims="mean"),
+    case("var_std", lambda x: [np.var(x, ddof=1), np.std(x, axis=0)], fixed((3, 2)), prims="mean",
+         torch=lambda x: [_torch().var(x, correction=1), _torch().std(x, 0, correction=0)]),
+    case("cov", lambda x: np.cov(x), fixed((3, 5)), prims="matmul", torch=T("cov")),
+    case("cov_rowvar", lambda x, y: np.cov(x, y, rowvar=False, bias=True), fixed((5, 2), (5,)), prims="matmul"),
+    case("corrcoef", lambda x: np.corrcoef(x), fixed((3, 6)), prims="sqrt", torch=T("corrcoef")),
+]
+
+PRODUCTS = [
+    case("kron", lambda a, b: np.kron(a, b), st.tuples(one(0, 2), one(0, 2)).map(lambda t: (t[0][0] + t[1][0], {})),
+         prims="multiply", torch=T("kron"), order=3),
+    case("cross", lambda a, b: np.cross(a, b), hnp.mutually_broadcastable_shapes(
+        num_shapes=2, max_dims=2, max_side=2).map(lambda r: (tuple(s + (3,) for s in r.input_shapes), {})),
+         prims="multiply", torch=lambda a, b: _torch().linalg.cross(*_torch().broadcast_tensors(a, b))),
+    case("cross_2d", lambda a, b: np.cross(a, b), fixed((2, 2), (2,)), prims="multiply"),
+    case("cross_axis", lambda a, b: np.cross(a, b, axis=0), fixed((3, 2), (3, 2)), prims="multiply"),
+    case("linalg_cross", lambda a, b: np.linalg.cross(a, b), fixed((2, 3), (3,)), prims="multiply"),
+    case("vecdot", lambda a, b: np.vecdot(a, b), bcast(2, min_dims=1), prims="sum",
+         torch=lambda a, b: (a * b).sum(-1)),
+    case("vecdot_axis", lambda a, b: np.vecdot(a, b, axis=0), fixed((3, 2), (3, 1)), prims="sum"),
+    case("linalg_vecdot", lambda a, b: np.linalg.vecdot(a, b), fixed((2, 3), (3,)), prims="sum"),
+    case("matvec", lambda a, b: np.matvec(a, b), fixed((2, 3, 4), (4,)), prims="matmul", order=3),
+    case("vecmat", lambda a, b: np.vecmat(a, b), fixed((3,), (2, 3, 4)), prims="matmul", order=3),
+    case("inner_vdot", lambda a, b: [np.inner(a, b), np.vdot(a, b)], fixed((2, 3), (2, 3)), prims="matmul",
+         order=3),
+    case("linalg_outer", lambda a, b: np.linalg.outer(a, b), vector(k=2), prims="multiply", torch=T("outer")),
+    case("linalg_matmul_tensordot", lambda a, b: [np.linalg.matmul(a, b), np.linalg.tensordot(a, b, axes=1)],
+         fixed((2, 3), (3, 2)), prims="matmul", order=3),
+    case("multi_dot", lambda a, b, c: np.linalg.multi_dot([a, b, c]), fixed((3,), (3, 2), (2, 4)), prims="matmul",
+         order=3, torch=lambda a, b, c: _torch().linalg.multi_dot([a, b, c])),
+    *[case(f"convolve_{mode}", lambda a, v, mode=mode: np.convolve(a, v, mode), st.tuples(vector(), vector()).map(
+        lambda t: (t[0][0] + t[1][0], {})), prims="matmul") for mode in ("full", "same", "valid")],
+    *[case(f"correlate_{mode}", lambda a, v, mode=mode: np.correlate(a, v, mode), st.tuples(vector(), vector()).map(
+        lambda t: (t[0][0] + t[1][0], {})), prims="matmul") for mode in ("full", "same", "valid")],
+    case("polyval", lambda p, x: np.polyval(p, x), st.tuples(vector(max_side=4), one()).map(
+        lambda t: (t[0][0] + t[1][0], {})), prims="multiply"),
+    case("vander", lambda x: np.vander(x, 4), one(1, 1), prims="multiply",
+         torch=lambda x: _torch().vander(x, 4)),
+    case("vander_increasing", lambda x: np.vander(x, increasing=True), one(1, 1), prims="multiply",
+         torch=lambda x: _torch().vander(x, increasing=True)),
+    case("trapezoid", lambda y, axis: np.trapezoid(y, dx=0.5, axis=axis), axis_of(min_side=2), prims="sum",
+         torch=lambda y, axis: _torch().trapezoid(y, dx=0.5, dim=axis)),
+    case("trapezoid_x", lambda y, x: np.trapezoid(y, x), fixed((2, 4), (4,)), prims="sum",
+         torch=lambda y, x: _torch().trapezoid(y, x)),
+]
+
+
+LINALG = [
+    case("inv", lambda a: np.linalg.inv(a), square(), well_conditioned, prims="inv", torch=T("linalg.inv")),
+    case("det", lambda a: np.linalg.det(a), square(), well_conditioned, prims="det", torch=T("linalg.det")),
+    case("slogdet", lambda a: np.linalg.slogdet(a)[1], square(), well_conditioned, prims="slogdet",
+         torch=lambda a: _torch().linalg.slogdet(a)[1]),
+    case("slogdet_sign", lambda a: (lambda s: s[0] * s[1])(np.linalg.slogdet(a)), square(), well_conditioned,
+         prims="slogdet", torch=lambda a: (lambda s: s[0] * s[1])(_torch().linalg.slogdet(a))),
+    case("solve", lambda a, b: np.linalg.solve(a, b), square(batch=False, extra=1), well_conditioned, prims="solve",
+         torch=T("linalg.solve")),
+    case("solve_batched", lambda a, b: np.linalg.solve(a, b), fixed((2, 3, 3), (3, 2)), well_conditioned,
+         prims="solve", torch=T("linalg.solve")),
+    case("cholesky", lambda a: np.linalg.cholesky(_sym(a)), square(), positive_definite, prims="cholesky",
+         torch=lambda a: _torch().linalg.cholesky(_tsym(a))),
+    case("cholesky_upper", lambda a: np.linalg.cholesky(_sym(a), upper=True), square(batch=False), positive_definite,
+         prims="cholesky", torch=lambda a: _torch().linalg.cholesky(_tsym(a), upper=True)),
+    case("eigh_values", lambda a: np.linalg.eigh(_sym(a))[0], square(), symmetric_spread, prims="eigh_values",
+         torch=lambda a: _torch().linalg.eigh(_tsym(a))[0]),
+    case("eigvalsh_upper", lambda a: np.linalg.eigvalsh(_sym(a), UPLO="U"), square(), symmetric_spread,
+         prims="eigh_values", torch=lambda a: _torch().linalg.eigvalsh(_tsym(a), UPLO="U")),
+    # eigenvectors are defined up to sign: test sign-free functions of them
+    case("eigh_vectors", lambda a: (lambda r: r.eigenvectors ** 2 + r.eigenvalues[..., None, :])(np.linalg.eigh(
+        _sym(a))), square(min_n=2), symmetric_spread, prims="eigh_vectors",
+         torch=lambda a: (lambda r: r[1] ** 2 + r[0][..., None, :])(_torch().linalg.eigh(_tsym(a))), tol=10),
+    case("eigh_projector", lambda a: (lambda r: r[1][..., :1] @ np.swapaxes(r[1][..., :1], -1, -2))(np.linalg.eigh(
+        _sym(a))), square(min_n=2), symmetric_spread, prims="eigh_vectors", tol=10),
+    case("svd_s", lambda a: np.linalg.svd(a, compute_uv=False), rectangular(), distinct_singular, prims="svd_s",
+         torch=T("linalg.svdvals")),
+    case("svdvals", lambda a: np.linalg.svdvals(a), rectangular(), distinct_singular, prims="svd_s"),
+    case("svd_u", lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, rectangular(), distinct_singular,
+         prims="svd_u", torch=lambda a: _torch().linalg.svd(a, full_matrices=False)[0] ** 2, tol=10),
+    case("svd_vh", lambda a: np.linalg.svd(a, full_matrices=False).Vh ** 2, rectangular(), distinct_singular,
+         prims="svd_vh", torch=lambda a: _torch().linalg.svd(a, full_matrices=False)[2] ** 2, tol=10),
+    case("svd_u_vh", lambda a: (lambda r: r[0] @ r[2])(np.linalg.svd(a, full_matrices=False)), rectangular(),
+         distinct_singular, prims=("svd_u", "svd_vh"),
+         torch=lambda a: (lambda r: r[0] @ r[2])(_torch().linalg.svd(a, full_matrices=False)), tol=10),
+    case("svd_full_tall", lambda a: (lambda r: [r[0][..., :, :2] ** 2, r[1]])(np.linalg.svd(a)), fixed((4, 2)),
+         distinct_singular, prims=("svd_u_complement", "svd_s"), tol=10),
+    case("svd_full_wide", lambda a: (lambda r: [r[2][..., :2, :] ** 2, r[1]])(np.linalg.svd(a)), fixed((2, 4)),
+         distinct_singular, prims=("svd_vh_complement", "svd_s"), tol=10),
+    case("qr", lambda a: list(np.linalg.qr(a)), rectangular(tall=True), distinct_singular, prims=("qr_q", "qr_r"),
+         torch=lambda a: list(_torch().linalg.qr(a))),
+    case("qr_wide", lambda a: list(np.linalg.qr(a)), fixed((2, 4)), distinct_singular, prims=("qr_q", "qr_r"),
+         torch=lambda a: list(_torch().linalg.qr(a))),
+    case("qr_r_mode", lambda a: np.linalg.qr(a, mode="r"), rectangular(tall=True), distinct_singular, prims="qr_r"),
+    case("qr_complete", lambda a: (lambda r: [r[0][:, :2], r[1]])(np.linalg.qr(a, mode="complete")), fixed((4, 2)),
+         distinct_singular, prims=("qr_q_complement", "qr_q")),
+    case("norm", lambda x: np.linalg.norm(x), one(), nonzero(-2, 2), prims="norm2",
+         torch=lambda x: _torch().linalg.norm(x.reshape(-1))),
+    case("norm_axis", lambda x, axis: np.linalg.norm(x, axis=axis, keepdims=True), axis_of(), nonzero(-2, 2),
+         prims="norm2", torch=lambda x, axis: _torch().linalg.vector_norm(x, dim=axis, keepdim=True)),
+    *[case(f"norm_vector_{o}", lambda x, o=o: np.linalg.norm(x, o), one(1, 1), all_distinct,
+           prims=("abs",) if o != 3 else "power", torch=lambda x, o=o: _torch().linalg.vector_norm(x, ord=o))
+      for o in (1, 3, np.inf, -np.inf)],
+    *[case(f"norm_matrix_{o}", lambda x, o=o: np.linalg.norm(x, o), one(2, 2), distinct_singular if o in
+           ("nuc", 2, -2) else nonzero(-2, 2), prims=(), torch=lambda x, o=o: _torch().linalg.matrix_norm(x, ord=o),
+           tol=10) for o in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf)],
+    case("vector_norm", lambda x: np.linalg.vector_norm(x, ord=3, axis=(0, -1)), one(2), nonzero(-2, 2),
+         prims="power", torch=lambda x: _torch().linalg.vector_norm(x, ord=3, dim=(0, -1))),
+    case("matrix_norm", lambda x: np.linalg.matrix_norm(x), one(2), prims="norm2",
+         torch=T("linalg.matrix_norm")),
+    case("cond", lambda x: np.linalg.cond(x), square(min_n=2), distinct_singular, prims="svd_s",
+         torch=T("linalg.cond"), tol=10),
+    case("cond_1", lambda x: np.linalg.cond(x, 1), square(batch=False), well_conditioned, prims="inv"),
+    *[case(f"matrix_power_{n}", lambda a, n=n: np.linalg.matrix_power(a, n), square(), well_conditioned,
+           prims="matmul" if n > 1 else ("inv" if n < 0 else "multiply"),
+           torch=lambda a, n=n: _torch().linalg.matrix_power(a, n)) for n in (0, 3, -2)],
+    case("pinv", lambda a: np.linalg.pinv(a), rectangular(batch=False), distinct_singular, prims="solve",
+         torch=T("linalg.pinv"), tol=10),
+    case("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], fixed((4, 2), (4,)), full_rank, prims="solve",
+         torch=lambda a, b: _torch().linalg.pinv(a) @ b),
+    case("tensorinv", lambda a: np.linalg.tensorinv(a.reshape(2, 3, 6) if hasattr(a, "reshape") else a, ind=2),
+         fixed((6, 6)), well_conditioned, prims="inv"),
+    case("tensorsolve", lambda a, b: np.linalg.tensorsolve(a.reshape(2, 3, 6), b), fixed((6, 6), (2, 3)),
+         well_conditioned, prims="solve"),
+    case("linalg_trace_diagonal", lambda a: [np.linalg.trace(a), np.linalg.diagonal(a, offset=1)], one(2, 3),
+         prims="getitem"),
+]
+
+SPECIAL = [
+    unary("gammaln", lambda x: sc.gammaln(x), uniform(0.3, 4), "lgamma", prims=("gammaln", "polygamma")),
+    unary("digamma", lambda x: sc.digamma(x), uniform(0.3, 4), "digamma", prims="polygamma"),
+    unary("psi", lambda x: crs.psi(x), uniform(0.3, 4), "digamma", prims="polygamma"),
+    case("polygamma", lambda x: crs.polygamma(2, x), one(), uniform(0.5, 4), prims="polygamma",
+         torch=lambda x: _torch().polygamma(2, x)),
+    unary("gamma", lambda x: sc.gamma(x), uniform(0.3, 3), None, prims="gamma"),
+    unary("erf_scipy", lambda x: sc.erf(x), uniform(-2, 2), "erf", prims="erf"),
+    unary("erfc", lambda x: sc.erfc(x), uniform(-2, 2), "erfc"),
+    unary("erfinv", lambda x: sc.erfinv(x), uniform(-0.9, 0.9), "erfinv"),
+    unary("erfcinv", lambda x: sc.erfcinv(x), uniform(0.1, 1.9), None),
+    unary("expit", lambda x: sc.expit(x), uniform(-4, 4), "sigmoid", prims="sigmoid"),
+    unary("logit", lambda x: sc.logit(x), uniform(0.1, 0.9), "logit"),
+    unary("ndtr", lambda x: sc.ndtr(x), uniform(-3, 3), "special.ndtr"),
+    unary("log_ndtr", lambda x: sc.log_ndtr(x), uniform(-5, 3), "special.log_ndtr"),
+    unary("ndtri", lambda x: sc.ndtri(x), uniform(0.1, 0.9), "special.ndtri"),
+    unary("entr", lambda x: sc.entr(x), uniform(0.2, 3), "special.entr", prims="log"),
+    binary("xlogy", lambda x, y: sc.xlogy(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.3, 3, s[1])],
+           "xlogy", prims="log"),
+    case("xlogy_zero", lambda x, y: sc.xlogy(x * np.array([0.0, 1.0]), y), fixed((2,), (2,)),
+         lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.0, 1.5])], prims="where", order=2),
+    binary("xlog1py", lambda x, y: sc.xlog1py(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]),
+                                                                       r.uniform(-0.5, 2, s[1])],
+           "special.xlog1py", prims="log1p"),
+    binary("betaln", lambda a, b: sc.betaln(a, b), uniform(0.5, 3), None, prims="gammaln"),
+    binary("beta", lambda a, b: sc.beta(a, b), uniform(0.5, 3), None, prims="gammaln"),
+    case("multigammaln", lambda x: crs.multigammaln(x, 3), one(), uniform(1.5, 4), prims="gammaln",
+         torch=lambda x: _torch().special.multigammaln(x, 3)),
+    case("special_logsumexp", lambda x, w: crs.logsumexp(x, axis=-1, b=w), fixed((3, 4), (4,)),
+         lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="logsumexp",
+         torch=lambda x, w: _torch().logsumexp(x + _torch().log(w), -1)),
+    case("special_softmax", lambda x: [crs.softmax(x), crs.log_softmax(x, axis=0)], one(1), prims=("softmax",
+                                                                                                  "log_softmax")),
+]
+
+NN = [
+    case("nn_linear", lambda x, w, b: F.linear(x, w, b), fixed((2, 3), (4, 3), (4,)), prims="nn.linear",
+         torch=T("nn.functional.linear"), order=3),
+    case("nn_gelu", lambda x: F.gelu(x), one(), prims="nn.gelu", torch=T("nn.functional.gelu")),
+    case("nn_gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), one(), prims="nn.gelu_tanh",
+         torch=T("nn.functional.gelu", approximate="tanh")),
+    case("nn_silu", lambda x: F.silu(x), one(), prims="nn.silu", torch=T("nn.functional.silu")),
+    case("nn_cross_entropy", lambda x: F.cross_entropy(x, np.array([0, 2, 1])), fixed((3, 4)),
+         prims="nn.cross_entropy",
+         torch=lambda x: _torch().nn.functional.cross_entropy(x, _torch().tensor([0, 2, 1]))),
+    case("nn_bce_with_logits", lambda x, y: F.binary_cross_entropy_with_logits(x, y), fixed((3, 2), (3, 2)),
+         lambda r, s, p: [r.uniform(-3, 3, s[0]), r.uniform(0, 1, s[1])], prims="nn.binary_cross_entropy_with_logits",
+         torch=T("nn.functional.binary_cross_entropy_with_logits")),
+]
+
+# The first ops' cases, and the primitives each one exercises.
+_SPEC_PRIMS = {
+    "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide", "power": "power",
+    "neg": "negative", "exp": "exp", "log": "log", "log1p": "log1p", "sqrt": "sqrt", "sin": "sin", "cos": "cos",
+    "tan": "tan", "tanh": "tanh", "sigmoid": "sigmoid", "relu": "relu", "abs": "abs", "sign": "sign",
+    "maximum": "maximum", "minimum": "minimum", "where": "where", "clip": "clip", "sum": "sum", "mean": "mean",
+    "max": "max", "min": "min", "prod": "prod", "logsumexp": "logsumexp", "softmax": "softmax",
+    "log_softmax": "log_softmax", "matmul": "matmul", "einsum": "einsum", "reshape": "reshape",
+    "transpose": "transpose", "broadcast_to": "broadcast_to", "getitem": ("getitem", "scatter_add"),
+    "concatenate": "concatenate",
+}
+FIRST_OPS = [
+    Case(s.name, (_SPEC_PRIMS[s.name],) if isinstance(_SPEC_PRIMS.get(s.name), str) else tuple(
+        _SPEC_PRIMS.get(s.name, ())), s.fn, s.shapes, s.make, s.torch, order=3 if s.name in (
+            "dot", "matmul", "fn_matmul", "tensordot") else 2, tags=("first_ops",))
+    for s in SPECS
+]
+
+CASES: list[Case] = FIRST_OPS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS + LINALG + SPECIAL + NN
+CASES_BY_NAME = {c.name: c for c in CASES}
+assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"
+
+# primitive name -> the cases that exercise it (the registry test requires one for every primitive)
+CASES_BY_PRIMITIVE: dict[str, list[Case]] = {}
+for _c in CASES:
+    for _p in _c.prims:
+        CASES_BY_PRIMITIVE.setdefault(_p, []).append(_c)
+
+
+def draw_inputs(c: Case, data: Any) -> tuple[list[np.ndarray], dict]:
+    """Draw shapes, parameters and a seed with hypothesis; fill float64 inputs."""
+    shapes, params = data.draw(c.shapes, label="shapes, params")
+    seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
+    return [np.asarray(a, dtype=np.float64) for a in c.make(np.random.default_rng(seed), tuple(shapes), params)], dict(
+        params
+    )
