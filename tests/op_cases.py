@@ -33,6 +33,7 @@ from op_specs import (
     bcast,
     nonzero,
     one,
+    reduction,
     uniform,
 )
 
@@ -287,6 +288,7 @@ ELEMENTWISE = [
     unary("radians", np.radians, uniform(-90, 90), "deg2rad", prims="multiply"),
     unary("rad2deg", np.rad2deg, uniform(-2, 2), "rad2deg", prims="multiply"),
     unary("degrees", np.degrees, uniform(-2, 2), "rad2deg", prims="multiply"),
+    unary("sign_np", np.sign, nonzero(-2, 2), "sign", prims="sign"),
     unary("positive", np.positive, uniform(-2, 2), "positive", prims=()),
     unary("conjugate", np.conjugate, uniform(-2, 2), "conj", prims=()),
     unary("real", np.real, uniform(-2, 2), None, prims=()),
@@ -489,7 +491,8 @@ PRODUCTS = [
     case("cross_2d", lambda a, b: np.cross(a, b), fixed((2, 2), (2,)), prims="multiply"),
     case("cross_axis", lambda a, b: np.cross(a, b, axis=0), fixed((3, 2), (3, 2)), prims="multiply"),
     case("linalg_cross", lambda a, b: np.linalg.cross(a, b), fixed((2, 3), (3,)), prims="multiply"),
-    case("vecdot", lambda a, b: np.vecdot(a, b), bcast(2, min_dims=1), prims="sum",
+    case("vecdot", lambda a, b: np.vecdot(a, b), st.tuples(bcast(2), st.integers(1, 4)).map(
+        lambda t: (tuple(s + (t[1],) for s in t[0][0]), {})), prims="sum",
          torch=lambda a, b: (a * b).sum(-1)),
     case("vecdot_axis", lambda a, b: np.vecdot(a, b, axis=0), fixed((3, 2), (3, 1)), prims="sum"),
     case("linalg_vecdot", lambda a, b: np.linalg.vecdot(a, b), fixed((2, 3), (3,)), prims="sum"),
@@ -613,14 +616,14 @@ SPECIAL = [
     unary("ndtr", lambda x: sc.ndtr(x), uniform(-3, 3), "special.ndtr"),
     unary("log_ndtr", lambda x: sc.log_ndtr(x), uniform(-5, 3), "special.log_ndtr"),
     unary("ndtri", lambda x: sc.ndtri(x), uniform(0.1, 0.9), "special.ndtri"),
-    unary("entr", lambda x: sc.entr(x), uniform(0.2, 3), "special.entr", prims="log"),
+    unary("entr", lambda x: sc.entr(x), uniform(0.2, 3), "special.entr", prims="xlogy"),
     binary("xlogy", lambda x, y: sc.xlogy(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.3, 3, s[1])],
-           "xlogy", prims="log"),
+           "xlogy", prims="xlogy"),
     case("xlogy_zero", lambda x, y: sc.xlogy(x * np.array([0.0, 1.0]), y), fixed((2,), (2,)),
-         lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.0, 1.5])], prims="where", order=2),
+         lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2),
     binary("xlog1py", lambda x, y: sc.xlog1py(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]),
                                                                        r.uniform(-0.5, 2, s[1])],
-           "special.xlog1py", prims="log1p"),
+           "special.xlog1py", prims="xlog1py"),
     binary("betaln", lambda a, b: sc.betaln(a, b), uniform(0.5, 3), None, prims="gammaln"),
     binary("beta", lambda a, b: sc.beta(a, b), uniform(0.5, 3), None, prims="gammaln"),
     case("multigammaln", lambda x: crs.multigammaln(x, 3), one(), uniform(1.5, 4), prims="gammaln",
@@ -647,6 +650,25 @@ NN = [
          torch=T("nn.functional.binary_cross_entropy_with_logits")),
 ]
 
+NUMPY_SPELLINGS = [  # the first ops again, called through NumPy's own functions
+    case("np_reductions", lambda x, axis, keepdims: [
+        f(x, axis=axis, keepdims=keepdims) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
+                                                     np.var, np.std)],
+         reduction(min_count=2), all_distinct, prims=("sum", "mean", "max")),
+    case("np_contractions", lambda a, b: [np.dot(a, b), np.inner(a, b), np.vdot(a, b), np.outer(a, b), a @ b,
+                                          np.matmul(a, b), np.tensordot(a, b, axes=1), np.einsum("i,i->", a, b)],
+         vector(k=1).map(lambda t: (t[0] * 2, {})), prims="matmul", order=3),
+    case("np_shapes", lambda x: [np.reshape(x, (-1,)), np.transpose(x), np.swapaxes(x, 0, -1), np.squeeze(
+        np.expand_dims(x, 0), 0), np.broadcast_to(x, (2, *np.shape(x))), *np.split(x, 1), np.stack([x, x]),
+        np.concatenate([x, x]), np.hstack([x, x]), np.vstack([x, x]), np.ravel(x), np.atleast_2d(x),
+        np.atleast_1d(x), np.moveaxis(x, 0, -1)], one(1), prims=("reshape", "transpose")),
+    case("np_elementwise", lambda x, y: [f(x) for f in (np.exp, np.log, np.log1p, np.sqrt, np.sin, np.cos, np.tan,
+                                                       np.tanh, np.abs, np.absolute, np.negative, np.square)]
+         + [np.add(x, y), np.subtract(x, y), np.multiply(x, y), np.divide(x, y), np.true_divide(x, y),
+            np.power(x, y), np.maximum(x, y), np.minimum(x, y), np.where(_vals(x) > 1, x, y), np.clip(x, 0.5, 1.5)],
+         bcast(2), uniform(0.3, 2), prims=("exp", "log", "add")),
+]
+
 # The first ops' cases, and the primitives each one exercises.
 _SPEC_PRIMS = {
     "add": "add", "subtract": "subtract", "multiply": "multiply", "divide": "divide", "power": "power",
@@ -665,7 +687,9 @@ FIRST_OPS = [
     for s in SPECS
 ]
 
-CASES: list[Case] = FIRST_OPS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS + LINALG + SPECIAL + NN
+CASES: list[Case] = (
+    FIRST_OPS + NUMPY_SPELLINGS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS + LINALG + SPECIAL + NN
+)
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"
 

@@ -74,6 +74,9 @@ def linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
 
 def _vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """Dot product of vectors along ``axis`` (broadcasting the others)."""
+    s1, s2 = shape_of(x1), shape_of(x2)
+    if not s1 or not s2 or s1[axis] != s2[axis]:
+        raise ValueError(f"vecdot: the vectors along axis {axis} must have one length, got shapes {s1} and {s2}")
     return R.sum(E.multiply(x1, x2), axis=axis)
 
 

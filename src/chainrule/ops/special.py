@@ -7,8 +7,8 @@ first time a SciPy ufunc meets a Tensor. SciPy functions that are not ufuncs
 input to an array and would drop the gradient: call the functions here instead
 (``chainrule.special.logsumexp``).
 
-Conventions: ``xlogy(0, y) = 0`` with derivative 0 in ``y`` (also at ``y = 0``), and
-``entr(0) = 0`` (its derivative there is infinite).
+Conventions: ``xlogy(0, y) = 0`` with derivative 0 in ``y`` (also at ``y = 0``) and ``log(y)``
+in ``x`` (``-inf`` at ``y = 0``), and ``entr(0) = 0`` (its derivative there is infinite).
 """
 
 from __future__ import annotations
@@ -139,22 +139,39 @@ def ndtri(x: Any) -> Any:
     return _ndtri(x)
 
 
+def _where_x(x: Any, value: Any) -> Any:
+    """``value``, but 0 where x == 0 (and no NaN leaks from the other branch)."""
+    zero = np.asarray(raw(x)) == 0
+    return np.where(zero, 0.0, value) if zero.any() else value
+
+
+def _safe_y(x: Any, y: Any, at: float) -> Any:
+    zero = np.asarray(raw(x)) == 0
+    return np.where(zero, at, y) if zero.any() else y
+
+
+_xlogy = Primitive("xlogy", _sc.xlogy)
+_xlogy.defvjp(lambda g, ans, x, y: g * np.log(y), lambda g, ans, x, y: g * _where_x(x, x / _safe_y(x, y, 1.0)))
+_xlogy.defjvp(lambda t, ans, x, y: t * np.log(y), lambda t, ans, x, y: t * _where_x(x, x / _safe_y(x, y, 1.0)))
+_xlog1py = Primitive("xlog1py", _sc.xlog1py)
+_xlog1py.defvjp(
+    lambda g, ans, x, y: g * np.log1p(y), lambda g, ans, x, y: g * _where_x(x, x / (1 + _safe_y(x, y, 0.0)))
+)
+_xlog1py.defjvp(
+    lambda t, ans, x, y: t * np.log1p(y), lambda t, ans, x, y: t * _where_x(x, x / (1 + _safe_y(x, y, 0.0)))
+)
+
+
 @implements(_sc.xlogy)
 def xlogy(x: Any, y: Any) -> Any:
-    """x * log(y), 0 where x == 0 (with derivative 0 in y there)."""
-    zero = np.asarray(raw(x)) == 0
-    if not zero.any():
-        return E.multiply(x, E.log(y))
-    return E.where(zero, 0.0, E.multiply(x, E.log(E.where(zero, 1.0, y))))
+    """x * log(y), 0 where x == 0; derivatives log(y) in x and x / y in y (0 where x == 0)."""
+    return _xlogy(x, y)
 
 
 @implements(_sc.xlog1py)
 def xlog1py(x: Any, y: Any) -> Any:
-    """x * log1p(y), 0 where x == 0 (with derivative 0 in y there)."""
-    zero = np.asarray(raw(x)) == 0
-    if not zero.any():
-        return E.multiply(x, E.log1p(y))
-    return E.where(zero, 0.0, E.multiply(x, E.log1p(E.where(zero, 0.0, y))))
+    """x * log1p(y), 0 where x == 0; derivatives log1p(y) in x and x / (1 + y) in y (0 where x == 0)."""
+    return _xlog1py(x, y)
 
 
 @implements(_sc.entr)
