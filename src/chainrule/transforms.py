@@ -123,6 +123,11 @@ def _prepare(args: tuple[Any, ...], nums: tuple[int, ...], name: str) -> tuple[l
 def _as_tensor(out: Any, name: str) -> Tensor | None:
     if isinstance(out, Tensor):
         return out
+    if isinstance(out, (list, tuple, dict)):  # NumPy would read a list of Tensors as constant numbers
+        raise TypeError(
+            f"{name}: the function must return a number or an array, got a {type(out).__name__}; "
+            "use jacrev/jacfwd/vjp for several outputs, or has_aux=True to return extra values"
+        )
     if isinstance(out, Scalar):
         out = out.data
     try:
@@ -323,49 +328,65 @@ def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
 
 
 def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by reverse mode: one backward sweep per output entry."""
+    """The Jacobian by reverse mode: one backward sweep per output entry.
+
+    ``f`` may return a tuple, list or dict of arrays: the result has that structure, each
+    entry holding the Jacobians for ``argnums`` (so ``hessian(f, argnums=(0, 1))[i][j]`` is
+    d2f / d arg_i d arg_j, as in JAX).
+    """
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
         nums = _argnums(argnums, len(args), "jacrev")
         with _transform():
             new_args, parts = _prepare(args, nums, "jacrev")
-            out = f(*[a for a in new_args])
-            t = _as_tensor(out, "jacrev")
+            out_leaves, out_def = _pytree.flatten(f(*new_args))
             fresh = [x for _, _, xs in parts for x in xs]
-            out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
-            rows: list[list[Any]] = [[] for _ in fresh]
             stacker = _stack_traced if _depth > 1 else np.stack
-            for seed in _basis(out_shape, t.data.dtype if t is not None else float):
-                gs = _grads([t], [seed], fresh)
-                for r, g in zip(rows, gs):
-                    r.append(g)
-            jacs = []
-            for x, r in zip(fresh, rows):
-                if not r:
-                    jac = np.zeros(out_shape + x.shape)
-                else:
-                    jac = stacker(r).reshape(out_shape + x.shape)
-                jacs.append(_output(jac, None))
-        return _regroup(jacs, parts, argnums)
+            per_output = []
+            for out in out_leaves:
+                t = _as_tensor(out, "jacrev")
+                out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
+                rows: list[list[Any]] = [[] for _ in fresh]
+                for seed in _basis(out_shape, t.data.dtype if t is not None else float):
+                    gs = _grads([t], [seed], fresh)
+                    for r, g in zip(rows, gs):
+                        r.append(g)
+                jacs = []
+                for x, r in zip(fresh, rows):
+                    if not r:
+                        jac = np.zeros(out_shape + x.shape)
+                    else:
+                        jac = stacker(r).reshape(out_shape + x.shape)
+                    jacs.append(_output(jac, None))
+                per_output.append(_regroup(jacs, parts, argnums))
+        return _pytree.unflatten(out_def, per_output)
 
     return wrapper
 
 
 def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by forward mode: one JVP per input entry."""
+    """The Jacobian by forward mode: one JVP per input entry (outputs may be tuples, lists, dicts)."""
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
         nums = _argnums(argnums, len(args), "jacfwd")
         leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]
-        jacs = []
+        out_def: Any = None
+        out_shapes: list[tuple[int, ...]] = []
+        per_output: list[list[Any]] | None = None  # for each output leaf, its Jacobian per input leaf
+
+        def learn_outputs(out: Any) -> None:
+            nonlocal out_def, out_shapes
+            leaves, out_def = _pytree.flatten(out)
+            out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
+
         with _transform():
+            stacker = _stack_traced if _depth > 1 else np.stack
             for k, (leaves, treedef) in enumerate(leaves_per_arg):
                 for j, leaf in enumerate(leaves):
                     arr = _float(_as_array(leaf, "jacfwd"))
-                    cols = []
-                    out_shape: tuple[int, ...] = ()
+                    cols: list[list[Any]] | None = None
                     for e in _basis(arr.shape, arr.dtype):
                         tangent_leaves = [
                             e if jj == j else np.zeros_like(_float(_as_array(lf, "jacfwd")))
@@ -376,19 +397,33 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
                             for i, a in enumerate(args)
                         ]
                         out, col = jvp(f, tuple(args), tuple(tangents))
-                        out_shape = np.shape(out.data if isinstance(out, Tensor) else out)
-                        cols.append(col)
-                    stacker = _stack_traced if _depth > 1 else np.stack
-                    if cols:
-                        jac = stacker(cols)  # (in..., out...) -> (out..., in...)
-                        jac = jac.reshape(arr.shape + out_shape)
-                        n_in, n_out = arr.ndim, len(out_shape)
-                        jac = jac.transpose(tuple(range(n_in, n_in + n_out)) + tuple(range(n_in)))
+                        if out_def is None:
+                            learn_outputs(out)
+                        col_leaves = _pytree.flatten(col)[0]
+                        if cols is None:
+                            cols = [[] for _ in col_leaves]
+                        for c, t in zip(cols, col_leaves):
+                            c.append(t)
+                    if cols is None:  # an input with no entries
+                        if out_def is None:
+                            learn_outputs(jvp(f, tuple(args), tuple(_zeros_like_tree(a) for a in args))[0])
+                        jacs = [np.zeros(s + arr.shape) for s in out_shapes]
                     else:
-                        jac = np.zeros(arr.shape)
-                    jacs.append(_output(jac, None))
+                        jacs = []
+                        for c, s in zip(cols, out_shapes):
+                            jac = stacker(c).reshape(arr.shape + s)  # (in..., out...) -> (out..., in...)
+                            n_in, n_out = arr.ndim, len(s)
+                            jacs.append(_output(jac.transpose(tuple(range(n_in, n_in + n_out)) + tuple(range(n_in))),
+                                                None))
+                    if per_output is None:
+                        per_output = [[] for _ in jacs]
+                    for p, jac in zip(per_output, jacs):
+                        p.append(jac)
+            if per_output is None:  # no input entries at all
+                learn_outputs(jvp(f, tuple(args), tuple(_zeros_like_tree(a) for a in args))[0])
+                per_output = [[] for _ in out_shapes]
         parts = [(treedef, leaves, leaves) for leaves, treedef in leaves_per_arg]
-        return _regroup(jacs, parts, argnums)
+        return _pytree.unflatten(out_def, [_regroup(jacs, parts, argnums) for jacs in per_output])
 
     return wrapper
 
