@@ -8,7 +8,8 @@ One step = forward, softmax cross-entropy, backward, SGD update, all in float32,
 
 Every implementation runs with the same number of threads (``--threads``; NumPy's BLAS via
 threadpoolctl when available, ``torch.set_num_threads``). Each figure is the median of
-``--repeats`` timed steps after warm-up steps. The table gives the ratios chainrule/NumPy
+the timed steps after warm-up steps; the implementations take turns in blocks of 10 steps,
+so a change in the machine's load touches them all alike. The table gives the ratios chainrule/NumPy
 (target <= 1.15) and chainrule/PyTorch (target <= 1.0).
 
     python bench/bench_mlp_train.py                 # full sizes
@@ -175,17 +176,23 @@ def micrograd_step_fn(sizes: list[int], n: int) -> Callable[[], float] | None:
 
 
 # -- timing ----------------------------------------------------------------------------------------
-def median_ms(step: Callable[[], float] | None, repeats: int, warmup: int) -> float | None:
-    if step is None:
-        return None
-    for _ in range(warmup):
-        step()
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        step()
-        times.append(time.perf_counter() - t0)
-    return 1e3 * statistics.median(times)
+def median_ms(steps: dict[str, Callable[[], float] | None], repeats: int, warmup: int,
+              block: int = 10) -> dict[str, float | None]:
+    """Median milliseconds per step of each implementation. They take turns in blocks of ``block``
+    steps (warm caches within a block, as in a training loop), so a change in the machine's load
+    during the run affects them all alike."""
+    live = {k: f for k, f in steps.items() if f is not None}
+    for f in live.values():
+        for _ in range(warmup):
+            f()
+    times: dict[str, list[float]] = {k: [] for k in live}
+    for _ in range(max(1, repeats // block)):
+        for k, f in live.items():
+            for _ in range(block):
+                t0 = time.perf_counter()
+                f()
+                times[k].append(time.perf_counter() - t0)
+    return {k: (1e3 * statistics.median(times[k]) if k in times else None) for k in steps}
 
 
 @contextlib.contextmanager
@@ -248,20 +255,18 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
             y = rng.integers(0, sizes[-1], size=batch)
             diff = check_agreement(sizes, x, y)
             r = repeats if sizes[0] < 500 else max(5, repeats // 2)
-            row = {
-                "case": name,
-                "numpy_ms": median_ms(numpy_step_fn(sizes, x, y), 4 * r, warmup),
-                "chainrule_ms": median_ms(chainrule_step_fn(sizes, x, y), 4 * r, warmup),
-                "torch_ms": median_ms(torch_step_fn(sizes, x, y), 4 * r, warmup),
-                "loss_diff_vs_numpy": diff,
-            }
-            rows.append(row)
+            ms = median_ms({
+                "numpy_ms": numpy_step_fn(sizes, x, y),
+                "chainrule_ms": chainrule_step_fn(sizes, x, y),
+                "torch_ms": torch_step_fn(sizes, x, y),
+            }, 4 * r, warmup)
+            rows.append({"case": name, **ms, "loss_diff_vs_numpy": diff})
         for name, sizes, n in scalar_cases:
-            rows.append({
-                "case": name,
-                "chainrule_scalar_ms": median_ms(chainrule_scalar_step_fn(sizes, n), max(3, repeats // 5), 1),
-                "micrograd_ms": median_ms(micrograd_step_fn(sizes, n), max(3, repeats // 5), 1),
-            })
+            ms = median_ms({
+                "chainrule_scalar_ms": chainrule_scalar_step_fn(sizes, n),
+                "micrograd_ms": micrograd_step_fn(sizes, n),
+            }, max(3, repeats // 5), 1, block=1)
+            rows.append({"case": name, **ms})
 
     print(f"threads={args.threads}  python {platform.python_version()}  numpy {np.__version__}  "
           f"machine {platform.machine()} ({os.cpu_count()} cpus)")
