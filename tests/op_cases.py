@@ -276,7 +276,7 @@ ELEMENTWISE = [
     unary("log10", np.log10, uniform(0.3, 3), "log10"),
     unary("erf", lambda x: cr.erf(x), uniform(-2, 2), "erf"),
     unary("sinc", np.sinc, uniform(-2, 2), "sinc"),
-    unary("sinc_near_0", np.sinc, uniform(-1e-4, 1e-4), "sinc", prims="sinc"),
+    unary("sinc_near_0", np.sinc, uniform(-1e-4, 1e-4), None, prims="sinc"),  # torch loses digits there
     unary("floor", np.floor, off_grid(1.0), "floor"),
     unary("ceil", np.ceil, off_grid(1.0), "ceil"),
     unary("round", np.round, off_grid(1.0), None),
@@ -293,8 +293,7 @@ ELEMENTWISE = [
     unary("conjugate", np.conjugate, uniform(-2, 2), "conj", prims=()),
     unary("real", np.real, uniform(-2, 2), None, prims=()),
     unary("imag", np.imag, uniform(-2, 2), None, prims="multiply"),
-    case("heaviside", lambda x: np.heaviside(x, 0.5), one(), nonzero(-2, 2), prims="sign",
-         torch=lambda x: _torch().heaviside(x, _torch().tensor(0.5, dtype=x.dtype))),
+    case("heaviside", lambda x: np.heaviside(x, 0.5), one(), nonzero(-2, 2), prims="sign"),
     case("copysign", lambda x, y: np.copysign(x, y), bcast(2), nonzero(-2, 2), prims="abs",
          torch=lambda x, y: _torch().copysign(x, y.detach())),
     binary("arctan2", np.arctan2, nonzero(-2, 2, 0.3), "atan2"),
@@ -512,9 +511,9 @@ PRODUCTS = [
     case("polyval", lambda p, x: np.polyval(p, x), st.tuples(vector(max_side=4), one()).map(
         lambda t: (t[0][0] + t[1][0], {})), prims="multiply"),
     case("vander", lambda x: np.vander(x, 4), one(1, 1), prims="multiply",
-         torch=lambda x: _torch().vander(x, 4)),
+         torch=lambda x: _torch().stack([x**k for k in (3, 2, 1, 0)], 1)),  # torch.vander's double backward fails
     case("vander_increasing", lambda x: np.vander(x, increasing=True), one(1, 1), prims="multiply",
-         torch=lambda x: _torch().vander(x, increasing=True)),
+         torch=lambda x: _torch().stack([x**k for k in range(len(x))], 1)),
     case("trapezoid", lambda y, axis: np.trapezoid(y, dx=0.5, axis=axis), axis_of(min_side=2), prims="sum",
          torch=lambda y, axis: _torch().trapezoid(y, dx=0.5, dim=axis)),
     case("trapezoid_x", lambda y, x: np.trapezoid(y, x), fixed((2, 4), (4,)), prims="sum",

@@ -1,0 +1,85 @@
+"""PyTorch as the oracle for the NumPy functions chainrule covers: values, gradients and
+second derivatives (Hessian-vector products, double backward in PyTorch) of every case in
+tests/op_cases.py that has a PyTorch twin. Needs torch (the ``oracle`` marker)."""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import chainrule as cr
+from op_cases import CASES, draw_inputs
+
+torch = pytest.importorskip("torch")
+
+pytestmark = pytest.mark.oracle
+
+EXAMPLES = int(os.environ.get("CHAINRULE_ORACLE_EXAMPLES", "3"))
+NEW_CASES = [c for c in CASES if c.torch is not None and "first_ops" not in c.tags]  # the first ops: test_oracle_torch
+
+
+def as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+def weights(shapes, seed):
+    rng = np.random.default_rng(seed)
+    return [rng.normal(size=s) for s in shapes]
+
+
+def chainrule_side(case, arrays, params, ws, vs):
+    """Values, gradient of sum(w * out), and its derivative along vs (reverse over reverse)."""
+
+    def loss(*xs):
+        outs = as_list(case.fn(*xs, **params))
+        return sum(np.sum(o * w) for o, w in zip(outs, ws, strict=True))
+
+    outs = [np.asarray(o.data if isinstance(o, cr.Tensor) else o) for o in as_list(case.fn(*arrays, **params))]
+    nums = tuple(range(len(arrays)))
+    grads = cr.grad(loss, argnums=nums)(*arrays)
+    directional = lambda *xs: sum(np.sum(g * v) for g, v in zip(cr.grad(loss, argnums=nums)(*xs), vs, strict=True))
+    second = cr.grad(directional, argnums=nums)(*arrays)
+    return outs, list(grads), list(second)
+
+
+def torch_side(case, arrays, params, ws, vs):
+    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    outs = as_list(case.torch(*ts, **params))
+    loss = sum((o * torch.as_tensor(w)).sum() for o, w in zip(outs, ws, strict=True))
+    grads = [None] * len(ts)
+    if loss.requires_grad:
+        grads = torch.autograd.grad(loss, ts, create_graph=True, allow_unused=True)
+    grads = [g if g is not None else torch.zeros_like(t) for g, t in zip(grads, ts, strict=True)]
+    directional = sum((g * torch.as_tensor(v)).sum() for g, v in zip(grads, vs, strict=True))
+    second = torch.autograd.grad(directional, ts, allow_unused=True) if directional.requires_grad else [None] * len(ts)
+    second = [s.numpy(force=True) if s is not None else np.zeros(t.shape) for s, t in zip(second, ts, strict=True)]
+    return [o.numpy(force=True) for o in outs], [g.numpy(force=True) for g in grads], second
+
+
+@pytest.mark.parametrize("case", NEW_CASES, ids=str)
+@settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_matches_pytorch(case, data):
+    arrays, params = draw_inputs(case, data)
+    shapes = [np.shape(np.asarray(o.data if isinstance(o, cr.Tensor) else o))
+              for o in as_list(case.fn(*[cr.Tensor(a) for a in arrays], **params))]
+    ws, vs = weights(shapes, 1), weights([a.shape for a in arrays], 2)
+    outs, grads, second = chainrule_side(case, arrays, params, ws, vs)
+    t_outs, t_grads, t_second = torch_side(case, arrays, params, ws, vs)
+    tol = dict(rtol=1e-8 * case.tol, atol=1e-9 * case.tol)
+    for k, (o, t) in enumerate(zip(outs, t_outs, strict=True)):
+        assert o.shape == t.shape, f"output {k}: shape {o.shape}, torch {t.shape}"
+        np.testing.assert_allclose(o, t, **tol, err_msg=f"value of output {k}")
+    for k, (g, t) in enumerate(zip(grads, t_grads, strict=True)):
+        np.testing.assert_allclose(g, t, **tol, err_msg=f"gradient of input {k}")
+    for k, (g, t) in enumerate(zip(second, t_second, strict=True)):
+        np.testing.assert_allclose(g, t, **tol, err_msg=f"second derivative (Hessian-vector product) of input {k}")
+
+
+def test_enough_cases_have_a_pytorch_twin():
+    assert len(NEW_CASES) >= 80
