@@ -44,8 +44,14 @@ def accuracy(model: nn.Module, X: np.ndarray, y: np.ndarray) -> float:
     return float((pred == y).mean())
 
 
-def train(epochs: int = 40, hidden: tuple[int, ...] = (128,), batch_size: int = 32, lr: float = 3e-3,
-          seed: int = 0, show_progress: bool = True) -> dict[str, Any]:
+def train(
+    epochs: int = 40,
+    hidden: tuple[int, ...] = (128,),
+    batch_size: int = 32,
+    lr: float = 3e-3,
+    seed: int = 0,
+    show_progress: bool = True,
+) -> dict[str, Any]:
     """Train the MLP; returns the model, the optimiser, per-step losses and the accuracies."""
     data = load_digits_split(seed)
     model = nn.MLP(64, [*hidden, 10], activation="relu", dropout=0.1, rng=seed)
@@ -63,10 +69,15 @@ def train(epochs: int = 40, hidden: tuple[int, ...] = (128,), batch_size: int = 
             opt.step()
             sched.step()
             losses.append(float(loss))
-        bar.set_postfix(loss=f"{np.mean(losses[-len(loader):]):.4f}",
-                        val_acc=f"{accuracy(model, data['X_val'], data['y_val']):.3f}")
+        bar.set_postfix(
+            loss=f"{np.mean(losses[-len(loader) :]):.4f}",
+            val_acc=f"{accuracy(model, data['X_val'], data['y_val']):.3f}",
+        )
     return {
-        "model": model, "optimizer": opt, "scheduler": sched, "losses": losses,
+        "model": model,
+        "optimizer": opt,
+        "scheduler": sched,
+        "losses": losses,
         "val_accuracy": accuracy(model, data["X_val"], data["y_val"]),
         "test_accuracy": accuracy(model, data["X_test"], data["y_test"]),
     }
@@ -82,8 +93,11 @@ def plot_losses(losses: list[float], path: str, window: int = 20) -> str:
     ax = fig.add_subplot()
     ax.plot(losses, alpha=0.3, label="step")
     if len(losses) >= window:
-        ax.plot(np.arange(window - 1, len(losses)), np.convolve(losses, np.ones(window) / window, "valid"),
-                label=f"mean of {window}")
+        ax.plot(
+            np.arange(window - 1, len(losses)),
+            np.convolve(losses, np.ones(window) / window, "valid"),
+            label=f"mean of {window}",
+        )
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy")
     ax.set_yscale("log")
@@ -104,12 +118,15 @@ def main() -> None:
     start = time.perf_counter()
     result = train(epochs=args.epochs, seed=args.seed)
     seconds = time.perf_counter() - start
-    print(f"test accuracy {result['test_accuracy']:.4f} (validation {result['val_accuracy']:.4f}) "
-          f"after {args.epochs} epochs in {seconds:.1f} s")
+    print(
+        f"test accuracy {result['test_accuracy']:.4f} (validation {result['val_accuracy']:.4f}) "
+        f"after {args.epochs} epochs in {seconds:.1f} s"
+    )
     os.makedirs(args.out, exist_ok=True)
     ckpt = os.path.join(args.out, "digits_mlp.npz")
-    nn.save_checkpoint(ckpt, model=result["model"], optimizer=result["optimizer"], scheduler=result["scheduler"],
-                       epochs=args.epochs)
+    nn.save_checkpoint(
+        ckpt, model=result["model"], optimizer=result["optimizer"], scheduler=result["scheduler"], epochs=args.epochs
+    )
     print("wrote", ckpt)
     if not args.no_plot:
         try:

@@ -31,8 +31,15 @@ def hinge_loss(model: Any, X: np.ndarray, y: np.ndarray) -> tuple[Scalar, float]
     return loss, accuracy
 
 
-def train(n_samples: int = 100, steps: int = 100, hidden: tuple[int, ...] = (16, 16), lr: float = 0.05,
-          noise: float = 0.1, seed: int = 0, show_progress: bool = True) -> dict[str, Any]:
+def train(
+    n_samples: int = 100,
+    steps: int = 100,
+    hidden: tuple[int, ...] = (16, 16),
+    lr: float = 0.05,
+    noise: float = 0.1,
+    seed: int = 0,
+    show_progress: bool = True,
+) -> dict[str, Any]:
     """Train on ``make_moons``; returns the model, the per-step losses and the final accuracy."""
     X, labels = make_moons(n_samples, noise=noise, seed=seed)
     y = labels * 2 - 1  # {-1, +1}
@@ -105,8 +112,12 @@ def main() -> None:
     if not args.no_plot:
         try:
             os.makedirs(args.out, exist_ok=True)
-            print("wrote", plot_decision_boundary(result["model"], result["X"], result["y"],
-                                                  os.path.join(args.out, "moons_boundary.png")))
+            print(
+                "wrote",
+                plot_decision_boundary(
+                    result["model"], result["X"], result["y"], os.path.join(args.out, "moons_boundary.png")
+                ),
+            )
             print("wrote", plot_losses(result["losses"], os.path.join(args.out, "moons_loss.png"), "moons: hinge loss"))
         except ImportError:
             print("matplotlib is not installed (pip install chainrule[plot]); skipping the plots")
