@@ -21,7 +21,7 @@ from _harness import available, parser, table  # noqa: E402
 
 def chain(x, n):
     """n ops: alternately multiply by a constant and take the sine."""
-    for i in range(n // 2):
+    for _ in range(n // 2):
         x = (x * 0.999).sin()
     return x
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import ops
-from .autodiff.engine import is_grad_enabled, set_grad_enabled
-from .autodiff.modes import enable_grad, no_grad
+from . import ops  # noqa: F401
+from .autodiff.engine import is_grad_enabled, set_grad_enabled  # noqa: F401
+from .autodiff.modes import enable_grad, no_grad  # noqa: F401
 from .ops import *  # noqa: F403
 from .scalar import Scalar
-from .tensor import Tensor, tensor
+from .tensor import Tensor, tensor  # noqa: F401
 
 Value = Scalar  # micrograd's name
 
@@ -26,12 +26,16 @@ _LAZY = {
     "grad": "transforms", "value_and_grad": "transforms", "jacobian": "transforms",
     "jacrev": "transforms", "jacfwd": "transforms", "hessian": "transforms", "jvp": "transforms",
     "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
+    "linearize": "transforms",
     "custom_vjp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
     "gradcheck": "checking", "GradcheckError": "checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
 }
-_SUBMODULES = {"autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom"}
+_SUBMODULES = {
+    "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
+    "linalg", "special",
+}
 
 
 def __getattr__(name: str) -> Any:
@@ -40,3 +44,7 @@ def __getattr__(name: str) -> Any:
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
     raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)

@@ -84,7 +84,14 @@ class _OneShot(Primitive):
         from .autodiff.primitive import fit
 
         if self.cache is None or self.cache[0] is not g:
-            grads = self.owner.bwd(self.residuals, g.data if isinstance(g, Tensor) else g)
+            if create_graph:
+                # higher order: rerun fwd on the traced inputs, so the residuals (and bwd's result,
+                # written with NumPy functions) depend on them; with the stored residuals the
+                # gradient would be a constant and every further derivative silently 0
+                _, residuals = self.owner.fwd(*node._args)
+                grads = self.owner.bwd(residuals, g)
+            else:
+                grads = self.owner.bwd(self.residuals, g.data if isinstance(g, Tensor) else g)
             self.cache = (g, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,))
         parent = node._args[argnum]
         return fit(self.cache[1][argnum], parent.data.shape, parent.data.dtype)
@@ -94,8 +101,8 @@ class _OneShot(Primitive):
             raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
         tangents = [t if i == argnum else np.zeros_like(np.asarray(a.data if isinstance(a, Tensor) else a))
                     for i, a in enumerate(args)]
-        raw = [a.data if isinstance(a, Tensor) else a for a in args]
-        return self.owner.jvp(tuple(raw), tuple(tangents))
+        # ``args`` are Tensors when outer derivatives are being traced (then the rule is recorded too)
+        return self.owner.jvp(tuple(args), tuple(tangents))
 
     def has_vjp(self) -> bool:
         return True
@@ -118,6 +125,11 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
         return (out.data if isinstance(out, Tensor) else out), args
 
     def bwd(args: Any, g: Any) -> tuple[Any, ...]:
+        traced = isinstance(g, Tensor) or any(isinstance(a, Tensor) and a._rg for a in args)
+        if traced:  # a derivative of higher order: differentiate the recomputation, keeping its graph
+            inputs = [a if isinstance(a, Tensor) and a._rg else Tensor(np.asarray(a, dtype=float), requires_grad=True)
+                      for a in args]
+            return _grad_of(f(*inputs), inputs, g, create_graph=True)
         inputs = [Tensor(np.asarray(a, dtype=float), requires_grad=True) for a in args]
         previous = engine.set_grad_enabled(True)
         try:

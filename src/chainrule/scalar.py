@@ -13,8 +13,8 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable
-from operator import attrgetter
 from numbers import Real
+from operator import attrgetter
 from typing import Any, Union
 
 Number = Union[int, float]
@@ -56,7 +56,7 @@ class Scalar:
     # with this, ndarray op Scalar defers to the Scalar's reflected operator, or fails.
     __array_ufunc__ = None
 
-    def __init__(self, data: Any, _children: Iterable["Scalar"] = (), _op: str = "", label: str = "") -> None:
+    def __init__(self, data: Any, _children: Iterable[Scalar] = (), _op: str = "", label: str = "") -> None:
         self.data = data.data if isinstance(data, Scalar) else _number(data, "data")
         self.grad = 0.0
         self.label = label
@@ -76,7 +76,7 @@ class Scalar:
         return self._op
 
     @property
-    def parents(self) -> tuple["Scalar", ...]:
+    def parents(self) -> tuple[Scalar, ...]:
         """The nodes this one was computed from."""
         return self._prev
 
@@ -93,22 +93,22 @@ class Scalar:
         return self.data
 
     # -- arithmetic ---------------------------------------------------------------------
-    def __add__(self, other: Any) -> "Scalar":
+    def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
             return _node(self.data + other.data, (self, other), (1.0, 1.0), "+")
         return _node(self.data + _number(other, "other"), (self,), (1.0,), "+")
 
     __radd__ = __add__
 
-    def __sub__(self, other: Any) -> "Scalar":
+    def __sub__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
             return _node(self.data - other.data, (self, other), (1.0, -1.0), "-")
         return _node(self.data - _number(other, "other"), (self,), (1.0,), "-")
 
-    def __rsub__(self, other: Any) -> "Scalar":
+    def __rsub__(self, other: Any) -> Scalar:
         return _node(_number(other, "other") - self.data, (self,), (-1.0,), "-")
 
-    def __mul__(self, other: Any) -> "Scalar":
+    def __mul__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
             return _node(self.data * other.data, (self, other), (other.data, self.data), "*")
         c = _number(other, "other")
@@ -116,7 +116,7 @@ class Scalar:
 
     __rmul__ = __mul__
 
-    def __truediv__(self, other: Any) -> "Scalar":
+    def __truediv__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
             b = other.data
             _nonzero(b, "/")
@@ -125,11 +125,11 @@ class Scalar:
         _nonzero(c, "/")
         return _node(self.data / c, (self,), (1.0 / c,), "/")
 
-    def __rtruediv__(self, other: Any) -> "Scalar":
+    def __rtruediv__(self, other: Any) -> Scalar:
         _nonzero(self.data, "/")
         return _number(other, "other") * self**-1  # as micrograd: two nodes, "**-1" then "*"
 
-    def __pow__(self, other: Any) -> "Scalar":
+    def __pow__(self, other: Any) -> Scalar:
         a = self.data
         if isinstance(other, Scalar):
             b = other.data
@@ -138,59 +138,59 @@ class Scalar:
         b = _number(other, "exponent")
         return _node(_power(a, b), (self,), (_dpow_base(a, b),), "**" + _exact(b))
 
-    def __rpow__(self, other: Any) -> "Scalar":
+    def __rpow__(self, other: Any) -> Scalar:
         c = _number(other, "base")
         out = _power(c, self.data)
         return _node(out, (self,), (out * _log_or_zero(c),), _exact(c) + "**")
 
-    def __neg__(self) -> "Scalar":
+    def __neg__(self) -> Scalar:
         return _node(-self.data, (self,), (-1.0,), "neg")
 
-    def __pos__(self) -> "Scalar":
+    def __pos__(self) -> Scalar:
         return self
 
-    def __abs__(self) -> "Scalar":
+    def __abs__(self) -> Scalar:
         a = self.data
         return _node(abs(a), (self,), (1.0 if a > 0 else -1.0 if a < 0 else 0.0,), "abs")
 
     # -- functions ----------------------------------------------------------------------
-    def exp(self) -> "Scalar":
+    def exp(self) -> Scalar:
         out = math.exp(self.data)
         return _node(out, (self,), (out,), "exp")
 
-    def log(self) -> "Scalar":
+    def log(self) -> Scalar:
         a = self.data
         if a <= 0:
             raise ValueError(f"log: argument must be positive, got {a}")
         return _node(math.log(a), (self,), (1.0 / a,), "log")
 
-    def sqrt(self) -> "Scalar":
+    def sqrt(self) -> Scalar:
         a = self.data
         if a < 0:
             raise ValueError(f"sqrt: argument must be non-negative, got {a}")
         out = math.sqrt(a)
         return _node(out, (self,), (0.5 / out if out else math.inf,), "sqrt")
 
-    def sin(self) -> "Scalar":
+    def sin(self) -> Scalar:
         return _node(math.sin(self.data), (self,), (math.cos(self.data),), "sin")
 
-    def cos(self) -> "Scalar":
+    def cos(self) -> Scalar:
         return _node(math.cos(self.data), (self,), (-math.sin(self.data),), "cos")
 
-    def tan(self) -> "Scalar":
+    def tan(self) -> Scalar:
         out = math.tan(self.data)
         return _node(out, (self,), (1.0 + out * out,), "tan")
 
-    def tanh(self) -> "Scalar":
+    def tanh(self) -> Scalar:
         out = math.tanh(self.data)
         return _node(out, (self,), (1.0 - out * out,), "tanh")
 
-    def sigmoid(self) -> "Scalar":
+    def sigmoid(self) -> Scalar:
         a = self.data
         out = 1.0 / (1.0 + math.exp(-a)) if a >= 0 else math.exp(a) / (1.0 + math.exp(a))
         return _node(out, (self,), (out * (1.0 - out),), "sigmoid")
 
-    def relu(self) -> "Scalar":
+    def relu(self) -> Scalar:
         a = self.data
         return _node(a if a > 0 else 0.0, (self,), (1.0 if a > 0 else 0.0,), "relu")
 

@@ -105,7 +105,7 @@ class Tensor:
         self._retain = False
 
     @classmethod
-    def _wrap(cls, arr: np.ndarray) -> "Tensor":
+    def _wrap(cls, arr: np.ndarray) -> Tensor:
         """A new Tensor around ``arr`` without copying (internal)."""
         t = cls.__new__(cls)
         t.data = arr
@@ -206,7 +206,7 @@ class Tensor:
             raise RuntimeError("requires_grad can only be switched off on a leaf; use .detach() instead")
         self._rg = bool(flag)
 
-    def requires_grad_(self, flag: bool = True) -> "Tensor":
+    def requires_grad_(self, flag: bool = True) -> Tensor:
         self.requires_grad = flag
         return self
 
@@ -220,11 +220,11 @@ class Tensor:
         return self._prim.name if self._prim is not None else ""
 
     @property
-    def parents(self) -> tuple["Tensor", ...]:
+    def parents(self) -> tuple[Tensor, ...]:
         """The tensors this one was computed from (those that require grad)."""
         return tuple(p for _, p in self._parents)
 
-    def detach(self) -> "Tensor":
+    def detach(self) -> Tensor:
         """The same data, cut from the graph (no gradient flows through it)."""
         return Tensor._wrap(self.data)
 
@@ -254,7 +254,8 @@ class Tensor:
 
     def _raise_modified(self, t: Any) -> None:
         raise RuntimeError(
-            f"backward: a tensor of shape {np.shape(t.data if isinstance(t, Tensor) else t)} needed by the gradient of '{self._prim.name}' was "
+            f"backward: a tensor of shape {np.shape(t.data if isinstance(t, Tensor) else t)} needed by the "
+            f"gradient of '{self._prim.name}' was "
             "modified in place after it was used; the gradient would be wrong. Compute on a copy "
             "(t = t.copy()) or make the change before using the tensor."
         )
@@ -288,38 +289,38 @@ class Tensor:
         self.data[_raw_index(index)] = value.data if isinstance(value, Tensor) else value
         self._bump_version()
 
-    def _inplace(self, name: str, ufunc: Any, other: Any) -> "Tensor":
+    def _inplace(self, name: str, ufunc: Any, other: Any) -> Tensor:
         self._inplace_guard(name, other)
         ufunc(self.data, other.data if isinstance(other, Tensor) else other, out=self.data, casting="same_kind")
         self._bump_version()
         return self
 
-    def add_(self, other: Any) -> "Tensor":
+    def add_(self, other: Any) -> Tensor:
         """In place: self += other (outside the graph, e.g. in an optimiser step)."""
         return self._inplace("add_", np.add, other)
 
-    def sub_(self, other: Any) -> "Tensor":
+    def sub_(self, other: Any) -> Tensor:
         return self._inplace("sub_", np.subtract, other)
 
-    def mul_(self, other: Any) -> "Tensor":
+    def mul_(self, other: Any) -> Tensor:
         return self._inplace("mul_", np.multiply, other)
 
-    def div_(self, other: Any) -> "Tensor":
+    def div_(self, other: Any) -> Tensor:
         return self._inplace("div_", np.divide, other)
 
-    def copy_(self, other: Any) -> "Tensor":
+    def copy_(self, other: Any) -> Tensor:
         self._inplace_guard("copy_", other)
         np.copyto(self.data, other.data if isinstance(other, Tensor) else other)
         self._bump_version()
         return self
 
-    def fill_(self, value: float) -> "Tensor":
+    def fill_(self, value: float) -> Tensor:
         self._inplace_guard("fill_")
         self.data.fill(value)
         self._bump_version()
         return self
 
-    def zero_(self) -> "Tensor":
+    def zero_(self) -> Tensor:
         return self.fill_(0)
 
 

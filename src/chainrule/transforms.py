@@ -145,7 +145,9 @@ def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> 
     return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create))
 
 
-def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+def value_and_grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """A function returning ``(f(*args), grad of f)``; ``f`` must return a scalar.
 
     With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
@@ -172,6 +174,11 @@ def value_and_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_
                 grads.append(_pytree.unflatten(treedef, gs))
                 k += len(xs)
             value = _output(out if t is None else t, 0.0)
+            if has_aux:  # Tensors in aux come back as arrays (still traced inside an outer transform)
+                aux_leaves, aux_def = _pytree.flatten(aux)
+                aux = _pytree.unflatten(
+                    aux_def, [_output(a, a) if isinstance(a, (Tensor, Scalar)) else a for a in aux_leaves]
+                )
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         return ((value, aux) if has_aux else value), g
 

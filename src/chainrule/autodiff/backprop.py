@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from . import engine
 from ..tensor import Tensor
+from . import engine
 
 
 def _seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:

@@ -24,7 +24,7 @@ from . import engine, forward
 
 Rule = Callable[..., Any]
 
-REGISTRY: dict[str, "Primitive"] = {}
+REGISTRY: dict[str, Primitive] = {}
 
 
 class Primitive:
@@ -220,7 +220,7 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
     return e
 
 
-def _propagate_tangents(prim: Primitive, out: "Tensor", args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+def _propagate_tangents(prim: Primitive, out: Tensor, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
     levels = set()
     for a in args:
         if isinstance(a, Tensor) and a._tangents:
