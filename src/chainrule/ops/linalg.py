@@ -24,6 +24,7 @@ Assumptions (where the derivative does not exist or is not unique):
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from typing import Any, NamedTuple
 
@@ -67,12 +68,13 @@ def _inv_gaps(w: Any) -> Any:
 
 
 # -- factorisations, each computed once per input (a few recent ones are kept) ----------------------
-_CACHE: OrderedDict[Any, Any] = OrderedDict()
+_CACHE: OrderedDict[Any, Any] = OrderedDict()  # results are copied out: callers may change theirs in place
 
 
 def _factor(kind: str, a: np.ndarray) -> Any:
+    """The factorisation of ``a`` (keyed by a hash of its bytes: O(n^2), far below the O(n^3) it saves)."""
     a = np.asarray(a)
-    key = (kind, a.shape, a.dtype.str, a.tobytes())
+    key = (kind, a.shape, a.dtype.str, hashlib.blake2b(np.ascontiguousarray(a).data, digest_size=16).digest())
     hit = _CACHE.get(key)
     if hit is None:
         if kind == "eigh":
@@ -82,7 +84,7 @@ def _factor(kind: str, a: np.ndarray) -> Any:
         else:
             hit = np.linalg.qr(a)
         _CACHE[key] = hit
-        if len(_CACHE) > 8:
+        if len(_CACHE) > 4:
             _CACHE.popitem(last=False)
     return hit
 
@@ -192,8 +194,8 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
 
 
 # -- symmetric eigendecomposition ----------------------------------------------------------------------
-_eigh_values = Primitive("eigh_values", lambda a: _factor("eigh", a)[0])
-_eigh_vectors = Primitive("eigh_vectors", lambda a: _factor("eigh", a)[1])
+_eigh_values = Primitive("eigh_values", lambda a: _factor("eigh", a)[0].copy())
+_eigh_vectors = Primitive("eigh_vectors", lambda a: _factor("eigh", a)[1].copy())
 
 
 def _eigvals_vjp(g: Any, ans: Any, a: Any) -> Any:
@@ -249,9 +251,9 @@ def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
 
 
 # -- singular value decomposition ----------------------------------------------------------------------
-_svd_u = Primitive("svd_u", lambda a: _factor("svd", a)[0])
-_svd_s = Primitive("svd_s", lambda a: _factor("svd", a)[1])
-_svd_vh = Primitive("svd_vh", lambda a: _factor("svd", a)[2])
+_svd_u = Primitive("svd_u", lambda a: _factor("svd", a)[0].copy())
+_svd_s = Primitive("svd_s", lambda a: _factor("svd", a)[1].copy())
+_svd_vh = Primitive("svd_vh", lambda a: _factor("svd", a)[2].copy())
 
 
 def _usv(a: Any) -> tuple[Any, Any, Any]:
@@ -382,8 +384,8 @@ def svdvals(x: Any, /) -> Any:
 
 
 # -- QR -------------------------------------------------------------------------------------------------
-_qr_q = Primitive("qr_q", lambda a: _factor("qr", a)[0])
-_qr_r = Primitive("qr_r", lambda a: _factor("qr", a)[1])
+_qr_q = Primitive("qr_q", lambda a: _factor("qr", a)[0].copy())
+_qr_r = Primitive("qr_r", lambda a: _factor("qr", a)[1].copy())
 
 
 def _copyltu(m: Any) -> Any:
