@@ -18,13 +18,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import scipy.special as sc
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 import chainrule.nn.functional as F
-import chainrule.special as crs
 from op_specs import (
     SPECS,
     Maker,
@@ -36,6 +34,13 @@ from op_specs import (
     reduction,
     uniform,
 )
+
+try:  # SciPy is an optional extra: without it there are no special-function cases (and no such primitives)
+    import scipy.special as sc
+
+    import chainrule.special as crs
+except ImportError:  # pragma: no cover
+    sc = crs = None
 
 MAX_SIDE = 4
 
@@ -599,40 +604,44 @@ LINALG = [
          prims="getitem"),
 ]
 
-SPECIAL = [
-    unary("gammaln", lambda x: sc.gammaln(x), uniform(0.3, 4), "lgamma", prims=("gammaln", "polygamma")),
-    unary("digamma", lambda x: sc.digamma(x), uniform(0.3, 4), "digamma", prims="polygamma"),
-    unary("psi", lambda x: crs.psi(x), uniform(0.3, 4), "digamma", prims="polygamma"),
-    case("polygamma", lambda x: crs.polygamma(2, x), one(), uniform(0.5, 4), prims="polygamma",
-         torch=lambda x: _torch().polygamma(2, x)),
-    unary("gamma", lambda x: sc.gamma(x), uniform(0.3, 3), None, prims="gamma"),
-    unary("erf_scipy", lambda x: sc.erf(x), uniform(-2, 2), "erf", prims="erf"),
-    unary("erfc", lambda x: sc.erfc(x), uniform(-2, 2), "erfc"),
-    unary("erfinv", lambda x: sc.erfinv(x), uniform(-0.9, 0.9), "erfinv"),
-    unary("erfcinv", lambda x: sc.erfcinv(x), uniform(0.1, 1.9), None),
-    unary("expit", lambda x: sc.expit(x), uniform(-4, 4), "sigmoid", prims="sigmoid"),
-    unary("logit", lambda x: sc.logit(x), uniform(0.1, 0.9), "logit"),
-    unary("ndtr", lambda x: sc.ndtr(x), uniform(-3, 3), "special.ndtr"),
-    unary("log_ndtr", lambda x: sc.log_ndtr(x), uniform(-5, 3), "special.log_ndtr"),
-    unary("ndtri", lambda x: sc.ndtri(x), uniform(0.1, 0.9), "special.ndtri"),
-    unary("entr", lambda x: sc.entr(x), uniform(0.2, 3), "special.entr", prims="xlogy"),
-    binary("xlogy", lambda x, y: sc.xlogy(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.3, 3, s[1])],
-           "xlogy", prims="xlogy"),
-    case("xlogy_zero", lambda x, y: sc.xlogy(x * np.array([0.0, 1.0]), y), fixed((2,), (2,)),
-         lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2),
-    binary("xlog1py", lambda x, y: sc.xlog1py(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]),
-                                                                       r.uniform(-0.5, 2, s[1])],
-           "special.xlog1py", prims="xlog1py"),
-    binary("betaln", lambda a, b: sc.betaln(a, b), uniform(0.5, 3), None, prims="gammaln"),
-    binary("beta", lambda a, b: sc.beta(a, b), uniform(0.5, 3), None, prims="gammaln"),
-    case("multigammaln", lambda x: crs.multigammaln(x, 3), one(), uniform(1.5, 4), prims="gammaln",
-         torch=lambda x: _torch().special.multigammaln(x, 3)),
-    case("special_logsumexp", lambda x, w: crs.logsumexp(x, axis=-1, b=w), fixed((3, 4), (4,)),
-         lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="logsumexp",
-         torch=lambda x, w: _torch().logsumexp(x + _torch().log(w), -1)),
-    case("special_softmax", lambda x: [crs.softmax(x), crs.log_softmax(x, axis=0)], one(1), prims=("softmax",
-                                                                                                  "log_softmax")),
-]
+def _special_cases() -> list[Case]:
+    return [
+        unary("gammaln", lambda x: sc.gammaln(x), uniform(0.3, 4), "lgamma", prims=("gammaln", "polygamma")),
+        unary("digamma", lambda x: sc.digamma(x), uniform(0.3, 4), "digamma", prims="polygamma"),
+        unary("psi", lambda x: crs.psi(x), uniform(0.3, 4), "digamma", prims="polygamma"),
+        case("polygamma", lambda x: crs.polygamma(2, x), one(), uniform(0.5, 4), prims="polygamma",
+             torch=lambda x: _torch().polygamma(2, x)),
+        unary("gamma", lambda x: sc.gamma(x), uniform(0.3, 3), None, prims="gamma"),
+        unary("erf_scipy", lambda x: sc.erf(x), uniform(-2, 2), "erf", prims="erf"),
+        unary("erfc", lambda x: sc.erfc(x), uniform(-2, 2), "erfc"),
+        unary("erfinv", lambda x: sc.erfinv(x), uniform(-0.9, 0.9), "erfinv"),
+        unary("erfcinv", lambda x: sc.erfcinv(x), uniform(0.1, 1.9), None),
+        unary("expit", lambda x: sc.expit(x), uniform(-4, 4), "sigmoid", prims="sigmoid"),
+        unary("logit", lambda x: sc.logit(x), uniform(0.1, 0.9), "logit"),
+        unary("ndtr", lambda x: sc.ndtr(x), uniform(-3, 3), "special.ndtr"),
+        unary("log_ndtr", lambda x: sc.log_ndtr(x), uniform(-5, 3), "special.log_ndtr"),
+        unary("ndtri", lambda x: sc.ndtri(x), uniform(0.1, 0.9), "special.ndtri"),
+        unary("entr", lambda x: sc.entr(x), uniform(0.2, 3), "special.entr", prims="xlogy"),
+        binary("xlogy", lambda x, y: sc.xlogy(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.3, 3, s[1])],
+               "xlogy", prims="xlogy"),
+        case("xlogy_zero", lambda x, y: sc.xlogy(x * np.array([0.0, 1.0]), y), fixed((2,), (2,)),
+             lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2),
+        binary("xlog1py", lambda x, y: sc.xlog1py(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]),
+                                                                           r.uniform(-0.5, 2, s[1])],
+               "special.xlog1py", prims="xlog1py"),
+        binary("betaln", lambda a, b: sc.betaln(a, b), uniform(0.5, 3), None, prims="gammaln"),
+        binary("beta", lambda a, b: sc.beta(a, b), uniform(0.5, 3), None, prims="gammaln"),
+        case("multigammaln", lambda x: crs.multigammaln(x, 3), one(), uniform(1.5, 4), prims="gammaln",
+             torch=lambda x: _torch().special.multigammaln(x, 3)),
+        case("special_logsumexp", lambda x, w: crs.logsumexp(x, axis=-1, b=w), fixed((3, 4), (4,)),
+             lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="logsumexp",
+             torch=lambda x, w: _torch().logsumexp(x + _torch().log(w), -1)),
+        case("special_softmax", lambda x: [crs.softmax(x), crs.log_softmax(x, axis=0)], one(1), prims=("softmax",
+                                                                                                      "log_softmax")),
+    ]
+
+
+SPECIAL = _special_cases() if sc is not None else []
 
 NN = [
     case("nn_linear", lambda x, w, b: F.linear(x, w, b), fixed((2, 3), (4, 3), (4,)), prims="nn.linear",
