@@ -50,7 +50,9 @@ def _extreme(name: str, np_fn: Any) -> Primitive:
         hit = raw(x) == raw(_restore(ans, axis, keepdims, np.ndim(x)))
         return hit / hit.sum(axis=axis, keepdims=True)
 
-    prim.defvjp(lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) * share(ans, x, axis, keepdims))
+    prim.defvjp(
+        lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) * share(ans, x, axis, keepdims)
+    )
     prim.defjvp(
         lambda t, ans, x, axis, keepdims: (t * share(ans, x, axis, keepdims)).sum(axis=axis, keepdims=keepdims)
     )
