@@ -1,8 +1,9 @@
 """Training-step benchmark: chainrule vs a hand-written NumPy MLP vs PyTorch eager (CPU).
 
-One step = forward, softmax cross-entropy, backward, SGD update, all in float32, for
+One step = forward, softmax cross-entropy, backward, SGD update, in float32 (and float64 for
+the large MLP), for
 
-- the 784-512-512-10 ReLU MLP (MNIST-sized, batch 128),
+- the 784-512-512-10 ReLU MLP (MNIST-sized, batch 128 and 256),
 - the digits MLP 64-128-10 (batch 32, as examples/digits_mlp.py),
 - a Scalar-engine MLP 2-16-16-1 on 64 points (chainrule.Scalar vs micrograd, when installed).
 
@@ -36,19 +37,19 @@ LR = 0.01
 
 
 # -- the three implementations of one training step --------------------------------------------------
-def init_weights(sizes: list[int], seed: int = 0) -> list[np.ndarray]:
-    """[W1, b1, W2, b2, ...] in float32, weights (out, in) as PyTorch's Linear."""
+def init_weights(sizes: list[int], seed: int = 0, dtype: Any = np.float32) -> list[np.ndarray]:
+    """[W1, b1, W2, b2, ...] in ``dtype``, weights (out, in) as PyTorch's Linear."""
     rng = np.random.default_rng(seed)
     out = []
     for a, b in zip(sizes[:-1], sizes[1:], strict=True):
         bound = 1 / np.sqrt(a)
-        out += [rng.uniform(-bound, bound, (b, a)).astype(np.float32), rng.uniform(-bound, bound, b).astype(np.float32)]
+        out += [rng.uniform(-bound, bound, (b, a)).astype(dtype), rng.uniform(-bound, bound, b).astype(dtype)]
     return out
 
 
 def numpy_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
     """A hand-written forward + backward + SGD step in NumPy (the speed reference)."""
-    params = init_weights(sizes)
+    params = init_weights(sizes, dtype=x.dtype)
     n = len(x)
     rows = np.arange(n)
 
@@ -89,8 +90,8 @@ def chainrule_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callabl
     from chainrule import nn, optim
     from chainrule.nn import functional as F
 
-    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=np.float32, rng=0)
-    for p, w in zip(model.parameters(), init_weights(sizes), strict=True):
+    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=x.dtype, rng=0)
+    for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
         p.data[...] = w
     opt = optim.SGD(model.parameters(), lr=LR)
 
@@ -112,9 +113,9 @@ def torch_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[]
     layers: list[Any] = []
     for a, b in zip(sizes[:-1], sizes[1:], strict=True):
         layers += [torch.nn.Linear(a, b), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers[:-1])
+    model = torch.nn.Sequential(*layers[:-1]).to(torch.float64 if x.dtype == np.float64 else torch.float32)
     with torch.no_grad():
-        for p, w in zip(model.parameters(), init_weights(sizes), strict=True):
+        for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
             p.copy_(torch.from_numpy(w))
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     tx, ty = torch.from_numpy(x), torch.from_numpy(y)
@@ -239,19 +240,24 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args = parser.parse_args(argv)
 
     if args.tiny:
-        cases = [("mlp 32-16-16-4 b8", [32, 16, 16, 4], 8), ("digits-like 16-8-4 b4", [16, 8, 4], 4)]
+        cases = [("mlp 32-16-16-4 b8", [32, 16, 16, 4], 8, np.float32),
+                 ("mlp 32-16-16-4 b8 f64", [32, 16, 16, 4], 8, np.float64),
+                 ("digits-like 16-8-4 b4", [16, 8, 4], 4, np.float32)]
         scalar_cases = [("scalar 2-4-1 n8", [2, 4, 1], 8)]
         repeats, warmup = args.repeats or 5, 1
     else:
-        cases = [("mlp 784-512-512-10 b128", [784, 512, 512, 10], 128), ("digits 64-128-10 b32", [64, 128, 10], 32)]
+        cases = [("mlp 784-512-512-10 b128", [784, 512, 512, 10], 128, np.float32),
+                 ("mlp 784-512-512-10 b256", [784, 512, 512, 10], 256, np.float32),
+                 ("mlp 784-512-512-10 b256 f64", [784, 512, 512, 10], 256, np.float64),
+                 ("digits 64-128-10 b32", [64, 128, 10], 32, np.float32)]
         scalar_cases = [("scalar 2-16-16-1 n64", [2, 16, 16, 1], 64)]
         repeats, warmup = args.repeats or 50, 5
 
     rows: list[dict[str, Any]] = []
     rng = np.random.default_rng(0)
     with threads(args.threads):
-        for name, sizes, batch in cases:
-            x = rng.normal(size=(batch, sizes[0])).astype(np.float32)
+        for name, sizes, batch, dtype in cases:
+            x = rng.normal(size=(batch, sizes[0])).astype(dtype)
             y = rng.integers(0, sizes[-1], size=batch)
             diff = check_agreement(sizes, x, y)
             r = repeats if sizes[0] < 500 else max(5, repeats // 2)
