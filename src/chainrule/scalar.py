@@ -51,7 +51,10 @@ class Scalar:
 
     # _n: creation number. Parents are always created before their children, so sorting
     # by it gives a topological order without a recursive (or even a post-order) walk.
-    __slots__ = ("data", "grad", "label", "_prev", "_local", "_op", "_n")
+    # A node keeps up to two parents in slots (_a, _b) with their local derivatives (_da,
+    # _db), and any further (parent, local) pairs in _rest: no tuple per node, so a graph of
+    # a million nodes is a million objects for Python's garbage collector, not three million.
+    __slots__ = ("data", "grad", "label", "_op", "_n", "_a", "_da", "_b", "_db", "_rest")
     # NumPy must not fold a Scalar into an object array (its gradient would be lost):
     # with this, ndarray op Scalar defers to the Scalar's reflected operator, or fails.
     __array_ufunc__ = None
@@ -60,8 +63,9 @@ class Scalar:
         self.data = data.data if isinstance(data, Scalar) else _number(data, "data")
         self.grad = 0.0
         self.label = label
-        self._prev: tuple[Scalar, ...] = ()
-        self._local: tuple[float, ...] = ()
+        self._a = self._b = None
+        self._da = self._db = 0.0
+        self._rest: tuple[tuple[Scalar, float], ...] = ()
         self._op = _op
         self._n = _next_number()
         if _children:
@@ -78,12 +82,24 @@ class Scalar:
     @property
     def parents(self) -> tuple[Scalar, ...]:
         """The nodes this one was computed from."""
-        return self._prev
+        if self._a is None:
+            return ()
+        if self._b is None:
+            return (self._a,)
+        return (self._a, self._b, *(p for p, _ in self._rest))
+
+    _prev = parents  # micrograd's name
 
     @property
     def local_derivatives(self) -> tuple[float, ...]:
         """d(self)/d(parent) for each parent, in the order of ``parents``."""
-        return self._local
+        if self._a is None:
+            return ()
+        if self._b is None:
+            return (self._da,)
+        return (self._da, self._db, *(d for _, d in self._rest))
+
+    _local = local_derivatives
 
     def __repr__(self) -> str:
         label = f", label={self.label!r}" if self.label else ""
@@ -95,24 +111,24 @@ class Scalar:
     # -- arithmetic ---------------------------------------------------------------------
     def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            return _node(self.data + other.data, (self, other), (1.0, 1.0), "+")
-        return _node(self.data + _number(other, "other"), (self,), (1.0,), "+")
+            return _binary(self.data + other.data, self, 1.0, other, 1.0, "+")
+        return _unary(self.data + _number(other, "other"), self, 1.0, "+")
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            return _node(self.data - other.data, (self, other), (1.0, -1.0), "-")
-        return _node(self.data - _number(other, "other"), (self,), (1.0,), "-")
+            return _binary(self.data - other.data, self, 1.0, other, -1.0, "-")
+        return _unary(self.data - _number(other, "other"), self, 1.0, "-")
 
     def __rsub__(self, other: Any) -> Scalar:
-        return _node(_number(other, "other") - self.data, (self,), (-1.0,), "-")
+        return _unary(_number(other, "other") - self.data, self, -1.0, "-")
 
     def __mul__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            return _node(self.data * other.data, (self, other), (other.data, self.data), "*")
+            return _binary(self.data * other.data, self, other.data, other, self.data, "*")
         c = _number(other, "other")
-        return _node(self.data * c, (self,), (c,), "*")
+        return _unary(self.data * c, self, c, "*")
 
     __rmul__ = __mul__
 
@@ -120,10 +136,10 @@ class Scalar:
         if isinstance(other, Scalar):
             b = other.data
             _nonzero(b, "/")
-            return _node(self.data / b, (self, other), (1.0 / b, -self.data / (b * b)), "/")
+            return _binary(self.data / b, self, 1.0 / b, other, -self.data / (b * b), "/")
         c = _number(other, "other")
         _nonzero(c, "/")
-        return _node(self.data / c, (self,), (1.0 / c,), "/")
+        return _unary(self.data / c, self, 1.0 / c, "/")
 
     def __rtruediv__(self, other: Any) -> Scalar:
         _nonzero(self.data, "/")
@@ -134,65 +150,65 @@ class Scalar:
         if isinstance(other, Scalar):
             b = other.data
             out = _power(a, b)
-            return _node(out, (self, other), (_dpow_base(a, b), out * _log_or_zero(a)), "**")
+            return _binary(out, self, _dpow_base(a, b), other, out * _log_or_zero(a), "**")
         b = _number(other, "exponent")
-        return _node(_power(a, b), (self,), (_dpow_base(a, b),), "**" + _exact(b))
+        return _unary(_power(a, b), self, _dpow_base(a, b), "**" + _exact(b))
 
     def __rpow__(self, other: Any) -> Scalar:
         c = _number(other, "base")
         out = _power(c, self.data)
-        return _node(out, (self,), (out * _log_or_zero(c),), _exact(c) + "**")
+        return _unary(out, self, out * _log_or_zero(c), _exact(c) + "**")
 
     def __neg__(self) -> Scalar:
-        return _node(-self.data, (self,), (-1.0,), "neg")
+        return _unary(-self.data, self, -1.0, "neg")
 
     def __pos__(self) -> Scalar:
         return self
 
     def __abs__(self) -> Scalar:
         a = self.data
-        return _node(abs(a), (self,), (1.0 if a > 0 else -1.0 if a < 0 else 0.0,), "abs")
+        return _unary(abs(a), self, 1.0 if a > 0 else -1.0 if a < 0 else 0.0, "abs")
 
     # -- functions ----------------------------------------------------------------------
     def exp(self) -> Scalar:
         out = math.exp(self.data)
-        return _node(out, (self,), (out,), "exp")
+        return _unary(out, self, out, "exp")
 
     def log(self) -> Scalar:
         a = self.data
         if a <= 0:
             raise ValueError(f"log: argument must be positive, got {a}")
-        return _node(math.log(a), (self,), (1.0 / a,), "log")
+        return _unary(math.log(a), self, 1.0 / a, "log")
 
     def sqrt(self) -> Scalar:
         a = self.data
         if a < 0:
             raise ValueError(f"sqrt: argument must be non-negative, got {a}")
         out = math.sqrt(a)
-        return _node(out, (self,), (0.5 / out if out else math.inf,), "sqrt")
+        return _unary(out, self, 0.5 / out if out else math.inf, "sqrt")
 
     def sin(self) -> Scalar:
-        return _node(math.sin(self.data), (self,), (math.cos(self.data),), "sin")
+        return _unary(math.sin(self.data), self, math.cos(self.data), "sin")
 
     def cos(self) -> Scalar:
-        return _node(math.cos(self.data), (self,), (-math.sin(self.data),), "cos")
+        return _unary(math.cos(self.data), self, -math.sin(self.data), "cos")
 
     def tan(self) -> Scalar:
         out = math.tan(self.data)
-        return _node(out, (self,), (1.0 + out * out,), "tan")
+        return _unary(out, self, 1.0 + out * out, "tan")
 
     def tanh(self) -> Scalar:
         out = math.tanh(self.data)
-        return _node(out, (self,), (1.0 - out * out,), "tanh")
+        return _unary(out, self, 1.0 - out * out, "tanh")
 
     def sigmoid(self) -> Scalar:
         a = self.data
         out = 1.0 / (1.0 + math.exp(-a)) if a >= 0 else math.exp(a) / (1.0 + math.exp(a))
-        return _node(out, (self,), (out * (1.0 - out),), "sigmoid")
+        return _unary(out, self, out * (1.0 - out), "sigmoid")
 
     def relu(self) -> Scalar:
         a = self.data
-        return _node(a if a > 0 else 0.0, (self,), (1.0 if a > 0 else 0.0,), "relu")
+        return _unary(a if a > 0 else 0.0, self, 1.0 if a > 0 else 0.0, "relu")
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------
     def __lt__(self, other: Any) -> bool:
@@ -231,9 +247,16 @@ class Scalar:
             return _backward_graph(self, order, gradient)
         self.grad += gradient
         for node in order:
+            a = node._a
+            if a is None:
+                continue
             g = node.grad
-            for parent, local in zip(node._prev, node._local):
-                parent.grad += g * local
+            a.grad += g * node._da
+            b = node._b
+            if b is not None:
+                b.grad += g * node._db
+                for parent, local in node._rest:
+                    parent.grad += g * local
 
     def zero_grad(self) -> None:
         """Set ``.grad`` to 0 on this node and every node it was computed from."""
@@ -248,36 +271,69 @@ class Scalar:
 
 
 _next_number = itertools.count().__next__
+_new = object.__new__
 _creation = attrgetter("_n")
 
 
-def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: str) -> Scalar:
-    out = Scalar.__new__(Scalar)
+def _unary(data: float, a: Scalar, da: float, op: str) -> Scalar:
+    out = _new(Scalar)
     out.data = data
     out.grad = 0.0
     out.label = ""
-    out._prev = prev
-    out._local = local
     out._op = op
     out._n = _next_number()
+    out._a = a
+    out._da = da
+    out._b = None
+    out._rest = ()
+    return out
+
+
+def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: str) -> Scalar:
+    out = _new(Scalar)
+    out.data = data
+    out.grad = 0.0
+    out.label = ""
+    out._op = op
+    out._n = _next_number()
+    out._a = a
+    out._da = da
+    out._b = b
+    out._db = db
+    out._rest = ()
+    return out
+
+
+def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: str) -> Scalar:
+    """A node with any number of parents (e.g. a neuron's weighted sum as one node)."""
+    if len(prev) == 1:
+        return _unary(data, prev[0], local[0], op)
+    if len(prev) >= 2:
+        out = _binary(data, prev[0], local[0], prev[1], local[1], op)
+        out._rest = tuple(zip(prev[2:], local[2:]))
+        return out
+    out = Scalar(data, _op=op)
     return out
 
 
 def _graph(root: Scalar, reset: bool) -> list[Scalar]:
     """Every node ``root`` depends on, itself included (iterative; inner grads reset to 0)."""
-    if reset and root._prev:
+    if reset and root._a is not None:
         root.grad = 0.0
     seen = {root}  # hashed by identity (see __hash__), so no id() ints are made
     nodes = [root]
     stack = [root]
     pop, push, mark, keep = stack.pop, stack.append, seen.add, nodes.append
     while stack:
-        for parent in pop()._prev:
+        node = pop()
+        if node._a is None:
+            continue
+        for parent in (node._a,) if node._b is None else node.parents:
             if parent not in seen:
                 mark(parent)
                 keep(parent)
                 push(parent)
-                if reset and parent._prev:
+                if reset and parent._a is not None:
                     parent.grad = 0.0
     return nodes
 
