@@ -40,7 +40,7 @@ def test_tiny_run_returns_rows_with_ratios(capsys):
     out = capsys.readouterr().out
     assert "cr/numpy" in out and "cr/torch" in out
     timed = [r for r in rows if "numpy_ms" in r]
-    assert len(timed) == 2 and all(r["chainrule_over_numpy"] > 0 for r in timed)
+    assert len(timed) == 3 and all(r["chainrule_over_numpy"] > 0 for r in timed)
     assert all(r["loss_diff_vs_numpy"] < 1e-4 for r in timed)
     pytest.importorskip("micrograd")
     assert rows[-1]["micrograd_ms"] is not None
