@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.primitive import Primitive
+from ..autodiff.primitive import Primitive, apply  # public functions call apply directly: one frame less
 from ._define import elementwise, implements, raw, wrap_like
 
 
@@ -62,31 +62,31 @@ _pow = elementwise("power", np.power, _pow_dx, _pow_dy)
 @implements(np.add)
 def add(x: Any, y: Any) -> Any:
     """x + y, broadcasting."""
-    return _add(x, y)
+    return apply(_add, (x, y), None)
 
 
 @implements(np.subtract)
 def subtract(x: Any, y: Any) -> Any:
     """x - y, broadcasting."""
-    return _sub(x, y)
+    return apply(_sub, (x, y), None)
 
 
 @implements(np.multiply)
 def multiply(x: Any, y: Any) -> Any:
     """x * y, broadcasting."""
-    return _mul(x, y)
+    return apply(_mul, (x, y), None)
 
 
 @implements(np.true_divide, np.divide)
 def divide(x: Any, y: Any) -> Any:
     """x / y, broadcasting."""
-    return _div(x, y)
+    return apply(_div, (x, y), None)
 
 
 @implements(np.negative)
 def negative(x: Any) -> Any:
     """-x."""
-    return _neg(x)
+    return apply(_neg, (x,), None)
 
 
 @implements(np.positive)
@@ -98,7 +98,7 @@ def positive(x: Any) -> Any:
 @implements(np.power)
 def power(x: Any, y: Any) -> Any:
     """x ** y; differentiable in both x and y."""
-    return _pow(x, y)
+    return apply(_pow, (x, y), None)
 
 
 # -- functions of one argument --------------------------------------------------------------
@@ -141,155 +141,155 @@ _relu = elementwise("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0)
 @implements(np.exp)
 def exp(x: Any) -> Any:
     """e ** x."""
-    return _exp(x)
+    return apply(_exp, (x,), None)
 
 
 @implements(np.expm1)
 def expm1(x: Any) -> Any:
     """e ** x - 1, accurate near 0."""
-    return _expm1(x)
+    return apply(_expm1, (x,), None)
 
 
 @implements(np.exp2)
 def exp2(x: Any) -> Any:
     """2 ** x."""
-    return _exp2(x)
+    return apply(_exp2, (x,), None)
 
 
 @implements(np.log)
 def log(x: Any) -> Any:
     """Natural logarithm."""
-    return _log(x)
+    return apply(_log, (x,), None)
 
 
 @implements(np.log1p)
 def log1p(x: Any) -> Any:
     """log(1 + x), accurate near 0."""
-    return _log1p(x)
+    return apply(_log1p, (x,), None)
 
 
 @implements(np.log2)
 def log2(x: Any) -> Any:
     """Base-2 logarithm."""
-    return _log2(x)
+    return apply(_log2, (x,), None)
 
 
 @implements(np.log10)
 def log10(x: Any) -> Any:
     """Base-10 logarithm."""
-    return _log10(x)
+    return apply(_log10, (x,), None)
 
 
 @implements(np.sqrt)
 def sqrt(x: Any) -> Any:
     """Square root."""
-    return _sqrt(x)
+    return apply(_sqrt, (x,), None)
 
 
 @implements(np.cbrt)
 def cbrt(x: Any) -> Any:
     """Cube root."""
-    return _cbrt(x)
+    return apply(_cbrt, (x,), None)
 
 
 @implements(np.square)
 def square(x: Any) -> Any:
     """x ** 2."""
-    return _square(x)
+    return apply(_square, (x,), None)
 
 
 @implements(np.reciprocal)
 def reciprocal(x: Any) -> Any:
     """1 / x."""
-    return _reciprocal(x)
+    return apply(_reciprocal, (x,), None)
 
 
 @implements(np.sin)
 def sin(x: Any) -> Any:
     """Sine."""
-    return _sin(x)
+    return apply(_sin, (x,), None)
 
 
 @implements(np.cos)
 def cos(x: Any) -> Any:
     """Cosine."""
-    return _cos(x)
+    return apply(_cos, (x,), None)
 
 
 @implements(np.tan)
 def tan(x: Any) -> Any:
     """Tangent."""
-    return _tan(x)
+    return apply(_tan, (x,), None)
 
 
 @implements(np.arcsin)
 def arcsin(x: Any) -> Any:
     """Inverse sine."""
-    return _arcsin(x)
+    return apply(_arcsin, (x,), None)
 
 
 @implements(np.arccos)
 def arccos(x: Any) -> Any:
     """Inverse cosine."""
-    return _arccos(x)
+    return apply(_arccos, (x,), None)
 
 
 @implements(np.arctan)
 def arctan(x: Any) -> Any:
     """Inverse tangent."""
-    return _arctan(x)
+    return apply(_arctan, (x,), None)
 
 
 @implements(np.sinh)
 def sinh(x: Any) -> Any:
     """Hyperbolic sine."""
-    return _sinh(x)
+    return apply(_sinh, (x,), None)
 
 
 @implements(np.cosh)
 def cosh(x: Any) -> Any:
     """Hyperbolic cosine."""
-    return _cosh(x)
+    return apply(_cosh, (x,), None)
 
 
 @implements(np.tanh)
 def tanh(x: Any) -> Any:
     """Hyperbolic tangent."""
-    return _tanh(x)
+    return apply(_tanh, (x,), None)
 
 
 @implements(np.arcsinh)
 def arcsinh(x: Any) -> Any:
     """Inverse hyperbolic sine."""
-    return _arcsinh(x)
+    return apply(_arcsinh, (x,), None)
 
 
 @implements(np.arccosh)
 def arccosh(x: Any) -> Any:
     """Inverse hyperbolic cosine."""
-    return _arccosh(x)
+    return apply(_arccosh, (x,), None)
 
 
 @implements(np.arctanh)
 def arctanh(x: Any) -> Any:
     """Inverse hyperbolic tangent."""
-    return _arctanh(x)
+    return apply(_arctanh, (x,), None)
 
 
 @implements(np.abs, np.absolute)
 def abs(x: Any) -> Any:  # noqa: A001
     """|x|; derivative sign(x), 0 at 0."""
-    return _abs(x)
+    return apply(_abs, (x,), None)
 
 
 def sigmoid(x: Any) -> Any:
     """1 / (1 + e ** -x), computed stably."""
-    return _sigmoid(x)
+    return apply(_sigmoid, (x,), None)
 
 
 def relu(x: Any) -> Any:
     """max(x, 0); derivative 0 at 0."""
-    return _relu(x)
+    return apply(_relu, (x,), None)
 
 
 # -- functions of two arguments -------------------------------------------------------------
@@ -326,31 +326,31 @@ _logaddexp = elementwise(
 @implements(np.maximum)
 def maximum(x: Any, y: Any) -> Any:
     """Elementwise max; ties share the gradient equally."""
-    return _maximum(x, y)
+    return apply(_maximum, (x, y), None)
 
 
 @implements(np.minimum)
 def minimum(x: Any, y: Any) -> Any:
     """Elementwise min; ties share the gradient equally."""
-    return _minimum(x, y)
+    return apply(_minimum, (x, y), None)
 
 
 @implements(np.arctan2)
 def arctan2(y: Any, x: Any) -> Any:
     """Angle of the point (x, y)."""
-    return _arctan2(y, x)
+    return apply(_arctan2, (y, x), None)
 
 
 @implements(np.hypot)
 def hypot(x: Any, y: Any) -> Any:
     """sqrt(x**2 + y**2)."""
-    return _hypot(x, y)
+    return apply(_hypot, (x, y), None)
 
 
 @implements(np.logaddexp)
 def logaddexp(x: Any, y: Any) -> Any:
     """log(exp(x) + exp(y)), stably."""
-    return _logaddexp(x, y)
+    return apply(_logaddexp, (x, y), None)
 
 
 # -- selection ------------------------------------------------------------------------------
@@ -437,19 +437,19 @@ _trunc = _constant("trunc", np.trunc)
 @implements(np.sign)
 def sign(x: Any) -> Any:
     """-1, 0 or 1; zero gradient."""
-    return _sign(x)
+    return apply(_sign, (x,), None)
 
 
 @implements(np.floor)
 def floor(x: Any) -> Any:
     """Round down; zero gradient."""
-    return _floor(x)
+    return apply(_floor, (x,), None)
 
 
 @implements(np.ceil)
 def ceil(x: Any) -> Any:
     """Round up; zero gradient."""
-    return _ceil(x)
+    return apply(_ceil, (x,), None)
 
 
 @implements(np.round, np.around, np.rint)
@@ -465,7 +465,7 @@ def _constant_op(fn: Any, x: Any, *args: Any) -> Any:
 @implements(np.trunc, np.fix)
 def trunc(x: Any) -> Any:
     """Round toward zero; zero gradient."""
-    return _trunc(x)
+    return apply(_trunc, (x,), None)
 
 
 # -- comparisons and predicates: not differentiable, return boolean arrays ------------------
@@ -508,4 +508,4 @@ _erf = elementwise("erf", _erf_fn, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(
 
 def erf(x: Any) -> Any:
     """The error function 2/sqrt(pi) * integral_0^x exp(-t**2) dt."""
-    return _erf(x)
+    return apply(_erf, (x,), None)
