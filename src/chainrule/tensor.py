@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .autodiff import engine
+from .autodiff.modes import tracing
 
 # One clock for creation and in-place changes: a tensor's _stamp is its creation time (so
 # parents have smaller stamps than children, which orders the graph), its _version the
@@ -157,6 +158,13 @@ class Tensor:
         return self.data.tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if tracing.depth and (self._rg and engine._grad_enabled or self._tangents):
+            # inside grad/jvp/...: a NumPy copy of a traced value would carry no derivative
+            raise TypeError(
+                f"a Tensor of shape {self.shape} being differentiated was converted to a NumPy array (e.g. by "
+                "np.array([...]) or a function without a chainrule rule); its gradient would be lost. Use "
+                "chainrule.numpy (cnp.array, cnp.stack) or chainrule functions, or .detach() on purpose"
+            )
         if dtype is not None and dtype != self.data.dtype:
             return self.data.astype(dtype)
         return self.data.copy() if copy else self.data

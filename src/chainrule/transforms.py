@@ -26,22 +26,21 @@ import numpy as np
 
 from . import _pytree
 from .autodiff import backprop, engine, forward
+from .autodiff.modes import tracing
 from .scalar import Scalar
 from .tensor import Tensor
-
-_depth = 0  # how many transforms are running; inside one, results stay traced
 
 
 @contextmanager
 def _transform() -> Any:
-    global _depth
-    _depth += 1
+    """Run a transform: record the graph, and count it (inside one, results stay traced)."""
+    tracing.depth += 1
     previous = engine.set_grad_enabled(True)
     try:
         yield
     finally:
         engine.set_grad_enabled(previous)
-        _depth -= 1
+        tracing.depth -= 1
 
 
 def _traced(t: Any) -> bool:
@@ -89,7 +88,7 @@ def _output(value: Any, like: Any = None) -> Any:
     Called from inside the transform's own context, so an outer transform means depth > 1.
     """
     if isinstance(value, Tensor):
-        if _depth > 1 and _traced(value):
+        if tracing.depth > 1 and _traced(value):
             return value
         value = value.data
     if isinstance(value, Scalar):
@@ -141,7 +140,7 @@ def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> 
     live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._rg]
     if not live:
         return [np.zeros_like(t.data) for t in fresh]
-    create = _depth > 1 or any(_traced(t) and t._parents for t in fresh)
+    create = tracing.depth > 1 or any(_traced(t) and t._parents for t in fresh)
     return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create))
 
 
@@ -349,7 +348,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             new_args, parts = _prepare(args, nums, "jacrev")
             out_leaves, out_def = _pytree.flatten(f(*new_args))
             fresh = [x for _, _, xs in parts for x in xs]
-            stacker = _stack_traced if _depth > 1 else np.stack
+            stacker = _stack_traced if tracing.depth > 1 else np.stack
             per_output = []
             for out in out_leaves:
                 t = _as_tensor(out, "jacrev")
@@ -389,7 +388,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
 
         with _transform():
-            stacker = _stack_traced if _depth > 1 else np.stack
+            stacker = _stack_traced if tracing.depth > 1 else np.stack
             for k, (leaves, treedef) in enumerate(leaves_per_arg):
                 for j, leaf in enumerate(leaves):
                     arr = _float(_as_array(leaf, "jacfwd"))

@@ -46,3 +46,12 @@ class enable_grad(no_grad):
     """Record the graph even inside ``no_grad``."""
 
     _mode = True
+
+
+class _Tracing:
+    """How many function transforms (grad, jvp, jacobian, ...) are running right now."""
+
+    depth = 0
+
+
+tracing = _Tracing()
