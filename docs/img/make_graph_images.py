@@ -8,41 +8,20 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chainrule import Scalar
+from chainrule.demo.seeds import L_graph, line_loss
 from chainrule.graph import explain, render
 
 HERE = Path(__file__).resolve().parent
 
 
-def seed002() -> Scalar:
-    a, b = Scalar(1.0, label="a"), Scalar(2.0, label="b")
-    c = a + b
-    c.label = "c"
-    d = a - b
-    d.label = "d"
-    e = c * d
-    e.label = "e"
-    f = e * b
-    f.label = "f"
-    f.backward()
-    return f
-
-
-def seed000() -> tuple[Scalar, Scalar]:
-    y, m, x, c = (Scalar(v, label=n) for v, n in [(1.0, "y"), (2.0, "m"), (3.0, "x"), (4.0, "c")])
-    L = (y - (m * x + c)) * (y - (m * x + c))
-    L.label = "L"
-    L.backward()
-    return L, x
-
-
 def main() -> None:
-    f = seed002()
+    f = L_graph()["L"]  # seed 002's graph, labelled as in the tutorial, after backward()
     for name in ("seed002_graph.svg", "seed002_graph.png"):
         print(render(f, HERE / name))
     print(render(f, HERE / "seed002_graph_matplotlib.png", engine="matplotlib"))
-    L, x = seed000()
-    drawing = explain(L, x).draw()
+    nodes = line_loss()  # seed 000's L = (y - (m x + c))^2, built as the tutorial does
+    nodes["L"].backward()
+    drawing = explain(nodes["L"], nodes["x"]).draw()
     for name in ("explain_paths.png", "explain_paths.svg"):
         print(drawing.render(HERE / name))
 
