@@ -7,6 +7,7 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 from __future__ import annotations
 
 import itertools
+import weakref
 from typing import Any
 
 import numpy as np
@@ -22,7 +23,19 @@ _tick = itertools.count(1).__next__
 _last_change = [0]  # stamp of the latest in-place change anywhere: nodes made after it need no check
 # In-place changes by memory: id(owning array) -> (array, stamp). Views (slices, reshape,
 # .T, detach) share memory with their base, so a change through any of them is seen.
-_changed_memory: dict[int, tuple[np.ndarray, int]] = {}
+# The arrays are held weakly: an entry goes away with its array, so in-place changes of
+# temporaries in a long loop do not pile up.
+_changed_memory: dict[int, tuple[weakref.ref, int]] = {}
+
+
+def _record_change(owner: np.ndarray, stamp: int) -> None:
+    key = id(owner)
+
+    def forget(ref: weakref.ref, key: int = key) -> None:
+        if _changed_memory.get(key, (None,))[0] is ref:  # not a newer array at the same address
+            del _changed_memory[key]
+
+    _changed_memory[key] = (weakref.ref(owner, forget), stamp)
 
 
 def _owner(arr: np.ndarray) -> np.ndarray:
@@ -36,7 +49,7 @@ def _changed_after(arr: Any, stamp: int) -> bool:
         return False
     owner = _owner(arr)
     entry = _changed_memory.get(id(owner))
-    return entry is not None and entry[0] is owner and entry[1] > stamp
+    return entry is not None and entry[0]() is owner and entry[1] > stamp
 
 
 def _check_data(data: Any, name: str = "data") -> None:
@@ -271,7 +284,7 @@ class Tensor:
     def _bump_version(self) -> None:
         self._version = _last_change[0] = _tick()
         owner = _owner(self.data)
-        _changed_memory[id(owner)] = (owner, self._version)
+        _record_change(owner, self._version)
 
     def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> None:
         """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
