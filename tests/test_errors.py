@@ -167,3 +167,10 @@ def test_in_place_change_message_names_the_op_and_the_fix():
         y.mul_(2.0)
     with pytest.raises(RuntimeError, match=r"backward: .*shape \(2,\).*'multiply'.*modified in place.*copy"):
         loss.backward()
+
+
+def test_an_axis_out_of_range_names_the_op_and_the_valid_range():
+    with pytest.raises(np.exceptions.AxisError, match=r"^sum: axis 3 is out of bounds.*dimension 2.*\[-2, 1\]"):
+        Tensor(np.ones((2, 3))).sum(axis=3)
+    with pytest.raises(np.exceptions.AxisError, match=r"^softmax: axis 2"):
+        cr.softmax(Tensor(np.ones(3)), axis=2)

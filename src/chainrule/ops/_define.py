@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -103,7 +104,11 @@ def normalize_axis(axis: Any, ndim: int) -> tuple[int, ...] | None:
     for a in axes:
         a = int(a)
         if not -ndim <= a < max(ndim, 1):
-            raise np.exceptions.AxisError(f"axis {a} is out of bounds for an array of dimension {ndim}")
+            op = sys._getframe(1).f_code.co_name  # the public function that was called (error path only)
+            raise np.exceptions.AxisError(
+                f"{op}: axis {a} is out of bounds for an array of dimension {ndim}; "
+                f"use an axis in [-{max(ndim, 1)}, {max(ndim, 1) - 1}]"
+            )
         out.append(a % max(ndim, 1))
     return tuple(sorted(out))
 
