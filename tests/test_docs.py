@@ -1,7 +1,14 @@
-"""The README and every page in docs/ run: their ```python blocks execute, in order, per file."""
+"""The README and every page in docs/ run as written.
+
+Their ```python blocks execute in order, one namespace per page, in a fresh folder; a block
+followed by a ```text block must print exactly that text. Some pages also promise files or
+messages, checked in ``PROMISES``.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 from pathlib import Path
@@ -10,22 +17,54 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+BLOCK = re.compile(r"```python\n(.*?)```\n(?:\s*```text\n(.*?)```\n)?", re.S)
+
+# page -> (optional packages it needs, files it writes, phrases it prints)
+PROMISES: dict[str, tuple[list[str], list[str], list[str]]] = {
+    "descent.md": (["matplotlib"], ["tangent.png", "vector_field.png", "trajectories.png", "optimizers.png"], []),
+    "graphs.md": (
+        ["matplotlib", "networkx"],
+        ["seed002_graph.svg", "seed002_graph.png", "mlp.svg", "big.svg", "explain_paths.png"],
+        [],
+    ),
+    "nn.md": (
+        [],
+        [],
+        ["has shape (8, 8) in the model but shape (4, 8) in the state dict", "refused:", "pickled Python objects"],
+    ),
+}
+
+
+def _lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.strip().splitlines()]
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[p.name for p in PAGES])
-def test_code_blocks_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    blocks = BLOCK.findall(page.read_text())
+def test_page_runs_and_prints_what_it_shows(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    needs, files, phrases = PROMISES.get(page.name, ([], [], []))
+    for module in needs:
+        pytest.importorskip(module)
+    blocks = BLOCK.findall(page.read_text(encoding="utf-8"))
     if page.name == "README.md":
         assert len(blocks) >= 3, "the README shows a scalar, a tensor and a function example"
     monkeypatch.chdir(tmp_path)
     os.environ.setdefault("MPLBACKEND", "Agg")
     namespace: dict = {"__name__": f"docs_{page.stem}"}
-    for i, code in enumerate(blocks):
+    printed = []
+    for k, (code, expected) in enumerate(blocks, 1):
+        out = io.StringIO()
         try:
-            exec(compile(code, f"{page.name}[block {i}]", "exec"), namespace)
+            with contextlib.redirect_stdout(out):
+                exec(compile(code, f"{page.name} block {k}", "exec"), namespace)
         except Exception as e:  # pragma: no cover - the failure message is the point
-            raise AssertionError(f"{page.name}, block {i} failed: {type(e).__name__}: {e}\n{code}") from e
+            raise AssertionError(f"{page.name}, block {k} failed: {type(e).__name__}: {e}\n{code}") from e
+        if expected:
+            assert _lines(out.getvalue()) == _lines(expected), f"{page.name}, block {k} printed something else"
+        printed.append(out.getvalue())
+    for name in files:
+        assert (tmp_path / name).stat().st_size > 1000, f"{page.name} should write {name}"
+    for phrase in phrases:
+        assert phrase in "".join(printed), f"{page.name} should print {phrase!r}"
 
 
 def test_readme_starts_with_the_two_commands() -> None:
