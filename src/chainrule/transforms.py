@@ -19,33 +19,22 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
 from . import _pytree
-from .autodiff import backprop, engine, forward
-from .autodiff.modes import tracing
+from .autodiff import backprop
+from .core import state
 from .scalar import Scalar
 from .tensor import Tensor
 
-
-@contextmanager
-def _transform() -> Any:
-    """Run a transform: record the graph, and count it (inside one, results stay traced)."""
-    tracing.depth += 1
-    previous = engine.set_grad_enabled(True)
-    try:
-        yield
-    finally:
-        engine.set_grad_enabled(previous)
-        tracing.depth -= 1
+_transform = state.transform  # record the graph, and count the transform (inside one, results stay traced)
 
 
 def _traced(t: Any) -> bool:
     return isinstance(t, Tensor) and (
-        t._rg or bool(t._tangents and any(forward.visible(k) for k in t._tangents))
+        t._rg or bool(t._tangents and state.any_visible(t._tangents))
     )
 
 
@@ -88,7 +77,7 @@ def _output(value: Any, like: Any = None) -> Any:
     Called from inside the transform's own context, so an outer transform means depth > 1.
     """
     if isinstance(value, Tensor):
-        if tracing.depth > 1 and _traced(value):
+        if state.transform_depth() > 1 and _traced(value):
             return value
         value = value.data
     if isinstance(value, Scalar):
@@ -140,7 +129,7 @@ def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> 
     live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._rg]
     if not live:
         return [np.zeros_like(t.data) for t in fresh]
-    create = tracing.depth > 1 or any(_traced(t) and t._parents for t in fresh)
+    create = state.transform_depth() > 1 or any(_traced(t) and t._parents for t in fresh)
     return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create))
 
 
@@ -286,7 +275,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     like = primals[0] if len(primals) == 1 else None
     with _transform():
-        with forward.new_level() as level:
+        with state.new_level() as level:
             args = []
             for p, t in zip(primals, tangents):
                 p_leaves, p_def = _pytree.flatten(p)
@@ -348,7 +337,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             new_args, parts = _prepare(args, nums, "jacrev")
             out_leaves, out_def = _pytree.flatten(f(*new_args))
             fresh = [x for _, _, xs in parts for x in xs]
-            stacker = _stack_traced if tracing.depth > 1 else np.stack
+            stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             per_output = []
             for out in out_leaves:
                 t = _as_tensor(out, "jacrev")
@@ -388,7 +377,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
 
         with _transform():
-            stacker = _stack_traced if tracing.depth > 1 else np.stack
+            stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             for k, (leaves, treedef) in enumerate(leaves_per_arg):
                 for j, leaf in enumerate(leaves):
                     arr = _float(_as_array(leaf, "jacfwd"))
