@@ -51,6 +51,27 @@ def _changed_after(arr: Any, stamp: int) -> bool:
     return entry is not None and entry[0]() is owner and entry[1] > stamp
 
 
+class _Size(int):
+    """An int (the number of entries) that, called, gives the shape as PyTorch's ``size()`` does."""
+
+
+    def __new__(cls, n: int, shape: tuple[int, ...]) -> _Size:
+        self = super().__new__(cls, n)
+        self._shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._shape
+        try:
+            return self._shape[dim]
+        except (IndexError, TypeError):
+            raise IndexError(f"size({dim!r}): a Tensor of {len(self._shape)} dimensions has no such dim") from None
+
+    def __reduce__(self) -> Any:
+        return (int, (int(self),))
+
+
 def _check_data(data: Any, name: str = "data") -> None:
     if data is None or isinstance(data, (str, bytes)):
         raise TypeError(f"Tensor: argument '{name}' must be a number or an array of numbers, got {type(data).__name__}")
@@ -148,8 +169,9 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        return self.data.size
+    def size(self) -> _Size:
+        """The number of entries (ndarray's ``t.size``); called: the shape (PyTorch's ``t.size()``) or ``t.size(d)``."""
+        return _Size(self.data.size, self.data.shape)
 
     def __len__(self) -> int:
         if self.data.ndim == 0:

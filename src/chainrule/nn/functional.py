@@ -26,10 +26,12 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
-from ..ops.reductions import log_softmax, mean, softmax
+from ..ops.reductions import mean
 from ..ops.shape import getitem, moveaxis, reshape
+from ..ops.torch_methods import resolve_dim
 from ..tensor import Tensor
 
 __all__ = [
@@ -39,6 +41,24 @@ __all__ = [
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
+
+
+def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) along ``axis`` (PyTorch's ``dim``; the last axis by default).
+
+    Example:
+        >>> import chainrule.nn.functional as F
+        >>> F.softmax(np.array([[0.0, 0.0]]), dim=-1)
+        array([[0.5, 0.5]])
+    """
+    axis, _ = resolve_dim("softmax", axis, dim)
+    return _reductions.softmax(x, -1 if axis is None else axis)
+
+
+def log_softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
+    """x - logsumexp(x) along ``axis`` (PyTorch's ``dim``; the last axis by default)."""
+    axis, _ = resolve_dim("log_softmax", axis, dim)
+    return _reductions.log_softmax(x, -1 if axis is None else axis)
 
 
 # == linear: x @ w.T + b, one node ========================================================

@@ -14,10 +14,10 @@ from . import contraction as C
 from . import cumulative as CU
 from . import elementwise as E
 from . import pointwise as P
-from . import reductions as R
 from . import selection as SEL
 from . import shape as S
 from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw, wrap_like
+from .torch_methods import TORCH_METHODS, with_dim
 
 
 def _reflect(fn: Any) -> Any:
@@ -26,18 +26,6 @@ def _reflect(fn: Any) -> Any:
 
 def _shape_args(shape: tuple[Any, ...]) -> Any:
     return shape[0] if len(shape) == 1 else shape
-
-
-def _tensor_transpose(self: Tensor, *axes: Any) -> Any:
-    return S.transpose(self, _shape_args(axes) if axes else None)
-
-
-def _method_reduce(fn: Any) -> Any:
-    def method(self: Tensor, axis: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-        return fn(self, axis=axis, keepdims=keepdims, **kw)
-
-    method.__doc__ = fn.__doc__
-    return method
 
 
 def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None) -> None:
@@ -74,17 +62,13 @@ _METHODS = {
     "sin": E.sin, "cos": E.cos, "tan": E.tan, "tanh": E.tanh, "sigmoid": E.sigmoid, "relu": E.relu,
     "abs": E.abs, "sign": E.sign, "square": E.square,
     "clip": E.clip, "maximum": E.maximum, "minimum": E.minimum,
-    "sum": _method_reduce(R.sum), "mean": _method_reduce(R.mean), "max": _method_reduce(R.max),
-    "min": _method_reduce(R.min), "prod": _method_reduce(R.prod),
-    "var": _method_reduce(R.var), "std": _method_reduce(R.std),
-    "logsumexp": _method_reduce(R.logsumexp), "softmax": R.softmax, "log_softmax": R.log_softmax,
     "dot": C.dot, "matmul": C.matmul,
     "reshape": lambda self, *shape: S.reshape(self, _shape_args(shape)),
-    "transpose": _tensor_transpose, "swapaxes": S.swapaxes, "squeeze": S.squeeze,
-    "expand_dims": S.expand_dims, "broadcast_to": S.broadcast_to, "flatten": S.flatten, "ravel": S.ravel,
+    "swapaxes": S.swapaxes,
+    "expand_dims": S.expand_dims, "broadcast_to": S.broadcast_to, "ravel": S.ravel,
     "astype": S.astype, "copy": S.copy,
-    "cumsum": lambda self, axis=None, dtype=None, out=None: CU.cumsum(self, axis, dtype, out),
-    "cumprod": lambda self, axis=None, dtype=None, out=None: CU.cumprod(self, axis, dtype, out),
+    "cumsum": with_dim(lambda self, axis=None, dtype=None, out=None: CU.cumsum(self, axis, dtype, out), "cumsum"),
+    "cumprod": with_dim(lambda self, axis=None, dtype=None, out=None: CU.cumprod(self, axis, dtype, out), "cumprod"),
     "diagonal": lambda self, offset=0, axis1=0, axis2=1: A.diagonal(self, offset, axis1, axis2),
     "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: C.trace(self, offset, axis1, axis2),
     "repeat": lambda self, repeats, axis=None: A.repeat(self, repeats, axis),
@@ -108,10 +92,7 @@ _METHODS = {
     "__rand__": lambda self, other: _on_values(np.bitwise_and, other, self),
     "__ror__": lambda self, other: _on_values(np.bitwise_or, other, self),
     "__rxor__": lambda self, other: _on_values(np.bitwise_xor, other, self),
-    "argmax": lambda self, axis=None, keepdims=False: np.argmax(self.data, axis=axis, keepdims=keepdims),
-    "argmin": lambda self, axis=None, keepdims=False: np.argmin(self.data, axis=axis, keepdims=keepdims),
-    "any": lambda self, axis=None, keepdims=False: np.any(self.data, axis=axis, keepdims=keepdims),
-    "all": lambda self, axis=None, keepdims=False: np.all(self.data, axis=axis, keepdims=keepdims),
+    **TORCH_METHODS,
 }
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
