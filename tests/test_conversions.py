@@ -70,3 +70,52 @@ def test_outside_transforms_float_int_item_work_as_in_pytorch():
         bool(Tensor([1.0, 2.0]))
     with pytest.raises(ValueError, match=r"item\(\): only a one-element Tensor"):
         float(Tensor([1.0, 2.0]))
+
+
+# -- np.array([...]) of graph Tensors in the object API --------------------------------------------
+LIST_MESSAGE = r"requires grad was put into a new NumPy array.*gradient would be lost.*chainrule.stack"
+
+
+def test_np_array_of_a_list_of_graph_tensors_is_refused():
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=LIST_MESSAGE):
+        (np.array([a * 2, a * 3]).sum() + a.sum()).backward()
+    assert a.grad is None
+    parts = [a * 2, a * 3]
+    for convert in (
+        lambda: np.array(parts),
+        lambda: np.asarray(parts),
+        lambda: np.asarray((a, a)),  # leaves too: their gradient would be lost the same way
+        lambda: np.array([p for p in parts]),
+        lambda: np.array([a * 2], dtype=np.float32),
+        lambda: np.array(object=[a]),
+        lambda: np.array(
+            [a * 2,
+             a * 3]
+        ),
+    ):
+        with pytest.raises(TypeError, match=LIST_MESSAGE):
+            convert()
+
+
+def test_building_it_in_the_graph_gives_the_right_gradient():
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    (cr.stack([a * 2, a * 3]).sum() + a.sum()).backward()
+    np.testing.assert_array_equal(a.grad.data, [6.0, 6.0])
+
+
+def test_reading_values_keeps_working():
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    y = a * 2
+    np.testing.assert_array_equal(np.asarray(y), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(a), [1.0, 2.0])
+    np.testing.assert_allclose(y, [2.0, 4.0])
+    assert np.allclose(y, [2.0, 4.0])
+    assert repr(y) == "Tensor([2., 4.], op=multiply)"
+    parts = [y, y]
+    np.testing.assert_array_equal(np.array([p.detach() for p in parts]), [[2.0, 4.0], [2.0, 4.0]])
+    with cr.no_grad():
+        np.testing.assert_array_equal(np.array(parts), [[2.0, 4.0], [2.0, 4.0]])
+    np.testing.assert_array_equal(np.array([Tensor([1.0]), Tensor([2.0])]), [[1.0], [2.0]])  # no grad: fine
+    losses = [float(y.sum()), float((y * y).sum())]
+    assert np.array(losses).tolist() == [6.0, 20.0]

@@ -21,11 +21,21 @@ from typing import Any
 
 import numpy as np
 
-from .nn import init as _init
-from .nn.parameter import get_default_dtype
 from .tensor import Tensor
 
 __all__ = ["zeros", "ones", "full", "empty", "eye", "arange", "rand", "randn", "zeros_like", "ones_like", "full_like"]
+
+
+def get_default_dtype() -> np.dtype:
+    from .nn.parameter import get_default_dtype as nn_default  # on first use: keeps `import chainrule` light
+
+    return nn_default()
+
+
+def _generator(rng: Any) -> np.random.Generator:
+    from .nn.init import generator  # on first use: keeps `import chainrule` light
+
+    return generator(rng)
 
 
 def _shape(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -51,7 +61,7 @@ def _make(arr: np.ndarray, requires_grad: bool) -> Tensor:
 
 def _check_device(name: str, device: Any) -> None:
     if device is not None and str(device) != "cpu":
-        raise ValueError(f"{name}: chainrule runs on the CPU (NumPy) only; device={device!r} is not available")
+        raise ValueError(f"{name}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
 
 
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -139,7 +149,7 @@ def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = 
         (2, 3)
     """
     _check_device("rand", device)
-    values = _init.generator(rng).random(_shape("rand", size))
+    values = _generator(rng).random(_shape("rand", size))
     return _make(values.astype(_dtype(dtype)), requires_grad)
 
 
@@ -152,7 +162,7 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
         True
     """
     _check_device("randn", device)
-    values = _init.generator(rng).standard_normal(_shape("randn", size))
+    values = _generator(rng).standard_normal(_shape("randn", size))
     return _make(values.astype(_dtype(dtype)), requires_grad)
 
 

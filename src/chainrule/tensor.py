@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ._conversion import from_sequence
 from .core import state
 
 # One clock for creation and in-place changes: a tensor's _stamp is its creation time (so
@@ -211,6 +212,13 @@ class Tensor:
                 f"a Tensor of shape {self.shape} being differentiated was converted to a NumPy array (e.g. by "
                 "np.array([...]) or a function without a chainrule rule); its gradient would be lost. Use "
                 "chainrule.numpy (cnp.array, cnp.stack) or chainrule functions, or .detach() on purpose"
+            )
+        if self._rg and state.grad_enabled() and from_sequence(Tensor):
+            raise TypeError(
+                f"a Tensor of shape {self.shape} that requires grad was put into a new NumPy array (np.array([...]) "
+                "or np.asarray([...]) of a list of Tensors); the result is a plain array and the gradient would be "
+                "lost. Use chainrule.stack / cnp.array / cnp.stack to build it in the graph, or .detach() the "
+                "Tensors (or wrap in chainrule.no_grad()) to read values"
             )
         if dtype is not None and dtype != self.data.dtype:
             return self.data.astype(dtype)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import Any
 
@@ -186,8 +187,45 @@ def _array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any)
     return func(*_unwrap(args), **_unwrap(kwargs))
 
 
+def _keywords_of(fn: Any) -> frozenset[str] | None:
+    """The keyword arguments ``fn`` accepts (None: any, it takes ``**kwargs``)."""
+    known = _KEYWORDS.get(fn, _KEYWORDS)
+    if known is _KEYWORDS:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = None
+        if params is None or any(p.kind is p.VAR_KEYWORD for p in params):
+            known = None
+        else:
+            known = frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        _KEYWORDS[fn] = known
+    return known
+
+
+_KEYWORDS: dict[Any, frozenset[str] | None] = {}
+
+
+def _dispatch_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    """NumPy's function dispatch, after checking that chainrule's version takes every keyword given."""
+    if kwargs:
+        fn = NUMPY_FUNCTIONS.get(func)
+        known = _keywords_of(fn) if fn is not None else None
+        if known is not None and not known.issuperset(kwargs):
+            bad = sorted(set(kwargs) - known)
+            name = f"{getattr(func, '__module__', None) or 'numpy'}.{getattr(func, '__name__', func)}"
+            raise TypeError(
+                f"{name}: chainrule does not support the keyword argument{'s' if len(bad) > 1 else ''} "
+                f"{', '.join(repr(k) for k in bad)} of {name} on Tensors (it takes {', '.join(sorted(known))}); "
+                + ("write the mask into the values instead (np.sum(np.where(mask, x, 0))), " if "where" in bad
+                   else "compute it another way, ")
+                + "or call NumPy on .detach()ed values (no gradient)"
+            )
+    return _array_function(self, func, types, args, kwargs)
+
+
 Tensor.__array_ufunc__ = _array_ufunc
-Tensor.__array_function__ = _array_function
+Tensor.__array_function__ = _dispatch_function
 
 
 # Functions that only look at shapes and values answer with plain NumPy results.
