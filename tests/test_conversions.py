@@ -11,7 +11,7 @@ import chainrule as cr
 from chainrule import Tensor
 
 NUMBER_MESSAGE = (
-    r"{what} of a Tensor being differentiated \(inside grad.*math.exp\(x\) calls float\(x\).*np.exp\(x\), cnp"
+    r"{what} of a Tensor being differentiated \(inside grad.*math.exp\(x\) calls\s+float\(x\).*np.exp\(x\), cnp"
 )
 
 CONVERSIONS = [
@@ -23,6 +23,7 @@ CONVERSIONS = [
     ("complex()", lambda x: complex(x).real * x),
     ("item()", lambda x: x.item() * x),
     ("tolist()", lambda x: x.tolist() * x),
+    ("numpy()", lambda x: x.numpy() * x),
 ]
 
 
@@ -82,6 +83,12 @@ def test_np_array_of_a_list_of_graph_tensors_is_refused():
         (np.array([a * 2, a * 3]).sum() + a.sum()).backward()
     assert a.grad is None
     parts = [a * 2, a * 3]
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.parts = parts
     for convert in (
         lambda: np.array(parts),
         lambda: np.asarray(parts),
@@ -89,6 +96,7 @@ def test_np_array_of_a_list_of_graph_tensors_is_refused():
         lambda: np.array([p for p in parts]),
         lambda: np.array([a * 2], dtype=np.float32),
         lambda: np.array(object=[a]),
+        lambda: np.array(holder.parts),
         lambda: np.array(
             [a * 2,
              a * 3]

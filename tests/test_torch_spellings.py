@@ -226,3 +226,31 @@ def test_module_to_accepts_devices_and_dtypes():
         layer.to("cuda:0")
     with pytest.raises(RuntimeError, match=r"Linear.cuda\(\): chainrule runs on the CPU"):
         layer.cuda()
+
+
+@pytest.mark.oracle
+def test_sort_argsort_and_selection_with_pytorchs_keywords_match_pytorch():
+    torch = _torch()
+    a = np.array([[3.0, 1.0, 2.0, 1.0], [0.5, 0.5, 4.0, -1.0]])
+    for dim, descending in [(1, False), (1, True), (0, True), (-1, False)]:
+        x, tx = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        values, indices = x.sort(dim=dim, descending=descending)
+        tvalues, tindices = tx.sort(dim=dim, descending=descending, stable=True)
+        np.testing.assert_array_equal(values.data, tvalues.detach().numpy())
+        np.testing.assert_array_equal(indices.data, tindices.numpy())
+        weights = np.arange(8.0).reshape(2, 4)
+        (values * Tensor(weights)).sum().backward()
+        (tvalues * torch.tensor(weights)).sum().backward()
+        np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+        np.testing.assert_array_equal(
+            x.argsort(dim=dim, descending=descending), tx.argsort(dim=dim, descending=descending, stable=True).numpy()
+        )
+    x, tx = Tensor(a), torch.tensor(a)
+    np.testing.assert_array_equal(x.repeat_interleave(2, dim=1).data, tx.repeat_interleave(2, dim=1).numpy())
+    np.testing.assert_array_equal(
+        x.index_select(1, np.array([3, 0])).data, tx.index_select(1, torch.tensor([3, 0])).numpy()
+    )
+    # NumPy's way still sorts in place and returns None
+    u = Tensor([3.0, 1.0, 2.0])
+    assert u.sort() is None
+    np.testing.assert_array_equal(u.data, [1.0, 2.0, 3.0])

@@ -6,8 +6,8 @@ graph values: the gradient to ``t1`` and ``t2`` is lost). PyTorch refuses both; 
 keeps the first working and refuses the second, so it has to tell them apart from the
 outside: it looks at the call expression that is running in the caller's frame (its
 source, via the code positions of Python 3.11+) and at its first argument. A list or tuple
-display, a comprehension, or a name bound to a list or tuple holding a Tensor means "from
-a sequence". When the source is not available (``python -c``, Python 3.10) the answer is
+display, a comprehension, or a name (or ``obj.attr``) bound to a list or tuple holding a
+Tensor means "from a sequence". When the source is not available (``python -c``, Python 3.10) the answer is
 "no": a read is never refused by mistake, but such a list conversion is not caught.
 """
 
@@ -43,7 +43,7 @@ def _call_source(frame: FrameType) -> str | None:
 
 
 def _first_argument(frame: FrameType) -> Any:
-    """What the call being run passes first: True (a sequence display), a name (str), or None (unknown)."""
+    """What the call being run passes first: True (a sequence display), a dotted name (tuple), or None."""
     key = (frame.f_code, frame.f_lasti)
     found = _seen.get(key, _seen)
     if found is not _seen:
@@ -61,8 +61,8 @@ def _first_argument(frame: FrameType) -> Any:
             )
             if isinstance(first, _SEQUENCE_NODES):
                 found = True
-            elif isinstance(first, ast.Name):
-                found = first.id
+            else:
+                found = _dotted(first)
     if len(_seen) > 4096:
         _seen.clear()
     _seen[key] = found
@@ -70,6 +70,29 @@ def _first_argument(frame: FrameType) -> Any:
 
 
 _seen: dict[Any, Any] = {}
+
+
+def _dotted(node: ast.AST) -> tuple[str, ...] | None:
+    """``xs`` -> ("xs",); ``self.items`` -> ("self", "items"); anything else -> None."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    names.append(node.id)
+    return tuple(reversed(names))
+
+
+def _resolve(frame: FrameType, path: tuple[str, ...]) -> Any:
+    """The value a dotted name has in ``frame``, reading plain attributes only (never running a property)."""
+    value = frame.f_locals.get(path[0], frame.f_globals.get(path[0]))
+    for attr in path[1:]:
+        try:
+            value = vars(value)[attr]
+        except (TypeError, KeyError):
+            return None
+    return value
 
 
 def _holds_tensor(value: Any, tensor_type: type) -> bool:
@@ -87,7 +110,6 @@ def from_sequence(tensor_type: type, depth: int = 2) -> bool:
     first = _first_argument(frame)
     if first is True:
         return True
-    if isinstance(first, str):
-        value = frame.f_locals.get(first, frame.f_globals.get(first))
-        return _holds_tensor(value, tensor_type)
+    if isinstance(first, tuple):
+        return _holds_tensor(_resolve(frame, first), tensor_type)
     return False

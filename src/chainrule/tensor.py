@@ -184,7 +184,8 @@ class Tensor:
         if state.transform_depth() and state.is_traced(self):
             raise TypeError(
                 f"{what} of a Tensor being differentiated (inside grad, jvp, jacobian, hessian, ...) gives a plain "
-                "Python number without its derivative; math.* functions do this too (math.exp(x) calls float(x)). "
+                "Python number or array without its derivative; math.* functions do this too (math.exp(x) calls "
+                "float(x)). "
                 "Use NumPy or chainrule.numpy (cnp) functions on the Tensor instead (np.exp(x), cnp.exp(x), x ** 2), "
                 "or .detach() it on purpose"
             )
@@ -197,7 +198,8 @@ class Tensor:
         return self.data.item()
 
     def numpy(self) -> np.ndarray:
-        """The underlying ndarray (shared, not copied)."""
+        """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
+        self._refuse_number_in_transform("numpy()")
         return self.data
 
     def tolist(self) -> Any:

@@ -18,7 +18,7 @@ from . import pointwise as P
 from . import selection as SEL
 from . import shape as S
 from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw, wrap_like
-from .torch_methods import TORCH_METHODS, with_dim
+from .torch_methods import TORCH_METHODS, torch_argsort, torch_sort, with_dim
 
 
 def _reflect(fn: Any) -> Any:
@@ -29,8 +29,15 @@ def _shape_args(shape: tuple[Any, ...]) -> Any:
     return shape[0] if len(shape) == 1 else shape
 
 
-def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None) -> None:
-    """Sort in place, as ndarray.sort (only outside the graph); ``np.sort(t)`` is the differentiable sort."""
+def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
+                   descending: Any = None, stable: Any = None) -> Any:
+    """Sort in place, as ndarray.sort (only outside the graph); ``np.sort(t)`` is the differentiable sort.
+
+    With PyTorch's keywords (``dim=``, ``descending=``, ``stable=``) it is PyTorch's ``sort``: a
+    differentiable sorted copy and the indices, as ``(values, indices)``.
+    """
+    if dim is not None or descending is not None or stable is not None:
+        return torch_sort(self, axis=-1 if dim is None else dim, descending=bool(descending))
     self._inplace_guard("sort (in place; use np.sort(t) or chainrule.sort(t) for a differentiable sorted copy)")
     self.data.sort(axis=axis, kind=kind)
     self._bump_version()
@@ -79,7 +86,7 @@ _METHODS = {
     "__round__": lambda self, ndigits=None: E.round(self, ndigits or 0),
     "conj": P.conjugate, "conjugate": P.conjugate,
     "sort": _sort_in_place,
-    "argsort": lambda self, axis=-1, kind=None, order=None: np.argsort(self.data, axis=axis, kind=kind),
+    "argsort": torch_argsort,
     "nonzero": lambda self: np.nonzero(self.data),
     "searchsorted": lambda self, v, side="left", sorter=None: np.searchsorted(self.data, raw(v), side, sorter),
     "fill": _fill,

@@ -23,6 +23,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..tensor import Tensor
+from . import arrays as A
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
@@ -288,6 +289,38 @@ def masked_fill(self: Tensor, mask: Any, value: Any) -> Any:
     return E.where(m, fill, self)
 
 
+def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
+    """Indices of a stable sort (equal entries keep their order), ascending or descending."""
+    if descending:  # negating keeps ties in order, as PyTorch's stable descending sort
+        data = -(data if data.dtype.kind in "fi" else data.astype(np.int64))
+    return np.argsort(data, axis=axis, kind="stable")
+
+
+def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
+    """PyTorch's ``sort(dim, descending)``: the sorted values (differentiable) and their indices."""
+    idx = _order(self.data, axis, descending)
+    return ValuesIndices(S.take_along_axis(self, idx, axis), Tensor._wrap(idx))
+
+
+def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
+                  descending: bool = False, stable: Any = None) -> np.ndarray:
+    """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``)."""
+    axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
+    if descending:
+        return _order(self.data, axis, True)
+    return np.argsort(self.data, axis=axis, kind=kind)
+
+
+def repeat_interleave(self: Tensor, repeats: Any, dim: Any = None) -> Any:
+    """PyTorch's ``repeat_interleave``: each entry ``repeats`` times along ``dim`` (NumPy's ``repeat``)."""
+    return A.repeat(self, repeats, dim)
+
+
+def index_select(self: Tensor, dim: int, index: Any) -> Any:
+    """PyTorch's ``index_select``: the entries at ``index`` along ``dim``."""
+    return S.take(self, index, dim)
+
+
 TORCH_METHODS: dict[str, Any] = {
     "sum": reduction(R.sum), "mean": reduction(R.mean), "prod": reduction(R.prod),
     "logsumexp": reduction(R.logsumexp),
@@ -299,6 +332,7 @@ TORCH_METHODS: dict[str, Any] = {
     "squeeze": with_dim(S.squeeze, "squeeze"),
     "view": view, "unsqueeze": unsqueeze, "permute": permute, "transpose": transpose, "t": t,
     "expand": expand, "flatten": flatten, "clamp": clamp,
+    "repeat_interleave": repeat_interleave, "index_select": index_select,
     "norm": norm, "to": to, "cuda": cuda, "masked_fill": masked_fill,
     "pow": E.power, "clone": lambda self: S.copy(self),
     "contiguous": lambda self: self, "cpu": lambda self: self,
