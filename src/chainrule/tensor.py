@@ -360,6 +360,11 @@ class Tensor:
                 f"{what}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) would "
                 "drop its derivative; write it out of place (x = x + y), even under chainrule.no_grad()"
             )
+        if self._rg and state.transform_depth():
+            raise RuntimeError(
+                f"{what}: in-place change of a Tensor being differentiated inside grad/jacobian/... (even under "
+                "no_grad: it may share memory with the caller's array); write it out of place (x = x + y)"
+            )
         if not state.grad_enabled() or not (self._rg or other_traced):
             return
         if self._rg and self._prim is None:
