@@ -67,10 +67,18 @@ def test_outside_transforms_float_int_item_work_as_in_pytorch():
     assert float(w) == 2.5 and int(w) == 2 and complex(w) == 2.5 + 0j and w.item() == 2.5
     assert math.exp(w) == pytest.approx(math.exp(2.5))
     assert Tensor([1.0, 2.0], requires_grad=True).tolist() == [1.0, 2.0]
-    with pytest.raises(ValueError, match="ambiguous"):
-        bool(Tensor([1.0, 2.0]))
-    with pytest.raises(ValueError, match=r"item\(\): only a one-element Tensor"):
-        float(Tensor([1.0, 2.0]))
+    for convert, name in [(bool, "bool"), (float, "float"), (int, "int"), (complex, "complex")]:
+        for error in (TypeError, ValueError):  # NumPy raises either, depending on the function
+            with pytest.raises(error, match=rf"^{name}\(\): .*shape \(2,\)"):
+                convert(Tensor([1.0, 2.0]))
+
+    def traced_non_scalar(x):
+        return float(x) * x
+
+    with pytest.raises(TypeError, match=r"float\(\) of a Tensor being differentiated"):
+        cr.grad(lambda x: traced_non_scalar(x).sum())(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"bool\(\): the truth value of a Tensor of shape \(2,\) is ambiguous"):
+        cr.grad(lambda x: x.sum() if x else x.sum())(np.array([1.0, 2.0]))
 
 
 # -- np.array([...]) of graph Tensors in the object API --------------------------------------------
@@ -127,3 +135,13 @@ def test_reading_values_keeps_working():
     np.testing.assert_array_equal(np.array([Tensor([1.0]), Tensor([2.0])]), [[1.0], [2.0]])  # no grad: fine
     losses = [float(y.sum()), float((y * y).sum())]
     assert np.array(losses).tolist() == [6.0, 20.0]
+
+
+def test_format_specs_format_the_value_of_a_one_element_tensor():
+    loss = Tensor(1.23456, requires_grad=True) * 1.0
+    assert f"{loss:.3f}" == "1.235" and f"{Tensor([2.5]):>6.2f}" == "  2.50"
+    assert f"{loss}" == str(loss)
+    with pytest.raises(ValueError, match=r"item\(\): only a one-element Tensor"):
+        f"{Tensor([1.0, 2.0]):.2f}"
+    with pytest.raises(TypeError, match=r"item\(\) of a Tensor being differentiated"):
+        cr.grad(lambda x: x * float(f"{x:.3f}"))(0.5)

@@ -52,6 +52,13 @@ def _changed_after(arr: Any, stamp: int) -> bool:
     return entry is not None and entry[0]() is owner and entry[1] > stamp
 
 
+class NotOneElementError(TypeError, ValueError):
+    """float(), int(), complex(), bool() or item() of a Tensor with other than one element.
+
+    Both a TypeError (as NumPy's float() of a larger array) and a ValueError (as its bool()).
+    """
+
+
 class _Size(int):
     """An int (the number of entries) that, called, gives the shape as PyTorch's ``size()`` does."""
 
@@ -193,8 +200,14 @@ class Tensor:
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         self._refuse_number_in_transform("item()")
+        return self._one_value("item()")
+
+    def _one_value(self, what: str) -> Any:
         if self.data.size != 1:
-            raise ValueError(f"item(): only a one-element Tensor converts to a number, this one has shape {self.shape}")
+            raise NotOneElementError(
+                f"{what}: only a one-element Tensor converts to a number, this one has shape {self.shape}; "
+                "reduce it first (.sum(), .mean(), t[0]) or use .tolist()"
+            )
         return self.data.item()
 
     def numpy(self) -> np.ndarray:
@@ -228,15 +241,15 @@ class Tensor:
 
     def __float__(self) -> float:
         self._refuse_number_in_transform("float()")
-        return float(self.item())
+        return float(self._one_value("float()"))
 
     def __int__(self) -> int:
         self._refuse_number_in_transform("int()")
-        return int(self.item())
+        return int(self._one_value("int()"))
 
     def __complex__(self) -> complex:
         self._refuse_number_in_transform("complex()")
-        return complex(self.item())
+        return complex(self._one_value("complex()"))
 
     def __index__(self) -> int:
         if self.data.dtype.kind not in "iub":
@@ -245,12 +258,18 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.data.size != 1:
-            raise ValueError(
-                f"the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
+            raise NotOneElementError(
+                f"bool(): the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
             )
         return bool(self.data)
 
     __hash__ = object.__hash__
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` formats a one-element Tensor's value (as PyTorch); no spec gives ``str(t)``."""
+        if not spec:
+            return str(self)
+        return format(self.item(), spec)
 
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="Tensor(")
