@@ -71,8 +71,13 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
 @implements(np.nanstd)
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
            **kw: Any) -> Any:
-    """Standard deviation of the entries that are not NaN."""
-    return E.sqrt(nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims))
+    """Standard deviation of the entries that are not NaN (0, with derivatives 0, over one entry)."""
+    v = nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims)
+    single = (_count(a, axis, keepdims) == 1) & (ddof == 0)
+    if not np.any(single):
+        return E.sqrt(v)
+    # where one entry is left the variance is 0 to every order: keep it, and keep sqrt away from 0 there
+    return E.where(single, v, E.sqrt(E.where(single, 1.0, v)))
 
 
 @implements(np.nanmax)
