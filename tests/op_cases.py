@@ -27,6 +27,7 @@ from op_specs import (
     SPECS,
     Maker,
     Shapes,
+    _t_prod,
     all_distinct,
     bcast,
     nonzero,
@@ -247,6 +248,19 @@ def _sym(x: Any) -> Any:
 ANYWHERE = uniform(-2, 2)
 
 
+def with_zeros(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Entries away from 0, with about a quarter (at least one, two where there is room) exactly 0:
+    where "divide by the value" rules fail, and second derivatives of products are not 0."""
+    out = []
+    for s in shapes:
+        x = nonzero(-1.5, 1.5, 0.4)(rng, (s,), p)[0]
+        flat = x.reshape(-1)
+        k = max(min(2, flat.size), flat.size // 4)
+        flat[rng.choice(flat.size, size=k, replace=False)] = 0.0
+        out.append(flat.reshape(s))
+    return out
+
+
 def case(name: str, fn: Callable[..., Any], shapes: st.SearchStrategy, make: Maker = ANYWHERE,
          prims: tuple[str, ...] | str = (), torch: Callable[..., Any] | None = None, **kw: Any) -> Case:
     prims = (prims,) if isinstance(prims, str) else tuple(prims)
@@ -343,9 +357,11 @@ CUMULATIVE = [
          prims="cumsum", torch=lambda x, axis: _torch().cumsum(x, dim=axis)),
     case("cumprod", lambda x, axis: np.cumprod(x, axis=axis), axis_or_none(), nonzero(-1.5, 1.5, 0.4), prims="cumprod",
          torch=lambda x, axis: _torch().cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)),
-    case("cumprod_with_zero", lambda x: np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0])), fixed((4,)),
-         nonzero(-1.5, 1.5, 0.4), prims="prod", order=1, torch=lambda x: _torch().cumprod(x * _torch().tensor(
-             [1.0, 0.0, 1.0, 1.0], dtype=x.dtype), 0)),
+    case("cumprod_with_zeros", lambda x, axis: np.cumprod(x, axis=axis), axis_or_none(min_side=2), with_zeros,
+         prims="cumprod", order=3,
+         torch=lambda x, axis: _torch().cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)),
+    case("prod_with_zeros", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims), reduction(),
+         with_zeros, prims="prod", order=3, torch=lambda x, axis, keepdims: _t_prod(x, axis, keepdims)),
     case("diff", lambda x, axis, n: np.diff(x, n=n, axis=axis), st.tuples(axis_of(min_side=3),
          st.integers(0, 2)).map(lambda t: (t[0][0], {**t[0][1], "n": t[1]})), prims="subtract",
          torch=lambda x, axis, n: _torch().diff(x, n=n, dim=axis) if n else x),
