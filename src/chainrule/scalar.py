@@ -12,8 +12,8 @@ evaluated on floats when a node is built (first order, fast) and on Scalars by
 Scalar keeps its own walk instead of the Tensor engine's (:mod:`chainrule.autodiff.engine`):
 that engine asks each node for a tuple of ``(argnum, parent)`` pairs and calls its
 primitive's ``vjp`` once per edge, where a Scalar keeps up to two parents in slots (no tuple
-per node) and its sweep is one inlined multiply-add per edge; sharing it would make the
-million-node graphs several times slower and bigger.
+per node) and its sweep is one inlined multiply-add per edge. Nodes in the engine's form ran
+the same graph 1.3-1.7x slower when measured, and carry a tuple more per node.
 
 micrograd programs run unchanged with ``from chainrule import Scalar as Value``.
 """
