@@ -27,6 +27,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..ops._define import raw
+from ..ops.attention import scaled_dot_product_attention
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
 from ..ops.reductions import log_softmax, mean, softmax
 from ..ops.shape import getitem, moveaxis, reshape
@@ -35,7 +36,7 @@ from ..tensor import Tensor
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-    "layer_norm", "rms_norm", "dropout", "embedding",
+    "layer_norm", "rms_norm", "dropout", "embedding", "scaled_dot_product_attention",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
