@@ -26,11 +26,18 @@ class TorchAttention(nn.Module):
         self.dropout = dropout
         self.resid_drop = nn.Dropout(dropout)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, cache: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
         b, t, d = x.shape
         q, k, v = self.c_attn(x).view(b, t, 3, self.h, d // self.h).permute(2, 0, 3, 1, 4)
         p = self.dropout if self.training else 0.0
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
+        if cache is not None and "k" in cache:  # one new token attends to every cached one
+            k, v = torch.cat([cache["k"], k], dim=2), torch.cat([cache["v"], v], dim=2)
+            cache["k"], cache["v"] = k, v
+            y = F.scaled_dot_product_attention(q, k, v)
+        else:
+            if cache is not None:
+                cache["k"], cache["v"] = k, v
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
         return self.resid_drop(self.c_proj(y.transpose(1, 2).reshape(b, t, d)))
 
 
@@ -43,8 +50,8 @@ class TorchBlock(nn.Module):
         self.mlp = nn.Sequential(nn.Linear(d, ratio * d, bias=bias), nn.GELU(), nn.Linear(ratio * d, d, bias=bias),
                                  nn.Dropout(dropout))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.ln_1(x))
+    def forward(self, x: torch.Tensor, cache: dict[str, torch.Tensor] | None = None) -> torch.Tensor:
+        x = x + self.attn(self.ln_1(x), cache)
         return x + self.mlp(self.ln_2(x))
 
 
@@ -69,21 +76,30 @@ class TorchGPT(nn.Module):
                 else:
                     p.normal_(0.0, std if name.endswith(("c_proj.weight", "mlp.2.weight")) else 0.02)
 
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+    def forward(self, idx: torch.Tensor, caches: list[dict[str, torch.Tensor]] | None = None) -> torch.Tensor:
         t = idx.shape[1]
-        x = self.drop(self.wte(idx) + self.wpe(torch.arange(t)))
-        for block in self.blocks:
-            x = block(x)
+        start = caches[0]["k"].shape[2] if caches and "k" in caches[0] else 0
+        x = self.drop(self.wte(idx) + self.wpe(torch.arange(start, start + t)))
+        for i, block in enumerate(self.blocks):
+            x = block(x, caches[i] if caches else None)
         x = self.ln_f(x)
         return x @ self.wte.weight.T if self.lm_head is None else self.lm_head(x)
 
     @torch.no_grad()
-    def generate(self, idx: torch.Tensor, max_new_tokens: int, gen: torch.Generator) -> torch.Tensor:
-        """Sampling, one full forward pass per new token (PyTorch eager has no built-in cache here)."""
+    def generate(self, idx: torch.Tensor, max_new_tokens: int, gen: torch.Generator, use_cache: bool = True,
+                 temperature: float = 1.0) -> torch.Tensor:
+        """Sampling, the loop chainrule's ``generate`` runs: the prompt once, then one token per step
+        with a key/value cache (``use_cache``; the sequence must stay within the context), or the
+        whole window again for every token."""
+        if use_cache and idx.shape[1] + max_new_tokens > self.config.context_length:
+            raise ValueError("TorchGPT.generate: with the cache the sequence must fit the context")
+        caches: list[dict[str, torch.Tensor]] | None = [{} for _ in self.blocks] if use_cache else None
+        step_in = idx
         for _ in range(max_new_tokens):
-            logits = self(idx[:, -self.config.context_length:])[:, -1, :]
-            nxt = torch.multinomial(torch.softmax(logits, dim=-1), 1, generator=gen)
+            logits = self(step_in if use_cache else idx[:, -self.config.context_length:], caches)[:, -1, :]
+            nxt = torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1, generator=gen)
             idx = torch.cat([idx, nxt], dim=1)
+            step_in = nxt
         return idx
 
 
