@@ -210,7 +210,7 @@ def test_checkpoint_loads_model_and_tokenizer_and_damage_is_one_line(tmp_path):
     model = nn.GPT(nn.GPTConfig(**TINY), seed=0)
     ckpt = tmp_path / "ckpt.npz"
     Trainer(model, train, val, TrainConfig(batch_size=4, max_steps=2, warmup_steps=1), checkpoint_path=ckpt,
-            extra={"tokenizer": ByteTokenizer().spec()}).fit(progress=False)
+            tokenizer=ByteTokenizer()).fit(progress=False)
     loaded, tok, extra = load_gpt(ckpt)
     assert isinstance(tok, ByteTokenizer) and extra["step"] == 2 and not loaded.training
     assert all(np.array_equal(a.data, b.data) for a, b in zip(model.parameters(), loaded.parameters()))
@@ -218,7 +218,7 @@ def test_checkpoint_loads_model_and_tokenizer_and_damage_is_one_line(tmp_path):
     cases = {
         "truncated.npz": (data[: len(data) // 2], "is damaged or not an .npz archive"),
         "noise.npz": (b"\x00garbage" * 10, "is damaged or not an .npz archive"),
-        "pickle.npz": (b"\x80\x04K\x01.", "is damaged or not an .npz archive"),
+        "pickle.npz": (b"\x80\x04K\x01.", "holds pickled Python objects; refused"),
     }
     for name, (content, message) in cases.items():
         (tmp_path / name).write_bytes(content)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..nn.gpt import GPT, GPTConfig
-from ..nn.serialize import load
+from ..nn.serialize import UnsafeFileError, load
 from .errors import GPTError
 from .tokens import Tokenizer, tokenizer_from_spec
 
@@ -39,8 +39,14 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
                        f"checkpoint {path!r} is not a file")
     try:
         state = load(path)
+    except UnsafeFileError:
+        raise GPTError(f"checkpoint {path!r} holds pickled Python objects; refused (loading could run code)") from None
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
-        raise GPTError(f"checkpoint {path!r} is damaged or not an .npz archive ({_one_line(e)})") from None
+        reason = _one_line(e)
+        if "not a NumPy .npz archive" in reason:  # nn.load's long explanation says no more than this
+            raise GPTError(f"checkpoint {path!r} is damaged or not an .npz archive") from None
+        reason = reason if len(reason) <= 80 else reason[:77] + "..."
+        raise GPTError(f"checkpoint {path!r} is damaged or not an .npz archive ({reason})") from None
     extra = state.get("extra") if isinstance(state, dict) else None
     if not isinstance(extra, dict) or extra.get("format") != FORMAT or "model" not in state:
         raise GPTError(f"checkpoint {path!r} is not a chainrule GPT checkpoint (written by `chainrule gpt train`)")
@@ -61,7 +67,9 @@ def load_gpt(path: str | os.PathLike[str]) -> tuple[GPT, Tokenizer, dict[str, An
         model.load_state_dict(state["model"])
     except (KeyError, TypeError, ValueError) as e:
         raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load ({_one_line(e)})") from None
-    tokenizer = tokenizer_from_spec(extra.get("tokenizer"))
+    if "tokenizer" not in extra:
+        raise GPTError(f"checkpoint {os.fspath(path)!r} holds no tokenizer (train with Trainer(..., tokenizer=...))")
+    tokenizer = tokenizer_from_spec(extra["tokenizer"])
     if tokenizer.vocab_size > config.vocab_size:
         raise GPTError(
             f"checkpoint {os.fspath(path)!r} is damaged: its tokenizer has {tokenizer.vocab_size} tokens but the "

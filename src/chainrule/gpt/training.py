@@ -104,12 +104,13 @@ def lm_loss(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
 class Trainer:
     """Trains ``model`` on windows of ``train`` and validates on ``val`` (both :class:`TokenStream`).
 
-    ``checkpoint_path``: where :meth:`fit` saves (``None``: nowhere); ``extra``: more values to
-    store in it (the tokenizer, for one).
+    ``checkpoint_path``: where :meth:`fit` saves (``None``: nowhere); ``tokenizer``: stored in the
+    checkpoint (so :func:`chainrule.gpt.load_gpt` can encode prompts); ``extra``: more values to store.
     """
 
     def __init__(self, model: Any, train: TokenStream, val: TokenStream, config: TrainConfig,
-                 checkpoint_path: str | os.PathLike[str] | None = None, extra: dict[str, Any] | None = None) -> None:
+                 checkpoint_path: str | os.PathLike[str] | None = None, tokenizer: Any = None,
+                 extra: dict[str, Any] | None = None) -> None:
         self.model, self.train_data, self.val_data, self.config = model, train, val, config
         self.context = model.config.context_length
         for name, stream in (("training", train), ("validation", val)):
@@ -120,6 +121,8 @@ class Trainer:
                 )
         self.checkpoint_path = None if checkpoint_path is None else os.fspath(checkpoint_path)
         self.extra = dict(extra or {})
+        if tokenizer is not None:
+            self.extra["tokenizer"] = tokenizer.spec()
         c = config
         self.optimizer = AdamW(weight_decay_groups(model, c.weight_decay), lr=c.lr, betas=c.betas, eps=c.eps)
         total = c.max_steps if c.max_steps is not None else 10**9  # fixed after timing the first steps
