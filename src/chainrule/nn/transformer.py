@@ -96,7 +96,7 @@ class CausalSelfAttention(Module):
         q, k, v = qkv[0], qkv[1], qkv[2]
         if cache is None:
             p = self.dropout if self.training else 0.0
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p, rng=self.resid_drop.rng)  # seeded
         else:
             start = cache.length
             keys, values = cache.append(_raw(k), _raw(v))
