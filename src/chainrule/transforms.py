@@ -26,6 +26,7 @@ import numpy as np
 
 from . import _pytree
 from .autodiff import backprop, engine, forward
+from .autodiff import batching as _batching
 from .autodiff.modes import tracing
 from .scalar import Scalar
 from .tensor import Tensor
@@ -41,6 +42,12 @@ def _transform() -> Any:
     finally:
         engine.set_grad_enabled(previous)
         tracing.depth -= 1
+
+
+def _lifted() -> Any:
+    from .batching import lifted  # only inside vmap (the batching package imports this module)
+
+    return lifted
 
 
 def _traced(t: Any) -> bool:
@@ -154,6 +161,8 @@ def value_and_grad(
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels:  # inside vmap: every example's gradient at once
+            return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs)
         nums = _argnums(argnums, len(args), "grad")
         with _transform():
             new_args, parts = _prepare(args, nums, "grad")
@@ -225,6 +234,8 @@ def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., A
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels:
+            return _lifted().elementwise_grad(f, argnums, args, kwargs)
         out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
         return pullback(np.ones_like(_as_array(out, "elementwise_grad"), dtype=float))[argnums]
 
@@ -240,6 +251,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
         >>> pullback(np.array([1.0, 10.0]))
         (array([ 3., 30.]),)
     """
+    if _batching.levels:
+        return _lifted().vjp(f, primals)
     nums = tuple(range(len(primals)))
     with _transform():
         new_args, parts = _prepare(primals, nums, "vjp")
@@ -249,6 +262,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
     fresh = [x for _, _, xs in parts for x in xs]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
+        if _batching.open and _batching.batched_tree(cotangent):  # vmap of a pullback: once per example
+            return _lifted().pullback_per_example(pullback, cotangent)
         cts, ct_def = _pytree.flatten(cotangent)
         if len(cts) != len(out_leaves):
             raise ValueError(f"vjp: the cotangent has {len(cts)} leaves, the output {len(out_leaves)}")
@@ -284,6 +299,8 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
         raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    if _batching.levels:
+        return _lifted().jvp(f, primals, tangents)
     like = primals[0] if len(primals) == 1 else None
     with _transform():
         with forward.new_level() as level:
@@ -343,6 +360,8 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels:
+            return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
         with _transform():
             new_args, parts = _prepare(args, nums, "jacrev")
@@ -376,6 +395,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels:
+            return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
         leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]
         out_def: Any = None

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, forward
+from . import batching, engine, forward
 
 Rule = Callable[..., Any]
 
@@ -154,6 +154,8 @@ def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 
 def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out."""
+    if batching.open and batching.batched_in(args, kw):  # inside vmap: the op's batching rule
+        return batching.dispatch(prim, args, kw)
     vals = []
     parents = []
     tensors = False
