@@ -27,6 +27,7 @@ import numpy as np
 
 from . import _pytree
 from .autodiff import backprop
+from .autodiff import batching as _batching
 from .core import state
 from .scalar import Scalar
 from .tensor import Tensor
@@ -53,6 +54,12 @@ def _named(name: str) -> Any:
         yield
     finally:
         _name.value = previous
+
+
+def _lifted() -> Any:
+    from .batching import lifted  # only inside vmap (the batching package imports this module)
+
+    return lifted
 
 
 def _traced(t: Any) -> bool:
@@ -207,6 +214,8 @@ def value_and_grad(
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels:  # inside vmap: every example's gradient at once
+            return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs)
         nums = _argnums(argnums, len(args), "grad")
         with _transform():
             new_args, parts = _prepare(args, nums, "grad")
@@ -283,6 +292,8 @@ def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., A
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels:
+            return _lifted().elementwise_grad(f, argnums, args, kwargs)
         with _named("elementwise_grad"):
             out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
         if isinstance(out, (tuple, list, dict)):
@@ -320,6 +331,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
         >>> pullback(np.array([1.0, 10.0]))
         (array([ 3., 30.]),)
     """
+    if _batching.levels:
+        return _lifted().vjp(f, primals)
     nums = tuple(range(len(primals)))
     with _transform():
         new_args, parts = _prepare(primals, nums, _name.get("vjp"))
@@ -330,6 +343,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
     fresh = [x for _, _, xs in parts for x in xs]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
+        if _batching.open and _batching.batched_tree(cotangent):  # vmap of a pullback: once per example
+            return _lifted().pullback_per_example(pullback, cotangent)
         cts, ct_def = _pytree.flatten(cotangent)
         if len(cts) != len(out_leaves):
             raise ValueError(f"vjp: the cotangent has {len(cts)} leaves, the output {len(out_leaves)}")
@@ -365,6 +380,8 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
         raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    if _batching.levels:
+        return _lifted().jvp(f, primals, tangents)
     like = primals[0] if len(primals) == 1 else None
     with _transform():
         with state.new_level() as level:
@@ -426,6 +443,8 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels:
+            return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
         with _transform():
             new_args, parts = _prepare(args, nums, "jacrev")
@@ -462,6 +481,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels:
+            return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
         leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]
         out_def: Any = None

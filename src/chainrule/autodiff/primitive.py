@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..core import state
+from . import batching
 
 Rule = Callable[..., Any]
 
@@ -170,6 +171,8 @@ def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 
 def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out."""
+    if batching.open and batching.batched_in(args, kw):  # inside vmap: the op's batching rule
+        return batching.dispatch(prim, args, kw)
     vals = []
     parents = []
     tensors = False
