@@ -10,8 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import allocator, ops  # noqa: F401
 from . import constructors as _constructors
-from . import ops  # noqa: F401
 from .autodiff.engine import is_grad_enabled, set_grad_enabled  # noqa: F401
 from .autodiff.modes import enable_grad, no_grad  # noqa: F401
 from .ops import *  # noqa: F403
@@ -30,6 +30,8 @@ rand, randn, zeros_like, ones_like, full_like = (
 
 Value = Scalar  # micrograd's name
 
+allocator._configure_from_environment()  # keep freed array memory for reuse (CHAINRULE_MALLOC=0: off)
+
 __version__ = "0.1.0"
 
 # Names served from submodules, imported on first use (keeps `import chainrule` light).
@@ -42,10 +44,13 @@ _LAZY = {
     "gradcheck": "checking", "GradcheckError": "checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
+    "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
+    "jit": "jit",
+    "vmap": "batching",
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special",
+    "linalg", "special", "batching",
 }
 
 

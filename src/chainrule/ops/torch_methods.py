@@ -5,7 +5,7 @@ way (``t.sum(axis=1)``, ``t.std()``, ``t.repeat(3)``); called with PyTorch's key
 (``dim=``, ``keepdim=``) it has PyTorch's meaning, including where the two libraries
 differ: ``t.max(dim=1)`` returns ``(values, indices)`` and ``t.std(dim=1)`` is the unbiased
 (``correction=1``) estimate, as in PyTorch. Names only PyTorch has (``view``, ``unsqueeze``,
-``permute``, ``clamp``, ``masked_fill``, ...) have PyTorch's meaning.
+``permute``, ``clamp``, ...) have PyTorch's meaning (``masked_fill`` is in :mod:`chainrule.ops.masking`).
 
 Example:
     >>> import chainrule as cr
@@ -278,17 +278,6 @@ def cuda(self: Tensor, *args: Any, **kw: Any) -> Any:
     raise RuntimeError("cuda(): chainrule runs on the CPU (NumPy) only; there is no GPU to move the Tensor to")
 
 
-def masked_fill(self: Tensor, mask: Any, value: Any) -> Any:
-    """PyTorch's ``masked_fill``: ``value`` where the boolean ``mask`` holds, else self (gradient to self there)."""
-    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
-    if m.dtype != np.bool_:
-        raise TypeError(f"masked_fill: mask must be boolean, got dtype {m.dtype}; use mask != 0")
-    if isinstance(value, Tensor) and value.ndim:
-        raise ValueError(f"masked_fill: value must be a number or a 0-d Tensor, got shape {value.shape}")
-    fill = value if isinstance(value, Tensor) else np.asarray(value, dtype=self.dtype)
-    return E.where(m, fill, self)
-
-
 def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
     """Indices of a stable sort (equal entries keep their order), ascending or descending."""
     if descending:  # negating keeps ties in order, as PyTorch's stable descending sort
@@ -333,7 +322,7 @@ TORCH_METHODS: dict[str, Any] = {
     "view": view, "unsqueeze": unsqueeze, "permute": permute, "transpose": transpose, "t": t,
     "expand": expand, "flatten": flatten, "clamp": clamp,
     "repeat_interleave": repeat_interleave, "index_select": index_select,
-    "norm": norm, "to": to, "cuda": cuda, "masked_fill": masked_fill,
+    "norm": norm, "to": to, "cuda": cuda,
     "pow": E.power, "clone": lambda self: S.copy(self),
     "contiguous": lambda self: self, "cpu": lambda self: self,
     "numel": lambda self: int(self.data.size), "dim": lambda self: self.data.ndim,
