@@ -249,3 +249,11 @@ def test_where_no_derivative_exists_the_error_names_the_op_and_the_matrix(name, 
 def test_singular_member_of_a_stack_is_described():
     with pytest.raises(np.linalg.LinAlgError, match=r"inv: a 2x2 matrix of the stack \(2,\) is singular"):
         np.linalg.inv(cr.Tensor(np.stack([SINGULAR, np.eye(2)]), requires_grad=True))
+
+
+def test_power_cross_derivative_at_exponent_zero():
+    # d2 (x**y) / dx dy = x**(y-1) (1 + y log x): 1/x at y = 0 (torch's Hessian drops it there)
+    h = cr.hessian(lambda x, y: x**y, argnums=(0, 1))(2.0, 0.0)
+    assert h[0][1] == h[1][0] == 0.5
+    np.testing.assert_allclose(h[1][1], np.log(2.0) ** 2)
+    assert cr.jacfwd(cr.grad(lambda x, y: x**y, argnums=0), argnums=1)(2.0, 0.0) == 0.5
