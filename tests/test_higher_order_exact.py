@@ -15,6 +15,12 @@ import chainrule as cr
 from chainrule.autodiff.primitive import Primitive
 
 torch = pytest.importorskip("torch")
+try:  # SciPy is an optional extra: without it the xlogy cases are left out
+    import scipy.special as scipy_special
+
+    import chainrule.special  # noqa: F401  (registers scipy.special's functions)
+except ImportError:  # pragma: no cover
+    scipy_special = None
 tfunc = torch.func
 
 
@@ -48,13 +54,22 @@ CASES = [
     ("max_ties", lambda x: np.max(x) * np.sum(x), lambda x: torch.amax(x) * x.sum(), np.array([1.0, 3.0, 3.0])),
     ("prod_times_sum", lambda x: np.prod(x) * np.sum(x**2), lambda x: torch.prod(x) * (x**2).sum(),
      np.array([0.0, 1.0, -2.0])),
+    ("norm_zero_rows", lambda x: np.sum(np.linalg.norm(x, axis=-1) * WEIGHTS[:3]),
+     lambda x: (torch.linalg.vector_norm(x, dim=-1) * t64(WEIGHTS[:3])).sum(),
+     np.array([[0.0, 0.0], [1.0, -2.0], [0.0, 0.0]])),
+    ("xlogy_x_zero", lambda v: np.sum(scipy_special.xlogy(v[:2], v[2:]) * WEIGHTS[:2]),
+     lambda v: (torch.xlogy(v[:2], v[2:]) * t64(WEIGHTS[:2])).sum(), np.array([0.0, 1.5, 2.0, 0.5])),
+    ("xlog1py_x_zero", lambda v: np.sum(scipy_special.xlog1py(v[:2], v[2:]) * WEIGHTS[:2]),
+     lambda v: (torch.special.xlog1py(v[:2], v[2:]) * t64(WEIGHTS[:2])).sum(), np.array([0.0, 1.5, 2.0, 0.5])),
     ("det_rank1_2x2", lambda a: np.linalg.det(a), torch.linalg.det, np.array([[1.0, 2.0], [2.0, 4.0]])),
     # torch.linalg.det's Hessian is NaN at rank n-2: its twin here is the Leibniz formula
     ("det_zero_2x2", lambda a: np.linalg.det(a), lambda a: a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0], np.zeros((2, 2))),
 ]
 
-if hasattr(np, "cumulative_prod") is False:  # pragma: no cover (NumPy < 2.1)
+if not hasattr(np, "cumulative_prod"):  # pragma: no cover (NumPy < 2.1)
     CASES = [c for c in CASES if c[0] != "cumulative_prod"]
+if scipy_special is None:  # pragma: no cover
+    CASES = [c for c in CASES if not c[0].startswith("xlog")]
 
 
 @pytest.mark.oracle

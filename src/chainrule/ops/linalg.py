@@ -568,7 +568,9 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 # -- norms ------------------------------------------------------------------------------------------------
 def _safe(ans: Any) -> Any:
-    return np.where(raw(ans) == 0, 1.0, ans)
+    # at a zero vector x / inf = 0: the gradient there is 0, and so are its derivatives (PyTorch's
+    # convention); dividing by 1 instead would make the Hessian at 0 the identity
+    return np.where(raw(ans) == 0, np.inf, ans)
 
 
 _norm2 = Primitive("norm2", lambda x, axis, keepdims: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)))
