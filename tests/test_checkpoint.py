@@ -165,3 +165,11 @@ def test_no_grad_and_constants_just_run_the_block():
         out = cr.checkpoint(lambda v: v * 2.0)(leaf([1.0]))
     assert not out.requires_grad
     np.testing.assert_allclose(cr.checkpoint(lambda v: v * 2.0)(np.array([1.0])), [2.0])
+
+
+def test_constant_outputs_come_back_as_they_are():
+    x = leaf([0.1, 0.2])
+    y, n, tag, const = cr.checkpoint(lambda v: (v * 3.0, 7, "tag", np.ones(2)))(x)
+    assert n == 7 and tag == "tag" and isinstance(const, np.ndarray)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.data, [3.0, 3.0])

@@ -62,19 +62,18 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -
     outer = _outside_tensors([o for o in out_leaves if isinstance(o, Tensor)], {id(stand_ins[i]) for i in diff}, start)
     if not any(isinstance(o, Tensor) and o._rg for o in out_leaves):
         return out  # the result does not depend on anything differentiated
-    for o in out_leaves:
-        if not isinstance(o, (Tensor, np.ndarray, float, int, np.generic)):
-            raise TypeError(f"checkpoint: the block must return arrays (or a pytree of them), got {type(o).__name__}")
-    shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in out_leaves]
-    values = [np.ravel(o.data if isinstance(o, Tensor) else o) for o in out_leaves]
+    traced = [i for i, o in enumerate(out_leaves) if isinstance(o, Tensor) and o._rg]  # other leaves: constants
+    shapes = [out_leaves[i].shape for i in traced]
+    values = [np.ravel(out_leaves[i].data) for i in traced]
     flat = np.concatenate(values).astype(np.result_type(*values, np.float16))  # floats, in the block's precision
+    pieces = list(out_leaves)
     del out, out_leaves  # the recorded insides go now: backward recomputes them
     params = [leaves[i] for i in diff] + outer
-    node = apply(_Recompute(f, treedef, leaves, diff, len(outer), flat, randomness), tuple(params), {})
-    pieces, k = [], 0
-    for s in shapes:
+    node = apply(_Recompute(f, treedef, leaves, diff, len(outer), flat, randomness, traced), tuple(params), {})
+    k = 0
+    for i, s in zip(traced, shapes):
         n = int(np.prod(s))
-        pieces.append(node[k:k + n].reshape(s))
+        pieces[i] = node[k:k + n].reshape(s)
         k += n
     return _pytree.unflatten(out_def, pieces)
 
@@ -168,14 +167,14 @@ class _RandomState:
 class _Recompute(Primitive):
     """The node of one checkpointed call: its reverse rule reruns the block."""
 
-    __slots__ = ("block", "treedef", "leaves", "diff", "n_outer", "cache", "flat", "randomness")
+    __slots__ = ("block", "treedef", "leaves", "diff", "n_outer", "cache", "flat", "randomness", "traced")
 
     def __init__(self, block: Callable[..., Any], treedef: Any, leaves: list[Any], diff: list[int], n_outer: int,
-                 flat: np.ndarray, randomness: _RandomState) -> None:
+                 flat: np.ndarray, randomness: _RandomState, traced: list[int]) -> None:
         name = getattr(block, "__name__", type(block).__name__)
         super().__init__(f"checkpoint({name})", lambda *a: flat, register=False)
         self.block, self.treedef, self.leaves, self.diff, self.n_outer = block, treedef, leaves, diff, n_outer
-        self.flat, self.randomness = flat, randomness
+        self.flat, self.randomness, self.traced = flat, randomness, traced
         self.cache: Any = None
 
     def has_vjp(self) -> bool:
@@ -206,7 +205,11 @@ class _Recompute(Primitive):
             args, kwargs = _call_args(self.treedef, leaves)
             with self.randomness.replayed():  # the same dropout masks and random draws as the first run
                 out_leaves = _pytree.flatten(self.block(*args, **kwargs))[0]
-            flat = concatenate([ravel(o) if isinstance(o, Tensor) else Tensor._wrap(np.ravel(o)) for o in out_leaves])
+            outs = [out_leaves[i] if i < len(out_leaves) else None for i in self.traced]
+            if not all(isinstance(o, Tensor) for o in outs):
+                raise RuntimeError(f"{self.name}: running the block again in backward returned other kinds of values "
+                                   "than the first run; the block must be deterministic")
+            flat = concatenate([ravel(o) for o in outs])
         finally:
             engine.set_grad_enabled(previous)
         if flat.data.shape != self.flat.shape or not np.allclose(flat.data, self.flat, rtol=1e-9, atol=0.0,
