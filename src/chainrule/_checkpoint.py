@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from . import _pytree
-from .autodiff import engine, forward
 from .autodiff.backprop import grad as _grad_of
 from .autodiff.primitive import Primitive, apply, fit
+from .core import state
+from .core.state import grad_mode
 from .tensor import Tensor, _tick
 
 
@@ -43,7 +44,7 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if forward.active or not engine.is_grad_enabled():
+        if state.forward_levels() or not state.grad_enabled():
             return f(*args, **kwargs)  # nothing is kept for a backward pass: nothing to save
         return _run(f, args, kwargs)
 
@@ -153,14 +154,14 @@ class _RandomState:
     def replayed(self) -> Any:
         now = [(g, g.bit_generator.state) for g, _ in self.saved]
         legacy_now = np.random.get_state()
-        for g, state in self.saved:
-            g.bit_generator.state = state
+        for g, saved in self.saved:
+            g.bit_generator.state = saved
         np.random.set_state(self.legacy)
         try:
             yield
         finally:
-            for g, state in now:
-                g.bit_generator.state = state
+            for g, current in now:
+                g.bit_generator.state = current
             np.random.set_state(legacy_now)
 
 
@@ -200,8 +201,7 @@ class _Recompute(Primitive):
             wanted = [fresh[i] for i in self.diff] + outer
         from .ops.shape import concatenate, ravel
 
-        previous = engine.set_grad_enabled(True)
-        try:
+        with grad_mode(True):
             args, kwargs = _call_args(self.treedef, leaves)
             with self.randomness.replayed():  # the same dropout masks and random draws as the first run
                 out_leaves = _pytree.flatten(self.block(*args, **kwargs))[0]
@@ -210,8 +210,6 @@ class _Recompute(Primitive):
                 raise RuntimeError(f"{self.name}: running the block again in backward returned other kinds of values "
                                    "than the first run; the block must be deterministic")
             flat = concatenate([ravel(o) for o in outs])
-        finally:
-            engine.set_grad_enabled(previous)
         if flat.data.shape != self.flat.shape or not np.allclose(flat.data, self.flat, rtol=1e-9, atol=0.0,
                                                                  equal_nan=True):
             raise RuntimeError(

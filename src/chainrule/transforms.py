@@ -18,27 +18,30 @@ Example:
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
 from . import _pytree
-from .autodiff import backprop, engine, forward
-from .autodiff.modes import tracing
+from .autodiff import backprop
+from .autodiff import batching as _batching
+from .core import state
 from .scalar import Scalar
 from .tensor import Tensor
 
+_transform = state.transform  # record the graph, and count the transform (inside one, results stay traced)
 
-class _TransformName(threading.local):
-    """The public transform being run, for error messages of the inner ones it is built on."""
 
-    value: str | None = None
+# The public transform being run (per thread and task), for error messages of the inner ones it is built on.
+_NAME: ContextVar[str | None] = ContextVar("chainrule_transform_name", default=None)
 
+
+class _TransformName:
     def get(self, default: str) -> str:
-        return self.value or default
+        return _NAME.get() or default
 
 
 _name = _TransformName()
@@ -46,28 +49,22 @@ _name = _TransformName()
 
 @contextmanager
 def _named(name: str) -> Any:
-    previous, _name.value = _name.value, _name.value or name
+    token = _NAME.set(_NAME.get() or name)
     try:
         yield
     finally:
-        _name.value = previous
+        _NAME.reset(token)
 
 
-@contextmanager
-def _transform() -> Any:
-    """Run a transform: record the graph, and count it (inside one, results stay traced)."""
-    tracing.depth += 1
-    previous = engine.set_grad_enabled(True)
-    try:
-        yield
-    finally:
-        engine.set_grad_enabled(previous)
-        tracing.depth -= 1
+def _lifted() -> Any:
+    from .batching import lifted  # only inside vmap (the batching package imports this module)
+
+    return lifted
 
 
 def _traced(t: Any) -> bool:
     return isinstance(t, Tensor) and (
-        t._rg or bool(t._tangents and any(forward.visible(k) for k in t._tangents))
+        t._rg or bool(t._tangents and state.any_visible(t._tangents))
     )
 
 
@@ -110,7 +107,7 @@ def _output(value: Any, like: Any = None) -> Any:
     Called from inside the transform's own context, so an outer transform means depth > 1.
     """
     if isinstance(value, Tensor):
-        if tracing.depth > 1 and _traced(value):
+        if state.transform_depth() > 1 and _traced(value):
             return value
         value = value.data
     if isinstance(value, Scalar):
@@ -203,7 +200,7 @@ def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> 
     live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._rg]
     if not live:
         return [np.zeros_like(t.data) for t in fresh]
-    create = tracing.depth > 1 or any(_traced(t) and t._parents for t in fresh)
+    create = state.transform_depth() > 1 or any(_traced(t) and t._parents for t in fresh)
     return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create))
 
 
@@ -217,6 +214,8 @@ def value_and_grad(
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels:  # inside vmap: every example's gradient at once
+            return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs)
         nums = _argnums(argnums, len(args), "grad")
         with _transform():
             new_args, parts = _prepare(args, nums, "grad")
@@ -293,6 +292,8 @@ def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., A
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels:
+            return _lifted().elementwise_grad(f, argnums, args, kwargs)
         with _named("elementwise_grad"):
             out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
         if isinstance(out, (tuple, list, dict)):
@@ -330,6 +331,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
         >>> pullback(np.array([1.0, 10.0]))
         (array([ 3., 30.]),)
     """
+    if _batching.levels:
+        return _lifted().vjp(f, primals)
     nums = tuple(range(len(primals)))
     with _transform():
         new_args, parts = _prepare(primals, nums, _name.get("vjp"))
@@ -340,6 +343,8 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
     fresh = [x for _, _, xs in parts for x in xs]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
+        if _batching.open and _batching.batched_tree(cotangent):  # vmap of a pullback: once per example
+            return _lifted().pullback_per_example(pullback, cotangent)
         cts, ct_def = _pytree.flatten(cotangent)
         if len(cts) != len(out_leaves):
             raise ValueError(f"vjp: the cotangent has {len(cts)} leaves, the output {len(out_leaves)}")
@@ -375,9 +380,11 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
         raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    if _batching.levels:
+        return _lifted().jvp(f, primals, tangents)
     like = primals[0] if len(primals) == 1 else None
     with _transform():
-        with forward.new_level() as level:
+        with state.new_level() as level:
             args = []
             for p, t in zip(primals, tangents):
                 p_leaves, p_def = _pytree.flatten(p)
@@ -436,6 +443,8 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels:
+            return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
         with _transform():
             new_args, parts = _prepare(args, nums, "jacrev")
@@ -444,7 +453,7 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             _check_leaves(out_leaves, out, "jacrev")
             fresh = [x for _, _, xs in parts for x in xs]
             likes = [leaf for _, leaves, _ in parts for leaf in leaves]
-            stacker = _stack_traced if tracing.depth > 1 else np.stack
+            stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             per_output = []
             for out in out_leaves:
                 t = _as_tensor(out, "jacrev")
@@ -472,6 +481,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels:
+            return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
         leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]
         out_def: Any = None
@@ -484,7 +495,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
 
         with _transform(), _named("jacfwd"):
-            stacker = _stack_traced if tracing.depth > 1 else np.stack
+            stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             for k, (leaves, treedef) in enumerate(leaves_per_arg):
                 for j, leaf in enumerate(leaves):
                     arr = _float(_as_array(leaf, "jacfwd"))

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, forward
+from ..core import state
+from . import batching
 
 Rule = Callable[..., Any]
 
@@ -170,6 +171,8 @@ def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
 
 def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out."""
+    if batching.open and batching.batched_in(args, kw):  # inside vmap: the op's batching rule
+        return batching.dispatch(prim, args, kw)
     vals = []
     parents = []
     tensors = False
@@ -200,14 +203,14 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     out._parents = ()
     out._version = 0
     out._stamp = _tick()
-    if parents and engine._grad_enabled:
+    if parents and _grad_enabled():
         out._rg = True
         out._prim = prim
         out._args = args
         out._raw = vals
         out._kw = kw
         out._parents = tuple(parents)
-    if forward.active:
+    if _forward_levels():
         _propagate_tangents(prim, out, args, kw)
     return out
 
@@ -240,16 +243,16 @@ def _propagate_tangents(prim: Primitive, out: Tensor, args: tuple[Any, ...], kw:
     levels = set()
     for a in args:
         if isinstance(a, Tensor) and a._tangents:
-            levels.update(lv for lv in a._tangents if forward.visible(lv))
+            levels.update(lv for lv in a._tangents if state.visible(lv))
     if not levels:
         return
     out._tangents = {}
     for level in sorted(levels):
-        with forward.below(level):
+        with state.below(level):
             traced = any(
                 isinstance(a, Tensor)
                 and (
-                    (engine._grad_enabled and a._rg)
+                    (a._rg and _grad_enabled())
                     or _has_visible_tangent(a)
                     or _has_visible_tangent(a._tangents.get(level) if a._tangents else None)
                 )
@@ -274,10 +277,12 @@ def _propagate_tangents(prim: Primitive, out: Tensor, args: tuple[Any, ...], kw:
 
 
 def _has_visible_tangent(x: Any) -> bool:
-    return isinstance(x, Tensor) and bool(x._tangents) and any(forward.visible(lv) for lv in x._tangents)
+    return isinstance(x, Tensor) and bool(x._tangents) and state.any_visible(x._tangents)
 
 
 from ..scalar import Scalar  # noqa: E402
 from ..tensor import Tensor, _tick  # noqa: E402  (Tensor's methods call primitives; import last)
 
 _new = object.__new__
+_grad_enabled = state.grad_enabled
+_forward_levels = state.forward_levels

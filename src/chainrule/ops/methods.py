@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import engine, forward
+from ..core.state import is_traced
 from ..tensor import Tensor
 from . import arrays as A
 from . import contraction as C
@@ -137,7 +137,7 @@ def _traced(values: Any) -> bool:
     while stack:
         v = stack.pop()
         if isinstance(v, Tensor):
-            if (engine._grad_enabled and v._rg) or (v._tangents and any(forward.visible(k) for k in v._tangents)):
+            if is_traced(v):
                 return True
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
