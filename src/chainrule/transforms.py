@@ -582,7 +582,7 @@ def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable
     Example:
         >>> import chainrule as cr
         >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
-        array(-12.)
+        -12.0
     """
     return jacrev(grad(f, argnums), argnums)
 
