@@ -71,11 +71,12 @@ def _linear_vjp_x(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
 
 def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     nd = x.ndim
-    if nd == 2:
-        return g.T @ x
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
-    return _rows(g).T @ _rows(x)
+    g2, x2 = _rows(g), _rows(x)
+    if g2.shape[1] < x2.shape[1] and type(g2) is np.ndarray:  # OpenBLAS is much slower with the short side first
+        return (x2.T @ g2).T
+    return g2.T @ x2
 
 
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
