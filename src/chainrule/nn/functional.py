@@ -29,7 +29,7 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..ops._define import raw
 from ..ops._saved import Saved, on_values
-from ..ops.attention import scaled_dot_product_attention
+from ..ops.attention import qkv_attention, scaled_dot_product_attention
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
 from ..ops.gauss import ndtr, ndtr_table
 from ..ops.masking import masked_fill, masked_softmax
@@ -43,7 +43,7 @@ __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
     "layer_norm", "rms_norm", "dropout", "embedding", "scaled_dot_product_attention",
-    "masked_softmax", "masked_fill",
+    "masked_softmax", "masked_fill", "qkv_attention",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
