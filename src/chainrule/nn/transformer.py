@@ -33,6 +33,7 @@ class KVCache:
     """Keys and values of the tokens seen so far, for one attention layer (preallocated buffers).
 
     ``k`` and ``v`` have shape (batch, heads, capacity, head_dim); ``length`` positions are filled.
+    For generation (under ``no_grad``): the cached keys and values are constants, not part of a graph.
     """
 
     __slots__ = ("k", "v", "length")
