@@ -36,7 +36,7 @@ from .module import LoadResult, Module, StateDictError
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .serialize import UnsafeFileError, load, load_checkpoint, save, save_checkpoint
-from .transformer import CausalSelfAttention, KVCache, TransformerBlock
+from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
 
 __all__ = [
     "Module", "Parameter", "StateDictError", "LoadResult",
@@ -45,5 +45,5 @@ __all__ = [
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
     "functional", "init", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "progress",
-    "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
+    "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
 ]

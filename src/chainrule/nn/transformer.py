@@ -1,6 +1,8 @@
 """Transformer layers: ``MultiheadAttention`` (PyTorch's), ``CausalSelfAttention`` with a key/value
 cache, and a pre-norm ``TransformerBlock`` (LayerNorm, attention, residual, LayerNorm, MLP, residual).
 
+Attention itself is one fused primitive, ``nn.functional.scaled_dot_product_attention``.
+
 Example:
     >>> import numpy as np
     >>> from chainrule import nn
@@ -15,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.reductions import softmax
+from ..ops.shape import getitem
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -22,6 +26,7 @@ from .activations import GELU
 from .containers import Sequential
 from .layers import Dropout, LayerNorm, Linear
 from .module import Module
+from .parameter import Parameter, resolve_dtype
 
 
 class KVCache:
@@ -135,3 +140,145 @@ class TransformerBlock(Module):
     def forward(self, x: Any, cache: KVCache | None = None) -> Any:
         x = x + self.attn(self.ln_1(x), cache)
         return x + self.mlp(self.ln_2(x))
+
+
+def _additive(mask: Any, dtype: np.dtype, where: str) -> Any:
+    """A PyTorch ``nn.MultiheadAttention`` mask as an additive one: bool True means *not allowed*."""
+    if mask is None:
+        return None
+    if isinstance(mask, Tensor):
+        return mask if mask.data.dtype != bool else _additive(mask.data, dtype, where)
+    m = np.asarray(mask)
+    if m.dtype == bool:
+        return np.where(m, dtype.type(-np.inf), dtype.type(0))
+    if m.dtype.kind != "f":
+        raise TypeError(f"MultiheadAttention: {where} must be boolean or floating point, got {m.dtype}")
+    return m.astype(dtype, copy=False)
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention with PyTorch's arguments, parameter names and results.
+
+    Parameters: ``in_proj_weight`` (3E, E), ``in_proj_bias`` (3E), ``out_proj.weight`` (E, E),
+    ``out_proj.bias`` (E), so ``load_state_dict`` takes a ``torch.nn.MultiheadAttention``'s
+    state dict (as NumPy arrays). ``forward(query, key, value, key_padding_mask=None,
+    need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False)`` returns
+    ``(output, weights)``; inputs are (L, N, E), or (N, L, E) with ``batch_first=True``, or (L, E)
+    unbatched. Boolean masks mean True = *not allowed* (PyTorch's convention here); float masks are
+    added to the scores. ``weights`` (averaged over heads unless ``average_attn_weights=False``)
+    is None with ``need_weights=False``, which takes the fused attention path.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> mha = nn.MultiheadAttention(8, 2, batch_first=True, rng=0)
+        >>> x = np.ones((3, 5, 8), dtype=np.float32)
+        >>> out, w = mha(x, x, x)
+        >>> out.shape, w.shape
+        ((3, 5, 8), (3, 5, 5))
+    """
+
+    def __init__(
+        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = False,
+        dtype: Any = None, rng: Any = None,
+    ) -> None:
+        super().__init__()
+        if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
+            raise ValueError(
+                f"MultiheadAttention: embed_dim={embed_dim} must be a positive multiple of num_heads={num_heads}"
+            )
+        if not 0.0 <= dropout < 1.0:
+            raise ValueError(f"MultiheadAttention: dropout must be in [0, 1), got {dropout}")
+        dt = resolve_dtype(dtype, "MultiheadAttention")
+        gen = init.generator(rng)
+        self.embed_dim, self.num_heads, self.head_dim = int(embed_dim), int(num_heads), embed_dim // num_heads
+        self.dropout, self.batch_first = float(dropout), bool(batch_first)
+        self.in_proj_weight = init.xavier_uniform_(Parameter(np.zeros((3 * embed_dim, embed_dim)), dtype=dt), rng=gen)
+        self.in_proj_bias = Parameter(np.zeros(3 * embed_dim), dtype=dt) if bias else None
+        self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dt, rng=gen)
+        if bias:
+            self.out_proj.bias.data[...] = 0.0
+        self._rng = gen
+
+    def forward(
+        self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,
+        attn_mask: Any = None, average_attn_weights: bool = True, is_causal: bool = False,
+    ) -> tuple[Any, Any]:
+        dt = self.in_proj_weight.data.dtype
+        q_in, k_in, v_in = (x if isinstance(x, Tensor) else np.asarray(x, dtype=dt) for x in (query, key, value))
+        unbatched = np.ndim(_raw(q_in)) == 2
+        if unbatched:
+            q_in, k_in, v_in = (x[:, None] if isinstance(x, Tensor) else x[:, None] for x in (q_in, k_in, v_in))
+            if key_padding_mask is not None:
+                key_padding_mask = np.asarray(_raw(key_padding_mask))[None]
+        if not self.batch_first or unbatched:  # (L, N, E) -> (N, L, E)
+            q_in, k_in, v_in = (x.swapaxes(0, 1) if isinstance(x, Tensor) else x.swapaxes(0, 1)
+                                for x in (q_in, k_in, v_in))
+        n, L, e = np.shape(_raw(q_in))
+        s = np.shape(_raw(k_in))[1]
+        if e != self.embed_dim or np.shape(_raw(k_in))[2] != e or np.shape(_raw(v_in))[:2] != (n, s):
+            raise ValueError(
+                f"MultiheadAttention: query, key and value must be (L, N, {self.embed_dim}), (S, N, {self.embed_dim}) "
+                f"and the same for value (batch first when batch_first=True); got {np.shape(_raw(query))}, "
+                f"{np.shape(_raw(key))}, {np.shape(_raw(value))}"
+            )
+        h, hd = self.num_heads, self.head_dim
+        w, b = self.in_proj_weight, self.in_proj_bias
+        if q_in is k_in and k_in is v_in:  # self-attention: one matrix product, then split
+            q, k, v = (getitem(F.linear(q_in, w, b).reshape(n, L, 3, h, hd), (slice(None), slice(None), i))
+                       for i in range(3))
+        else:
+            q, k, v = (F.linear(x, getitem(w, slice(i * e, (i + 1) * e)),
+                                None if b is None else getitem(b, slice(i * e, (i + 1) * e))).reshape(n, -1, h, hd)
+                       for i, x in enumerate((q_in, k_in, v_in)))
+        q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))  # (N, H, L or S, hd)
+        bias = self._bias(attn_mask, key_padding_mask, is_causal, n, L, s, dt)
+        p = self.dropout if self.training else 0.0
+        if need_weights:  # the probabilities are wanted: scores, softmax, product, as PyTorch does here
+            scores = (q * dt.type(1.0 / np.sqrt(hd))) @ k.swapaxes(-1, -2)
+            probs = softmax(scores if bias is None else scores + bias, axis=-1)
+            weights = probs
+            if p:
+                probs = F.dropout(probs, p, True, self._rng)
+            y = probs @ v
+        else:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p, rng=self._rng)
+            weights = None
+        y = self.out_proj(y.transpose(0, 2, 1, 3).reshape(n, L, e))
+        if not self.batch_first or unbatched:
+            y = y.swapaxes(0, 1)
+        if unbatched:
+            y = y[:, 0]
+        if weights is not None:
+            if average_attn_weights:
+                weights = weights.mean(axis=1)
+            if unbatched:
+                weights = weights[0]
+        return y, weights
+
+    def _bias(self, attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: int, L: int, s: int,
+              dt: np.dtype) -> Any:
+        """attn_mask and key_padding_mask as one additive mask broadcasting to (N, H, L, S)."""
+        if is_causal and attn_mask is None:
+            attn_mask = ~np.tril(np.ones((L, s), dtype=bool))
+        bias = _additive(attn_mask, dt, "attn_mask")
+        if bias is not None:
+            shape = np.shape(_raw(bias))
+            if shape == (n * self.num_heads, L, s):
+                bias = bias.reshape(n, self.num_heads, L, s)
+            elif shape != (L, s):
+                raise ValueError(
+                    f"MultiheadAttention: attn_mask must have shape ({L}, {s}) or ({n * self.num_heads}, {L}, {s}), "
+                    f"got {shape}"
+                )
+        pad = _additive(key_padding_mask, dt, "key_padding_mask")
+        if pad is not None:
+            if np.shape(_raw(pad)) != (n, s):
+                raise ValueError(f"MultiheadAttention: key_padding_mask must have shape ({n}, {s}), got "
+                                 f"{np.shape(_raw(pad))}")
+            pad = pad.reshape(n, 1, 1, s)
+            bias = pad if bias is None else bias + pad
+        return bias
+
+    def extra_repr(self) -> str:
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
