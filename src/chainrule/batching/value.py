@@ -17,6 +17,10 @@ import numpy as np
 from ..autodiff import batching as _state
 
 
+class ConcreteValueError(TypeError):
+    """A batched value was asked for one concrete value (bool, float, np.asarray...)."""
+
+
 class Batched:
     """One example of a batch, as seen inside ``vmap`` (the batch is ``value``'s axis 0)."""
 
@@ -61,7 +65,7 @@ class Batched:
 
     # -- values that would differ per example ----------------------------------------------
     def _concrete(self, what: str) -> TypeError:
-        return TypeError(
+        return ConcreteValueError(
             f"vmap: {what} of a batched value: its value differs from example to example, so Python control "
             "flow (if/while/and/or) or a conversion to a Python number cannot be batched; use np.where / "
             "np.maximum / np.clip on the values instead, or move the computation outside vmap"
@@ -89,7 +93,7 @@ class Batched:
         raise self._concrete("tolist()")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise TypeError(
+        raise ConcreteValueError(
             "vmap: a batched value was converted to a NumPy array (np.asarray / np.array, or a NumPy or "
             "Python function with no batching rule): that would mix the examples. Use NumPy functions that "
             "chainrule supports (chainrule.batching.table() lists how each op batches)"

@@ -84,7 +84,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         >>> F.linear(np.ones((2, 3)), np.ones((4, 3)), np.zeros(4)).shape
         (2, 4)
     """
-    if not isinstance(x, Tensor):
+    if not hasattr(x, "shape"):  # (a Batched value inside vmap has one)
         x = np.asarray(x)
     sx = x.data.shape if isinstance(x, Tensor) else x.shape
     sw = weight.data.shape if isinstance(weight, Tensor) else np.shape(weight)
