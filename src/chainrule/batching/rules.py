@@ -76,12 +76,16 @@ def batch_value(x: Any, level: int, size: int) -> Any:
 
 def _top(args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[int, int]:
     best: Batched | None = None
-    for a in list(args) + list(kw.values()):
-        for b in a if isinstance(a, (tuple, list)) else (a,):
-            if isinstance(b, Batched) and (best is None or b.level > best.level):
-                best = b
+    for a in (*args, *kw.values()) if kw else args:
+        if a.__class__ is Batched:
+            if best is None or a.level > best.level:
+                best = a
+        elif isinstance(a, (tuple, list)):
+            for b in a:
+                if isinstance(b, Batched) and (best is None or b.level > best.level):
+                    best = b
     assert best is not None
-    return best.level, best.batch_size
+    return best.level, best.value.shape[0]
 
 
 def _param(args: tuple[Any, ...], kw: dict[str, Any], name: str, pos: int) -> Any:
@@ -105,8 +109,10 @@ def _shift(axis: Any, nd: int) -> Any:
 
 # -- rules by kind ----------------------------------------------------------------------------------------
 def elementwise(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
-    if any(at(v, L) for v in kw.values()):
+    if kw and any(at(v, L) for v in kw.values()):
         return loop(prim, args, kw, L, B)
+    if len(args) == 1:  # the common unary case
+        return Batched(prim(args[0].value, **kw), L)
     nd = max(ndim(a) for a in args)
     vals = [expand(a.value, nd - a.ndim) if at(a, L) else a for a in args]
     return Batched(prim(*vals, **kw), L)
