@@ -250,7 +250,7 @@ def test_bad_x0():
 
 def test_function_breaking_the_contract_is_named():
     # f must return one number for one point
-    with pytest.raises(ValueError, match=r"minimize: f must return one number for one point x of shape \(2,\), got shape \(2,\)"):
+    with pytest.raises(ValueError, match=r"f must return one number for one point x of shape \(2,\), got shape \(2,\)"):
         minimize(lambda x: x**2, np.ones((4, 2)))
     with pytest.raises(IndexError, match=r"getitem: index 2 does not fit a tensor of shape \(2,\)"):
         minimize(lambda x: x[2] ** 2, np.ones((3, 2)))

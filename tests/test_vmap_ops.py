@@ -85,7 +85,7 @@ def test_vmap_equals_a_loop(case):
         for k in range(len(argnums)):
             _close(per_grad[k], np.stack([lg[k] for lg in loop_grad]))
         total = cr.grad(lambda *xs: np.sum(cr.vmap(f, in_axes=in_axes)(*xs)), argnums=argnums)(*batched)
-        for k, i in enumerate(argnums):
+        for k in range(len(argnums)):
             _close(total[k], np.stack([lg[k] for lg in loop_grad]))
 
     run()

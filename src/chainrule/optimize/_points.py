@@ -11,7 +11,9 @@ from ..batching import vmap
 from ..transforms import value_and_grad
 
 
-def per_point_value_and_grad(f: Callable[[Any], Any], who: str) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
+def per_point_value_and_grad(
+    f: Callable[[Any], Any], who: str
+) -> Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """``points -> (f at each point, gradient at each point)`` for ``f`` written for one point.
 
     ``points`` has shape ``(n, dim)`` (or ``(n,)`` for a function of one number); each point is
