@@ -28,6 +28,8 @@ from .value import Batched
 
 
 def _tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    if not isinstance(tree, (tuple, list, dict)):
+        return fn(tree)
     leaves, treedef = _pytree.flatten(tree)
     return _pytree.unflatten(treedef, [fn(x) for x in leaves])
 
