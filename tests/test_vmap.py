@@ -180,3 +180,20 @@ def test_ops_that_loop_are_listed_and_still_right():
     assert table["matmul"] == "contraction" and table["sum"] == "reduction" and table["getitem"] == "shape"
     assert table["inv"] == "linalg" and table["sin"] == "elementwise"
     assert table["nn.cross_entropy"] == "loop"
+
+
+def test_vmapped_functions_pass_gradcheck_both_modes_second_order():
+    X = RNG.uniform(0.5, 1.5, size=(3, 4))
+    for fn in (f, lambda x: np.prod(x) * np.linalg.norm(x), lambda x: cr.softmax(x) @ np.cumsum(x),
+               lambda x: np.linalg.det(np.outer(x, x) + np.eye(4))):
+        assert cr.gradcheck(cr.vmap(fn if fn is not f else (lambda x: f(x[:3]))), X)
+
+
+def test_has_aux_and_inner_axes_inside_vmap():
+    (value, aux), g = cr.vmap(cr.value_and_grad(lambda x: (np.sum(x**2), x * 2), has_aux=True))(XS)
+    np.testing.assert_allclose(value, (XS**2).sum(axis=1))
+    np.testing.assert_allclose(aux, XS * 2)
+    np.testing.assert_allclose(g, 2 * XS)
+    X = RNG.normal(size=(2, 3, 4))  # outer over axis 0, inner over the (per-example) axis 1
+    got = cr.vmap(cr.vmap(lambda col: np.sum(col**2), in_axes=1))(X)
+    np.testing.assert_allclose(got, (X**2).sum(axis=1), rtol=1e-13)
