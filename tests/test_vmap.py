@@ -197,3 +197,18 @@ def test_has_aux_and_inner_axes_inside_vmap():
     X = RNG.normal(size=(2, 3, 4))  # outer over axis 0, inner over the (per-example) axis 1
     got = cr.vmap(cr.vmap(lambda col: np.sum(col**2), in_axes=1))(X)
     np.testing.assert_allclose(got, (X**2).sum(axis=1), rtol=1e-13)
+
+
+def test_indexing_with_batched_integers():
+    table = RNG.normal(size=(5, 3))
+    idx = np.array([4, 0, 2, 2])
+    np.testing.assert_array_equal(cr.vmap(lambda i: cr.Tensor(table)[i])(idx).data, table[idx])
+    with pytest.raises(TypeError, match=r"use chainrule\.Tensor\(a\)\[i\]"):  # NumPy's own indexing cannot be intercepted
+        cr.vmap(lambda i: table[i])(idx)
+    np.testing.assert_array_equal(cr.vmap(lambda x, i: x[i])(XS, np.array([0, 2, 1, 1])), XS[np.arange(4), [0, 2, 1, 1]])
+    g = cr.grad(lambda t: np.sum(cr.vmap(lambda i: t[i] ** 2)(idx)))(table)  # t is a Tensor here
+    np.testing.assert_allclose(g, cr.grad(lambda t: np.sum(t[idx] ** 2))(table))
+    # advanced indices apart (NumPy puts their axes first): the batch axis stays first
+    M = RNG.normal(size=(4, 3, 5, 2))
+    got = cr.vmap(lambda m: m[[0, 2], :, [1, 0]])(M)
+    np.testing.assert_array_equal(got, np.stack([m[[0, 2], :, [1, 0]] for m in M]))

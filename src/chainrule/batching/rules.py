@@ -168,6 +168,8 @@ def getitem(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     x = args[0]
     index = _param(args, kw, "index", 1)
     items = index if isinstance(index, tuple) else (index,)
+    if not at(x, L) and at(index, L) and not isinstance(index.value, (Batched, Tensor)):
+        return Batched(prim(x, index=index.value), L)  # a constant table looked up by batched integers
     if not at(x, L) or any(isinstance(i, Batched) for i in items):
         return loop(prim, args, kw, L, B)
     out = prim(x.value, index=(slice(None),) + items)

@@ -94,9 +94,10 @@ class Batched:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise ConcreteValueError(
-            "vmap: a batched value was converted to a NumPy array (np.asarray / np.array, or a NumPy or "
-            "Python function with no batching rule): that would mix the examples. Use NumPy functions that "
-            "chainrule supports (chainrule.batching.table() lists how each op batches)"
+            "vmap: a batched value was converted to a NumPy array (np.asarray / np.array, a NumPy array indexed "
+            "by it, or a NumPy or Python function with no batching rule): that would mix the examples. Use NumPy "
+            "functions that chainrule supports (chainrule.batching.table() lists how each op batches); to index "
+            "a NumPy array a by a batched index i, use chainrule.Tensor(a)[i]"
         )
 
     # -- NumPy's protocols ---------------------------------------------------------------------
