@@ -203,9 +203,11 @@ def test_indexing_with_batched_integers():
     table = RNG.normal(size=(5, 3))
     idx = np.array([4, 0, 2, 2])
     np.testing.assert_array_equal(cr.vmap(lambda i: cr.Tensor(table)[i])(idx).data, table[idx])
-    with pytest.raises(TypeError, match=r"use chainrule\.Tensor\(a\)\[i\]"):  # NumPy's own indexing cannot be intercepted
+    # NumPy's own indexing of an ndarray cannot be intercepted: the error gives the fix
+    with pytest.raises(TypeError, match=r"use chainrule\.Tensor\(a\)\[i\]"):
         cr.vmap(lambda i: table[i])(idx)
-    np.testing.assert_array_equal(cr.vmap(lambda x, i: x[i])(XS, np.array([0, 2, 1, 1])), XS[np.arange(4), [0, 2, 1, 1]])
+    picked = cr.vmap(lambda x, i: x[i])(XS, np.array([0, 2, 1, 1]))
+    np.testing.assert_array_equal(picked, XS[np.arange(4), [0, 2, 1, 1]])
     g = cr.grad(lambda t: np.sum(cr.vmap(lambda i: t[i] ** 2)(idx)))(table)  # t is a Tensor here
     np.testing.assert_allclose(g, cr.grad(lambda t: np.sum(t[idx] ** 2))(table))
     # advanced indices apart (NumPy puts their axes first): the batch axis stays first
