@@ -214,3 +214,13 @@ def test_indexing_with_batched_integers():
     M = RNG.normal(size=(4, 3, 5, 2))
     got = cr.vmap(lambda m: m[[0, 2], :, [1, 0]])(M)
     np.testing.assert_array_equal(got, np.stack([m[[0, 2], :, [1, 0]] for m in M]))
+
+
+def test_transforms_outside_and_inside_vmap_at_once():
+    g2 = loop(lambda x: cr.grad(lambda x: cr.jacrev(vec)(x).sum())(x), XS)
+    for jac in (cr.jacrev, cr.jacfwd):
+        np.testing.assert_allclose(cr.grad(lambda x: cr.vmap(jac(vec))(x).sum())(XS), g2, rtol=1e-12)
+    e = lambda x: np.sum(vec(x) ** 2)  # noqa: E731
+    tan = cr.jvp(cr.vmap(cr.grad(e)), (XS,), (np.ones_like(XS),))[1]
+    np.testing.assert_allclose(tan, loop(lambda x: cr.hvp(e, (x,), (np.ones(3),)), XS), rtol=1e-12)
+    np.testing.assert_allclose(cr.vmap(cr.deriv(np.sin, 2))(np.array([0.1, 0.2])), -np.sin([0.1, 0.2]), rtol=1e-14)
