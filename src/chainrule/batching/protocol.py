@@ -80,7 +80,7 @@ def ufunc(uf: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any])
     return tuple(Batched(o, L) for o in out) if isinstance(out, tuple) else Batched(out, L)
 
 
-def _first(args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "a") -> Batched:
+def _first(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Batched:
     x = args[0] if args else next(iter(kwargs.values()))
     if not isinstance(x, Batched):
         raise NotImplementedError("vmap: only the first argument of this function may be batched")

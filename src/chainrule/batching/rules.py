@@ -123,9 +123,7 @@ def reduction(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     if not at(x, L) or any(at(a, L) for a in args[1:]):
         return loop(prim, args, kw, L, B)
     axis = _param(args, kw, "axis", 1)
-    new = () if x.ndim == 0 and axis is not None and not isinstance(axis, tuple) else _shift(axis, x.ndim)
-    if x.ndim == 0 and isinstance(new, int):  # a 0-d example: reduce over nothing
-        new = ()
+    new = () if x.ndim == 0 else _shift(axis, x.ndim)  # a 0-d example: reduce over nothing
     args, kw = _set((x.value,) + args[1:], kw, "axis", 1, new)
     return Batched(prim(*args, **kw), L)
 
