@@ -224,3 +224,33 @@ def test_transforms_outside_and_inside_vmap_at_once():
     tan = cr.jvp(cr.vmap(cr.grad(e)), (XS,), (np.ones_like(XS),))[1]
     np.testing.assert_allclose(tan, loop(lambda x: cr.hvp(e, (x,), (np.ones(3),)), XS), rtol=1e-12)
     np.testing.assert_allclose(cr.vmap(cr.deriv(np.sin, 2))(np.array([0.1, 0.2])), -np.sin([0.1, 0.2]), rtol=1e-14)
+
+
+def test_vmap_in_two_threads_at_once():
+    import threading
+
+    results, errors = {}, []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                xs = XS * (k + 1)
+                got = cr.vmap(cr.grad(f))(xs)
+                np.testing.assert_allclose(got, loop(cr.grad(f), xs), rtol=1e-12)
+            results[k] = True
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and results == {0: True, 1: True}
+
+
+def test_a_batched_value_that_escapes_its_vmap_is_refused():
+    kept = []
+    cr.vmap(lambda x: kept.append(x) or x)(XS)
+    with pytest.raises(TypeError, match="vmap: a batched value was used after its vmap returned"):
+        np.sin(kept[0])

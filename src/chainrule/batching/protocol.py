@@ -31,7 +31,7 @@ def per_example(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
 
     leaves, treedef = _pytree.flatten((args, kwargs))
     level = max(x.level for x in leaves if isinstance(x, Batched))
-    size = _state.sizes[level]
+    size = _state.size(level)
     rows = []
     for b in range(size):
         a, k = _pytree.unflatten(treedef, [x.value[b] if at(x, level) else x for x in leaves])

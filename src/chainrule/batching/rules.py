@@ -260,6 +260,38 @@ def linear(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     return Batched(prim(x.value, *args[1:], **kw), L)
 
 
+def normalization(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    """layer_norm / rms_norm over ``axes`` of one example.
+
+    Weights and biases that differ per example are applied after normalizing, by the batched
+    elementwise ops (``normalized * w + b``).
+    """
+    from ..ops._saved import Saved
+
+    x, rest = args[0], list(args[1:]) + [None] * (3 - len(args))
+    w, b = rest[0], rest[1]
+    if at(w, L) or at(b, L):
+        plain = {**kw, "saved": Saved(x.value if at(x, L) else x)}
+        if at(x, L):
+            normalized: Any = Batched(prim(x.value, **{**plain, "axes": _shift(kw["axes"], x.ndim)}), L)
+        else:
+            normalized = prim(x, **plain)
+        out = normalized if w is None else normalized * w
+        return out if b is None else out + b
+    return Batched(prim(x.value, *args[1:], **{**kw, "axes": _shift(kw["axes"], x.ndim)}), L)
+
+
+def attention(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    """Attention is matmuls over the last two axes: the batch is one more leading axis of each operand."""
+    if any(at(v, L) for v in kw.values()):
+        raise NotImplementedError(f"vmap: {prim.name} with a dropout mask that differs per example has no "
+                                  "batching rule")
+    present = [a for a in args if a is not None]
+    nd = max(ndim(a) for a in present)
+    vals = [expand(a.value, nd - a.ndim) if at(a, L) else a for a in args]
+    return Batched(prim(*vals, **kw), L)
+
+
 def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     """One call per example, results stacked (for ops with no vectorized rule)."""
     from ..ops.shape import stack
@@ -288,15 +320,18 @@ SPECIAL: dict[str, tuple[str, Rule]] = {
     "einsum": ("contraction", einsum),
     "solve": ("linalg", solve),
     "nn.linear": ("contraction", linear),
+    "nn.layer_norm": ("reduction", normalization),
+    "nn.rms_norm": ("reduction", normalization),
+    "nn.scaled_dot_product_attention": ("contraction", attention),
 }
 ELEMENTWISE = (
     "abs add arccos arccosh arcsin arcsinh arctan arctan2 arctanh astype cbrt ceil clip cos cosh divide erf exp "
     "exp2 expm1 floor hypot identity ldexp log log10 log1p log2 logaddexp maximum minimum multiply negative power "
-    "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where "
+    "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where masked_fill "
     "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits "
     "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma"
 ).split()
-REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2".split()
+REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
 STACKED_LINALG = ("inv det slogdet cholesky eigh_values eigh_vectors svd_u svd_s svd_vh svd_u_complement "
                   "svd_vh_complement qr_q qr_r qr_q_complement").split()
 LOOPED = ("scatter_add", "nn.cross_entropy")

@@ -132,7 +132,7 @@ def _outranked(self: Batched, args: Any, kwargs: dict[str, Any]) -> bool:
 
 
 def _check_open(x: Batched) -> None:
-    if not _state.open:
+    if not any(level == x.level for level, _ in _state._SIZES.get()):
         raise TypeError(
             "vmap: a batched value was used after its vmap returned (it escaped through a global, a closure "
             "or a side effect); return it from the vmapped function instead"

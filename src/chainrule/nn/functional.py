@@ -518,7 +518,7 @@ def _norm_axes(name: str, x: Any, normalized_shape: Any) -> tuple[tuple[int, ...
 
 
 def _norm_args(name: str, x: Any, normalized_shape: Any, weight: Any, bias: Any) -> tuple[Any, tuple[int, ...]]:
-    if not isinstance(x, Tensor):
+    if not isinstance(x, Tensor) and not hasattr(x, "batch_size"):  # (a Batched value inside vmap passes as is)
         x = np.asarray(x)
         if x.dtype.kind != "f":
             x = x.astype(np.float64)
