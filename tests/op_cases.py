@@ -658,6 +658,50 @@ NN = [
          torch=T("nn.functional.binary_cross_entropy_with_logits")),
 ]
 
+def complex_uniform(lo: float = -2, hi: float = 2, gap: float = 0.0) -> Maker:
+    """Complex entries with real and imaginary parts in (lo, hi), modulus at least ``gap``."""
+
+    def make(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+        out = []
+        for s in shapes:
+            z = rng.uniform(lo, hi, size=s) + 1j * rng.uniform(lo, hi, size=s)
+            out.append(np.where(np.abs(z) < gap, z + gap * (1 + 1j), z))
+        return out
+
+    return make
+
+
+def complex_well_conditioned(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    return [a + 0.5j * rng.uniform(-1, 1, size=np.shape(a)) for a in well_conditioned(rng, shapes, p)]
+
+
+Z = complex_uniform()
+COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs, angle) and conjugating ops
+    case("complex_real", np.real, one(), Z, prims="real"),
+    case("complex_imag", np.imag, one(), Z, prims="imag"),
+    case("complex_conj", lambda z: np.conj(z) * z[..., None] if np.ndim(z) else np.conj(z), one(), Z,
+         prims="conjugate"),
+    case("complex_abs", np.abs, one(), complex_uniform(gap=0.3), prims="abs"),
+    case("complex_angle", np.angle, one(), complex_uniform(gap=0.3), prims="arctan2"),
+    case("complex_sign", np.sign, one(), complex_uniform(gap=0.3), prims="abs"),
+    case("complex_mixed", lambda x, z: np.abs(x * z + np.exp(x * 1j)) + np.real(x * z) * np.imag(z), bcast(2),
+         lambda r, s, p: [r.uniform(-2, 2, s[0]), Z(r, s[1:], p)[0]], prims=("real", "imag", "abs")),
+    case("complex_holomorphic", lambda z: [np.sin(z) * np.exp(z) / (1 + z * z), np.sqrt(z + 3), np.log(z + 3),
+                                           np.tanh(z), z ** 2.5, np.cumprod(np.ravel(z))], one(), Z,
+         prims=("sin", "sqrt", "log", "tanh", "power", "cumprod")),
+    case("complex_vdot", lambda a, b: np.vdot(a, b), fixed((3,), (3,)), Z, prims="conjugate"),
+    case("complex_var", lambda z: [np.var(z, axis=-1), np.std(z)], fixed((2, 3)), Z, prims="abs"),
+    case("complex_norm", lambda z: [np.linalg.norm(z), np.linalg.norm(z, 1)], one(1, 2), complex_uniform(gap=0.3),
+         prims="abs"),
+    case("complex_linalg", lambda a, b: [np.linalg.inv(a), np.linalg.det(a), np.linalg.solve(a, b),
+                                         np.linalg.slogdet(a)[0], np.linalg.slogdet(a)[1]],
+         fixed((3, 3), (3,)), complex_well_conditioned, prims=("inv", "det", "solve", "slogdet")),
+    case("complex_matmul", lambda a, b: [a @ b, np.einsum("ij,jk->ik", a, b), np.cov(a)], fixed((2, 3), (3, 2)), Z,
+         prims=("matmul", "einsum", "conjugate")),
+    case("real_if_close", lambda z: np.real_if_close(z * np.array([1.0, 0.0]) + np.array([0.0, 2.0])), fixed((2,)),
+         lambda r, s, p: [r.uniform(-2, 2, size=s[0]) + 0j], prims="real"),
+]
+
 NUMPY_SPELLINGS = [  # the first ops again, called through NumPy's own functions
     case("np_reductions", lambda x, axis, keepdims: [
         f(x, axis=axis, keepdims=keepdims) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
@@ -696,7 +740,8 @@ FIRST_OPS = [
 ]
 
 CASES: list[Case] = (
-    FIRST_OPS + NUMPY_SPELLINGS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS + LINALG + SPECIAL + NN
+    FIRST_OPS + NUMPY_SPELLINGS + COMPLEX + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS + LINALG
+    + SPECIAL + NN
 )
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"
@@ -709,9 +754,8 @@ for _c in CASES:
 
 
 def draw_inputs(c: Case, data: Any) -> tuple[list[np.ndarray], dict]:
-    """Draw shapes, parameters and a seed with hypothesis; fill float64 inputs."""
+    """Draw shapes, parameters and a seed with hypothesis; fill float64 (or complex128) inputs."""
     shapes, params = data.draw(c.shapes, label="shapes, params")
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-    return [np.asarray(a, dtype=np.float64) for a in c.make(np.random.default_rng(seed), tuple(shapes), params)], dict(
-        params
-    )
+    made = c.make(np.random.default_rng(seed), tuple(shapes), params)
+    return [np.asarray(a, dtype=np.result_type(a, np.float64)) for a in made], dict(params)

@@ -111,6 +111,7 @@ from .elementwise import (
 )
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
 from .pointwise import (
+    angle,
     conj,
     conjugate,
     copysign,
@@ -130,6 +131,7 @@ from .pointwise import (
     rad2deg,
     radians,
     real,
+    real_if_close,
     remainder,
     sinc,
 )

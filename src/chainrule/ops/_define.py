@@ -83,6 +83,11 @@ def elementwise(name: str, fn: Callable[..., Any], *derivatives: Callable[..., A
     return prim
 
 
+def conj(x: Any) -> Any:
+    """The complex conjugate of a complex value (traced for Tensors); a real value itself."""
+    return np.conjugate(x) if np.iscomplexobj(raw(x)) else x
+
+
 def raw(x: Any) -> Any:
     """The ndarray inside a Tensor, or the value itself."""
     return x.data if isinstance(x, Tensor) else x

@@ -72,8 +72,8 @@ def dot(a: Any, b: Any) -> Any:
 
 @implements(np.vdot)
 def vdot(a: Any, b: Any) -> Any:
-    """Dot product of the flattened arrays."""
-    return dot(ravel(a), ravel(b))
+    """Dot product of the flattened arrays, the first one conjugated (as numpy.vdot)."""
+    return dot(np.conjugate(ravel(a)) if np.iscomplexobj(raw(a)) else ravel(a), ravel(b))
 
 
 @implements(np.inner)

@@ -125,11 +125,30 @@ _tanh = elementwise("tanh", np.tanh, lambda ans, x: 1 - ans**2)
 _arcsinh = elementwise("arcsinh", np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1))
 _arccosh = elementwise("arccosh", np.arccosh, lambda ans, x: 1 / np.sqrt(x**2 - 1))
 _arctanh = elementwise("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x**2))
-_abs = elementwise("abs", np.abs, lambda ans, x: np.sign(x))
+
+
+def _modulus_d(ans: Any, x: Any) -> Any:
+    """conj(x) / |x| (0 at 0): |x| is not holomorphic, so the rules below use it differently per mode."""
+    return np.conjugate(x) / np.where(raw(ans) == 0, 1.0, ans)
+
+
+def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
+    return g * (_modulus_d(ans, x) if np.iscomplexobj(raw(x)) else np.sign(x))
+
+
+def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
+    return np.real(t * _modulus_d(ans, x)) if np.iscomplexobj(raw(x)) else t * np.sign(x)
+
+
+_abs = Primitive("abs", np.abs)
+_abs.defvjp(_abs_vjp)
+_abs.defjvp(_abs_jvp)
 
 
 def _sigmoid_fn(x: Any) -> Any:
-    # stable for large |x|: exp of a non-positive number only
+    # stable for large |x|: exp of a non-positive number only (complex x: the plain formula)
+    if np.iscomplexobj(x):
+        return 1 / (1 + np.exp(-x))
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -436,7 +455,16 @@ _trunc = _constant("trunc", np.trunc)
 
 @implements(np.sign)
 def sign(x: Any) -> Any:
-    """-1, 0 or 1; zero gradient."""
+    """-1, 0 or 1; zero gradient. For complex ``x``, x / |x| (0 at 0), which is not constant.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.jvp(np.sign, (1j,), (1.0,))  # moving right from i turns the direction clockwise
+        (1j, (1+0j))
+    """
+    if np.iscomplexobj(raw(x)):
+        zero = raw(x) == 0
+        return where(zero, 0.0, divide(x, abs(where(zero, 1.0, x))))
     return apply(_sign, (x,), None)
 
 

@@ -136,6 +136,8 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
     _no_out("var", out)
     axes = normalize_axis(axis, ndim_of(x))
     d = x - mean(x, axis=axes, keepdims=True)
+    if np.iscomplexobj(raw(d)):  # NumPy's variance of complex numbers: mean of |d| ** 2, real
+        d = np.abs(d)
     return sum(d * d, axis=axes, keepdims=keepdims) / (_count(shape_of(x), axes) - ddof)
 
 
