@@ -129,13 +129,13 @@ def test_scipy_special_functions_are_traced(dispatched):
     "call, name",
     [
         (lambda x: np.unique(x), "numpy.unique"),
-        (lambda x: np.linalg.eig(x.reshape(2, 2)), "numpy.linalg.eig"),
+        (lambda x: np.unwrap(x), "numpy.unwrap"),
         (lambda x: np.fft.fft(x), "fft"),
         (lambda x: np.add.reduce(x), "numpy.add.reduce"),
         (lambda x: np.sin(x, out=np.empty(4)), "numpy.sin"),
-        (lambda x: np.gradient(x), "numpy.gradient"),
+        (lambda x: np.polyfit(x, x, 1), "numpy.polyfit"),
         (lambda x: np.histogram(x), "numpy.histogram"),
-        (lambda x: np.partition(x, 1), "numpy.partition"),
+        (lambda x: np.sort_complex(x), "numpy.sort_complex"),
     ],
 )
 def test_numpy_function_without_a_rule_raises_naming_it(call, name):
@@ -284,7 +284,7 @@ def test_float32_stays_float32():
 
 # -- chainrule.numpy --------------------------------------------------------------------------------
 def test_chainrule_numpy_module():
-    assert cnp.cumsum is cr.cumsum and cnp.linalg.inv is cr.linalg.inv
+    assert cnp.cumsum.__wrapped__ is cr.cumsum and cnp.linalg.inv is cr.linalg.inv  # cnp's reads lists of Tensors
     assert cnp.pi == np.pi and cnp.float32 is np.float32 and cnp.newaxis is None
     assert isinstance(cnp.zeros(3), np.ndarray) and isinstance(cnp.array([1.0, 2.0]), np.ndarray)
     assert len(cnp.__all__) > 250

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .autodiff import engine
+from .autodiff import engine, forward
 from .autodiff.modes import tracing
 
 # One clock for creation and in-place changes: a tensor's _stamp is its creation time (so
@@ -299,7 +299,9 @@ class Tensor:
 
     # -- in-place changes (tracked by the version counter) -------------------------------
     def _inplace_guard(self, what: str, value: Any = None) -> None:
-        if engine._grad_enabled and (self._rg or (isinstance(value, Tensor) and value._rg)):
+        # a live forward-mode tangent would go stale just as a recorded graph would (jvp raises as grad does)
+        if _has_live_tangent(self) or _has_live_tangent(value) or engine._grad_enabled and (
+                self._rg or (isinstance(value, Tensor) and value._rg)):
             raise RuntimeError(
                 f"{what}: in-place change of a tensor in the graph is not differentiable; "
                 "use an out-of-place op (chainrule.where, concatenate) or wrap the update in chainrule.no_grad()"
@@ -343,6 +345,10 @@ class Tensor:
 
     def zero_(self) -> Tensor:
         return self.fill_(0)
+
+
+def _has_live_tangent(x: Any) -> bool:
+    return isinstance(x, Tensor) and bool(x._tangents) and any(forward.visible(k) for k in x._tangents)
 
 
 def _raw_index(index: Any) -> Any:

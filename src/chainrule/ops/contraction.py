@@ -185,12 +185,47 @@ _einsum.defjvp_argnum(_einsum_jvp)
 
 
 @implements(np.einsum)
-def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
-    """Einstein summation, as numpy.einsum (string subscripts, '...' allowed)."""
+def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
+    """Einstein summation, as numpy.einsum: string subscripts ('...' allowed) or the sublist form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> x = cr.Tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> np.einsum(x, [0, 1], [1, 0])
+        Tensor([[1., 3.],
+               [2., 4.]])
+    """
+    if not isinstance(subscripts, str) and operands and not isinstance(operands[0], str):
+        subscripts, operands = _from_sublists((subscripts, *operands))
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: argument 'subscripts' must be a string, got {type(subscripts).__name__}")
     _parse(subscripts, [shape_of(o) for o in operands])
     return _einsum(*operands, subscripts=subscripts)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist(labels: Any) -> str:
+    out = []
+    for k in labels:
+        if k is Ellipsis:
+            out.append("...")
+        elif isinstance(k, (int, np.integer)) and 0 <= k < len(_LETTERS):
+            out.append(_LETTERS[int(k)])
+        else:
+            raise ValueError(f"einsum: a sublist holds integers in [0, {len(_LETTERS)}) or Ellipsis, got {k!r}")
+    return "".join(out)
+
+
+def _from_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """NumPy's sublist form (operand, labels, operand, labels, ..., [output labels]) as a subscripts string."""
+    operands, inputs = list(args[0::2][: len(args) // 2]), [_sublist(s) for s in args[1::2][: len(args) // 2]]
+    spec = ",".join(inputs)
+    if len(args) % 2:
+        spec += "->" + _sublist(args[-1])
+    return spec, operands
 
 
 @implements(np.trace)

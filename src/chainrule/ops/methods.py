@@ -169,6 +169,8 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         fn = NUMPY_UFUNCS.get(ufunc)
     if fn is not None and (not kwargs or set(kwargs) <= getattr(fn, "ufunc_kwargs", frozenset())):
         return fn(*inputs, **kwargs)
+    if method == "at":
+        return _ufunc_at(ufunc, inputs)
     if _traced(inputs) or _traced(kwargs.get("out", ())):
         name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
@@ -180,6 +182,20 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
                 o._bump_version()
         return out[0] if len(out) == 1 else out
     return result
+
+
+def _ufunc_at(ufunc: Any, inputs: tuple[Any, ...]) -> None:
+    """``numpy.<ufunc>.at(a, indices, b)``: in place on untraced values; traced ones need the out-of-place form."""
+    if _traced(inputs):
+        fix = "chainrule.add_at(a, indices, b), which returns the result" if ufunc is np.add else (
+            "an out-of-place expression (chainrule.add_at for numpy.add.at)")
+        raise TypeError(
+            f"numpy.{ufunc.__name__}.at changes its first argument in place, which cannot carry a derivative; "
+            f"use {fix}"
+        )
+    ufunc.at(*_unwrap(inputs))
+    if isinstance(inputs[0], Tensor):
+        inputs[0]._bump_version()
 
 
 _scipy_rules = {"loaded": False}
