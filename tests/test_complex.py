@@ -246,3 +246,17 @@ def test_gradcheck_catches_a_conjugated_rule():
     assert cr.gradcheck(wrong, z, modes=("fwd",), order=1)
     with pytest.raises(cr.GradcheckError, match=r"order 1 \(rev mode\)"):
         cr.gradcheck(wrong, z, modes=("rev",), order=1)
+
+
+def test_a_complex_tangent_needs_a_complex_primal():
+    with pytest.raises(TypeError, match="jvp: a complex tangent for a real primal"):
+        cr.jvp(lambda x: x * 2, (np.array([1.0]),), (np.array([1j]),))
+    with pytest.raises(TypeError, match="backward: a complex gradient .* for a real output"):
+        cr.vjp(lambda x: x * 2, np.array([1.0]))[1](np.array([1j]))
+
+
+def test_casting_complex_to_real_keeps_the_real_part_of_the_tangent():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy warns that the cast drops the imaginary part
+        assert cr.jvp(lambda z: z.astype(np.float64), (np.array([1 + 1j]),), (np.array([2 + 3j]),))[1] == [2.0]
+        assert cr.gradcheck(lambda z: z.astype(np.float64) * z, np.array([1 + 1j]))

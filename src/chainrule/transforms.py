@@ -363,6 +363,11 @@ def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
     t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
     if np.shape(t.data if isinstance(t, Tensor) else t) != x.shape:
         raise ValueError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape {x.shape}")
+    if np.iscomplexobj(t.data if isinstance(t, Tensor) else t) and x.data.dtype.kind != "c":
+        raise TypeError(
+            f"jvp: a complex tangent for a real primal ({x.data.dtype}); make the primal complex "
+            "(e.g. x.astype(complex)) or pass a real tangent"
+        )
     if isinstance(t, Tensor):
         t = t if t.data.dtype == x.data.dtype else t.astype(x.data.dtype)
     else:

@@ -117,7 +117,7 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(lambda self: S.transpose(self), doc="The transpose (dimensions reversed).")
 Tensor.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two dimensions.")
-Tensor.real = property(P.real, doc="The real part (the tensor itself; complex tensors are not supported).")
+Tensor.real = property(P.real, doc="The real part (the tensor itself for real tensors).")
 Tensor.imag = property(P.imag, doc="The imaginary part (zeros for real tensors).")
 
 

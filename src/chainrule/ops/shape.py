@@ -24,7 +24,8 @@ _broadcast_to.defjvp(lambda t, ans, x, shape: np.broadcast_to(t, shape))
 
 _astype = Primitive("astype", lambda x, dtype: x.astype(dtype))
 _astype.defvjp(lambda g, ans, x, dtype: g)
-_astype.defjvp(lambda t, ans, x, dtype: t.astype(dtype))
+_astype.defjvp(lambda t, ans, x, dtype: (np.real(t) if np.iscomplexobj(raw(t)) and np.dtype(dtype).kind != "c"
+                                          else t).astype(dtype))
 
 _identity = Primitive("identity", lambda x: x.copy())
 _identity.defvjp(lambda g, ans, x: g)
