@@ -35,7 +35,11 @@ def numpy_allows(case, arrays, params):
             return None
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+# nn's functions (layer norms, attention, losses) are not NumPy's and are defined for real inputs only
+NUMPY_CASES = [c for c in CASES if not c.name.startswith("nn_")]
+
+
+@pytest.mark.parametrize("case", NUMPY_CASES, ids=str)
 @settings(max_examples=1, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())

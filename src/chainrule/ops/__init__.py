@@ -110,6 +110,7 @@ from .elementwise import (
     trunc,
     where,
 )
+from .masking import masked_fill
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
 from .numeric import add_at, apply_along_axis, gradient, linspace, partition, piecewise
 from .pointwise import (

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, ndim_of, raw, shape_of
+from ._define import implements, is_complex, ndim_of, raw, shape_of
 from .shape import expand_dims, ravel, reshape, transpose
 
 
@@ -73,7 +73,7 @@ def dot(a: Any, b: Any) -> Any:
 @implements(np.vdot)
 def vdot(a: Any, b: Any) -> Any:
     """Dot product of the flattened arrays, the first one conjugated (as numpy.vdot)."""
-    return dot(np.conjugate(ravel(a)) if np.iscomplexobj(raw(a)) else ravel(a), ravel(b))
+    return dot(np.conjugate(ravel(a)) if is_complex(a) else ravel(a), ravel(b))
 
 
 @implements(np.inner)
@@ -196,7 +196,7 @@ def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
         Tensor([[1., 3.],
                [2., 4.]])
     """
-    if not isinstance(subscripts, str) and operands and not isinstance(operands[0], str):
+    if not isinstance(subscripts, str) and operands and isinstance(operands[0], (list, tuple)):
         subscripts, operands = _from_sublists((subscripts, *operands))
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: argument 'subscripts' must be a string, got {type(subscripts).__name__}")

@@ -10,13 +10,13 @@ and ``minimum`` share the gradient equally between equal arguments (so the deriv
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..autodiff.primitive import Primitive, apply  # public functions call apply directly: one frame less
-from ._define import elementwise, implements, raw, wrap_like
+from ._define import elementwise, implements, is_complex, raw, wrap_like
+from .gauss import erf as _gauss_erf
 
 
 def _ones(ans: Any, *args: Any) -> Any:
@@ -133,11 +133,11 @@ def _modulus_d(ans: Any, x: Any) -> Any:
 
 
 def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
-    return g * (_modulus_d(ans, x) if np.iscomplexobj(raw(x)) else np.sign(x))
+    return g * (_modulus_d(ans, x) if is_complex(x) else np.sign(x))
 
 
 def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
-    return np.real(t * _modulus_d(ans, x)) if np.iscomplexobj(raw(x)) else t * np.sign(x)
+    return np.real(t * _modulus_d(ans, x)) if is_complex(x) else t * np.sign(x)
 
 
 _abs = Primitive("abs", np.abs)
@@ -462,7 +462,7 @@ def sign(x: Any) -> Any:
         >>> cr.jvp(np.sign, (1j,), (1.0,))  # moving right from i turns the direction clockwise
         (1j, (1+0j))
     """
-    if np.iscomplexobj(raw(x)):
+    if is_complex(x):
         zero = raw(x) == 0
         return where(zero, 0.0, divide(x, abs(where(zero, 1.0, x))))
     return apply(_sign, (x,), None)
@@ -522,12 +522,14 @@ logical_xor = _boolean(np.logical_xor)
 signbit = _boolean(np.signbit)
 
 
-# -- the error function (SciPy's when installed, else math.erf per entry) -------------------
+# -- the error function: vectorised NumPy (ops/gauss.py), no SciPy, no per-entry Python ----------
 def _erf_fn(x: Any) -> Any:
-    try:
+    if not np.iscomplexobj(x):
+        return _gauss_erf(x)
+    try:  # the series above is for real numbers; SciPy's erf takes complex ones
         from scipy.special import erf as scipy_erf
     except ImportError:  # pragma: no cover - exercised without SciPy
-        return np.vectorize(math.erf, otypes=[np.result_type(x, np.float32)])(x)
+        raise TypeError("erf: complex inputs need SciPy (pip install scipy)") from None
     return scipy_erf(x)
 
 

@@ -17,8 +17,9 @@ from . import shape as S
 from ._define import implements, ndim_of, normalize_axis, raw, shape_of
 
 
-def _traced_any(*xs: Any) -> bool:
-    return any(isinstance(x, Tensor) for x in xs)
+def _plain(x: Any) -> bool:
+    """A NumPy array or a number (not a Tensor, nor a batched value under vmap)."""
+    return type(x) is np.ndarray or isinstance(x, np.generic) or not hasattr(x, "__array_function__")
 
 
 @implements(np.linspace)
@@ -31,7 +32,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         >>> cr.grad(lambda b: np.sum(np.linspace(0.0, b, 5)))(2.0)  # 0 + 1/4 + 1/2 + 3/4 + 1
         2.5
     """
-    if not _traced_any(start, stop):
+    if _plain(start) and _plain(stop):
         return np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
     num = int(num)
     if num < 0:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from . import elementwise as E
-from ._define import elementwise, implements, raw, wrap_like
+from ._define import elementwise, implements, is_complex, raw, wrap_like
 
 _PI = float(np.pi)
 
@@ -180,7 +180,7 @@ def heaviside(x: Any, h0: Any) -> Any:
 # Reverse rules are transposes for the pairing real(g * t) (JAX's convention): real's is
 # g itself, imag's is -1j * g, conj's is conj(g).
 def _is_complex(x: Any) -> bool:
-    return np.iscomplexobj(raw(x))
+    return is_complex(x)
 
 
 _real = Primitive("real", np.real)

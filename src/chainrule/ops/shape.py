@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of, wrap_like
+from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 
 _reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape))
 _reshape.defvjp(lambda g, ans, x, shape: g.reshape(np.shape(x)))
@@ -24,7 +24,7 @@ _broadcast_to.defjvp(lambda t, ans, x, shape: np.broadcast_to(t, shape))
 
 _astype = Primitive("astype", lambda x, dtype: x.astype(dtype))
 _astype.defvjp(lambda g, ans, x, dtype: g)
-_astype.defjvp(lambda t, ans, x, dtype: (np.real(t) if np.iscomplexobj(raw(t)) and np.dtype(dtype).kind != "c"
+_astype.defjvp(lambda t, ans, x, dtype: (np.real(t) if is_complex(t) and np.dtype(dtype).kind != "c"
                                           else t).astype(dtype))
 
 _identity = Primitive("identity", lambda x: x.copy())
