@@ -113,7 +113,7 @@ def _output(value: Any, like: Any = None) -> Any:
     if isinstance(value, Scalar):
         value = value.data
     arr = np.asarray(value)
-    if arr.ndim == 0 and isinstance(like, (int, float, Scalar, np.generic)):
+    if arr.ndim == 0 and isinstance(like, (int, float, complex, Scalar, np.generic)):
         return arr.item() if arr.dtype.kind in "fiubc" else arr
     return arr
 
@@ -493,7 +493,7 @@ def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) ->
 
     Example:
         >>> import chainrule as cr, numpy as np
-        >>> cr.holomorphic_grad(np.exp)(1j) == np.exp(1j)
+        >>> bool(cr.holomorphic_grad(np.exp)(1j) == np.exp(1j))
         True
     """
     return grad(f, argnums, holomorphic=True)
@@ -663,7 +663,7 @@ def hessian(
     Example:
         >>> import chainrule as cr
         >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
-        array(-12.)
+        -12.0
     """
     return jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
 

@@ -192,9 +192,8 @@ def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
     Example:
         >>> import chainrule as cr, numpy as np
         >>> x = cr.Tensor([[1.0, 2.0], [3.0, 4.0]])
-        >>> np.einsum(x, [0, 1], [1, 0])
-        Tensor([[1., 3.],
-               [2., 4.]])
+        >>> np.einsum(x, [0, 1], [1, 0]).tolist()
+        [[1.0, 3.0], [2.0, 4.0]]
     """
     if not isinstance(subscripts, str) and operands and isinstance(operands[0], (list, tuple)):
         subscripts, operands = _from_sublists((subscripts, *operands))

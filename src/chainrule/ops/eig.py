@@ -119,8 +119,8 @@ def eig(a: Any) -> EigResult:
         >>> import chainrule as cr, numpy as np
         >>> a = np.array([[2.0, 1.0], [0.0, 3.0]])
         >>> cr.grad(lambda a: np.sum(np.linalg.eig(a).eigenvalues * np.array([1.0, 2.0])))(a)
-        array([[1., 1.],
-               [0., 2.]])
+        array([[1., 0.],
+               [1., 2.]])
     """
     _check_square("eig", a)
     if type(a) is np.ndarray:
