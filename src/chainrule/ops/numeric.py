@@ -60,9 +60,8 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
     """Second-order central differences inside, one-sided at the edges (``edge_order`` 1 or 2), as
     numpy.gradient; spacings are numbers or coordinate arrays (constants)."""
     nd = ndim_of(f)
-    axes = tuple(range(nd)) if axis is None else normalize_axis(axis, nd)
-    if axis is not None and not isinstance(axis, (int, np.integer)):
-        axes = tuple(int(a) % nd for a in axis)  # in the order given, as NumPy returns them
+    given = range(nd) if axis is None else (axis if isinstance(axis, (tuple, list)) else (axis,))
+    axes = tuple(normalize_axis(a, nd)[0] for a in given)  # in the order given, as NumPy returns them
     if edge_order not in (1, 2):
         raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
     if len(varargs) == 0:
@@ -143,12 +142,11 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
     """numpy.piecewise: each function (or constant) applied to the entries its condition picks (only
     those: a function is never evaluated, nor differentiated, where it does not apply)."""
     xv = raw(x)
-    if isinstance(condlist, (bool, np.bool_)) or (np.ndim(raw(condlist)) == 0 if not isinstance(
-            condlist, (list, tuple)) else False):
-        condlist = [condlist]
-    conds = [np.asarray(raw(c), dtype=bool) for c in condlist] if isinstance(condlist, (list, tuple)) else (
-        [np.asarray(raw(c), dtype=bool) for c in raw(condlist)] if np.ndim(raw(condlist)) > np.ndim(xv)
-        else [np.asarray(raw(condlist), dtype=bool)])
+    if isinstance(condlist, (list, tuple)):
+        conds = [np.asarray(raw(c), dtype=bool) for c in condlist]
+    else:  # one array: a single condition, or a stack of them (one more dimension than x)
+        c = np.asarray(raw(condlist), dtype=bool)
+        conds = list(c) if c.ndim > np.ndim(xv) else [c]
     funcs = list(funclist)
     if len(funcs) == len(conds) + 1:  # the last one is the default, where no condition holds
         conds.append(~np.any(conds, axis=0) if conds else np.ones(np.shape(xv), dtype=bool))
