@@ -349,9 +349,10 @@ def broadcast_arrays(*args: Any, subok: bool = False) -> tuple[Any, ...]:
 
 
 @implements(np_attr("concat"))
-def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
-    """The array-API name of ``concatenate``."""
-    return S.concatenate(arrays, axis=axis)
+def concat(arrays: Any, /, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
+           casting: str = "same_kind") -> Any:
+    """The array-API name of ``concatenate`` (NumPy's ``concat`` is ``concatenate``: same arguments)."""
+    return S.concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
 @implements(np_attr("permute_dims"))

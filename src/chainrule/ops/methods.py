@@ -106,7 +106,7 @@ for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(lambda self: S.transpose(self), doc="The transpose (dimensions reversed).")
 Tensor.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two dimensions.")
-Tensor.real = property(P.real, doc="The real part (the tensor itself; complex tensors are not supported).")
+Tensor.real = property(P.real, doc="The real part (the tensor itself for real tensors).")
 Tensor.imag = property(P.imag, doc="The imaginary part (zeros for real tensors).")
 
 
@@ -158,6 +158,8 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         fn = NUMPY_UFUNCS.get(ufunc)
     if fn is not None and (not kwargs or set(kwargs) <= getattr(fn, "ufunc_kwargs", frozenset())):
         return fn(*inputs, **kwargs)
+    if method == "at":
+        return _ufunc_at(ufunc, inputs)
     if _traced((inputs, kwargs)):  # keywords too: where=, out=, or any other route to a traced value
         name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
@@ -169,6 +171,20 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
                 o._bump_version()
         return out[0] if len(out) == 1 else out
     return result
+
+
+def _ufunc_at(ufunc: Any, inputs: tuple[Any, ...]) -> None:
+    """``numpy.<ufunc>.at(a, indices, b)``: in place on untraced values; traced ones need the out-of-place form."""
+    if _traced(inputs):
+        fix = "chainrule.add_at(a, indices, b), which returns the result" if ufunc is np.add else (
+            "an out-of-place expression (chainrule.add_at for numpy.add.at)")
+        raise TypeError(
+            f"numpy.{ufunc.__name__}.at changes its first argument in place, which cannot carry a derivative; "
+            f"use {fix}"
+        )
+    ufunc.at(*_unwrap(inputs))
+    if isinstance(inputs[0], Tensor):
+        inputs[0]._bump_version()
 
 
 _scipy_rules = {"loaded": False}

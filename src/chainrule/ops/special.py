@@ -43,6 +43,7 @@ def _polygamma_fn(x: Any, n: int) -> Any:
 _polygamma = Primitive("polygamma", _polygamma_fn)
 _polygamma.defvjp(lambda g, ans, x, n: g * _polygamma(x, n=n + 1))
 _polygamma.defjvp(lambda t, ans, x, n: t * _polygamma(x, n=n + 1))
+_polygamma.no_complex("SciPy's polygamma takes real arguments only")
 
 _gammaln = elementwise("gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0))
 _gamma = elementwise("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0))

@@ -15,7 +15,7 @@ from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import conj, implements, is_complex, ndim_of, normalize_axis, raw, shape_of
 from .selection import sort
 
 
@@ -70,6 +70,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     _no_out("nanvar", out, kw)
     d = E.subtract(a, nanmean(a, axis=axis, keepdims=True))
     d = _fill(d, 0.0) if _nan(a).any() else d
+    d = E.abs(d) if is_complex(d) else d  # the variance of complex numbers: of |d| ** 2
     return E.divide(R.sum(E.multiply(d, d), axis=axis, keepdims=keepdims), _count(a, axis, keepdims) - ddof)
 
 
@@ -271,7 +272,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     d = E.subtract(x, R.mean(x, axis=1, keepdims=True))
     from .contraction import matmul
 
-    c = E.divide(matmul(d, S.transpose(d)), float(n - ddof))
+    c = E.divide(matmul(d, conj(S.transpose(d))), float(n - ddof))
     return S.squeeze(c) if shape_of(c) == (1, 1) else c
 
 
