@@ -36,6 +36,20 @@ def make_chainrule(x0, w0, n_ops):
     return run
 
 
+def make_chainrule_jit(x0, w0, n_ops):
+    import chainrule as cr
+
+    f = cr.jit(lambda x, w: ops(x, w, cr.tanh, n_ops).sum())
+
+    def run():
+        x = cr.Tensor(x0, requires_grad=True)
+        w = cr.Tensor(w0, requires_grad=True)
+        f(x, w).backward()
+        return x.grad
+
+    return run
+
+
 def make_torch(x0, w0, n_ops):
     import torch
 
@@ -89,6 +103,7 @@ def make_numpy(x0, w0, n_ops):
 
 PEERS = {
     "chainrule": (None, make_chainrule),
+    "chainrule.jit (replayed)": (None, make_chainrule_jit),
     "pytorch eager": ("torch", make_torch),
     "HIPS autograd": ("autograd", make_autograd),
     "MyGrad": ("mygrad", make_mygrad),
