@@ -35,10 +35,11 @@ _LAZY = {
     "minimize": "optimize",
     "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
     "jit": "replay", "JitError": "replay",
+    "vmap": "batching",
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special",
+    "linalg", "special", "batching",
 }
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..scalar import Scalar, _node
+from ..scalar_rules import DOT
 from . import init
 
 _ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear", None)
@@ -106,7 +107,7 @@ class Neuron(ScalarModule):
             total += wi.data * xv
             prev.append(wi)
             local.append(xv)
-        out = _node(total, tuple(prev), tuple(local), "dot")
+        out = _node(total, tuple(prev), tuple(local), DOT)
         act = self.activation
         if act == "relu":
             return out.relu()
