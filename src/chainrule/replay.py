@@ -40,18 +40,22 @@ Example:
 from __future__ import annotations
 
 import functools
+import linecache
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .autodiff import engine, forward, primitive
+from .autodiff import batching, engine, primitive
 from .autodiff.primitive import Primitive, fit
+from .core.state import forward_levels, grad_enabled
 from .ops import _define
 from .ops import elementwise as _elementwise
 from .ops import methods as _methods
 from .ops import queries as _queries
+from .ops._saved import Saved
 from .tensor import Tensor, _last_change, _tick
 
 __all__ = ["jit", "Jitted", "JitError"]
@@ -242,6 +246,37 @@ def _recording_wrap_like(original: Callable[..., Any]) -> Callable[..., Any]:
     return wrap_like
 
 
+_METADATA_CALLS = ("np.shape", "np.size", "np.ndim", "np.result_type", "np.iscomplexobj", "np.isrealobj",
+                   "shape_of", "ndim_of")
+_RAW_CALL = re.compile(r"\braw\(\w+\)")
+
+
+@functools.lru_cache(maxsize=4096)
+def _reads_metadata(filename: str, lineno: int) -> bool:
+    """True when every ``raw(x)`` on this source line only feeds a shape, size or dtype question
+    (``np.shape(raw(x))``, ``raw(x).dtype``): those reads do not depend on the values."""
+    text = linecache.getline(filename, lineno)
+    found = list(_RAW_CALL.finditer(text))
+    if not found:
+        return False
+    for m in found:
+        if re.match(r"\.(shape|dtype|ndim|size)\b", text[m.end():]):
+            continue
+        depth, i = 0, m.start() - 1
+        while i >= 0:  # the call this raw(...) is an argument of
+            if text[i] == ")":
+                depth += 1
+            elif text[i] == "(":
+                if depth == 0:
+                    break
+                depth -= 1
+            i -= 1
+        callee = re.search(r"[\w.]+$", text[:max(i, 0)])
+        if i < 0 or callee is None or callee.group(0) not in _METADATA_CALLS:
+            return False
+    return True
+
+
 def _guarded_raw(original: Callable[..., Any]) -> Callable[..., Any]:
     """``raw(x)`` hands a function a tensor's ndarray: whatever it computes from the values outside the
     primitives would be frozen, so a replay checks that the values read are the same."""
@@ -253,10 +288,11 @@ def _guarded_raw(original: Callable[..., Any]) -> Callable[..., Any]:
     def raw(x: Any) -> Any:
         if _active and isinstance(x, Tensor):
             caller = sys._getframe(1)
+            line = (caller.f_code.co_filename, caller.f_lineno)
             if caller.f_code.co_name in ("<listcomp>", "<genexpr>") and caller.f_back is not None:
                 caller = caller.f_back
             passed_on = caller.f_code is where_code and caller.f_locals.get("x") is not None  # straight into an op
-            if caller.f_code not in metadata_only and not passed_on:
+            if caller.f_code not in metadata_only and not passed_on and not _reads_metadata(*line):
                 _active[-1].guard(x, f"{caller.f_code.co_name}() (it reads the values)", lambda v: v, x.data)
         return original(x)
 
@@ -318,6 +354,13 @@ def _reverse_rule(prim: Primitive, argnum: int) -> Callable[..., Any]:
     return rule if rule is not None else prim._rule(rules, prim.vjp_argnum, argnum, "reverse")
 
 
+def _fresh_saved(traced: Saved) -> Saved:
+    """An empty ``Saved`` asking for the same gradients as the traced one."""
+    fresh = Saved.__new__(Saved)
+    fresh.wanted, fresh.values, fresh._g, fresh._grads = traced.wanted, {}, None, {}
+    return fresh
+
+
 class _Program:
     """The tape compiled to two Python functions: ``forward(*inputs) -> slot values`` and
     ``backward(g, values) -> gradients of the differentiable inputs``."""
@@ -338,20 +381,30 @@ class _Program:
         # forward: every op in order; values that are never used again are still returned (the rules read them)
         lines = [f"def forward({', '.join(f'v{s}' for s in sources)}):"]
         calls: list[str] = []
+        states: list[str] = []
         for n, op in enumerate(trace.ops):
             env[f"f{n}"] = op.prim.fn
             args = [f"v{a}" if is_slot else const(a) for is_slot, a in op.spec]
-            if op.kw:
-                env[f"kw{n}"] = op.kw
+            kw = dict(op.kw)
+            for key, value in op.kw.items():
+                if isinstance(value, Saved):  # per-call state of a fused op: a fresh one on every replay
+                    env[f"saved{n}_{key}"] = functools.partial(_fresh_saved, value)
+                    lines.append(f"    sv{n}_{key} = saved{n}_{key}()")
+                    states.append(f"sv{n}_{key}")
+                    args.append(f"{key}=sv{n}_{key}")
+                    del kw[key]
+            if kw:
+                env[f"kw{n}"] = kw
                 args.append(f"**kw{n}")
             calls.append(", ".join(args))
             lines.append(f"    v{op.out} = f{n}({calls[-1]})")
             lines.append(f"    if v{op.out}.__class__ is not ndarray: v{op.out} = asarray(v{op.out})")
         self.kept = sorted({s for op in trace.ops for s in (op.out, *[a for ok, a in op.spec if ok])} | set(sources))
-        lines.append(f"    return ({''.join(f'v{s}, ' for s in self.kept)})")
+        held = "".join(f"v{s}, " for s in self.kept) + "".join(f"{name}, " for name in states)
+        lines.append(f"    return ({held})")
         # backward: ops in reverse creation order, the engine's order; gradients summed in the engine's order
         self.externals: list[int] = []
-        back = ["def backward(g, values):", f"    ({''.join(f'v{s}, ' for s in self.kept)}) = values"]
+        back = ["def backward(g, values):", f"    ({held}) = values"]
         if grad_slot is not None:
             back.append(f"    g{grad_slot} = g")
             have = {grad_slot}
@@ -446,9 +499,12 @@ class Jitted:
         return self._program.source if self._program is not None else ""
 
     def __call__(self, *args: Any) -> Any:
-        if forward.active:
+        if forward_levels():
             raise JitError(f"jit({self.name}): forward mode (jvp) through a replayed function is not supported; "
                            "call the function without jit inside jvp")
+        if batching.open:
+            raise JitError(f"jit({self.name}): vmap over a replayed function is not supported; "
+                           "call the function without jit inside vmap")
         if self._program is None:
             return self._trace(args)
         return self._replay(args)
@@ -501,7 +557,7 @@ class Jitted:
         grad_slot = out_slots[self._grad_out] if differentiable else None
         self._program = _Program(trace, [s for s in out_slots if s is not None], grad_slot)
         self._signature = [_describe(a) for a in args]
-        self._grad_mode = engine._grad_enabled
+        self._grad_mode = grad_enabled()
         self._inputs = trace.inputs
         self._captured = [(t, t.data.shape, t.data.dtype, t._rg) for t, _ in trace.captured]
         self._out = None if not isinstance(result, (tuple, list)) else type(result)
@@ -542,7 +598,7 @@ class Jitted:
                 )
             sources.append(d)
             tensors.append(t)
-        grad_mode = engine._grad_enabled
+        grad_mode = grad_enabled()
         if grad_mode != self._grad_mode:
             raise JitError(f"jit({self.name}): traced with grad mode {'on' if self._grad_mode else 'off'}, called "
                            f"with it {'on' if grad_mode else 'off'}; make one jit(...) per mode")
