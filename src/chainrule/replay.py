@@ -619,13 +619,13 @@ class Jitted:
                 continue
             t = Tensor._wrap(values[next(positions)])
             if k == self._grad_out:
-                parents = tuple((j, tensors[i]) for j, i in enumerate(self._parents))
+                inputs = [tensors[i] for i in self._parents]
                 t._rg = True
                 t._prim = _ReplayNode(program, values)
-                t._args = tuple(p for _, p in parents)
-                t._raw = [p.data for _, p in parents]
+                t._args = tuple(inputs)
+                t._raw = [p.data for p in inputs]  # checked by backward: changed in place since this call?
                 t._kw = None
-                t._parents = parents
+                t._parents = tuple(enumerate(inputs))
             outs.append(t)
         return outs[0] if self._out is None else self._out(outs)
 
