@@ -50,6 +50,7 @@ import numpy as np
 
 from .autodiff import batching, engine, primitive
 from .autodiff.primitive import Primitive, fit
+from .autodiff.sparse import SliceGrad
 from .core.state import forward_levels, grad_enabled
 from .ops import _define
 from .ops import elementwise as _elementwise
@@ -337,6 +338,8 @@ class _Patches:
 # -- the generated program -----------------------------------------------------------------------
 def _fitter(prim: Primitive, argnum: int, shape: tuple, dtype: Any) -> Callable[[Any], Any]:
     def fit_gradient(g: Any) -> Any:
+        if g.__class__ is SliceGrad:  # a slice's gradient: already the input's shape and dtype
+            return g.dense()
         try:
             return fit(g, shape, dtype)
         except ValueError:
