@@ -50,11 +50,23 @@ _REDUCTIONS = ("mean", "sum", "none")
 
 
 # == linear: x @ w.T + b, one node ========================================================
+def _rows(x: Any) -> Any:
+    """x as a matrix (rows, features): NumPy's matmul runs a 2-D product through one BLAS call,
+    a stacked one through one call per leading index (much slower for (B, T, D) @ (D, E))."""
+    return x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+
+
 def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
+    if x.ndim > 2:
+        return _linear_fn(_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
     out = x @ w.T
     if b is not None:
         out += b
     return out
+
+
+def _linear_vjp_x(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return g @ w if g.ndim <= 2 else (_rows(g) @ w).reshape(*g.shape[:-1], w.shape[1])
 
 
 def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
@@ -63,24 +75,24 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
         return g.T @ x
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
-    return g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+    return _rows(g).T @ _rows(x)
 
 
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
-    return g.sum(axis=0) if g.ndim == 2 else g.reshape(-1, g.shape[-1]).sum(axis=0)
+    return g.sum(axis=0) if g.ndim == 2 else _rows(g).sum(axis=0)
+
+
+def _linear_jvp_x(t: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return t @ w.T if t.ndim <= 2 else (_rows(t) @ w.T).reshape(*t.shape[:-1], w.shape[0])
+
+
+def _linear_jvp_w(t: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return x @ t.T if x.ndim <= 2 else (_rows(x) @ t.T).reshape(*x.shape[:-1], w.shape[0])
 
 
 _linear = Primitive("nn.linear", _linear_fn)
-_linear.defvjp(
-    lambda g, ans, x, w, b=None: g @ w,
-    _linear_vjp_w,
-    _linear_vjp_b,
-)
-_linear.defjvp(
-    lambda t, ans, x, w, b=None: t @ w.T,
-    lambda t, ans, x, w, b=None: x @ t.T,
-    lambda t, ans, x, w, b=None: t,
-)
+_linear.defvjp(_linear_vjp_x, _linear_vjp_w, _linear_vjp_b)
+_linear.defjvp(_linear_jvp_x, _linear_jvp_w, lambda t, ans, x, w, b=None: t)
 
 
 def linear(x: Any, weight: Any, bias: Any = None) -> Any:
@@ -142,18 +154,18 @@ def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
     return prim
 
 
-def _gelu_fn(x: Any, *, saved: Saved) -> Any:
+def _gelu_fn(x: Any, *, saved: Saved | None = None) -> Any:
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim == 0:
         return 0.5 * x * (1.0 + erf(x * _SQRT_HALF))
     cdf = ndtr_table(x) if x.dtype == np.float32 else ndtr(x)  # Phi(x), no SciPy, no scalar loop
-    if saved.wanted:
+    if saved is not None and saved.wanted:
         saved.values["cdf"] = cdf
     return x * cdf
 
 
-def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved) -> Any:
+def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved | None = None) -> Any:
     if on_values(g, x) and isinstance(x, np.ndarray) and x.ndim and x.dtype.kind == "f":
-        cdf = saved.values.pop("cdf", None)  # one argument: used once, then let go
+        cdf = saved.values.pop("cdf", None) if saved is not None else None  # used once, then let go
         if cdf is None:
             cdf = ndtr_table(x) if x.dtype == np.float32 else ndtr(x)
         d = x * x  # gelu'(x) = Phi(x) + x phi(x), in place
@@ -169,7 +181,7 @@ def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved) -> Any:
 
 _gelu = Primitive("nn.gelu", _gelu_fn)
 _gelu.defvjp(_gelu_vjp)
-_gelu.defjvp(lambda t, ans, x, *, saved: t * _gelu_d(ans, x))
+_gelu.defjvp(lambda t, ans, x, *, saved=None: t * _gelu_d(ans, x))
 _gelu_tanh = _elementwise("nn.gelu_tanh", lambda x: 0.5 * x * (1.0 + np.tanh(_gelu_tanh_inner(x))), _gelu_tanh_d)
 _silu = _elementwise("nn.silu", lambda x: x * sigmoid(x), _silu_d)
 

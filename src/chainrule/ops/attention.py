@@ -37,11 +37,18 @@ def causal_bias(L: int, S: int, dtype: Any) -> np.ndarray:
     return bias
 
 
+def _t(x: Any) -> Any:
+    """The transpose of the last two axes; for NumPy a contiguous copy, since np.matmul runs stacked
+    products through BLAS only when each operand's last axis has unit stride (a transposed view
+    falls back to a slow loop)."""
+    return np.ascontiguousarray(np.swapaxes(x, -1, -2)) if isinstance(x, np.ndarray) else np.swapaxes(x, -1, -2)
+
+
 def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
-    """P = softmax(q k^T scale + bias), with differentiable ops (Tensors) or NumPy."""
-    s = np.matmul(q * scale, np.swapaxes(k, -1, -2))
+    """P = softmax(q k^T scale + bias), with differentiable ops (Tensors) or NumPy (in place)."""
+    s = np.matmul(q * scale, _t(k))
     if bias is not None:
-        s = s + bias
+        s = s + bias if isinstance(s, Tensor) or isinstance(bias, Tensor) else np.add(s, bias, out=s)
     return softmax(s, axis=-1) if isinstance(s, Tensor) else _softmax_inplace(s)
 
 
@@ -66,16 +73,20 @@ def _saved_p(saved: Saved, q: Any, k: Any, bias: Any, scale: float) -> Any:
 
 def _sdpa_grads(wanted: tuple[int, ...], g: Any, out: Any, q: Any, k: Any, v: Any, bias: Any, scale: float,
                 drop: Any, saved: Saved) -> dict[int, Any]:
-    """Gradients for the arguments in ``wanted`` (0 q, 1 k, 2 v, 3 a float mask), all from one P."""
+    """Gradients for the arguments in ``wanted`` (0 q, 1 k, 2 v, 3 a float mask), all from one P.
+
+    Products are arranged so every operand has a unit-stride last axis: dV = (g^T P)^T and
+    dK = (q^T dS)^T, with the small (..., E, L) transposes copied, never the (..., L, S) ones.
+    """
     p = _saved_p(saved, q, k, bias, scale)
     pd = p if drop is None else p * drop
     grads: dict[int, Any] = {}
     if 2 in wanted:
-        grads[2] = np.matmul(np.swapaxes(pd, -1, -2), g)
+        grads[2] = np.swapaxes(np.matmul(_t(g), pd), -1, -2)
     if not {0, 1, 3} & set(wanted):
         return grads
     fast = on_values(g, out, p, v)
-    dp = np.matmul(g, np.swapaxes(v, -1, -2))
+    dp = np.matmul(g, _t(v))
     if drop is not None:
         dp = dp * drop
     rows = np.sum(g * out, axis=-1, keepdims=True)  # = rowsum(dP * P): no score-sized temporary
@@ -88,7 +99,7 @@ def _sdpa_grads(wanted: tuple[int, ...], g: Any, out: Any, q: Any, k: Any, v: An
     if 0 in wanted:
         grads[0] = np.matmul(ds, k) * scale
     if 1 in wanted:
-        grads[1] = np.matmul(np.swapaxes(ds, -1, -2), q * scale)
+        grads[1] = np.swapaxes(np.matmul(_t(q * scale), ds), -1, -2)
     if 3 in wanted:
         grads[3] = ds
     return grads
