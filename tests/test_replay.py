@@ -3,6 +3,8 @@ registry, and raises JitError (naming what differs) when a call does not match i
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -232,3 +234,28 @@ def test_two_live_replays_of_a_fused_op_keep_their_own_saved_values():
         e = cr.Tensor(x0, requires_grad=True)
         f(e).backward()
         assert same(x.grad.data, e.grad.data)
+
+
+def test_another_threads_ops_are_not_recorded_and_hooks_go_away():
+    import threading
+
+    from chainrule.autodiff import primitive
+
+    original = primitive.apply
+    started, release = threading.Event(), threading.Event()
+
+    def slow(x):
+        started.set()
+        release.wait(5)
+        return (x * 2.0).sum()
+
+    jf = cr.jit(slow)
+    worker = threading.Thread(target=lambda: jf(cr.Tensor([1.0, 2.0], requires_grad=True)))
+    worker.start()
+    started.wait(5)
+    other = cr.exp(cr.Tensor([0.0], requires_grad=True))  # in this thread, while the worker traces
+    release.set()
+    worker.join()
+    assert float(other.data[0]) == 1.0
+    assert len(re.findall(r"= f\d+\(", jf.source)) == 2  # multiply and sum only: exp was not recorded
+    assert primitive.apply is original

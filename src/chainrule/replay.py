@@ -22,7 +22,7 @@ Limits (all raise, except the last): no forward mode (``jvp``) through a replay,
 ``create_graph`` backward through one, no in-place changes and no ``backward`` inside the function,
 at most one output that requires grad. **Values taken out with ``.data`` and computed on with NumPy
 inside the function are frozen at their traced values**: compute with chainrule ops instead.
-Tracing swaps a few module attributes for the duration of the first call; trace from one thread.
+Tracing swaps a few module attributes while a first call runs; other threads' ops are not recorded.
 
 Example:
     >>> import numpy as np
@@ -43,6 +43,7 @@ import functools
 import linecache
 import re
 import sys
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -176,14 +177,21 @@ class _Trace:
             self.guards.append((s, read, _snapshot(result), what))
 
 
-_active: list[_Trace] = []  # the trace being recorded (one at a time)
+class _Tracing(threading.local):
+    """The traces being recorded in this thread (the hooks are shared, the recording is not)."""
+
+    def __init__(self) -> None:
+        self.traces: list[_Trace] = []
+
+
+_local = _Tracing()
 
 
 def _recording_apply(original: Callable[..., Any]) -> Callable[..., Any]:
     def apply(prim: Primitive, args: tuple, kw: dict | None) -> Any:
         out = original(prim, args, kw)
-        if _active and isinstance(out, Tensor):
-            _active[-1].record(prim, args, kw, out)
+        if _local.traces and isinstance(out, Tensor):
+            _local.traces[-1].record(prim, args, kw, out)
         return out
 
     return apply
@@ -193,8 +201,8 @@ def _guarded_method(name: str, original: Callable[..., Any]) -> Callable[..., An
     @functools.wraps(original)
     def method(self: Tensor, *a: Any, **k: Any) -> Any:
         result = original(self, *a, **k)
-        if _active:
-            _active[-1].guard(self, f"{name}()", lambda v: original(Tensor._wrap(v), *a, **k), result)
+        if _local.traces:
+            _local.traces[-1].guard(self, f"{name}()", lambda v: original(Tensor._wrap(v), *a, **k), result)
         return result
 
     return method
@@ -204,12 +212,12 @@ def _guarded_values(original: Callable[..., Any], what: str) -> Callable[..., An
     """For helpers that read the values of their Tensor arguments (integer operators, NumPy queries)."""
 
     def read(*args: Any) -> Any:
-        if _active:
+        if _local.traces:
             stack = list(args)
             while stack:
                 v = stack.pop()
                 if isinstance(v, Tensor):
-                    _active[-1].guard(v, what, lambda x: x, v.data)
+                    _local.traces[-1].guard(v, what, lambda x: x, v.data)
                 elif isinstance(v, (list, tuple)):
                     stack.extend(v)
         return original(*args)
@@ -234,14 +242,15 @@ def _recording_wrap_like(original: Callable[..., Any]) -> Callable[..., Any]:
 
     def wrap_like(value: Any, *inputs: Any) -> Any:
         out = original(value, *inputs)
-        if _active and isinstance(out, Tensor):
+        if _local.traces and isinstance(out, Tensor):
             caller = sys._getframe(1)
             if caller.f_code is boolean_code:
-                _active[-1].record(_comparison(caller.f_locals["np_fn"]), tuple(caller.f_locals["args"]), None, out)
+                np_fn, args = caller.f_locals["np_fn"], tuple(caller.f_locals["args"])
+                _local.traces[-1].record(_comparison(np_fn), args, None, out)
             else:
                 for t in inputs:
                     if isinstance(t, Tensor):
-                        _active[-1].guard(t, "an op without a gradient", lambda x: x, t.data)
+                        _local.traces[-1].guard(t, "an op without a gradient", lambda x: x, t.data)
         return out
 
     return wrap_like
@@ -287,24 +296,41 @@ def _guarded_raw(original: Callable[..., Any]) -> Callable[..., Any]:
     where_code = _elementwise.where.__code__
 
     def raw(x: Any) -> Any:
-        if _active and isinstance(x, Tensor):
+        if _local.traces and isinstance(x, Tensor):
             caller = sys._getframe(1)
             line = (caller.f_code.co_filename, caller.f_lineno)
             if caller.f_code.co_name in ("<listcomp>", "<genexpr>") and caller.f_back is not None:
                 caller = caller.f_back
             passed_on = caller.f_code is where_code and caller.f_locals.get("x") is not None  # straight into an op
             if caller.f_code not in metadata_only and not passed_on and not _reads_metadata(*line):
-                _active[-1].guard(x, f"{caller.f_code.co_name}() (it reads the values)", lambda v: v, x.data)
+                _local.traces[-1].guard(x, f"{caller.f_code.co_name}() (it reads the values)", lambda v: v, x.data)
         return original(x)
 
     return raw
 
 
 class _Patches:
-    """Swap in the recording hooks for the duration of a trace, and put everything back."""
+    """Swap in the recording hooks while any thread traces, and put everything back after the last."""
+
+    _lock = threading.Lock()
+    _users = 0
+    saved: list[tuple[Any, str, Any]] = []
 
     def __enter__(self) -> None:
-        self.saved: list[tuple[Any, str, Any]] = []
+        with _Patches._lock:
+            _Patches._users += 1
+            if _Patches._users == 1:
+                _Patches.saved = []
+                self._install()
+
+    def __exit__(self, *exc: object) -> None:
+        with _Patches._lock:
+            _Patches._users -= 1
+            if _Patches._users == 0:
+                for owner, name, value in reversed(_Patches.saved):
+                    setattr(owner, name, value)
+
+    def _install(self) -> None:
         # every chainrule module that bound these helpers by name
         hooks = [("apply", primitive.apply, _recording_apply(primitive.apply)),
                  ("wrap_like", _define.wrap_like, _recording_wrap_like(_define.wrap_like)),
@@ -322,17 +348,13 @@ class _Patches:
         self._swap(engine, "backward_sweep", self._no_backward)
 
     def _swap(self, owner: Any, name: str, value: Any) -> None:
-        self.saved.append((owner, name, getattr(owner, name)))
+        _Patches.saved.append((owner, name, getattr(owner, name)))
         setattr(owner, name, value)
 
     @staticmethod
     def _no_backward(*a: Any, **k: Any) -> Any:
         raise JitError("jit: the function calls backward() or a gradient transform; jit the function that "
                        "computes the loss and call .backward() on its result")
-
-    def __exit__(self, *exc: object) -> None:
-        for owner, name, value in reversed(self.saved):
-            setattr(owner, name, value)
 
 
 # -- the generated program -----------------------------------------------------------------------
@@ -518,12 +540,12 @@ class Jitted:
         for a in args:
             trace.inputs.append(trace.new_slot(a, a.data) if isinstance(a, Tensor)
                                 else trace.new_slot(None, a) if isinstance(a, np.ndarray) else None)
-        _active.append(trace)
+        _local.traces.append(trace)
         try:
             with _Patches():
                 result = self.fn(*args)
         finally:
-            _active.pop()
+            _local.traces.pop()
         if _last_change[0] != trace.changes:
             raise JitError(f"jit({self.name}): the function changes a tensor in place; jit only replays "
                            "functions without in-place changes (make the change outside)")
