@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import engine
+from ..autodiff.sparse import densify
 from ..tensor import Tensor
 from .collect import Graph
 from .paths import Edge
@@ -28,7 +29,7 @@ def _seed(out: Tensor, gradient: Any) -> np.ndarray:
 
 def _vjp(node: Tensor, slot: int, g: Any) -> Any:
     node._check_versions()
-    return node._prim.vjp(node._parents[slot][0], g, node, False)
+    return densify(node._prim.vjp(node._parents[slot][0], g, node, False))
 
 
 def _sum_over_paths(g: Graph, target: int, counts: list[int], order: list[int], seed: np.ndarray) -> np.ndarray:
