@@ -169,5 +169,5 @@ def test_the_known_exceptions_still_exist():
 def test_the_checker_sees_function_level_imports_and_finds_a_cycle():
     tree = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert cycles(tree) == [["a", "b", "c"]]
-    assert "chainrule.graph" in {layer_of(m) and m for m in ["chainrule.graph"]}
+    assert layer_of("chainrule.graph.views") > layer_of("chainrule.scalar") > layer_of("chainrule.autodiff.engine")
     assert any(t.startswith("chainrule.graph") for t in import_graph()["chainrule.scalar"])  # inside Scalar.graph
