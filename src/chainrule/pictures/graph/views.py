@@ -21,10 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.backprop import grad as tensor_grad
-from ..autodiff.modes import no_grad
-from ..scalar import Scalar
-from ..tensor import Tensor
+from ...autodiff.backprop import grad as tensor_grad
+from ...autodiff.modes import no_grad
+from ...scalar import Scalar
+from ...tensor import Tensor
 from .format import array_text, num, shape_text, value
 
 
