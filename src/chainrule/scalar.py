@@ -132,12 +132,12 @@ class Scalar:
     latest pass only.
     """
 
-    # _n: creation number. Parents are always created before their children, so sorting
+    # _stamp: creation number. Parents are always created before their children, so sorting
     # by it gives a topological order without a recursive (or even a post-order) walk.
     # A node keeps up to two parents in slots (_a, _b) with their local derivatives (_da,
     # _db), and any further (parent, local) pairs in _rest: no tuple per node, so a graph of
     # a million nodes is a million objects for Python's garbage collector, not three million.
-    __slots__ = ("data", "grad", "label", "_op", "_n", "_a", "_da", "_b", "_db", "_rest")
+    __slots__ = ("data", "grad", "label", "_op", "_stamp", "_a", "_da", "_b", "_db", "_rest")
     # NumPy must not fold a Scalar into an object array (its gradient would be lost):
     # with this, ndarray op Scalar defers to the Scalar's reflected operator, or fails.
     __array_ufunc__ = None
@@ -150,7 +150,7 @@ class Scalar:
         self._da = self._db = 0.0
         self._rest: tuple[tuple[Scalar, float], ...] = ()
         self._op = _op
-        self._n = _next_number()
+        self._stamp = _next_number()
         if _children:
             raise TypeError(
                 "Scalar: build nodes with operators (a + b, a.tanh(), ...); parents cannot be given directly"
@@ -283,20 +283,20 @@ class Scalar:
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------
     def __lt__(self, other: Any) -> bool:
-        return self.data < _value(other)
+        return self.data < _float_of(other)
 
     def __le__(self, other: Any) -> bool:
-        return self.data <= _value(other)
+        return self.data <= _float_of(other)
 
     def __gt__(self, other: Any) -> bool:
-        return self.data > _value(other)
+        return self.data > _float_of(other)
 
     def __ge__(self, other: Any) -> bool:
-        return self.data >= _value(other)
+        return self.data >= _float_of(other)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Scalar, Real)):
-            return self.data == _value(other)
+            return self.data == _float_of(other)
         return NotImplemented
 
     def __ne__(self, other: object) -> bool:
@@ -312,7 +312,7 @@ class Scalar:
         With ``create_graph=True`` the gradients are Scalars built from the graph, so they
         can be differentiated again (``x.grad.backward()`` after resetting ``x.grad``).
         """
-        order = _graph(self, reset=True)
+        order = _reachable(self, reset=True)
         order.sort(key=_creation, reverse=True)
         if create_graph:
             return _backward_graph(self, order, gradient)
@@ -331,7 +331,7 @@ class Scalar:
 
     def zero_grad(self) -> None:
         """Set ``.grad`` to 0 on this node and every node it was computed from."""
-        for node in _graph(self, reset=False):
+        for node in _reachable(self, reset=False):
             node.grad = 0.0
 
     def graph(self, **kw: Any) -> Any:
@@ -343,7 +343,7 @@ class Scalar:
 
 _next_number = itertools.count().__next__
 _new = object.__new__
-_creation = attrgetter("_n")
+_creation = attrgetter("_stamp")
 
 
 # _unary and _binary are written out in full (no shared helper): they run once per
@@ -354,7 +354,7 @@ def _unary(data: float, a: Scalar, da: float, op: ScalarOp) -> Scalar:
     out.grad = 0.0
     out.label = ""
     out._op = op
-    out._n = _next_number()
+    out._stamp = _next_number()
     out._a = a
     out._da = da
     out._b = None
@@ -368,7 +368,7 @@ def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: ScalarO
     out.grad = 0.0
     out.label = ""
     out._op = op
-    out._n = _next_number()
+    out._stamp = _next_number()
     out._a = a
     out._da = da
     out._b = b
@@ -377,7 +377,7 @@ def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: ScalarO
     return out
 
 
-def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: ScalarOp) -> Scalar:
+def _node_with_parents(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: ScalarOp) -> Scalar:
     """A node with any number of parents (e.g. a neuron's weighted sum as one node)."""
     if len(prev) == 1:
         return _unary(data, prev[0], local[0], op)
@@ -389,7 +389,7 @@ def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: S
     return out
 
 
-def _graph(root: Scalar, reset: bool) -> list[Scalar]:
+def _reachable(root: Scalar, reset: bool) -> list[Scalar]:
     """Every node ``root`` depends on, itself included (iterative; inner grads reset to 0)."""
     if reset and root._a is not None:
         root.grad = 0.0
@@ -442,7 +442,7 @@ def _differentiable_locals(node: Scalar) -> tuple[Any, ...]:
     return (op.derivative(node._a, node, op.constant, SCALARS),)
 
 
-def _value(x: Any) -> float:
+def _float_of(x: Any) -> float:
     return x.data if isinstance(x, Scalar) else x
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..scalar import Scalar, _node
+from ..scalar import Scalar, _node_with_parents
 from ..scalar_rules import DOT
 from . import init
 
@@ -107,7 +107,7 @@ class Neuron(ScalarModule):
             total += wi.data * xv
             prev.append(wi)
             local.append(xv)
-        out = _node(total, tuple(prev), tuple(local), DOT)
+        out = _node_with_parents(total, tuple(prev), tuple(local), DOT)
         act = self.activation
         if act == "relu":
             return out.relu()
