@@ -433,10 +433,12 @@ def _differentiable_locals(node: Scalar) -> tuple[Any, ...]:
         return node.local_derivatives
     if op.derivative is None:
         raise NotImplementedError(
-            f"Scalar.backward(create_graph=True): the op {str(op)!r} has no rule for higher derivatives "
-            f"(it is first order only, e.g. nn.scalar's one-node weighted sum); build it from +, * and "
-            "functions of one Scalar to differentiate twice"
+            f"Scalar.backward(create_graph=True): the op {str(op)!r} has no rule for higher derivatives; "
+            "build it from +, * and functions of one Scalar to differentiate twice"
         )
+    if op.arity == 0:
+        n = len(node.parents) - int(op.constant or 0)  # the last local derivatives are plain numbers
+        return op.derivative(node.parents[:n], node.local_derivatives[n:], SCALARS)
     if op.arity == 2:
         return op.derivative(node._a, node._b, node, SCALARS)
     return (op.derivative(node._a, node, op.constant, SCALARS),)
