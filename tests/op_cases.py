@@ -27,6 +27,7 @@ from op_specs import (
     SPECS,
     Maker,
     Shapes,
+    _t_prod,
     all_distinct,
     bcast,
     nonzero,
@@ -247,6 +248,19 @@ def _sym(x: Any) -> Any:
 ANYWHERE = uniform(-2, 2)
 
 
+def with_zeros(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Entries away from 0, with about a quarter (at least one, two where there is room) exactly 0:
+    where "divide by the value" rules fail, and second derivatives of products are not 0."""
+    out = []
+    for s in shapes:
+        x = nonzero(-1.5, 1.5, 0.4)(rng, (s,), p)[0]
+        flat = x.reshape(-1)
+        k = max(min(2, flat.size), flat.size // 4)
+        flat[rng.choice(flat.size, size=k, replace=False)] = 0.0
+        out.append(flat.reshape(s))
+    return out
+
+
 def case(name: str, fn: Callable[..., Any], shapes: st.SearchStrategy, make: Maker = ANYWHERE,
          prims: tuple[str, ...] | str = (), torch: Callable[..., Any] | None = None, **kw: Any) -> Case:
     prims = (prims,) if isinstance(prims, str) else tuple(prims)
@@ -343,9 +357,11 @@ CUMULATIVE = [
          prims="cumsum", torch=lambda x, axis: _torch().cumsum(x, dim=axis)),
     case("cumprod", lambda x, axis: np.cumprod(x, axis=axis), axis_or_none(), nonzero(-1.5, 1.5, 0.4), prims="cumprod",
          torch=lambda x, axis: _torch().cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)),
-    case("cumprod_with_zero", lambda x: np.cumprod(x * np.array([1.0, 0.0, 1.0, 1.0])), fixed((4,)),
-         nonzero(-1.5, 1.5, 0.4), prims="prod", order=1, torch=lambda x: _torch().cumprod(x * _torch().tensor(
-             [1.0, 0.0, 1.0, 1.0], dtype=x.dtype), 0)),
+    case("cumprod_with_zeros", lambda x, axis: np.cumprod(x, axis=axis), axis_or_none(min_side=2), with_zeros,
+         prims="cumprod", order=3,
+         torch=lambda x, axis: _torch().cumprod(x.reshape(-1) if axis is None else x, dim=0 if axis is None else axis)),
+    case("prod_with_zeros", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims), reduction(),
+         with_zeros, prims="prod", order=3, torch=lambda x, axis, keepdims: _t_prod(x, axis, keepdims)),
     case("diff", lambda x, axis, n: np.diff(x, n=n, axis=axis), st.tuples(axis_of(min_side=3),
          st.integers(0, 2)).map(lambda t: (t[0][0], {**t[0][1], "n": t[1]})), prims="subtract",
          torch=lambda x, axis, n: _torch().diff(x, n=n, dim=axis) if n else x),
@@ -658,6 +674,41 @@ NN = [
          torch=T("nn.functional.binary_cross_entropy_with_logits")),
 ]
 
+_SDPA_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)
+_KEEP = np.array([[True, False, True, True], [True, True, False, True], [False, False, False, True]])
+
+GPT_OPS = [
+    case("nn_sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), fixed((2, 3, 4), (2, 5, 4), (2, 5, 3)),
+         prims="nn.scaled_dot_product_attention", torch=T("nn.functional.scaled_dot_product_attention")),
+    case("nn_sdpa_causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
+         fixed((1, 2, 4, 3), (1, 2, 4, 3), (1, 2, 4, 2)), prims="nn.scaled_dot_product_attention",
+         torch=T("nn.functional.scaled_dot_product_attention", is_causal=True, scale=0.7)),
+    case("nn_sdpa_bool_mask", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=_SDPA_MASK),
+         fixed((2, 3, 4), (1, 5, 4), (2, 5, 3)), prims="nn.scaled_dot_product_attention",
+         torch=lambda q, k, v: _torch().nn.functional.scaled_dot_product_attention(
+             q, k, v, attn_mask=_torch().tensor(_SDPA_MASK))),
+    case("nn_sdpa_float_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+         fixed((2, 3, 4), (2, 5, 4), (2, 5, 3), (3, 5)), prims="nn.scaled_dot_product_attention",
+         torch=lambda q, k, v, m: _torch().nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)),
+    case("nn_layer_norm", lambda x, w, b: F.layer_norm(x, (4,), w, b), fixed((3, 4), (4,), (4,)), prims="nn.layer_norm",
+         torch=lambda x, w, b: _torch().nn.functional.layer_norm(x, (4,), w, b)),
+    case("nn_layer_norm_2d", lambda x, w: F.layer_norm(x, (2, 3), w, eps=1e-3), fixed((2, 2, 3), (2, 3)),
+         prims="nn.layer_norm", torch=lambda x, w: _torch().nn.functional.layer_norm(x, (2, 3), w, eps=1e-3)),
+    case("nn_layer_norm_plain", lambda x: F.layer_norm(x, x.shape[-1:]), one(1), prims="nn.layer_norm",
+         torch=lambda x: _torch().nn.functional.layer_norm(x, x.shape[-1:])),
+    case("nn_rms_norm", lambda x, w: F.rms_norm(x, (4,), w, eps=1e-6), fixed((3, 4), (4,)), prims="nn.rms_norm",
+         torch=lambda x, w: _torch().nn.functional.rms_norm(x, (4,), w, eps=1e-6)),
+    case("nn_rms_norm_plain", lambda x: F.rms_norm(x, x.shape[-1:]), one(1), nonzero(-2, 2), prims="nn.rms_norm",
+         torch=lambda x: _torch().nn.functional.rms_norm(x, x.shape[-1:])),
+    case("nn_masked_softmax", lambda x: F.masked_softmax(x, _KEEP), fixed((3, 4)), prims="nn.masked_softmax",
+         torch=lambda x: _torch().softmax(x.masked_fill(~_torch().tensor(_KEEP), float("-inf")), -1)),
+    case("masked_fill", lambda x: cr.masked_fill(x, _KEEP, 2.5), fixed((3, 4)), prims="masked_fill",
+         torch=lambda x: x.masked_fill(_torch().tensor(_KEEP), 2.5)),
+    case("masked_fill_method", lambda x: cr.Tensor(x).masked_fill(_KEEP[0], -1.0) if not isinstance(
+        x, cr.Tensor) else x.masked_fill(_KEEP[0], -1.0), fixed((2, 4)), prims="masked_fill",
+         torch=lambda x: x.masked_fill(_torch().tensor(_KEEP[0]), -1.0)),
+]
+
 NUMPY_SPELLINGS = [  # the first ops again, called through NumPy's own functions
     case("np_reductions", lambda x, axis, keepdims: [
         f(x, axis=axis, keepdims=keepdims) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
@@ -697,6 +748,7 @@ FIRST_OPS = [
 
 CASES: list[Case] = (
     FIRST_OPS + NUMPY_SPELLINGS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS + LINALG + SPECIAL + NN
+    + GPT_OPS
 )
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import ops  # noqa: F401
+from . import allocator, ops  # noqa: F401
 from .autodiff.engine import is_grad_enabled, set_grad_enabled  # noqa: F401
 from .autodiff.modes import enable_grad, no_grad  # noqa: F401
 from .ops import *  # noqa: F403
@@ -18,6 +18,8 @@ from .scalar import Scalar
 from .tensor import Tensor, tensor  # noqa: F401
 
 Value = Scalar  # micrograd's name
+
+allocator._configure_from_environment()  # keep freed array memory for reuse (CHAINRULE_MALLOC=0: off)
 
 __version__ = "0.1.0"
 
@@ -31,10 +33,13 @@ _LAZY = {
     "gradcheck": "checking", "GradcheckError": "checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
+    "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
+    "jit": "jit",
+    "vmap": "batching",
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special",
+    "linalg", "special", "batching",
 }
 
 

@@ -1,4 +1,5 @@
-"""The ``chainrule`` command: ``chainrule demo [--out DIR]`` (also ``python -m chainrule demo``)."""
+"""The ``chainrule`` command: ``chainrule demo [--out DIR]`` (also ``python -m chainrule demo``) and
+``chainrule gpt train|sample`` (see :mod:`chainrule.gpt.cli`)."""
 
 from __future__ import annotations
 
@@ -43,6 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="folder for the pictures (created if needed; default: ./chainrule-demo)",
     )
     demo.add_argument("--seed", type=int, default=0, help="random seed of the 50 descent starts (default: 0)")
+    from .gpt.cli import add_gpt_parser
+
+    add_gpt_parser(sub)
     return parser
 
 
@@ -62,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             except (ValueError, OSError):
                 pass
         return run(args.out, seed=args.seed)
+    if args.command == "gpt":
+        from .gpt.cli import run_gpt
+
+        return run_gpt(args, parser)
     parser.error(f"unknown command {args.command!r}")  # pragma: no cover (argparse rejects it first)
     return 2
 

@@ -8,9 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from .autodiff import engine, forward
 from .autodiff.backprop import grad as _grad_of
 from .autodiff.primitive import Primitive, apply
+from .core import state
+from .core.state import grad_mode
 from .tensor import Tensor
 
 
@@ -131,19 +132,16 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
                       for a in args]
             return _grad_of(f(*inputs), inputs, g, create_graph=True)
         inputs = [Tensor(np.asarray(a, dtype=float), requires_grad=True) for a in args]
-        previous = engine.set_grad_enabled(True)
-        try:
+        with grad_mode(True):
             out = f(*inputs)
             return tuple(gr.data for gr in _grad_of(out, inputs, g))
-        finally:
-            engine.set_grad_enabled(previous)
 
     op = custom_vjp(f)
     op.defvjp(fwd, bwd)
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
-        if forward.active:
+        if state.forward_levels():
             return f(*args)  # forward mode keeps nothing to recompute
         return op(*args)
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.state import grad_mode
 from ..tensor import Tensor
 from . import engine
 
@@ -46,11 +47,8 @@ _add = operator.add
 def backward(roots: Sequence[Tensor], gradients: Sequence[Any], create_graph: bool = False) -> None:
     """Accumulate gradients of ``roots`` into ``.grad`` of every leaf (and retained node)."""
     seeds = [_seed(r, g, create_graph) for r, g in zip(roots, gradients)]
-    previous = engine.set_grad_enabled(create_graph)
-    try:
+    with grad_mode(create_graph):
         found = engine.backward_sweep(list(roots), seeds, create_graph, _add)
-    finally:
-        engine.set_grad_enabled(previous)
     handed_out = {id(s) for s in seeds}
     for node, g in found:
         if not isinstance(g, Tensor):
@@ -94,11 +92,8 @@ def grad(
     found: dict[Any, Any] = {}
     if live:
         seeds = [_seed(o, g, create_graph) for o, g in live]
-        previous = engine.set_grad_enabled(create_graph)
-        try:
+        with grad_mode(create_graph):
             found = dict(engine.backward_sweep([o for o, _ in live], seeds, create_graph, _add, set(ins)))
-        finally:
-            engine.set_grad_enabled(previous)
     results = []
     for t in ins:
         g = found.get(t)

@@ -17,20 +17,7 @@ from collections.abc import Callable, Iterable
 from operator import attrgetter
 from typing import Any
 
-_grad_enabled = True
-
-
-def is_grad_enabled() -> bool:
-    """True when new operations record the graph needed by ``backward``."""
-    return _grad_enabled
-
-
-def set_grad_enabled(mode: bool) -> bool:
-    """Switch graph recording on or off; returns the previous mode."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, bool(mode)
-    return previous
-
+from ..core.state import is_grad_enabled, set_grad_enabled  # noqa: F401  (grad mode lives in core.state)
 
 _creation = attrgetter("_stamp")
 

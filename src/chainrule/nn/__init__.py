@@ -27,6 +27,8 @@ from . import functional, init
 from . import scalar_nn as scalar
 from .activations import GELU, Identity, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh, activation
 from .containers import ModuleList, Sequential
+from .generate import generate
+from .gpt import GPT, GPTConfig
 from .init import manual_seed
 from .layers import MLP, Dropout, Embedding, LayerNorm, Linear, RMSNorm
 from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
@@ -34,6 +36,7 @@ from .module import LoadResult, Module, StateDictError
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .serialize import UnsafeFileError, load, load_checkpoint, save, save_checkpoint
+from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
 
 __all__ = [
     "Module", "Parameter", "StateDictError", "LoadResult",
@@ -42,4 +45,5 @@ __all__ = [
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
     "functional", "init", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "progress",
+    "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
 ]

@@ -4,8 +4,9 @@ The fused ones are primitives (registered as ``nn.<name>``) with both a reverse 
 a forward (JVP) rule, written with NumPy functions so they also run on Tensors (gradients
 of gradients work):
 ``linear``, ``gelu`` (exact and tanh), ``silu``, ``cross_entropy`` (softmax-minus-target
-gradient, stable for large logits) and ``binary_cross_entropy_with_logits``. The others
-(``layer_norm``, ``rms_norm``, ``mse_loss``, ...) are built from existing ops.
+gradient, stable for large logits), ``binary_cross_entropy_with_logits``, ``layer_norm``,
+``rms_norm``, ``scaled_dot_product_attention``, ``masked_softmax``. The others (``mse_loss``,
+``dropout``, ...) are built from existing ops.
 
 Example:
     >>> import numpy as np
@@ -27,7 +28,13 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..ops._define import raw
+from ..ops._saved import Saved, on_values
+from ..ops.attention import scaled_dot_product_attention
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
+from ..ops.gauss import ndtr, ndtr_table
+from ..ops.masking import masked_fill, masked_softmax
+from ..ops.normalization import layer_norm_primitive as _layer_norm
+from ..ops.normalization import rms_norm_primitive as _rms_norm
 from ..ops.reductions import log_softmax, mean, softmax
 from ..ops.shape import getitem, moveaxis, reshape
 from ..tensor import Tensor
@@ -35,18 +42,31 @@ from ..tensor import Tensor
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-    "layer_norm", "rms_norm", "dropout", "embedding",
+    "layer_norm", "rms_norm", "dropout", "embedding", "scaled_dot_product_attention",
+    "masked_softmax", "masked_fill",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
 # == linear: x @ w.T + b, one node ========================================================
+def _rows(x: Any) -> Any:
+    """x as a matrix (rows, features): NumPy's matmul runs a 2-D product through one BLAS call,
+    a stacked one through one call per leading index (much slower for (B, T, D) @ (D, E))."""
+    return x if x.ndim == 2 else x.reshape(-1, x.shape[-1])
+
+
 def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
+    if x.ndim > 2:
+        return _linear_fn(_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
     out = x @ w.T
     if b is not None:
         out += b
     return out
+
+
+def _linear_vjp_x(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return g @ w if g.ndim <= 2 else (_rows(g) @ w).reshape(*g.shape[:-1], w.shape[1])
 
 
 def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
@@ -55,24 +75,24 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
         return g.T @ x
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
-    return g.reshape(-1, g.shape[-1]).T @ x.reshape(-1, x.shape[-1])
+    return _rows(g).T @ _rows(x)
 
 
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
-    return g.sum(axis=0) if g.ndim == 2 else g.reshape(-1, g.shape[-1]).sum(axis=0)
+    return g.sum(axis=0) if g.ndim == 2 else _rows(g).sum(axis=0)
+
+
+def _linear_jvp_x(t: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return t @ w.T if t.ndim <= 2 else (_rows(t) @ w.T).reshape(*t.shape[:-1], w.shape[0])
+
+
+def _linear_jvp_w(t: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
+    return x @ t.T if x.ndim <= 2 else (_rows(x) @ t.T).reshape(*x.shape[:-1], w.shape[0])
 
 
 _linear = Primitive("nn.linear", _linear_fn)
-_linear.defvjp(
-    lambda g, ans, x, w, b=None: g @ w,
-    _linear_vjp_w,
-    _linear_vjp_b,
-)
-_linear.defjvp(
-    lambda t, ans, x, w, b=None: t @ w.T,
-    lambda t, ans, x, w, b=None: x @ t.T,
-    lambda t, ans, x, w, b=None: t,
-)
+_linear.defvjp(_linear_vjp_x, _linear_vjp_w, _linear_vjp_b)
+_linear.defjvp(_linear_jvp_x, _linear_jvp_w, lambda t, ans, x, w, b=None: t)
 
 
 def linear(x: Any, weight: Any, bias: Any = None) -> Any:
@@ -134,7 +154,34 @@ def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
     return prim
 
 
-_gelu = _elementwise("nn.gelu", lambda x: 0.5 * x * (1.0 + erf(x * _SQRT_HALF)), _gelu_d)
+def _gelu_fn(x: Any, *, saved: Saved | None = None) -> Any:
+    if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim == 0:
+        return 0.5 * x * (1.0 + erf(x * _SQRT_HALF))
+    cdf = ndtr_table(x) if x.dtype == np.float32 else ndtr(x)  # Phi(x), no SciPy, no scalar loop
+    if saved is not None and saved.wanted:
+        saved.values["cdf"] = cdf
+    return x * cdf
+
+
+def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved | None = None) -> Any:
+    if on_values(g, x) and isinstance(x, np.ndarray) and x.ndim and x.dtype.kind == "f":
+        cdf = saved.values.pop("cdf", None) if saved is not None else None  # used once, then let go
+        if cdf is None:
+            cdf = ndtr_table(x) if x.dtype == np.float32 else ndtr(x)
+        d = x * x  # gelu'(x) = Phi(x) + x phi(x), in place
+        d *= x.dtype.type(-0.5)
+        np.exp(d, out=d)
+        d *= x
+        d *= x.dtype.type(_INV_SQRT_2PI)
+        d += cdf
+        d *= g
+        return d
+    return g * _gelu_d(ans, x)
+
+
+_gelu = Primitive("nn.gelu", _gelu_fn)
+_gelu.defvjp(_gelu_vjp)
+_gelu.defjvp(lambda t, ans, x, *, saved=None: t * _gelu_d(ans, x))
 _gelu_tanh = _elementwise("nn.gelu_tanh", lambda x: 0.5 * x * (1.0 + np.tanh(_gelu_tanh_inner(x))), _gelu_tanh_d)
 _silu = _elementwise("nn.silu", lambda x: x * sigmoid(x), _silu_d)
 
@@ -149,7 +196,7 @@ def gelu(x: Any, approximate: str = "none") -> Any:
         (0.8413, 0.8412)
     """
     if approximate == "none":
-        return _gelu(x)
+        return _gelu(x, saved=Saved(x))
     if approximate == "tanh":
         return _gelu_tanh(x)
     raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
@@ -470,9 +517,21 @@ def _norm_axes(name: str, x: Any, normalized_shape: Any) -> tuple[tuple[int, ...
     return ns, tuple(range(len(sx) - len(ns), len(sx)))
 
 
+def _norm_args(name: str, x: Any, normalized_shape: Any, weight: Any, bias: Any) -> tuple[Any, tuple[int, ...]]:
+    if not isinstance(x, Tensor):
+        x = np.asarray(x)
+        if x.dtype.kind != "f":
+            x = x.astype(np.float64)
+    ns, axes = _norm_axes(name, x, normalized_shape)
+    for what, p in (("weight", weight), ("bias", bias)):
+        if p is not None and np.shape(raw(p)) != ns:
+            raise ValueError(f"{name}: {what} must have shape normalized_shape {ns}, got {np.shape(raw(p))}")
+    return x, axes
+
+
 def layer_norm(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = None, eps: float = 1e-5) -> Any:
     """Normalise over the last ``len(normalized_shape)`` axes to mean 0 and variance 1 (biased),
-    then scale by ``weight`` and shift by ``bias``.
+    then scale by ``weight`` and shift by ``bias``; one fused node (as ``torch.nn.functional.layer_norm``).
 
     Example:
         >>> import numpy as np
@@ -480,21 +539,14 @@ def layer_norm(x: Any, normalized_shape: Any, weight: Any = None, bias: Any = No
         >>> np.round(F.layer_norm(np.array([[1.0, 3.0]]), (2,)), 3)
         array([[-1.,  1.]])
     """
-    _, axes = _norm_axes("layer_norm", x, normalized_shape)
-    mu = mean(x, axis=axes, keepdims=True)
-    xc = x - mu
-    var = mean(xc * xc, axis=axes, keepdims=True)
-    y = xc * (var + eps) ** -0.5
-    if weight is not None:
-        y = y * weight
-    if bias is not None:
-        y = y + bias
-    return y
+    x, axes = _norm_args("layer_norm", x, normalized_shape, weight, bias)
+    args = (x, weight, bias)
+    return _layer_norm(*args, axes=axes, eps=float(eps), saved=Saved(*args))
 
 
 def rms_norm(x: Any, normalized_shape: Any, weight: Any = None, eps: float | None = None) -> Any:
     """Divide by the root mean square over the last axes (eps defaults to the dtype's machine epsilon,
-    as PyTorch), then scale by ``weight``.
+    as PyTorch), then scale by ``weight``; one fused node.
 
     Example:
         >>> import numpy as np
@@ -502,11 +554,11 @@ def rms_norm(x: Any, normalized_shape: Any, weight: Any = None, eps: float | Non
         >>> np.round(F.rms_norm(np.array([[3.0, 4.0]]), (2,)), 3)
         array([[0.849, 1.131]])
     """
-    _, axes = _norm_axes("rms_norm", x, normalized_shape)
+    x, axes = _norm_args("rms_norm", x, normalized_shape, weight, None)
     if eps is None:
         eps = float(np.finfo(np.result_type(raw(x))).eps)
-    y = x * (mean(x * x, axis=axes, keepdims=True) + eps) ** -0.5
-    return y * weight if weight is not None else y
+    args = (x, weight)
+    return _rms_norm(*args, axes=axes, eps=float(eps), saved=Saved(*args))
 
 
 # == dropout and embedding =====================================================================

@@ -109,6 +109,7 @@ from .elementwise import (
     trunc,
     where,
 )
+from .masking import masked_fill
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
 from .pointwise import (
     conj,

@@ -10,13 +10,13 @@ and ``minimum`` share the gradient equally between equal arguments (so the deriv
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..autodiff.primitive import Primitive, apply  # public functions call apply directly: one frame less
 from ._define import elementwise, implements, raw, wrap_like
+from .gauss import erf as _gauss_erf
 
 
 def _ones(ans: Any, *args: Any) -> Any:
@@ -494,16 +494,8 @@ logical_xor = _boolean(np.logical_xor)
 signbit = _boolean(np.signbit)
 
 
-# -- the error function (SciPy's when installed, else math.erf per entry) -------------------
-def _erf_fn(x: Any) -> Any:
-    try:
-        from scipy.special import erf as scipy_erf
-    except ImportError:  # pragma: no cover - exercised without SciPy
-        return np.vectorize(math.erf, otypes=[np.result_type(x, np.float32)])(x)
-    return scipy_erf(x)
-
-
-_erf = elementwise("erf", _erf_fn, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(-(x**2)))
+# -- the error function: vectorised NumPy (ops/gauss.py), no SciPy, no per-entry Python ----------
+_erf = elementwise("erf", _gauss_erf, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(-(x**2)))
 
 
 def erf(x: Any) -> Any:

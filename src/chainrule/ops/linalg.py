@@ -8,8 +8,9 @@ one primitive per output (``eigh_values``/``eigh_vectors``, ``svd_u``/``svd_s``/
 
 Assumptions (where the derivative does not exist or is not unique):
 
-- ``inv``, ``det``, ``slogdet``, ``solve``: the matrix is non-singular (a singular one
-  raises NumPy's ``LinAlgError`` in the rule);
+- ``inv``, ``slogdet``, ``solve``: the matrix is non-singular (a singular one raises a
+  ``LinAlgError`` naming the function and the matrix); ``det`` is differentiable to any
+  order at singular matrices too (its gradient is the cofactor matrix);
 - ``cholesky``, ``eigh``, ``eigvalsh``: the input is symmetric and only its lower triangle is
   read (as NumPy's); gradients are returned symmetrised, i.e. as derivatives with respect
   to a symmetric matrix (the forward rule uses the symmetric part of the tangent);
@@ -36,6 +37,7 @@ from . import elementwise as E
 from . import reductions as R
 from . import shape as S
 from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._scans import exclusive_products
 from .arrays import diagonal as _diagonal
 from .contraction import matmul
 from .contraction import trace as _trace
@@ -90,7 +92,40 @@ def _factor(kind: str, a: np.ndarray) -> Any:
 
 
 # -- inverse, determinants, solve -------------------------------------------------------------------
-_inv = Primitive("inv", np.linalg.inv)
+def _describe(a: Any) -> str:
+    """"the 3x3 matrix" or "a 3x3 matrix of the stack (2,)": the words "shape"/"dimension" would make
+    the forward pass's error handler read it as a broadcasting error."""
+    s = shape_of(a)
+    return f"a {s[-2]}x{s[-1]} matrix of the stack {s[:-2]}" if len(s) > 2 else f"the {s[-2]}x{s[-1]} matrix"
+
+
+def _singular(name: str, a: Any, what: str, fix: str) -> np.linalg.LinAlgError:
+    return np.linalg.LinAlgError(f"{name}: {_describe(a)} is singular, so {what}; {fix}")
+
+
+def _guarded(name: str, fn: Any, what: str, fix: str) -> Any:
+    """NumPy's ``fn``, with its bare "Singular matrix" replaced by an error naming ``name`` and the matrix."""
+
+    def run(a: Any, *rest: Any) -> Any:
+        try:
+            return fn(a, *rest)
+        except np.linalg.LinAlgError:
+            raise _singular(name, a, what, fix) from None
+
+    return run
+
+
+def _checked_inv(name: str, a: Any, what: str, fix: str) -> Any:
+    """inv(a) inside ``name``'s rules; a singular matrix names ``name``, its shape and the way out."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise _singular(name, a, what, fix) from None
+
+
+_inv = Primitive("inv", _guarded(
+    "inv", np.linalg.inv, "it has no inverse (and no gradient)",
+    "check the input, regularise it (a + eps * I), or use pinv / lstsq"))
 _inv.defvjp(lambda g, ans, a: -(_T(ans) @ g @ _T(ans)))
 _inv.defjvp(lambda t, ans, a: -(ans @ t @ ans))
 
@@ -114,21 +149,78 @@ def inv(a: Any) -> Any:
     return _inv(a)
 
 
+def _well_conditioned(a: np.ndarray) -> bool:
+    """Whether det(a) * inv(a) is an accurate adjugate for every matrix of the stack."""
+    if a.shape[-1] == 0:
+        return True
+    s = np.linalg.svd(a, compute_uv=False)
+    return bool(np.all(s[..., -1] > 1e-8 * s[..., 0]))
+
+
+def _cofactors_svd(a: np.ndarray) -> np.ndarray:
+    """The cofactor matrix det(a) inv(a).T of plain arrays, from a = U diag(s) Vh, exact at singular a:
+    det(U) det(Vh) U diag(prod of the other singular values) Vh."""
+    u, s, vh = np.linalg.svd(a)
+    before, after = exclusive_products(s)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
+
+
+def _cofactors_minors(a: Any) -> Any:
+    """The cofactor matrix by its definition, (-1)^(i+j) det(minor_ij), with ``det`` itself: recorded on
+    Tensors, so derivatives of every order are exact at singular matrices of any rank (each order takes
+    determinants of minors one size smaller). O(n^5): used only for singular matrices, at higher order."""
+    n = shape_of(a)[-1]
+    others = np.array([[k for k in range(n) if k != i] for i in range(n)], dtype=np.intp)  # (n, n-1)
+    rows = others[:, None, :, None]  # minor (i, j): rows but i, columns but j
+    cols = others[None, :, None, :]
+    minors = S.getitem(a, (Ellipsis, rows, cols))  # (..., n, n, n-1, n-1)
+    signs = np.where(np.add.outer(np.arange(n), np.arange(n)) % 2 == 0, 1.0, -1.0)
+    return E.multiply(_det(minors), signs)
+
+
+def _cofactors(ans: Any, a: Any) -> Any:
+    """d det(a) / d a = det(a) inv(a).T, the transposed adjugate, which exists at singular matrices too."""
+    n = shape_of(a)[-1]
+    if n <= 1:
+        return E.add(E.multiply(a, 0.0), 1.0)
+    if _well_conditioned(np.asarray(raw(a))):
+        return np.expand_dims(ans, (-2, -1)) * _T(np.linalg.inv(a))
+    if isinstance(a, Tensor):
+        return _cofactors_minors(a)
+    return _cofactors_svd(a)
+
+
 _det = Primitive("det", np.linalg.det)
-_det.defvjp(lambda g, ans, a: np.expand_dims(g * ans, (-2, -1)) * _T(np.linalg.inv(a)))
-_det.defjvp(lambda t, ans, a: ans * np.sum(_T(np.linalg.inv(a)) * t, axis=(-2, -1)))
+_det.defvjp(lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _cofactors(ans, a))
+_det.defjvp(lambda t, ans, a: np.sum(_cofactors(ans, a) * t, axis=(-2, -1)))
 
 
 @implements(np.linalg.det)
 def det(a: Any) -> Any:
-    """Determinant; gradient det(a) * inv(a).T (a must be non-singular)."""
+    """Determinant; gradient the cofactor matrix det(a) inv(a).T, also at singular matrices.
+
+    Derivatives of every order are exact at singular matrices too (rank n-1, n-2, ...).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(np.linalg.det)(np.array([[1.0, 2.0], [2.0, 4.0]]))
+        array([[ 4., -2.],
+               [-2.,  1.]])
+    """
     _square("det", a)
     return _det(a)
 
 
+_SLOGDET_FIX = ("log|det| is -inf and its gradient inv(a).T does not exist; use det(a) (differentiable at "
+                "singular matrices) or regularise a (a + eps * I)")
 _logabsdet = Primitive("slogdet", lambda a: np.linalg.slogdet(a)[1])
-_logabsdet.defvjp(lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _T(np.linalg.inv(a)))
-_logabsdet.defjvp(lambda t, ans, a: np.sum(_T(np.linalg.inv(a)) * t, axis=(-2, -1)))
+_logabsdet.defvjp(
+    lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; ")))
+)
+_logabsdet.defjvp(
+    lambda t, ans, a: np.sum(_T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; "))) * t, axis=(-2, -1))
+)
 
 
 class SlogdetResult(NamedTuple):
@@ -144,7 +236,9 @@ def slogdet(a: Any) -> SlogdetResult:
     return SlogdetResult(Tensor._wrap(np.asarray(sign)) if isinstance(a, Tensor) else sign, _logabsdet(a))
 
 
-_solve = Primitive("solve", np.linalg.solve)
+_solve = Primitive("solve", _guarded(
+    "solve", np.linalg.solve, "a @ x = b has no unique solution (and no gradient)",
+    "use lstsq (least squares), or regularise a (a + eps * I)"))
 _solve.defvjp(
     lambda g, ans, a, b: -(np.linalg.solve(_T(a), g) @ _T(ans)),
     lambda g, ans, a, b: np.linalg.solve(_T(a), g),
@@ -180,7 +274,17 @@ def _chol_jvp(t: Any, ans: Any, a: Any) -> Any:
     return ans @ _half_lower(linv @ _sym(t) @ _T(linv))
 
 
-_cholesky = Primitive("cholesky", np.linalg.cholesky)
+def _cholesky_fn(a: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            f"cholesky: {_describe(a)} is not positive definite, so it has no Cholesky factor; check that it is "
+            "symmetric with positive eigenvalues (e.g. add eps * I), or use eigh"
+        ) from None
+
+
+_cholesky = Primitive("cholesky", _cholesky_fn)
 _cholesky.defvjp(_chol_vjp)
 _cholesky.defjvp(_chol_jvp)
 
@@ -384,6 +488,8 @@ def svdvals(x: Any, /) -> Any:
 
 
 # -- QR -------------------------------------------------------------------------------------------------
+_QR_FIX = ("its R factor is singular (the input is rank-deficient) and the derivative of the factorisation "
+           "does not exist", "differentiate qr of a full-rank matrix (or use svd)")
 _qr_q = Primitive("qr_q", lambda a: _factor("qr", a)[0].copy())
 _qr_r = Primitive("qr_r", lambda a: _factor("qr", a)[1].copy())
 
@@ -399,12 +505,12 @@ def _qr_backward(gq: Any, gr: Any, a: Any) -> Any:
     rhs = q @ _copyltu(m)
     if gq is not None:
         rhs = rhs + gq
-    return rhs @ _T(np.linalg.inv(r))
+    return rhs @ _T(_checked_inv("qr", r, *_QR_FIX))
 
 
 def _qr_tangents(t: Any, a: Any) -> tuple[Any, Any, Any, Any]:
     q, r = _qr_q(a), _qr_r(a)
-    rinv = np.linalg.inv(r)
+    rinv = _checked_inv("qr", r, *_QR_FIX)
     x = _T(q) @ t @ rinv
     low = np.tril(x, -1)
     upper = x - (low - _T(low))  # x - omega, omega = low - low.T (skew)

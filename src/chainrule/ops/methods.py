@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import engine, forward
+from ..core.state import is_traced
 from ..tensor import Tensor
 from . import arrays as A
 from . import contraction as C
@@ -137,7 +137,7 @@ def _traced(values: Any) -> bool:
     while stack:
         v = stack.pop()
         if isinstance(v, Tensor):
-            if (engine._grad_enabled and v._rg) or (v._tangents and any(forward.visible(k) for k in v._tangents)):
+            if is_traced(v):
                 return True
         elif isinstance(v, (list, tuple)):
             stack.extend(v)
@@ -169,7 +169,7 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         fn = NUMPY_UFUNCS.get(ufunc)
     if fn is not None and (not kwargs or set(kwargs) <= getattr(fn, "ufunc_kwargs", frozenset())):
         return fn(*inputs, **kwargs)
-    if _traced(inputs) or _traced(kwargs.get("out", ())):
+    if _traced((inputs, kwargs)):  # keywords too: where=, out=, or any other route to a traced value
         name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
     out = kwargs.get("out")
@@ -199,7 +199,7 @@ def _array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any)
     fn = NUMPY_FUNCTIONS.get(func)
     if fn is not None:
         return fn(*args, **kwargs)
-    if _traced(args) or _traced(kwargs):
+    if _traced((args, kwargs)):  # keywords (weights=, y=) and nested lists, tuples and dicts alike
         module = getattr(func, "__module__", None) or "numpy"
         raise _no_rule(f"{module}.{getattr(func, '__name__', func)}")
     return func(*_unwrap(args), **_unwrap(kwargs))

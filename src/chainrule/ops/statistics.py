@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
@@ -70,8 +71,13 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
 @implements(np.nanstd)
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
            **kw: Any) -> Any:
-    """Standard deviation of the entries that are not NaN."""
-    return E.sqrt(nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims))
+    """Standard deviation of the entries that are not NaN (0, with derivatives 0, over one entry)."""
+    v = nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims)
+    single = (_count(a, axis, keepdims) == 1) & (ddof == 0)
+    if not np.any(single):
+        return E.sqrt(v)
+    # where one entry is left the variance is 0 to every order: keep it, and keep sqrt away from 0 there
+    return E.where(single, v, E.sqrt(E.where(single, 1.0, v)))
 
 
 @implements(np.nanmax)
@@ -133,7 +139,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
              method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
     """The ``q``-th quantiles (0 <= q <= 1) over ``axis``, NumPy's 'linear' method.
 
-    ``q`` is a constant; the result has ``q``'s dimensions first, as NumPy's.
+    Differentiable in ``a`` and in ``q``; the result has ``q``'s dimensions first, as NumPy's.
     """
     _no_out("quantile", out)
     if method != "linear" or kw.get("weights") is not None:
@@ -160,7 +166,10 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     pos = qs * (n - 1)
     lo = np.floor(pos).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
-    frac = (pos - lo).reshape(qs.shape + (1,) * (ndim_of(flat) - ax - 1)).astype(np.result_type(raw(a), np.float64))
+    frac: Any = (pos - lo).astype(np.result_type(raw(a), np.float64))
+    if isinstance(q, Tensor):  # a traced q: the weight of the upper neighbour is q * (n - 1) - lo, exactly
+        frac = E.subtract(E.multiply(q, float(n - 1)), lo.astype(frac.dtype))
+    frac = S.reshape(frac, qs.shape + (1,) * (ndim_of(flat) - ax - 1))
     v_lo, v_hi = S.take(ordered, lo, axis=ax), S.take(ordered, hi, axis=ax)
     res = E.add(v_lo, E.multiply(E.subtract(v_hi, v_lo), frac))
     if qs.ndim:
@@ -177,8 +186,12 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
 def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
     """The ``q``-th percentiles (0 <= q <= 100) over ``axis``."""
-    return quantile(a, np.asarray(raw(q), dtype=float) / 100, axis=axis, out=out, method=method,
-                    keepdims=keepdims, **kw)
+    return quantile(a, _percent(q), axis=axis, out=out, method=method, keepdims=keepdims, **kw)
+
+
+def _percent(q: Any) -> Any:
+    """q / 100, keeping a Tensor q traced (quantiles are differentiable in q)."""
+    return E.divide(q, 100.0) if isinstance(q, Tensor) else np.asarray(q, dtype=float) / 100
 
 
 @implements(np.median)
@@ -219,8 +232,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inp
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
     """``percentile`` of the entries that are not NaN."""
-    return nanquantile(a, np.asarray(raw(q), dtype=float) / 100, axis=axis, out=out, method=method,
-                       keepdims=keepdims)
+    return nanquantile(a, _percent(q), axis=axis, out=out, method=method, keepdims=keepdims)
 
 
 @implements(np.nanmedian)

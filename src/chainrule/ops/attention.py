@@ -1,0 +1,214 @@
+"""Scaled dot-product attention as one primitive, with PyTorch's semantics.
+
+``softmax(q @ k^T * scale + mask) @ v`` over shapes (..., L, E), (..., S, E), (..., S, Ev).
+The forward pass keeps only the attention probabilities P (B·H·L·S) for the reverse rule;
+the scores, the exponentials and the mask-added copies are never held. The reverse rule
+uses ``rowsum(dP * P) = rowsum(g * out)`` (as FlashAttention does) so it needs no second
+score-sized temporary. With ``create_graph`` the rule recomputes P with differentiable ops,
+so gradients of gradients work.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..tensor import Tensor
+from ._define import raw
+from ._saved import Saved, on_values
+from .reductions import softmax
+
+_CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
+
+
+def causal_bias(L: int, S: int, dtype: Any) -> np.ndarray:
+    """(L, S) additive mask: 0 where query i may see key j (j <= i, top-left aligned), -inf elsewhere."""
+    key = (L, S, np.dtype(dtype))
+    bias = _CAUSAL.get(key)
+    if bias is None:
+        bias = np.where(np.tril(np.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
+        bias.flags.writeable = False
+        if len(_CAUSAL) > 64:
+            _CAUSAL.clear()
+        _CAUSAL[key] = bias
+    return bias
+
+
+def _t(x: Any) -> Any:
+    """The transpose of the last two axes; for NumPy a contiguous copy, since np.matmul runs stacked
+    products through BLAS only when each operand's last axis has unit stride (a transposed view
+    falls back to a slow loop)."""
+    return np.ascontiguousarray(np.swapaxes(x, -1, -2)) if isinstance(x, np.ndarray) else np.swapaxes(x, -1, -2)
+
+
+def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
+    """P = softmax(q k^T scale + bias), with differentiable ops (Tensors) or NumPy (in place)."""
+    s = np.matmul(q * scale, _t(k))
+    if bias is not None:
+        s = s + bias if isinstance(s, Tensor) or isinstance(bias, Tensor) else np.add(s, bias, out=s)
+    return softmax(s, axis=-1) if isinstance(s, Tensor) else _softmax_inplace(s)
+
+
+def _softmax_inplace(s: np.ndarray) -> np.ndarray:
+    s -= np.maximum.reduce(s, axis=-1, keepdims=True)
+    np.exp(s, out=s)
+    s /= np.add.reduce(s, axis=-1, keepdims=True)
+    return s
+
+
+def _sdpa_fn(q: Any, k: Any, v: Any, bias: Any = None, *, scale: float, drop: Any, saved: Saved) -> Any:
+    p = _probabilities(q, k, bias, scale)
+    if saved.wanted:
+        saved.values["p"] = p
+    return np.matmul(p if drop is None else p * drop, v)
+
+
+def _saved_p(saved: Saved, q: Any, k: Any, bias: Any, scale: float) -> Any:
+    p = saved.values.get("p") if on_values(q, k, bias) else None
+    return _probabilities(q, k, bias, scale) if p is None else p
+
+
+def _sdpa_grads(wanted: tuple[int, ...], g: Any, out: Any, q: Any, k: Any, v: Any, bias: Any, scale: float,
+                drop: Any, saved: Saved) -> dict[int, Any]:
+    """Gradients for the arguments in ``wanted`` (0 q, 1 k, 2 v, 3 a float mask), all from one P.
+
+    Products are arranged so every operand has a unit-stride last axis: dV = (g^T P)^T and
+    dK = (q^T dS)^T, with the small (..., E, L) transposes copied, never the (..., L, S) ones.
+    """
+    p = _saved_p(saved, q, k, bias, scale)
+    pd = p if drop is None else p * drop
+    grads: dict[int, Any] = {}
+    if 2 in wanted:
+        grads[2] = np.swapaxes(np.matmul(_t(g), pd), -1, -2)
+    if not {0, 1, 3} & set(wanted):
+        return grads
+    fast = on_values(g, out, p, v)
+    dp = np.matmul(g, _t(v))
+    if drop is not None:
+        dp = dp * drop
+    rows = np.sum(g * out, axis=-1, keepdims=True)  # = rowsum(dP * P): no score-sized temporary
+    if fast:
+        dp -= rows
+        dp *= p
+        ds = dp
+    else:
+        ds = (dp - rows) * p
+    if 0 in wanted:
+        grads[0] = np.matmul(ds, k) * scale
+    if 1 in wanted:
+        grads[1] = np.swapaxes(np.matmul(_t(q * scale), ds), -1, -2)
+    if 3 in wanted:
+        grads[3] = ds
+    return grads
+
+
+def _sdpa_vjp(argnum: int) -> Any:
+    def rule(g: Any, ans: Any, q: Any, k: Any, v: Any, bias: Any = None, *, scale: float, drop: Any,
+             saved: Saved) -> Any:
+        def compute(wanted: tuple[int, ...]) -> dict[int, Any]:
+            return _sdpa_grads(wanted, g, ans, q, k, v, bias, scale, drop, saved)
+
+        if on_values(g, q, k, v, bias):
+            return saved.take(argnum, g, compute)
+        return compute((argnum,))[argnum]  # on Tensors (create_graph): recomputed, differentiable
+
+    return rule
+
+
+def _sdpa_jvp(argnum: int) -> Any:
+    def rule(t: Any, ans: Any, q: Any, k: Any, v: Any, bias: Any = None, *, scale: float, drop: Any,
+             saved: Saved) -> Any:
+        p = _saved_p(saved, q, k, bias, scale)
+        if argnum == 2:
+            return np.matmul(p if drop is None else p * drop, t)
+        if argnum == 0:
+            ds = np.matmul(t * scale, np.swapaxes(k, -1, -2))
+        elif argnum == 1:
+            ds = np.matmul(q * scale, np.swapaxes(t, -1, -2))
+        else:
+            ds = t
+        dp = p * (ds - np.sum(ds * p, axis=-1, keepdims=True))  # the softmax's tangent
+        return np.matmul(dp if drop is None else dp * drop, v)
+
+    return rule
+
+
+_sdpa = Primitive("nn.scaled_dot_product_attention", _sdpa_fn)
+_sdpa.defvjp(*[_sdpa_vjp(i) for i in range(4)])
+_sdpa.defjvp(*[_sdpa_jvp(i) for i in range(4)])
+
+
+def _check(q: Any, k: Any, v: Any, attn_mask: Any, is_causal: bool, dropout_p: float) -> tuple[int, int]:
+    sq, sk, sv = np.shape(raw(q)), np.shape(raw(k)), np.shape(raw(v))
+    where = "scaled_dot_product_attention"
+    if len(sq) < 2 or len(sk) < 2 or len(sv) < 2:
+        raise ValueError(f"{where}: q, k and v need shape (..., L, E), (..., S, E), (..., S, Ev); got {sq}, {sk}, {sv}")
+    if sq[-1] != sk[-1]:
+        raise ValueError(f"{where}: q {sq} and k {sk} must have the same last axis E (the query/key size)")
+    if sk[-2] != sv[-2]:
+        raise ValueError(f"{where}: k {sk} and v {sv} must have the same number of positions S (axis -2)")
+    try:
+        np.broadcast_shapes(sq[:-2], sk[:-2], sv[:-2])
+    except ValueError:
+        raise ValueError(f"{where}: the batch axes of q {sq}, k {sk} and v {sv} do not broadcast") from None
+    if attn_mask is not None:
+        if is_causal:
+            raise ValueError(f"{where}: pass either attn_mask or is_causal=True, not both")
+        sm = np.shape(raw(attn_mask))
+        try:
+            np.broadcast_shapes(sm, (*np.broadcast_shapes(sq[:-2], sk[:-2]), sq[-2], sk[-2]))
+        except ValueError:
+            raise ValueError(
+                f"{where}: attn_mask of shape {sm} does not broadcast to the scores' shape (..., L={sq[-2]}, "
+                f"S={sk[-2]})"
+            ) from None
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"{where}: dropout_p must be in [0, 1), got {dropout_p}")
+    return sq[-2], sk[-2]
+
+
+def scaled_dot_product_attention(
+    q: Any, k: Any, v: Any, attn_mask: Any = None, is_causal: bool = False, dropout_p: float = 0.0,
+    scale: float | None = None, rng: Any = None,
+) -> Any:
+    """``softmax(q @ k^T * scale + mask) @ v``, as ``torch.nn.functional.scaled_dot_product_attention``.
+
+    Shapes (..., L, E), (..., S, E), (..., S, Ev) -> (..., L, Ev); batch axes broadcast.
+    ``attn_mask``: boolean (True = may attend) or float (added to the scores; it gets a
+    gradient when it is a Tensor), broadcastable to (..., L, S). ``is_causal``: query i sees
+    keys 0..i (top-left aligned, as PyTorch). ``scale`` defaults to 1/sqrt(E). ``dropout_p``
+    zeroes attention probabilities with that probability (``rng``: a seed or Generator).
+    A query that may attend to nothing gets NaN, as in PyTorch's reference implementation.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> q = k = v = np.eye(2).reshape(1, 2, 2)
+        >>> np.round(F.scaled_dot_product_attention(q, k, v, is_causal=True), 2)
+        array([[[1.  , 0.  ],
+                [0.33, 0.67]]])
+    """
+    L, S = _check(q, k, v, attn_mask, is_causal, float(dropout_p))
+    dt = np.result_type(raw(q), raw(k), raw(v))
+    if dt.kind != "f":
+        dt = np.dtype(np.float64)
+    s = 1.0 / math.sqrt(np.shape(raw(q))[-1]) if scale is None else float(scale)
+    bias = None
+    if is_causal:
+        bias = causal_bias(L, S, dt)
+    elif attn_mask is not None:
+        m = attn_mask if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        if raw(m).dtype == bool:
+            bias = np.where(raw(m), dt.type(0), dt.type(-np.inf))
+        else:
+            bias = m
+    drop = None
+    if dropout_p > 0.0:
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        shape = (*np.broadcast_shapes(np.shape(raw(q))[:-2], np.shape(raw(k))[:-2]), L, S)
+        drop = (gen.random(shape) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
+    args = (q, k, v) if bias is None else (q, k, v, bias)
+    return _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))

@@ -1,0 +1,112 @@
+"""Masks: ``masked_fill`` (also a Tensor method) and a fused ``masked_softmax``.
+
+Example:
+    >>> import numpy as np
+    >>> import chainrule as cr
+    >>> x = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    >>> y = x.masked_fill(np.array([False, True, False]), 0.0)
+    >>> y.sum().backward(); y.data, x.grad.data
+    (array([1., 0., 3.]), array([1., 0., 1.]))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..tensor import Tensor
+from ._define import implements, normalize_axis, raw
+
+
+def _bool_mask(name: str, mask: Any, shape: tuple[int, ...], what: str = "x") -> np.ndarray:
+    m = np.asarray(raw(mask))
+    if m.dtype != bool:
+        raise TypeError(f"{name}: mask must be boolean, got dtype {m.dtype}; pass mask.astype(bool)")
+    try:
+        if np.broadcast_shapes(m.shape, shape) != tuple(shape):
+            raise ValueError
+    except ValueError:
+        raise ValueError(
+            f"{name}: mask of shape {m.shape} does not broadcast to {what}'s shape {tuple(shape)}"
+        ) from None
+    return m
+
+
+def _masked_fill_fn(x: Any, mask: np.ndarray, *, value: Any) -> Any:
+    return np.where(mask, np.asarray(value, dtype=np.result_type(x)), x)
+
+
+_masked_fill = Primitive("masked_fill", _masked_fill_fn)
+_masked_fill.defvjp(lambda g, ans, x, mask, *, value: np.where(mask, 0.0, g), None)
+_masked_fill.defjvp(lambda t, ans, x, mask, *, value: np.where(mask, 0.0, t), None)
+
+
+@implements()
+def masked_fill(x: Any, mask: Any, value: float) -> Any:
+    """``x`` with ``value`` where the boolean ``mask`` is True; no gradient flows through filled entries.
+
+    As ``torch.Tensor.masked_fill``: the mask broadcasts to x's shape. Also ``x.masked_fill(mask, value)``.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule as cr
+        >>> cr.masked_fill(np.array([1.0, 2.0]), np.array([True, False]), -np.inf)
+        array([-inf,   2.])
+    """
+    xr = raw(x) if isinstance(x, Tensor) else np.asarray(x)
+    m = _bool_mask("masked_fill", mask, np.shape(xr))
+    if isinstance(value, Tensor):
+        if value._rg:
+            raise TypeError("masked_fill: value must be a number (no gradient flows into it); pass float(value)")
+        value = value.data
+    if np.ndim(value) != 0:
+        raise ValueError(f"masked_fill: value must be a single number, got shape {np.shape(value)}")
+    return _masked_fill(x if isinstance(x, Tensor) else xr, m, value=value)
+
+
+Tensor.masked_fill = lambda self, mask, value: masked_fill(self, mask, value)  # type: ignore[attr-defined]
+
+
+# -- softmax over the entries a mask keeps --------------------------------------------------------
+def _masked_softmax_fn(x: Any, mask: np.ndarray, *, axis: tuple[int, ...]) -> Any:
+    s = np.where(mask, x, -np.inf)
+    top = np.max(s, axis=axis, keepdims=True)
+    top[~np.isfinite(top)] = 0.0  # a row with nothing kept: all zeros below, not NaN
+    s -= top
+    np.exp(s, out=s)
+    total = np.sum(s, axis=axis, keepdims=True)
+    total[total == 0] = 1.0
+    s /= total
+    return s
+
+
+def _softmax_rule(g: Any, ans: Any, x: Any, mask: Any, *, axis: tuple[int, ...]) -> Any:
+    return ans * (g - np.sum(g * ans, axis=axis, keepdims=True))  # ans is 0 where masked: so is the gradient
+
+
+_masked_softmax = Primitive("nn.masked_softmax", _masked_softmax_fn)
+_masked_softmax.defvjp(_softmax_rule, None)
+_masked_softmax.defjvp(_softmax_rule, None)
+
+
+def masked_softmax(x: Any, mask: Any, dim: int = -1) -> Any:
+    """Softmax along ``dim`` over the entries where the boolean ``mask`` is True (it broadcasts to
+    x's shape); masked entries get probability 0 and no gradient; a slice with nothing kept gives
+    zeros (not NaN). One fused node.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> F.masked_softmax(np.array([[1.0, 1.0, 5.0], [1.0, 2.0, 3.0]]), np.array([[True, True, False], [False] * 3]))
+        array([[0.5, 0.5, 0. ],
+               [0. , 0. , 0. ]])
+    """
+    xr = raw(x) if isinstance(x, Tensor) else np.asarray(x)
+    if xr.dtype.kind != "f":
+        if isinstance(x, Tensor):
+            raise TypeError(f"masked_softmax: x must be floating point, got {xr.dtype}")
+        x = xr = xr.astype(np.float64)
+    m = _bool_mask("masked_softmax", mask, np.shape(xr))
+    return _masked_softmax(x, m, axis=normalize_axis(dim, xr.ndim))

@@ -1,0 +1,187 @@
+"""The GPT's fused ops beyond their generic op cases (tests/op_cases.py: finite differences both
+modes to second order, PyTorch oracle): accuracy of the NumPy erf and normal CDF, float32 end to
+end, saved arrays freed after backward, exact zeros and ties, dropout, and errors naming bad shapes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule.ops.gauss import erf, ndtr, ndtr_table
+
+R = np.random.default_rng(0)
+
+
+def test_erf_matches_math_erf_to_float64_rounding():
+    x = np.concatenate([np.linspace(-7, 7, 20001), np.geomspace(1e-300, 0.6, 300), [0.0, -0.0, 30.0]])
+    want = np.array([math.erf(v) for v in x])
+    assert np.abs(erf(x) - want).max() <= 2e-15
+    small = np.abs(x) < 0.5  # relative accuracy near 0 (the Taylor branch)
+    assert np.max(np.abs(erf(x[small]) - want[small]) / np.maximum(np.abs(want[small]), 1e-300)) <= 2e-15
+    assert np.array_equal(erf(np.array([np.inf, -np.inf])), [1.0, -1.0]) and np.isnan(erf(np.array([np.nan])))[0]
+
+
+def test_erf_keeps_float32_and_rounds_once():
+    x = np.linspace(-5, 5, 4001, dtype=np.float32)
+    out = erf(x)
+    assert out.dtype == np.float32
+    want = np.array([math.erf(float(v)) for v in x], dtype=np.float32)
+    assert np.abs(out - want).max() <= np.float32(6e-8)
+
+
+def test_erf_op_is_the_numpy_one_and_differentiable():
+    x = cr.Tensor(np.array([0.3, -1.2]), requires_grad=True)
+    cr.erf(x).sum().backward()
+    np.testing.assert_allclose(x.grad.data, 2 / np.sqrt(np.pi) * np.exp(-x.data**2), rtol=1e-15)
+
+
+def test_normal_cdf_relative_accuracy_in_the_left_tail():
+    x = np.array([-8.0, -5.0, -2.0, 0.0, 1.0])
+    want = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x])
+    np.testing.assert_allclose(ndtr(x), want, rtol=1e-13)
+    assert ndtr(0.0) == 0.5
+    grid = np.linspace(-9, 9, 100001).astype(np.float32)
+    exact = np.array([0.5 * math.erfc(-float(v) / math.sqrt(2)) for v in grid])
+    assert np.abs(ndtr_table(grid) - exact).max() < 1e-7
+
+
+def test_fused_ops_stay_float32_end_to_end():
+    x = cr.Tensor(R.normal(size=(2, 3, 8)).astype(np.float32), requires_grad=True)
+    w = cr.Tensor(np.ones(8, np.float32), requires_grad=True)
+    b = cr.Tensor(np.zeros(8, np.float32), requires_grad=True)
+    outs = [F.gelu(x), F.layer_norm(x, (8,), w, b), F.rms_norm(x, (8,), w),
+            F.scaled_dot_product_attention(x, x, x, is_causal=True), F.masked_softmax(x, np.ones(8, bool))]
+    for out in outs:
+        assert out.data.dtype == np.float32
+        (out * out).sum().backward()
+        assert x.grad.data.dtype == np.float32
+        assert all(p.grad is None or p.grad.data.dtype == np.float32 for p in (w, b))
+        x.grad = w.grad = b.grad = None
+
+
+def test_gelu_exact_values_at_zero_and_far_out():
+    x = cr.Tensor(np.array([0.0, -12.0, 12.0]), requires_grad=True)
+    y = F.gelu(x)
+    y.sum().backward()
+    assert y.data[0] == 0.0 and abs(y.data[1]) < 1e-30 and y.data[2] == 12.0
+    assert x.grad.data[0] == 0.5 and x.grad.data[2] == 1.0
+    np.testing.assert_allclose(x.grad.data[1], -2.5566e-31, rtol=1e-4)  # Phi(-12) - 12 phi(-12): tiny, not 0
+
+
+def test_attention_drops_its_probabilities_after_backward_and_recomputes_for_a_second():
+    q, k, v = (cr.Tensor(R.normal(size=(2, 4, 3)), requires_grad=True) for _ in range(3))
+    out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    saved = out._kw["saved"]
+    assert set(saved.values) == {"p"}  # only the probabilities: no scores, no exponentials
+    g = R.normal(size=out.shape)
+    out.backward(g)
+    assert saved.values == {}  # freed once q, k and v got their gradients
+    first = [t.grad.data.copy() for t in (q, k, v)]
+    out.backward(g)  # the same graph again: recomputed, same numbers
+    for t, g1 in zip((q, k, v), first, strict=True):
+        np.testing.assert_allclose(t.grad.data, 2 * g1, rtol=1e-14)
+
+
+def test_layer_norm_saves_rows_not_copies_and_frees_them():
+    x = cr.Tensor(R.normal(size=(3, 5)), requires_grad=True)
+    y = F.layer_norm(x, (5,))
+    assert set(y._kw["saved"].values) == {"xhat", "rstd"}
+    y.sum().backward()
+    assert y._kw["saved"].values == {}
+
+
+def test_nothing_is_saved_without_gradients():
+    from chainrule.ops._saved import Saved
+
+    q = cr.Tensor(R.normal(size=(2, 4, 3)), requires_grad=True)
+    assert Saved(q, np.ones(3), q).wanted == (0, 2)
+    with cr.no_grad():
+        assert Saved(q, q).wanted == ()
+
+
+def test_attention_with_dropout_is_seeded_and_its_gradient_checks():
+    q, k, v = (R.normal(size=(1, 3, 2)) for _ in range(3))
+    a = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, rng=1)
+    b = F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, rng=1)
+    np.testing.assert_array_equal(a, b)
+    assert cr.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, dropout_p=0.5, rng=1), q, k, v,
+                        modes=("rev", "fwd"), order=2)
+
+
+@pytest.mark.oracle
+def test_layer_norm_of_a_constant_row_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.array([[2.0, 2.0, 2.0], [1.0, -1.0, 3.0]])
+    w, b = np.array([1.0, 2.0, -1.0]), np.array([0.5, 0.0, 0.0])
+    xs = [cr.Tensor(a, requires_grad=True) for a in (x, w, b)]
+    ts = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    F.layer_norm(xs[0], (3,), xs[1], xs[2]).sum().backward()
+    torch.nn.functional.layer_norm(ts[0], (3,), ts[1], ts[2]).sum().backward()
+    for a, t in zip(xs, ts, strict=True):
+        np.testing.assert_allclose(a.grad.data, t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.oracle
+def test_gelu_float32_matches_torch():
+    torch = pytest.importorskip("torch")
+    x = np.linspace(-9, 9, 10001, dtype=np.float32)
+    xt = cr.Tensor(x, requires_grad=True)
+    F.gelu(xt).sum().backward()
+    tx = torch.tensor(x, requires_grad=True)
+    y = torch.nn.functional.gelu(tx)
+    y.sum().backward()
+    exact = np.array([v * 0.5 * math.erfc(-v / math.sqrt(2)) for v in x.astype(np.float64)])
+    np.testing.assert_allclose(F.gelu(x), exact, rtol=3e-7, atol=1e-7)  # float32 accurate
+    # torch computes 0.5 x (1 + erf(x / sqrt 2)) in float32: its error near the left tail is ~1e-6 absolute
+    np.testing.assert_allclose(F.gelu(x), y.detach().numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_masked_softmax_gives_zeros_for_an_empty_row_and_no_gradient_there():
+    x = cr.Tensor(R.normal(size=(2, 3)), requires_grad=True)
+    keep = np.array([[True, False, True], [False, False, False]])
+    y = F.masked_softmax(x, keep)
+    np.testing.assert_array_equal(y.data[1], 0.0)
+    assert y.data[0, 1] == 0.0 and abs(y.data[0].sum() - 1) < 1e-15
+    (y * R.normal(size=(2, 3))).sum().backward()
+    assert x.grad.data[0, 1] == 0.0 and np.all(x.grad.data[1] == 0.0)
+
+
+def test_masked_fill_as_function_and_method():
+    x = cr.Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+    y = x.masked_fill(np.array([True, False]), -np.inf)
+    np.testing.assert_array_equal(y.data, [[-np.inf, 2.0], [-np.inf, 4.0]])
+    cr.where(np.isfinite(y.data), y, 0.0).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [[0.0, 1.0], [0.0, 1.0]])
+    assert "masked_fill" in cr.autodiff.primitive.REGISTRY
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: F.scaled_dot_product_attention(np.ones((2, 3, 4)), np.ones((2, 3, 5)), np.ones((2, 3, 4))),
+     r"q \(2, 3, 4\) and k \(2, 3, 5\) must have the same last axis E"),
+    (lambda: F.scaled_dot_product_attention(np.ones((2, 3, 4)), np.ones((2, 3, 4)), np.ones((2, 5, 4))),
+     r"k \(2, 3, 4\) and v \(2, 5, 4\) must have the same number of positions S"),
+    (lambda: F.scaled_dot_product_attention(np.ones(4), np.ones((3, 4)), np.ones((3, 4))),
+     r"need shape \(\.\.\., L, E\)"),
+    (lambda: F.scaled_dot_product_attention(np.ones((2, 3, 4)), np.ones((3, 3, 4)), np.ones((3, 3, 4))),
+     r"batch axes of q \(2, 3, 4\), k \(3, 3, 4\) and v \(3, 3, 4\) do not broadcast"),
+    (lambda: F.scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4)),
+                                            attn_mask=np.ones((2, 3), bool)),
+     r"attn_mask of shape \(2, 3\) does not broadcast to the scores' shape \(\.\.\., L=3, S=3\)"),
+    (lambda: F.scaled_dot_product_attention(np.ones((3, 4)), np.ones((3, 4)), np.ones((3, 4)),
+                                            attn_mask=np.ones((3, 3), bool), is_causal=True),
+     "either attn_mask or is_causal"),
+    (lambda: F.layer_norm(np.ones((2, 3)), (4,)), r"input of shape \(2, 3\) does not end with normalized_shape \(4,\)"),
+    (lambda: F.layer_norm(np.ones((2, 3)), (3,), np.ones(2)), r"weight must have shape normalized_shape \(3,\), got"),
+    (lambda: F.rms_norm(np.ones((2, 3)), 3, np.ones((3, 1))), r"rms_norm: weight must have shape"),
+    (lambda: F.masked_softmax(np.ones((2, 3)), np.ones((3, 3), bool)), r"mask of shape \(3, 3\) does not broadcast"),
+    (lambda: cr.masked_fill(np.ones(3), np.ones(3), 0.0), "mask must be boolean"),
+    (lambda: cr.masked_fill(np.ones(3), np.ones(3, bool), np.ones(2)), "value must be a single number"),
+])
+def test_bad_arguments_are_named(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
