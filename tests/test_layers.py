@@ -12,14 +12,15 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("chainrule.core", "chainrule._pytree")),
+    ("core", ("chainrule.core", "chainrule._pytree", "chainrule.allocator")),
     ("autodiff", ("chainrule.autodiff",)),
     ("values", ("chainrule.tensor", "chainrule.scalar", "chainrule.scalar_rules")),
     ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special")),
-    ("transforms", ("chainrule.transforms", "chainrule.custom", "chainrule.autograd", "chainrule.checking")),
-    ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data")),
+    ("transforms", ("chainrule.transforms", "chainrule.batching", "chainrule.custom", "chainrule.autograd",
+                    "chainrule.checking")),
+    ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.gpt")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),
-    ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule")),
+    ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule.gpt.cli", "chainrule")),
 ]
 
 # Upward imports that are allowed: ``x.graph()`` on a Scalar or Tensor opens the picture
@@ -36,6 +37,10 @@ KNOWN = {
     ("chainrule.autodiff.backprop", "chainrule.tensor"),  # grad() builds Tensors
     ("chainrule.autodiff.primitive", "chainrule.tensor"),  # apply() wraps outputs as Tensors
     ("chainrule.autodiff.primitive", "chainrule.scalar"),  # apply() rejects Scalars by name
+    # cycles inside vmap (helper E's batching/): transforms.vmap calls the lifted transforms, which
+    # import transforms; value.py reaches protocol.py (which imports value.py) inside its methods
+    ("chainrule.transforms", "chainrule.batching.lifted"),
+    ("chainrule.batching.value", "chainrule.batching.protocol"),
 }
 
 
