@@ -112,8 +112,14 @@ def _function(
 
 
 # the hottest rules, bound once (a module attribute lookup less per node)
-_d_add, _d_sub, _d_mul = ADD.derivative, SUB.derivative, MUL.derivative
-_d_add_number, _d_mul_number = ADD_NUMBER.derivative, MUL_NUMBER.derivative
+_d_mul, _d_mul_number = MUL.derivative, MUL_NUMBER.derivative
+# The rules of + and - read none of their inputs (the calls below pass none): evaluated once,
+# not per node.
+_ADD_DA, _ADD_DB = ADD.derivative(None, None, None, FLOATS)
+_SUB_DA, _SUB_DB = SUB.derivative(None, None, None, FLOATS)
+_ADD_NUMBER_LOCAL = ADD_NUMBER.derivative(None, None, None, FLOATS)
+_SUB_NUMBER_LOCAL = SUB_NUMBER.derivative(None, None, None, FLOATS)
+_NUMBER_SUB_LOCAL = NUMBER_SUB.derivative(None, None, None, FLOATS)
 
 
 class Scalar:
@@ -194,30 +200,18 @@ class Scalar:
     # -- arithmetic: the local derivatives come from the rule table (scalar_rules) -------------
     def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            a, b = self.data, other.data
-            y = a + b
-            da, db = _d_add(a, b, y, FLOATS)
-            return _binary(y, self, da, other, db, ADD)
-        c = _number(other, "other")
-        y = self.data + c
-        return _unary(y, self, _d_add_number(self.data, y, c, FLOATS), ADD_NUMBER)
+            return _binary(self.data + other.data, self, _ADD_DA, other, _ADD_DB, ADD)
+        return _unary(self.data + _number(other, "other"), self, _ADD_NUMBER_LOCAL, ADD_NUMBER)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            a, b = self.data, other.data
-            y = a - b
-            da, db = _d_sub(a, b, y, FLOATS)
-            return _binary(y, self, da, other, db, SUB)
-        c = _number(other, "other")
-        y = self.data - c
-        return _unary(y, self, SUB_NUMBER.derivative(self.data, y, c, FLOATS), SUB_NUMBER)
+            return _binary(self.data - other.data, self, _SUB_DA, other, _SUB_DB, SUB)
+        return _unary(self.data - _number(other, "other"), self, _SUB_NUMBER_LOCAL, SUB_NUMBER)
 
     def __rsub__(self, other: Any) -> Scalar:
-        c = _number(other, "other")
-        y = c - self.data
-        return _unary(y, self, NUMBER_SUB.derivative(self.data, y, c, FLOATS), NUMBER_SUB)
+        return _unary(_number(other, "other") - self.data, self, _NUMBER_SUB_LOCAL, NUMBER_SUB)
 
     def __mul__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
