@@ -23,6 +23,7 @@ import numpy as np
 
 from ...autodiff.backprop import grad as tensor_grad
 from ...autodiff.modes import no_grad
+from ...autodiff.sparse import densify
 from ...scalar import Scalar
 from ...tensor import Tensor
 from .format import array_text, num, shape_text, value
@@ -202,7 +203,7 @@ class TensorView(NodeView):
 
     def carry(self, child: Any, slot: int, g: Any) -> Any:
         child._check_versions()
-        return child._prim.vjp(self._argnum(child, slot), g, child, False)
+        return densify(child._prim.vjp(self._argnum(child, slot), g, child, False))
 
     def chain_entry(self, child: Any, slot: int, parent: Any, carried: Any) -> VJPStep:
         return VJPStep(child.op, self._argnum(child, slot), child.shape, parent.shape, np.asarray(carried))
