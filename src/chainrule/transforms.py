@@ -18,9 +18,9 @@ Example:
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -35,13 +35,13 @@ from .tensor import Tensor
 _transform = state.transform  # record the graph, and count the transform (inside one, results stay traced)
 
 
-class _TransformName(threading.local):
-    """The public transform being run, for error messages of the inner ones it is built on."""
+# The public transform being run (per thread and task), for error messages of the inner ones it is built on.
+_NAME: ContextVar[str | None] = ContextVar("chainrule_transform_name", default=None)
 
-    value: str | None = None
 
+class _TransformName:
     def get(self, default: str) -> str:
-        return self.value or default
+        return _NAME.get() or default
 
 
 _name = _TransformName()
@@ -49,11 +49,11 @@ _name = _TransformName()
 
 @contextmanager
 def _named(name: str) -> Any:
-    previous, _name.value = _name.value, _name.value or name
+    token = _NAME.set(_NAME.get() or name)
     try:
         yield
     finally:
-        _name.value = previous
+        _NAME.reset(token)
 
 
 def _lifted() -> Any:
@@ -582,7 +582,7 @@ def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable
     Example:
         >>> import chainrule as cr
         >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
-        array(-12.)
+        -12.0
     """
     return jacrev(grad(f, argnums), argnums)
 

@@ -30,7 +30,7 @@ from ..autodiff.primitive import Primitive
 from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._saved import Saved, on_values
-from ..ops.attention import scaled_dot_product_attention
+from ..ops.attention import qkv_attention, scaled_dot_product_attention
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
 from ..ops.gauss import ndtr, ndtr_table
 from ..ops.masking import masked_fill, masked_softmax
@@ -45,7 +45,7 @@ __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
     "layer_norm", "rms_norm", "dropout", "embedding", "scaled_dot_product_attention",
-    "masked_softmax", "masked_fill",
+    "masked_softmax", "masked_fill", "qkv_attention",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
@@ -91,11 +91,12 @@ def _linear_vjp_x(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
 
 def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     nd = x.ndim
-    if nd == 2:
-        return g.T @ x
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
-    return _rows(g).T @ _rows(x)
+    g2, x2 = _rows(g), _rows(x)
+    if g2.shape[1] < x2.shape[1] and type(g2) is np.ndarray:  # OpenBLAS is much slower with the short side first
+        return (x2.T @ g2).T
+    return g2.T @ x2
 
 
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:

@@ -189,6 +189,9 @@ def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
     """Einstein summation, as numpy.einsum (string subscripts, '...' allowed)."""
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: argument 'subscripts' must be a string, got {type(subscripts).__name__}")
+    unsupported = sorted(k for k, v in kwargs.items() if k != "optimize" and v is not None)  # optimize: a speed hint
+    if unsupported:  # out=, dtype=, casting=, order= would otherwise be silently ignored
+        raise TypeError(f"einsum: chainrule does not support the keyword(s) {unsupported} on Tensors")
     _parse(subscripts, [shape_of(o) for o in operands])
     return _einsum(*operands, subscripts=subscripts)
 

@@ -149,12 +149,15 @@ def inv(a: Any) -> Any:
     return _inv(a)
 
 
-def _well_conditioned(a: np.ndarray) -> bool:
-    """Whether det(a) * inv(a) is an accurate adjugate for every matrix of the stack."""
-    if a.shape[-1] == 0:
-        return True
-    s = np.linalg.svd(a, compute_uv=False)
-    return bool(np.all(s[..., -1] > 1e-8 * s[..., 0]))
+def _inverse_if_well_conditioned(a: np.ndarray) -> np.ndarray | None:
+    """inv(a) when det(a) * inv(a) is an accurate adjugate for every matrix of the stack (Frobenius condition
+    number below 1e8: O(n^2) on top of the inverse), else None."""
+    try:
+        inverse = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        return None
+    cond = np.linalg.norm(a, axis=(-2, -1)) * np.linalg.norm(inverse, axis=(-2, -1))
+    return inverse if np.all(np.isfinite(cond)) and np.all(cond < 1e8) else None
 
 
 def _cofactors_svd(a: np.ndarray) -> np.ndarray:
@@ -184,8 +187,9 @@ def _cofactors(ans: Any, a: Any) -> Any:
     n = shape_of(a)[-1]
     if n <= 1:
         return E.add(E.multiply(a, 0.0), 1.0)
-    if _well_conditioned(np.asarray(raw(a))):
-        return np.expand_dims(ans, (-2, -1)) * _T(np.linalg.inv(a))
+    inverse = _inverse_if_well_conditioned(np.asarray(raw(a)))
+    if inverse is not None:  # on Tensors the inverse is taken again, recorded (differentiable)
+        return np.expand_dims(ans, (-2, -1)) * _T(np.linalg.inv(a) if isinstance(a, Tensor) else inverse)
     if isinstance(a, Tensor):
         return _cofactors_minors(a)
     return _cofactors_svd(a)
@@ -568,7 +572,9 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 # -- norms ------------------------------------------------------------------------------------------------
 def _safe(ans: Any) -> Any:
-    return np.where(raw(ans) == 0, 1.0, ans)
+    # at a zero vector x / inf = 0: the gradient there is 0, and so are its derivatives (PyTorch's
+    # convention); dividing by 1 instead would make the Hessian at 0 the identity
+    return np.where(raw(ans) == 0, np.inf, ans)
 
 
 _norm2 = Primitive("norm2", lambda x, axis, keepdims: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)))

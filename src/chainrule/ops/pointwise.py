@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..tensor import Tensor
 from . import elementwise as E
 from ._define import elementwise, implements, raw, wrap_like
 
@@ -172,8 +173,12 @@ def _any_float(*xs: Any) -> bool:
 
 @implements(np.heaviside)
 def heaviside(x: Any, h0: Any) -> Any:
-    """0 for x < 0, ``h0`` at 0, 1 for x > 0; zero gradient."""
-    return E.multiply(E.sign(x), 0.0) + np.heaviside(raw(x), raw(h0))
+    """0 for x < 0, ``h0`` at 0, 1 for x > 0; zero gradient in x, and a Tensor ``h0`` gets its own."""
+    steps = E.multiply(E.sign(x), 0.0) + np.heaviside(raw(x), raw(h0))
+    if not isinstance(h0, Tensor):
+        return steps
+    at_zero = raw(x) == 0
+    return E.where(at_zero, E.add(h0, E.multiply(steps, 0.0)), steps)  # h0 where x == 0, traced
 
 
 @implements(np.conjugate)
