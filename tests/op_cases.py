@@ -677,6 +677,17 @@ NN = [
 _SDPA_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)
 _KEEP = np.array([[True, False, True, True], [True, True, False, True], [False, False, False, True]])
 
+def _torch_qkv_attention(qkv: Any, causal: bool, scale: float) -> Any:
+    """PyTorch's attention written out (its fused CPU kernel has no second derivative)."""
+    torch = _torch()
+    q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
+    s = q @ k.transpose(-1, -2) * scale
+    if causal:
+        t = s.shape[-1]
+        s = s.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
+    return (torch.softmax(s, -1) @ v).transpose(1, 2)
+
+
 GPT_OPS = [
     case("nn_sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), fixed((2, 3, 4), (2, 5, 4), (2, 5, 3)),
          prims="nn.scaled_dot_product_attention", torch=T("nn.functional.scaled_dot_product_attention")),
@@ -690,6 +701,10 @@ GPT_OPS = [
     case("nn_sdpa_float_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
          fixed((2, 3, 4), (2, 5, 4), (2, 5, 3), (3, 5)), prims="nn.scaled_dot_product_attention",
          torch=lambda q, k, v, m: _torch().nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)),
+    case("nn_qkv_attention", lambda qkv: F.qkv_attention(qkv), fixed((2, 4, 3, 2, 3)), prims="nn.qkv_attention",
+         torch=lambda qkv: _torch_qkv_attention(qkv, True, 3**-0.5)),
+    case("nn_qkv_attention_full", lambda qkv: F.qkv_attention(qkv, is_causal=False, scale=0.5), fixed((1, 3, 3, 2, 2)),
+         prims="nn.qkv_attention", torch=lambda qkv: _torch_qkv_attention(qkv, False, 0.5)),
     case("nn_layer_norm", lambda x, w, b: F.layer_norm(x, (4,), w, b), fixed((3, 4), (4,), (4,)), prims="nn.layer_norm",
          torch=lambda x, w, b: _torch().nn.functional.layer_norm(x, (4,), w, b)),
     case("nn_layer_norm_2d", lambda x, w: F.layer_norm(x, (2, 3), w, eps=1e-3), fixed((2, 2, 3), (2, 3)),
