@@ -190,3 +190,14 @@ def test_masked_fill_as_function_and_method():
 def test_bad_arguments_are_named(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
+
+
+def test_float32_gelu_gives_the_same_bits_on_any_number_of_threads(monkeypatch):
+    x = R.normal(size=(3, 50001)).astype(np.float32)  # several chunks per thread, a ragged end
+    results = []
+    for threads in ("1", "3"):
+        monkeypatch.setenv("CHAINRULE_NUM_THREADS", threads)
+        y, cdf = gelu_f32(x)
+        results.append((y, cdf, cr.ops.gauss.gelu_grad_f32(x, cdf, x)))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)
