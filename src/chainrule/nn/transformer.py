@@ -89,7 +89,6 @@ class CausalSelfAttention(Module):
         self.c_proj = Linear(d_model, d_model, bias=bias, dtype=dtype, rng=gen)
         self.dropout = float(dropout)
         self.resid_drop = Dropout(dropout, rng=gen)
-        self._rng = np.random.default_rng(gen.integers(2**63))  # attention dropout masks
 
     def forward(self, x: Any, cache: KVCache | None = None) -> Any:
         b, t, d = np.shape(_raw(x))
@@ -97,7 +96,8 @@ class CausalSelfAttention(Module):
         qkv = self.c_attn(x).reshape(b, t, 3, h, d // h)  # queries, keys, values of every head
         if cache is None:
             p = self.dropout if self.training else 0.0
-            y = F.qkv_attention(qkv, is_causal=True, dropout_p=p, rng=self._rng)  # (B, T, H, hd)
+            # attention dropout draws from the block's seeded generator (saved with a checkpoint)
+            y = F.qkv_attention(qkv, is_causal=True, dropout_p=p, rng=self.resid_drop.rng)  # (B, T, H, hd)
         else:
             q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, H, T, hd)
             start = cache.length

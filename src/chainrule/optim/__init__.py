@@ -10,6 +10,7 @@ Example:
 from __future__ import annotations
 
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
+from .groups import weight_decay_groups
 from .optimizers import SGD, Adam, AdamW, Optimizer
 from .params import ScalarSlot, TensorSlot
 from .schedules import (
@@ -25,5 +26,5 @@ from .schedules import (
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW",
     "LRScheduler", "LambdaLR", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
-    "clip_grad_norm_", "clip_grad_value_", "total_norm", "TensorSlot", "ScalarSlot",
+    "clip_grad_norm_", "clip_grad_value_", "total_norm", "TensorSlot", "ScalarSlot", "weight_decay_groups",
 ]

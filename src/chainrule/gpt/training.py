@@ -1,0 +1,260 @@
+"""Training a GPT: AdamW with weight-decay groups, warm-up then cosine, clipping, accumulation,
+periodic validation, checkpoints that resume exactly, a progress bar.
+
+One optimiser step (``Trainer.step``) draws ``accum_steps`` micro-batches of random windows,
+adds their gradients (each loss divided by ``accum_steps``, so the sum is the mean over all
+micro-batches), clips the global gradient norm to ``grad_clip``, takes an AdamW step
+(no decay on biases, norms and embeddings: :func:`chainrule.optim.weight_decay_groups`) and
+advances the schedule (:class:`chainrule.optim.WarmupCosineLR`). Every ``eval_interval``
+steps it measures the validation loss on ``eval_batches`` fixed windows and writes a
+checkpoint; :meth:`Trainer.resume` continues a run from a checkpoint with the same weights,
+moments, schedule and data order as if it had never stopped.
+
+Example:
+    >>> import tempfile
+    >>> from chainrule import nn
+    >>> from chainrule.gpt import ByteTokenizer, TokenStream, Trainer, TrainConfig, write_tokens
+    >>> paths = write_tokens(["def f(x):\\n    return x + 1\\n" * 40], ByteTokenizer(), tempfile.mkdtemp())
+    >>> model = nn.GPT(nn.GPTConfig(vocab_size=256, context_length=16, d_model=16, n_heads=2, n_layers=1), seed=0)
+    >>> trainer = Trainer(model, TokenStream(paths["train"]), TokenStream(paths["val"]),
+    ...                   TrainConfig(batch_size=4, max_steps=30, warmup_steps=3, lr=1e-2, eval_interval=10))
+    >>> history = trainer.fit(progress=False)
+    >>> history["val_loss"][-1] < history["val_loss"][0]
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.modes import no_grad
+from ..nn import functional as F
+from ..nn.progress import progress as progress_bar
+from ..nn.serialize import save_checkpoint
+from ..optim import AdamW, WarmupCosineLR, clip_grad_norm_, weight_decay_groups
+from .checkpoint import FORMAT, generator_states, read_checkpoint, set_generator_states
+from .dataset import TokenStream
+from .errors import GPTError
+
+__all__ = ["TrainConfig", "Trainer", "lm_loss"]
+
+VAL_SEED_OFFSET = 7919  # the validation windows come from their own generator, the same at every evaluation
+
+
+@dataclass
+class TrainConfig:
+    """How to train. ``max_steps``: the schedule's length (``None``: chosen from ``minutes`` after
+    timing the first steps); ``minutes``: a wall-clock budget (``None``: none). The cosine decays
+    from ``lr`` to ``min_lr`` over the steps after the ``warmup_steps`` linear warm-up."""
+
+    batch_size: int = 32
+    accum_steps: int = 1
+    lr: float = 3e-3
+    min_lr: float = 3e-4
+    warmup_steps: int = 50
+    max_steps: int | None = 1000
+    minutes: float | None = None
+    weight_decay: float = 0.1
+    betas: tuple[float, float] = (0.9, 0.95)
+    eps: float = 1e-8
+    grad_clip: float = 1.0
+    eval_interval: int = 100
+    eval_batches: int = 8
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("batch_size", "accum_steps", "eval_interval", "eval_batches"):
+            if int(getattr(self, name)) <= 0:
+                raise GPTError(f"TrainConfig: {name} must be a positive integer, got {getattr(self, name)!r}")
+        if self.max_steps is None and self.minutes is None:
+            raise GPTError("TrainConfig: give max_steps, minutes, or both")
+        if self.max_steps is not None and int(self.max_steps) <= 0:
+            raise GPTError(f"TrainConfig: max_steps must be positive, got {self.max_steps}")
+        if self.minutes is not None and not float(self.minutes) > 0:
+            raise GPTError(f"TrainConfig: minutes must be positive, got {self.minutes}")
+        if self.warmup_steps < 0 or not self.lr > 0 or not 0 <= self.min_lr <= self.lr:
+            raise GPTError(f"TrainConfig: need warmup_steps >= 0 and 0 <= min_lr <= lr, got {self.warmup_steps}, "
+                           f"{self.min_lr}, {self.lr}")
+        self.betas = (float(self.betas[0]), float(self.betas[1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["betas"] = list(self.betas)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: (tuple(v) if k == "betas" else v) for k, v in d.items() if k in known})
+
+
+def lm_loss(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
+    """Mean cross-entropy of the next-token predictions ``model(x)`` against targets ``y``."""
+    logits = model(x)
+    b, t, v = logits.shape
+    return F.cross_entropy(logits.reshape(b * t, v), y.reshape(b * t))
+
+
+class Trainer:
+    """Trains ``model`` on windows of ``train`` and validates on ``val`` (both :class:`TokenStream`).
+
+    ``checkpoint_path``: where :meth:`fit` saves (``None``: nowhere); ``tokenizer``: stored in the
+    checkpoint (so :func:`chainrule.gpt.load_gpt` can encode prompts); ``extra``: more values to store.
+    """
+
+    def __init__(self, model: Any, train: TokenStream, val: TokenStream, config: TrainConfig,
+                 checkpoint_path: str | os.PathLike[str] | None = None, tokenizer: Any = None,
+                 extra: dict[str, Any] | None = None) -> None:
+        self.model, self.train_data, self.val_data, self.config = model, train, val, config
+        self.context = model.config.context_length
+        for name, stream in (("training", train), ("validation", val)):
+            if len(stream) < self.context + 1:
+                raise GPTError(
+                    f"the {name} tokens ({len(stream)}) are fewer than context_length + 1 = {self.context + 1}; "
+                    "use a bigger corpus or a shorter context"
+                )
+        self.checkpoint_path = None if checkpoint_path is None else os.fspath(checkpoint_path)
+        self.extra = dict(extra or {})
+        if tokenizer is not None:
+            self.extra["tokenizer"] = tokenizer.spec()
+        c = config
+        self.optimizer = AdamW(weight_decay_groups(model, c.weight_decay), lr=c.lr, betas=c.betas, eps=c.eps)
+        total = c.max_steps if c.max_steps is not None else 10**9  # fixed after timing the first steps
+        warmup = min(c.warmup_steps, total - 1)
+        self.scheduler = WarmupCosineLR(self.optimizer, warmup, total, eta_min=c.min_lr)
+        self.rng = np.random.default_rng(c.seed)
+        self.step_count = 0
+        self.tokens_per_step = c.batch_size * c.accum_steps * self.context
+        self.history: dict[str, list[float]] = {"step": [], "train_loss": [], "lr": [], "val_step": [],
+                                                "val_loss": [], "tokens_per_s": []}
+
+    @property
+    def total_steps(self) -> int:
+        return self.scheduler.total_steps
+
+    # -- one step ------------------------------------------------------------------------------
+    def step(self) -> tuple[float, float]:
+        """One optimiser step (``accum_steps`` micro-batches); returns (mean loss, gradient norm before clipping)."""
+        c, model = self.config, self.model
+        model.train()
+        self.optimizer.zero_grad()
+        total = 0.0
+        for _ in range(c.accum_steps):
+            x, y = self.train_data.batch(c.batch_size, self.context, self.rng)
+            loss = lm_loss(model, x, y)
+            (loss / c.accum_steps).backward() if c.accum_steps > 1 else loss.backward()
+            total += float(loss)
+        norm = clip_grad_norm_(model.parameters(), c.grad_clip) if c.grad_clip > 0 else float("nan")
+        lr = self.optimizer.param_groups[0]["lr"]
+        self.optimizer.step()
+        self.scheduler.step()
+        self.step_count += 1
+        loss_value = total / c.accum_steps
+        self.history["step"].append(self.step_count)
+        self.history["train_loss"].append(loss_value)
+        self.history["lr"].append(lr)
+        return loss_value, norm
+
+    def evaluate(self) -> float:
+        """Mean loss on ``eval_batches`` validation windows (the same windows every time)."""
+        c, model = self.config, self.model
+        rng = np.random.default_rng(c.seed + VAL_SEED_OFFSET)
+        was_training = model.training
+        model.eval()
+        try:
+            with no_grad():
+                losses = [float(lm_loss(model, *self.val_data.batch(c.batch_size, self.context, rng)))
+                          for _ in range(c.eval_batches)]
+        finally:
+            model.train(was_training)
+        return float(np.mean(losses))
+
+    # -- the loop ------------------------------------------------------------------------------
+    def fit(self, progress: bool = True, stop_after: int | None = None) -> dict[str, list[float]]:
+        """Train until the schedule ends or the time budget is spent (or ``stop_after`` more steps,
+        to interrupt on purpose); validates and checkpoints every ``eval_interval`` steps and at
+        the end. Returns the history (steps, losses, learning rates, tokens/s)."""
+        c = self.config
+        budget = None if c.minutes is None else 60.0 * c.minutes
+        start = time.perf_counter()
+        train_time, durations = 0.0, []
+        target = self.total_steps if stop_after is None else min(self.total_steps, self.step_count + stop_after)
+        bar = progress_bar(total=self.total_steps if c.max_steps is not None else None, initial=self.step_count,
+                           desc="train", disable=not progress, unit="step", dynamic_ncols=True)
+        try:
+            while self.step_count < target:
+                if budget is not None and time.perf_counter() - start >= budget:
+                    break
+                t0 = time.perf_counter()
+                loss, _ = self.step()
+                dt = time.perf_counter() - t0
+                train_time += dt
+                durations.append(dt)
+                if c.max_steps is None and len(durations) == 4:  # now the budget can be turned into steps
+                    self._fix_length(budget - (time.perf_counter() - start), float(np.median(durations[1:])))
+                    target = self.total_steps if stop_after is None else target
+                    bar.total = self.total_steps
+                tps = self.tokens_per_step * len(durations) / train_time
+                self.history["tokens_per_s"].append(tps)
+                bar.update(1)
+                postfix = {"loss": f"{loss:.3f}", "tok/s": f"{tps:,.0f}"}
+                if self.history["val_loss"]:
+                    postfix["val"] = f"{self.history['val_loss'][-1]:.3f}"
+                bar.set_postfix(postfix, refresh=False)
+                if self.step_count % c.eval_interval == 0:
+                    self._validate_and_save()
+            if not self.history["val_step"] or self.history["val_step"][-1] != self.step_count:
+                self._validate_and_save()
+        finally:
+            bar.close()
+        return self.history
+
+    def _fix_length(self, seconds_left: float, seconds_per_step: float) -> None:
+        steps_left = int(0.95 * seconds_left / seconds_per_step)  # 5% for the validations
+        total = max(self.step_count + steps_left, self.step_count + 1)
+        self.scheduler.total_steps = total
+        self.scheduler.warmup_steps = min(self.scheduler.warmup_steps, total - 1)
+
+    def _validate_and_save(self) -> None:
+        self.history["val_step"].append(self.step_count)
+        self.history["val_loss"].append(self.evaluate())
+        if self.checkpoint_path is not None:
+            self.save(self.checkpoint_path)
+
+    # -- checkpoints ---------------------------------------------------------------------------
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Write a checkpoint that :meth:`resume` continues exactly (safe ``.npz``)."""
+        save_checkpoint(
+            path, model=self.model, optimizer=self.optimizer, scheduler=self.scheduler,
+            format=FORMAT, step=self.step_count, model_config=self.model.config.to_dict(),
+            train_config=self.config.to_dict(), data_rng=self.rng.bit_generator.state,
+            module_rngs=generator_states(self.model), history=self.history, **self.extra,
+        )
+
+    def resume(self, path: str | os.PathLike[str]) -> None:
+        """Load a checkpoint written by :meth:`save` into this trainer (same model shape)."""
+        state = read_checkpoint(path)
+        extra = state["extra"]
+        if extra.get("model_config") != self.model.config.to_dict():
+            raise GPTError(
+                f"checkpoint {os.fspath(path)!r} holds a model of another shape: {extra.get('model_config')}"
+            )
+        try:
+            self.model.load_state_dict(state["model"])
+            self.optimizer.load_state_dict(state["optimizer"])
+            self.scheduler.load_state_dict(state["scheduler"])
+            self.rng.bit_generator.state = extra["data_rng"]
+            set_generator_states(self.model, extra.get("module_rngs", {}))
+            self.step_count = int(extra["step"])
+            self.history = {k: [float(v) for v in vals] for k, vals in extra["history"].items()}
+        except (KeyError, TypeError, ValueError) as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: it does not resume ({first})") from None
+        for k in ("step", "val_step"):
+            self.history[k] = [int(v) for v in self.history[k]]
+
