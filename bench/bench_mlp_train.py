@@ -33,6 +33,9 @@ from typing import Any
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _harness import memory_in_child, minor_faults, step_memory  # noqa: E402
+
 LR = 0.01
 
 
@@ -98,6 +101,31 @@ def chainrule_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callabl
     def step() -> float:
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return float(loss.data)
+
+    return step
+
+
+def chainrule_jit_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
+    """The same step with the loss function traced once by ``chainrule.jit`` and replayed."""
+    from chainrule import nn, optim
+    from chainrule.nn import functional as F
+
+    try:
+        from chainrule import jit
+    except ImportError:
+        return None
+    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=x.dtype, rng=0)
+    for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
+        p.data[...] = w
+    opt = optim.SGD(model.parameters(), lr=LR)
+    loss_fn = jit(lambda xb, yb: F.cross_entropy(model(xb), yb))
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = loss_fn(x, y)
         loss.backward()
         opt.step()
         return float(loss.data)
@@ -178,21 +206,26 @@ def micrograd_step_fn(sizes: list[int], n: int) -> Callable[[], float] | None:
 
 # -- timing ----------------------------------------------------------------------------------------
 def median_ms(steps: dict[str, Callable[[], float] | None], repeats: int, warmup: int,
-              block: int = 10) -> dict[str, float | None]:
+              block: int = 10, faults: dict[str, float] | None = None) -> dict[str, float | None]:
     """Median milliseconds per step of each implementation. They take turns in blocks of ``block``
     steps (warm caches within a block, as in a training loop), so a change in the machine's load
-    during the run affects them all alike."""
+    during the run affects them all alike. ``faults``, if given, receives minor page faults per step."""
     live = {k: f for k, f in steps.items() if f is not None}
     for f in live.values():
         for _ in range(warmup):
             f()
     times: dict[str, list[float]] = {k: [] for k in live}
+    faulted = dict.fromkeys(live, 0)
     for _ in range(max(1, repeats // block)):
         for k, f in live.items():
+            before = minor_faults()
             for _ in range(block):
                 t0 = time.perf_counter()
                 f()
                 times[k].append(time.perf_counter() - t0)
+            faulted[k] += minor_faults() - before
+    if faults is not None:
+        faults.update({k: faulted[k] / len(times[k]) for k in live})
     return {k: (1e3 * statistics.median(times[k]) if k in times else None) for k in steps}
 
 
@@ -231,13 +264,36 @@ def fmt(v: float | None, spec: str = "9.3f") -> str:
     return "n/a".rjust(int(spec.split(".")[0])) if v is None else format(v, spec)
 
 
+IMPLEMENTATIONS = {"numpy": "numpy_step_fn", "chainrule": "chainrule_step_fn", "chainrule.jit": "chainrule_jit_step_fn",
+                   "torch": "torch_step_fn"}
+
+
+def case_data(sizes: list[int], batch: int, dtype: Any, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(batch, sizes[0])).astype(dtype), rng.integers(0, sizes[-1], size=batch)
+
+
+def memory_child(impl: str, sizes: list[int], batch: int, dtype: str, threads_n: int) -> None:
+    """``--memory-of``: peak memory and page faults of one implementation alone, printed as JSON."""
+    x, y = case_data(sizes, batch, np.dtype(dtype), 0)
+    with threads(threads_n):
+        report = step_memory(lambda: globals()[IMPLEMENTATIONS[impl]](sizes, x, y))
+    print(json.dumps(report))
+
+
 def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tiny", action="store_true", help="tiny sizes and few repeats (CI smoke run)")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeats", type=int, default=None)
     parser.add_argument("--json", default=None, help="also write the rows to this JSON file")
+    parser.add_argument("--no-memory", action="store_true", help="skip the peak-memory runs (one process each)")
+    parser.add_argument("--memory-of", default=None, help=argparse.SUPPRESS)  # child mode: IMPL,SIZES,BATCH,DTYPE
     args = parser.parse_args(argv)
+    if args.memory_of:
+        impl, sizes_s, batch_s, dtype_s = args.memory_of.split(",")
+        memory_child(impl, [int(v) for v in sizes_s.split("-")], int(batch_s), dtype_s, args.threads)
+        return []
 
     if args.tiny:
         cases = [("mlp 32-16-16-4 b8", [32, 16, 16, 4], 8, np.float32),
@@ -254,19 +310,22 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         repeats, warmup = args.repeats or 50, 5
 
     rows: list[dict[str, Any]] = []
-    rng = np.random.default_rng(0)
     with threads(args.threads):
-        for name, sizes, batch, dtype in cases:
-            x = rng.normal(size=(batch, sizes[0])).astype(dtype)
-            y = rng.integers(0, sizes[-1], size=batch)
+        for k, (name, sizes, batch, dtype) in enumerate(cases):
+            x, y = case_data(sizes, batch, dtype, k)
             diff = check_agreement(sizes, x, y)
             r = repeats if sizes[0] < 500 else max(5, repeats // 2)
-            ms = median_ms({
-                "numpy_ms": numpy_step_fn(sizes, x, y),
-                "chainrule_ms": chainrule_step_fn(sizes, x, y),
-                "torch_ms": torch_step_fn(sizes, x, y),
-            }, 4 * r, warmup)
-            rows.append({"case": name, **ms, "loss_diff_vs_numpy": diff})
+            faults: dict[str, float] = {}
+            ms = median_ms({f"{impl}_ms": globals()[fn](sizes, x, y) for impl, fn in IMPLEMENTATIONS.items()},
+                           4 * r, warmup, faults=faults)
+            row = {"case": name, **ms, "loss_diff_vs_numpy": diff,
+                   **{k.replace("_ms", "_faults_per_step"): v for k, v in faults.items()}}
+            if not args.tiny and not args.no_memory:
+                spec = f"{'-'.join(map(str, sizes))},{batch},{np.dtype(dtype).name}"
+                for impl in IMPLEMENTATIONS:
+                    mem = memory_in_child(__file__, ["--memory-of", f"{impl},{spec}", "--threads", str(args.threads)])
+                    row[f"{impl}_peak_mb"] = mem.get("peak_mb")
+            rows.append(row)
         for name, sizes, n in scalar_cases:
             ms = median_ms({
                 "chainrule_scalar_ms": chainrule_scalar_step_fn(sizes, n),
@@ -276,20 +335,33 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
 
     print(f"threads={args.threads}  python {platform.python_version()}  numpy {np.__version__}  "
           f"machine {platform.machine()} ({os.cpu_count()} cpus)")
-    print(f"{'case':26} {'numpy ms':>9} {'chainrule':>9} {'torch ms':>9} {'cr/numpy':>9} {'cr/torch':>9}")
+    print("ms per step (median); cr = chainrule eager, jit = chainrule.jit replay")
+    print(f"{'case':28} {'numpy':>8} {'cr':>8} {'jit':>8} {'torch':>8} {'cr/numpy':>9} {'jit/numpy':>9} "
+          f"{'cr/torch':>9}")
     for row in rows:
         if "numpy_ms" in row:
-            c, n, t = row["chainrule_ms"], row["numpy_ms"], row["torch_ms"]
+            c, n, j, t = row["chainrule_ms"], row["numpy_ms"], row["chainrule.jit_ms"], row["torch_ms"]
             row["chainrule_over_numpy"] = c / n
+            row["jit_over_numpy"] = None if j is None else j / n
             row["chainrule_over_torch"] = None if t is None else c / t
-            print(f"{row['case']:26} {fmt(n)} {fmt(c)} {fmt(t)} {fmt(row['chainrule_over_numpy'], '9.2f')} "
+            print(f"{row['case']:28} {fmt(n, '8.3f')} {fmt(c, '8.3f')} {fmt(j, '8.3f')} {fmt(t, '8.3f')} "
+                  f"{fmt(row['chainrule_over_numpy'], '9.2f')} {fmt(row['jit_over_numpy'], '9.2f')} "
                   f"{fmt(row['chainrule_over_torch'], '9.2f')}")
-    print(f"\n{'case':26} {'Scalar ms':>9} {'micrograd':>9} {'ratio':>9}")
+    print("\nminor page faults per step (in this process) / peak MB above the set-up (each alone, a fresh process)")
+    print(f"{'case':28} " + " ".join(f"{impl:>20}" for impl in IMPLEMENTATIONS))
+    for row in rows:
+        if "numpy_ms" in row:
+            cells = []
+            for impl in IMPLEMENTATIONS:
+                f, m = row.get(f"{impl}_faults_per_step"), row.get(f"{impl}_peak_mb")
+                cells.append(f"{fmt(f, '8.0f')} / {fmt(m, '7.1f')} MB")
+            print(f"{row['case']:28} " + " ".join(f"{c:>20}" for c in cells))
+    print(f"\n{'case':28} {'Scalar ms':>9} {'micrograd':>9} {'ratio':>9}")
     for row in rows:
         if "chainrule_scalar_ms" in row:
             s, m = row["chainrule_scalar_ms"], row["micrograd_ms"]
             row["scalar_over_micrograd"] = None if m is None else s / m
-            print(f"{row['case']:26} {fmt(s)} {fmt(m)} {fmt(row['scalar_over_micrograd'], '9.2f')}")
+            print(f"{row['case']:28} {fmt(s)} {fmt(m)} {fmt(row['scalar_over_micrograd'], '9.2f')}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"threads": args.threads, "rows": rows}, fh, indent=2)

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _harness import available, median_time, parser  # noqa: E402
+from _harness import available, median_time, minor_faults, parser  # noqa: E402
 
 
 def seed_L(x):
@@ -71,6 +71,34 @@ def main() -> None:
     two = cr.value_and_grad(lambda a, b: (b * (a + b) * (a - b)).sum(), argnums=(0, 1))
     rows.append(("chainrule.value_and_grad(a, b)", median_time(lambda: two(A, B), repeats), False))
 
+    torch = available("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+
+        def torch_eager():
+            a, b = torch.from_numpy(A).requires_grad_(), torch.from_numpy(B).requires_grad_()
+            (b * (a + b) * (a - b)).sum().backward()
+            return a.grad, b.grad
+
+        rows.append(("PyTorch eager (Tensor + backward)", median_time(torch_eager, repeats), False))
+    else:
+        rows.append(("PyTorch eager (not installed)", float("nan"), False))
+    try:
+        jitted = cr.jit(lambda a, b: (b * (a + b) * (a - b)).sum())
+    except (ImportError, AttributeError):  # a chainrule without jit
+        jitted = None
+    if jitted is not None:
+        def replayed():
+            a, b = cr.Tensor._wrap(A), cr.Tensor._wrap(B)
+            a.requires_grad = b.requires_grad = True
+            jitted(a, b).backward()
+            return a.grad, b.grad
+
+        replayed()
+        rows.append(("chainrule.jit: traced once, replayed", median_time(replayed, repeats), False))
+    calls = {what: fn for what, fn in [("one vectorised call: f(x) reading x[0], x[1]", call),
+                                       ("chainrule.value_and_grad(a, b)", lambda: two(A, B))]}
+
     def by_hand():
         s, d = A + B, A - B
         e = s * d
@@ -89,6 +117,13 @@ def main() -> None:
         t = median_time(lambda cls=cls: loop(cls, A, B, loop_points), max(1, min(repeats, 3)))
         rows.append((name, t / loop_points * total, True))
 
+    faults = {}
+    for what, fn in calls.items():
+        before = minor_faults()
+        for _ in range(5):
+            fn()
+        faults[what] = (minor_faults() - before) / 5
+
     reference = next((t for what, t, ext in rows if ext and np.isfinite(t)), None)
     floor = next(t for what, t, ext in rows if what.startswith("NumPy by hand"))
     print(f"\nGradient field of b(a+b)(a-b) on a {n} x {n} grid ({total:,} points), median of {repeats} run(s)")
@@ -99,8 +134,12 @@ def main() -> None:
             continue
         star = " *" if ext else ""
         ratio = f"{reference / t:,.0f}x" if reference else ""
-        print(f"  {what + star:<44}{t * 1e3:>11.1f} ms{t / total * 1e6:>11.3f} us{ratio:>28}")
+        fault = f"  ({faults[what]:.0f} page faults per call)" if what in faults else ""
+        print(f"  {what + star:<44}{t * 1e3:>11.1f} ms{t / total * 1e6:>11.3f} us{ratio:>28}{fault}")
     print(f"  * timed on the first {loop_points:,} grid points and extrapolated per point to all {total:,}")
+    peer = next((t for what, t, ext in rows if what.startswith("PyTorch eager (Tensor") and np.isfinite(t)), None)
+    if peer:
+        print(f"  the vectorised call takes {rows[0][1] / peer:.2f}x PyTorch eager's time (target: at most 1.0x)")
     if reference:
         print(
             f"\nthe vectorised call is {reference / rows[0][1]:,.0f}x faster than the tutorial's loop "

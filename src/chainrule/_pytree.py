@@ -1,10 +1,28 @@
-"""Flatten nested tuples, lists and dicts of values into leaves, and rebuild them."""
+"""Flatten nested tuples, lists and dicts of values into leaves, and rebuild them.
+
+As in JAX, ``None`` is an empty subtree (no leaves; it comes back as None), and a
+container comes back with its own type: a namedtuple stays that namedtuple, an
+``OrderedDict`` an OrderedDict, a ``defaultdict`` keeps its default factory.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
-Treedef = Any  # ("leaf",) | (type, [children defs]) | (dict, keys, [children defs])
+# ("leaf", index) | ("none",) | (sequence type, [children defs]) | ("dict", rebuild, keys, [children defs])
+Treedef = Any
+
+
+def _dict_maker(node: dict) -> Any:
+    """A function that rebuilds a mapping of ``node``'s type from (key, value) pairs."""
+    kind = type(node)
+    if isinstance(node, defaultdict):
+        factory = node.default_factory
+        return lambda pairs: kind(factory, pairs)
+    if kind is dict:
+        return dict
+    return lambda pairs: kind(pairs)
 
 
 def flatten(tree: Any) -> tuple[list[Any], Treedef]:
@@ -14,14 +32,16 @@ def flatten(tree: Any) -> tuple[list[Any], Treedef]:
     stack: list[tuple[Any, list[Any], int]] = [(tree, root, 0)]
     while stack:
         node, parent, slot = stack.pop()
-        if isinstance(node, (tuple, list)):
+        if node is None:
+            parent[slot] = ("none",)
+        elif isinstance(node, (tuple, list)):
             kids: list[Any] = [None] * len(node)
             parent[slot] = (type(node), kids)
             stack.extend((child, kids, i) for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, dict):
             keys = list(node)
             kids = [None] * len(keys)
-            parent[slot] = (dict, keys, kids)
+            parent[slot] = ("dict", _dict_maker(node), keys, kids)
             stack.extend((node[k], kids, i) for i, k in reversed(list(enumerate(keys))))
         else:
             parent[slot] = ("leaf", len(leaves))
@@ -29,13 +49,33 @@ def flatten(tree: Any) -> tuple[list[Any], Treedef]:
     return leaves, root[0]
 
 
+def leaf_paths(tree: Any) -> list[str]:
+    """Where each leaf of ``tree`` sits, as an indexing expression (``"['w'][0]"``), in leaf order."""
+    paths: list[str] = []
+    stack: list[tuple[Any, str]] = [(tree, "")]
+    while stack:
+        node, path = stack.pop()
+        if node is None:
+            continue
+        if isinstance(node, (tuple, list)):
+            stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(node))))
+        elif isinstance(node, dict):
+            stack.extend((node[k], f"{path}[{k!r}]") for k in reversed(list(node)))
+        else:
+            paths.append(path)
+    return paths
+
+
 def unflatten(treedef: Treedef, leaves: list[Any]) -> Any:
     """Rebuild the structure ``treedef`` with new ``leaves``."""
-    if treedef[0] == "leaf":
+    tag = treedef[0]
+    if tag == "leaf":
         return leaves[treedef[1]]
-    if treedef[0] is dict:
-        _, keys, kids = treedef
-        return {k: unflatten(d, leaves) for k, d in zip(keys, kids)}
+    if tag == "none":
+        return None
+    if tag == "dict":
+        _, make, keys, kids = treedef
+        return make([(k, unflatten(d, leaves)) for k, d in zip(keys, kids)])
     kind, kids = treedef
     items = [unflatten(d, leaves) for d in kids]
-    return kind(items) if kind in (list, tuple) else kind(*items)
+    return kind(*items) if hasattr(kind, "_fields") else kind(items)  # a namedtuple takes its fields one by one

@@ -5,6 +5,16 @@ d(node)/d(parent) as a number (seed 000's ``local_derivatives``). The backward p
 then one loop: ``parent.grad += node.grad * local``, in reverse topological order,
 found without recursion.
 
+The local derivatives come from one table, :mod:`chainrule.scalar_rules`: each rule is
+evaluated on floats when a node is built (first order, fast) and on Scalars by
+``backward(create_graph=True)`` (higher orders). A node's ``_op`` is its rule.
+
+Scalar keeps its own walk instead of the Tensor engine's (:mod:`chainrule.autodiff.engine`):
+that engine asks each node for a tuple of ``(argnum, parent)`` pairs and calls its
+primitive's ``vjp`` once per edge, where a Scalar keeps up to two parents in slots (no tuple
+per node) and its sweep is one inlined multiply-add per edge. Nodes in the engine's form ran
+the same graph 1.3-1.7x slower when measured, and carry a tuple more per node.
+
 micrograd programs run unchanged with ``from chainrule import Scalar as Value``.
 """
 
@@ -12,10 +22,40 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable
+import operator
+from collections.abc import Callable, Iterable
 from numbers import Real
 from operator import attrgetter
 from typing import Any, Union
+
+from .scalar_rules import (
+    ABS,
+    ADD,
+    ADD_NUMBER,
+    COS,
+    DIV,
+    DIV_NUMBER,
+    EXP,
+    FLOATS,
+    LOG,
+    MUL,
+    MUL_NUMBER,
+    NEG,
+    NUMBER_SUB,
+    POW,
+    RELU,
+    SCALARS,
+    SIGMOID,
+    SIN,
+    SQRT,
+    SUB,
+    SUB_NUMBER,
+    TAN,
+    TANH,
+    ScalarOp,
+    base_to,
+    power_of,
+)
 
 Number = Union[int, float]
 
@@ -31,6 +71,55 @@ def _number(value: Any, name: str) -> float:
             return float(value.item())
         raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}")
     return float(value)
+
+
+def _log(x: float) -> float:
+    if x <= 0:
+        raise ValueError(f"log: argument must be positive, got {x}")
+    return math.log(x)
+
+
+def _sqrt(x: float) -> float:
+    if x < 0:
+        raise ValueError(f"sqrt: argument must be non-negative, got {x}")
+    return math.sqrt(x)
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
+
+
+def _relu(x: float) -> float:
+    return x if x > 0 else 0.0
+
+
+def _function(
+    op: ScalarOp, value_of: Callable[[float], float], what: str, name: str = ""
+) -> Callable[[Scalar], Scalar]:
+    """The method for a function of one Scalar: its value, and its local derivative from ``op``'s rule."""
+    derivative = op.derivative
+    assert derivative is not None
+
+    def method(self: Scalar) -> Scalar:
+        x = self.data
+        y = value_of(x)
+        return _unary(y, self, derivative(x, y, None, FLOATS), op)
+
+    method.__name__ = name or str(op)
+    method.__qualname__ = f"Scalar.{method.__name__}"
+    method.__doc__ = f"{what}, as a new node (op {str(op)!r})."
+    return method
+
+
+# the hottest rules, bound once (a module attribute lookup less per node)
+_d_mul, _d_mul_number = MUL.derivative, MUL_NUMBER.derivative
+# The rules of + and - read none of their inputs (the calls below pass none): evaluated once,
+# not per node.
+_ADD_DA, _ADD_DB = ADD.derivative(None, None, None, FLOATS)
+_SUB_DA, _SUB_DB = SUB.derivative(None, None, None, FLOATS)
+_ADD_NUMBER_LOCAL = ADD_NUMBER.derivative(None, None, None, FLOATS)
+_SUB_NUMBER_LOCAL = SUB_NUMBER.derivative(None, None, None, FLOATS)
+_NUMBER_SUB_LOCAL = NUMBER_SUB.derivative(None, None, None, FLOATS)
 
 
 class Scalar:
@@ -49,12 +138,12 @@ class Scalar:
     latest pass only.
     """
 
-    # _n: creation number. Parents are always created before their children, so sorting
+    # _stamp: creation number. Parents are always created before their children, so sorting
     # by it gives a topological order without a recursive (or even a post-order) walk.
     # A node keeps up to two parents in slots (_a, _b) with their local derivatives (_da,
     # _db), and any further (parent, local) pairs in _rest: no tuple per node, so a graph of
     # a million nodes is a million objects for Python's garbage collector, not three million.
-    __slots__ = ("data", "grad", "label", "_op", "_n", "_a", "_da", "_b", "_db", "_rest")
+    __slots__ = ("data", "grad", "label", "_op", "_stamp", "_a", "_da", "_b", "_db", "_rest")
     # NumPy must not fold a Scalar into an object array (its gradient would be lost):
     # with this, ndarray op Scalar defers to the Scalar's reflected operator, or fails.
     __array_ufunc__ = None
@@ -67,7 +156,7 @@ class Scalar:
         self._da = self._db = 0.0
         self._rest: tuple[tuple[Scalar, float], ...] = ()
         self._op = _op
-        self._n = _next_number()
+        self._stamp = _next_number()
         if _children:
             raise TypeError(
                 "Scalar: build nodes with operators (a + b, a.tanh(), ...); parents cannot be given directly"
@@ -77,7 +166,7 @@ class Scalar:
     @property
     def op(self) -> str:
         """The operation that made this node ('' for a leaf)."""
-        return self._op
+        return str(self._op)
 
     @property
     def parents(self) -> tuple[Scalar, ...]:
@@ -108,38 +197,45 @@ class Scalar:
     def __float__(self) -> float:
         return self.data
 
-    # -- arithmetic ---------------------------------------------------------------------
+    # -- arithmetic: the local derivatives come from the rule table (scalar_rules) -------------
     def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            return _binary(self.data + other.data, self, 1.0, other, 1.0, "+")
-        return _unary(self.data + _number(other, "other"), self, 1.0, "+")
+            return _binary(self.data + other.data, self, _ADD_DA, other, _ADD_DB, ADD)
+        return _unary(self.data + _number(other, "other"), self, _ADD_NUMBER_LOCAL, ADD_NUMBER)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            return _binary(self.data - other.data, self, 1.0, other, -1.0, "-")
-        return _unary(self.data - _number(other, "other"), self, 1.0, "-")
+            return _binary(self.data - other.data, self, _SUB_DA, other, _SUB_DB, SUB)
+        return _unary(self.data - _number(other, "other"), self, _SUB_NUMBER_LOCAL, SUB_NUMBER)
 
     def __rsub__(self, other: Any) -> Scalar:
-        return _unary(_number(other, "other") - self.data, self, -1.0, "-")
+        return _unary(_number(other, "other") - self.data, self, _NUMBER_SUB_LOCAL, NUMBER_SUB)
 
     def __mul__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            return _binary(self.data * other.data, self, other.data, other, self.data, "*")
+            a, b = self.data, other.data
+            y = a * b
+            da, db = _d_mul(a, b, y, FLOATS)
+            return _binary(y, self, da, other, db, MUL)
         c = _number(other, "other")
-        return _unary(self.data * c, self, c, "*")
+        y = self.data * c
+        return _unary(y, self, _d_mul_number(self.data, y, c, FLOATS), MUL_NUMBER)
 
     __rmul__ = __mul__
 
     def __truediv__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            b = other.data
+            a, b = self.data, other.data
             _nonzero(b, "/")
-            return _binary(self.data / b, self, 1.0 / b, other, -self.data / (b * b), "/")
+            y = a / b
+            da, db = DIV.derivative(a, b, y, FLOATS)
+            return _binary(y, self, da, other, db, DIV)
         c = _number(other, "other")
         _nonzero(c, "/")
-        return _unary(self.data / c, self, 1.0 / c, "/")
+        y = self.data / c
+        return _unary(y, self, DIV_NUMBER.derivative(self.data, y, c, FLOATS), DIV_NUMBER)
 
     def __rtruediv__(self, other: Any) -> Scalar:
         _nonzero(self.data, "/")
@@ -149,83 +245,52 @@ class Scalar:
         a = self.data
         if isinstance(other, Scalar):
             b = other.data
-            out = _power(a, b)
-            return _binary(out, self, _dpow_base(a, b), other, out * _log_or_zero(a), "**")
-        b = _number(other, "exponent")
-        return _unary(_power(a, b), self, _dpow_base(a, b), "**" + _exact(b))
+            y = _power(a, b)
+            da, db = POW.derivative(a, b, y, FLOATS)
+            return _binary(y, self, da, other, db, POW)
+        c = _number(other, "exponent")
+        y = _power(a, c)
+        op = power_of(c)
+        return _unary(y, self, op.derivative(a, y, c, FLOATS), op)
 
     def __rpow__(self, other: Any) -> Scalar:
         c = _number(other, "base")
-        out = _power(c, self.data)
-        return _unary(out, self, out * _log_or_zero(c), _exact(c) + "**")
-
-    def __neg__(self) -> Scalar:
-        return _unary(-self.data, self, -1.0, "neg")
+        y = _power(c, self.data)
+        op = base_to(c)
+        return _unary(y, self, op.derivative(self.data, y, c, FLOATS), op)
 
     def __pos__(self) -> Scalar:
         return self
 
-    def __abs__(self) -> Scalar:
-        a = self.data
-        return _unary(abs(a), self, 1.0 if a > 0 else -1.0 if a < 0 else 0.0, "abs")
-
-    # -- functions ----------------------------------------------------------------------
-    def exp(self) -> Scalar:
-        out = math.exp(self.data)
-        return _unary(out, self, out, "exp")
-
-    def log(self) -> Scalar:
-        a = self.data
-        if a <= 0:
-            raise ValueError(f"log: argument must be positive, got {a}")
-        return _unary(math.log(a), self, 1.0 / a, "log")
-
-    def sqrt(self) -> Scalar:
-        a = self.data
-        if a < 0:
-            raise ValueError(f"sqrt: argument must be non-negative, got {a}")
-        out = math.sqrt(a)
-        return _unary(out, self, 0.5 / out if out else math.inf, "sqrt")
-
-    def sin(self) -> Scalar:
-        return _unary(math.sin(self.data), self, math.cos(self.data), "sin")
-
-    def cos(self) -> Scalar:
-        return _unary(math.cos(self.data), self, -math.sin(self.data), "cos")
-
-    def tan(self) -> Scalar:
-        out = math.tan(self.data)
-        return _unary(out, self, 1.0 + out * out, "tan")
-
-    def tanh(self) -> Scalar:
-        out = math.tanh(self.data)
-        return _unary(out, self, 1.0 - out * out, "tanh")
-
-    def sigmoid(self) -> Scalar:
-        a = self.data
-        out = 1.0 / (1.0 + math.exp(-a)) if a >= 0 else math.exp(a) / (1.0 + math.exp(a))
-        return _unary(out, self, out * (1.0 - out), "sigmoid")
-
-    def relu(self) -> Scalar:
-        a = self.data
-        return _unary(a if a > 0 else 0.0, self, 1.0 if a > 0 else 0.0, "relu")
+    # -- functions of one Scalar: value and rule from the table --------------------------------
+    __neg__ = _function(NEG, operator.neg, "-x", "__neg__")
+    __abs__ = _function(ABS, abs, "|x|", "__abs__")
+    exp = _function(EXP, math.exp, "e**x")
+    log = _function(LOG, _log, "the natural logarithm (x > 0)")
+    sqrt = _function(SQRT, _sqrt, "the square root (x >= 0)")
+    sin = _function(SIN, math.sin, "sin x")
+    cos = _function(COS, math.cos, "cos x")
+    tan = _function(TAN, math.tan, "tan x")
+    tanh = _function(TANH, math.tanh, "tanh x")
+    sigmoid = _function(SIGMOID, _sigmoid, "1 / (1 + e**-x), computed without overflow")
+    relu = _function(RELU, _relu, "max(x, 0), with derivative 0 at 0")
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------
     def __lt__(self, other: Any) -> bool:
-        return self.data < _value(other)
+        return self.data < _float_of(other)
 
     def __le__(self, other: Any) -> bool:
-        return self.data <= _value(other)
+        return self.data <= _float_of(other)
 
     def __gt__(self, other: Any) -> bool:
-        return self.data > _value(other)
+        return self.data > _float_of(other)
 
     def __ge__(self, other: Any) -> bool:
-        return self.data >= _value(other)
+        return self.data >= _float_of(other)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Scalar, Real)):
-            return self.data == _value(other)
+            return self.data == _float_of(other)
         return NotImplemented
 
     def __ne__(self, other: object) -> bool:
@@ -241,7 +306,7 @@ class Scalar:
         With ``create_graph=True`` the gradients are Scalars built from the graph, so they
         can be differentiated again (``x.grad.backward()`` after resetting ``x.grad``).
         """
-        order = _graph(self, reset=True)
+        order = _reachable(self, reset=True)
         order.sort(key=_creation, reverse=True)
         if create_graph:
             return _backward_graph(self, order, gradient)
@@ -260,7 +325,7 @@ class Scalar:
 
     def zero_grad(self) -> None:
         """Set ``.grad`` to 0 on this node and every node it was computed from."""
-        for node in _graph(self, reset=False):
+        for node in _reachable(self, reset=False):
             node.grad = 0.0
 
     def graph(self, **kw: Any) -> Any:
@@ -272,18 +337,18 @@ class Scalar:
 
 _next_number = itertools.count().__next__
 _new = object.__new__
-_creation = attrgetter("_n")
+_creation = attrgetter("_stamp")
 
 
 # _unary and _binary are written out in full (no shared helper): they run once per
 # operation, and a call less per node is measurable on a million-node graph.
-def _unary(data: float, a: Scalar, da: float, op: str) -> Scalar:
+def _unary(data: float, a: Scalar, da: float, op: ScalarOp) -> Scalar:
     out = _new(Scalar)
     out.data = data
     out.grad = 0.0
     out.label = ""
     out._op = op
-    out._n = _next_number()
+    out._stamp = _next_number()
     out._a = a
     out._da = da
     out._b = None
@@ -291,13 +356,13 @@ def _unary(data: float, a: Scalar, da: float, op: str) -> Scalar:
     return out
 
 
-def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: str) -> Scalar:
+def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: ScalarOp) -> Scalar:
     out = _new(Scalar)
     out.data = data
     out.grad = 0.0
     out.label = ""
     out._op = op
-    out._n = _next_number()
+    out._stamp = _next_number()
     out._a = a
     out._da = da
     out._b = b
@@ -306,7 +371,7 @@ def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: str) ->
     return out
 
 
-def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: str) -> Scalar:
+def _node_with_parents(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: ScalarOp) -> Scalar:
     """A node with any number of parents (e.g. a neuron's weighted sum as one node)."""
     if len(prev) == 1:
         return _unary(data, prev[0], local[0], op)
@@ -318,7 +383,7 @@ def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: s
     return out
 
 
-def _graph(root: Scalar, reset: bool) -> list[Scalar]:
+def _reachable(root: Scalar, reset: bool) -> list[Scalar]:
     """Every node ``root`` depends on, itself included (iterative; inner grads reset to 0)."""
     if reset and root._a is not None:
         root.grad = 0.0
@@ -348,52 +413,32 @@ def _backward_graph(root: Scalar, order: list[Scalar], gradient: float) -> None:
         if g is None:
             continue
         node.grad = node.grad + g if node.grad else g
+        if node._a is None:
+            continue
         for parent, local in zip(node._prev, _differentiable_locals(node)):
             part = g * local
             grads[parent] = grads[parent] + part if parent in grads else part
 
 
 def _differentiable_locals(node: Scalar) -> tuple[Any, ...]:
-    """``node.local_derivatives`` as Scalar expressions of its parents (constants stay floats)."""
-    op, prev = node._op, node._prev
-    if not prev:
-        return ()
-    if op in ("+", "-", "neg", "abs", "relu") or (op in ("*", "/") and len(prev) == 1):
-        return node._local  # constant on each linear piece
-    if op == "*":
-        return (prev[1], prev[0])
-    if op == "/":
-        a, b = prev
-        return (1.0 / b, -a / (b * b))
-    if op == "**":
-        a, b = prev
-        return (b * a ** (b - 1.0), node * (a.log() if a.data > 0 else 0.0))
-    if op.startswith("**"):
-        c = float(op[2:])
-        return (c * prev[0] ** (c - 1.0),) if c != 0 else (0.0,)
-    if op.endswith("**"):
-        return (node * _log_or_zero(float(op[:-2])),)
-    a = prev[0]
-    rules = {
-        "exp": lambda: node,
-        "log": lambda: 1.0 / a,
-        "sqrt": lambda: 0.5 / node,
-        "sin": lambda: a.cos(),
-        "cos": lambda: -a.sin(),
-        "tan": lambda: 1.0 + node * node,
-        "tanh": lambda: 1.0 - node * node,
-        "sigmoid": lambda: node * (1.0 - node),
-    }
-    return (rules[op](),)
+    """``node.local_derivatives`` as Scalar expressions of its parents: the same rule, on Scalars."""
+    op = node._op
+    if op.piecewise_constant:
+        return node.local_derivatives
+    if op.derivative is None:
+        raise NotImplementedError(
+            f"Scalar.backward(create_graph=True): the op {str(op)!r} has no rule for higher derivatives; "
+            "build it from +, * and functions of one Scalar to differentiate twice"
+        )
+    if op.arity == 0:
+        n = len(node.parents) - int(op.constant or 0)  # the last local derivatives are plain numbers
+        return op.derivative(node.parents[:n], node.local_derivatives[n:], SCALARS)
+    if op.arity == 2:
+        return op.derivative(node._a, node._b, node, SCALARS)
+    return (op.derivative(node._a, node, op.constant, SCALARS),)
 
 
-def _exact(c: float) -> str:
-    """A short label for a constant that still reads back as the same float."""
-    short = f"{c:g}"
-    return short if float(short) == c else repr(c)
-
-
-def _value(x: Any) -> float:
+def _float_of(x: Any) -> float:
     return x.data if isinstance(x, Scalar) else x
 
 
@@ -410,16 +455,3 @@ def _power(a: float, b: float) -> float:
     if isinstance(out, complex):
         raise ValueError(f"Scalar **: a negative base ({a}) to a fractional power ({b}) is not a real number")
     return out
-
-
-def _dpow_base(a: float, b: float) -> float:
-    if b == 0:
-        return 0.0
-    return b * _power(a, b - 1) if a != 0 or b >= 1 else (math.inf if b < 1 else 0.0)
-
-
-def _log_or_zero(a: float) -> float:
-    # d/db a**b = a**b log a; at a == 0 the product is taken as 0 (the limit for b > 0)
-    if a > 0:
-        return math.log(a)
-    return 0.0 if a == 0 else math.nan

@@ -20,32 +20,51 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
 from . import _pytree
-from .autodiff import backprop, engine, forward
-from .autodiff.modes import tracing
+from .autodiff import backprop
+from .autodiff import batching as _batching
+from .core import state
 from .scalar import Scalar
 from .tensor import Tensor
 
+_transform = state.transform  # record the graph, and count the transform (inside one, results stay traced)
+
+
+# The public transform being run (per thread and task), for error messages of the inner ones it is built on.
+_NAME: ContextVar[str | None] = ContextVar("chainrule_transform_name", default=None)
+
+
+class _TransformName:
+    def get(self, default: str) -> str:
+        return _NAME.get() or default
+
+
+_name = _TransformName()
+
 
 @contextmanager
-def _transform() -> Any:
-    """Run a transform: record the graph, and count it (inside one, results stay traced)."""
-    tracing.depth += 1
-    previous = engine.set_grad_enabled(True)
+def _named(name: str) -> Any:
+    token = _NAME.set(_NAME.get() or name)
     try:
         yield
     finally:
-        engine.set_grad_enabled(previous)
-        tracing.depth -= 1
+        _NAME.reset(token)
+
+
+def _lifted() -> Any:
+    from .batching import lifted  # only inside vmap (the batching package imports this module)
+
+    return lifted
 
 
 def _traced(t: Any) -> bool:
     return isinstance(t, Tensor) and (
-        t._rg or bool(t._tangents and any(forward.visible(k) for k in t._tangents))
+        t._rg or bool(t._tangents and state.any_visible(t._tangents))
     )
 
 
@@ -57,13 +76,13 @@ def _as_array(x: Any, what: str) -> np.ndarray:
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(f"{what}: inputs must be numbers or arrays, got {type(x).__name__}")
     arr = np.asarray(x)
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise TypeError(f"{what}: inputs must be numbers or arrays of numbers, got dtype {arr.dtype}")
     return arr
 
 
 def _float(arr: np.ndarray) -> np.ndarray:
-    return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
+    return arr if arr.dtype.kind in "fc" else arr.astype(np.float64)
 
 
 def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
@@ -74,7 +93,7 @@ def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
     if _traced(x):
         from .ops.shape import _identity
 
-        t = _identity(x) if x.data.dtype.kind == "f" else _identity(x.astype(np.float64))
+        t = _identity(x) if x.data.dtype.kind in "fc" else _identity(x.astype(np.float64))
     else:
         t = Tensor._wrap(_float(_as_array(x, what)))  # no copy: nothing writes to it
     if reverse:
@@ -88,14 +107,14 @@ def _output(value: Any, like: Any = None) -> Any:
     Called from inside the transform's own context, so an outer transform means depth > 1.
     """
     if isinstance(value, Tensor):
-        if tracing.depth > 1 and _traced(value):
+        if state.transform_depth() > 1 and _traced(value):
             return value
         value = value.data
     if isinstance(value, Scalar):
         value = value.data
     arr = np.asarray(value)
-    if arr.ndim == 0 and isinstance(like, (int, float, Scalar, np.generic)):
-        return arr.item() if arr.dtype.kind in "fiub" else arr
+    if arr.ndim == 0 and isinstance(like, (int, float, complex, Scalar, np.generic)):
+        return arr.item() if arr.dtype.kind in "fiubc" else arr
     return arr
 
 
@@ -113,15 +132,54 @@ def _prepare(args: tuple[Any, ...], nums: tuple[int, ...], name: str) -> tuple[l
     parts = []
     for i in nums:
         leaves, treedef = _pytree.flatten(args[i])
-        fresh = [_input(leaf, name) for leaf in leaves]
+        try:
+            fresh = [_input(leaf, name) for leaf in leaves]
+        except TypeError:
+            raise _bad_input(args[i], i, leaves, name) from None
         new_args[i] = _pytree.unflatten(treedef, fresh)
         parts.append((treedef, leaves, fresh))
     return new_args, parts
 
 
+def _bad_input(tree: Any, i: int, leaves: list[Any], name: str) -> TypeError:
+    """The error for an argument with a leaf that is not a number or an array, naming where it sits."""
+    for leaf, path in zip(leaves, _pytree.leaf_paths(tree)):
+        try:
+            _as_array(leaf, name)
+        except TypeError:
+            return TypeError(
+                f"{name}: argument {i}{path} is a {type(leaf).__name__} ({leaf!r:.40}); the arguments that are "
+                "differentiated must hold numbers or arrays of numbers only (None is an empty subtree): pass "
+                "other values as arguments outside argnums, or close over them"
+            )
+    return TypeError(f"{name}: argument {i} must hold numbers or arrays of numbers")
+
+
+def _returned(out: Any, name: str) -> TypeError:
+    what = "None (did the function forget to `return`?)" if out is None else f"a {type(out).__name__} ({out!r:.40})"
+    return TypeError(f"{name}: the function must return a number or an array, but it returned {what}")
+
+
+def _check_leaves(leaves: list[Any], out: Any, name: str) -> None:
+    """Every output leaf must be a number or an array of numbers (a None result is refused, not read as NaN)."""
+    if out is None:
+        raise _returned(None, name)
+    for leaf in leaves:
+        if isinstance(leaf, (Tensor, Scalar)):
+            continue
+        try:
+            ok = np.asarray(leaf).dtype.kind in "biufc"
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            raise _returned(out if leaf is out else leaf, name)
+
+
 def _as_tensor(out: Any, name: str) -> Tensor | None:
     if isinstance(out, Tensor):
         return out
+    if out is None or isinstance(out, (str, bytes)):
+        raise _returned(out, name)
     if isinstance(out, (list, tuple, dict)):  # NumPy would read a list of Tensors as constant numbers
         raise TypeError(
             f"{name}: the function must return a number or an array, got a {type(out).__name__}; "
@@ -130,34 +188,80 @@ def _as_tensor(out: Any, name: str) -> Tensor | None:
     if isinstance(out, Scalar):
         out = out.data
     try:
-        np.asarray(out, dtype=float)
+        ok = np.asarray(out).dtype.kind in "biufc"
     except (TypeError, ValueError):
-        raise TypeError(f"{name}: the function must return a number or an array, got {type(out).__name__}") from None
+        ok = False
+    if not ok:
+        raise _returned(out, name)
     return None  # a constant: it does not depend on the inputs
+
+
+def _kind(x: Any) -> str:
+    return np.asarray(x.data if isinstance(x, (Tensor, Scalar)) else x).dtype.kind
+
+
+def _check_inputs(name: str, holomorphic: bool, fresh: list[Tensor]) -> None:
+    """JAX's rule: holomorphic=True needs complex inputs (jacfwd without it needs real ones)."""
+    for x in fresh:
+        complex_in = x.data.dtype.kind == "c"
+        if holomorphic and not complex_in:
+            raise TypeError(
+                f"{name} with holomorphic=True requires inputs with a complex dtype, got {x.data.dtype}; "
+                "pass complex inputs (e.g. x.astype(complex)), or drop holomorphic=True"
+            )
+        if name == "jacfwd" and complex_in and not holomorphic:
+            raise TypeError(
+                f"jacfwd requires real-valued inputs, got {x.data.dtype}. For holomorphic functions pass "
+                "holomorphic=True; for other functions of complex inputs use jacrev (real outputs) or jvp directly"
+            )
+
+
+def _check_output(name: str, holomorphic: bool, out: Any) -> None:
+    """JAX's rule: without holomorphic=True, reverse transforms need real outputs; with it, complex ones."""
+    kind = _kind(out)
+    if holomorphic and kind != "c":
+        raise TypeError(
+            f"{name} with holomorphic=True requires a complex output, got dtype {_as_array(out, name).dtype}"
+        )
+    if not holomorphic and kind == "c" and name != "jacfwd":
+        raise TypeError(
+            f"{name} requires a real-valued output, got a complex one. For a holomorphic function pass "
+            f"holomorphic=True; for the gradient of a real function take np.real, np.imag or np.abs of it; "
+            "or use vjp directly"
+        )
 
 
 def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> list[Any]:
     live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._rg]
     if not live:
         return [np.zeros_like(t.data) for t in fresh]
-    create = tracing.depth > 1 or any(_traced(t) and t._parents for t in fresh)
+    create = state.transform_depth() > 1 or any(_traced(t) and t._parents for t in fresh)
     return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create))
 
 
 def value_and_grad(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
     """A function returning ``(f(*args), grad of f)``; ``f`` must return a scalar.
 
     With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
+    Complex inputs follow JAX: for real ``f`` the gradient is ``df/dx - 1j * df/dy``; with
+    ``holomorphic=True`` (complex inputs and output) it is the complex derivative ``f'(z)``.
     """
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels():  # inside vmap: every example's gradient at once
+            return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs)
         nums = _argnums(argnums, len(args), "grad")
         with _transform():
             new_args, parts = _prepare(args, nums, "grad")
             result = f(*new_args, **kwargs)
+            if has_aux and not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError(
+                    f"grad: with has_aux=True the function must return a pair (value, aux), but it returned "
+                    f"{'None' if result is None else f'a {type(result).__name__}'}"
+                )
             out, aux = result if has_aux else (result, None)
             t = _as_tensor(out, "grad")
             if t is not None and t.data.size != 1:
@@ -166,7 +270,10 @@ def value_and_grad(
                     "use jacobian() for vector outputs, or elementwise_grad() for elementwise ones"
                 )
             fresh = [x for _, _, xs in parts for x in xs]
-            flat = _grads([t], [None], fresh)
+            _check_inputs("grad", holomorphic, fresh)
+            _check_output("grad", holomorphic, out if t is None else t)
+            seed = np.ones(t.shape, t.data.dtype) if holomorphic and t is not None else None
+            flat = _grads([t], [seed], fresh)
             grads, k = [], 0
             for treedef, leaves, xs in parts:
                 gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
@@ -184,15 +291,25 @@ def value_and_grad(
     return wrapper
 
 
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+def grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
     """The gradient of a scalar function with respect to argument(s) ``argnums``.
+
+    For a real ``f`` of complex ``z = x + iy`` it is ``df/dx - 1j * df/dy`` (JAX's and HIPS
+    autograd's convention: a gradient-descent step is ``z - lr * np.conj(g)``). With
+    ``holomorphic=True`` (complex in, complex out) it is the complex derivative ``f'(z)``.
 
     Example:
         >>> import chainrule as cr, numpy as np
         >>> cr.grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
         array([2., 4.])
+        >>> cr.grad(lambda z: np.abs(z) ** 2)(1.0 + 2.0j)  # 2x - 2iy
+        (2-4j)
+        >>> cr.grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j)  # 2z
+        (2+4j)
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -225,8 +342,32 @@ def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., A
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
-        return pullback(np.ones_like(_as_array(out, "elementwise_grad"), dtype=float))[argnums]
+        if _batching.levels():
+            return _lifted().elementwise_grad(f, argnums, args, kwargs)
+        with _named("elementwise_grad"):
+            out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError(f"elementwise_grad: the function must return one array, got a {type(out).__name__}")
+        arg = args[argnums]
+        shape_in, shape_out = np.shape(_as_array(arg, "elementwise_grad")), np.shape(_as_array(out, "elementwise_grad"))
+        if shape_in != shape_out:
+            raise ValueError(
+                f"elementwise_grad: the output has shape {shape_out} but argument {argnums} has shape {shape_in}; "
+                "an elementwise function maps each entry to one entry: use jacobian() or vjp() instead"
+            )
+        diag = pullback(np.ones(shape_out))[argnums]
+        # J^T u equals diag * u for every u only if the Jacobian is diagonal: check one random u
+        u = np.random.default_rng(0).uniform(0.5, 1.5, size=shape_out)
+        probe = pullback(u)[argnums]
+        d, p = np.asarray(_as_array(diag, "elementwise_grad")), np.asarray(_as_array(probe, "elementwise_grad"))
+        if not np.allclose(p, d * u, rtol=1e-6, atol=1e-9 * (1.0 + float(np.max(np.abs(d), initial=0.0))),
+                           equal_nan=True):
+            raise ValueError(
+                "elementwise_grad: the function is not elementwise (its Jacobian is not diagonal: an output "
+                "entry depends on other input entries); use jacobian() for the full Jacobian or vjp() for "
+                "J^T v products"
+            )
+        return diag
 
     return wrapper
 
@@ -240,15 +381,20 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
         >>> pullback(np.array([1.0, 10.0]))
         (array([ 3., 30.]),)
     """
+    if _batching.levels():
+        return _lifted().vjp(f, primals)
     nums = tuple(range(len(primals)))
     with _transform():
-        new_args, parts = _prepare(primals, nums, "vjp")
+        new_args, parts = _prepare(primals, nums, _name.get("vjp"))
         out = f(*new_args)
     out_leaves, out_def = _pytree.flatten(out)
+    _check_leaves(out_leaves, out, _name.get("vjp"))
     out_tensors = [_as_tensor(o, "vjp") for o in out_leaves]
     fresh = [x for _, _, xs in parts for x in xs]
 
     def pullback(cotangent: Any) -> tuple[Any, ...]:
+        if _batching.open and _batching.batched_tree(cotangent):  # vmap of a pullback: once per example
+            return _lifted().pullback_per_example(pullback, cotangent)
         cts, ct_def = _pytree.flatten(cotangent)
         if len(cts) != len(out_leaves):
             raise ValueError(f"vjp: the cotangent has {len(cts)} leaves, the output {len(out_leaves)}")
@@ -284,9 +430,11 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
         raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    if _batching.levels():
+        return _lifted().jvp(f, primals, tangents)
     like = primals[0] if len(primals) == 1 else None
     with _transform():
-        with forward.new_level() as level:
+        with state.new_level() as level:
             args = []
             for p, t in zip(primals, tangents):
                 p_leaves, p_def = _pytree.flatten(p)
@@ -295,7 +443,9 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
                     raise ValueError("jvp: each tangent must have the same structure as its primal")
                 duals = [_dual(pl, tl, level) for pl, tl in zip(p_leaves, t_leaves)]
                 args.append(_pytree.unflatten(p_def, duals))
-            leaves, treedef = _pytree.flatten(f(*args))
+            out = f(*args)
+            leaves, treedef = _pytree.flatten(out)
+            _check_leaves(leaves, out, _name.get("jvp"))
             tans = [o._tangents.get(level) if isinstance(o, Tensor) and o._tangents else None for o in leaves]
         # the level is closed: outputs are traced only by outer transforms now
         prim_out = [_output(o, like) for o in leaves]
@@ -307,10 +457,15 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
 
 
 def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
-    x = _input(primal, "jvp", reverse=False)
+    x = _input(primal, _name.get("jvp"), reverse=False)
     t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
     if np.shape(t.data if isinstance(t, Tensor) else t) != x.shape:
         raise ValueError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape {x.shape}")
+    if np.iscomplexobj(t.data if isinstance(t, Tensor) else t) and x.data.dtype.kind != "c":
+        raise TypeError(
+            f"jvp: a complex tangent for a real primal ({x.data.dtype}); make the primal complex "
+            "(e.g. x.astype(complex)) or pass a real tangent"
+        )
     if isinstance(t, Tensor):
         t = t if t.data.dtype == x.data.dtype else t.astype(x.data.dtype)
     else:
@@ -333,25 +488,46 @@ def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
         yield eye[i].reshape(shape)
 
 
-def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The complex derivative ``f'(z)`` of a holomorphic scalar function: ``grad(f, holomorphic=True)``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> bool(cr.holomorphic_grad(np.exp)(1j) == np.exp(1j))
+        True
+    """
+    return grad(f, argnums, holomorphic=True)
+
+
+def jacrev(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one backward sweep per output entry.
 
     ``f`` may return a tuple, list or dict of arrays: the result has that structure, each
     entry holding the Jacobians for ``argnums`` (so ``hessian(f, argnums=(0, 1))[i][j]`` is
-    d2f / d arg_i d arg_j, as in JAX).
+    d2f / d arg_i d arg_j, as in JAX). Complex inputs need real outputs (each row is a
+    gradient in ``grad``'s convention) unless ``holomorphic=True``.
     """
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels():
+            return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
         with _transform():
             new_args, parts = _prepare(args, nums, "jacrev")
-            out_leaves, out_def = _pytree.flatten(f(*new_args))
+            out = f(*new_args)
+            out_leaves, out_def = _pytree.flatten(out)
+            _check_leaves(out_leaves, out, "jacrev")
             fresh = [x for _, _, xs in parts for x in xs]
-            stacker = _stack_traced if tracing.depth > 1 else np.stack
+            _check_inputs("jacrev", holomorphic, fresh)
+            likes = [leaf for _, leaves, _ in parts for leaf in leaves]
+            stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             per_output = []
             for out in out_leaves:
                 t = _as_tensor(out, "jacrev")
+                _check_output("jacrev", holomorphic, out)
                 out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
                 rows: list[list[Any]] = [[] for _ in fresh]
                 for seed in _basis(out_shape, t.data.dtype if t is not None else float):
@@ -359,25 +535,35 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
                     for r, g in zip(rows, gs):
                         r.append(g)
                 jacs = []
-                for x, r in zip(fresh, rows):
+                for x, r, like in zip(fresh, rows, likes):
                     if not r:
                         jac = np.zeros(out_shape + x.shape)
                     else:
                         jac = stacker(r).reshape(out_shape + x.shape)
-                    jacs.append(_output(jac, None))
+                    jacs.append(_output(jac, like))  # a number for a number in and a scalar out, as grad
                 per_output.append(_regroup(jacs, parts, argnums))
         return _pytree.unflatten(out_def, per_output)
 
     return wrapper
 
 
-def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by forward mode: one JVP per input entry (outputs may be tuples, lists, dicts)."""
+def jacfwd(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """The Jacobian by forward mode: one JVP per input entry (outputs may be tuples, lists, dicts).
+
+    Complex inputs need ``holomorphic=True`` (as in JAX): the Jacobian of a holomorphic function
+    is its complex derivative; for other functions of complex inputs use ``jvp`` directly.
+    """
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
+        if _batching.levels():
+            return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
         leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]
+        _check_inputs("jacfwd", holomorphic, [_input(lf, "jacfwd", reverse=False)
+                                              for leaves, _ in leaves_per_arg for lf in leaves])
         out_def: Any = None
         out_shapes: list[tuple[int, ...]] = []
         per_output: list[list[Any]] | None = None  # for each output leaf, its Jacobian per input leaf
@@ -387,8 +573,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             leaves, out_def = _pytree.flatten(out)
             out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
 
-        with _transform():
-            stacker = _stack_traced if tracing.depth > 1 else np.stack
+        with _transform(), _named("jacfwd"):
+            stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             for k, (leaves, treedef) in enumerate(leaves_per_arg):
                 for j, leaf in enumerate(leaves):
                     arr = _float(_as_array(leaf, "jacfwd"))
@@ -420,7 +606,7 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
                             jac = stacker(c).reshape(arr.shape + s)  # (in..., out...) -> (out..., in...)
                             n_in, n_out = arr.ndim, len(s)
                             jacs.append(_output(jac.transpose(tuple(range(n_in, n_in + n_out)) + tuple(range(n_in))),
-                                                None))
+                                                leaf))
                     if per_output is None:
                         per_output = [[] for _ in jacs]
                     for p, jac in zip(per_output, jacs):
@@ -469,15 +655,17 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str 
     raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
 
 
-def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def hessian(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
     """The matrix of second derivatives of a scalar function (reverse over reverse).
 
     Example:
         >>> import chainrule as cr
         >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
-        array(-12.)
+        -12.0
     """
-    return jacrev(grad(f, argnums), argnums)
+    return jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
 
 
 def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

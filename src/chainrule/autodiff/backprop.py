@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.state import grad_mode
 from ..tensor import Tensor
 from . import engine
 
@@ -19,6 +20,11 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             "computed from anything that does; create inputs with requires_grad=True"
         )
     if gradient is None:
+        if root.data.dtype.kind == "c":
+            raise RuntimeError(
+                f"backward: the output is complex ({root.data.dtype}); a gradient needs a real-valued output "
+                "(e.g. np.abs(z) ** 2 or np.real(z)), or pass gradient= (d final / d output, complex)"
+            )
         if root.data.size != 1:
             raise RuntimeError(
                 f"backward: the output has shape {root.shape}, not one element; pass gradient= an array of "
@@ -27,7 +33,12 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
         seed = np.ones_like(root.data)
     else:
         raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
-        if raw.dtype.kind not in "biuf":
+        if raw.dtype.kind == "c" and root.data.dtype.kind != "c":
+            raise TypeError(
+                f"backward: a complex gradient ({raw.dtype}) for a real output ({root.data.dtype}); "
+                "pass a real one, or take np.real of the output gradient"
+            )
+        if raw.dtype.kind not in "biufc":
             raise TypeError(
                 f"backward: argument 'gradient' must be an array of numbers of shape {root.shape} "
                 f"(d final / d output), got {type(gradient).__name__} {gradient!r:.40}"
@@ -46,11 +57,8 @@ _add = operator.add
 def backward(roots: Sequence[Tensor], gradients: Sequence[Any], create_graph: bool = False) -> None:
     """Accumulate gradients of ``roots`` into ``.grad`` of every leaf (and retained node)."""
     seeds = [_seed(r, g, create_graph) for r, g in zip(roots, gradients)]
-    previous = engine.set_grad_enabled(create_graph)
-    try:
+    with grad_mode(create_graph):
         found = engine.backward_sweep(list(roots), seeds, create_graph, _add)
-    finally:
-        engine.set_grad_enabled(previous)
     handed_out = {id(s) for s in seeds}
     for node, g in found:
         if not isinstance(g, Tensor):
@@ -94,11 +102,8 @@ def grad(
     found: dict[Any, Any] = {}
     if live:
         seeds = [_seed(o, g, create_graph) for o, g in live]
-        previous = engine.set_grad_enabled(create_graph)
-        try:
+        with grad_mode(create_graph):
             found = dict(engine.backward_sweep([o for o, _ in live], seeds, create_graph, _add, set(ins)))
-        finally:
-            engine.set_grad_enabled(previous)
     results = []
     for t in ins:
         g = found.get(t)

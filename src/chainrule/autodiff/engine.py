@@ -17,20 +17,8 @@ from collections.abc import Callable, Iterable
 from operator import attrgetter
 from typing import Any
 
-_grad_enabled = True
-
-
-def is_grad_enabled() -> bool:
-    """True when new operations record the graph needed by ``backward``."""
-    return _grad_enabled
-
-
-def set_grad_enabled(mode: bool) -> bool:
-    """Switch graph recording on or off; returns the previous mode."""
-    global _grad_enabled
-    previous, _grad_enabled = _grad_enabled, bool(mode)
-    return previous
-
+from ..core.state import is_grad_enabled, set_grad_enabled  # noqa: F401  (grad mode lives in core.state)
+from .sparse import SliceGrad
 
 _creation = attrgetter("_stamp")
 
@@ -77,6 +65,8 @@ def backward_sweep(
         g = grads.pop(node, None)
         if g is None:
             continue
+        if g.__class__ is SliceGrad:  # slices' gradients, kept sparse while they were summed
+            g = g.dense()
         parents = node._parents
         if node in wanted if wanted is not None else (not parents or node._retain):
             found.append((node, g))

@@ -20,7 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from . import engine, forward
+from ..core import state
+from . import batching
 
 Rule = Callable[..., Any]
 
@@ -42,7 +43,7 @@ class Primitive:
         12.0
     """
 
-    __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc")
+    __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True) -> None:
         self.name = name
@@ -52,6 +53,12 @@ class Primitive:
         self.vjp_argnum: Rule | None = None  # rule(argnum, g, ans, *args) for variadic ops
         self.jvp_argnum: Rule | None = None
         self.doc = getattr(fn, "__doc__", None)
+        # rules right at first order only (e.g. they read the input's values as constants): a
+        # derivative of higher order through them raises instead of being silently wrong. The
+        # library has none (tests/test_ops_registry.py checks); user primitives may set it.
+        self.first_order_only = False
+        # why the rules hold for real numbers only (None: they hold for complex numbers too)
+        self.real_only: str | None = None
         if register:
             REGISTRY[name] = self
 
@@ -96,19 +103,38 @@ class Primitive:
             )
         return rule
 
+    def no_complex(self, reason: str) -> None:
+        """Declare that the rules hold for real inputs only: differentiating at a complex one raises."""
+        self.real_only = reason
+
+    def _check_real(self, values: Any) -> None:
+        for v in values:
+            if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
+                raise TypeError(
+                    f"{self.name}: the derivative is not defined for complex inputs ({self.real_only}); got dtype "
+                    f"{v.dtype}. Differentiate a real function of the real and imaginary parts (np.real, np.imag, "
+                    "np.abs) instead"
+                )
+
     def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
         """Gradient for argument ``argnum`` of ``node`` given its output gradient ``g``."""
+        if self.real_only is not None:
+            self._check_real((*node._raw, node.data))
         rules = self.vjps
         rule = rules[argnum] if argnum < len(rules) else None
         if rule is None:
             rule = self._rule(rules, self.vjp_argnum, argnum, "reverse")
         kw = node._kw
         if create_graph:
+            if self.first_order_only:
+                raise _second_order(self.name)
             out = rule(g, node, *node._args, **kw) if kw else rule(g, node, *node._args)
         else:  # the NumPy values seen in the forward pass
             out = rule(g, node.data, *node._raw, **kw) if kw else rule(g, node.data, *node._raw)
         x = node._raw[argnum]
         if out.__class__ is np.ndarray and out.shape == x.shape and out.dtype is x.dtype:
+            return out
+        if out.__class__ is SliceGrad:  # already x's shape and dtype (see getitem's rule); the engine densifies
             return out
         try:
             return fit(out, np.shape(x), np.result_type(x))
@@ -119,18 +145,33 @@ class Primitive:
             ) from None
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
+        if self.real_only is not None:
+            self._check_real([a.data if isinstance(a, Tensor) else a for a in (*args, ans)])
+        if self.first_order_only and (isinstance(t, Tensor) or any(isinstance(a, Tensor) for a in args)):
+            raise _second_order(self.name)  # traced: an outer derivative would differentiate this rule
         rule = self._rule(self.jvps, self.jvp_argnum, argnum, "forward")
         return rule(t, ans, *args, **kw) if kw else rule(t, ans, *args)
+
+
+def _second_order(name: str) -> NotImplementedError:
+    return NotImplementedError(
+        f"{name}: its derivative rules are exact at first order only (first_order_only=True), so a derivative of "
+        "second or higher order through it is not available; give it rules written with NumPy functions on their "
+        "arguments (they are then recorded and differentiable again), or differentiate it once only"
+    )
 
 
 def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """Sum a gradient over broadcast axes (or broadcast it) to ``shape``, in ``dtype``.
 
+    A complex gradient for a real input keeps its real part (JAX's rule: the real input's
+    perturbations only reach the real part of the pairing ``real(g * t)``).
+
     Raises ValueError when ``g`` is neither broadcast from nor broadcastable to ``shape``
     (a rule that returned the wrong shape must not give a silently wrong gradient).
     """
     if not isinstance(g, (Tensor, np.ndarray)):
-        g = np.asarray(g, dtype=dtype)
+        g = np.asarray(g)
     gshape = g.shape
     if gshape != shape:
         lead = len(gshape) - len(shape)
@@ -146,14 +187,22 @@ def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
             else:
                 g = np.broadcast_to(g, shape)  # raises for shapes that don't fit
     if isinstance(g, Tensor):
+        if g.data.dtype == dtype:
+            return g
+        if g.data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            g = np.real(g)  # a differentiable real part
         return g if g.data.dtype == dtype else g.astype(dtype)
     if g.dtype != dtype:
+        if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            g = g.real
         return np.asarray(g, dtype=dtype)
     return g if type(g) is np.ndarray else np.asarray(g)
 
 
 def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out."""
+    if batching.open and batching.batched_in(args, kw):  # inside vmap: the op's batching rule
+        return batching.dispatch(prim, args, kw)
     vals = []
     parents = []
     tensors = False
@@ -184,14 +233,14 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     out._parents = ()
     out._version = 0
     out._stamp = _tick()
-    if parents and engine._grad_enabled:
+    if parents and _grad_enabled():
         out._rg = True
         out._prim = prim
         out._args = args
         out._raw = vals
         out._kw = kw
         out._parents = tuple(parents)
-    if forward.active:
+    if _forward_levels():
         _propagate_tangents(prim, out, args, kw)
     return out
 
@@ -224,16 +273,16 @@ def _propagate_tangents(prim: Primitive, out: Tensor, args: tuple[Any, ...], kw:
     levels = set()
     for a in args:
         if isinstance(a, Tensor) and a._tangents:
-            levels.update(lv for lv in a._tangents if forward.visible(lv))
+            levels.update(lv for lv in a._tangents if state.visible(lv))
     if not levels:
         return
     out._tangents = {}
     for level in sorted(levels):
-        with forward.below(level):
+        with state.below(level):
             traced = any(
                 isinstance(a, Tensor)
                 and (
-                    (engine._grad_enabled and a._rg)
+                    (a._rg and _grad_enabled())
                     or _has_visible_tangent(a)
                     or _has_visible_tangent(a._tangents.get(level) if a._tangents else None)
                 )
@@ -258,10 +307,13 @@ def _propagate_tangents(prim: Primitive, out: Tensor, args: tuple[Any, ...], kw:
 
 
 def _has_visible_tangent(x: Any) -> bool:
-    return isinstance(x, Tensor) and bool(x._tangents) and any(forward.visible(lv) for lv in x._tangents)
+    return isinstance(x, Tensor) and bool(x._tangents) and state.any_visible(x._tangents)
 
 
 from ..scalar import Scalar  # noqa: E402
 from ..tensor import Tensor, _tick  # noqa: E402  (Tensor's methods call primitives; import last)
+from .sparse import SliceGrad  # noqa: E402
 
 _new = object.__new__
+_grad_enabled = state.grad_enabled
+_forward_levels = state.forward_levels

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..autodiff import engine
+from ..core import state
 from ..tensor import Tensor
 
 
@@ -28,8 +28,9 @@ class Saved:
 
     def __init__(self, *args: Any) -> None:
         # the arguments the engine will ask gradients for: Tensors that require grad (none under no_grad)
-        self.wanted = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a._rg) if (
-            engine._grad_enabled) else ()
+        self.wanted = (
+            tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a._rg) if state.grad_enabled() else ()
+        )
         self.values: dict[str, Any] = {}
         self._g: Any = None
         self._grads: dict[int, Any] = {}

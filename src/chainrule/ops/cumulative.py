@@ -1,9 +1,9 @@
 """Running totals and differences: cumsum, cumprod, diff, ediff1d and their NaN-skipping forms.
 
 ``cumsum`` and ``cumprod`` are primitives; the reverse rule of a running sum is a running
-sum taken backwards. ``cumprod`` divides by the input when no entry is 0; when an entry is
-exactly 0 it is computed as products of a triangle of entries instead, whose first
-derivative is exact there too (as ``prod``'s).
+sum taken backwards. ``cumprod``'s rules never divide by the input: they are running
+products before each entry and a linear recurrence (``_scans``), so they are exact to any
+order at exact zeros and near underflow.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..tensor import Tensor
 from . import elementwise as E
 from . import shape as S
 from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
-from .reductions import prod
+from ._scans import _pad_front, exclusive_products, linear_recurrence
 
 
 def _reverse_cumsum(g: Any, axis: int) -> Any:
@@ -28,9 +28,37 @@ _cumsum = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis))
 _cumsum.defvjp(lambda g, ans, x, axis: _reverse_cumsum(g, axis))
 _cumsum.defjvp(lambda t, ans, x, axis: np.cumsum(t, axis=axis))
 
+def _plain_and_safe(ans: Any, x: Any) -> bool:
+    """Plain arrays with no zero, no overflow and no underflow: there ans[k] / x[i] is the exact partial
+    up to rounding, and the O(n) formula reverse_cumsum(g * ans) / x may be used (first order only)."""
+    if isinstance(ans, Tensor) or isinstance(x, Tensor) or np.result_type(x).kind != "f":
+        return False
+    tiny = np.finfo(np.result_type(x)).tiny
+    return bool(np.all(np.abs(x) >= tiny) and np.all(np.isfinite(ans)) and np.all(np.abs(ans) >= tiny))
+
+
+def _cumprod_vjp(g: Any, ans: Any, x: Any, axis: int) -> Any:
+    if _plain_and_safe(ans, x) and not isinstance(g, Tensor):
+        return _reverse_cumsum(g * ans, axis) / x
+    # d out[k] / d x[i] = prod(x[j], j <= k, j != i) for i <= k: the products before i times
+    # r[i] = g[i] + x[i+1] * r[i+1], a recurrence run backwards (from the end of the axis)
+    xm, gm = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)
+    before, _ = exclusive_products(xm)
+    following = _pad_front(xm[..., ::-1], 1, 0.0)  # x[i+1], read from the end
+    r = linear_recurrence(following, gm[..., ::-1])[..., ::-1]
+    return np.moveaxis(before * r, -1, axis)
+
+
+def _cumprod_jvp(t: Any, ans: Any, x: Any, axis: int) -> Any:
+    # d out[k] = x[k] * d out[k-1] + t[k] * out[k-1], and out[k-1] is the product before k
+    xm, tm = np.moveaxis(x, axis, -1), np.moveaxis(t, axis, -1)
+    before, _ = exclusive_products(xm)
+    return np.moveaxis(linear_recurrence(xm, tm * before), -1, axis)
+
+
 _cumprod = Primitive("cumprod", lambda x, axis: np.cumprod(x, axis=axis))
-_cumprod.defvjp(lambda g, ans, x, axis: _reverse_cumsum(g * ans, axis) / x)
-_cumprod.defjvp(lambda t, ans, x, axis: ans * np.cumsum(t / x, axis=axis))
+_cumprod.defvjp(_cumprod_vjp)
+_cumprod.defjvp(_cumprod_jvp)
 
 
 def _no_out(name: str, out: Any) -> None:
@@ -66,7 +94,7 @@ def cumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) 
 def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """Running product along ``axis`` (of the flattened array when ``axis`` is None).
 
-    The gradient is exact where entries are 0 (first order).
+    Derivatives of every order are exact where entries are 0 (no division by the input).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -75,14 +103,7 @@ def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None)
     """
     _no_out("cumprod", out)
     x, axis = _flat_axis(x, axis)
-    x = S.atleast_1d(x)
-    if np.all(raw(x) != 0):
-        return _cast(_cumprod(x, axis=axis), dtype)
-    n = shape_of(x)[axis]
-    moved = S.moveaxis(x, axis, -1)
-    lower = np.tril(np.ones((n, n), dtype=bool))  # lower[k, i]: entry i is in the k-th product
-    table = E.where(lower, S.expand_dims(moved, -2), 1.0)
-    return _cast(S.moveaxis(prod(table, axis=-1), -1, axis), dtype)
+    return _cast(_cumprod(S.atleast_1d(x), axis=axis), dtype)
 
 
 _NOVALUE = getattr(np, "_NoValue", object())

@@ -8,8 +8,9 @@ one primitive per output (``eigh_values``/``eigh_vectors``, ``svd_u``/``svd_s``/
 
 Assumptions (where the derivative does not exist or is not unique):
 
-- ``inv``, ``det``, ``slogdet``, ``solve``: the matrix is non-singular (a singular one
-  raises NumPy's ``LinAlgError`` in the rule);
+- ``inv``, ``slogdet``, ``solve``: the matrix is non-singular (a singular one raises a
+  ``LinAlgError`` naming the function and the matrix); ``det`` is differentiable to any
+  order at singular matrices too (its gradient is the cofactor matrix);
 - ``cholesky``, ``eigh``, ``eigvalsh``: the input is symmetric and only its lower triangle is
   read (as NumPy's); gradients are returned symmetrised, i.e. as derivatives with respect
   to a symmetric matrix (the forward rule uses the symmetric part of the tangent);
@@ -35,7 +36,8 @@ from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import conj, implements, is_complex, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._scans import exclusive_products
 from .arrays import diagonal as _diagonal
 from .contraction import matmul
 from .contraction import trace as _trace
@@ -90,7 +92,40 @@ def _factor(kind: str, a: np.ndarray) -> Any:
 
 
 # -- inverse, determinants, solve -------------------------------------------------------------------
-_inv = Primitive("inv", np.linalg.inv)
+def _describe(a: Any) -> str:
+    """"the 3x3 matrix" or "a 3x3 matrix of the stack (2,)": the words "shape"/"dimension" would make
+    the forward pass's error handler read it as a broadcasting error."""
+    s = shape_of(a)
+    return f"a {s[-2]}x{s[-1]} matrix of the stack {s[:-2]}" if len(s) > 2 else f"the {s[-2]}x{s[-1]} matrix"
+
+
+def _singular(name: str, a: Any, what: str, fix: str) -> np.linalg.LinAlgError:
+    return np.linalg.LinAlgError(f"{name}: {_describe(a)} is singular, so {what}; {fix}")
+
+
+def _guarded(name: str, fn: Any, what: str, fix: str) -> Any:
+    """NumPy's ``fn``, with its bare "Singular matrix" replaced by an error naming ``name`` and the matrix."""
+
+    def run(a: Any, *rest: Any) -> Any:
+        try:
+            return fn(a, *rest)
+        except np.linalg.LinAlgError:
+            raise _singular(name, a, what, fix) from None
+
+    return run
+
+
+def _checked_inv(name: str, a: Any, what: str, fix: str) -> Any:
+    """inv(a) inside ``name``'s rules; a singular matrix names ``name``, its shape and the way out."""
+    try:
+        return np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        raise _singular(name, a, what, fix) from None
+
+
+_inv = Primitive("inv", _guarded(
+    "inv", np.linalg.inv, "it has no inverse (and no gradient)",
+    "check the input, regularise it (a + eps * I), or use pinv / lstsq"))
 _inv.defvjp(lambda g, ans, a: -(_T(ans) @ g @ _T(ans)))
 _inv.defjvp(lambda t, ans, a: -(ans @ t @ ans))
 
@@ -114,21 +149,82 @@ def inv(a: Any) -> Any:
     return _inv(a)
 
 
+def _inverse_if_well_conditioned(a: np.ndarray) -> np.ndarray | None:
+    """inv(a) when det(a) * inv(a) is an accurate adjugate for every matrix of the stack (Frobenius condition
+    number below 1e8: O(n^2) on top of the inverse), else None."""
+    try:
+        inverse = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        return None
+    cond = np.linalg.norm(a, axis=(-2, -1)) * np.linalg.norm(inverse, axis=(-2, -1))
+    return inverse if np.all(np.isfinite(cond)) and np.all(cond < 1e8) else None
+
+
+def _cofactors_svd(a: np.ndarray) -> np.ndarray:
+    """The cofactor matrix det(a) inv(a).T of plain arrays, from a = U diag(s) Vh, exact at singular a:
+    det(U) det(Vh) U diag(prod of the other singular values) Vh."""
+    u, s, vh = np.linalg.svd(a)
+    before, after = exclusive_products(s)
+    sign = np.linalg.det(u) * np.linalg.det(vh)
+    return sign[..., None, None] * ((u * (before * after)[..., None, :]) @ vh)
+
+
+def _cofactors_minors(a: Any) -> Any:
+    """The cofactor matrix by its definition, (-1)^(i+j) det(minor_ij), with ``det`` itself: recorded on
+    Tensors, so derivatives of every order are exact at singular matrices of any rank (each order takes
+    determinants of minors one size smaller). O(n^5): used only for singular matrices, at higher order."""
+    n = shape_of(a)[-1]
+    others = np.array([[k for k in range(n) if k != i] for i in range(n)], dtype=np.intp)  # (n, n-1)
+    rows = others[:, None, :, None]  # minor (i, j): rows but i, columns but j
+    cols = others[None, :, None, :]
+    minors = S.getitem(a, (Ellipsis, rows, cols))  # (..., n, n, n-1, n-1)
+    signs = np.where(np.add.outer(np.arange(n), np.arange(n)) % 2 == 0, 1.0, -1.0)
+    return E.multiply(_det(minors), signs)
+
+
+def _cofactors(ans: Any, a: Any) -> Any:
+    """d det(a) / d a = det(a) inv(a).T, the transposed adjugate, which exists at singular matrices too."""
+    n = shape_of(a)[-1]
+    if n <= 1:
+        return E.add(E.multiply(a, 0.0), 1.0)
+    inverse = _inverse_if_well_conditioned(np.asarray(raw(a)))
+    if inverse is not None:  # on Tensors the inverse is taken again, recorded (differentiable)
+        return np.expand_dims(ans, (-2, -1)) * _T(np.linalg.inv(a) if isinstance(a, Tensor) else inverse)
+    if isinstance(a, Tensor):
+        return _cofactors_minors(a)
+    return _cofactors_svd(a)
+
+
 _det = Primitive("det", np.linalg.det)
-_det.defvjp(lambda g, ans, a: np.expand_dims(g * ans, (-2, -1)) * _T(np.linalg.inv(a)))
-_det.defjvp(lambda t, ans, a: ans * np.sum(_T(np.linalg.inv(a)) * t, axis=(-2, -1)))
+_det.defvjp(lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _cofactors(ans, a))
+_det.defjvp(lambda t, ans, a: np.sum(_cofactors(ans, a) * t, axis=(-2, -1)))
 
 
 @implements(np.linalg.det)
 def det(a: Any) -> Any:
-    """Determinant; gradient det(a) * inv(a).T (a must be non-singular)."""
+    """Determinant; gradient the cofactor matrix det(a) inv(a).T, also at singular matrices.
+
+    Derivatives of every order are exact at singular matrices too (rank n-1, n-2, ...).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(np.linalg.det)(np.array([[1.0, 2.0], [2.0, 4.0]]))
+        array([[ 4., -2.],
+               [-2.,  1.]])
+    """
     _square("det", a)
     return _det(a)
 
 
+_SLOGDET_FIX = ("log|det| is -inf and its gradient inv(a).T does not exist; use det(a) (differentiable at "
+                "singular matrices) or regularise a (a + eps * I)")
 _logabsdet = Primitive("slogdet", lambda a: np.linalg.slogdet(a)[1])
-_logabsdet.defvjp(lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _T(np.linalg.inv(a)))
-_logabsdet.defjvp(lambda t, ans, a: np.sum(_T(np.linalg.inv(a)) * t, axis=(-2, -1)))
+_logabsdet.defvjp(
+    lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; ")))
+)
+_logabsdet.defjvp(
+    lambda t, ans, a: np.sum(_T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; "))) * t, axis=(-2, -1))
+)
 
 
 class SlogdetResult(NamedTuple):
@@ -141,10 +237,14 @@ def slogdet(a: Any) -> SlogdetResult:
     """(sign, log|det|); the sign is piecewise constant (zero gradient)."""
     _square("slogdet", a)
     sign = np.linalg.slogdet(raw(a))[0]
+    if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a
+        return SlogdetResult(E.sign(_det(a)), _logabsdet(a))
     return SlogdetResult(Tensor._wrap(np.asarray(sign)) if isinstance(a, Tensor) else sign, _logabsdet(a))
 
 
-_solve = Primitive("solve", np.linalg.solve)
+_solve = Primitive("solve", _guarded(
+    "solve", np.linalg.solve, "a @ x = b has no unique solution (and no gradient)",
+    "use lstsq (least squares), or regularise a (a + eps * I)"))
 _solve.defvjp(
     lambda g, ans, a, b: -(np.linalg.solve(_T(a), g) @ _T(ans)),
     lambda g, ans, a, b: np.linalg.solve(_T(a), g),
@@ -180,7 +280,17 @@ def _chol_jvp(t: Any, ans: Any, a: Any) -> Any:
     return ans @ _half_lower(linv @ _sym(t) @ _T(linv))
 
 
-_cholesky = Primitive("cholesky", np.linalg.cholesky)
+def _cholesky_fn(a: np.ndarray) -> np.ndarray:
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        raise np.linalg.LinAlgError(
+            f"cholesky: {_describe(a)} is not positive definite, so it has no Cholesky factor; check that it is "
+            "symmetric with positive eigenvalues (e.g. add eps * I), or use eigh"
+        ) from None
+
+
+_cholesky = Primitive("cholesky", _cholesky_fn)
 _cholesky.defvjp(_chol_vjp)
 _cholesky.defjvp(_chol_jvp)
 
@@ -384,6 +494,8 @@ def svdvals(x: Any, /) -> Any:
 
 
 # -- QR -------------------------------------------------------------------------------------------------
+_QR_FIX = ("its R factor is singular (the input is rank-deficient) and the derivative of the factorisation "
+           "does not exist", "differentiate qr of a full-rank matrix (or use svd)")
 _qr_q = Primitive("qr_q", lambda a: _factor("qr", a)[0].copy())
 _qr_r = Primitive("qr_r", lambda a: _factor("qr", a)[1].copy())
 
@@ -399,12 +511,12 @@ def _qr_backward(gq: Any, gr: Any, a: Any) -> Any:
     rhs = q @ _copyltu(m)
     if gq is not None:
         rhs = rhs + gq
-    return rhs @ _T(np.linalg.inv(r))
+    return rhs @ _T(_checked_inv("qr", r, *_QR_FIX))
 
 
 def _qr_tangents(t: Any, a: Any) -> tuple[Any, Any, Any, Any]:
     q, r = _qr_q(a), _qr_r(a)
-    rinv = np.linalg.inv(r)
+    rinv = _checked_inv("qr", r, *_QR_FIX)
     x = _T(q) @ t @ rinv
     low = np.tril(x, -1)
     upper = x - (low - _T(low))  # x - omega, omega = low - low.T (skew)
@@ -456,13 +568,15 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         head = S.getitem(a, (Ellipsis, slice(None), slice(0, m)))
         tail = S.getitem(a, (Ellipsis, slice(None), slice(m, None)))
         q = _qr_q(head)
-        r = S.concatenate([_qr_r(head), matmul(_T(q), tail)], axis=-1)
+        r = S.concatenate([_qr_r(head), matmul(_H(q), tail)], axis=-1)
     return r if mode == "r" else QRResult(q, r)
 
 
 # -- norms ------------------------------------------------------------------------------------------------
 def _safe(ans: Any) -> Any:
-    return np.where(raw(ans) == 0, 1.0, ans)
+    # at a zero vector x / inf = 0: the gradient there is 0, and so are its derivatives (PyTorch's
+    # convention); dividing by 1 instead would make the Hessian at 0 the identity
+    return np.where(raw(ans) == 0, np.inf, ans)
 
 
 _norm2 = Primitive("norm2", lambda x, axis, keepdims: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)))
@@ -474,9 +588,14 @@ _norm2.defvjp(
 _norm2.defjvp(lambda t, ans, x, axis, keepdims: np.sum(t * x, axis=axis, keepdims=keepdims) / _safe(ans))
 
 
+def _modulus(x: Any) -> Any:
+    """|x| for complex x (norms are of moduli), x itself for real x."""
+    return E.abs(x) if is_complex(x) else x
+
+
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool) -> Any:
     if ord is None or ord == 2:
-        return _norm2(x, axis=axes, keepdims=bool(keepdims))
+        return _norm2(_modulus(x), axis=axes, keepdims=bool(keepdims))
     ax = {"axis": axes, "keepdims": keepdims}
     if ord == np.inf:
         return R.max(E.abs(x), **ax)
@@ -494,7 +613,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r, c = axes
     if ord is None or ord == "fro":
-        out = _norm2(x, axis=tuple(sorted(axes)), keepdims=False)
+        out = _norm2(_modulus(x), axis=tuple(sorted(axes)), keepdims=False)
     elif ord in ("nuc", 2, -2):
         s = _svd_s(S.moveaxis(x, (r, c), (-2, -1)))
         out = R.sum(s, axis=-1) if ord == "nuc" else (R.max(s, axis=-1) if ord == 2 else R.min(s, axis=-1))
@@ -525,7 +644,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     nd = ndim_of(x)
     if axis is None:
         if ord is None:
-            return _norm2(x, axis=None, keepdims=bool(keepdims))
+            return _norm2(_modulus(x), axis=None, keepdims=bool(keepdims))
         if nd == 1:
             return _vector_norm(x, ord, (0,), keepdims)
         if nd == 2:
@@ -593,6 +712,11 @@ def _full_rank(name: str, a: Any) -> None:
                                     "full rank (its derivative does not exist where the rank changes)")
 
 
+def _H(a: Any) -> Any:
+    """The conjugate transpose of the last two axes."""
+    return conj(_T(a))
+
+
 @implements(np.linalg.pinv)
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
     """Moore-Penrose pseudo-inverse of a full-rank matrix."""
@@ -602,8 +726,8 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
     _full_rank("pinv", a)
     m, n = shape_of(a)[-2:]
     if m >= n:
-        return solve(matmul(_T(a), a), _T(a))
-    return _T(solve(matmul(a, _T(a)), a))
+        return solve(matmul(_H(a), a), _H(a))
+    return _H(solve(matmul(a, _H(a)), a))
 
 
 @implements(np.linalg.lstsq)
@@ -616,6 +740,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     x = matmul(pinv(a), b)
     if m > n:
         resid = E.subtract(b, matmul(a, x))
+        resid = _modulus(resid)
         residuals = R.sum(E.multiply(resid, resid), axis=0)
         residuals = S.reshape(residuals, (1,)) if ndim_of(residuals) == 0 else residuals
     else:
@@ -667,3 +792,8 @@ def linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
 def linalg_diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """Diagonal ``offset`` of the last two axes."""
     return _diagonal(x, offset, -2, -1)
+
+
+# Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas.
+for _prim in (_cholesky, _eigh_values, _eigh_vectors, _svd_u, _svd_s, _svd_vh, _qr_q, _qr_r):
+    _prim.no_complex("the rule is derived for real matrices")

@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of
+from ._scans import exclusive_products
 
 
 def _restore(g: Any, axis: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
@@ -63,24 +64,24 @@ _max = _extreme("max", np.max)
 _min = _extreme("min", np.min)
 
 
-def _others_product(x: np.ndarray, axis: tuple[int, ...] | None) -> np.ndarray:
-    """Product over ``axis`` of every entry but the one in each position (zero-safe)."""
-    axes = tuple(range(x.ndim)) if axis is None else axis
-    keep = [a for a in range(x.ndim) if a not in axes]
+def _others_product(x: Any, axis: tuple[int, ...] | None) -> Any:
+    """Product over ``axis`` of every entry but the one in each position.
+
+    From running products before and after each entry (no division by the value), so it is
+    exact at zeros and near underflow; on Tensors every step is recorded (exact to any order).
+    """
+    nd = np.ndim(x)
+    axes = tuple(range(nd)) if axis is None else axis
+    keep = [a for a in range(nd) if a not in axes]
     moved = np.transpose(x, keep + list(axes))
-    flat = moved.reshape(moved.shape[: len(keep)] + (-1,))
-    ones = np.ones(flat.shape[:-1] + (1,), dtype=x.dtype)
-    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-    right = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
-    others = (left * right).reshape(moved.shape)
-    return np.transpose(others, np.argsort(keep + list(axes)))
+    shape = np.shape(moved)
+    before, after = exclusive_products(moved.reshape(shape[: len(keep)] + (-1,)))
+    return np.transpose((before * after).reshape(shape), np.argsort(keep + list(axes)))
 
 
 def _prod_partials(ans: Any, x: Any, axis: Any, keepdims: bool) -> Any:
-    """d prod / d x for every entry; zero-safe (first order only where an entry is exactly 0)."""
-    if np.all(raw(x) != 0):
-        return _restore(ans, axis, keepdims, np.ndim(x)) / x
-    return _others_product(raw(x), axis)
+    """d prod / d x for every entry, exact to any order (at exact zeros too)."""
+    return _others_product(x, axis)
 
 
 _prod = Primitive("prod", lambda x, axis, keepdims: np.prod(x, axis=axis, keepdims=keepdims))
@@ -104,7 +105,8 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out
 def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
     """Mean over ``axis`` (all axes by default)."""
     _no_out("mean", out)
-    return _mean(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+    y = _mean(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+    return y if dtype is None else y.astype(dtype)
 
 
 @implements(np.max, np.amax)
@@ -125,24 +127,53 @@ def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> An
 
 @implements(np.prod)
 def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
-    """Product over ``axis``; zero-safe gradient (first order where an entry is exactly 0)."""
+    """Product over ``axis``; derivatives of every order are exact where entries are 0 (no division).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.hessian(np.prod)(np.zeros(2))
+        array([[0., 1.],
+               [1., 0.]])
+    """
     _no_out("prod", out)
     return _prod(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
 @implements(np.var)
 def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
-    """Variance over ``axis`` with ``ddof`` delta degrees of freedom."""
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom.
+
+    Over a single entry (ddof=0) the variance is identically 0: its derivatives of every order
+    are 0. With no degrees of freedom left (count <= ddof) the value is NumPy's (nan or inf)
+    and so is the gradient: it is undefined there, and says so.
+    """
     _no_out("var", out)
     axes = normalize_axis(axis, ndim_of(x))
     d = x - mean(x, axis=axes, keepdims=True)
-    return sum(d * d, axis=axes, keepdims=keepdims) / (_count(shape_of(x), axes) - ddof)
+    if is_complex(d):  # NumPy's variance of complex numbers: mean of |d| ** 2, real
+        d = np.abs(d)
+    v = sum(d * d, axis=axes, keepdims=keepdims) / (_count(shape_of(x), axes) - ddof)
+    return v if dtype is None else v.astype(dtype)
 
 
 @implements(np.std)
 def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
-    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom."""
-    return var(x, axis=axis, ddof=ddof, keepdims=keepdims) ** 0.5
+    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom.
+
+    Over a single entry the standard deviation is identically 0, with derivatives 0 of every
+    order (not sqrt's NaN at 0). Where several entries are all equal it is not differentiable
+    (a kink, as |x| at 0): the gradient is NaN there, as PyTorch's.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(np.std)(np.array([3.0]))
+        array([0.])
+    """
+    _no_out("std", out)
+    axes = normalize_axis(axis, ndim_of(x))
+    v = var(x, axis=axes, ddof=ddof, keepdims=keepdims)
+    s = v if _count(shape_of(x), axes) == 1 and ddof == 0 else v**0.5  # one entry: var is 0 to every order
+    return s if dtype is None else s.astype(dtype)
 
 
 def _lse_fn(x: Any, axis: Any, keepdims: bool) -> Any:

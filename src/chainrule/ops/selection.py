@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import elementwise as E
 from . import shape as S
 from ._define import implements, ndim_of, normalize_axis, raw, shape_of
@@ -84,9 +85,9 @@ def extract(condition: Any, arr: Any) -> Any:
 
 @implements(np.interp)
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
-    """Piecewise-linear interpolation; differentiable in ``x``, ``fp``, ``left`` and ``right``.
+    """Piecewise-linear interpolation; differentiable in ``x``, ``xp``, ``fp``, ``left`` and ``right``.
 
-    ``xp`` (increasing) is a constant. At a knot the derivative in ``x`` is the slope of the
+    ``xp`` (increasing) is differentiable too. At a knot the derivative in ``x`` is the slope of the
     segment to its right; outside ``[xp[0], xp[-1]]`` it is 0.
     """
     if period is not None:
@@ -100,7 +101,10 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
         y = S.take(fp, np.zeros(xr.shape, dtype=int))
     else:
         i = np.clip(np.searchsorted(knots, xr, side="right") - 1, 0, n - 2)
-        x0, x1 = knots[i], knots[i + 1]
+        if isinstance(xp, Tensor):  # traced knots: the weights depend on them too
+            x0, x1 = S.take(xp, i), S.take(xp, i + 1)
+        else:
+            x0, x1 = knots[i], knots[i + 1]
         w = E.divide(E.subtract(x, x0), x1 - x0)
         f0, f1 = S.take(fp, i), S.take(fp, i + 1)
         y = E.add(f0, E.multiply(w, E.subtract(f1, f0)))

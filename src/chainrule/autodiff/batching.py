@@ -1,0 +1,62 @@
+"""vmap bookkeeping shared with the core: which batch levels are open, and the hook that batches a primitive.
+
+Each ``vmap`` call opens a level with a fresh, increasing id. The visible levels (those a
+transform entered now must batch over; a transform hides the level it is handling while it
+differentiates the whole batch at once) and each level's batch size are per thread and per async
+task (``contextvars``, like grad mode). ``open`` counts the vmap calls running in the process: it
+only gates the hook in ``apply`` (read on every primitive call, so a plain int); the hook then
+looks for Batched arguments, which exist only inside their own vmap. ``dispatch`` is set by
+``chainrule.batching``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any
+
+open = 0  # noqa: A001  (number of vmap calls running in the process)
+_open_lock = threading.Lock()
+_LEVELS: ContextVar[tuple[int, ...]] = ContextVar("chainrule_vmap_levels", default=())
+_SIZES: ContextVar[tuple[tuple[int, int], ...]] = ContextVar("chainrule_vmap_sizes", default=())
+dispatch: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
+BATCHED: tuple[type, ...] = ()  # the batched value class, set by chainrule.batching
+
+levels: Callable[[], tuple[int, ...]] = _LEVELS.get
+"""The visible vmap levels in this thread or task, innermost last."""
+
+
+def size(level: int) -> int:
+    """The batch size of an open level."""
+    return dict(_SIZES.get())[level]
+
+
+def opened(delta: int) -> None:
+    global open
+    with _open_lock:
+        open += delta
+
+
+def batched_in(args: tuple[Any, ...], kw: dict[str, Any]) -> bool:
+    """True if a batched value is among ``args`` (or one level inside a tuple or list) or ``kw``'s values."""
+    for a in args:
+        if isinstance(a, BATCHED):
+            return True
+        if isinstance(a, (tuple, list)) and any(isinstance(b, BATCHED) for b in a):
+            return True
+    return any(isinstance(v, BATCHED) for v in kw.values()) if kw else False
+
+
+def batched_tree(tree: Any) -> bool:
+    """True if a batched value is a leaf of the (tuple/list/dict) tree."""
+    stack = [tree]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, BATCHED):
+            return True
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return False

@@ -1,0 +1,10 @@
+"""``vmap`` and the batching rules of every op (see ``rules`` for the kinds, ``table()`` for each op)."""
+
+from . import methods as _methods  # noqa: F401  (Batched gets Tensor's operators and methods)
+from . import rules as _rules
+from .api import vmap
+from .value import Batched
+
+table = _rules.table
+
+__all__ = ["Batched", "table", "vmap"]

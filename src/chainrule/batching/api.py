@@ -1,0 +1,174 @@
+"""``vmap``: write a function for one example, run it on a batch in whole-array NumPy calls."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from .. import _pytree
+from ..autodiff import batching as _state
+from ..scalar import Scalar
+from ..tensor import Tensor
+from .rules import broadcast_batch
+from .value import Batched
+
+_ids = itertools.count(1)
+
+
+@contextmanager
+def new_level(size: int) -> Iterator[int]:
+    level = next(_ids)
+    sizes = _state._SIZES.set(_state._SIZES.get() + ((level, size),))
+    shown_levels = _state._LEVELS.set(_state._LEVELS.get() + (level,))
+    _state.opened(1)
+    try:
+        yield level
+    finally:
+        _state.opened(-1)
+        _state._LEVELS.reset(shown_levels)
+        _state._SIZES.reset(sizes)
+
+
+@contextmanager
+def hidden(level: int) -> Iterator[None]:
+    """Hide ``level`` from transforms entered now (they are handed the whole batch)."""
+    token = _state._LEVELS.set(tuple(lv for lv in _state._LEVELS.get() if lv != level))
+    try:
+        yield
+    finally:
+        _state._LEVELS.reset(token)
+
+
+@contextmanager
+def shown(level: int) -> Iterator[None]:
+    """Show ``level`` again while the function runs on Batched values of it."""
+    current = _state._LEVELS.get()
+    if level in current:
+        yield
+        return
+    token = _state._LEVELS.set(tuple(sorted(current + (level,))))
+    try:
+        yield
+    finally:
+        _state._LEVELS.reset(token)
+
+
+def _prefix(spec: Any, tree: Any, what: str) -> list[Any]:
+    """``spec`` (a pytree prefix of ``tree``) broadcast to one entry per leaf of ``tree``."""
+    out: list[Any] = []
+    stack = [(spec, tree)]
+    while stack:
+        s, t = stack.pop()
+        if s is None or isinstance(s, (int, np.integer)):
+            out.extend([s] * len(_pytree.flatten(t)[0]))
+        elif isinstance(s, (tuple, list)) and isinstance(t, (tuple, list)) and len(s) == len(t):
+            stack.extend(reversed(list(zip(s, t))))
+        elif isinstance(s, dict) and isinstance(t, dict) and set(s) == set(t):
+            stack.extend(reversed([(s[k], t[k]) for k in t]))
+        else:
+            raise ValueError(
+                f"vmap: {what} {spec!r} does not match the structure of the values it describes "
+                f"(give an int or None, or a tuple/list/dict shaped like them)"
+            )
+    return out
+
+
+def _leaf_shape(x: Any) -> tuple[int, ...]:
+    if isinstance(x, (Tensor, Batched)):
+        return tuple(x.shape)
+    if isinstance(x, Scalar):
+        return ()
+    return np.shape(x)
+
+
+def _as_value(x: Any) -> Any:
+    if isinstance(x, (Tensor, Batched, np.ndarray)):
+        return x
+    if isinstance(x, Scalar):
+        return np.asarray(x.data)
+    return np.asarray(x)
+
+
+def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable[..., Any]:
+    """Vectorize ``f``, written for one example, over a batch axis of its arguments.
+
+    ``in_axes``: which axis of each argument is the batch (an int, None for an argument that is
+    the same for every example, negative ints count from the end), one entry per argument or a
+    pytree prefix of the arguments; ``out_axes``: where the batch axis goes in the results.
+    Keyword arguments are batched over axis 0. The batch runs as whole-array NumPy calls (no loop
+    over examples); ``vmap`` nests and composes with ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
+    ``jacrev`` and ``hessian`` in any order.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> f = lambda x, w: np.sum(np.sin(x * w))
+        >>> xs = np.array([[0.0, 1.0], [2.0, 3.0], [4.0, 5.0]])
+        >>> cr.vmap(cr.grad(f), in_axes=(0, None))(xs, np.array([1.0, 2.0])).shape  # per-example gradients
+        (3, 2)
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        spec = in_axes
+        if isinstance(spec, list):
+            spec = tuple(spec)
+        if isinstance(spec, tuple) and len(spec) != len(args):
+            raise ValueError(f"vmap: in_axes has {len(spec)} entries but the function got {len(args)} arguments")
+        leaves, treedef = _pytree.flatten((args, kwargs))
+        axes = _prefix((spec, 0), (args, kwargs), "in_axes")
+        sizes = set()
+        for leaf, ax in zip(leaves, axes):
+            if ax is None:
+                continue
+            shape = _leaf_shape(leaf)
+            if not -len(shape) <= ax < len(shape):
+                raise ValueError(
+                    f"vmap: in_axes {ax} is out of range for an argument of shape {shape}; "
+                    "use None for an argument that is the same for every example"
+                )
+            sizes.add(shape[ax])
+        if not sizes:
+            raise ValueError("vmap: no argument is batched (every in_axes is None); give one an axis")
+        if len(sizes) > 1:
+            raise ValueError(f"vmap: the batched arguments have different batch sizes {sorted(sizes)}")
+        size = sizes.pop()
+        with new_level(size) as level:
+            wrapped = []
+            for leaf, ax in zip(leaves, axes):
+                if ax is None:
+                    wrapped.append(leaf)
+                    continue
+                v = _as_value(leaf)
+                if ax % len(_leaf_shape(leaf)) != 0:
+                    v = np.moveaxis(v, ax, 0)
+                wrapped.append(Batched(v, level))
+            new_args, new_kwargs = _pytree.unflatten(treedef, wrapped)
+            out = f(*new_args, **new_kwargs)
+            out_leaves, out_def = _pytree.flatten(out)
+            oaxes = _prefix(out_axes, out, "out_axes")
+            results = [_unbatch(o, ax, level, size) for o, ax in zip(out_leaves, oaxes)]
+        return _pytree.unflatten(out_def, results)
+
+    return wrapper
+
+
+def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
+    if axis is None:
+        if isinstance(x, Batched) and x.level == level:
+            raise ValueError("vmap: out_axes is None for a result that differs per example; give it an axis")
+        return x
+    if isinstance(x, Batched) and x.level == level:
+        v = x.value
+    else:
+        v = broadcast_batch(x.data if isinstance(x, Scalar) else x, size)
+        if isinstance(v, np.ndarray):
+            v = v.copy()  # a writable array, as for batched results
+    nd = len(_leaf_shape(v))
+    if not -nd <= axis < nd:
+        raise ValueError(f"vmap: out_axes {axis} is out of range for a result with {nd - 1} axes per example")
+    return v if axis % nd == 0 else np.moveaxis(v, 0, axis)

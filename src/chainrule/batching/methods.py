@@ -1,0 +1,45 @@
+"""Batched values get Tensor's operators and methods (they call the same chainrule functions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops import methods as _tensor_methods
+from ..ops import pointwise as P
+from ..ops import shape as S
+from .value import Batched
+
+
+def _no_in_place(name: str) -> Any:
+    def method(self: Batched, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError(f"vmap: {name} changes a value in place; inside vmap use the functional form")
+
+    return method
+
+
+def _detach(self: Batched) -> Batched:
+    v = self.value
+    return Batched(v.detach() if hasattr(v, "detach") else v, self.level)
+
+
+_VALUE_METHODS = {
+    "argmax": lambda self, axis=None, keepdims=False: np.argmax(self, axis=axis, keepdims=keepdims),
+    "argmin": lambda self, axis=None, keepdims=False: np.argmin(self, axis=axis, keepdims=keepdims),
+    "argsort": lambda self, axis=-1, kind=None, order=None: np.argsort(self, axis=axis, kind=kind),
+    "any": lambda self, axis=None, keepdims=False: np.any(self, axis=axis, keepdims=keepdims),
+    "all": lambda self, axis=None, keepdims=False: np.all(self, axis=axis, keepdims=keepdims),
+    "nonzero": lambda self: np.nonzero(self),
+    "sort": _no_in_place("sort"),
+    "fill": _no_in_place("fill"),
+    "searchsorted": _no_in_place("searchsorted"),
+    "detach": _detach,
+}
+
+for _name, _fn in {**_tensor_methods._METHODS, **_VALUE_METHODS}.items():
+    setattr(Batched, _name, _fn)
+Batched.T = property(lambda self: S.transpose(self), doc="The transpose of one example.")
+Batched.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two axes.")
+Batched.real = property(P.real)
+Batched.imag = property(P.imag)

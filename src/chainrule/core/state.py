@@ -1,0 +1,210 @@
+"""Autodiff state, one copy per thread and per async task.
+
+Three things decide what an operation records: whether grad mode is on, how many function
+transforms (grad, jvp, jacobian, ...) are running, and which forward-mode levels are live
+(and which of them are visible right now). Each is a :class:`contextvars.ContextVar`
+holding an immutable value, so
+
+- two threads never see each other's mode (a new thread starts with the defaults: grad
+  mode on, no transform, no forward level), and
+- two asyncio tasks each get their own copy (a task starts from a copy of its creator's).
+
+A mutable default (a set or a list) would be shared by every thread, which is why the
+forward levels are a ``frozenset`` replaced on every change, never updated in place.
+
+Example:
+    >>> from chainrule.core import state
+    >>> state.is_grad_enabled()
+    True
+    >>> with state.no_grad():
+    ...     state.is_grad_enabled()
+    False
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
+from typing import Any
+
+_GRAD: ContextVar[bool] = ContextVar("chainrule_grad_enabled", default=True)
+_DEPTH: ContextVar[int] = ContextVar("chainrule_transform_depth", default=0)
+_LEVELS: ContextVar[frozenset[int]] = ContextVar("chainrule_forward_levels", default=frozenset())
+_CEILING: ContextVar[float] = ContextVar("chainrule_forward_ceiling", default=float("inf"))
+
+# Fast readers for the hot path (one C call each, no Python frame).
+grad_enabled: Callable[[], bool] = _GRAD.get
+"""True when new operations record the graph (the hot-path reader; same as is_grad_enabled)."""
+forward_levels: Callable[[], frozenset[int]] = _LEVELS.get
+"""The forward-mode levels opened by running ``jvp`` calls in this thread or task."""
+transform_depth: Callable[[], int] = _DEPTH.get
+"""How many function transforms are running in this thread or task."""
+
+# Forward-level ids only need to be unique, so one process-wide counter is right (its
+# next() is atomic under the GIL).
+_level_ids = itertools.count(1).__next__
+
+
+# -- grad mode --------------------------------------------------------------------------------
+def is_grad_enabled() -> bool:
+    """True when new operations record the graph needed by ``backward`` (in this thread or task).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.is_grad_enabled()
+        True
+    """
+    return _GRAD.get()
+
+
+def set_grad_enabled(mode: bool) -> bool:
+    """Switch graph recording on or off in this thread or task; returns the previous mode.
+
+    Example:
+        >>> import chainrule as cr
+        >>> previous = cr.set_grad_enabled(False)
+        >>> cr.is_grad_enabled(), previous
+        (False, True)
+        >>> _ = cr.set_grad_enabled(previous)
+    """
+    previous = _GRAD.get()
+    _GRAD.set(bool(mode))
+    return previous
+
+
+class no_grad(contextlib.ContextDecorator):
+    """Run without recording the graph (faster; results do not require grad).
+
+    A context manager, or a decorator with or without parentheses (``@no_grad`` or
+    ``@no_grad()``). The mode belongs to the running thread (and asyncio task): other
+    threads keep recording.
+
+    Example:
+        >>> from chainrule import Tensor, no_grad
+        >>> w = Tensor([1.0], requires_grad=True)
+        >>> with no_grad():
+        ...     y = w * 2
+        >>> y.requires_grad
+        False
+    """
+
+    _mode = False
+
+    def __new__(cls, func: Any = None) -> Any:
+        self = super().__new__(cls)
+        self._previous: list[bool] = []
+        if callable(func):  # used bare, as @no_grad
+            return self(func)
+        return self
+
+    def __init__(self, func: Any = None) -> None:
+        pass
+
+    def _recreate_cm(self) -> no_grad:
+        # a decorated function called from two threads at once must not share one stack
+        return type(self)()
+
+    def __enter__(self) -> None:
+        self._previous.append(set_grad_enabled(self._mode))
+
+    def __exit__(self, *exc: object) -> None:
+        _GRAD.set(self._previous.pop())
+
+
+class enable_grad(no_grad):
+    """Record the graph even inside ``no_grad`` (in this thread or task).
+
+    Example:
+        >>> import chainrule as cr
+        >>> with cr.no_grad(), cr.enable_grad():
+        ...     cr.is_grad_enabled()
+        True
+    """
+
+    _mode = True
+
+
+class grad_mode(no_grad):
+    """Set grad mode to ``mode`` for a block (the context-manager form of ``set_grad_enabled``).
+
+    Example:
+        >>> from chainrule.core.state import grad_mode, is_grad_enabled
+        >>> with grad_mode(False):
+        ...     is_grad_enabled()
+        False
+    """
+
+    def __new__(cls, mode: bool = True) -> Any:
+        self = super().__new__(cls)
+        self._mode = bool(mode)
+        return self
+
+    def __init__(self, mode: bool = True) -> None:
+        pass
+
+    def _recreate_cm(self) -> grad_mode:
+        return type(self)(self._mode)
+
+
+# -- function transforms ------------------------------------------------------------------------
+@contextlib.contextmanager
+def transform() -> Iterator[None]:
+    """Run one function transform: grad mode on, and counted (inside one, results stay traced)."""
+    depth_token = _DEPTH.set(_DEPTH.get() + 1)
+    grad_token = _GRAD.set(True)
+    try:
+        yield
+    finally:
+        _GRAD.reset(grad_token)
+        _DEPTH.reset(depth_token)
+
+
+# -- forward-mode levels ------------------------------------------------------------------------
+def visible(level: int) -> bool:
+    """True if forward level ``level`` is open and not hidden (see :func:`below`)."""
+    return level in _LEVELS.get() and level <= _CEILING.get()
+
+
+def any_visible(levels: Any) -> bool:
+    """True if any of ``levels`` (e.g. the keys of a tangent dict) is open and visible now."""
+    live = _LEVELS.get()
+    if not live:
+        return False
+    ceiling = _CEILING.get()
+    return any(lv in live and lv <= ceiling for lv in levels)
+
+
+@contextlib.contextmanager
+def new_level() -> Iterator[int]:
+    """Open a forward-mode level (a fresh id) for the duration of one ``jvp`` call."""
+    level = _level_ids()
+    token = _LEVELS.set(_LEVELS.get() | {level})
+    try:
+        yield level
+    finally:
+        _LEVELS.reset(token)
+
+
+@contextlib.contextmanager
+def below(level: int) -> Iterator[None]:
+    """Hide ``level`` and every level above it while its tangent is computed."""
+    token = _CEILING.set(min(_CEILING.get(), level - 1))
+    try:
+        yield
+    finally:
+        _CEILING.reset(token)
+
+
+# -- one definition of "traced" -----------------------------------------------------------------
+def is_traced(node: Any) -> bool:
+    """True if ``node`` (anything with ``_rg`` and ``_tangents``, e.g. a Tensor) is being differentiated.
+
+    That is: it requires grad and grad mode is on, or it carries a tangent of a visible
+    forward level. A traced value turned into a plain number or array would lose its derivative.
+    """
+    if node._rg and _GRAD.get():
+        return True
+    tangents = node._tangents
+    return bool(tangents) and any_visible(tangents)

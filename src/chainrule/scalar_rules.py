@@ -1,0 +1,189 @@
+"""Every ``Scalar`` op and its local derivatives, written once.
+
+A rule is written with ordinary arithmetic and a small math namespace ``m`` (``m.exp``,
+``m.sin``, ...), so the same function runs
+
+- on floats (``m = FLOATS``), when a node is built: the fast first-order local derivative
+  stored on the node;
+- on Scalars (``m = SCALARS``), in ``backward(create_graph=True)``: the local derivative as
+  a Scalar expression of the parents, which can be differentiated again.
+
+An op is a :class:`ScalarOp`, a ``str`` holding its display name (what micrograd keeps in
+``Value._op``, e.g. ``'tanh'`` or ``'**2'``), so a node's op is its rule: nothing is parsed
+back out of a label. Signatures: unary ``derivative(x, y, c, m)`` with ``y`` the output and
+``c`` the op's constant (the exponent of ``**2``); binary ``derivative(a, b, y, m)`` returning
+one local derivative per parent; with any number of parents (arity 0)
+``derivative(head, numbers, m)``, ``numbers`` being the plain numbers the op was built with (the
+last local derivatives) and ``head`` the parents before as many last ones.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+
+class ScalarOp(str):
+    """An op's display name with its rule.
+
+    - ``derivative``: the local derivative(s), see the module docstring; None when the op
+      has no rule on Scalars (``backward(create_graph=True)`` then names the op);
+    - ``arity``: 1 or 2, or 0 for any number of parents (a neuron's weighted sum);
+    - ``constant``: the number that is part of the op (``**2`` keeps 2.0), else None;
+    - ``piecewise_constant``: the local derivatives do not depend on the inputs (``+``, ``x * 3``,
+      ``relu`` on each side of 0), so higher orders reuse the stored float values.
+    """
+
+    derivative: Callable[..., Any] | None
+    arity: int
+    constant: float | None
+    piecewise_constant: bool
+
+    def __new__(
+        cls,
+        name: str,
+        arity: int,
+        derivative: Callable[..., Any] | None,
+        constant: float | None = None,
+        piecewise_constant: bool = False,
+    ) -> ScalarOp:
+        op = super().__new__(cls, name)
+        op.derivative, op.arity, op.constant, op.piecewise_constant = derivative, arity, constant, piecewise_constant
+        return op
+
+
+def plain(v: Any) -> float:
+    """The float inside a Scalar, or the number itself."""
+    return getattr(v, "data", v)
+
+
+class FLOATS:
+    """The math namespace for rules evaluated on floats."""
+
+    exp, log, sin, cos = math.exp, math.log, math.sin, math.cos
+
+
+class SCALARS:
+    """The math namespace for rules evaluated on Scalars (each call is a graph node)."""
+
+    exp = staticmethod(lambda x: x.exp())
+    log = staticmethod(lambda x: x.log())
+    sin = staticmethod(lambda x: x.sin())
+    cos = staticmethod(lambda x: x.cos())
+
+
+# -- the rules ----------------------------------------------------------------------------------
+def log_or_zero(a: Any, m: Any) -> Any:
+    """log a, taken as 0 at a == 0 (the limit of d/db a**b = a**b log a for b > 0); NaN below 0."""
+    value = plain(a)
+    if value > 0:
+        return m.log(a)
+    return 0.0 if value == 0 else math.nan
+
+
+def d_power_base(a: Any, b: Any, m: Any) -> Any:
+    """d/da a**b = b a**(b-1); 0 when b == 0, infinite at a == 0 for b < 1."""
+    exponent = plain(b)
+    if exponent == 0:
+        return 0.0
+    if plain(a) == 0 and exponent < 1:
+        return math.inf
+    return b * a ** (b - 1.0)
+
+
+def _sqrt(x: Any, y: Any, c: Any, m: Any) -> Any:
+    return 0.5 / y if plain(y) else math.inf
+
+
+def _sign(x: Any, y: Any, c: Any, m: Any) -> float:
+    return 1.0 if x > 0 else -1.0 if x < 0 else 0.0
+
+
+ADD = ScalarOp("+", 2, lambda a, b, y, m: (1.0, 1.0), piecewise_constant=True)
+SUB = ScalarOp("-", 2, lambda a, b, y, m: (1.0, -1.0), piecewise_constant=True)
+MUL = ScalarOp("*", 2, lambda a, b, y, m: (b, a))
+DIV = ScalarOp("/", 2, lambda a, b, y, m: (1.0 / b, -a / (b * b)))
+POW = ScalarOp("**", 2, lambda a, b, y, m: (d_power_base(a, b, m), y * log_or_zero(a, m)))
+
+# one Scalar and a number c: x + c, x - c, c - x, x * c, x / c (c is the derivative's only input)
+ADD_NUMBER = ScalarOp("+", 1, lambda x, y, c, m: 1.0, piecewise_constant=True)
+SUB_NUMBER = ScalarOp("-", 1, lambda x, y, c, m: 1.0, piecewise_constant=True)
+NUMBER_SUB = ScalarOp("-", 1, lambda x, y, c, m: -1.0, piecewise_constant=True)
+MUL_NUMBER = ScalarOp("*", 1, lambda x, y, c, m: c, piecewise_constant=True)
+DIV_NUMBER = ScalarOp("/", 1, lambda x, y, c, m: 1.0 / c, piecewise_constant=True)
+
+NEG = ScalarOp("neg", 1, lambda x, y, c, m: -1.0, piecewise_constant=True)
+ABS = ScalarOp("abs", 1, _sign, piecewise_constant=True)
+RELU = ScalarOp("relu", 1, lambda x, y, c, m: 1.0 if x > 0 else 0.0, piecewise_constant=True)
+EXP = ScalarOp("exp", 1, lambda x, y, c, m: y)
+LOG = ScalarOp("log", 1, lambda x, y, c, m: 1.0 / x)
+SQRT = ScalarOp("sqrt", 1, _sqrt)
+SIN = ScalarOp("sin", 1, lambda x, y, c, m: m.cos(x))
+COS = ScalarOp("cos", 1, lambda x, y, c, m: -m.sin(x))
+TAN = ScalarOp("tan", 1, lambda x, y, c, m: 1.0 + y * y)
+TANH = ScalarOp("tanh", 1, lambda x, y, c, m: 1.0 - y * y)
+SIGMOID = ScalarOp("sigmoid", 1, lambda x, y, c, m: y * (1.0 - y))
+
+
+
+def _weighted_sum(head: Any, numbers: Any, m: Any) -> list[Any]:
+    """d/d(parents) of ``b + sum(x_i w_i) + sum(c_j w'_j)`` with parents ``[b, x_1, w_1, ..., x_k, w_k, w'_1, ...]``:
+    the Scalar inputs each before its weight, then the weights of the plain numbers ``c_j``.
+
+    ``head`` is ``[b, x_1, w_1, ..., x_k, w_k]`` (the weights of numbers are not needed: their
+    derivatives are the numbers).
+    """
+    end = len(head)
+    out = [1.0] * end
+    out[1:end:2] = head[2:end:2]  # d/dx = w
+    out[2:end:2] = head[1:end:2]  # d/dw = x
+    out.extend(numbers)  # d/dw' = c
+    return out
+
+
+def dot(n_numbers: int) -> ScalarOp:
+    """The op of a neuron's weighted sum as one node (nn.scalar), over ``n_numbers`` plain-number inputs.
+
+    Its rule (any number of parents) is ``derivative(head, numbers, m)``: ``numbers`` are the
+    last ``n_numbers`` local derivatives of the node, ``head`` the parents before the last ``n_numbers``.
+    """
+    return _with_number("dot", _weighted_sum, n_numbers, arity=0)
+
+
+def _power_of(x: Any, y: Any, c: Any, m: Any) -> Any:
+    return d_power_base(x, c, m)
+
+
+def _base_to(x: Any, y: Any, c: Any, m: Any) -> Any:
+    return y * log_or_zero(c, FLOATS)  # c is a number: its log is a number
+
+
+_ops_with_a_number: dict[tuple[str, float], ScalarOp] = {}
+_KEEP = 1024  # distinct constants remembered; past that each node gets its own op (same rule)
+
+
+def power_of(c: float) -> ScalarOp:
+    """The op ``x ** c`` (shown as ``**2``)."""
+    return _with_number("**" + exact(c), _power_of, c)
+
+
+def base_to(c: float) -> ScalarOp:
+    """The op ``c ** x`` (shown as ``2**``)."""
+    return _with_number(exact(c) + "**", _base_to, c)
+
+
+def _with_number(name: str, derivative: Callable[..., Any], c: float, arity: int = 1) -> ScalarOp:
+    key = (name, c)
+    op = _ops_with_a_number.get(key)
+    if op is None:
+        op = ScalarOp(name, arity, derivative, constant=c)
+        if len(_ops_with_a_number) < _KEEP:
+            _ops_with_a_number[key] = op
+    return op
+
+
+def exact(c: float) -> str:
+    """A short label for a constant that still reads back as the same float."""
+    short = f"{c:g}"
+    return short if float(short) == c else repr(c)

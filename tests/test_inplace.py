@@ -1,0 +1,199 @@
+"""In-place arithmetic on Tensors (+=, -=, ..., add_, ...): PyTorch's rules, the version counter, dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import Tensor, nn
+
+OPS = [
+    ("__iadd__", lambda t, v: t.__iadd__(v), np.add),
+    ("__isub__", lambda t, v: t.__isub__(v), np.subtract),
+    ("__imul__", lambda t, v: t.__imul__(v), np.multiply),
+    ("__itruediv__", lambda t, v: t.__itruediv__(v), np.divide),
+    ("__ipow__", lambda t, v: t.__ipow__(v), np.power),
+    ("add_", lambda t, v: t.add_(v), np.add),
+    ("sub_", lambda t, v: t.sub_(v), np.subtract),
+    ("mul_", lambda t, v: t.mul_(v), np.multiply),
+    ("div_", lambda t, v: t.div_(v), np.divide),
+    ("pow_", lambda t, v: t.pow_(v), np.power),
+]
+
+
+@pytest.mark.parametrize("name, change, ufunc", OPS, ids=[o[0] for o in OPS])
+def test_augmented_assignment_changes_the_same_tensor_and_its_views(name, change, ufunc):
+    start = np.array([1.0, 2.0, 4.0])
+    t = Tensor(start)
+    view = t.data[1:]
+    before = t._version
+    out = change(t, 2.0)
+    assert out is t
+    np.testing.assert_allclose(t.data, ufunc(start, 2.0))
+    np.testing.assert_allclose(view, ufunc(start, 2.0)[1:])  # the same memory, as in PyTorch
+    assert t._version > before
+
+
+def test_python_augmented_operators_keep_the_object():
+    t = Tensor([1.0, 2.0])
+    ident = id(t)
+    t += 1
+    t -= Tensor([0.5, 0.5])
+    t *= 4
+    t /= 2
+    t **= 2
+    assert id(t) == ident
+    np.testing.assert_allclose(t.data, [9.0, 25.0])
+    m = Tensor(np.eye(2) * 2)
+    m @= np.array([[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_allclose(m.data, [[2.0, 4.0], [6.0, 8.0]])
+    i = Tensor([7, 8])
+    i //= 2
+    i %= 3
+    np.testing.assert_array_equal(i.data, [0, 1])
+    b = Tensor([True, False])
+    b |= Tensor([False, True])
+    np.testing.assert_array_equal(b.data, [True, True])
+
+
+def test_the_pytorch_update_idiom_updates_module_parameters():
+    for update in (
+        lambda p, lr: p.__isub__(lr * p.grad),
+        lambda p, lr: p.sub_(p.grad, alpha=lr),
+        lambda p, lr: p.add_(-lr * p.grad),
+        lambda p, lr: p.data.__isub__(lr * p.grad.data),
+    ):
+        model = nn.Linear(3, 2)
+        before = [p.data.copy() for p in model.parameters()]
+        x = Tensor(np.ones((4, 3), dtype=np.float32))
+        model(x).sum().backward()
+        grads = [p.grad.data.copy() for p in model.parameters()]
+        with cr.no_grad():
+            for p in model.parameters():
+                update(p, 0.1)
+        for p, b, g in zip(model.parameters(), before, grads):
+            np.testing.assert_allclose(p.data, b - np.float32(0.1) * g, rtol=1e-6)
+            assert p.dtype == np.float32
+
+
+def test_loop_variable_form_changes_the_parameters():
+    model = nn.Linear(2, 1)
+    model(Tensor(np.ones((1, 2), dtype=np.float32))).sum().backward()
+    expected = [p.data - 0.5 * p.grad.data for p in model.parameters()]
+    with cr.no_grad():
+        for p in model.parameters():
+            p -= 0.5 * p.grad
+    for p, e in zip(model.parameters(), expected):
+        np.testing.assert_allclose(p.data, e, rtol=1e-6)
+        assert isinstance(p, nn.Parameter)
+
+
+def test_mul_div_in_place_under_no_grad():
+    w = Tensor([2.0, 4.0], requires_grad=True)
+    with cr.no_grad():
+        w *= 3
+        w /= Tensor([2.0, 4.0])
+    np.testing.assert_allclose(w.data, [3.0, 3.0])
+    assert w.requires_grad and w.is_leaf
+
+
+@pytest.mark.parametrize("name, change, ufunc", OPS, ids=[o[0] for o in OPS])
+def test_a_leaf_that_requires_grad_is_refused_with_pytorchs_error(name, change, ufunc):
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=rf"{name}: a leaf Tensor that requires grad is being used in an in-place "
+                                           r"operation.*no_grad\(\).*p -= lr \* p.grad"):
+        change(w, 2.0)
+    np.testing.assert_array_equal(w.data, [1.0, 2.0])
+
+
+def test_a_non_leaf_in_the_graph_is_refused_clearly():
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    h = x * 2
+    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph is not recorded.*"
+                                           r"h = h \+ b"):
+        h += 1
+    # an operand that requires grad would have to be recorded too
+    c = Tensor([0.0, 0.0])
+    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor in the graph"):
+        c *= x
+    np.testing.assert_array_equal(c.data, [0.0, 0.0])
+
+
+def test_inside_transforms_in_place_is_refused():
+    def f(x):
+        x += 1
+        return (x * x).sum()
+
+    with pytest.raises(RuntimeError, match="__iadd__: a leaf Tensor|__iadd__: in-place change"):
+        cr.grad(f)(np.array([1.0, 2.0]))
+
+    def h(x):
+        with cr.no_grad():  # the input may share memory with the caller's array: refused even so
+            x -= 1
+        return x.sum()
+
+    start = np.array([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"__isub__: in-place change of a Tensor being differentiated inside grad"):
+        cr.grad(h)(start)
+    np.testing.assert_array_equal(start, [1.0, 2.0])
+
+    def g(x):
+        with cr.no_grad():  # no_grad does not switch forward mode off: still refused
+            x *= 2
+        return x
+
+    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor carrying a forward-mode tangent"):
+        cr.jvp(g, (np.array([1.0]),), (np.array([1.0]),))
+
+
+def test_a_value_saved_for_backward_and_changed_in_place_later_raises():
+    a = Tensor([1.0, 2.0])
+    w = Tensor([3.0, 4.0], requires_grad=True)
+    loss = (a * w).sum()
+    a += 1  # a is outside the graph: allowed, but multiply saved its old value
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss.backward()
+    w2 = Tensor([3.0, 4.0], requires_grad=True)
+    loss2 = (w2 * w2).sum()
+    with cr.no_grad():
+        w2 -= 1
+    with pytest.raises(RuntimeError, match="modified in place"):
+        loss2.backward()
+
+
+def test_dtype_rules_follow_pytorch():
+    p = Tensor(np.array([1.0, 2.0], dtype=np.float32))
+    p -= np.array([0.5, 0.5], dtype=np.float64)
+    assert p.dtype == np.float32
+    np.testing.assert_allclose(p.data, [0.5, 1.5])
+    i = Tensor([1, 2])
+    with pytest.raises(TypeError, match=r"__iadd__: the result has dtype float64, which cannot be stored in place "
+                                        r"in a Tensor of dtype int64.*t = t \+ x"):
+        i += 0.5
+    with pytest.raises(TypeError, match=r"__itruediv__: the result has dtype float64.*int64"):
+        i /= 2
+    np.testing.assert_array_equal(i.data, [1, 2])
+    i += 3
+    np.testing.assert_array_equal(i.data, [4, 5])
+
+
+def test_a_result_of_another_shape_is_refused():
+    t = Tensor([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"__iadd__: the result of shape \(2, 2\) does not fit in place in a Tensor "
+                                         r"of shape \(2,\)"):
+        t += np.ones((2, 2))
+    m = Tensor(np.ones((2, 2)))
+    with pytest.raises(ValueError, match=r"__imatmul__: the product has shape \(2, 3\)"):
+        m @= np.ones((2, 3))
+    with pytest.raises(TypeError, match=r"__iadd__: cannot combine a Tensor with str"):
+        t += "x"
+
+
+def test_writes_through_data_are_not_tracked_as_with_pytorch():
+    # documented: .data and .numpy() are the untracked escape hatches
+    w = Tensor([1.0, 2.0], requires_grad=True)
+    v = w._version
+    w.data -= 1.0
+    assert w._version == v
+    np.testing.assert_array_equal(w.data, [0.0, 1.0])
