@@ -40,6 +40,11 @@ def at(x: Any, level: int) -> bool:
 
 def ndim(x: Any) -> int:
     """Number of axes of one example (a Batched value of level L) or of a constant."""
+    cls = x.__class__
+    if cls is float or cls is int:
+        return 0
+    if cls is np.ndarray:
+        return x.ndim
     if isinstance(x, Batched):
         return x.ndim
     if isinstance(x, Tensor):
