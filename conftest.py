@@ -1,7 +1,8 @@
-"""Repository-wide pytest hooks: in CI, the PyTorch oracle tests must run, not skip.
+"""Repository-wide pytest hooks: in CI, the PyTorch and JAX oracle tests must run, not skip.
 
-CI sets ``CI=true``. Tests that compare with PyTorch are marked ``oracle``; they skip
-(with a reason) where torch is not installed, which is fine on a laptop but would let CI
+CI sets ``CI=true`` (or ``CHAINRULE_REQUIRE_ORACLE``). Tests that compare with PyTorch or JAX
+are marked ``oracle``; they skip (with a reason) where torch or jax is not installed,
+which is fine on a laptop but would let CI
 pass without the oracle, so there any skipped oracle test fails the session.
 """
 
@@ -43,8 +44,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _skipped_oracles or (selected_all and not _ran_oracles):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         msg = (
-            f"CI requires the PyTorch oracle tests: {len(_skipped_oracles)} skipped, {len(_ran_oracles)} ran "
-            "(install the dev extra: pip install -e '.[dev]', which pins torch==2.13.0)"
+            f"CI requires the PyTorch and JAX oracle tests: {len(_skipped_oracles)} skipped, {len(_ran_oracles)} "
+            "ran (install the dev extra: pip install -e '.[dev]', which pins torch==2.13.0 and brings jax[cpu])"
         )
         if reporter:
             reporter.write_line(msg, red=True)

@@ -23,6 +23,7 @@ from hypothesis.extra import numpy as hnp
 
 import chainrule as cr
 import chainrule.nn.functional as F
+import chainrule.numpy as cnp
 from op_specs import (
     SPECS,
     Maker,
@@ -31,6 +32,7 @@ from op_specs import (
     all_distinct,
     bcast,
     nonzero,
+    off_bounds,
     one,
     reduction,
     uniform,
@@ -674,8 +676,127 @@ NN = [
          torch=T("nn.functional.binary_cross_entropy_with_logits")),
 ]
 
+def complex_uniform(lo: float = -2, hi: float = 2, gap: float = 0.0) -> Maker:
+    """Complex entries with real and imaginary parts in (lo, hi), modulus at least ``gap``."""
+
+    def make(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+        out = []
+        for s in shapes:
+            z = rng.uniform(lo, hi, size=s) + 1j * rng.uniform(lo, hi, size=s)
+            out.append(np.where(np.abs(z) < gap, z + gap * (1 + 1j), z))
+        return out
+
+    return make
+
+
+def complex_well_conditioned(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    return [a + 0.5j * rng.uniform(-1, 1, size=np.shape(a)) for a in well_conditioned(rng, shapes, p)]
+
+
+Z = complex_uniform()
+COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs, angle) and conjugating ops
+    case("complex_real", np.real, one(), Z, prims="real"),
+    case("complex_imag", np.imag, one(), Z, prims="imag"),
+    case("complex_conj", lambda z: np.conj(z) * z[..., None] if np.ndim(z) else np.conj(z), one(), Z,
+         prims="conjugate"),
+    case("complex_abs", np.abs, one(), complex_uniform(gap=0.3), prims="abs"),
+    case("complex_angle", np.angle, one(), complex_uniform(gap=0.3), prims="arctan2"),
+    case("complex_sign", np.sign, one(), complex_uniform(gap=0.3), prims="abs"),
+    case("complex_mixed", lambda x, z: np.abs(x * z + np.exp(x * 1j)) + np.real(x * z) * np.imag(z), bcast(2),
+         lambda r, s, p: [r.uniform(-2, 2, s[0]), Z(r, s[1:], p)[0]], prims=("real", "imag", "abs")),
+    case("complex_holomorphic", lambda z: [np.sin(z) * np.exp(z) / (1 + z * z), np.sqrt(z + 3), np.log(z + 3),
+                                           np.tanh(z), z ** 2.5, np.cumprod(np.ravel(z))], one(), Z,
+         prims=("sin", "sqrt", "log", "tanh", "power", "cumprod")),
+    case("complex_vdot", lambda a, b: np.vdot(a, b), fixed((3,), (3,)), Z, prims="conjugate"),
+    case("complex_var", lambda z: [np.var(z, axis=-1), np.std(z)], fixed((2, 3)), Z, prims="abs"),
+    case("complex_norm", lambda z: [np.linalg.norm(z), np.linalg.norm(z, 1)], one(1, 2), complex_uniform(gap=0.3),
+         prims="abs"),
+    case("complex_linalg", lambda a, b: [np.linalg.inv(a), np.linalg.det(a), np.linalg.solve(a, b),
+                                         np.linalg.slogdet(a)[0], np.linalg.slogdet(a)[1]],
+         fixed((3, 3), (3,)), complex_well_conditioned, prims=("inv", "det", "solve", "slogdet")),
+    case("complex_matmul", lambda a, b: [a @ b, np.einsum("ij,jk->ik", a, b), np.cov(a)], fixed((2, 3), (3, 2)), Z,
+         prims=("matmul", "einsum", "conjugate")),
+    case("real_if_close", lambda z: np.real_if_close(z * np.array([1.0, 0.0]) + np.array([0.0, 2.0])), fixed((2,)),
+         lambda r, s, p: [r.uniform(-2, 2, size=s[0]) + 0j], prims="real"),
+]
+
+def distinct_eigenvalues(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """General (non-symmetric) matrices whose eigenvalues are at least about 1 apart."""
+    s = shapes[0]
+    n = s[-1]
+    out = np.empty(s)
+    for idx in np.ndindex(*s[:-2]):
+        p_ = rng.uniform(-1, 1, size=(n, n)) + 2 * np.eye(n)
+        out[idx] = p_ @ np.diag(np.arange(n) * 1.5 + rng.uniform(-0.2, 0.2, size=n)) @ np.linalg.inv(p_)
+    return [out]
+
+
+def rotation_like(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Real matrices with a pair of complex eigenvalues (and a real one): complex outputs from real input."""
+    a = np.array([[0.3, -1.5, 0.0], [1.2, 0.1, 0.0], [0.0, 0.0, 2.5]]) + rng.uniform(-0.1, 0.1, size=(3, 3))
+    return [a]
+
+
+NUMPY_GAPS = [  # NumPy functions and spellings that used to fail on Tensors
+    case("concatenate_positional_axis", lambda x, y: np.concatenate((x, y), 1), fixed((2, 3), (2, 1)),
+         prims="concatenate", torch=lambda x, y: _torch().cat((x, y), 1)),
+    case("vstack_dtype", lambda x, y: np.vstack((x, y), dtype=None), fixed((3,), (2, 3)), prims="concatenate"),
+    case("einsum_sublist", lambda a, b: [np.einsum(a, [0, 1], b, [1, 2], [0, 2]), np.einsum(a, [0, 1], [1, 0]),
+                                         np.einsum(a, [Ellipsis, 1], b, [1, 2])], fixed((2, 3), (3, 4)),
+         prims="einsum"),
+    case("cnp_lists", lambda x, y: [cnp.mean([x, y]), cnp.append([x, y], x), cnp.sum([x[0], y[1]]),
+                                    cnp.dot([x, y], x)], fixed((3,), (3,)), prims=("mean", "concatenate")),
+    case("cnp_r_c", lambda x, y: [cnp.r_[x, 0:2, y], cnp.c_[x, y], cnp.r_["0,2", x, y]], fixed((3,), (3,)),
+         prims="concatenate"),
+    case("linspace", lambda a, b: np.linspace(a, b, 5), fixed((), ()), prims="divide",
+         torch=lambda a, b: a + (b - a) * _torch().linspace(0, 1, 5, dtype=a.dtype)),
+    case("linspace_arrays", lambda a, b: list(np.linspace(a, b, 4, endpoint=False, retstep=True, axis=-1)),
+         fixed((2,), (3, 1)), prims="divide"),
+    case("linspace_one", lambda a, b: np.linspace(a, b, 1) + np.linspace(a, b, 2, axis=0), fixed((2,), (2,)),
+         prims="add"),
+    case("gradient", lambda x: np.gradient(x), one(1, 1).filter(lambda t: t[0][0][0] >= 2), prims="subtract",
+         torch=lambda x: _torch().gradient(x)[0]),
+    case("gradient_2d_edge2", lambda x: list(np.gradient(x, 0.5, edge_order=2)), fixed((3, 4)), prims="multiply",
+         torch=lambda x: list(_torch().gradient(x, spacing=0.5, edge_order=2))),
+    case("gradient_coords", lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 3.0]), axis=-1, edge_order=2),
+         fixed((2, 4)), prims="multiply"),
+    case("partition", lambda x: np.partition(x, 1, axis=-1), one(1).filter(lambda t: t[0][0][-1] >= 2), all_distinct,
+         prims="getitem"),
+    case("partition_flat", lambda x: np.partition(x, (0, 2), axis=None), fixed((2, 3)), all_distinct,
+         prims="getitem"),
+    case("piecewise", lambda x: np.piecewise(x, [_vals(x) < 0, _vals(x) >= 0], [lambda v: v ** 2, np.sin]),
+         one(1), nonzero(-2, 2), prims="scatter_add",
+         torch=lambda x: _torch().where(x < 0, x ** 2, _torch().sin(x))),
+    case("piecewise_default", lambda x: np.piecewise(x, [_vals(x) > 1], [lambda v: np.sqrt(v - 1), 0.5]), one(1),
+         off_bounds(1.0, None), prims="sqrt"),
+    case("apply_along_axis", lambda x: np.apply_along_axis(lambda v: np.cumsum(v) * v[0], 1, x), fixed((2, 3, 2)),
+         prims="cumsum"),
+    case("apply_along_axis_scalar", lambda x: np.apply_along_axis(np.sum, 0, x ** 2), fixed((3, 2)), prims="sum",
+         torch=lambda x: (x ** 2).sum(0)),
+    case("add_at", lambda x, v: cr.add_at(x, np.array([0, 0, 3]), v), fixed((4,), (3,)), prims="scatter_add"),
+    case("add_at_2d", lambda x, v: cr.add_at(x, (np.array([1, 1]), slice(None)), v), fixed((2, 3), (3,)),
+         prims="scatter_add"),
+    case("eig_values", lambda a: np.linalg.eig(a).eigenvalues, square(min_n=2), distinct_eigenvalues,
+         prims="eig_values"),
+    case("eig_vectors", lambda a: np.linalg.eig(a)[1], square(min_n=2), distinct_eigenvalues, prims="eig_vectors",
+         tol=10),
+    case("eig_complex", lambda a: [np.linalg.eigvals(a), np.abs(np.linalg.eig(a)[1]) ** 2, np.linalg.eig(a)[1]],
+         fixed((3, 3)), rotation_like, prims=("eig_values", "eig_vectors"), tol=10),
+]
+
 _SDPA_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)
 _KEEP = np.array([[True, False, True, True], [True, True, False, True], [False, False, False, True]])
+
+def _torch_qkv_attention(qkv: Any, causal: bool, scale: float) -> Any:
+    """PyTorch's attention written out (its fused CPU kernel has no second derivative)."""
+    torch = _torch()
+    q, k, v = (qkv[:, :, i].transpose(1, 2) for i in range(3))
+    s = q @ k.transpose(-1, -2) * scale
+    if causal:
+        t = s.shape[-1]
+        s = s.masked_fill(~torch.ones(t, t, dtype=torch.bool).tril(), float("-inf"))
+    return (torch.softmax(s, -1) @ v).transpose(1, 2)
+
 
 GPT_OPS = [
     case("nn_sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), fixed((2, 3, 4), (2, 5, 4), (2, 5, 3)),
@@ -690,6 +811,10 @@ GPT_OPS = [
     case("nn_sdpa_float_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
          fixed((2, 3, 4), (2, 5, 4), (2, 5, 3), (3, 5)), prims="nn.scaled_dot_product_attention",
          torch=lambda q, k, v, m: _torch().nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)),
+    case("nn_qkv_attention", lambda qkv: F.qkv_attention(qkv), fixed((2, 4, 3, 2, 3)), prims="nn.qkv_attention",
+         torch=lambda qkv: _torch_qkv_attention(qkv, True, 3**-0.5)),
+    case("nn_qkv_attention_full", lambda qkv: F.qkv_attention(qkv, is_causal=False, scale=0.5), fixed((1, 3, 3, 2, 2)),
+         prims="nn.qkv_attention", torch=lambda qkv: _torch_qkv_attention(qkv, False, 0.5)),
     case("nn_layer_norm", lambda x, w, b: F.layer_norm(x, (4,), w, b), fixed((3, 4), (4,), (4,)), prims="nn.layer_norm",
          torch=lambda x, w, b: _torch().nn.functional.layer_norm(x, (4,), w, b)),
     case("nn_layer_norm_2d", lambda x, w: F.layer_norm(x, (2, 3), w, eps=1e-3), fixed((2, 2, 3), (2, 3)),
@@ -747,8 +872,8 @@ FIRST_OPS = [
 ]
 
 CASES: list[Case] = (
-    FIRST_OPS + NUMPY_SPELLINGS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS + LINALG + SPECIAL + NN
-    + GPT_OPS
+    FIRST_OPS + NUMPY_SPELLINGS + COMPLEX + NUMPY_GAPS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS + PRODUCTS
+    + LINALG + SPECIAL + NN + GPT_OPS
 )
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"
@@ -761,9 +886,8 @@ for _c in CASES:
 
 
 def draw_inputs(c: Case, data: Any) -> tuple[list[np.ndarray], dict]:
-    """Draw shapes, parameters and a seed with hypothesis; fill float64 inputs."""
+    """Draw shapes, parameters and a seed with hypothesis; fill float64 (or complex128) inputs."""
     shapes, params = data.draw(c.shapes, label="shapes, params")
     seed = data.draw(st.integers(0, 2**32 - 1), label="seed")
-    return [np.asarray(a, dtype=np.float64) for a in c.make(np.random.default_rng(seed), tuple(shapes), params)], dict(
-        params
-    )
+    made = c.make(np.random.default_rng(seed), tuple(shapes), params)
+    return [np.asarray(a, dtype=np.result_type(a, np.float64)) for a in made], dict(params)

@@ -11,7 +11,7 @@ import chainrule as cr
 from chainrule import Tensor
 
 NUMBER_MESSAGE = (
-    r"{what} of a Tensor being differentiated \(inside grad.*math.exp\(x\) calls float\(x\).*np.exp\(x\), cnp"
+    r"{what} of a Tensor being differentiated \(inside grad.*math.exp\(x\) calls\s+float\(x\).*np.exp\(x\), cnp"
 )
 
 CONVERSIONS = [
@@ -23,6 +23,7 @@ CONVERSIONS = [
     ("complex()", lambda x: complex(x).real * x),
     ("item()", lambda x: x.item() * x),
     ("tolist()", lambda x: x.tolist() * x),
+    ("numpy()", lambda x: x.numpy() * x),
 ]
 
 
@@ -66,7 +67,81 @@ def test_outside_transforms_float_int_item_work_as_in_pytorch():
     assert float(w) == 2.5 and int(w) == 2 and complex(w) == 2.5 + 0j and w.item() == 2.5
     assert math.exp(w) == pytest.approx(math.exp(2.5))
     assert Tensor([1.0, 2.0], requires_grad=True).tolist() == [1.0, 2.0]
-    with pytest.raises(ValueError, match="ambiguous"):
-        bool(Tensor([1.0, 2.0]))
+    for convert, name in [(bool, "bool"), (float, "float"), (int, "int"), (complex, "complex")]:
+        for error in (TypeError, ValueError):  # NumPy raises either, depending on the function
+            with pytest.raises(error, match=rf"^{name}\(\): .*shape \(2,\)"):
+                convert(Tensor([1.0, 2.0]))
+
+    def traced_non_scalar(x):
+        return float(x) * x
+
+    with pytest.raises(TypeError, match=r"float\(\) of a Tensor being differentiated"):
+        cr.grad(lambda x: traced_non_scalar(x).sum())(np.array([1.0, 2.0]))
+    with pytest.raises(ValueError, match=r"bool\(\): the truth value of a Tensor of shape \(2,\) is ambiguous"):
+        cr.grad(lambda x: x.sum() if x else x.sum())(np.array([1.0, 2.0]))
+
+
+# -- np.array([...]) of graph Tensors in the object API --------------------------------------------
+LIST_MESSAGE = r"requires grad was put into a new NumPy array.*gradient would be lost.*chainrule.stack"
+
+
+def test_np_array_of_a_list_of_graph_tensors_is_refused():
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(TypeError, match=LIST_MESSAGE):
+        (np.array([a * 2, a * 3]).sum() + a.sum()).backward()
+    assert a.grad is None
+    parts = [a * 2, a * 3]
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.parts = parts
+    for convert in (
+        lambda: np.array(parts),
+        lambda: np.asarray(parts),
+        lambda: np.asarray((a, a)),  # leaves too: their gradient would be lost the same way
+        lambda: np.array([p for p in parts]),
+        lambda: np.array([a * 2], dtype=np.float32),
+        lambda: np.array(object=[a]),
+        lambda: np.array(holder.parts),
+        lambda: np.array(
+            [a * 2,
+             a * 3]
+        ),
+    ):
+        with pytest.raises(TypeError, match=LIST_MESSAGE):
+            convert()
+
+
+def test_building_it_in_the_graph_gives_the_right_gradient():
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    (cr.stack([a * 2, a * 3]).sum() + a.sum()).backward()
+    np.testing.assert_array_equal(a.grad.data, [6.0, 6.0])
+
+
+def test_reading_values_keeps_working():
+    a = Tensor([1.0, 2.0], requires_grad=True)
+    y = a * 2
+    np.testing.assert_array_equal(np.asarray(y), [2.0, 4.0])
+    np.testing.assert_array_equal(np.asarray(a), [1.0, 2.0])
+    np.testing.assert_allclose(y, [2.0, 4.0])
+    assert np.allclose(y, [2.0, 4.0])
+    assert repr(y) == "Tensor([2., 4.], op=multiply)"
+    parts = [y, y]
+    np.testing.assert_array_equal(np.array([p.detach() for p in parts]), [[2.0, 4.0], [2.0, 4.0]])
+    with cr.no_grad():
+        np.testing.assert_array_equal(np.array(parts), [[2.0, 4.0], [2.0, 4.0]])
+    np.testing.assert_array_equal(np.array([Tensor([1.0]), Tensor([2.0])]), [[1.0], [2.0]])  # no grad: fine
+    losses = [float(y.sum()), float((y * y).sum())]
+    assert np.array(losses).tolist() == [6.0, 20.0]
+
+
+def test_format_specs_format_the_value_of_a_one_element_tensor():
+    loss = Tensor(1.23456, requires_grad=True) * 1.0
+    assert f"{loss:.3f}" == "1.235" and f"{Tensor([2.5]):>6.2f}" == "  2.50"
+    assert f"{loss}" == str(loss)
     with pytest.raises(ValueError, match=r"item\(\): only a one-element Tensor"):
-        float(Tensor([1.0, 2.0]))
+        f"{Tensor([1.0, 2.0]):.2f}"
+    with pytest.raises(TypeError, match=r"item\(\) of a Tensor being differentiated"):
+        cr.grad(lambda x: x * float(f"{x:.3f}"))(0.5)

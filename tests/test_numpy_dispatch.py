@@ -42,7 +42,7 @@ def run_case_on_tensors(case, data):
             np.testing.assert_allclose(got, e, rtol=1e-12, atol=1e-12, equal_nan=True, err_msg=case.name)
     traced = [o for o in outs if isinstance(o, Tensor) and o.requires_grad]
     if traced:
-        sum((o * 1.5).sum() for o in traced).backward()
+        sum(np.real((o * 1.5).sum()) for o in traced).backward()
         assert any(x.grad is not None for x in xs), f"{case.name}: no gradient reached the inputs"
 
 
@@ -129,13 +129,13 @@ def test_scipy_special_functions_are_traced(dispatched):
     "call, name",
     [
         (lambda x: np.unique(x), "numpy.unique"),
-        (lambda x: np.linalg.eig(x.reshape(2, 2)), "numpy.linalg.eig"),
+        (lambda x: np.unwrap(x), "numpy.unwrap"),
         (lambda x: np.fft.fft(x), "fft"),
         (lambda x: np.add.reduce(x), "numpy.add.reduce"),
         (lambda x: np.sin(x, out=np.empty(4)), "numpy.sin"),
-        (lambda x: np.gradient(x), "numpy.gradient"),
+        (lambda x: np.polyfit(x, x, 1), "numpy.polyfit"),
         (lambda x: np.histogram(x), "numpy.histogram"),
-        (lambda x: np.partition(x, 1), "numpy.partition"),
+        (lambda x: np.sort_complex(x), "numpy.sort_complex"),
     ],
 )
 def test_numpy_function_without_a_rule_raises_naming_it(call, name):
@@ -284,7 +284,7 @@ def test_float32_stays_float32():
 
 # -- chainrule.numpy --------------------------------------------------------------------------------
 def test_chainrule_numpy_module():
-    assert cnp.cumsum is cr.cumsum and cnp.linalg.inv is cr.linalg.inv
+    assert cnp.cumsum.__wrapped__ is cr.cumsum and cnp.linalg.inv is cr.linalg.inv  # cnp's reads lists of Tensors
     assert cnp.pi == np.pi and cnp.float32 is np.float32 and cnp.newaxis is None
     assert isinstance(cnp.zeros(3), np.ndarray) and isinstance(cnp.array([1.0, 2.0]), np.ndarray)
     assert len(cnp.__all__) > 250

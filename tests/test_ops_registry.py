@@ -107,7 +107,7 @@ def traced_ops(case, examples=4):
         outs = [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, cr.Tensor) and o._rg]
         names.update(ops_in_graph(outs))
         if outs:
-            total = sum((o * o * np.random.default_rng(0).normal(size=o.shape)).sum() for o in outs)
+            total = sum(np.real((o * o * np.random.default_rng(0).normal(size=o.shape)).sum()) for o in outs)
             names.update(ops_in_graph(grads_of(total, xs, create_graph=True)))
 
     run()

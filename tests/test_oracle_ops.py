@@ -1,6 +1,8 @@
 """PyTorch as the oracle for the NumPy functions chainrule covers: values, gradients and
 second derivatives (Hessian-vector products, double backward in PyTorch) of every case in
-tests/op_cases.py that has a PyTorch twin. Needs torch (the ``oracle`` marker)."""
+tests/op_cases.py that has a PyTorch twin; and, for every case with a twin (the first ops
+included), Hessian-vector products forward over reverse against torch.func. Needs torch (the
+``oracle`` marker)."""
 
 from __future__ import annotations
 
@@ -79,6 +81,38 @@ def test_matches_pytorch(case, data):
         np.testing.assert_allclose(g, t, **tol, err_msg=f"gradient of input {k}")
     for k, (g, t) in enumerate(zip(second, t_second, strict=True)):
         np.testing.assert_allclose(g, t, **tol, err_msg=f"second derivative (Hessian-vector product) of input {k}")
+
+
+HVP_EXAMPLES = int(os.environ.get("CHAINRULE_ORACLE_HVP_EXAMPLES", "2"))
+TWINS = [c for c in CASES if c.torch is not None]
+
+
+@pytest.mark.parametrize("case", TWINS, ids=str)
+@settings(max_examples=HVP_EXAMPLES, deadline=None, derandomize=not os.environ.get("CHAINRULE_TEST_RANDOM"),
+          database=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_hvp_matches_torch_func(case, data):
+    """cr.hvp (forward over reverse) of sum(w * out) against torch.func.jvp of torch.func.grad."""
+    arrays, params = draw_inputs(case, data)
+    shapes = [np.shape(np.asarray(o.data if isinstance(o, cr.Tensor) else o))
+              for o in as_list(case.fn(*[cr.Tensor(a) for a in arrays], **params))]
+    ws, vs = weights(shapes, 3), weights([a.shape for a in arrays], 4)
+
+    def loss(*xs):
+        return sum(np.sum(o * w) for o, w in zip(as_list(case.fn(*xs, **params)), ws, strict=True))
+
+    def t_loss(*ts):
+        outs = as_list(case.torch(*ts, **params))
+        return sum((o * torch.as_tensor(w)).sum() for o, w in zip(outs, ws, strict=True))
+
+    hv = cr.hvp(loss, tuple(arrays), tuple(vs))
+    hv = [hv] if len(arrays) == 1 else list(hv)
+    nums = tuple(range(len(arrays)))
+    _, t_hv = torch.func.jvp(torch.func.grad(t_loss, argnums=nums), tuple(torch.tensor(a) for a in arrays),
+                             tuple(torch.tensor(v) for v in vs))
+    for k, (h, t) in enumerate(zip(hv, t_hv, strict=True)):
+        np.testing.assert_allclose(h, t.numpy(force=True), rtol=1e-8 * case.tol, atol=1e-9 * case.tol,
+                                   err_msg=f"Hessian-vector product, input {k}")
 
 
 def test_enough_cases_have_a_pytorch_twin():

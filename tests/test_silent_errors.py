@@ -75,6 +75,39 @@ def test_quantile_and_interp_are_differentiable_in_their_other_arguments():
     np.testing.assert_allclose(g, -0.5)
 
 
+def test_pad_fill_values_and_heaviside_h0_are_differentiable():
+    x = cr.Tensor(np.array([-1.0, 0.0, 2.0]))
+    assert cr.grad(lambda c: np.sum(np.pad(x, 1, constant_values=c)))(2.0) == 2.0
+    g = cr.grad(lambda c: np.sum(np.pad(x, (1, 2), constant_values=c) * np.arange(6.0)))(np.array([2.0, 3.0]))
+    np.testing.assert_allclose(g, [0.0, 9.0])  # before: 1 entry, weight 0; after: 2 entries, weights 4 and 5
+    t = cr.Tensor(np.ones((2, 2)), requires_grad=True)
+    c = cr.Tensor(np.array([[1.0, 2.0], [3.0, 4.0]]), requires_grad=True)
+    np.pad(t, 1, constant_values=c).sum().backward()
+    np.testing.assert_allclose(c.grad.data, [[2.0, 2.0], [4.0, 4.0]])  # corners take the last axis's values
+    np.testing.assert_allclose(np.pad(t, 1, constant_values=c).data,
+                               np.pad(np.ones((2, 2)), 1, constant_values=[[1.0, 2.0], [3.0, 4.0]]))
+    steps = cr.Tensor(np.array([-1.0, 0.0, 0.0, 3.0]))
+    assert cr.grad(lambda h: np.sum(np.heaviside(steps, h)))(0.5) == 2.0
+    np.testing.assert_allclose(np.heaviside(steps, cr.Tensor(0.5)).data, [0.0, 0.5, 0.5, 1.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda t: np.nansum(t, where=np.array([True, False, True])),
+    lambda t: np.nanmean(t, where=np.array([True, False, True])),
+    lambda t: np.nanstd(t, where=np.array([True, False, True])),
+    lambda t: np.nanvar(t, where=np.array([True, False, True])),
+    lambda t: np.nanmax(t, initial=5.0),
+    lambda t: np.nanmin(t, initial=-5.0),
+    lambda t: np.nanprod(t, initial=2.0),
+    lambda t: np.einsum("i->", t, out=np.zeros(())),
+    lambda t: np.einsum("i->", t, dtype=np.float32),
+], ids=["nansum", "nanmean", "nanstd", "nanvar", "nanmax", "nanmin", "nanprod", "einsum_out", "einsum_dtype"])
+def test_keywords_that_would_be_ignored_raise(call):
+    t = cr.Tensor(np.array([1.0, np.nan, 3.0]), requires_grad=True)
+    with pytest.raises(TypeError, match=r"chainrule does not support the keyword\(s\) \['(where|initial|out|dtype)'\]"):
+        call(t)
+
+
 # -- a function that returns None or a string -------------------------------------------------------
 RETURNS_NONE = "the function must return a number or an array, but it returned None \\(did the function forget"
 

@@ -11,11 +11,22 @@ import importlib
 from typing import Any
 
 from . import allocator, ops  # noqa: F401
+from . import constructors as _constructors
 from .autodiff.engine import is_grad_enabled, set_grad_enabled  # noqa: F401
 from .autodiff.modes import enable_grad, no_grad  # noqa: F401
 from .ops import *  # noqa: F403
 from .scalar import Scalar
 from .tensor import Tensor, tensor  # noqa: F401
+
+# PyTorch-style constructors returning Tensors. Bound after `from .ops import *`: cr.zeros_like and
+# cr.ones_like are these, while np.zeros_like(tensor) keeps NumPy's meaning (an array, chainrule.ops').
+zeros, ones, empty, full, eye, arange = (
+    _constructors.zeros, _constructors.ones, _constructors.empty, _constructors.full, _constructors.eye,
+    _constructors.arange,
+)
+rand, randn, zeros_like, ones_like, full_like = (
+    _constructors.rand, _constructors.randn, _constructors.zeros_like, _constructors.ones_like, _constructors.full_like,
+)
 
 Value = Scalar  # micrograd's name
 
@@ -28,13 +39,13 @@ _LAZY = {
     "grad": "transforms", "value_and_grad": "transforms", "jacobian": "transforms",
     "jacrev": "transforms", "jacfwd": "transforms", "hessian": "transforms", "jvp": "transforms",
     "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
-    "linearize": "transforms",
+    "linearize": "transforms", "holomorphic_grad": "transforms",
     "custom_vjp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
     "gradcheck": "checking", "GradcheckError": "checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
     "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
-    "jit": "jit",
+    "jit": "replay", "JitError": "replay",
     "vmap": "batching",
 }
 _SUBMODULES = {

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 
 DEMO_HELP = """\
@@ -50,6 +52,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _unwritable(out: str) -> str:
+    """Why files cannot be written under ``out`` ('' when they can): made if missing, then probed."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        return "it is a file, not a folder"
+    try:
+        os.makedirs(out, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".chainrule-probe-")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        return e.strerror or str(e)
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``chainrule`` script; returns the exit status."""
     parser = build_parser()
@@ -65,7 +81,16 @@ def main(argv: Sequence[str] | None = None) -> int:
                 sys.stdout.reconfigure(errors="replace")  # a terminal without UTF-8 gets '?' for '×'
             except (ValueError, OSError):
                 pass
-        return run(args.out, seed=args.seed)
+        problem = _unwritable(args.out)
+        if problem:
+            print(f"chainrule demo: cannot write to --out {args.out!r} ({problem}); pick a folder you can write to",
+                  file=sys.stderr)
+            return 2
+        try:
+            return run(args.out, seed=args.seed)
+        except OSError as e:  # e.g. the disk filled up on the way: one line, not a traceback
+            print(f"chainrule demo: could not write {e.filename or args.out!r} ({e.strerror or e})", file=sys.stderr)
+            return 1
     if args.command == "gpt":
         from .gpt.cli import run_gpt
 

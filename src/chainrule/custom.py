@@ -8,10 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .autodiff.backprop import grad as _grad_of
+from ._checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.checkpoint)
 from .autodiff.primitive import Primitive, apply
-from .core import state
-from .core.state import grad_mode
 from .tensor import Tensor
 
 
@@ -112,43 +110,3 @@ class _OneShot(Primitive):
 def stop_gradient(x: Any) -> Any:
     """The value of ``x`` with no gradient (reverse or forward) flowing through it."""
     return Tensor._wrap(x.data) if isinstance(x, Tensor) else x
-
-
-def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
-    """``f`` that stores only its inputs and recomputes its insides during backward.
-
-    Trades compute for memory on long chains (each checkpointed block keeps no intermediates).
-    """
-
-    def fwd(*args: Any) -> tuple[Any, Any]:
-        with _no_grad():
-            out = f(*[Tensor._wrap(np.asarray(a)) for a in args])
-        return (out.data if isinstance(out, Tensor) else out), args
-
-    def bwd(args: Any, g: Any) -> tuple[Any, ...]:
-        traced = isinstance(g, Tensor) or any(isinstance(a, Tensor) and a._rg for a in args)
-        if traced:  # a derivative of higher order: differentiate the recomputation, keeping its graph
-            inputs = [a if isinstance(a, Tensor) and a._rg else Tensor(np.asarray(a, dtype=float), requires_grad=True)
-                      for a in args]
-            return _grad_of(f(*inputs), inputs, g, create_graph=True)
-        inputs = [Tensor(np.asarray(a, dtype=float), requires_grad=True) for a in args]
-        with grad_mode(True):
-            out = f(*inputs)
-            return tuple(gr.data for gr in _grad_of(out, inputs, g))
-
-    op = custom_vjp(f)
-    op.defvjp(fwd, bwd)
-
-    @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
-        if state.forward_levels():
-            return f(*args)  # forward mode keeps nothing to recompute
-        return op(*args)
-
-    return wrapper
-
-
-def _no_grad() -> Any:
-    from .autodiff.modes import no_grad
-
-    return no_grad()

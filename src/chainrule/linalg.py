@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from .ops.arrays import matrix_transpose
 from .ops.contraction import matmul, outer, tensordot
+from .ops.eig import EigResult, eig, eigvals
 from .ops.linalg import (
     EighResult,
     QRResult,
@@ -50,8 +51,8 @@ from .ops.queries import matrix_rank
 LinAlgError = __import__("numpy").linalg.LinAlgError
 
 __all__ = [
-    "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det",
-    "diagonal", "eigh", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_transpose",
-    "matrix_rank", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
-    "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm",
+    "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross",
+    "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "lstsq", "matmul", "matrix_norm",
+    "matrix_power", "matrix_transpose", "matrix_rank", "multi_dot", "norm", "outer", "pinv", "qr", "slogdet",
+    "solve", "svd", "svdvals", "tensordot", "tensorinv", "tensorsolve", "trace", "vecdot", "vector_norm",
 ]

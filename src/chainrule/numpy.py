@@ -4,7 +4,9 @@ Every NumPy function chainrule has a rule for is here under its NumPy name (``cn
 ``cnp.cumsum``, ``cnp.linalg.inv``...), plus the array makers, dtypes and constants, which
 pass straight through to NumPy. ``cnp.array`` and ``cnp.asarray`` keep the graph when
 given (lists of) Tensors: ``cnp.array([x ** 2, x])`` is differentiable, where
-``numpy.array`` would silently copy the values.
+``numpy.array`` would silently copy the values. Every ``cnp`` function reads a (nested) list
+of Tensors where NumPy reads a list as an array: ``cnp.mean([x, y])`` stacks them first.
+``cnp.r_`` and ``cnp.c_`` join Tensors as NumPy's index tricks do.
 
 A NumPy name with no derivative rule is not here: ``cnp.unique`` raises AttributeError
 saying so. (``numpy.unique(tensor)`` raises a TypeError naming the function as well.)
@@ -20,6 +22,8 @@ Example:
 
 from __future__ import annotations
 
+import builtins as _builtins
+import functools as _functools
 from typing import Any
 
 import numpy as _np
@@ -31,7 +35,7 @@ from .tensor import Tensor as _Tensor
 
 # Array makers, dtypes and constants: NumPy's own (they make new constants, with no gradient).
 _PASSTHROUGH = (
-    "asanyarray", "ascontiguousarray", "zeros", "ones", "empty", "full", "arange", "linspace", "logspace",
+    "asanyarray", "ascontiguousarray", "zeros", "ones", "empty", "full", "arange", "logspace",
     "geomspace", "eye", "identity", "tri", "indices", "diag_indices", "tril_indices", "triu_indices", "mgrid",
     "ogrid", "random", "pi", "e", "inf", "nan", "newaxis", "euler_gamma", "float16", "float32", "float64",
     "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool", "bool_", "complex64",
@@ -111,11 +115,35 @@ def asarray(obj: Any, dtype: Any = None, **kwargs: Any) -> Any:
     return _np.asarray(obj, dtype=dtype, **kwargs)
 
 
+# (this module's globals take NumPy's names, ``any`` and ``sum`` included: builtins are spelled out)
+# Functions that take a sequence of arrays (not one array-like) as they are.
+_SEQUENCE_FUNCTIONS = frozenset({
+    "concatenate", "concat", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack", "block", "select",
+    "piecewise", "einsum", "broadcast_arrays", "meshgrid", "apply_along_axis", "unstack", "lexsort", "choose",
+})
+
+
+def _reads_lists(fn: Any) -> Any:
+    """``fn`` with list (or tuple) arguments that hold Tensors stacked into one Tensor first,
+    where NumPy would read them with asarray (so the graph is kept)."""
+
+    @_functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _builtins.any(a.__class__ in (list, tuple) and _has_tensor(a) for a in args):
+            args = tuple(_build(a, None) if a.__class__ in (list, tuple) and _has_tensor(a) else a for a in args)
+        if kwargs and _builtins.any(v.__class__ in (list, tuple) and _has_tensor(v) for v in kwargs.values()):
+            kwargs = {k: _build(v, None) if v.__class__ in (list, tuple) and _has_tensor(v) else v
+                      for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 FUNCTIONS = _numpy_functions()
-globals().update(FUNCTIONS)
+globals().update({name: fn if name in _SEQUENCE_FUNCTIONS else _reads_lists(fn) for name, fn in FUNCTIONS.items()})
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
 
-__all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "linalg"])
+__all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "linalg", "r_", "c_"])
 
 
 def __getattr__(name: str) -> Any:
@@ -126,3 +154,53 @@ def __getattr__(name: str) -> Any:
             ".detach()ed values"
         )
     raise AttributeError(f"module 'chainrule.numpy' has no attribute {name!r}")
+
+
+class _Joiner:
+    """``cnp.r_`` / ``cnp.c_``: NumPy's index tricks, joining Tensors through a traced concatenate.
+
+    Slices become ranges (as in NumPy); a leading string ``"axis[,ndmin[,trans1d]]"`` sets the
+    axis and the dimensions as NumPy's does. Without Tensors this is ``numpy.r_`` / ``numpy.c_``.
+    """
+
+    def __init__(self, name: str, axis: int, ndmin: int, trans1d: int) -> None:
+        self.name, self.axis, self.ndmin, self.trans1d = name, axis, ndmin, trans1d
+
+    def __getitem__(self, key: Any) -> Any:
+        items = list(key) if isinstance(key, tuple) else [key]
+        if not _has_tensor(items):
+            return getattr(_np, self.name)[key]
+        axis, ndmin, trans1d = self.axis, self.ndmin, self.trans1d
+        if isinstance(items[0], str):
+            try:
+                settings = [int(v) for v in items.pop(0).split(",")]
+            except ValueError:
+                raise NotImplementedError(
+                    f"cnp.{self.name}: only the 'axis[,ndmin[,trans1d]]' directive works with Tensors (not 'r'/'c' "
+                    "matrix directives)"
+                ) from None
+            axis, ndmin, trans1d = (settings + [ndmin, trans1d][len(settings) - 1:])[:3]
+        parts = [self._promote(_np.r_[it] if isinstance(it, slice) else it, ndmin, trans1d) for it in items]
+        return _shape.concatenate(parts, axis=axis)
+
+    @staticmethod
+    def _promote(item: Any, ndmin: int, trans1d: int) -> Any:
+        """``numpy.array(item, ndmin=ndmin)``, with 1-D items' axis moved as NumPy's ``trans1d`` says."""
+        x = item if isinstance(item, _Tensor) else _np.asarray(item)
+        nd = x.ndim
+        if nd >= ndmin:
+            return x
+        x = _shape.reshape(x, (1,) * (ndmin - nd) + x.shape) if isinstance(x, _Tensor) else x.reshape(
+            (1,) * (ndmin - nd) + x.shape)
+        if trans1d != -1:
+            k2, k1 = ndmin - nd, trans1d
+            if k1 < 0:
+                k1 += k2 + 1
+            order = list(range(ndmin))
+            axes = order[:k1] + order[k2:] + order[k1:k2]
+            x = _shape.transpose(x, axes) if isinstance(x, _Tensor) else x.transpose(axes)
+        return x
+
+
+r_ = _Joiner("r_", 0, 1, -1)
+c_ = _Joiner("c_", -1, 2, 0)

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ._conversion import from_sequence
 from .core import state
 
 # One clock for creation and in-place changes: a tensor's _stamp is its creation time (so
@@ -49,6 +50,34 @@ def _changed_after(arr: Any, stamp: int) -> bool:
     owner = _owner(arr)
     entry = _changed_memory.get(id(owner))
     return entry is not None and entry[0]() is owner and entry[1] > stamp
+
+
+class NotOneElementError(TypeError, ValueError):
+    """float(), int(), complex(), bool() or item() of a Tensor with other than one element.
+
+    Both a TypeError (as NumPy's float() of a larger array) and a ValueError (as its bool()).
+    """
+
+
+class _Size(int):
+    """An int (the number of entries) that, called, gives the shape as PyTorch's ``size()`` does."""
+
+
+    def __new__(cls, n: int, shape: tuple[int, ...]) -> _Size:
+        self = super().__new__(cls, n)
+        self._shape = shape
+        return self
+
+    def __call__(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._shape
+        try:
+            return self._shape[dim]
+        except (IndexError, TypeError):
+            raise IndexError(f"size({dim!r}): a Tensor of {len(self._shape)} dimensions has no such dim") from None
+
+    def __reduce__(self) -> Any:
+        return (int, (int(self),))
 
 
 def _check_data(data: Any, name: str = "data") -> None:
@@ -148,8 +177,9 @@ class Tensor:
         return self.data.ndim
 
     @property
-    def size(self) -> int:
-        return self.data.size
+    def size(self) -> _Size:
+        """The number of entries (ndarray's ``t.size``); called: the shape (PyTorch's ``t.size()``) or ``t.size(d)``."""
+        return _Size(self.data.size, self.data.shape)
 
     def __len__(self) -> int:
         if self.data.ndim == 0:
@@ -161,7 +191,8 @@ class Tensor:
         if state.transform_depth() and state.is_traced(self):
             raise TypeError(
                 f"{what} of a Tensor being differentiated (inside grad, jvp, jacobian, hessian, ...) gives a plain "
-                "Python number without its derivative; math.* functions do this too (math.exp(x) calls float(x)). "
+                "Python number or array without its derivative; math.* functions do this too (math.exp(x) calls "
+                "float(x)). "
                 "Use NumPy or chainrule.numpy (cnp) functions on the Tensor instead (np.exp(x), cnp.exp(x), x ** 2), "
                 "or .detach() it on purpose"
             )
@@ -169,12 +200,19 @@ class Tensor:
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         self._refuse_number_in_transform("item()")
+        return self._one_value("item()")
+
+    def _one_value(self, what: str) -> Any:
         if self.data.size != 1:
-            raise ValueError(f"item(): only a one-element Tensor converts to a number, this one has shape {self.shape}")
+            raise NotOneElementError(
+                f"{what}: only a one-element Tensor converts to a number, this one has shape {self.shape}; "
+                "reduce it first (.sum(), .mean(), t[0]) or use .tolist()"
+            )
         return self.data.item()
 
     def numpy(self) -> np.ndarray:
-        """The underlying ndarray (shared, not copied)."""
+        """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
+        self._refuse_number_in_transform("numpy()")
         return self.data
 
     def tolist(self) -> Any:
@@ -190,21 +228,28 @@ class Tensor:
                 "np.array([...]) or a function without a chainrule rule); its gradient would be lost. Use "
                 "chainrule.numpy (cnp.array, cnp.stack) or chainrule functions, or .detach() on purpose"
             )
+        if self._rg and state.grad_enabled() and from_sequence(Tensor):
+            raise TypeError(
+                f"a Tensor of shape {self.shape} that requires grad was put into a new NumPy array (np.array([...]) "
+                "or np.asarray([...]) of a list of Tensors); the result is a plain array and the gradient would be "
+                "lost. Use chainrule.stack / cnp.array / cnp.stack to build it in the graph, or .detach() the "
+                "Tensors (or wrap in chainrule.no_grad()) to read values"
+            )
         if dtype is not None and dtype != self.data.dtype:
             return self.data.astype(dtype)
         return self.data.copy() if copy else self.data
 
     def __float__(self) -> float:
         self._refuse_number_in_transform("float()")
-        return float(self.item())
+        return float(self._one_value("float()"))
 
     def __int__(self) -> int:
         self._refuse_number_in_transform("int()")
-        return int(self.item())
+        return int(self._one_value("int()"))
 
     def __complex__(self) -> complex:
         self._refuse_number_in_transform("complex()")
-        return complex(self.item())
+        return complex(self._one_value("complex()"))
 
     def __index__(self) -> int:
         if self.data.dtype.kind not in "iub":
@@ -213,12 +258,18 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.data.size != 1:
-            raise ValueError(
-                f"the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
+            raise NotOneElementError(
+                f"bool(): the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
             )
         return bool(self.data)
 
     __hash__ = object.__hash__
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` formats a one-element Tensor's value (as PyTorch); no spec gives ``str(t)``."""
+        if not spec:
+            return str(self)
+        return format(self.item(), spec)
 
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="Tensor(")
@@ -327,6 +378,11 @@ class Tensor:
             raise RuntimeError(
                 f"{what}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) would "
                 "drop its derivative; write it out of place (x = x + y), even under chainrule.no_grad()"
+            )
+        if self._rg and state.transform_depth():
+            raise RuntimeError(
+                f"{what}: in-place change of a Tensor being differentiated inside grad/jacobian/... (even under "
+                "no_grad: it may share memory with the caller's array); write it out of place (x = x + y)"
             )
         if not state.grad_enabled() or not (self._rg or other_traced):
             return

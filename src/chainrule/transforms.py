@@ -18,9 +18,9 @@ Example:
 from __future__ import annotations
 
 import functools
-import threading
 from collections.abc import Callable, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -35,13 +35,13 @@ from .tensor import Tensor
 _transform = state.transform  # record the graph, and count the transform (inside one, results stay traced)
 
 
-class _TransformName(threading.local):
-    """The public transform being run, for error messages of the inner ones it is built on."""
+# The public transform being run (per thread and task), for error messages of the inner ones it is built on.
+_NAME: ContextVar[str | None] = ContextVar("chainrule_transform_name", default=None)
 
-    value: str | None = None
 
+class _TransformName:
     def get(self, default: str) -> str:
-        return self.value or default
+        return _NAME.get() or default
 
 
 _name = _TransformName()
@@ -49,11 +49,11 @@ _name = _TransformName()
 
 @contextmanager
 def _named(name: str) -> Any:
-    previous, _name.value = _name.value, _name.value or name
+    token = _NAME.set(_NAME.get() or name)
     try:
         yield
     finally:
-        _name.value = previous
+        _NAME.reset(token)
 
 
 def _lifted() -> Any:
@@ -76,13 +76,13 @@ def _as_array(x: Any, what: str) -> np.ndarray:
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(f"{what}: inputs must be numbers or arrays, got {type(x).__name__}")
     arr = np.asarray(x)
-    if arr.dtype.kind not in "biuf":
+    if arr.dtype.kind not in "biufc":
         raise TypeError(f"{what}: inputs must be numbers or arrays of numbers, got dtype {arr.dtype}")
     return arr
 
 
 def _float(arr: np.ndarray) -> np.ndarray:
-    return arr if arr.dtype.kind == "f" else arr.astype(np.float64)
+    return arr if arr.dtype.kind in "fc" else arr.astype(np.float64)
 
 
 def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
@@ -93,7 +93,7 @@ def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
     if _traced(x):
         from .ops.shape import _identity
 
-        t = _identity(x) if x.data.dtype.kind == "f" else _identity(x.astype(np.float64))
+        t = _identity(x) if x.data.dtype.kind in "fc" else _identity(x.astype(np.float64))
     else:
         t = Tensor._wrap(_float(_as_array(x, what)))  # no copy: nothing writes to it
     if reverse:
@@ -113,8 +113,8 @@ def _output(value: Any, like: Any = None) -> Any:
     if isinstance(value, Scalar):
         value = value.data
     arr = np.asarray(value)
-    if arr.ndim == 0 and isinstance(like, (int, float, Scalar, np.generic)):
-        return arr.item() if arr.dtype.kind in "fiub" else arr
+    if arr.ndim == 0 and isinstance(like, (int, float, complex, Scalar, np.generic)):
+        return arr.item() if arr.dtype.kind in "fiubc" else arr
     return arr
 
 
@@ -168,7 +168,7 @@ def _check_leaves(leaves: list[Any], out: Any, name: str) -> None:
         if isinstance(leaf, (Tensor, Scalar)):
             continue
         try:
-            ok = np.asarray(leaf).dtype.kind in "biuf"
+            ok = np.asarray(leaf).dtype.kind in "biufc"
         except (TypeError, ValueError):
             ok = False
         if not ok:
@@ -188,12 +188,47 @@ def _as_tensor(out: Any, name: str) -> Tensor | None:
     if isinstance(out, Scalar):
         out = out.data
     try:
-        ok = np.asarray(out).dtype.kind in "biuf"
+        ok = np.asarray(out).dtype.kind in "biufc"
     except (TypeError, ValueError):
         ok = False
     if not ok:
         raise _returned(out, name)
     return None  # a constant: it does not depend on the inputs
+
+
+def _kind(x: Any) -> str:
+    return np.asarray(x.data if isinstance(x, (Tensor, Scalar)) else x).dtype.kind
+
+
+def _check_inputs(name: str, holomorphic: bool, fresh: list[Tensor]) -> None:
+    """JAX's rule: holomorphic=True needs complex inputs (jacfwd without it needs real ones)."""
+    for x in fresh:
+        complex_in = x.data.dtype.kind == "c"
+        if holomorphic and not complex_in:
+            raise TypeError(
+                f"{name} with holomorphic=True requires inputs with a complex dtype, got {x.data.dtype}; "
+                "pass complex inputs (e.g. x.astype(complex)), or drop holomorphic=True"
+            )
+        if name == "jacfwd" and complex_in and not holomorphic:
+            raise TypeError(
+                f"jacfwd requires real-valued inputs, got {x.data.dtype}. For holomorphic functions pass "
+                "holomorphic=True; for other functions of complex inputs use jacrev (real outputs) or jvp directly"
+            )
+
+
+def _check_output(name: str, holomorphic: bool, out: Any) -> None:
+    """JAX's rule: without holomorphic=True, reverse transforms need real outputs; with it, complex ones."""
+    kind = _kind(out)
+    if holomorphic and kind != "c":
+        raise TypeError(
+            f"{name} with holomorphic=True requires a complex output, got dtype {_as_array(out, name).dtype}"
+        )
+    if not holomorphic and kind == "c" and name != "jacfwd":
+        raise TypeError(
+            f"{name} requires a real-valued output, got a complex one. For a holomorphic function pass "
+            f"holomorphic=True; for the gradient of a real function take np.real, np.imag or np.abs of it; "
+            "or use vjp directly"
+        )
 
 
 def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> list[Any]:
@@ -205,11 +240,13 @@ def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> 
 
 
 def value_and_grad(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
     """A function returning ``(f(*args), grad of f)``; ``f`` must return a scalar.
 
     With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
+    Complex inputs follow JAX: for real ``f`` the gradient is ``df/dx - 1j * df/dy``; with
+    ``holomorphic=True`` (complex inputs and output) it is the complex derivative ``f'(z)``.
     """
 
     @functools.wraps(f)
@@ -233,7 +270,10 @@ def value_and_grad(
                     "use jacobian() for vector outputs, or elementwise_grad() for elementwise ones"
                 )
             fresh = [x for _, _, xs in parts for x in xs]
-            flat = _grads([t], [None], fresh)
+            _check_inputs("grad", holomorphic, fresh)
+            _check_output("grad", holomorphic, out if t is None else t)
+            seed = np.ones(t.shape, t.data.dtype) if holomorphic and t is not None else None
+            flat = _grads([t], [seed], fresh)
             grads, k = [], 0
             for treedef, leaves, xs in parts:
                 gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
@@ -251,15 +291,25 @@ def value_and_grad(
     return wrapper
 
 
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable[..., Any]:
+def grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
     """The gradient of a scalar function with respect to argument(s) ``argnums``.
+
+    For a real ``f`` of complex ``z = x + iy`` it is ``df/dx - 1j * df/dy`` (JAX's and HIPS
+    autograd's convention: a gradient-descent step is ``z - lr * np.conj(g)``). With
+    ``holomorphic=True`` (complex in, complex out) it is the complex derivative ``f'(z)``.
 
     Example:
         >>> import chainrule as cr, numpy as np
         >>> cr.grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
         array([2., 4.])
+        >>> cr.grad(lambda z: np.abs(z) ** 2)(1.0 + 2.0j)  # 2x - 2iy
+        (2-4j)
+        >>> cr.grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j)  # 2z
+        (2+4j)
     """
-    vg = value_and_grad(f, argnums, has_aux)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -411,6 +461,11 @@ def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
     t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
     if np.shape(t.data if isinstance(t, Tensor) else t) != x.shape:
         raise ValueError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape {x.shape}")
+    if np.iscomplexobj(t.data if isinstance(t, Tensor) else t) and x.data.dtype.kind != "c":
+        raise TypeError(
+            f"jvp: a complex tangent for a real primal ({x.data.dtype}); make the primal complex "
+            "(e.g. x.astype(complex)) or pass a real tangent"
+        )
     if isinstance(t, Tensor):
         t = t if t.data.dtype == x.data.dtype else t.astype(x.data.dtype)
     else:
@@ -433,12 +488,26 @@ def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
         yield eye[i].reshape(shape)
 
 
-def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The complex derivative ``f'(z)`` of a holomorphic scalar function: ``grad(f, holomorphic=True)``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> bool(cr.holomorphic_grad(np.exp)(1j) == np.exp(1j))
+        True
+    """
+    return grad(f, argnums, holomorphic=True)
+
+
+def jacrev(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one backward sweep per output entry.
 
     ``f`` may return a tuple, list or dict of arrays: the result has that structure, each
     entry holding the Jacobians for ``argnums`` (so ``hessian(f, argnums=(0, 1))[i][j]`` is
-    d2f / d arg_i d arg_j, as in JAX).
+    d2f / d arg_i d arg_j, as in JAX). Complex inputs need real outputs (each row is a
+    gradient in ``grad``'s convention) unless ``holomorphic=True``.
     """
 
     @functools.wraps(f)
@@ -452,11 +521,13 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             out_leaves, out_def = _pytree.flatten(out)
             _check_leaves(out_leaves, out, "jacrev")
             fresh = [x for _, _, xs in parts for x in xs]
+            _check_inputs("jacrev", holomorphic, fresh)
             likes = [leaf for _, leaves, _ in parts for leaf in leaves]
             stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             per_output = []
             for out in out_leaves:
                 t = _as_tensor(out, "jacrev")
+                _check_output("jacrev", holomorphic, out)
                 out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
                 rows: list[list[Any]] = [[] for _ in fresh]
                 for seed in _basis(out_shape, t.data.dtype if t is not None else float):
@@ -476,8 +547,14 @@ def jacrev(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
     return wrapper
 
 
-def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
-    """The Jacobian by forward mode: one JVP per input entry (outputs may be tuples, lists, dicts)."""
+def jacfwd(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """The Jacobian by forward mode: one JVP per input entry (outputs may be tuples, lists, dicts).
+
+    Complex inputs need ``holomorphic=True`` (as in JAX): the Jacobian of a holomorphic function
+    is its complex derivative; for other functions of complex inputs use ``jvp`` directly.
+    """
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
@@ -485,6 +562,8 @@ def jacfwd(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[
             return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
         leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]
+        _check_inputs("jacfwd", holomorphic, [_input(lf, "jacfwd", reverse=False)
+                                              for leaves, _ in leaves_per_arg for lf in leaves])
         out_def: Any = None
         out_shapes: list[tuple[int, ...]] = []
         per_output: list[list[Any]] | None = None  # for each output leaf, its Jacobian per input leaf
@@ -576,15 +655,17 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str 
     raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
 
 
-def hessian(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def hessian(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+) -> Callable[..., Any]:
     """The matrix of second derivatives of a scalar function (reverse over reverse).
 
     Example:
         >>> import chainrule as cr
         >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
-        array(-12.)
+        -12.0
     """
-    return jacrev(grad(f, argnums), argnums)
+    return jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
 
 
 def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -20,6 +20,11 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             "computed from anything that does; create inputs with requires_grad=True"
         )
     if gradient is None:
+        if root.data.dtype.kind == "c":
+            raise RuntimeError(
+                f"backward: the output is complex ({root.data.dtype}); a gradient needs a real-valued output "
+                "(e.g. np.abs(z) ** 2 or np.real(z)), or pass gradient= (d final / d output, complex)"
+            )
         if root.data.size != 1:
             raise RuntimeError(
                 f"backward: the output has shape {root.shape}, not one element; pass gradient= an array of "
@@ -28,7 +33,12 @@ def _seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
         seed = np.ones_like(root.data)
     else:
         raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
-        if raw.dtype.kind not in "biuf":
+        if raw.dtype.kind == "c" and root.data.dtype.kind != "c":
+            raise TypeError(
+                f"backward: a complex gradient ({raw.dtype}) for a real output ({root.data.dtype}); "
+                "pass a real one, or take np.real of the output gradient"
+            )
+        if raw.dtype.kind not in "biufc":
             raise TypeError(
                 f"backward: argument 'gradient' must be an array of numbers of shape {root.shape} "
                 f"(d final / d output), got {type(gradient).__name__} {gradient!r:.40}"

@@ -43,7 +43,7 @@ class Primitive:
         12.0
     """
 
-    __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only")
+    __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True) -> None:
         self.name = name
@@ -57,6 +57,8 @@ class Primitive:
         # derivative of higher order through them raises instead of being silently wrong. The
         # library has none (tests/test_ops_registry.py checks); user primitives may set it.
         self.first_order_only = False
+        # why the rules hold for real numbers only (None: they hold for complex numbers too)
+        self.real_only: str | None = None
         if register:
             REGISTRY[name] = self
 
@@ -101,8 +103,23 @@ class Primitive:
             )
         return rule
 
+    def no_complex(self, reason: str) -> None:
+        """Declare that the rules hold for real inputs only: differentiating at a complex one raises."""
+        self.real_only = reason
+
+    def _check_real(self, values: Any) -> None:
+        for v in values:
+            if getattr(v, "dtype", None) is not None and v.dtype.kind == "c":
+                raise TypeError(
+                    f"{self.name}: the derivative is not defined for complex inputs ({self.real_only}); got dtype "
+                    f"{v.dtype}. Differentiate a real function of the real and imaginary parts (np.real, np.imag, "
+                    "np.abs) instead"
+                )
+
     def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
         """Gradient for argument ``argnum`` of ``node`` given its output gradient ``g``."""
+        if self.real_only is not None:
+            self._check_real((*node._raw, node.data))
         rules = self.vjps
         rule = rules[argnum] if argnum < len(rules) else None
         if rule is None:
@@ -117,6 +134,8 @@ class Primitive:
         x = node._raw[argnum]
         if out.__class__ is np.ndarray and out.shape == x.shape and out.dtype is x.dtype:
             return out
+        if out.__class__ is SliceGrad:  # already x's shape and dtype (see getitem's rule); the engine densifies
+            return out
         try:
             return fit(out, np.shape(x), np.result_type(x))
         except ValueError:
@@ -126,6 +145,8 @@ class Primitive:
             ) from None
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
+        if self.real_only is not None:
+            self._check_real([a.data if isinstance(a, Tensor) else a for a in (*args, ans)])
         if self.first_order_only and (isinstance(t, Tensor) or any(isinstance(a, Tensor) for a in args)):
             raise _second_order(self.name)  # traced: an outer derivative would differentiate this rule
         rule = self._rule(self.jvps, self.jvp_argnum, argnum, "forward")
@@ -143,11 +164,14 @@ def _second_order(name: str) -> NotImplementedError:
 def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     """Sum a gradient over broadcast axes (or broadcast it) to ``shape``, in ``dtype``.
 
+    A complex gradient for a real input keeps its real part (JAX's rule: the real input's
+    perturbations only reach the real part of the pairing ``real(g * t)``).
+
     Raises ValueError when ``g`` is neither broadcast from nor broadcastable to ``shape``
     (a rule that returned the wrong shape must not give a silently wrong gradient).
     """
     if not isinstance(g, (Tensor, np.ndarray)):
-        g = np.asarray(g, dtype=dtype)
+        g = np.asarray(g)
     gshape = g.shape
     if gshape != shape:
         lead = len(gshape) - len(shape)
@@ -163,8 +187,14 @@ def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
             else:
                 g = np.broadcast_to(g, shape)  # raises for shapes that don't fit
     if isinstance(g, Tensor):
+        if g.data.dtype == dtype:
+            return g
+        if g.data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            g = np.real(g)  # a differentiable real part
         return g if g.data.dtype == dtype else g.astype(dtype)
     if g.dtype != dtype:
+        if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
+            g = g.real
         return np.asarray(g, dtype=dtype)
     return g if type(g) is np.ndarray else np.asarray(g)
 
@@ -282,6 +312,7 @@ def _has_visible_tangent(x: Any) -> bool:
 
 from ..scalar import Scalar  # noqa: E402
 from ..tensor import Tensor, _tick  # noqa: E402  (Tensor's methods call primitives; import last)
+from .sparse import SliceGrad  # noqa: E402
 
 _new = object.__new__
 _grad_enabled = state.grad_enabled

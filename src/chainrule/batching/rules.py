@@ -334,11 +334,11 @@ ELEMENTWISE = (
     "exp2 expm1 floor hypot identity ldexp log log10 log1p log2 logaddexp maximum minimum multiply negative power "
     "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where masked_fill "
     "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits "
-    "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma"
+    "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma real imag conjugate"
 ).split()
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
 STACKED_LINALG = ("inv det slogdet cholesky eigh_values eigh_vectors svd_u svd_s svd_vh svd_u_complement "
-                  "svd_vh_complement qr_q qr_r qr_q_complement").split()
+                  "svd_vh_complement qr_q qr_r qr_q_complement eig_values eig_vectors").split()
 LOOPED = ("scatter_add", "nn.cross_entropy")
 
 KINDS: dict[str, str] = {}

@@ -35,7 +35,7 @@ from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
 from .module import LoadResult, Module, StateDictError
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
-from .serialize import UnsafeFileError, load, load_checkpoint, save, save_checkpoint
+from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
 
 __all__ = [
@@ -44,6 +44,6 @@ __all__ = [
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "activation",
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
     "functional", "init", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
-    "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "progress",
+    "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "DamagedFileError", "progress",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
 ]

@@ -27,26 +27,46 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._saved import Saved, on_values
-from ..ops.attention import scaled_dot_product_attention
+from ..ops.attention import qkv_attention, scaled_dot_product_attention
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
 from ..ops.gauss import ndtr, ndtr_table
 from ..ops.masking import masked_fill, masked_softmax
 from ..ops.normalization import layer_norm_primitive as _layer_norm
 from ..ops.normalization import rms_norm_primitive as _rms_norm
-from ..ops.reductions import log_softmax, mean, softmax
+from ..ops.reductions import mean
 from ..ops.shape import getitem, moveaxis, reshape
+from ..ops.torch_methods import resolve_dim
 from ..tensor import Tensor
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
     "layer_norm", "rms_norm", "dropout", "embedding", "scaled_dot_product_attention",
-    "masked_softmax", "masked_fill",
+    "masked_softmax", "masked_fill", "qkv_attention",
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
+
+
+def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) along ``axis`` (PyTorch's ``dim``; the last axis by default).
+
+    Example:
+        >>> import chainrule.nn.functional as F
+        >>> F.softmax(np.array([[0.0, 0.0]]), dim=-1)
+        array([[0.5, 0.5]])
+    """
+    axis, _ = resolve_dim("softmax", axis, dim)
+    return _reductions.softmax(x, -1 if axis is None else axis)
+
+
+def log_softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
+    """x - logsumexp(x) along ``axis`` (PyTorch's ``dim``; the last axis by default)."""
+    axis, _ = resolve_dim("log_softmax", axis, dim)
+    return _reductions.log_softmax(x, -1 if axis is None else axis)
 
 
 # == linear: x @ w.T + b, one node ========================================================
@@ -71,11 +91,12 @@ def _linear_vjp_x(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
 
 def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     nd = x.ndim
-    if nd == 2:
-        return g.T @ x
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
-    return _rows(g).T @ _rows(x)
+    g2, x2 = _rows(g), _rows(x)
+    if g2.shape[1] < x2.shape[1] and type(g2) is np.ndarray:  # OpenBLAS is much slower with the short side first
+        return (x2.T @ g2).T
+    return g2.T @ x2
 
 
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from . import functional as F
+from . import init
 from .containers import ModuleList
 from .generate import generate
 from .layers import Dropout, Embedding, LayerNorm, Linear
@@ -67,7 +68,8 @@ class GPT(Module):
 
     Parameter names: ``wte``, ``wpe`` (embeddings), ``blocks.<i>.{ln_1, attn.c_attn, attn.c_proj,
     ln_2, mlp.0, mlp.2}``, ``ln_f``, and ``lm_head`` when embeddings are not tied. Weights are drawn
-    from N(0, 0.02) (residual projections 0.02 / sqrt(2 n_layers)), biases are 0, with ``seed``.
+    from N(0, 0.02) (residual projections 0.02 / sqrt(2 n_layers)), biases are 0, with ``seed``
+    (None: the generator ``nn.manual_seed`` resets).
 
     Example:
         >>> from chainrule import nn
@@ -87,7 +89,7 @@ class GPT(Module):
         )
         self.ln_f = LayerNorm(c.d_model, bias=c.bias, dtype=dtype)
         self.lm_head = None if c.tied_embeddings else Linear(c.d_model, c.vocab_size, bias=False, dtype=dtype)
-        self._init_weights(np.random.default_rng(seed))
+        self._init_weights(init.generator(seed))
 
     def forward(self, idx: Any, caches: list[KVCache] | None = None) -> Any:
         idx = np.asarray(idx)

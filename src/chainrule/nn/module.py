@@ -220,10 +220,33 @@ class Module:
             p.requires_grad = flag
         return self
 
-    def to(self, dtype: Any) -> Module:
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Module:
         """Convert every parameter and floating buffer to ``dtype`` in place (the Parameter
-        objects stay the same, so an optimiser made earlier still holds them)."""
-        dt = resolve_dtype(dtype, f"{type(self).__name__}.to")
+        objects stay the same, so an optimiser made earlier still holds them).
+
+        PyTorch's forms are accepted: ``to("cpu")`` (chainrule runs on the CPU, so nothing
+        moves), ``to("cpu", np.float64)``, ``to(dtype=...)``; another device raises.
+
+        Example:
+            >>> import numpy as np
+            >>> from chainrule import nn
+            >>> layer = nn.Linear(2, 1).to("cpu").to(np.float64)
+            >>> layer.weight.dtype
+            dtype('float64')
+        """
+        where = f"{type(self).__name__}.to"
+        for a in args:
+            if _is_device(a):
+                device = a
+            elif dtype is None:
+                dtype = a
+            else:
+                raise TypeError(f"{where}: expected a device and/or a dtype, got {args!r}")
+        if device is not None and str(device).split(":")[0] != "cpu":
+            raise ValueError(f"{where}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not there")
+        if dtype is None:
+            return self
+        dt = resolve_dtype(_dtype_name(dtype), where)
         for p in self.parameters():
             if p.data.dtype != dt:
                 p.data = p.data.astype(dt)
@@ -236,6 +259,14 @@ class Module:
                     m._buffers[name] = b.astype(dt)
                     object.__setattr__(m, name, m._buffers[name])
         return self
+
+    def cpu(self) -> Module:
+        """The module itself (chainrule runs on the CPU)."""
+        return self
+
+    def cuda(self, *args: Any, **kw: Any) -> Module:
+        """Not available: chainrule runs on the CPU (NumPy) only."""
+        raise RuntimeError(f"{type(self).__name__}.cuda(): chainrule runs on the CPU (NumPy) only; there is no GPU")
 
     def float(self) -> Module:
         """Parameters in float32."""
@@ -356,3 +387,18 @@ def _as_buffer(value: Any, name: str) -> np.ndarray:
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"register_buffer: '{name}' must hold numbers, got dtype {arr.dtype}")
     return arr
+
+
+_DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")
+_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}
+
+
+def _is_device(a: Any) -> bool:
+    return isinstance(a, str) and a.split(":")[0] in _DEVICES or type(a).__name__ == "device"
+
+
+def _dtype_name(dtype: Any) -> Any:
+    if isinstance(dtype, str):
+        name = dtype.removeprefix("torch.")
+        return _DTYPE_NAMES.get(name, name)
+    return dtype

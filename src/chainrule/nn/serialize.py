@@ -25,8 +25,9 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import secrets
 import zipfile
+import zlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -40,6 +41,10 @@ FORMAT = "chainrule-state/1"
 
 class UnsafeFileError(ValueError):
     """The file holds pickled Python objects, which could run code when loaded; it was refused."""
+
+
+class DamagedFileError(ValueError):
+    """The file is truncated or corrupted (not a readable .npz archive, or an entry fails its checksum)."""
 
 
 # -- encoding a nested state as (JSON skeleton, arrays) -----------------------------------------
@@ -142,7 +147,10 @@ def _decode(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> Any:
 def _write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -> None:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    # created with mode 0o666 so the process's umask applies, as for any file the user writes
+    # (tempfile.mkstemp would leave it 0600)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
     try:
         with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
             for name, arr in arrays.items():
@@ -153,6 +161,16 @@ def _write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -
         if os.path.exists(tmp):
             os.remove(tmp)
         raise
+
+
+def _damaged(path: Any, e: BaseException) -> DamagedFileError:
+    return DamagedFileError(
+        f"load: {os.fspath(path)!s} is damaged or truncated and cannot be read ({type(e).__name__}: {e}); "
+        "save it again, or load an earlier copy"
+    )
+
+
+_DAMAGE = (zipfile.BadZipFile, EOFError, zlib.error, NotImplementedError)
 
 
 def _refused(path: Any, where: str) -> UnsafeFileError:
@@ -166,6 +184,8 @@ def _refused(path: Any, where: str) -> UnsafeFileError:
 def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     try:
         f = np.load(path, allow_pickle=False)
+    except _DAMAGE as e:
+        raise _damaged(path, e) from None
     except ValueError as e:
         with open(path, "rb") as fh:
             head = fh.read(1)
@@ -184,10 +204,12 @@ def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
         for name in f.files:
             try:
                 out[name] = f[name]
+            except _DAMAGE as e:
+                raise _damaged(path, e) from None
             except ValueError as e:
                 if "pickle" in str(e).lower() or "object arrays" in str(e).lower():
                     raise _refused(path, f"entry {name!r} is an object array") from None
-                raise
+                raise _damaged(path, e) from None
     return out
 
 

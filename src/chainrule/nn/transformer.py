@@ -33,6 +33,7 @@ class KVCache:
     """Keys and values of the tokens seen so far, for one attention layer (preallocated buffers).
 
     ``k`` and ``v`` have shape (batch, heads, capacity, head_dim); ``length`` positions are filled.
+    For generation (under ``no_grad``): the cached keys and values are constants, not part of a graph.
     """
 
     __slots__ = ("k", "v", "length")
@@ -92,20 +93,20 @@ class CausalSelfAttention(Module):
     def forward(self, x: Any, cache: KVCache | None = None) -> Any:
         b, t, d = np.shape(_raw(x))
         h = self.n_heads
-        qkv = self.c_attn(x).reshape(b, t, 3, h, d // h).transpose(2, 0, 3, 1, 4)  # (3, B, H, T, hd)
-        q, k, v = qkv[0], qkv[1], qkv[2]
+        qkv = self.c_attn(x).reshape(b, t, 3, h, d // h)  # queries, keys, values of every head
         if cache is None:
             p = self.dropout if self.training else 0.0
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p, rng=self.resid_drop.rng)  # seeded
+            # attention dropout draws from the block's seeded generator (saved with a checkpoint)
+            y = F.qkv_attention(qkv, is_causal=True, dropout_p=p, rng=self.resid_drop.rng)  # (B, T, H, hd)
         else:
+            q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, H, T, hd)
             start = cache.length
             keys, values = cache.append(_raw(k), _raw(v))
             mask = None
             if t > 1:  # new query i sits at position start + i: it sees keys 0 .. start + i
                 mask = np.arange(start + t)[None, :] <= (start + np.arange(t))[:, None]
-            y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
-        y = y.transpose(0, 2, 1, 3).reshape(b, t, d)  # heads side by side again
-        return self.resid_drop(self.c_proj(y))
+            y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask).transpose(0, 2, 1, 3)
+        return self.resid_drop(self.c_proj(y.reshape(b, t, d)))  # heads side by side again
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}"

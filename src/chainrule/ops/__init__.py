@@ -12,6 +12,7 @@ import types as _types
 from typing import Any, NamedTuple
 
 from ..autodiff.primitive import REGISTRY
+from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (attaches Tensor's operators)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
@@ -111,7 +112,9 @@ from .elementwise import (
 )
 from .masking import masked_fill
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
+from .numeric import add_at, apply_along_axis, gradient, linspace, partition, piecewise
 from .pointwise import (
+    angle,
     conj,
     conjugate,
     copysign,
@@ -131,6 +134,7 @@ from .pointwise import (
     rad2deg,
     radians,
     real,
+    real_if_close,
     remainder,
     sinc,
 )

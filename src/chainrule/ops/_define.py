@@ -83,6 +83,17 @@ def elementwise(name: str, fn: Callable[..., Any], *derivatives: Callable[..., A
     return prim
 
 
+def is_complex(x: Any) -> bool:
+    """Whether ``x`` (a Tensor, an array, a batched value under vmap, a number) has a complex dtype."""
+    dtype = getattr(x, "dtype", None)
+    return np.iscomplexobj(x) if dtype is None else dtype.kind == "c"
+
+
+def conj(x: Any) -> Any:
+    """The complex conjugate of a complex value (traced for Tensors); a real value itself."""
+    return np.conjugate(x) if is_complex(x) else x
+
+
 def raw(x: Any) -> Any:
     """The ndarray inside a Tensor, or the value itself."""
     return x.data if isinstance(x, Tensor) else x

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import elementwise as E
 from . import shape as S
 from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
@@ -200,6 +201,12 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
 _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
+def _filled(values: Any, ax: int, side: int, shape: list[int], dtype: Any) -> Any:
+    if isinstance(values, Tensor):
+        return S.broadcast_to(S.astype(S.getitem(values, (ax, side)), dtype), tuple(shape))
+    return np.full(shape, values[ax, side], dtype=dtype)
+
+
 @implements(np.pad)
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
     """Pad with a constant (``constant_values``) or by ``edge``, ``reflect``, ``symmetric`` or ``wrap``.
@@ -211,21 +218,24 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     if (widths < 0).any():
         raise ValueError(f"pad: pad widths must be non-negative, got {raw(pad_width)!r}")
     if mode == "constant":
-        values = np.broadcast_to(np.asarray(raw(kwargs.pop("constant_values", 0))), (nd, 2))
+        given = kwargs.pop("constant_values", 0)
         _no_more("pad", kwargs)
         x = array
         dtype = np.result_type(raw(array))
+        # a Tensor fill value is differentiable too: each padded block is that value broadcast
+        values: Any = S.broadcast_to(given, (nd, 2)) if isinstance(given, Tensor) else np.broadcast_to(
+            np.asarray(given), (nd, 2))
         for ax in range(nd):  # later axes pad over earlier ones: corners take the last axis's values, as NumPy
             before, after = (int(w) for w in widths[ax])
             parts = []
             shape = list(shape_of(x))
             if before:
                 shape[ax] = before
-                parts.append(np.full(shape, values[ax, 0], dtype=dtype))
+                parts.append(_filled(values, ax, 0, shape, dtype))
             parts.append(x)
             if after:
                 shape[ax] = after
-                parts.append(np.full(shape, values[ax, 1], dtype=dtype))
+                parts.append(_filled(values, ax, 1, shape, dtype))
             if len(parts) > 1:
                 x = S.concatenate(parts, axis=ax)
         return x
@@ -339,9 +349,10 @@ def broadcast_arrays(*args: Any, subok: bool = False) -> tuple[Any, ...]:
 
 
 @implements(np_attr("concat"))
-def concat(arrays: Any, /, *, axis: int | None = 0) -> Any:
-    """The array-API name of ``concatenate``."""
-    return S.concatenate(arrays, axis=axis)
+def concat(arrays: Any, /, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
+           casting: str = "same_kind") -> Any:
+    """The array-API name of ``concatenate`` (NumPy's ``concat`` is ``concatenate``: same arguments)."""
+    return S.concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
 @implements(np_attr("permute_dims"))

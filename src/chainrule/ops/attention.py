@@ -212,3 +212,73 @@ def scaled_dot_product_attention(
         drop = (gen.random(shape) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
     args = (q, k, v) if bias is None else (q, k, v, bias)
     return _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
+
+
+# -- attention on the packed output of one q/k/v projection ---------------------------------------
+def _unpack(qkv: Any) -> list[Any]:
+    """(B, T, 3, H, E) -> q, k, v as (B, H, T, E) views (differentiable slices on Tensors)."""
+    return [np.swapaxes(qkv[:, :, i], 1, 2) for i in range(3)]
+
+
+def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
+    q, k, v = _unpack(qkv)
+    return np.ascontiguousarray(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
+
+
+def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
+    q, k, v = _unpack(qkv)
+    gh, outh = np.swapaxes(g, 1, 2), np.swapaxes(ans, 1, 2)
+    if on_values(g, qkv):  # write dq, dk, dv straight into one array laid out like qkv: no zeros, no sums
+        grads = _sdpa_grads((0, 1, 2), gh, outh, q, k, v, bias, scale, drop, saved)
+        saved.values.clear()
+        out = np.empty_like(qkv)
+        for i in range(3):
+            out[:, :, i] = np.swapaxes(grads[i], 1, 2)
+        return out
+    grads = _sdpa_grads((0, 1, 2), gh, outh, q, k, v, bias, scale, drop, Saved())
+    return np.stack([np.swapaxes(grads[i], 1, 2) for i in range(3)], axis=2)
+
+
+def _packed_jvp(t: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
+    q, k, v = _unpack(qkv)
+    parts = [_sdpa_jvp(i)(ti, None, q, k, v, bias, scale=scale, drop=drop, saved=saved)
+             for i, ti in enumerate(_unpack(t))]
+    return np.swapaxes(parts[0] + parts[1] + parts[2], 1, 2)
+
+
+_packed = Primitive("nn.qkv_attention", _packed_fn)
+_packed.defvjp(_packed_vjp)
+_packed.defjvp(_packed_jvp)
+
+
+def qkv_attention(qkv: Any, is_causal: bool = True, dropout_p: float = 0.0, scale: float | None = None,
+                  rng: Any = None) -> Any:
+    """Attention on packed queries, keys and values, as one projection makes them.
+
+    ``qkv`` has shape (B, T, 3, H, E) (``linear(x, W_qkv).reshape(B, T, 3, H, E)``); the result,
+    (B, T, H, E), is ``scaled_dot_product_attention(q, k, v)`` with heads moved next to E, so
+    ``.reshape(B, T, H * E)`` joins the heads for free. Its gradient comes back in qkv's layout
+    in one array (slicing q, k and v out instead would give each a full-size zero gradient).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> F.qkv_attention(np.ones((2, 5, 3, 4, 8))).shape
+        (2, 5, 4, 8)
+    """
+    sh = np.shape(raw(qkv))
+    if len(sh) != 5 or sh[2] != 3:
+        raise ValueError(f"qkv_attention: qkv must have shape (B, T, 3, H, E), got {sh}")
+    if not 0.0 <= dropout_p < 1.0:
+        raise ValueError(f"qkv_attention: dropout_p must be in [0, 1), got {dropout_p}")
+    dt = np.result_type(raw(qkv))
+    if dt.kind != "f":
+        raise TypeError(f"qkv_attention: qkv must be floating point, got {dt}")
+    b, t, _, h, e = sh
+    s = 1.0 / math.sqrt(e) if scale is None else float(scale)
+    drop = None
+    if dropout_p > 0.0:
+        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+        drop = (gen.random((b, h, t, t)) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
+    bias = causal_bias(t, t, dt) if is_causal else None
+    return _packed(qkv, bias=bias, scale=s, drop=drop, saved=Saved(qkv))

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, ndim_of, raw, shape_of
+from ._define import implements, is_complex, ndim_of, raw, shape_of
 from .shape import expand_dims, ravel, reshape, transpose
 
 
@@ -72,8 +72,8 @@ def dot(a: Any, b: Any) -> Any:
 
 @implements(np.vdot)
 def vdot(a: Any, b: Any) -> Any:
-    """Dot product of the flattened arrays."""
-    return dot(ravel(a), ravel(b))
+    """Dot product of the flattened arrays, the first one conjugated (as numpy.vdot)."""
+    return dot(np.conjugate(ravel(a)) if is_complex(a) else ravel(a), ravel(b))
 
 
 @implements(np.inner)
@@ -185,12 +185,49 @@ _einsum.defjvp_argnum(_einsum_jvp)
 
 
 @implements(np.einsum)
-def einsum(subscripts: str, *operands: Any, **kwargs: Any) -> Any:
-    """Einstein summation, as numpy.einsum (string subscripts, '...' allowed)."""
+def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
+    """Einstein summation, as numpy.einsum: string subscripts ('...' allowed) or the sublist form
+    ``einsum(a, [0, 1], b, [1, 2], [0, 2])``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> x = cr.Tensor([[1.0, 2.0], [3.0, 4.0]])
+        >>> np.einsum(x, [0, 1], [1, 0]).tolist()
+        [[1.0, 3.0], [2.0, 4.0]]
+    """
+    if not isinstance(subscripts, str) and operands and isinstance(operands[0], (list, tuple)):
+        subscripts, operands = _from_sublists((subscripts, *operands))
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: argument 'subscripts' must be a string, got {type(subscripts).__name__}")
+    unsupported = sorted(k for k, v in kwargs.items() if k != "optimize" and v is not None)  # optimize: a speed hint
+    if unsupported:  # out=, dtype=, casting=, order= would otherwise be silently ignored
+        raise TypeError(f"einsum: chainrule does not support the keyword(s) {unsupported} on Tensors")
     _parse(subscripts, [shape_of(o) for o in operands])
     return _einsum(*operands, subscripts=subscripts)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _sublist(labels: Any) -> str:
+    out = []
+    for k in labels:
+        if k is Ellipsis:
+            out.append("...")
+        elif isinstance(k, (int, np.integer)) and 0 <= k < len(_LETTERS):
+            out.append(_LETTERS[int(k)])
+        else:
+            raise ValueError(f"einsum: a sublist holds integers in [0, {len(_LETTERS)}) or Ellipsis, got {k!r}")
+    return "".join(out)
+
+
+def _from_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """NumPy's sublist form (operand, labels, operand, labels, ..., [output labels]) as a subscripts string."""
+    operands, inputs = list(args[0::2][: len(args) // 2]), [_sublist(s) for s in args[1::2][: len(args) // 2]]
+    spec = ",".join(inputs)
+    if len(args) % 2:
+        spec += "->" + _sublist(args[-1])
+    return spec, operands
 
 
 @implements(np.trace)

@@ -28,7 +28,18 @@ _cumsum = Primitive("cumsum", lambda x, axis: np.cumsum(x, axis=axis))
 _cumsum.defvjp(lambda g, ans, x, axis: _reverse_cumsum(g, axis))
 _cumsum.defjvp(lambda t, ans, x, axis: np.cumsum(t, axis=axis))
 
+def _plain_and_safe(ans: Any, x: Any) -> bool:
+    """Plain arrays with no zero, no overflow and no underflow: there ans[k] / x[i] is the exact partial
+    up to rounding, and the O(n) formula reverse_cumsum(g * ans) / x may be used (first order only)."""
+    if isinstance(ans, Tensor) or isinstance(x, Tensor) or np.result_type(x).kind != "f":
+        return False
+    tiny = np.finfo(np.result_type(x)).tiny
+    return bool(np.all(np.abs(x) >= tiny) and np.all(np.isfinite(ans)) and np.all(np.abs(ans) >= tiny))
+
+
 def _cumprod_vjp(g: Any, ans: Any, x: Any, axis: int) -> Any:
+    if _plain_and_safe(ans, x) and not isinstance(g, Tensor):
+        return _reverse_cumsum(g * ans, axis) / x
     # d out[k] / d x[i] = prod(x[j], j <= k, j != i) for i <= k: the products before i times
     # r[i] = g[i] + x[i+1] * r[i+1], a recurrence run backwards (from the end of the axis)
     xm, gm = np.moveaxis(x, axis, -1), np.moveaxis(g, axis, -1)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive, apply  # public functions call apply directly: one frame less
-from ._define import elementwise, implements, raw, wrap_like
+from ._define import elementwise, implements, is_complex, raw, wrap_like
 from .gauss import erf as _gauss_erf
 
 
@@ -125,11 +125,30 @@ _tanh = elementwise("tanh", np.tanh, lambda ans, x: 1 - ans**2)
 _arcsinh = elementwise("arcsinh", np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1))
 _arccosh = elementwise("arccosh", np.arccosh, lambda ans, x: 1 / np.sqrt(x**2 - 1))
 _arctanh = elementwise("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x**2))
-_abs = elementwise("abs", np.abs, lambda ans, x: np.sign(x))
+
+
+def _modulus_d(ans: Any, x: Any) -> Any:
+    """conj(x) / |x| (0 at 0): |x| is not holomorphic, so the rules below use it differently per mode."""
+    return np.conjugate(x) / np.where(raw(ans) == 0, 1.0, ans)
+
+
+def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
+    return g * (_modulus_d(ans, x) if is_complex(x) else np.sign(x))
+
+
+def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
+    return np.real(t * _modulus_d(ans, x)) if is_complex(x) else t * np.sign(x)
+
+
+_abs = Primitive("abs", np.abs)
+_abs.defvjp(_abs_vjp)
+_abs.defjvp(_abs_jvp)
 
 
 def _sigmoid_fn(x: Any) -> Any:
-    # stable for large |x|: exp of a non-positive number only
+    # stable for large |x|: exp of a non-positive number only (complex x: the plain formula)
+    if np.iscomplexobj(x):
+        return 1 / (1 + np.exp(-x))
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
@@ -436,7 +455,16 @@ _trunc = _constant("trunc", np.trunc)
 
 @implements(np.sign)
 def sign(x: Any) -> Any:
-    """-1, 0 or 1; zero gradient."""
+    """-1, 0 or 1; zero gradient. For complex ``x``, x / |x| (0 at 0), which is not constant.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.jvp(np.sign, (1j,), (1.0,))  # moving right from i turns the direction clockwise
+        (1j, (1+0j))
+    """
+    if is_complex(x):
+        zero = raw(x) == 0
+        return where(zero, 0.0, divide(x, abs(where(zero, 1.0, x))))
     return apply(_sign, (x,), None)
 
 
@@ -495,7 +523,17 @@ signbit = _boolean(np.signbit)
 
 
 # -- the error function: vectorised NumPy (ops/gauss.py), no SciPy, no per-entry Python ----------
-_erf = elementwise("erf", _gauss_erf, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(-(x**2)))
+def _erf_fn(x: Any) -> Any:
+    if not np.iscomplexobj(x):
+        return _gauss_erf(x)
+    try:  # the series above is for real numbers; SciPy's erf takes complex ones
+        from scipy.special import erf as scipy_erf
+    except ImportError:  # pragma: no cover - exercised without SciPy
+        raise TypeError("erf: complex inputs need SciPy (pip install scipy)") from None
+    return scipy_erf(x)
+
+
+_erf = elementwise("erf", _erf_fn, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(-(x**2)))
 
 
 def erf(x: Any) -> Any:

@@ -36,7 +36,7 @@ from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import conj, implements, is_complex, ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import exclusive_products
 from .arrays import diagonal as _diagonal
 from .contraction import matmul
@@ -149,12 +149,15 @@ def inv(a: Any) -> Any:
     return _inv(a)
 
 
-def _well_conditioned(a: np.ndarray) -> bool:
-    """Whether det(a) * inv(a) is an accurate adjugate for every matrix of the stack."""
-    if a.shape[-1] == 0:
-        return True
-    s = np.linalg.svd(a, compute_uv=False)
-    return bool(np.all(s[..., -1] > 1e-8 * s[..., 0]))
+def _inverse_if_well_conditioned(a: np.ndarray) -> np.ndarray | None:
+    """inv(a) when det(a) * inv(a) is an accurate adjugate for every matrix of the stack (Frobenius condition
+    number below 1e8: O(n^2) on top of the inverse), else None."""
+    try:
+        inverse = np.linalg.inv(a)
+    except np.linalg.LinAlgError:
+        return None
+    cond = np.linalg.norm(a, axis=(-2, -1)) * np.linalg.norm(inverse, axis=(-2, -1))
+    return inverse if np.all(np.isfinite(cond)) and np.all(cond < 1e8) else None
 
 
 def _cofactors_svd(a: np.ndarray) -> np.ndarray:
@@ -184,8 +187,9 @@ def _cofactors(ans: Any, a: Any) -> Any:
     n = shape_of(a)[-1]
     if n <= 1:
         return E.add(E.multiply(a, 0.0), 1.0)
-    if _well_conditioned(np.asarray(raw(a))):
-        return np.expand_dims(ans, (-2, -1)) * _T(np.linalg.inv(a))
+    inverse = _inverse_if_well_conditioned(np.asarray(raw(a)))
+    if inverse is not None:  # on Tensors the inverse is taken again, recorded (differentiable)
+        return np.expand_dims(ans, (-2, -1)) * _T(np.linalg.inv(a) if isinstance(a, Tensor) else inverse)
     if isinstance(a, Tensor):
         return _cofactors_minors(a)
     return _cofactors_svd(a)
@@ -233,6 +237,8 @@ def slogdet(a: Any) -> SlogdetResult:
     """(sign, log|det|); the sign is piecewise constant (zero gradient)."""
     _square("slogdet", a)
     sign = np.linalg.slogdet(raw(a))[0]
+    if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a
+        return SlogdetResult(E.sign(_det(a)), _logabsdet(a))
     return SlogdetResult(Tensor._wrap(np.asarray(sign)) if isinstance(a, Tensor) else sign, _logabsdet(a))
 
 
@@ -562,13 +568,15 @@ def qr(a: Any, mode: str = "reduced") -> Any:
         head = S.getitem(a, (Ellipsis, slice(None), slice(0, m)))
         tail = S.getitem(a, (Ellipsis, slice(None), slice(m, None)))
         q = _qr_q(head)
-        r = S.concatenate([_qr_r(head), matmul(_T(q), tail)], axis=-1)
+        r = S.concatenate([_qr_r(head), matmul(_H(q), tail)], axis=-1)
     return r if mode == "r" else QRResult(q, r)
 
 
 # -- norms ------------------------------------------------------------------------------------------------
 def _safe(ans: Any) -> Any:
-    return np.where(raw(ans) == 0, 1.0, ans)
+    # at a zero vector x / inf = 0: the gradient there is 0, and so are its derivatives (PyTorch's
+    # convention); dividing by 1 instead would make the Hessian at 0 the identity
+    return np.where(raw(ans) == 0, np.inf, ans)
 
 
 _norm2 = Primitive("norm2", lambda x, axis, keepdims: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)))
@@ -580,9 +588,14 @@ _norm2.defvjp(
 _norm2.defjvp(lambda t, ans, x, axis, keepdims: np.sum(t * x, axis=axis, keepdims=keepdims) / _safe(ans))
 
 
+def _modulus(x: Any) -> Any:
+    """|x| for complex x (norms are of moduli), x itself for real x."""
+    return E.abs(x) if is_complex(x) else x
+
+
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool) -> Any:
     if ord is None or ord == 2:
-        return _norm2(x, axis=axes, keepdims=bool(keepdims))
+        return _norm2(_modulus(x), axis=axes, keepdims=bool(keepdims))
     ax = {"axis": axes, "keepdims": keepdims}
     if ord == np.inf:
         return R.max(E.abs(x), **ax)
@@ -600,7 +613,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r, c = axes
     if ord is None or ord == "fro":
-        out = _norm2(x, axis=tuple(sorted(axes)), keepdims=False)
+        out = _norm2(_modulus(x), axis=tuple(sorted(axes)), keepdims=False)
     elif ord in ("nuc", 2, -2):
         s = _svd_s(S.moveaxis(x, (r, c), (-2, -1)))
         out = R.sum(s, axis=-1) if ord == "nuc" else (R.max(s, axis=-1) if ord == 2 else R.min(s, axis=-1))
@@ -631,7 +644,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     nd = ndim_of(x)
     if axis is None:
         if ord is None:
-            return _norm2(x, axis=None, keepdims=bool(keepdims))
+            return _norm2(_modulus(x), axis=None, keepdims=bool(keepdims))
         if nd == 1:
             return _vector_norm(x, ord, (0,), keepdims)
         if nd == 2:
@@ -699,6 +712,11 @@ def _full_rank(name: str, a: Any) -> None:
                                     "full rank (its derivative does not exist where the rank changes)")
 
 
+def _H(a: Any) -> Any:
+    """The conjugate transpose of the last two axes."""
+    return conj(_T(a))
+
+
 @implements(np.linalg.pinv)
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
     """Moore-Penrose pseudo-inverse of a full-rank matrix."""
@@ -708,8 +726,8 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
     _full_rank("pinv", a)
     m, n = shape_of(a)[-2:]
     if m >= n:
-        return solve(matmul(_T(a), a), _T(a))
-    return _T(solve(matmul(a, _T(a)), a))
+        return solve(matmul(_H(a), a), _H(a))
+    return _H(solve(matmul(a, _H(a)), a))
 
 
 @implements(np.linalg.lstsq)
@@ -722,6 +740,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     x = matmul(pinv(a), b)
     if m > n:
         resid = E.subtract(b, matmul(a, x))
+        resid = _modulus(resid)
         residuals = R.sum(E.multiply(resid, resid), axis=0)
         residuals = S.reshape(residuals, (1,)) if ndim_of(residuals) == 0 else residuals
     else:
@@ -773,3 +792,8 @@ def linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
 def linalg_diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """Diagonal ``offset`` of the last two axes."""
     return _diagonal(x, offset, -2, -1)
+
+
+# Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas.
+for _prim in (_cholesky, _eigh_values, _eigh_vectors, _svd_u, _svd_s, _svd_vh, _qr_q, _qr_r):
+    _prim.no_complex("the rule is derived for real matrices")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from typing import Any
 
@@ -14,10 +15,10 @@ from . import contraction as C
 from . import cumulative as CU
 from . import elementwise as E
 from . import pointwise as P
-from . import reductions as R
 from . import selection as SEL
 from . import shape as S
 from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw, wrap_like
+from .torch_methods import TORCH_METHODS, torch_argsort, torch_sort, with_dim
 
 
 def _reflect(fn: Any) -> Any:
@@ -28,20 +29,15 @@ def _shape_args(shape: tuple[Any, ...]) -> Any:
     return shape[0] if len(shape) == 1 else shape
 
 
-def _tensor_transpose(self: Tensor, *axes: Any) -> Any:
-    return S.transpose(self, _shape_args(axes) if axes else None)
+def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
+                   descending: Any = None, stable: Any = None) -> Any:
+    """Sort in place, as ndarray.sort (only outside the graph); ``np.sort(t)`` is the differentiable sort.
 
-
-def _method_reduce(fn: Any) -> Any:
-    def method(self: Tensor, axis: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-        return fn(self, axis=axis, keepdims=keepdims, **kw)
-
-    method.__doc__ = fn.__doc__
-    return method
-
-
-def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None) -> None:
-    """Sort in place, as ndarray.sort (only outside the graph); ``np.sort(t)`` is the differentiable sort."""
+    With PyTorch's keywords (``dim=``, ``descending=``, ``stable=``) it is PyTorch's ``sort``: a
+    differentiable sorted copy and the indices, as ``(values, indices)``.
+    """
+    if dim is not None or descending is not None or stable is not None:
+        return torch_sort(self, axis=-1 if dim is None else dim, descending=bool(descending))
     self._inplace_guard("sort (in place; use np.sort(t) or chainrule.sort(t) for a differentiable sorted copy)")
     self.data.sort(axis=axis, kind=kind)
     self._bump_version()
@@ -74,17 +70,13 @@ _METHODS = {
     "sin": E.sin, "cos": E.cos, "tan": E.tan, "tanh": E.tanh, "sigmoid": E.sigmoid, "relu": E.relu,
     "abs": E.abs, "sign": E.sign, "square": E.square,
     "clip": E.clip, "maximum": E.maximum, "minimum": E.minimum,
-    "sum": _method_reduce(R.sum), "mean": _method_reduce(R.mean), "max": _method_reduce(R.max),
-    "min": _method_reduce(R.min), "prod": _method_reduce(R.prod),
-    "var": _method_reduce(R.var), "std": _method_reduce(R.std),
-    "logsumexp": _method_reduce(R.logsumexp), "softmax": R.softmax, "log_softmax": R.log_softmax,
     "dot": C.dot, "matmul": C.matmul,
     "reshape": lambda self, *shape: S.reshape(self, _shape_args(shape)),
-    "transpose": _tensor_transpose, "swapaxes": S.swapaxes, "squeeze": S.squeeze,
-    "expand_dims": S.expand_dims, "broadcast_to": S.broadcast_to, "flatten": S.flatten, "ravel": S.ravel,
+    "swapaxes": S.swapaxes,
+    "expand_dims": S.expand_dims, "broadcast_to": S.broadcast_to, "ravel": S.ravel,
     "astype": S.astype, "copy": S.copy,
-    "cumsum": lambda self, axis=None, dtype=None, out=None: CU.cumsum(self, axis, dtype, out),
-    "cumprod": lambda self, axis=None, dtype=None, out=None: CU.cumprod(self, axis, dtype, out),
+    "cumsum": with_dim(lambda self, axis=None, dtype=None, out=None: CU.cumsum(self, axis, dtype, out), "cumsum"),
+    "cumprod": with_dim(lambda self, axis=None, dtype=None, out=None: CU.cumprod(self, axis, dtype, out), "cumprod"),
     "diagonal": lambda self, offset=0, axis1=0, axis2=1: A.diagonal(self, offset, axis1, axis2),
     "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: C.trace(self, offset, axis1, axis2),
     "repeat": lambda self, repeats, axis=None: A.repeat(self, repeats, axis),
@@ -94,7 +86,7 @@ _METHODS = {
     "__round__": lambda self, ndigits=None: E.round(self, ndigits or 0),
     "conj": P.conjugate, "conjugate": P.conjugate,
     "sort": _sort_in_place,
-    "argsort": lambda self, axis=-1, kind=None, order=None: np.argsort(self.data, axis=axis, kind=kind),
+    "argsort": torch_argsort,
     "nonzero": lambda self: np.nonzero(self.data),
     "searchsorted": lambda self, v, side="left", sorter=None: np.searchsorted(self.data, raw(v), side, sorter),
     "fill": _fill,
@@ -108,16 +100,13 @@ _METHODS = {
     "__rand__": lambda self, other: _on_values(np.bitwise_and, other, self),
     "__ror__": lambda self, other: _on_values(np.bitwise_or, other, self),
     "__rxor__": lambda self, other: _on_values(np.bitwise_xor, other, self),
-    "argmax": lambda self, axis=None, keepdims=False: np.argmax(self.data, axis=axis, keepdims=keepdims),
-    "argmin": lambda self, axis=None, keepdims=False: np.argmin(self.data, axis=axis, keepdims=keepdims),
-    "any": lambda self, axis=None, keepdims=False: np.any(self.data, axis=axis, keepdims=keepdims),
-    "all": lambda self, axis=None, keepdims=False: np.all(self.data, axis=axis, keepdims=keepdims),
+    **TORCH_METHODS,
 }
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
 Tensor.T = property(lambda self: S.transpose(self), doc="The transpose (dimensions reversed).")
 Tensor.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two dimensions.")
-Tensor.real = property(P.real, doc="The real part (the tensor itself; complex tensors are not supported).")
+Tensor.real = property(P.real, doc="The real part (the tensor itself for real tensors).")
 Tensor.imag = property(P.imag, doc="The imaginary part (zeros for real tensors).")
 
 
@@ -169,6 +158,8 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         fn = NUMPY_UFUNCS.get(ufunc)
     if fn is not None and (not kwargs or set(kwargs) <= getattr(fn, "ufunc_kwargs", frozenset())):
         return fn(*inputs, **kwargs)
+    if method == "at":
+        return _ufunc_at(ufunc, inputs)
     if _traced((inputs, kwargs)):  # keywords too: where=, out=, or any other route to a traced value
         name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
@@ -180,6 +171,20 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
                 o._bump_version()
         return out[0] if len(out) == 1 else out
     return result
+
+
+def _ufunc_at(ufunc: Any, inputs: tuple[Any, ...]) -> None:
+    """``numpy.<ufunc>.at(a, indices, b)``: in place on untraced values; traced ones need the out-of-place form."""
+    if _traced(inputs):
+        fix = "chainrule.add_at(a, indices, b), which returns the result" if ufunc is np.add else (
+            "an out-of-place expression (chainrule.add_at for numpy.add.at)")
+        raise TypeError(
+            f"numpy.{ufunc.__name__}.at changes its first argument in place, which cannot carry a derivative; "
+            f"use {fix}"
+        )
+    ufunc.at(*_unwrap(inputs))
+    if isinstance(inputs[0], Tensor):
+        inputs[0]._bump_version()
 
 
 _scipy_rules = {"loaded": False}
@@ -205,8 +210,45 @@ def _array_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any)
     return func(*_unwrap(args), **_unwrap(kwargs))
 
 
+def _keywords_of(fn: Any) -> frozenset[str] | None:
+    """The keyword arguments ``fn`` accepts (None: any, it takes ``**kwargs``)."""
+    known = _KEYWORDS.get(fn, _KEYWORDS)
+    if known is _KEYWORDS:
+        try:
+            params = inspect.signature(fn).parameters.values()
+        except (TypeError, ValueError):
+            params = None
+        if params is None or any(p.kind is p.VAR_KEYWORD for p in params):
+            known = None
+        else:
+            known = frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+        _KEYWORDS[fn] = known
+    return known
+
+
+_KEYWORDS: dict[Any, frozenset[str] | None] = {}
+
+
+def _dispatch_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+    """NumPy's function dispatch, after checking that chainrule's version takes every keyword given."""
+    if kwargs:
+        fn = NUMPY_FUNCTIONS.get(func)
+        known = _keywords_of(fn) if fn is not None else None
+        if known is not None and not known.issuperset(kwargs):
+            bad = sorted(set(kwargs) - known)
+            name = f"{getattr(func, '__module__', None) or 'numpy'}.{getattr(func, '__name__', func)}"
+            raise TypeError(
+                f"{name}: chainrule does not support the keyword argument{'s' if len(bad) > 1 else ''} "
+                f"{', '.join(repr(k) for k in bad)} of {name} on Tensors (it takes {', '.join(sorted(known))}); "
+                + ("write the mask into the values instead (np.sum(np.where(mask, x, 0))), " if "where" in bad
+                   else "compute it another way, ")
+                + "or call NumPy on .detach()ed values (no gradient)"
+            )
+    return _array_function(self, func, types, args, kwargs)
+
+
 Tensor.__array_ufunc__ = _array_ufunc
-Tensor.__array_function__ = _array_function
+Tensor.__array_function__ = _dispatch_function
 
 
 # Functions that only look at shapes and values answer with plain NumPy results.

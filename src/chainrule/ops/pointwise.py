@@ -19,8 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..tensor import Tensor
 from . import elementwise as E
-from ._define import elementwise, implements, raw, wrap_like
+from ._define import elementwise, implements, is_complex, raw, wrap_like
 
 _PI = float(np.pi)
 
@@ -172,15 +173,42 @@ def _any_float(*xs: Any) -> bool:
 
 @implements(np.heaviside)
 def heaviside(x: Any, h0: Any) -> Any:
-    """0 for x < 0, ``h0`` at 0, 1 for x > 0; zero gradient."""
-    return E.multiply(E.sign(x), 0.0) + np.heaviside(raw(x), raw(h0))
+    """0 for x < 0, ``h0`` at 0, 1 for x > 0; zero gradient in x, and a Tensor ``h0`` gets its own."""
+    steps = E.multiply(E.sign(x), 0.0) + np.heaviside(raw(x), raw(h0))
+    if not isinstance(h0, Tensor):
+        return steps
+    at_zero = raw(x) == 0
+    return E.where(at_zero, E.add(h0, E.multiply(steps, 0.0)), steps)  # h0 where x == 0, traced
+
+
+# -- complex parts: linear over the reals, not holomorphic ------------------------------------
+# Reverse rules are transposes for the pairing real(g * t) (JAX's convention): real's is
+# g itself, imag's is -1j * g, conj's is conj(g).
+def _is_complex(x: Any) -> bool:
+    return is_complex(x)
+
+
+_real = Primitive("real", np.real)
+_real.defvjp(lambda g, ans, x: g)
+_real.defjvp(lambda t, ans, x: np.real(t))
+_imag = Primitive("imag", np.imag)
+_imag.defvjp(lambda g, ans, x: -1j * g)
+_imag.defjvp(lambda t, ans, x: np.imag(t))
+_conj = Primitive("conjugate", np.conjugate)
+_conj.defvjp(lambda g, ans, x: np.conjugate(g))
+_conj.defjvp(lambda t, ans, x: np.conjugate(t))
 
 
 @implements(np.conjugate)
 def conjugate(x: Any) -> Any:
-    """The complex conjugate; the identity on real tensors (complex ones are not supported)."""
-    _real_only("conjugate", x)
-    return x
+    """The complex conjugate (the identity on real tensors).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda z: np.real(np.conj(z) * 1j))(1.0 + 2.0j)  # real(i conj z) = y
+        -1j
+    """
+    return _conj(x) if _is_complex(x) else x
 
 
 conj = conjugate
@@ -188,18 +216,34 @@ conj = conjugate
 
 @implements(np.real)
 def real(x: Any) -> Any:
-    """The real part; the identity on real tensors (complex ones are not supported)."""
-    _real_only("real", x)
-    return x
+    """The real part (the identity on real tensors)."""
+    return _real(x) if _is_complex(x) else x
 
 
 @implements(np.imag)
 def imag(x: Any) -> Any:
-    """The imaginary part: zeros on real tensors, with zero gradient."""
-    _real_only("imag", x)
-    return E.multiply(x, 0.0)
+    """The imaginary part: zeros, with zero gradient, on real tensors."""
+    return _imag(x) if _is_complex(x) else E.multiply(x, 0.0)
 
 
-def _real_only(name: str, x: Any) -> None:
-    if np.iscomplexobj(raw(x)):
-        raise TypeError(f"{name}: complex tensors are not supported by chainrule's rules (got dtype {raw(x).dtype})")
+@implements(np.angle)
+def angle(z: Any, deg: bool = False) -> Any:
+    """The argument of a complex number, arctan2(imag, real) (0 or pi on real numbers, zero gradient).
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda z: np.angle(z))(1.0 + 1.0j)  # d/dx - i d/dy of atan2(y, x)
+        (-0.5-0.5j)
+    """
+    if _is_complex(z):
+        out = E.arctan2(imag(z), real(z))
+    else:
+        out = E.add(E.multiply(z, 0.0), np.angle(raw(z)))
+    return rad2deg(out) if deg else out
+
+
+@implements(np.real_if_close)
+def real_if_close(a: Any, tol: float = 100) -> Any:
+    """The real part when every imaginary part is within ``tol`` machine epsilons of 0, else ``a``."""
+    kept = np.real_if_close(raw(a), tol=tol)
+    return real(a) if _is_complex(a) and not np.iscomplexobj(kept) else a

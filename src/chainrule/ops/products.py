@@ -13,7 +13,7 @@ import numpy as np
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import conj, implements, ndim_of, normalize_axis, np_attr, raw, shape_of
 from .contraction import matmul, outer, tensordot
 
 
@@ -77,7 +77,7 @@ def _vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     s1, s2 = shape_of(x1), shape_of(x2)
     if not s1 or not s2 or s1[axis] != s2[axis]:
         raise ValueError(f"vecdot: the vectors along axis {axis} must have one length, got shapes {s1} and {s2}")
-    return R.sum(E.multiply(x1, x2), axis=axis)
+    return R.sum(E.multiply(conj(x1), x2), axis=axis)
 
 
 @implements(np_attr("vecdot"), np_attr("linalg.vecdot"))
@@ -98,7 +98,7 @@ def matvec(x1: Any, x2: Any, /) -> Any:
 @implements(np_attr("vecmat"))
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Vector times matrix over the last axes: (..., n) and (..., n, m) give (..., m)."""
-    return S.getitem(matmul(S.expand_dims(x1, -2), x2), (Ellipsis, 0, slice(None)))
+    return S.getitem(matmul(S.expand_dims(conj(x1), -2), x2), (Ellipsis, 0, slice(None)))
 
 
 # np.linalg's aliases of the contraction ops
@@ -143,6 +143,7 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
 def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     """Cross-correlation of two 1-D arrays: sum_n a[n + k] * v[n] (``mode`` as in ``convolve``)."""
     _check_1d("correlate", a, v)
+    v = conj(v)  # numpy.correlate conjugates v
     flipped = S.getitem(v, slice(None, None, -1))
     if shape_of(v)[0] > shape_of(a)[0]:
         return S.getitem(convolve(S.getitem(a, slice(None, None, -1)), v, mode), slice(None, None, -1))

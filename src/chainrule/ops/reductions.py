@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of
 from ._scans import exclusive_products
 
 
@@ -150,6 +150,8 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
     _no_out("var", out)
     axes = normalize_axis(axis, ndim_of(x))
     d = x - mean(x, axis=axes, keepdims=True)
+    if is_complex(d):  # NumPy's variance of complex numbers: mean of |d| ** 2, real
+        d = np.abs(d)
     v = sum(d * d, axis=axes, keepdims=keepdims) / (_count(shape_of(x), axes) - ddof)
     return v if dtype is None else v.astype(dtype)
 

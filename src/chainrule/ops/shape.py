@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of, wrap_like
+from ..autodiff.sparse import SliceGrad
+from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 
 _reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape))
 _reshape.defvjp(lambda g, ans, x, shape: g.reshape(np.shape(x)))
@@ -24,7 +25,8 @@ _broadcast_to.defjvp(lambda t, ans, x, shape: np.broadcast_to(t, shape))
 
 _astype = Primitive("astype", lambda x, dtype: x.astype(dtype))
 _astype.defvjp(lambda g, ans, x, dtype: g)
-_astype.defjvp(lambda t, ans, x, dtype: t.astype(dtype))
+_astype.defjvp(lambda t, ans, x, dtype: (np.real(t) if is_complex(t) and np.dtype(dtype).kind != "c"
+                                          else t).astype(dtype))
 
 _identity = Primitive("identity", lambda x: x.copy())
 _identity.defvjp(lambda g, ans, x: g)
@@ -172,10 +174,20 @@ def _sequence(name: str, xs: Any) -> list[Any]:
     return list(xs)
 
 
+def _cast(name: str, xs: list[Any], dtype: Any, out: Any = None) -> list[Any]:
+    """The arrays in ``dtype`` (NumPy's ``dtype=`` of the joining functions); ``out=`` is refused."""
+    if out is not None:
+        raise TypeError(f"{name}: the 'out' argument is not supported on Tensors (results are new tensors)")
+    if dtype is None:
+        return xs
+    return [astype(x, dtype) if np.result_type(raw(x)) != np.dtype(dtype) else x for x in xs]
+
+
 @implements(np.concatenate)
-def concatenate(arrays: Any, axis: int | None = 0) -> Any:
+def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
+                casting: str = "same_kind") -> Any:
     """Join arrays along an existing axis (``axis=None`` flattens them first)."""
-    xs = _sequence("concatenate", arrays)
+    xs = _cast("concatenate", _sequence("concatenate", arrays), dtype, out)
     if axis is None:
         xs, axis = [ravel(x) for x in xs], 0
     ndim = ndim_of(xs[0])
@@ -188,9 +200,9 @@ def concatenate(arrays: Any, axis: int | None = 0) -> Any:
 
 
 @implements(np.stack)
-def stack(arrays: Any, axis: int = 0) -> Any:
+def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     """Join arrays of one shape along a new axis."""
-    xs = _sequence("stack", arrays)
+    xs = _cast("stack", _sequence("stack", arrays), dtype, out)
     shapes = {shape_of(x) for x in xs}
     if len(shapes) != 1:
         raise ValueError(f"stack: all arrays must have the same shape, got {sorted(shapes)}")
@@ -199,16 +211,16 @@ def stack(arrays: Any, axis: int = 0) -> Any:
 
 
 @implements(np.hstack)
-def hstack(arrays: Any) -> Any:
+def hstack(arrays: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
     """Join along axis 1 (axis 0 for 1-D arrays)."""
-    xs = [atleast_1d(x) for x in _sequence("hstack", arrays)]
+    xs = [atleast_1d(x) for x in _cast("hstack", _sequence("hstack", arrays), dtype)]
     return concatenate(xs, axis=0 if ndim_of(xs[0]) == 1 else 1)
 
 
 @implements(np.vstack)
-def vstack(arrays: Any) -> Any:
-    """Join along axis 0, 1-D arrays as rows."""
-    return concatenate([atleast_2d(x) for x in _sequence("vstack", arrays)], axis=0)
+def vstack(arrays: Any, *, dtype: Any = None, casting: str = "same_kind") -> Any:
+    """Join along axis 0, 1-D arrays as rows (NumPy 2's ``row_stack`` passes ``dtype=None``)."""
+    return concatenate([atleast_2d(x) for x in _cast("vstack", _sequence("vstack", arrays), dtype)], axis=0)
 
 
 @implements(np.split)
@@ -267,8 +279,14 @@ _scatter_add = Primitive("scatter_add", _scatter_fn)
 _scatter_add.defvjp(lambda g, ans, x, index, shape: g[index])
 _scatter_add.defjvp(lambda t, ans, x, index, shape: _scatter_add(t, index=index, shape=shape))
 
+def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
+    if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.dtype == x.dtype and _is_basic(index):
+        return SliceGrad(x.shape, x.dtype, [(index, g)])  # no full-size zeros per slice (see autodiff.sparse)
+    return _scatter_add(g, index=index, shape=np.shape(x))
+
+
 _getitem = Primitive("getitem", lambda x, index: x[index])
-_getitem.defvjp(lambda g, ans, x, index: _scatter_add(g, index=index, shape=np.shape(x)))
+_getitem.defvjp(_getitem_vjp)
 _getitem.defjvp(lambda t, ans, x, index: t[index])
 
 

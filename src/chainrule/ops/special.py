@@ -43,6 +43,7 @@ def _polygamma_fn(x: Any, n: int) -> Any:
 _polygamma = Primitive("polygamma", _polygamma_fn)
 _polygamma.defvjp(lambda g, ans, x, n: g * _polygamma(x, n=n + 1))
 _polygamma.defjvp(lambda t, ans, x, n: t * _polygamma(x, n=n + 1))
+_polygamma.no_complex("SciPy's polygamma takes real arguments only")
 
 _gammaln = elementwise("gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0))
 _gamma = elementwise("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0))
@@ -139,26 +140,37 @@ def ndtri(x: Any) -> Any:
     return _ndtri(x)
 
 
-def _where_x(x: Any, value: Any) -> Any:
-    """``value``, but 0 where x == 0 (and no NaN leaks from the other branch)."""
-    zero = np.asarray(raw(x)) == 0
+def _both_zero(x: Any, y: Any, pole: float) -> np.ndarray:
+    """Where x == 0 and y sits at the log's pole: only there is x / (y - pole) 0/0. Elsewhere at x == 0
+    the ratio is 0 by itself and its derivative in x (1 / (y - pole)) must stay: masking every x == 0
+    would drop that cross term of the Hessian."""
+    return (np.asarray(raw(x)) == 0) & (np.asarray(raw(y)) == pole)
+
+
+def _where_x(x: Any, y: Any, value: Any, pole: float) -> Any:
+    """``value``, but 0 where x == 0 and y is at the pole (and no NaN leaks from the other branch)."""
+    zero = _both_zero(x, y, pole)
     return np.where(zero, 0.0, value) if zero.any() else value
 
 
-def _safe_y(x: Any, y: Any, at: float) -> Any:
-    zero = np.asarray(raw(x)) == 0
+def _safe_y(x: Any, y: Any, at: float, pole: float) -> Any:
+    zero = _both_zero(x, y, pole)
     return np.where(zero, at, y) if zero.any() else y
 
 
 _xlogy = Primitive("xlogy", _sc.xlogy)
-_xlogy.defvjp(lambda g, ans, x, y: g * np.log(y), lambda g, ans, x, y: g * _where_x(x, x / _safe_y(x, y, 1.0)))
-_xlogy.defjvp(lambda t, ans, x, y: t * np.log(y), lambda t, ans, x, y: t * _where_x(x, x / _safe_y(x, y, 1.0)))
+_xlogy.defvjp(lambda g, ans, x, y: g * np.log(y),
+              lambda g, ans, x, y: g * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
+_xlogy.defjvp(lambda t, ans, x, y: t * np.log(y),
+              lambda t, ans, x, y: t * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
 _xlog1py = Primitive("xlog1py", _sc.xlog1py)
 _xlog1py.defvjp(
-    lambda g, ans, x, y: g * np.log1p(y), lambda g, ans, x, y: g * _where_x(x, x / (1 + _safe_y(x, y, 0.0)))
+    lambda g, ans, x, y: g * np.log1p(y),
+    lambda g, ans, x, y: g * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
 )
 _xlog1py.defjvp(
-    lambda t, ans, x, y: t * np.log1p(y), lambda t, ans, x, y: t * _where_x(x, x / (1 + _safe_y(x, y, 0.0)))
+    lambda t, ans, x, y: t * np.log1p(y),
+    lambda t, ans, x, y: t * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
 )
 
 

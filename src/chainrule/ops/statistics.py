@@ -15,7 +15,7 @@ from ..tensor import Tensor
 from . import elementwise as E
 from . import reductions as R
 from . import shape as S
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from ._define import conj, implements, is_complex, ndim_of, normalize_axis, raw, shape_of
 from .selection import sort
 
 
@@ -28,22 +28,27 @@ def _fill(x: Any, value: float) -> Any:
     return E.where(mask, value, x) if mask.any() else x
 
 
-def _no_out(name: str, out: Any) -> None:
+def _no_out(name: str, out: Any, kw: dict[str, Any] | None = None) -> None:
     if out is not None:
         raise TypeError(f"{name}: the 'out' argument is not supported on Tensors (results are new tensors)")
+    if kw:  # e.g. where=, initial=: ignoring them would give a silently different result
+        raise TypeError(
+            f"{name}: chainrule does not support the keyword(s) {sorted(kw)} for {name} on Tensors; "
+            "select the entries first (e.g. np.where(mask, x, np.nan) before a nan-function)"
+        )
 
 
 @implements(np.nansum)
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Sum treating NaNs as 0."""
-    _no_out("nansum", out)
+    _no_out("nansum", out, kw)
     return R.sum(_fill(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 @implements(np.nanprod)
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Product treating NaNs as 1."""
-    _no_out("nanprod", out)
+    _no_out("nanprod", out, kw)
     return R.prod(_fill(a, 1.0), axis=axis, keepdims=keepdims)
 
 
@@ -54,7 +59,7 @@ def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
 @implements(np.nanmean)
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Mean of the entries that are not NaN."""
-    _no_out("nanmean", out)
+    _no_out("nanmean", out, kw)
     return E.divide(nansum(a, axis=axis, keepdims=keepdims), _count(a, axis, keepdims))
 
 
@@ -62,9 +67,10 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
            **kw: Any) -> Any:
     """Variance of the entries that are not NaN."""
-    _no_out("nanvar", out)
+    _no_out("nanvar", out, kw)
     d = E.subtract(a, nanmean(a, axis=axis, keepdims=True))
     d = _fill(d, 0.0) if _nan(a).any() else d
+    d = E.abs(d) if is_complex(d) else d  # the variance of complex numbers: of |d| ** 2
     return E.divide(R.sum(E.multiply(d, d), axis=axis, keepdims=keepdims), _count(a, axis, keepdims) - ddof)
 
 
@@ -72,6 +78,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
            **kw: Any) -> Any:
     """Standard deviation of the entries that are not NaN (0, with derivatives 0, over one entry)."""
+    _no_out("nanstd", None, kw)
     v = nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims)
     single = (_count(a, axis, keepdims) == 1) & (ddof == 0)
     if not np.any(single):
@@ -83,14 +90,14 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
 @implements(np.nanmax)
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Largest entry that is not NaN (ties share the gradient)."""
-    _no_out("nanmax", out)
+    _no_out("nanmax", out, kw)
     return R.max(_fill(a, -np.inf), axis=axis, keepdims=keepdims)
 
 
 @implements(np.nanmin)
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Smallest entry that is not NaN (ties share the gradient)."""
-    _no_out("nanmin", out)
+    _no_out("nanmin", out, kw)
     return R.min(_fill(a, np.inf), axis=axis, keepdims=keepdims)
 
 
@@ -141,7 +148,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
 
     Differentiable in ``a`` and in ``q``; the result has ``q``'s dimensions first, as NumPy's.
     """
-    _no_out("quantile", out)
+    _no_out("quantile", out, {k: v for k, v in kw.items() if k != "weights"})
     if method != "linear" or kw.get("weights") is not None:
         raise NotImplementedError(f"quantile: only method='linear' without weights is supported, got {method!r}")
     qs = np.asarray(raw(q), dtype=float)
@@ -222,7 +229,7 @@ def _nan_order(name: str, a: Any, q: Any, axis: Any, keepdims: bool) -> Any:
 def nanquantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
     """``quantile`` of the entries that are not NaN."""
-    _no_out("nanquantile", out)
+    _no_out("nanquantile", out, kw)
     if method != "linear":
         raise NotImplementedError(f"nanquantile: only method='linear' is supported, got {method!r}")
     return _nan_order("nanquantile", a, q, axis, keepdims)
@@ -265,7 +272,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     d = E.subtract(x, R.mean(x, axis=1, keepdims=True))
     from .contraction import matmul
 
-    c = E.divide(matmul(d, S.transpose(d)), float(n - ddof))
+    c = E.divide(matmul(d, conj(S.transpose(d))), float(n - ddof))
     return S.squeeze(c) if shape_of(c) == (1, 1) else c
 
 

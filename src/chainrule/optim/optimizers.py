@@ -175,10 +175,12 @@ class Optimizer:
                     v = v.item()
                 restored[key] = v
             new_state[i] = restored
-        for group, saved in zip(self.param_groups, groups, strict=False):
-            for k, v in saved.items():
-                if k != "params":
-                    group[k] = tuple(v) if isinstance(v, list) else v
+        checked = [
+            {k: _checked_hyperparameter(name, g, k, v, group) for k, v in saved.items() if k != "params"}
+            for g, (group, saved) in enumerate(zip(self.param_groups, groups, strict=False))
+        ]
+        for group, values in zip(self.param_groups, checked, strict=False):
+            group.update(values)  # only after every value passed its check: a refused load changes nothing
         self.state = new_state
 
     def __repr__(self) -> str:
@@ -332,3 +334,37 @@ def parameters_of(optimizer: Optimizer) -> Iterable[Any]:
     """Every parameter an optimiser holds, in order."""
     for group in optimizer.param_groups:
         yield from group["params"]
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
+def _checked_hyperparameter(name: str, g: int, key: str, value: Any, group: dict[str, Any]) -> Any:
+    """A saved hyperparameter, checked against the kind of value this optimiser holds under ``key``."""
+    where = f"{name}.load_state_dict: hyperparameter {key!r} of group {g}"
+    if key not in group:
+        raise ValueError(
+            f"{name}.load_state_dict: the saved state has a hyperparameter {key!r} that {name} does not have "
+            f"(it has {sorted(k for k in group if k != 'params')}); it was saved from another optimiser"
+        )
+    current = group[key]
+    if isinstance(current, (bool, np.bool_)) or current is None:
+        if not isinstance(value, (bool, np.bool_)) and not (current is None and (value is None or _is_number(value))):
+            raise TypeError(f"{where} must be {'a bool' if current is not None else 'None or a number'}, "
+                            f"got {type(value).__name__} {value!r:.40}")
+        return bool(value) if isinstance(value, np.bool_) else value
+    if _is_number(current):
+        if not _is_number(value) or not np.isfinite(value):
+            raise TypeError(f"{where} must be a finite number, got {type(value).__name__} {value!r:.40}")
+        if key in ("lr", "eps", "weight_decay", "momentum") and value < 0:
+            raise ValueError(f"{where} must be >= 0, got {value}")
+        return type(current)(value) if isinstance(current, (int, float)) else value
+    if isinstance(current, tuple):
+        if (not isinstance(value, (list, tuple)) or len(value) != len(current)
+                or not all(_is_number(v) and np.isfinite(v) for v in value)):
+            raise TypeError(f"{where} must be {len(current)} finite numbers, got {value!r:.60}")
+        return tuple(float(v) for v in value)
+    if isinstance(current, str) and not isinstance(value, str):
+        raise TypeError(f"{where} must be a string, got {type(value).__name__} {value!r:.40}")
+    return value

@@ -1,0 +1,115 @@
+"""Is NumPy building an array from a *list* of Tensors (``np.array([a * 2, a * 3])``)?
+
+NumPy calls ``Tensor.__array__`` the same way for ``np.asarray(t)`` (reading one tensor's
+values: fine) and for each element of ``np.array([t1, t2])`` (building a new array from
+graph values: the gradient to ``t1`` and ``t2`` is lost). PyTorch refuses both; chainrule
+keeps the first working and refuses the second, so it has to tell them apart from the
+outside: it looks at the call expression that is running in the caller's frame (its
+source, via the code positions of Python 3.11+) and at its first argument. A list or tuple
+display, a comprehension, or a name (or ``obj.attr``) bound to a list or tuple holding a
+Tensor means "from a sequence". When the source is not available (``python -c``, Python 3.10) the answer is
+"no": a read is never refused by mistake, but such a list conversion is not caught.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+import sys
+from types import FrameType
+from typing import Any
+
+_SEQUENCE_NODES = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Starred)
+
+
+def _call_source(frame: FrameType) -> str | None:
+    code = frame.f_code
+    try:
+        positions = next(itertools.islice(code.co_positions(), frame.f_lasti // 2, None))
+    except (AttributeError, StopIteration):  # Python 3.10 has no positions
+        return None
+    line, end_line, col, end_col = positions
+    if line is None or end_line is None or col is None or end_col is None:
+        return None
+    lines = [linecache.getline(code.co_filename, n, frame.f_globals).encode() for n in range(line, end_line + 1)]
+    if not any(lines):
+        return None
+    if len(lines) == 1:
+        text = lines[0][col:end_col]
+    else:
+        text = lines[0][col:] + b"".join(lines[1:-1]) + lines[-1][:end_col]
+    return text.decode(errors="replace")
+
+
+def _first_argument(frame: FrameType) -> Any:
+    """What the call being run passes first: True (a sequence display), a dotted name (tuple), or None."""
+    key = (frame.f_code, frame.f_lasti)
+    found = _seen.get(key, _seen)
+    if found is not _seen:
+        return found
+    found = None
+    source = _call_source(frame)
+    if source is not None:
+        try:
+            node = ast.parse(source.strip(), mode="eval").body
+        except SyntaxError:
+            node = None
+        if isinstance(node, ast.Call):
+            first = node.args[0] if node.args else next(
+                (k.value for k in node.keywords if k.arg in ("object", "a")), None
+            )
+            if isinstance(first, _SEQUENCE_NODES):
+                found = True
+            else:
+                found = _dotted(first)
+    if len(_seen) > 4096:
+        _seen.clear()
+    _seen[key] = found
+    return found
+
+
+_seen: dict[Any, Any] = {}
+
+
+def _dotted(node: ast.AST) -> tuple[str, ...] | None:
+    """``xs`` -> ("xs",); ``self.items`` -> ("self", "items"); anything else -> None."""
+    names: list[str] = []
+    while isinstance(node, ast.Attribute):
+        names.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    names.append(node.id)
+    return tuple(reversed(names))
+
+
+def _resolve(frame: FrameType, path: tuple[str, ...]) -> Any:
+    """The value a dotted name has in ``frame``, reading plain attributes only (never running a property)."""
+    value = frame.f_locals.get(path[0], frame.f_globals.get(path[0]))
+    for attr in path[1:]:
+        try:
+            value = vars(value)[attr]
+        except (TypeError, KeyError):
+            return None
+    return value
+
+
+def _holds_tensor(value: Any, tensor_type: type) -> bool:
+    return isinstance(value, (list, tuple)) and any(
+        isinstance(v, tensor_type) or isinstance(v, (list, tuple)) and _holds_tensor(v, tensor_type) for v in value
+    )
+
+
+def from_sequence(tensor_type: type, depth: int = 2) -> bool:
+    """True if the NumPy call running in the frame ``depth`` levels up converts a list or tuple of Tensors."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return False
+    first = _first_argument(frame)
+    if first is True:
+        return True
+    if isinstance(first, tuple):
+        return _holds_tensor(_resolve(frame, first), tensor_type)
+    return False

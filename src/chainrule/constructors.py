@@ -1,0 +1,197 @@
+"""PyTorch-style constructors that return Tensors: ``zeros``, ``ones``, ``full``, ``eye``, ``arange``, ``rand``, ...
+
+Floating-point results use the default dtype (:func:`chainrule.nn.get_default_dtype`,
+float32 unless changed), as ``torch.zeros`` does, so they fit ``nn`` layers as they are.
+``requires_grad=True`` makes a leaf to differentiate by. Random ones draw from the
+generator seeded by :func:`chainrule.nn.init.manual_seed` (or from ``rng``).
+
+``np.zeros_like(t)`` and ``np.ones_like(t)`` (NumPy's own functions) still give NumPy arrays.
+
+Example:
+    >>> import chainrule as cr
+    >>> cr.zeros(2, 3).shape
+    (2, 3)
+    >>> cr.ones(2, dtype=float, requires_grad=True)
+    Tensor([1., 1.], requires_grad=True)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .tensor import Tensor
+
+__all__ = ["zeros", "ones", "full", "empty", "eye", "arange", "rand", "randn", "zeros_like", "ones_like", "full_like"]
+
+
+def get_default_dtype() -> np.dtype:
+    from .nn.parameter import get_default_dtype as nn_default  # on first use: keeps `import chainrule` light
+
+    return nn_default()
+
+
+def _generator(rng: Any) -> np.random.Generator:
+    from .nn.init import generator  # on first use: keeps `import chainrule` light
+
+    return generator(rng)
+
+
+def _shape(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 0 for n in size):
+        raise TypeError(f"{name}: sizes must be non-negative integers, e.g. {name}(2, 3) or {name}((2, 3)), got {size}")
+    return tuple(int(n) for n in size)
+
+
+def _dtype(dtype: Any, default_kind: str = "f") -> np.dtype:
+    if dtype is None:
+        return get_default_dtype() if default_kind == "f" else np.dtype(np.int64)
+    return np.dtype(dtype)
+
+
+def _make(arr: np.ndarray, requires_grad: bool) -> Tensor:
+    t = Tensor._wrap(arr)
+    if requires_grad:
+        t.requires_grad = True  # checks the dtype is floating point
+    return t
+
+
+def _check_device(name: str, device: Any) -> None:
+    if device is not None and str(device) != "cpu":
+        raise ValueError(f"{name}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.zeros(2)
+        Tensor([0., 0.], dtype=float32)
+    """
+    _check_device("zeros", device)
+    return _make(np.zeros(_shape("zeros", size), dtype=_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A Tensor of ones: ``ones(2, 3)`` or ``ones((2, 3))``.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.ones(2, dtype=float)
+        Tensor([1., 1.])
+    """
+    _check_device("ones", device)
+    return _make(np.ones(_shape("ones", size), dtype=_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A Tensor of the given size (zeros here: chainrule never hands out uninitialised memory)."""
+    _check_device("empty", device)
+    return _make(np.zeros(_shape("empty", size), dtype=_dtype(dtype)), requires_grad)
+
+
+def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A Tensor of ``size`` filled with ``fill_value`` (dtype from the value, floats in the default dtype).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.full((2,), 7)
+        Tensor([7, 7])
+    """
+    _check_device("full", device)
+    size = _shape("full", (size,) if isinstance(size, (int, np.integer)) else tuple(size))
+    if dtype is None:
+        kind = np.result_type(fill_value).kind
+        dtype = get_default_dtype() if kind == "f" else None
+    return _make(np.full(size, fill_value, dtype=dtype), requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """The ``n`` by ``m`` identity matrix (``m`` defaults to ``n``).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.eye(2, dtype=float)
+        Tensor([[1., 0.],
+                [0., 1.]])
+    """
+    _check_device("eye", device)
+    return _make(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
+
+
+def arange(
+    start: Any, end: Any = None, step: Any = 1, dtype: Any = None, requires_grad: bool = False, device: Any = None
+) -> Tensor:
+    """Evenly spaced values in ``[start, end)``; integers give an int64 Tensor, floats the default dtype.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.arange(4)
+        Tensor([0, 1, 2, 3])
+    """
+    _check_device("arange", device)
+    arr = np.arange(start, end, step) if end is not None else np.arange(start, step=step)
+    if dtype is None:
+        dtype = get_default_dtype() if arr.dtype.kind == "f" else np.int64
+    return _make(arr.astype(dtype), requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
+    """Uniform random values in [0, 1) (from the generator of ``nn.init.manual_seed``, or ``rng``).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.rand(2, 3).shape
+        (2, 3)
+    """
+    _check_device("rand", device)
+    values = _generator(rng).random(_shape("rand", size))
+    return _make(values.astype(_dtype(dtype)), requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
+    """Standard normal random values (from the generator of ``nn.init.manual_seed``, or ``rng``).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.randn(4, requires_grad=True).requires_grad
+        True
+    """
+    _check_device("randn", device)
+    values = _generator(rng).standard_normal(_shape("randn", size))
+    return _make(values.astype(_dtype(dtype)), requires_grad)
+
+
+def _like(x: Any) -> np.ndarray:
+    return x.data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor of zeros with the shape and dtype of ``x`` (a new leaf, not linked to ``x``).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.zeros_like(cr.Tensor([1.0, 2.0]))
+        Tensor([0., 0.])
+    """
+    return _make(np.zeros_like(_like(x), dtype=dtype), requires_grad)
+
+
+def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor of ones with the shape and dtype of ``x`` (a new leaf, not linked to ``x``).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.ones_like(cr.Tensor([1.0, 2.0]))
+        Tensor([1., 1.])
+    """
+    return _make(np.ones_like(_like(x), dtype=dtype), requires_grad)
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``."""
+    return _make(np.full_like(_like(x), fill_value, dtype=dtype), requires_grad)

@@ -1,0 +1,216 @@
+"""NumPy's numeric helpers on Tensors: linspace (in its endpoints), gradient, partition,
+piecewise, apply_along_axis, and add_at (the out-of-place ``numpy.add.at``).
+
+All are built from other ops, so both modes and every order come with them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from . import elementwise as E
+from . import shape as S
+from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+
+
+def _plain(x: Any) -> bool:
+    """A NumPy array or a number (not a Tensor, nor a batched value under vmap)."""
+    return type(x) is np.ndarray or isinstance(x, np.generic) or not hasattr(x, "__array_function__")
+
+
+@implements(np.linspace)
+def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retstep: bool = False, dtype: Any = None,
+             axis: int = 0, *, device: Any = None) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop``; differentiable in both endpoints.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda b: np.sum(np.linspace(0.0, b, 5)))(2.0)  # 0 + 1/4 + 1/2 + 3/4 + 1
+        2.5
+    """
+    if _plain(start) and _plain(stop):
+        return np.linspace(start, stop, num, endpoint=endpoint, retstep=retstep, dtype=dtype, axis=axis)
+    num = int(num)
+    if num < 0:
+        raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
+    div = (num - 1) if endpoint else num
+    delta = E.subtract(stop, start)
+    shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
+    steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
+    if div > 0:
+        step = E.divide(delta, div)
+        y = E.add(E.multiply(steps, step), start)
+    else:  # one sample with endpoint: just start (NumPy's step is NaN)
+        step = E.multiply(delta, np.nan)
+        y = E.add(E.multiply(steps, delta), start)
+    if endpoint and num > 1:  # the last value is stop exactly, as in NumPy
+        y = S.concatenate([S.getitem(y, slice(0, num - 1)), S.expand_dims(S.broadcast_to(stop, shape), 0)], axis=0)
+    y = S.moveaxis(y, 0, axis) if shape else y
+    if dtype is not None:
+        y = S.astype(y, dtype)
+    return (y, step) if retstep else y
+
+
+@implements(np.gradient)
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+    """Second-order central differences inside, one-sided at the edges (``edge_order`` 1 or 2), as
+    numpy.gradient; spacings are numbers or coordinate arrays (constants)."""
+    nd = ndim_of(f)
+    given = range(nd) if axis is None else (axis if isinstance(axis, (tuple, list)) else (axis,))
+    axes = tuple(normalize_axis(a, nd)[0] for a in given)  # in the order given, as NumPy returns them
+    if edge_order not in (1, 2):
+        raise ValueError(f"gradient: edge_order must be 1 or 2, got {edge_order}")
+    if len(varargs) == 0:
+        spacing: list[Any] = [1.0] * len(axes)
+    elif len(varargs) == 1 and np.ndim(raw(varargs[0])) == 0:
+        spacing = [varargs[0]] * len(axes)
+    elif len(varargs) == len(axes):
+        spacing = list(varargs)
+    else:
+        raise TypeError(f"gradient: give one spacing, or one per axis ({len(axes)}), got {len(varargs)}")
+    if any(isinstance(h, Tensor) and h._rg for h in spacing):
+        raise TypeError("gradient: spacings are constants here (not differentiable); pass NumPy numbers or arrays")
+    out = [_gradient_along(f, ax, np.asarray(raw(h), dtype=float), edge_order) for ax, h in zip(axes, spacing)]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _take(f: Any, ax: int, sl: slice) -> Any:
+    return S.getitem(f, (slice(None),) * ax + (sl,))
+
+
+def _shaped(w: Any, ax: int, nd: int) -> Any:
+    """Weights along ``ax`` (1-D) shaped to broadcast against the slices of an nd array."""
+    w = np.asarray(w, dtype=float)
+    return w.reshape((-1,) + (1,) * (nd - ax - 1)) if w.ndim else w
+
+
+def _gradient_along(f: Any, ax: int, h: np.ndarray, edge_order: int) -> Any:
+    n = shape_of(f)[ax]
+    nd = ndim_of(f)
+    if n < edge_order + 1:
+        raise ValueError(f"gradient: an axis of length {n} is too short for edge_order={edge_order}; it needs "
+                         f"at least {edge_order + 1} entries")
+    if h.ndim == 0:
+        dx = np.full(n - 1, float(h))
+    elif h.shape == (n,):
+        dx = np.diff(h)
+    else:
+        raise ValueError(f"gradient: coordinates along axis {ax} must have length {n}, got shape {h.shape}")
+    dx1, dx2 = dx[:-1], dx[1:]
+    a = -dx2 / (dx1 * (dx1 + dx2))
+    b = (dx2 - dx1) / (dx1 * dx2)
+    c = dx1 / (dx2 * (dx1 + dx2))
+    inner = E.add(E.add(E.multiply(_take(f, ax, slice(0, n - 2)), _shaped(a, ax, nd)),
+                        E.multiply(_take(f, ax, slice(1, n - 1)), _shaped(b, ax, nd))),
+                  E.multiply(_take(f, ax, slice(2, n)), _shaped(c, ax, nd)))
+
+    def at(i: int) -> Any:
+        return _take(f, ax, slice(i, i + 1) if i != -1 else slice(n - 1, n))
+
+    if edge_order == 1:
+        first = E.divide(E.subtract(at(1), at(0)), dx[0])
+        last = E.divide(E.subtract(at(-1), _take(f, ax, slice(n - 2, n - 1))), dx[-1])
+    else:
+        d1, d2 = dx[0], dx[1]
+        first = E.add(E.add(E.multiply(at(0), -(2.0 * d1 + d2) / (d1 * (d1 + d2))),
+                            E.multiply(at(1), (d1 + d2) / (d1 * d2))), E.multiply(at(2), -d1 / (d2 * (d1 + d2))))
+        d1, d2 = dx[-2], dx[-1]
+        last = E.add(E.add(E.multiply(_take(f, ax, slice(n - 3, n - 2)), d2 / (d1 * (d1 + d2))),
+                           E.multiply(_take(f, ax, slice(n - 2, n - 1)), -(d2 + d1) / (d1 * d2))),
+                     E.multiply(at(-1), (2.0 * d2 + d1) / (d2 * (d1 + d2))))
+    return S.concatenate([first, inner, last], axis=ax)
+
+
+@implements(np.partition)
+def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect", order: Any = None) -> Any:
+    """numpy.partition: the k-th entries in sorted place, smaller before and larger after; each entry keeps
+    its gradient (the arrangement is NumPy's own, from argpartition)."""
+    if order is not None:
+        raise TypeError("partition: 'order' (structured arrays) is not supported on Tensors")
+    if axis is None:
+        a, axis = S.ravel(a), 0
+    idx = np.argpartition(raw(a), kth, axis=axis, kind=kind)
+    return S.take_along_axis(a, idx, axis=axis)
+
+
+@implements(np.piecewise)
+def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> Any:
+    """numpy.piecewise: each function (or constant) applied to the entries its condition picks (only
+    those: a function is never evaluated, nor differentiated, where it does not apply)."""
+    xv = raw(x)
+    if isinstance(condlist, (list, tuple)):
+        conds = [np.asarray(raw(c), dtype=bool) for c in condlist]
+    else:  # one array: a single condition, or a stack of them (one more dimension than x)
+        c = np.asarray(raw(condlist), dtype=bool)
+        conds = list(c) if c.ndim > np.ndim(xv) else [c]
+    funcs = list(funclist)
+    if len(funcs) == len(conds) + 1:  # the last one is the default, where no condition holds
+        conds.append(~np.any(conds, axis=0) if conds else np.ones(np.shape(xv), dtype=bool))
+    elif len(funcs) != len(conds):
+        raise ValueError(f"piecewise: with {len(conds)} condition(s) give {len(conds)} or {len(conds) + 1} "
+                         f"function(s), got {len(funcs)}")
+    out: Any = np.zeros(np.shape(xv), dtype=np.result_type(xv, float) if np.ndim(xv) else np.result_type(xv))
+    for cond, fn in zip(conds, funcs):
+        cond = np.broadcast_to(cond, np.shape(xv))
+        if not cond.any():
+            continue
+        if callable(fn):
+            piece = fn(S.getitem(x, cond) if isinstance(x, Tensor) else xv[cond], *args, **kw)
+        else:
+            piece = fn
+        piece = S.broadcast_to(piece, (int(cond.sum()),)) if isinstance(piece, Tensor) else np.broadcast_to(
+            np.asarray(piece, dtype=np.result_type(out)), (int(cond.sum()),))
+        # later conditions win where several hold (as in NumPy): clear the place, then put the piece there
+        out = E.add(E.where(cond, 0.0, out), _place(piece, cond))
+    return out
+
+
+def _place(values: Any, mask: np.ndarray) -> Any:
+    """An array of the mask's shape with ``values`` where it holds and 0 elsewhere."""
+    if isinstance(values, Tensor):
+        return S._scatter_add(values, index=mask, shape=mask.shape)
+    out = np.zeros(mask.shape, dtype=np.result_type(values))
+    out[mask] = values
+    return out
+
+
+@implements(np.apply_along_axis)
+def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any, **kwargs: Any) -> Any:
+    """numpy.apply_along_axis: ``func1d`` on every 1-D slice along ``axis``, the results stacked where the
+    axis was (a Python loop over the slices, as NumPy's own)."""
+    nd = ndim_of(arr)
+    axis = normalize_axis(axis, nd)[0]
+    moved = S.moveaxis(arr, axis, -1)
+    lead = shape_of(moved)[:-1]
+    outs = [func1d(S.getitem(moved, idx), *args, **kwargs) for idx in np.ndindex(*lead)]
+    if not outs:
+        raise ValueError("apply_along_axis: cannot apply a function to an empty array")
+    pieces = [o if isinstance(o, Tensor) else np.asarray(o) for o in outs]
+    out_shape = np.shape(raw(pieces[0]))
+    stacked = S.reshape(S.stack(pieces), lead + out_shape)
+    # the result's own axes go where ``axis`` was
+    k = len(out_shape)
+    order = list(range(axis)) + list(range(len(lead), len(lead) + k)) + list(range(axis, len(lead)))
+    return S.transpose(stacked, tuple(order)) if k else stacked
+
+
+def add_at(x: Any, indices: Any, values: Any) -> Any:
+    """``x`` with ``values`` added at ``indices`` (repeated indices add up): the out-of-place ``numpy.add.at``,
+    differentiable in ``x`` and ``values``. (``numpy.add.at`` itself changes its argument in place, which a
+    traced Tensor cannot do.)
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda v: np.sum(cr.add_at(np.zeros(3), [0, 0, 2], v) ** 2))(np.array([1.0, 2.0, 3.0]))
+        array([6., 6., 6.])
+    """
+    index = S._raw_index(indices)
+    target = np.shape(np.empty(shape_of(x), dtype=bool)[index])
+    v = S.broadcast_to(values, target) if isinstance(values, Tensor) else np.broadcast_to(values, target)
+    if not isinstance(v, Tensor):
+        v = Tensor._wrap(np.array(v, dtype=np.result_type(raw(x), v)))
+    return E.add(x, S._scatter_add(v, index=index, shape=shape_of(x)))

@@ -1,0 +1,256 @@
+"""PyTorch's spellings on Tensors, nn.functional and Modules: dim=/keepdim=, view, permute, ...; constructors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule import Tensor, nn
+
+X = np.array([[1.0, 5.0, -2.0], [7.0, 2.0, 0.5]])
+
+
+def _torch():
+    return pytest.importorskip("torch")
+
+
+REDUCTIONS = ["sum", "mean", "prod", "logsumexp", "std", "var", "max", "min"]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", REDUCTIONS)
+@pytest.mark.parametrize("dim, keepdim", [(1, False), (0, True), (-1, True)])
+def test_reductions_with_dim_keepdim_match_pytorch_values_and_gradients(name, dim, keepdim):
+    torch = _torch()
+    x = Tensor(X, requires_grad=True)
+    out = getattr(x, name)(dim=dim, keepdim=keepdim)
+    tx = torch.tensor(X, requires_grad=True)
+    tout = getattr(tx, name)(dim=dim, keepdim=keepdim)
+    if name in ("max", "min"):  # PyTorch's (values, indices)
+        np.testing.assert_array_equal(out.indices.data, tout.indices.numpy())
+        out, tout = out.values, tout.values
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12)
+    (out * out).sum().backward()
+    (tout * tout).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-10)
+
+
+def test_numpy_spelling_keeps_numpy_meaning():
+    x = Tensor(X)
+    np.testing.assert_allclose(x.std(axis=1).data, X.std(axis=1))  # ddof=0, NumPy's default
+    np.testing.assert_allclose(x.std(dim=1).data, X.std(axis=1, ddof=1))  # PyTorch's unbiased default
+    np.testing.assert_allclose(x.var(dim=1, correction=0).data, X.var(axis=1))
+    np.testing.assert_allclose(x.var(dim=1, unbiased=False).data, X.var(axis=1))
+    np.testing.assert_allclose(x.max(axis=1).data, X.max(axis=1))  # values only
+    assert x.sum(1, True).shape == (2, 1)
+    with pytest.raises(TypeError, match=r"sum: got both axis=0 and dim=1; pass one"):
+        x.sum(axis=0, dim=1)
+    with pytest.raises(TypeError, match=r"mean: got both keepdims and keepdim"):
+        x.mean(keepdims=True, keepdim=True)
+    with pytest.raises(TypeError, match=r"var: pass one of ddof, unbiased and correction"):
+        x.var(dim=1, ddof=0, correction=1)
+
+
+def test_value_methods_and_cumulative_ones_take_dim():
+    x = Tensor(X)
+    np.testing.assert_array_equal(x.argmax(dim=1, keepdim=True), [[1], [0]])
+    np.testing.assert_array_equal(x.argmin(dim=0), [0, 1, 0])
+    np.testing.assert_array_equal(x.any(dim=1), [True, True])
+    np.testing.assert_array_equal(x.all(dim=0, keepdim=True), [[True, True, True]])
+    np.testing.assert_allclose(x.cumsum(dim=1).data, np.cumsum(X, axis=1))
+    np.testing.assert_allclose(x.cumprod(dim=0).data, np.cumprod(X, axis=0))
+    np.testing.assert_allclose(x.softmax(dim=0).data.sum(axis=0), [1.0, 1.0, 1.0])
+    np.testing.assert_allclose(np.exp(x.log_softmax(dim=1).data).sum(axis=1), [1.0, 1.0])
+    assert Tensor(np.zeros((2, 1, 3))).squeeze(dim=1).shape == (2, 3)
+
+
+@pytest.mark.oracle
+def test_functional_softmax_takes_dim_like_pytorch():
+    torch = _torch()
+    for fn in ("softmax", "log_softmax"):
+        for dim in (0, 1, -1):
+            x = Tensor(X, requires_grad=True)
+            tx = torch.tensor(X, requires_grad=True)
+            out = getattr(F, fn)(x, dim=dim)
+            tout = getattr(torch.nn.functional, fn)(tx, dim=dim)
+            np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12)
+            (out * Tensor(X)).sum().backward()
+            (tout * torch.tensor(X)).sum().backward()
+            np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(F.softmax(Tensor(X), 0).data, F.softmax(Tensor(X), dim=0).data)
+    with pytest.raises(TypeError, match="softmax: got both axis=0 and dim=1"):
+        F.softmax(Tensor(X), 0, dim=1)
+
+
+@pytest.mark.oracle
+def test_shape_methods_match_pytorch():
+    torch = _torch()
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x, tx = Tensor(a), torch.tensor(a)
+    cases = [
+        (lambda t: t.view(6, 4), lambda t: t.view(6, 4)),
+        (lambda t: t.view(-1), lambda t: t.view(-1)),
+        (lambda t: t.view((4, -1)), lambda t: t.view((4, -1))),
+        (lambda t: t.unsqueeze(1), lambda t: t.unsqueeze(1)),
+        (lambda t: t.unsqueeze(-1), lambda t: t.unsqueeze(-1)),
+        (lambda t: t.permute(2, 0, 1), lambda t: t.permute(2, 0, 1)),
+        (lambda t: t.permute((1, 2, 0)), lambda t: t.permute((1, 2, 0))),
+        (lambda t: t.transpose(0, 2), lambda t: t.transpose(0, 2)),
+        (lambda t: t.transpose(-1, -2), lambda t: t.transpose(-1, -2)),
+        (lambda t: t.flatten(1), lambda t: t.flatten(1)),
+        (lambda t: t.flatten(0, 1), lambda t: t.flatten(0, 1)),
+        (lambda t: t.flatten(), lambda t: t.flatten()),
+        (lambda t: t[0].t(), lambda t: t[0].t()),
+        (lambda t: t[:, :1].expand(2, 5, 4), lambda t: t[:, :1].expand(2, 5, 4)),
+        (lambda t: t[:, :1].expand(-1, 3, -1), lambda t: t[:, :1].expand(-1, 3, -1)),
+        (lambda t: t.clamp(min=3.0, max=20.0), lambda t: t.clamp(min=3.0, max=20.0)),
+        (lambda t: t.clamp(max=5.0), lambda t: t.clamp(max=5.0)),
+        (lambda t: t.pow(2), lambda t: t.pow(2)),
+        (lambda t: t.norm(), lambda t: t.norm()),
+        (lambda t: t.norm(dim=1), lambda t: t.norm(dim=1)),
+        (lambda t: t.norm(p=1, dim=-1, keepdim=True), lambda t: t.norm(p=1, dim=-1, keepdim=True)),
+        (lambda t: t.norm(dim=(1, 2)), lambda t: t.norm(dim=(1, 2))),
+        (lambda t: t.masked_fill(t > 10, 0.0), lambda t: t.masked_fill(t > 10, 0.0)),
+        (lambda t: t.clone(), lambda t: t.clone()),
+        (lambda t: t.contiguous(), lambda t: t.contiguous()),
+    ]
+    for i, (ours, theirs) in enumerate(cases):
+        got = ours(x)
+        want = theirs(tx)
+        assert got.shape == tuple(want.shape), i
+        np.testing.assert_allclose(got.data, want.numpy(), rtol=1e-12, err_msg=str(i))
+    assert x.numel() == tx.numel() == 24 and x.dim() == tx.dim() == 3
+    assert x.size() == tuple(tx.size()) and x.size(1) == tx.size(1) == 3 and x.size(-1) == 4
+    assert x.size == 24  # ndarray's meaning too
+
+
+def test_gradients_flow_through_the_new_methods():
+    def through(t):
+        t = t if isinstance(t, Tensor) else Tensor(t)  # gradcheck also calls it on plain arrays
+        return (t.view(6).unsqueeze(0).permute(1, 0).clamp(min=0.5).pow(2).sum() + t.norm()
+                + t.masked_fill(t.detach() > 2, 0.0).sum() + t.clone().t().sum())
+
+    a = np.array([[1.0, 2.5, 3.0], [0.25, -1.0, 4.0]])  # away from the kinks at 0.5 and 2
+    assert cr.gradcheck(lambda v: through(v), a, modes=("rev", "fwd"), order=2)
+
+
+def test_dtype_and_device_conversions():
+    x = Tensor(X, requires_grad=True)
+    assert x.float().dtype == np.float32 and x.double() is x
+    assert x.to("cpu") is x and x.to(np.float32).dtype == np.float32 and x.to("cpu", np.float32).dtype == np.float32
+    assert x.to(dtype="float32").dtype == np.float32 and x.to(Tensor(np.float32(1.0))).dtype == np.float32
+    assert x.cpu() is x and x.long().dtype == np.int64
+    y = x.float()
+    y.sum().backward()  # differentiable: the gradient comes back in the input's dtype
+    assert x.grad.dtype == np.float64
+    with pytest.raises(ValueError, match=r"to: chainrule runs on the CPU \(NumPy\) only; device 'cuda'"):
+        x.to("cuda")
+    with pytest.raises(RuntimeError, match=r"cuda\(\): chainrule runs on the CPU"):
+        x.cuda()
+    with pytest.raises(TypeError, match="masked_fill: mask must be boolean"):
+        x.masked_fill(np.ones((2, 3)), 0.0)
+    with pytest.raises(ValueError, match="transpose.0, 1. of a 2-D Tensor is the identity in NumPy but the transpose"):
+        x.transpose(0, 1)
+    np.testing.assert_array_equal(x.transpose(1, 0).data, X.T)
+    with pytest.raises(IndexError, match=r"size\(5\): a Tensor of 2 dimensions has no such dim"):
+        x.size(5)
+
+
+def test_in_place_zero_and_fill_and_detach():
+    t = Tensor(X.copy())
+    assert t.zero_() is t and not t.data.any()
+    assert t.fill_(2.0) is t and (t.data == 2.0).all()
+    assert t.detach().data is t.data
+
+
+def test_constructors_return_tensors_in_the_default_dtype():
+    assert isinstance(cr.zeros(2, 3), Tensor) and cr.zeros(2, 3).shape == (2, 3) and cr.zeros((2, 3)).shape == (2, 3)
+    assert cr.zeros(2).dtype == nn.get_default_dtype() == np.float32
+    assert cr.ones(3, dtype=np.float64).dtype == np.float64
+    np.testing.assert_array_equal(cr.ones(2, 2).data, np.ones((2, 2)))
+    np.testing.assert_array_equal(cr.full((2,), 7).data, [7, 7])
+    assert cr.full((2,), 0.5).dtype == np.float32
+    np.testing.assert_array_equal(cr.eye(3).data, np.eye(3))
+    np.testing.assert_array_equal(cr.arange(4).data, [0, 1, 2, 3])
+    assert cr.arange(4).dtype == np.int64 and cr.arange(0.0, 1.0, 0.25).dtype == np.float32
+    np.testing.assert_array_equal(cr.arange(1, 7, 2).data, [1, 3, 5])
+    w = cr.randn(3, 2, requires_grad=True)
+    assert w.requires_grad and w.is_leaf and w.shape == (3, 2)
+    u = cr.rand(1000)
+    assert 0.0 <= u.data.min() and u.data.max() < 1.0
+    nn.init.manual_seed(3)
+    first = cr.randn(4).data
+    nn.init.manual_seed(3)
+    np.testing.assert_array_equal(cr.randn(4).data, first)
+    np.testing.assert_array_equal(cr.randn(2, rng=5).data, cr.randn(2, rng=5).data)
+    like = cr.zeros_like(Tensor([1.0, 2.0]), requires_grad=True)
+    assert isinstance(like, Tensor) and like.requires_grad and like.dtype == np.float64
+    assert isinstance(cr.ones_like(np.ones(2)), Tensor)
+    # NumPy's own zeros_like keeps NumPy's meaning
+    assert type(np.zeros_like(Tensor([1.0]))) is np.ndarray
+    with pytest.raises(TypeError, match="only floating-point tensors can require grad"):
+        cr.arange(3, requires_grad=True)
+    with pytest.raises(TypeError, match=r"zeros: sizes must be non-negative integers"):
+        cr.zeros(2.5)
+    with pytest.raises(ValueError, match="device 'cuda' is not available"):
+        cr.ones(2, device="cuda")
+
+
+def test_a_training_loop_written_the_pytorch_way():
+    nn.init.manual_seed(0)
+    model = nn.Linear(3, 1).to("cpu")
+    x = cr.randn(16, 3)
+    y = (x * cr.arange(1.0, 4.0)).sum(dim=1, keepdim=True)
+    losses = []
+    for _ in range(200):
+        loss = ((model(x) - y) ** 2).mean()
+        model.zero_grad()
+        loss.backward()
+        with cr.no_grad():
+            for p in model.parameters():
+                p -= 0.1 * p.grad
+        losses.append(loss.item())
+    assert losses[-1] < 1e-3 * losses[0]
+    np.testing.assert_allclose(model.weight.data, [[1.0, 2.0, 3.0]], atol=1e-2)
+
+
+def test_module_to_accepts_devices_and_dtypes():
+    layer = nn.Linear(2, 1)
+    assert layer.to("cpu") is layer and layer.cpu() is layer
+    assert layer.to("cpu", np.float64).weight.dtype == np.float64
+    assert layer.to(dtype=np.float32).weight.dtype == np.float32
+    assert layer.to("double").weight.dtype == np.float64
+    with pytest.raises(ValueError, match=r"Linear.to: chainrule runs on the CPU \(NumPy\) only; device 'cuda:0'"):
+        layer.to("cuda:0")
+    with pytest.raises(RuntimeError, match=r"Linear.cuda\(\): chainrule runs on the CPU"):
+        layer.cuda()
+
+
+@pytest.mark.oracle
+def test_sort_argsort_and_selection_with_pytorchs_keywords_match_pytorch():
+    torch = _torch()
+    a = np.array([[3.0, 1.0, 2.0, 1.0], [0.5, 0.5, 4.0, -1.0]])
+    for dim, descending in [(1, False), (1, True), (0, True), (-1, False)]:
+        x, tx = Tensor(a, requires_grad=True), torch.tensor(a, requires_grad=True)
+        values, indices = x.sort(dim=dim, descending=descending)
+        tvalues, tindices = tx.sort(dim=dim, descending=descending, stable=True)
+        np.testing.assert_array_equal(values.data, tvalues.detach().numpy())
+        np.testing.assert_array_equal(indices.data, tindices.numpy())
+        weights = np.arange(8.0).reshape(2, 4)
+        (values * Tensor(weights)).sum().backward()
+        (tvalues * torch.tensor(weights)).sum().backward()
+        np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+        np.testing.assert_array_equal(
+            x.argsort(dim=dim, descending=descending), tx.argsort(dim=dim, descending=descending, stable=True).numpy()
+        )
+    x, tx = Tensor(a), torch.tensor(a)
+    np.testing.assert_array_equal(x.repeat_interleave(2, dim=1).data, tx.repeat_interleave(2, dim=1).numpy())
+    np.testing.assert_array_equal(
+        x.index_select(1, np.array([3, 0])).data, tx.index_select(1, torch.tensor([3, 0])).numpy()
+    )
+    # NumPy's way still sorts in place and returns None
+    u = Tensor([3.0, 1.0, 2.0])
+    assert u.sort() is None
+    np.testing.assert_array_equal(u.data, [1.0, 2.0, 3.0])
