@@ -27,6 +27,16 @@ CONCRETE = {
     "nn_masked_softmax": "masked_softmax converts a non-Tensor input with np.asarray",
     "masked_fill": "masked_fill converts a non-Tensor input with np.asarray",
     "masked_fill_method": "the case makes a Tensor of its input",
+    "cnp_lists": "chainrule.numpy's list arguments are converted with np.asarray",
+    "cnp_r_c": "cnp.r_ / cnp.c_ build arrays with NumPy's index tricks",
+    "piecewise": "np.piecewise([_vals(x) < 0, ...]) reads the values",
+    "piecewise_default": "np.piecewise([_vals(x) > 1], ...) reads the values",
+    "add_at": "add_at converts its values with np.array",
+    "add_at_2d": "add_at converts its values with np.array",
+}
+UNBATCHED = {  # ops declared as having no batching rule: a NotImplementedError naming the op
+    "nn_qkv_attention": "nn.qkv_attention",
+    "nn_qkv_attention_full": "nn.qkv_attention",
 }
 
 
@@ -56,7 +66,7 @@ def _close(a, b):
     np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-9, atol=1e-11)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name not in CONCRETE], ids=str)
+@pytest.mark.parametrize("case", [c for c in CASES if c.name not in CONCRETE and c.name not in UNBATCHED], ids=str)
 def test_vmap_equals_a_loop(case):
     @settings(max_examples=2, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(data=st.data())
@@ -111,14 +121,28 @@ def test_cases_that_read_values_are_refused_clearly(case):
     run()
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in UNBATCHED], ids=str)
+def test_ops_without_a_batching_rule_are_named(case):
+    @settings(max_examples=1, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def run(data):
+        per_example, params = _draw_batch(case, data)
+        batched = [np.stack([ex[i] for ex in per_example]) for i in range(len(per_example[0]))]
+        with pytest.raises(NotImplementedError, match=f"vmap: {UNBATCHED[case.name]} has no batching rule"):
+            cr.vmap(lambda *xs: case.fn(*xs, **params))(*batched)
+
+    run()
+
+
 def test_every_primitive_declares_how_it_batches(library_primitives):  # noqa: F811
     table = cr.batching.table()
     missing = sorted(name for name in library_primitives if table.get(name, "none") == "none")
     assert not missing, f"primitives with no batching declaration in chainrule/batching/rules.py: {missing}"
     kinds = {table[name] for name in library_primitives}
-    assert kinds <= {"elementwise", "reduction", "shape", "contraction", "linalg", "loop"}
+    assert kinds <= {"elementwise", "reduction", "shape", "contraction", "linalg", "loop", "unbatched"}
     # the ops that still loop over the batch (no vectorized rule yet) are exactly these
     assert sorted(n for n in library_primitives if table[n] == "loop") == sorted(rules.LOOPED)
+    assert sorted(n for n in library_primitives if table[n] == "unbatched") == sorted(rules.UNBATCHED)
 
 
 def test_an_op_without_a_batching_rule_is_named():
