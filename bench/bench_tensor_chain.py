@@ -36,6 +36,23 @@ def make_chainrule(x0, w0, n_ops):
     return run
 
 
+def make_chainrule_jit(x0, w0, n_ops):
+    import chainrule as cr
+
+    try:
+        f = cr.jit(lambda x, w: ops(x, w, cr.tanh, n_ops).sum())
+    except AttributeError:  # a chainrule without jit
+        return None
+
+    def run():
+        x = cr.Tensor(x0, requires_grad=True)
+        w = cr.Tensor(w0, requires_grad=True)
+        f(x, w).backward()
+        return x.grad
+
+    return run
+
+
 def make_torch(x0, w0, n_ops):
     import torch
 
@@ -89,6 +106,7 @@ def make_numpy(x0, w0, n_ops):
 
 PEERS = {
     "chainrule": (None, make_chainrule),
+    "chainrule.jit (replayed)": (None, make_chainrule_jit),
     "pytorch eager": ("torch", make_torch),
     "HIPS autograd": ("autograd", make_autograd),
     "MyGrad": ("mygrad", make_mygrad),
@@ -112,6 +130,9 @@ def main() -> None:
             rows.append((name, "not installed"))
             continue
         run = make(x0, w0, n_ops)
+        if run is None:
+            rows.append((name, "not available"))
+            continue
         run()  # warm up
         rows.append((name, median_time(run, repeats) / n_ops * 1e6))
     table(f"4x4 tensors, {n_ops} elementwise ops, forward + backward (median of {repeats})", "us per op", rows)

@@ -102,7 +102,34 @@ def render() -> str:
     lines.append("")
     lines.append(f"`chainrule.numpy` exports {len(cnp.FUNCTIONS)} NumPy names with rules, plus array makers, dtypes "
                  "and constants.")
+    lines += _batching_section()
     return "\n".join(lines) + "\n"
+
+
+def _batching_section() -> list[str]:
+    """How each primitive batches under ``vmap`` (``chainrule.batching.table()``)."""
+    import chainrule.batching
+    import chainrule.nn.functional  # noqa: F401  (registers the nn primitives, so the table is the same however run)
+
+    by_kind: dict[str, list[str]] = {}
+    for name, kind in chainrule.batching.table().items():
+        by_kind.setdefault(kind, []).append(f"`{name}`")
+    lines = [
+        "",
+        "## Batching under vmap",
+        "",
+        "Each primitive declares how `vmap` runs it on a whole batch (`chainrule.batching.table()`); composites "
+        "batch through their primitives. *loop* ops run once per example and stack the results (exact and "
+        "differentiable, but a Python loop); library functions that read their inputs' values also fall back "
+        "to one call per example.",
+        "",
+        "| kind | primitives |",
+        "|---|---|",
+    ]
+    for kind in ("elementwise", "reduction", "shape", "contraction", "linalg", "loop"):  # (not test-made primitives)
+        if kind in by_kind:
+            lines.append(f"| {kind} | {', '.join(by_kind[kind])} |")
+    return lines
 
 
 def main() -> int:

@@ -59,7 +59,13 @@ def test_corpus_is_sorted_skips_non_utf8_installed_packages_and_respects_the_cap
     names = [os.path.relpath(p, tmp_path) for p in corpus_files(tmp_path)]
     assert names == ["a.py", "b/z.py", "blank.py", "latin.py"]
     assert read_corpus(tmp_path) == ["a = 1\n", "z = 1\n"]
-    assert read_corpus(tmp_path, max_bytes=7) == ["a = 1\n"]  # the second file would pass the cap
+    assert read_corpus(tmp_path, max_bytes=7) == ["a = 1\n"]
+
+
+def test_a_capped_corpus_spans_the_folder(tmp_path):
+    write(tmp_path, {f"m{i}.py": f"x = {i}\n" for i in range(10)})  # 6 bytes each
+    assert read_corpus(tmp_path, max_bytes=18) == ["x = 0\n", "x = 4\n", "x = 8\n"]  # every 4th file
+    assert len(read_corpus(tmp_path, max_bytes=60)) == 10
 
 
 def test_default_corpus_is_the_standard_library():
@@ -121,6 +127,16 @@ def test_write_tokens_splits_at_the_end_and_batches_are_shifted_seeded_windows(t
     assert all(bytes(row.tolist()) in bytes(everything) for row in y)  # windows are contiguous text
     with pytest.raises(GPTError, match="fewer than context \\+ 1 = 31"):
         val.batch(1, 30, np.random.default_rng(0))
+
+
+def test_validation_is_whole_files_spread_over_the_corpus(tmp_path):
+    texts = [f"doc{i:02d}" for i in range(20)]
+    paths = write_tokens(texts, ByteTokenizer(), tmp_path, val_fraction=0.1)
+    val = bytes(TokenStream(paths["val"]).tokens.tolist()).decode()
+    train = bytes(TokenStream(paths["train"]).tokens.tolist()).decode()
+    assert val == "doc09\n\ndoc19\n\n"
+    assert train == "".join(t + "\n\n" for t in texts if t not in ("doc09", "doc19"))
+    assert chainrule.gpt.dataset.validation_documents(5, 0.4) == [False, False, True, False, True]
 
 
 def test_too_small_corpus_and_missing_token_file_raise(tmp_path):

@@ -19,7 +19,7 @@ pytest.importorskip("matplotlib")
 Image = pytest.importorskip("PIL.Image")
 needs_graphviz = pytest.mark.skipif(not graphviz_available(), reason="the Graphviz 'dot' program is not installed")
 SVG = "{http://www.w3.org/2000/svg}"
-render_module = importlib.import_module("chainrule.graph.render")  # the module, not the function
+render_module = importlib.import_module("chainrule.pictures.graph.render")  # the module, not the function
 
 
 def svg_texts(svg: str) -> list[str]:

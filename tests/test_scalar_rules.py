@@ -72,9 +72,44 @@ def test_ops_are_strings_as_micrograd_keeps_them():
     assert math.isinf(Scalar(0.0).sqrt().local_derivatives[0])
 
 
-def test_a_first_order_only_op_names_itself_under_create_graph():
-    neuron = nn.scalar.Neuron(2, activation="linear", rng=0)
-    out = neuron([Scalar(1.0), 2.0])
-    assert out.op == "dot"
-    with pytest.raises(NotImplementedError, match="'dot' has no rule for higher derivatives"):
-        out.backward(create_graph=True)
+def _neuron_second_derivative(neuron, v, which):
+    x = Scalar(v)
+    target = x if which == "x" else neuron.w[0]
+    out = neuron([x, 2.0, Scalar(-0.5)])
+    out.backward(create_graph=True)
+    g = target.grad
+    for p in [x, *neuron.parameters()]:
+        p.grad = 0.0
+    g.backward()
+    return target.grad
+
+
+def _neuron_first_derivative(neuron, v):
+    x = Scalar(v)
+    neuron([x, 2.0, Scalar(-0.5)]).backward()
+    for p in neuron.parameters():
+        p.grad = 0.0
+    return x.grad
+
+
+def test_a_neurons_weighted_sum_is_one_node_with_a_rule_for_higher_orders():
+    neuron = nn.scalar.Neuron(3, activation="tanh", rng=0)
+    out = neuron([Scalar(0.3), 2.0, Scalar(-0.5)])
+    dot_node = out.parents[0]
+    assert dot_node.op == "dot" and len(dot_node.parents) == 1 + 2 * 2 + 1
+    h = 1e-5
+    numeric = (_neuron_first_derivative(neuron, 0.3 + h) - _neuron_first_derivative(neuron, 0.3 - h)) / (2 * h)
+    assert _neuron_second_derivative(neuron, 0.3, "x") == pytest.approx(numeric, rel=1e-6)
+    # d2/dw0^2 of tanh(w0 x + ...) is x^2 tanh''
+    w0 = neuron.w[0].data
+    z = neuron.b.data + w0 * 0.3 + neuron.w[1].data * 2.0 + neuron.w[2].data * -0.5
+    t = math.tanh(z)
+    assert _neuron_second_derivative(neuron, 0.3, "w") == pytest.approx(0.3**2 * -2 * t * (1 - t * t), rel=1e-12)
+
+
+def test_an_op_without_a_rule_on_scalars_names_itself_under_create_graph():
+    x = Scalar(1.0)
+    y = x * 2.0
+    y._op = ScalarOp("mystery", 1, None)
+    with pytest.raises(NotImplementedError, match="the op 'mystery' has no rule for higher derivatives"):
+        y.backward(create_graph=True)

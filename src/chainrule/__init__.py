@@ -45,7 +45,7 @@ _LAZY = {
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
     "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
-    "jit": "jit",
+    "jit": "replay", "JitError": "replay",
     "vmap": "batching",
 }
 _SUBMODULES = {

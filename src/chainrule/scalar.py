@@ -112,8 +112,14 @@ def _function(
 
 
 # the hottest rules, bound once (a module attribute lookup less per node)
-_d_add, _d_sub, _d_mul = ADD.derivative, SUB.derivative, MUL.derivative
-_d_add_number, _d_mul_number = ADD_NUMBER.derivative, MUL_NUMBER.derivative
+_d_mul, _d_mul_number = MUL.derivative, MUL_NUMBER.derivative
+# The rules of + and - read none of their inputs (the calls below pass none): evaluated once,
+# not per node.
+_ADD_DA, _ADD_DB = ADD.derivative(None, None, None, FLOATS)
+_SUB_DA, _SUB_DB = SUB.derivative(None, None, None, FLOATS)
+_ADD_NUMBER_LOCAL = ADD_NUMBER.derivative(None, None, None, FLOATS)
+_SUB_NUMBER_LOCAL = SUB_NUMBER.derivative(None, None, None, FLOATS)
+_NUMBER_SUB_LOCAL = NUMBER_SUB.derivative(None, None, None, FLOATS)
 
 
 class Scalar:
@@ -132,12 +138,12 @@ class Scalar:
     latest pass only.
     """
 
-    # _n: creation number. Parents are always created before their children, so sorting
+    # _stamp: creation number. Parents are always created before their children, so sorting
     # by it gives a topological order without a recursive (or even a post-order) walk.
     # A node keeps up to two parents in slots (_a, _b) with their local derivatives (_da,
     # _db), and any further (parent, local) pairs in _rest: no tuple per node, so a graph of
     # a million nodes is a million objects for Python's garbage collector, not three million.
-    __slots__ = ("data", "grad", "label", "_op", "_n", "_a", "_da", "_b", "_db", "_rest")
+    __slots__ = ("data", "grad", "label", "_op", "_stamp", "_a", "_da", "_b", "_db", "_rest")
     # NumPy must not fold a Scalar into an object array (its gradient would be lost):
     # with this, ndarray op Scalar defers to the Scalar's reflected operator, or fails.
     __array_ufunc__ = None
@@ -150,7 +156,7 @@ class Scalar:
         self._da = self._db = 0.0
         self._rest: tuple[tuple[Scalar, float], ...] = ()
         self._op = _op
-        self._n = _next_number()
+        self._stamp = _next_number()
         if _children:
             raise TypeError(
                 "Scalar: build nodes with operators (a + b, a.tanh(), ...); parents cannot be given directly"
@@ -194,30 +200,18 @@ class Scalar:
     # -- arithmetic: the local derivatives come from the rule table (scalar_rules) -------------
     def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            a, b = self.data, other.data
-            y = a + b
-            da, db = _d_add(a, b, y, FLOATS)
-            return _binary(y, self, da, other, db, ADD)
-        c = _number(other, "other")
-        y = self.data + c
-        return _unary(y, self, _d_add_number(self.data, y, c, FLOATS), ADD_NUMBER)
+            return _binary(self.data + other.data, self, _ADD_DA, other, _ADD_DB, ADD)
+        return _unary(self.data + _number(other, "other"), self, _ADD_NUMBER_LOCAL, ADD_NUMBER)
 
     __radd__ = __add__
 
     def __sub__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
-            a, b = self.data, other.data
-            y = a - b
-            da, db = _d_sub(a, b, y, FLOATS)
-            return _binary(y, self, da, other, db, SUB)
-        c = _number(other, "other")
-        y = self.data - c
-        return _unary(y, self, SUB_NUMBER.derivative(self.data, y, c, FLOATS), SUB_NUMBER)
+            return _binary(self.data - other.data, self, _SUB_DA, other, _SUB_DB, SUB)
+        return _unary(self.data - _number(other, "other"), self, _SUB_NUMBER_LOCAL, SUB_NUMBER)
 
     def __rsub__(self, other: Any) -> Scalar:
-        c = _number(other, "other")
-        y = c - self.data
-        return _unary(y, self, NUMBER_SUB.derivative(self.data, y, c, FLOATS), NUMBER_SUB)
+        return _unary(_number(other, "other") - self.data, self, _NUMBER_SUB_LOCAL, NUMBER_SUB)
 
     def __mul__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
@@ -283,20 +277,20 @@ class Scalar:
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------
     def __lt__(self, other: Any) -> bool:
-        return self.data < _value(other)
+        return self.data < _float_of(other)
 
     def __le__(self, other: Any) -> bool:
-        return self.data <= _value(other)
+        return self.data <= _float_of(other)
 
     def __gt__(self, other: Any) -> bool:
-        return self.data > _value(other)
+        return self.data > _float_of(other)
 
     def __ge__(self, other: Any) -> bool:
-        return self.data >= _value(other)
+        return self.data >= _float_of(other)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (Scalar, Real)):
-            return self.data == _value(other)
+            return self.data == _float_of(other)
         return NotImplemented
 
     def __ne__(self, other: object) -> bool:
@@ -312,7 +306,7 @@ class Scalar:
         With ``create_graph=True`` the gradients are Scalars built from the graph, so they
         can be differentiated again (``x.grad.backward()`` after resetting ``x.grad``).
         """
-        order = _graph(self, reset=True)
+        order = _reachable(self, reset=True)
         order.sort(key=_creation, reverse=True)
         if create_graph:
             return _backward_graph(self, order, gradient)
@@ -331,7 +325,7 @@ class Scalar:
 
     def zero_grad(self) -> None:
         """Set ``.grad`` to 0 on this node and every node it was computed from."""
-        for node in _graph(self, reset=False):
+        for node in _reachable(self, reset=False):
             node.grad = 0.0
 
     def graph(self, **kw: Any) -> Any:
@@ -343,7 +337,7 @@ class Scalar:
 
 _next_number = itertools.count().__next__
 _new = object.__new__
-_creation = attrgetter("_n")
+_creation = attrgetter("_stamp")
 
 
 # _unary and _binary are written out in full (no shared helper): they run once per
@@ -354,7 +348,7 @@ def _unary(data: float, a: Scalar, da: float, op: ScalarOp) -> Scalar:
     out.grad = 0.0
     out.label = ""
     out._op = op
-    out._n = _next_number()
+    out._stamp = _next_number()
     out._a = a
     out._da = da
     out._b = None
@@ -368,7 +362,7 @@ def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: ScalarO
     out.grad = 0.0
     out.label = ""
     out._op = op
-    out._n = _next_number()
+    out._stamp = _next_number()
     out._a = a
     out._da = da
     out._b = b
@@ -377,7 +371,7 @@ def _binary(data: float, a: Scalar, da: float, b: Scalar, db: float, op: ScalarO
     return out
 
 
-def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: ScalarOp) -> Scalar:
+def _node_with_parents(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: ScalarOp) -> Scalar:
     """A node with any number of parents (e.g. a neuron's weighted sum as one node)."""
     if len(prev) == 1:
         return _unary(data, prev[0], local[0], op)
@@ -389,7 +383,7 @@ def _node(data: float, prev: tuple[Scalar, ...], local: tuple[float, ...], op: S
     return out
 
 
-def _graph(root: Scalar, reset: bool) -> list[Scalar]:
+def _reachable(root: Scalar, reset: bool) -> list[Scalar]:
     """Every node ``root`` depends on, itself included (iterative; inner grads reset to 0)."""
     if reset and root._a is not None:
         root.grad = 0.0
@@ -433,16 +427,18 @@ def _differentiable_locals(node: Scalar) -> tuple[Any, ...]:
         return node.local_derivatives
     if op.derivative is None:
         raise NotImplementedError(
-            f"Scalar.backward(create_graph=True): the op {str(op)!r} has no rule for higher derivatives "
-            f"(it is first order only, e.g. nn.scalar's one-node weighted sum); build it from +, * and "
-            "functions of one Scalar to differentiate twice"
+            f"Scalar.backward(create_graph=True): the op {str(op)!r} has no rule for higher derivatives; "
+            "build it from +, * and functions of one Scalar to differentiate twice"
         )
+    if op.arity == 0:
+        n = len(node.parents) - int(op.constant or 0)  # the last local derivatives are plain numbers
+        return op.derivative(node.parents[:n], node.local_derivatives[n:], SCALARS)
     if op.arity == 2:
         return op.derivative(node._a, node._b, node, SCALARS)
     return (op.derivative(node._a, node, op.constant, SCALARS),)
 
 
-def _value(x: Any) -> float:
+def _float_of(x: Any) -> float:
     return x.data if isinstance(x, Scalar) else x
 
 

@@ -12,7 +12,9 @@ An op is a :class:`ScalarOp`, a ``str`` holding its display name (what micrograd
 ``Value._op``, e.g. ``'tanh'`` or ``'**2'``), so a node's op is its rule: nothing is parsed
 back out of a label. Signatures: unary ``derivative(x, y, c, m)`` with ``y`` the output and
 ``c`` the op's constant (the exponent of ``**2``); binary ``derivative(a, b, y, m)`` returning
-one local derivative per parent.
+one local derivative per parent; with any number of parents (arity 0)
+``derivative(head, numbers, m)``, ``numbers`` being the plain numbers the op was built with (the
+last local derivatives) and ``head`` the parents before as many last ones.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ class ScalarOp(str):
 
     - ``derivative``: the local derivative(s), see the module docstring; None when the op
       has no rule on Scalars (``backward(create_graph=True)`` then names the op);
-    - ``arity``: 1 or 2 (0 for ops with any number of parents);
+    - ``arity``: 1 or 2, or 0 for any number of parents (a neuron's weighted sum);
     - ``constant``: the number that is part of the op (``**2`` keeps 2.0), else None;
     - ``piecewise_constant``: the local derivatives do not depend on the inputs (``+``, ``x * 3``,
       ``relu`` on each side of 0), so higher orders reuse the stored float values.
@@ -123,8 +125,30 @@ TAN = ScalarOp("tan", 1, lambda x, y, c, m: 1.0 + y * y)
 TANH = ScalarOp("tanh", 1, lambda x, y, c, m: 1.0 - y * y)
 SIGMOID = ScalarOp("sigmoid", 1, lambda x, y, c, m: y * (1.0 - y))
 
-# a neuron's weighted sum as one node (nn.scalar): first order only
-DOT = ScalarOp("dot", 0, None)
+
+
+def _weighted_sum(head: Any, numbers: Any, m: Any) -> list[Any]:
+    """d/d(parents) of ``b + sum(x_i w_i) + sum(c_j w'_j)`` with parents ``[b, x_1, w_1, ..., x_k, w_k, w'_1, ...]``:
+    the Scalar inputs each before its weight, then the weights of the plain numbers ``c_j``.
+
+    ``head`` is ``[b, x_1, w_1, ..., x_k, w_k]`` (the weights of numbers are not needed: their
+    derivatives are the numbers).
+    """
+    end = len(head)
+    out = [1.0] * end
+    out[1:end:2] = head[2:end:2]  # d/dx = w
+    out[2:end:2] = head[1:end:2]  # d/dw = x
+    out.extend(numbers)  # d/dw' = c
+    return out
+
+
+def dot(n_numbers: int) -> ScalarOp:
+    """The op of a neuron's weighted sum as one node (nn.scalar), over ``n_numbers`` plain-number inputs.
+
+    Its rule (any number of parents) is ``derivative(head, numbers, m)``: ``numbers`` are the
+    last ``n_numbers`` local derivatives of the node, ``head`` the parents before the last ``n_numbers``.
+    """
+    return _with_number("dot", _weighted_sum, n_numbers, arity=0)
 
 
 def _power_of(x: Any, y: Any, c: Any, m: Any) -> Any:
@@ -149,11 +173,11 @@ def base_to(c: float) -> ScalarOp:
     return _with_number(exact(c) + "**", _base_to, c)
 
 
-def _with_number(name: str, derivative: Callable[..., Any], c: float) -> ScalarOp:
+def _with_number(name: str, derivative: Callable[..., Any], c: float, arity: int = 1) -> ScalarOp:
     key = (name, c)
     op = _ops_with_a_number.get(key)
     if op is None:
-        op = ScalarOp(name, 1, derivative, constant=c)
+        op = ScalarOp(name, arity, derivative, constant=c)
         if len(_ops_with_a_number) < _KEEP:
             _ops_with_a_number[key] = op
     return op

@@ -251,7 +251,7 @@ def value_and_grad(
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _batching.levels:  # inside vmap: every example's gradient at once
+        if _batching.levels():  # inside vmap: every example's gradient at once
             return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs)
         nums = _argnums(argnums, len(args), "grad")
         with _transform():
@@ -342,7 +342,7 @@ def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., A
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if _batching.levels:
+        if _batching.levels():
             return _lifted().elementwise_grad(f, argnums, args, kwargs)
         with _named("elementwise_grad"):
             out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
@@ -381,7 +381,7 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
         >>> pullback(np.array([1.0, 10.0]))
         (array([ 3., 30.]),)
     """
-    if _batching.levels:
+    if _batching.levels():
         return _lifted().vjp(f, primals)
     nums = tuple(range(len(primals)))
     with _transform():
@@ -430,7 +430,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
         raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
-    if _batching.levels:
+    if _batching.levels():
         return _lifted().jvp(f, primals, tangents)
     like = primals[0] if len(primals) == 1 else None
     with _transform():
@@ -512,7 +512,7 @@ def jacrev(
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
-        if _batching.levels:
+        if _batching.levels():
             return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
         with _transform():
@@ -558,7 +558,7 @@ def jacfwd(
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
-        if _batching.levels:
+        if _batching.levels():
             return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
         leaves_per_arg = [_pytree.flatten(args[i]) for i in nums]

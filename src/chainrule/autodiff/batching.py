@@ -1,21 +1,41 @@
 """vmap bookkeeping shared with the core: which batch levels are open, and the hook that batches a primitive.
 
-Each ``vmap`` call opens a level with a fresh, increasing id. ``open`` counts running ``vmap``
-calls (``apply`` looks at it on every primitive call, so it is a plain int); ``levels`` lists
-the levels a transform entered now must batch over (a transform hides the level it is handling
-while it differentiates the whole batch at once). ``dispatch`` is set by ``chainrule.batching``.
+Each ``vmap`` call opens a level with a fresh, increasing id. The visible levels (those a
+transform entered now must batch over; a transform hides the level it is handling while it
+differentiates the whole batch at once) and each level's batch size are per thread and per async
+task (``contextvars``, like grad mode). ``open`` counts the vmap calls running in the process: it
+only gates the hook in ``apply`` (read on every primitive call, so a plain int); the hook then
+looks for Batched arguments, which exist only inside their own vmap. ``dispatch`` is set by
+``chainrule.batching``.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from contextvars import ContextVar
 from typing import Any
 
-open = 0  # noqa: A001  (number of vmap calls running)
-levels: list[int] = []  # visible levels, innermost last
-sizes: dict[int, int] = {}  # batch size of each open level
+open = 0  # noqa: A001  (number of vmap calls running in the process)
+_open_lock = threading.Lock()
+_LEVELS: ContextVar[tuple[int, ...]] = ContextVar("chainrule_vmap_levels", default=())
+_SIZES: ContextVar[tuple[tuple[int, int], ...]] = ContextVar("chainrule_vmap_sizes", default=())
 dispatch: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
 BATCHED: tuple[type, ...] = ()  # the batched value class, set by chainrule.batching
+
+levels: Callable[[], tuple[int, ...]] = _LEVELS.get
+"""The visible vmap levels in this thread or task, innermost last."""
+
+
+def size(level: int) -> int:
+    """The batch size of an open level."""
+    return dict(_SIZES.get())[level]
+
+
+def opened(delta: int) -> None:
+    global open
+    with _open_lock:
+        open += delta
 
 
 def batched_in(args: tuple[Any, ...], kw: dict[str, Any]) -> bool:

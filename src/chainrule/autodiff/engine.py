@@ -18,6 +18,7 @@ from operator import attrgetter
 from typing import Any
 
 from ..core.state import is_grad_enabled, set_grad_enabled  # noqa: F401  (grad mode lives in core.state)
+from .sparse import SliceGrad
 
 _creation = attrgetter("_stamp")
 
@@ -64,6 +65,8 @@ def backward_sweep(
         g = grads.pop(node, None)
         if g is None:
             continue
+        if g.__class__ is SliceGrad:  # slices' gradients, kept sparse while they were summed
+            g = g.dense()
         parents = node._parents
         if node in wanted if wanted is not None else (not parents or node._retain):
             found.append((node, g))

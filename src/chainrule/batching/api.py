@@ -23,40 +23,39 @@ _ids = itertools.count(1)
 @contextmanager
 def new_level(size: int) -> Iterator[int]:
     level = next(_ids)
-    _state.sizes[level] = size
-    _state.open += 1
-    _state.levels.append(level)
+    sizes = _state._SIZES.set(_state._SIZES.get() + ((level, size),))
+    shown_levels = _state._LEVELS.set(_state._LEVELS.get() + (level,))
+    _state.opened(1)
     try:
         yield level
     finally:
-        _state.levels.remove(level)
-        _state.open -= 1
-        del _state.sizes[level]
+        _state.opened(-1)
+        _state._LEVELS.reset(shown_levels)
+        _state._SIZES.reset(sizes)
 
 
 @contextmanager
 def hidden(level: int) -> Iterator[None]:
     """Hide ``level`` from transforms entered now (they are handed the whole batch)."""
-    _state.levels.remove(level)
+    token = _state._LEVELS.set(tuple(lv for lv in _state._LEVELS.get() if lv != level))
     try:
         yield
     finally:
-        _state.levels.append(level)
-        _state.levels.sort()
+        _state._LEVELS.reset(token)
 
 
 @contextmanager
 def shown(level: int) -> Iterator[None]:
     """Show ``level`` again while the function runs on Batched values of it."""
-    added = level not in _state.levels
-    if added:
-        _state.levels.append(level)
-        _state.levels.sort()
+    current = _state._LEVELS.get()
+    if level in current:
+        yield
+        return
+    token = _state._LEVELS.set(tuple(sorted(current + (level,))))
     try:
         yield
     finally:
-        if added:
-            _state.levels.remove(level)
+        _state._LEVELS.reset(token)
 
 
 def _prefix(spec: Any, tree: Any, what: str) -> list[Any]:

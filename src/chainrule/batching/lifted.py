@@ -28,6 +28,8 @@ from .value import Batched
 
 
 def _tree_map(fn: Callable[[Any], Any], tree: Any) -> Any:
+    if not isinstance(tree, (tuple, list, dict)):
+        return fn(tree)
     leaves, treedef = _pytree.flatten(tree)
     return _pytree.unflatten(treedef, [fn(x) for x in leaves])
 
@@ -39,8 +41,8 @@ def _full(x: Any, level: int, size: int) -> Any:
 
 
 def _level() -> tuple[int, int]:
-    level = _state.levels[-1]
-    return level, _state.sizes[level]
+    level = _state.levels()[-1]
+    return level, _state.size(level)
 
 
 def _finish(x: Any) -> Any:
@@ -127,7 +129,7 @@ def vjp(f: Callable[..., Any], primals: Sequence[Any]) -> Any:
 def pullback_per_example(pullback: Callable[[Any], Any], cotangent: Any) -> Any:
     """A pullback taken outside vmap, called on batched cotangents: once per example, stacked."""
     level = max(c.level for c in _pytree.flatten(cotangent)[0] if isinstance(c, Batched))
-    size = _state.sizes[level]
+    size = _state.size(level)
     rows = [pullback(_tree_map(lambda c: c.value[b] if at(c, level) else c, cotangent)) for b in range(size)]
     leaves = [_pytree.flatten(r)[0] for r in rows]
     treedef = _pytree.flatten(rows[0])[1]

@@ -12,9 +12,51 @@ from typing import Any
 
 import numpy as np
 
+from .. import _pytree
+from ..autodiff import batching as _state
 from ..ops._define import NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_UFUNCS
-from .rules import _shift, _top, at, expand, ndim
-from .value import Batched
+from .rules import _shift, _top, at, batch_value, expand, ndim
+from .value import Batched, ConcreteValueError
+
+# NumPy callables being dispatched right now: a library function that calls its own NumPy name on the
+# values (np.linalg.slogdet(raw(a)) inside slogdet) wants values, example by example.
+_active: list[Any] = []
+# Library functions that fell back to one call per example (they read concrete values), for table().
+PER_EXAMPLE: set[str] = set()
+
+
+def per_example(fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``fn`` called once per example of the innermost batch level among the arguments; results stacked."""
+    from ..ops.shape import stack
+
+    leaves, treedef = _pytree.flatten((args, kwargs))
+    level = max(x.level for x in leaves if isinstance(x, Batched))
+    size = _state.size(level)
+    rows = []
+    for b in range(size):
+        a, k = _pytree.unflatten(treedef, [x.value[b] if at(x, level) else x for x in leaves])
+        rows.append(fn(*a, **k))
+    first = rows[0]
+    if isinstance(first, tuple):
+        parts = [Batched(stack([np.asarray(r[i]) if np.isscalar(r[i]) else r[i] for r in rows]), level)
+                 for i in range(len(first))]
+        return type(first)(*parts) if hasattr(first, "_fields") else tuple(parts)
+    return Batched(stack([np.asarray(r) if np.isscalar(r) else r for r in rows]), level)
+
+
+def _call(np_fn: Any, fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """The chainrule function for ``np_fn`` on the batch; per example if it reads concrete values."""
+    if np_fn in _active:
+        return per_example(np_fn, args, kwargs)
+    _active.append(np_fn)
+    try:
+        return fn(*args, **kwargs)
+    except ConcreteValueError:
+        pass
+    finally:
+        _active.pop()
+    PER_EXAMPLE.add(_name(np_fn))
+    return per_example(fn, args, kwargs)
 
 
 def _name(fn: Any) -> str:
@@ -29,7 +71,7 @@ def ufunc(uf: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any])
         )
     fn = NUMPY_UFUNCS.get(uf)
     if fn is not None and fn not in NONDIFFERENTIABLE:
-        return fn(*inputs, **kwargs)
+        return _call(uf, fn, inputs, kwargs)
     # values only (comparisons, isfinite, logical ops...): line up the batch axis and call NumPy
     L, _ = _top(inputs, kwargs)
     nd = max(ndim(a) for a in inputs)
@@ -38,7 +80,7 @@ def ufunc(uf: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any])
     return tuple(Batched(o, L) for o in out) if isinstance(out, tuple) else Batched(out, L)
 
 
-def _first(args: tuple[Any, ...], kwargs: dict[str, Any], name: str = "a") -> Batched:
+def _first(args: tuple[Any, ...], kwargs: dict[str, Any]) -> Batched:
     x = args[0] if args else next(iter(kwargs.values()))
     if not isinstance(x, Batched):
         raise NotImplementedError("vmap: only the first argument of this function may be batched")
@@ -108,6 +150,21 @@ def _isclose(args: tuple, kwargs: dict) -> Any:
     return Batched(np.isclose(*vals, *args[2:], **kwargs), L)
 
 
+def _dtype_only(func: Any) -> Callable[[tuple, dict], Any]:
+    return lambda args, kwargs: func(np.empty(0, dtype=_first(args, kwargs).dtype))
+
+
+def _take_along_axis(args: tuple, kwargs: dict) -> Any:
+    from ..ops.shape import take_along_axis
+
+    x, idx = args[0], args[1] if len(args) > 1 else kwargs["indices"]
+    axis = args[2] if len(args) > 2 else kwargs["axis"]
+    L, B = _top((x, idx), {})
+    nd = max(ndim(x), ndim(idx))
+    xv, iv = (expand(batch_value(v, L, B), nd - ndim(v)) for v in (x, idx))
+    return Batched(take_along_axis(xv, iv, axis=_shift(axis, nd)), L)
+
+
 VALUE_RULES: dict[Any, Callable[[tuple, dict], Any]] = {
     np.shape: _shape_rule,
     np.ndim: _ndim_rule,
@@ -126,6 +183,9 @@ VALUE_RULES: dict[Any, Callable[[tuple, dict], Any]] = {
     np.all: _along_axis(np.all, None, False),
     np.count_nonzero: _along_axis(np.count_nonzero, None, False),
     np.isclose: _isclose,
+    np.iscomplexobj: _dtype_only(np.iscomplexobj),
+    np.isrealobj: _dtype_only(np.isrealobj),
+    np.take_along_axis: _take_along_axis,
     np.allclose: _concrete(np.allclose),
     np.array_equal: _concrete(np.array_equal),
     np.array_equiv: _concrete(np.array_equiv),
@@ -141,7 +201,10 @@ def function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return rule(args, kwargs)
     fn = NUMPY_FUNCTIONS.get(func)
     if fn is not None and fn not in NONDIFFERENTIABLE:
-        return fn(*args, **kwargs)
+        return _call(func, fn, args, kwargs)
+    if fn is not None:  # answers on values only (no gradient): example by example
+        PER_EXAMPLE.add(_name(func))
+        return per_example(func, args, kwargs)
     raise NotImplementedError(
         f"vmap: {_name(func)} has no batching rule; use functions chainrule supports "
         "(chainrule.batching.table() lists how each op batches)"

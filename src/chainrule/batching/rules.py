@@ -76,12 +76,16 @@ def batch_value(x: Any, level: int, size: int) -> Any:
 
 def _top(args: tuple[Any, ...], kw: dict[str, Any]) -> tuple[int, int]:
     best: Batched | None = None
-    for a in list(args) + list(kw.values()):
-        for b in a if isinstance(a, (tuple, list)) else (a,):
-            if isinstance(b, Batched) and (best is None or b.level > best.level):
-                best = b
+    for a in (*args, *kw.values()) if kw else args:
+        if a.__class__ is Batched:
+            if best is None or a.level > best.level:
+                best = a
+        elif isinstance(a, (tuple, list)):
+            for b in a:
+                if isinstance(b, Batched) and (best is None or b.level > best.level):
+                    best = b
     assert best is not None
-    return best.level, best.batch_size
+    return best.level, best.value.shape[0]
 
 
 def _param(args: tuple[Any, ...], kw: dict[str, Any], name: str, pos: int) -> Any:
@@ -105,8 +109,10 @@ def _shift(axis: Any, nd: int) -> Any:
 
 # -- rules by kind ----------------------------------------------------------------------------------------
 def elementwise(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
-    if any(at(v, L) for v in kw.values()):
+    if kw and any(at(v, L) for v in kw.values()):
         return loop(prim, args, kw, L, B)
+    if len(args) == 1:  # the common unary case
+        return Batched(prim(args[0].value, **kw), L)
     nd = max(ndim(a) for a in args)
     vals = [expand(a.value, nd - a.ndim) if at(a, L) else a for a in args]
     return Batched(prim(*vals, **kw), L)
@@ -117,9 +123,7 @@ def reduction(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     if not at(x, L) or any(at(a, L) for a in args[1:]):
         return loop(prim, args, kw, L, B)
     axis = _param(args, kw, "axis", 1)
-    new = () if x.ndim == 0 and axis is not None and not isinstance(axis, tuple) else _shift(axis, x.ndim)
-    if x.ndim == 0 and isinstance(new, int):  # a 0-d example: reduce over nothing
-        new = ()
+    new = () if x.ndim == 0 else _shift(axis, x.ndim)  # a 0-d example: reduce over nothing
     args, kw = _set((x.value,) + args[1:], kw, "axis", 1, new)
     return Batched(prim(*args, **kw), L)
 
@@ -162,6 +166,8 @@ def getitem(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     x = args[0]
     index = _param(args, kw, "index", 1)
     items = index if isinstance(index, tuple) else (index,)
+    if not at(x, L) and at(index, L) and not isinstance(index.value, (Batched, Tensor)):
+        return Batched(prim(x, index=index.value), L)  # a constant table looked up by batched integers
     if not at(x, L) or any(isinstance(i, Batched) for i in items):
         return loop(prim, args, kw, L, B)
     out = prim(x.value, index=(slice(None),) + items)
@@ -254,6 +260,38 @@ def linear(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     return Batched(prim(x.value, *args[1:], **kw), L)
 
 
+def normalization(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    """layer_norm / rms_norm over ``axes`` of one example.
+
+    Weights and biases that differ per example are applied after normalizing, by the batched
+    elementwise ops (``normalized * w + b``).
+    """
+    from ..ops._saved import Saved
+
+    x, rest = args[0], list(args[1:]) + [None] * (3 - len(args))
+    w, b = rest[0], rest[1]
+    if at(w, L) or at(b, L):
+        plain = {**kw, "saved": Saved(x.value if at(x, L) else x)}
+        if at(x, L):
+            normalized: Any = Batched(prim(x.value, **{**plain, "axes": _shift(kw["axes"], x.ndim)}), L)
+        else:
+            normalized = prim(x, **plain)
+        out = normalized if w is None else normalized * w
+        return out if b is None else out + b
+    return Batched(prim(x.value, *args[1:], **{**kw, "axes": _shift(kw["axes"], x.ndim)}), L)
+
+
+def attention(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    """Attention is matmuls over the last two axes: the batch is one more leading axis of each operand."""
+    if any(at(v, L) for v in kw.values()):
+        raise NotImplementedError(f"vmap: {prim.name} with a dropout mask that differs per example has no "
+                                  "batching rule")
+    present = [a for a in args if a is not None]
+    nd = max(ndim(a) for a in present)
+    vals = [expand(a.value, nd - a.ndim) if at(a, L) else a for a in args]
+    return Batched(prim(*vals, **kw), L)
+
+
 def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     """One call per example, results stacked (for ops with no vectorized rule)."""
     from ..ops.shape import stack
@@ -282,15 +320,18 @@ SPECIAL: dict[str, tuple[str, Rule]] = {
     "einsum": ("contraction", einsum),
     "solve": ("linalg", solve),
     "nn.linear": ("contraction", linear),
+    "nn.layer_norm": ("reduction", normalization),
+    "nn.rms_norm": ("reduction", normalization),
+    "nn.scaled_dot_product_attention": ("contraction", attention),
 }
 ELEMENTWISE = (
     "abs add arccos arccosh arcsin arcsinh arctan arctan2 arctanh astype cbrt ceil clip cos cosh divide erf exp "
     "exp2 expm1 floor hypot identity ldexp log log10 log1p log2 logaddexp maximum minimum multiply negative power "
-    "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where "
+    "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where masked_fill "
     "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits "
     "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma real imag conjugate"
 ).split()
-REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2".split()
+REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
 STACKED_LINALG = ("inv det slogdet cholesky eigh_values eigh_vectors svd_u svd_s svd_vh svd_u_complement "
                   "svd_vh_complement qr_q qr_r qr_q_complement eig_values eig_vectors").split()
 LOOPED = ("scatter_add", "nn.cross_entropy")

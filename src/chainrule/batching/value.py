@@ -17,6 +17,10 @@ import numpy as np
 from ..autodiff import batching as _state
 
 
+class ConcreteValueError(TypeError):
+    """A batched value was asked for one concrete value (bool, float, np.asarray...)."""
+
+
 class Batched:
     """One example of a batch, as seen inside ``vmap`` (the batch is ``value``'s axis 0)."""
 
@@ -61,7 +65,7 @@ class Batched:
 
     # -- values that would differ per example ----------------------------------------------
     def _concrete(self, what: str) -> TypeError:
-        return TypeError(
+        return ConcreteValueError(
             f"vmap: {what} of a batched value: its value differs from example to example, so Python control "
             "flow (if/while/and/or) or a conversion to a Python number cannot be batched; use np.where / "
             "np.maximum / np.clip on the values instead, or move the computation outside vmap"
@@ -89,10 +93,11 @@ class Batched:
         raise self._concrete("tolist()")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        raise TypeError(
-            "vmap: a batched value was converted to a NumPy array (np.asarray / np.array, or a NumPy or "
-            "Python function with no batching rule): that would mix the examples. Use NumPy functions that "
-            "chainrule supports (chainrule.batching.table() lists how each op batches)"
+        raise ConcreteValueError(
+            "vmap: a batched value was converted to a NumPy array (np.asarray / np.array, a NumPy array indexed "
+            "by it, or a NumPy or Python function with no batching rule): that would mix the examples. Use NumPy "
+            "functions that chainrule supports (chainrule.batching.table() lists how each op batches); to index "
+            "a NumPy array a by a batched index i, use chainrule.Tensor(a)[i]"
         )
 
     # -- NumPy's protocols ---------------------------------------------------------------------
@@ -127,7 +132,7 @@ def _outranked(self: Batched, args: Any, kwargs: dict[str, Any]) -> bool:
 
 
 def _check_open(x: Batched) -> None:
-    if not _state.open:
+    if not any(level == x.level for level, _ in _state._SIZES.get()):
         raise TypeError(
             "vmap: a batched value was used after its vmap returned (it escaped through a global, a closure "
             "or a side effect); return it from the vmapped function instead"

@@ -1,9 +1,9 @@
 """The text a GPT trains on: every ``*.py`` file under a folder, in sorted order, capped by size.
 
-The default folder is the Python standard library of the running interpreter
-(``sysconfig.get_paths()["stdlib"]``, without ``site-packages``), so training needs no
-download on any machine. Files that are not UTF-8 are skipped (the standard library's tests
-hold a few on purpose).
+A capped corpus takes every k-th file, so it spans the whole folder. The default folder is the
+Python standard library of the running interpreter (``sysconfig.get_paths()["stdlib"]``,
+without ``site-packages``), so training needs no download on any machine. Files that are not
+UTF-8 are skipped (the standard library's tests hold a few on purpose).
 
 Example:
     >>> import os, tempfile
@@ -18,6 +18,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import os
 import sysconfig
 
@@ -49,14 +50,19 @@ def corpus_files(root: str | os.PathLike[str], pattern_suffix: str = ".py") -> l
 
 def read_corpus(root: str | os.PathLike[str] | None = None, max_bytes: int = 4_000_000,
                 suffix: str = ".py") -> list[str]:
-    """The texts of the corpus files in order, stopping before ``max_bytes`` of UTF-8 in all
-    (at least one file is kept). Raises :class:`GPTError` when there is no usable text."""
+    """The texts of the corpus files in sorted order, at most ``max_bytes`` of UTF-8 in all (at
+    least one file is kept). When the folder holds more, every k-th file is read (k = total
+    size / ``max_bytes``, rounded up), so a capped corpus still spans the whole folder instead of
+    its first packages alphabetically. Raises :class:`GPTError` when there is no usable text."""
     if max_bytes <= 0:
         raise GPTError(f"max_bytes must be positive, got {max_bytes}")
     root = default_corpus_dir() if root is None else os.fspath(root)
+    files = corpus_files(root, suffix)
+    total_size = sum(os.path.getsize(p) for p in files)
+    stride = max(1, math.ceil(total_size / max_bytes))
     texts: list[str] = []
     total = 0
-    for path in corpus_files(root, suffix):
+    for path in files[::stride]:
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()

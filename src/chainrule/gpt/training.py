@@ -25,7 +25,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 import os
 import time
 from dataclasses import asdict, dataclass, fields
@@ -183,7 +182,7 @@ class Trainer:
         c = self.config
         budget = None if c.minutes is None else 60.0 * c.minutes
         start = time.perf_counter()
-        train_time, probe = 0.0, []
+        train_time, durations = 0.0, []
         target = self.total_steps if stop_after is None else min(self.total_steps, self.step_count + stop_after)
         bar = progress_bar(total=self.total_steps if c.max_steps is not None else None, initial=self.step_count,
                            desc="train", disable=not progress, unit="step", dynamic_ncols=True)
@@ -195,12 +194,12 @@ class Trainer:
                 loss, _ = self.step()
                 dt = time.perf_counter() - t0
                 train_time += dt
-                probe.append(dt)
-                if c.max_steps is None and len(probe) == 4:  # now the budget can be turned into steps
-                    self._fix_length(budget - (time.perf_counter() - start), float(np.median(probe[1:])))
+                durations.append(dt)
+                if c.max_steps is None and len(durations) == 4:  # now the budget can be turned into steps
+                    self._fix_length(budget - (time.perf_counter() - start), float(np.median(durations[1:])))
                     target = self.total_steps if stop_after is None else target
                     bar.total = self.total_steps
-                tps = self.tokens_per_step * len(probe) / train_time
+                tps = self.tokens_per_step * len(durations) / train_time
                 self.history["tokens_per_s"].append(tps)
                 bar.update(1)
                 postfix = {"loss": f"{loss:.3f}", "tok/s": f"{tps:,.0f}"}
@@ -259,7 +258,3 @@ class Trainer:
         for k in ("step", "val_step"):
             self.history[k] = [int(v) for v in self.history[k]]
 
-
-def final_val_loss(history: dict[str, list[float]]) -> float:
-    """The last validation loss of a history (``nan`` if none)."""
-    return history["val_loss"][-1] if history["val_loss"] else math.nan

@@ -125,7 +125,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         >>> F.linear(np.ones((2, 3)), np.ones((4, 3)), np.zeros(4)).shape
         (2, 4)
     """
-    if not isinstance(x, Tensor):
+    if not hasattr(x, "shape"):  # (a Batched value inside vmap has one)
         x = np.asarray(x)
     sx = x.data.shape if isinstance(x, Tensor) else x.shape
     sw = weight.data.shape if isinstance(weight, Tensor) else np.shape(weight)
@@ -539,7 +539,7 @@ def _norm_axes(name: str, x: Any, normalized_shape: Any) -> tuple[tuple[int, ...
 
 
 def _norm_args(name: str, x: Any, normalized_shape: Any, weight: Any, bias: Any) -> tuple[Any, tuple[int, ...]]:
-    if not isinstance(x, Tensor):
+    if not isinstance(x, Tensor) and not hasattr(x, "batch_size"):  # (a Batched value inside vmap passes as is)
         x = np.asarray(x)
         if x.dtype.kind != "f":
             x = x.astype(np.float64)

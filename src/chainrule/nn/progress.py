@@ -1,20 +1,33 @@
-"""A progress bar for training loops: tqdm when installed (extra ``nn``), else a silent stand-in."""
+"""The one progress bar of chainrule: tqdm when installed (extra ``nn``), else a stand-in.
+
+Training loops use :func:`progress` as they would tqdm; the demo shows a bar only for steps
+that take longer than ``delay`` seconds, on its own stream (``file=``).
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 
 class _Plain:
-    """What ``progress`` returns without tqdm: iterates, and ignores ``set_postfix``."""
+    """What ``progress`` returns without tqdm: iterates, ignores ``set_postfix``, and, when given a
+    ``file``, prints one line per update once ``delay`` seconds have passed."""
 
-    def __init__(self, iterable: Iterable[Any] | None, total: int | None) -> None:
+    def __init__(self, iterable: Iterable[Any] | None, total: int | None, desc: str | None, delay: float,
+                 file: Any) -> None:
         self.iterable = iterable if iterable is not None else range(total or 0)
-        self.total = total
+        if total is None and hasattr(self.iterable, "__len__"):  # as tqdm counts
+            total = len(self.iterable)  # type: ignore[arg-type]
+        self.total, self.desc, self.delay, self.file = total, (desc or "").strip(), delay, file
+        self.n = 0
+        self.start = time.perf_counter()
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self.iterable)
+        for item in self.iterable:
+            yield item
+            self.update(1)
 
     def set_postfix(self, *args: Any, **kwargs: Any) -> None:
         pass
@@ -23,7 +36,12 @@ class _Plain:
         pass
 
     def update(self, n: int = 1) -> None:
-        pass
+        self.n += n
+        if self.file is None:
+            return
+        elapsed = time.perf_counter() - self.start
+        if elapsed > self.delay:
+            print(f"    ... {self.desc}: {self.n}/{self.total} ({elapsed:.1f} s)", file=self.file, flush=True)
 
     def close(self) -> None:
         pass
@@ -36,9 +54,11 @@ class _Plain:
 
 
 def progress(iterable: Iterable[Any] | None = None, total: int | None = None, desc: str | None = None,
-             disable: bool = False, **kwargs: Any) -> Any:
+             disable: bool = False, delay: float = 0.0, file: Any = None, **kwargs: Any) -> Any:
     """``tqdm(iterable, ...)`` if tqdm is installed (``pip install chainrule[nn]``), else a plain
-    iterator with the same ``set_postfix`` method; ``disable=True`` never draws a bar.
+    iterator with the same ``update``, ``set_postfix`` and ``close`` methods; ``disable=True``
+    never draws a bar. ``delay``: seconds before a bar appears; ``file``: the stream to draw on
+    (without tqdm, a line per update is printed there after ``delay``; with no ``file``, nothing).
 
     Example:
         >>> from chainrule import nn
@@ -50,9 +70,11 @@ def progress(iterable: Iterable[Any] | None = None, total: int | None = None, de
     """
     if not disable:
         try:
-            from tqdm.auto import tqdm
+            import tqdm as package  # the package first: where it is missing (or blocked), so is tqdm.auto
+            from tqdm.auto import tqdm as bar
         except ImportError:
             pass
         else:
-            return tqdm(iterable, total=total, desc=desc, **kwargs)
-    return _Plain(iterable, total)
+            del package
+            return bar(iterable, total=total, desc=desc, delay=delay, file=file, **kwargs)
+    return _Plain(iterable, total, desc, delay, None if disable else file)

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from ..scalar import Scalar, _node
-from ..scalar_rules import DOT
+from ..scalar import Scalar, _node_with_parents
+from ..scalar_rules import FLOATS, dot
 from . import init
 
 _ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear", None)
@@ -95,19 +95,27 @@ class Neuron(ScalarModule):
             raise ValueError(f"Neuron: expected {len(w)} inputs, got {len(x)}")
         b = self.b
         total = b.data
-        prev: list[Scalar] = [b]
-        local: list[float] = [1.0]
+        parents: list[Scalar] = [b]  # b, then each Scalar input before its weight, then the weights of numbers
+        values = [total]  # the data of b and of the (input, weight) pairs, for the rule
+        weights_of_numbers: list[Scalar] = []
+        numbers: list[float] = []
         for wi, xi in zip(w, x, strict=False):
+            wv = wi.data
             if isinstance(xi, Scalar):
                 xv = xi.data
-                prev.append(xi)
-                local.append(wi.data)
+                parents.append(xi)
+                parents.append(wi)
+                values.append(xv)
+                values.append(wv)
             else:
                 xv = float(xi)
-            total += wi.data * xv
-            prev.append(wi)
-            local.append(xv)
-        out = _node(total, tuple(prev), tuple(local), DOT)
+                weights_of_numbers.append(wi)
+                numbers.append(xv)
+            total += wv * xv
+        parents += weights_of_numbers
+        op = dot(len(numbers))
+        local = op.derivative(values, numbers, FLOATS)
+        out = _node_with_parents(total, tuple(parents), local, op)
         act = self.activation
         if act == "relu":
             return out.relu()

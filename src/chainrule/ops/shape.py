@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..autodiff.sparse import SliceGrad
 from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 
 _reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape))
@@ -278,8 +279,14 @@ _scatter_add = Primitive("scatter_add", _scatter_fn)
 _scatter_add.defvjp(lambda g, ans, x, index, shape: g[index])
 _scatter_add.defjvp(lambda t, ans, x, index, shape: _scatter_add(t, index=index, shape=shape))
 
+def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
+    if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.dtype == x.dtype and _is_basic(index):
+        return SliceGrad(x.shape, x.dtype, [(index, g)])  # no full-size zeros per slice (see autodiff.sparse)
+    return _scatter_add(g, index=index, shape=np.shape(x))
+
+
 _getitem = Primitive("getitem", lambda x, index: x[index])
-_getitem.defvjp(lambda g, ans, x, index: _scatter_add(g, index=index, shape=np.shape(x)))
+_getitem.defvjp(_getitem_vjp)
 _getitem.defjvp(lambda t, ans, x, index: t[index])
 
 

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from . import steppers
-from ._batch import CONTRACT, batch_value_and_grad
+from ._batch import CONTRACT
+from ._points import per_point_value_and_grad
 from .result import OptimizeResult, Trajectory
 
 
@@ -65,13 +66,12 @@ def minimize(
 ) -> OptimizeResult:
     """Minimise (or maximise) ``f`` by gradient steps from one start or many at once.
 
-    ``f`` is written for ONE point ``x`` of shape ``(dim,)`` with ``x[i]`` indexing and
-    elementwise NumPy operations; all starts are then evaluated in one call, with ``x`` of
-    shape ``(dim, n_starts)`` so that ``x[i]`` holds the i-th coordinate of every start
-    (use ``np.sum(..., axis=0)`` for sums over coordinates). When ``f`` only reads ``x[i]``,
-    each coordinate comes as its own array (fastest); when it uses ``x`` as a whole it gets
-    the stacked array (the first time, ``f`` runs twice: once to find that out). For a function of one
-    number, ``x0`` is a number and ``f`` gets an array of values.
+    ``f`` is written for ONE point ``x`` of shape ``(dim,)``, in any way (``x[0]``, ``x[..., 1]``,
+    ``x @ A @ x``, ``np.linalg.norm(x - t)``, ``np.sum(x**2)``), and returns one number. All starts
+    run together through ``chainrule.vmap``: whole-array NumPy calls over the batch of starts, each
+    start getting exactly what it would get alone (one start and the same start inside a batch
+    follow the same trajectory). For a function of one number, ``x0`` is a number (or an
+    ``(n_starts, 1)`` array) and ``f`` gets one number.
 
     Args:
         f: the objective, e.g. ``lambda x: x[1] * (x[0] + x[1]) * (x[0] - x[1])``.
@@ -99,6 +99,9 @@ def minimize(
         >>> r = minimize(bowl, np.array([[0.0, 0.0], [5.0, 5.0]]), method="gd", lr=0.1, steps=500)
         >>> np.round(r.x, 6).tolist(), r.success
         ([[1.0, -3.0], [1.0, -3.0]], True)
+        >>> t = np.array([1.0, 2.0])
+        >>> np.round(minimize(lambda x: np.sum((x - t) ** 2), np.zeros(2), lr=0.1).x, 6).tolist()
+        [1.0, 2.0]
     """
     X, kind = _starts(x0)
     if not callable(f):
@@ -114,17 +117,15 @@ def minimize(
     rate = _schedule(lr, method)
     sign = -1.0 if maximize else 1.0
 
+    evaluate_points = per_point_value_and_grad(f, "minimize")
+
     def evaluate(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         pts = X[rows]
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):  # NaN/inf are reported below
-            return _evaluate(pts, rows)
-
-    def _evaluate(pts: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if kind == "number":
-            v, g = batch_value_and_grad(f, pts[:, 0].copy(), (len(rows),), "minimize")
-            return v, g[:, None]
-        v, g = batch_value_and_grad(f, np.ascontiguousarray(pts.T), (len(rows),), "minimize")
-        return v, g.T
+            if kind == "number":
+                v, g = evaluate_points(pts[:, 0])
+                return v, g[:, None]
+            return evaluate_points(pts)
 
     everyone = np.arange(n)
     values, grads = evaluate(everyone)

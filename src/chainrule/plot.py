@@ -21,9 +21,13 @@ Example:
 
 from __future__ import annotations
 
-from .curves import loss_curve
-from .field import gradient_grid, vector_field
-from .paths import trajectories
-from .tangent import slopes, tangent
+from .pictures.plot import (
+    gradient_grid,
+    loss_curve,
+    slopes,
+    tangent,
+    trajectories,
+    vector_field,
+)
 
 __all__ = ["gradient_grid", "loss_curve", "slopes", "tangent", "trajectories", "vector_field"]

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, overload
 
-from . import _node
+from .views import view_of
 
 
 class EdgeView(Sequence[tuple[int, int, int]]):
@@ -132,12 +132,11 @@ def collect(out: Any, max_nodes: int | None = None, max_depth: int | None = None
         >>> len(g.nodes), g.n_total, g.n_hidden
         (3, 6, 3)
     """
-    kind = _node.kind_of(out, "collect")
+    kind = view_of(out, "collect").kind
     if max_nodes is not None and max_nodes < 1:
         raise ValueError(f"collect: max_nodes must be at least 1 (or None for all), got {max_nodes}")
     if max_depth is not None and max_depth < 0:
         raise ValueError(f"collect: max_depth must be 0 or more (or None for all), got {max_depth}")
-    get_parents = _node.parents_getter(kind)
     cap = max_nodes if max_nodes is not None else -1
     deepest = max_depth if max_depth is not None else -1
     nodes = [out]
@@ -152,7 +151,7 @@ def collect(out: Any, max_nodes: int | None = None, max_depth: int | None = None
         depth = level[i] + 1
         cut = 0
         slot = 0
-        for parent in get_parents(node):
+        for parent in node.parents:
             j = index.get(parent)
             if j is None:
                 if len(nodes) == cap or depth == deepest + 1 and deepest >= 0:
@@ -172,11 +171,11 @@ def collect(out: Any, max_nodes: int | None = None, max_depth: int | None = None
             hidden[i] = cut
         i += 1
         start.append(len(e_parent))
-    n_total = len(nodes) + (_count_beyond(beyond, index, get_parents) if beyond else 0)
+    n_total = len(nodes) + (_count_beyond(beyond, index) if beyond else 0)
     return Graph(out, kind, nodes, e_parent, e_child, e_slot, start, level, hidden, n_total)
 
 
-def _count_beyond(stack: list[Any], known: dict[Any, int], get_parents: Any) -> int:
+def _count_beyond(stack: list[Any], known: dict[Any, int]) -> int:
     """How many nodes are reachable from ``stack`` and not in ``known``."""
     seen: set[Any] = set()
     add = seen.add
@@ -185,10 +184,11 @@ def _count_beyond(stack: list[Any], known: dict[Any, int], get_parents: Any) -> 
         if node in seen or node in known:
             continue
         add(node)
-        stack.extend(get_parents(node))
+        stack.extend(node.parents)
     return len(seen)
 
 
 def count_nodes(out: Any) -> int:
     """How many nodes the graph behind ``out`` has (iterative, stores only ids)."""
-    return _count_beyond([out], {}, _node.parents_getter(_node.kind_of(out, "count_nodes")))
+    view_of(out, "count_nodes")
+    return _count_beyond([out], {})

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._mpl import finish, new_axes
+from ..mpl import finish, new_axes
 
 
 def _curve(f: Callable[[Any], Any], xs: np.ndarray) -> np.ndarray:
@@ -31,7 +31,7 @@ def slopes(f: Callable[[Any], Any], x0: float, h: float = 1e-5, analytic: Callab
         >>> s["autodiff"], s["analytic"], round(s["finite difference"], 3)
         (-7.0, -7.0, -7.0)
     """
-    from ..transforms import grad
+    from ...transforms import grad
 
     x0 = float(x0)
     out = {

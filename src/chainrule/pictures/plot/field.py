@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..optimize._batch import rows_value_and_grad
-from ._mpl import finish, new_axes
+from ...optimize._batch import rows_value_and_grad
+from ..mpl import finish, new_axes
 
 
 def gradient_grid(

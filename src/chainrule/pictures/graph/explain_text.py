@@ -6,20 +6,20 @@ from typing import Any
 
 import numpy as np
 
-from . import _node
+from .format import array_text, label_of, num, shape_text
 
 
 def _factor(v: float) -> str:
-    s = _node.num(v)
+    s = num(v)
     return f"({s})" if s.startswith("-") else s
 
 
 def _array(a: Any) -> str:
     a = np.asarray(a)
     if a.ndim == 0:
-        return _node.num(float(a))
+        return num(float(a))
     body = np.array2string(a, precision=4, threshold=12, edgeitems=2, separator=", ", suppress_small=True)
-    return f"{body} {_node.shape_text(a.shape)}" if a.size > 12 else body
+    return f"{body} {shape_text(a.shape)}" if a.size > 12 else body
 
 
 LONG = 16  # paths and chains longer than this are shown by their two ends
@@ -43,15 +43,15 @@ def _short_list(values: list[str]) -> list[str]:
 def _step_value(v: np.ndarray) -> str:
     """A gradient after one VJP: in full when tiny, else its size (Euclidean norm)."""
     if v.size == 1:
-        return f"g = {_node.num(float(v.reshape(-1)[0].real))}"
+        return f"g = {num(float(v.reshape(-1)[0].real))}"
     if v.size <= 4:
-        return f"g = {_node.array_text(v)}"
+        return f"g = {array_text(v)}"
     return f"|g| = {float(np.linalg.norm(v)):.4g}"
 
 
 def _header(e: Any) -> list[str]:
-    out, wrt = _node.label_of(e.out) or "out", _node.label_of(e.wrt) or "wrt"
-    if e.kind == _node.SCALAR:
+    out, wrt = label_of(e.out) or "out", label_of(e.wrt) or "wrt"
+    if e.view.numeric_edges:
         how = "multiply the local derivatives along it (its chain), then add the products"
     else:
         how = ("carry the output gradient back through the vector-Jacobian product (VJP) of each edge, "
@@ -71,30 +71,30 @@ def _header(e: Any) -> list[str]:
     return lines
 
 
-def _scalar_body(e: Any) -> list[str]:
+def _number_body(e: Any) -> list[str]:
     lines = []
     for k, (text, chain, prod) in enumerate(zip(e.path_texts(), e.chains, e.products, strict=True), 1):
         lines.append(f"  {k}. {_short_path(text)}")
-        values = ", ".join(_short_list([_node.num(v) for v in chain]))
+        values = ", ".join(_short_list([num(v) for v in chain]))
         if len(chain) <= LONG:
             factors = " \u00d7 ".join(_factor(v) for v in chain) or "(empty chain)"
         else:
             factors = f"the product of the {len(chain)} factors"
-        lines.append(f"     chain [{values}]: {factors} = {_node.num(prod)}")
+        lines.append(f"     chain [{values}]: {factors} = {num(prod)}")
     if e.n_paths and not e.n_unlisted:
         terms = " + ".join(_factor(p) for p in e.products)
-        lines.append(f"sum: {terms} = {_node.num(e.total)}" if len(e.products) > 1 else f"sum: {_node.num(e.total)}")
+        lines.append(f"sum: {terms} = {num(e.total)}" if len(e.products) > 1 else f"sum: {num(e.total)}")
     elif e.n_paths:
-        lines.append(f"sum over all {e.n_paths:,} paths: {_node.num(e.total)}")
+        lines.append(f"sum over all {e.n_paths:,} paths: {num(e.total)}")
     return lines
 
 
-def _tensor_body(e: Any) -> list[str]:
+def _vjp_body(e: Any) -> list[str]:
     lines = []
     for k, (text, chain, prod) in enumerate(zip(e.path_texts(), e.chains, e.products, strict=True), 1):
         lines.append(f"  {k}. {_short_path(text)}")
         lines.append(
-            f"     the output gradient {_node.shape_text(np.shape(e.out.data))} carried back one VJP per edge:"
+            f"     the output gradient {shape_text(np.shape(e.out.data))} carried back one VJP per edge:"
         )
         width = max((len(str(step)) for step in chain), default=0)
         shown = chain if len(chain) <= LONG else chain[: LONG // 2] + [None] + chain[-(LONG // 2):]
@@ -112,10 +112,10 @@ def _tensor_body(e: Any) -> list[str]:
 
 def explanation_text(e: Any) -> str:
     lines = _header(e)
-    lines += _scalar_body(e) if e.kind == _node.SCALAR else _tensor_body(e)
+    lines += _number_body(e) if e.view.numeric_edges else _vjp_body(e)
     verdict = "matches" if e.ok else "DOES NOT MATCH (please report this as a bug)"
-    if e.kind == _node.SCALAR:
-        lines.append(f"backward() gives {e.name} = {_node.num(e.gradient)}: {verdict}")
+    if e.view.numeric_edges:
+        lines.append(f"backward() gives {e.name} = {num(e.gradient)}: {verdict}")
     else:
         text = f"backward() gives {e.name} = {_array(e.gradient)}"
         lines.append(text.replace("\n", "\n" + " " * (len(e.name) + 20)) + f": {verdict}")

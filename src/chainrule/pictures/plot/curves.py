@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from ._mpl import finish, new_axes
+from ..mpl import finish, new_axes
 
 
 def _values(history: Any) -> np.ndarray:
-    from ..optimize import OptimizeResult, Trajectory
+    from ...optimize import OptimizeResult, Trajectory
 
     if isinstance(history, OptimizeResult):
         history = history.trajectory

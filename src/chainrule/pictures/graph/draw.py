@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from . import _node
+from .format import name as node_name
 from .render import pick_engine, render, scene_bytes
 from .scene import DEFAULT_MAX_NODES, Highlight, Scene, build_scene
 from .text import tree
+from .views import view_of
 
 
 class Drawing:
@@ -37,7 +38,7 @@ class Drawing:
         title: str | None = None,
         engine: str = "auto",
     ) -> None:
-        _node.kind_of(out, "draw")
+        view_of(out, "draw")
         pick_engine(engine, "draw")  # validate early
         self.out = out
         self.max_nodes = max_nodes
@@ -81,7 +82,7 @@ class Drawing:
 
     def __repr__(self) -> str:
         kind = type(self.out).__name__
-        name = _node.name(self.out)
+        name = node_name(self.out)
         return f"<chainrule graph drawing of {kind} {name!r}: call .render('graph.svg') or show it in a notebook>"
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _node
 from .collect import collect
+from .format import label_of
+from .views import view_of
 
 
 def to_networkx(out: Any, max_nodes: int | None = None) -> Any:
@@ -32,21 +33,11 @@ def to_networkx(out: Any, max_nodes: int | None = None) -> Any:
         raise ImportError(
             "to_networkx needs networkx; install it with `pip install chainrule[viz]` (or `pip install networkx`)"
         ) from None
+    view = view_of(out, "to_networkx")
     g = collect(out, max_nodes=max_nodes)
     G = nx.MultiDiGraph(kind=g.kind, n_total=g.n_total)
-    scalar = g.kind == _node.SCALAR
     for i, node in enumerate(g.nodes):
-        attrs: dict[str, Any] = {"obj": node, "label": _node.label_of(node), "op": _node.op_name(node),
-                                 "level": g.level[i]}
-        if scalar:
-            attrs.update(data=node.data, grad=node.grad)
-        else:
-            attrs.update(shape=node.shape, dtype=str(node.dtype))
-        G.add_node(i, **attrs)
+        G.add_node(i, obj=node, label=label_of(node), op=node.op, level=g.level[i], **view.node_attrs(node))
     for p, c, slot in g.edges:
-        child = g.nodes[c]
-        if scalar:
-            G.add_edge(p, c, slot=slot, local=child._local[slot])
-        else:
-            G.add_edge(p, c, slot=slot, argnum=child._parents[slot][0])
+        G.add_edge(p, c, slot=slot, **view.edge_attrs(g.nodes[c], slot))
     return G

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _node
 from .collect import Graph
+from .format import label_of
 
 Edge = tuple[int, int, int]  # (parent, child, slot) indices, as in Graph.edges
 
@@ -72,13 +72,13 @@ def path_text(nodes: list[Any]) -> str:
     """
     items: list[str] = []
     for k, node in enumerate(nodes):
-        label = _node.label_of(node)
+        label = label_of(node)
         if k == len(nodes) - 1:
             items.append(label or "wrt")
             break
         if label:
             items.append(label)
-        op = _node.op_name(node)
+        op = node.op
         if op:
             items.append(op)
     return " -> ".join(items)

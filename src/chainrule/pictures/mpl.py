@@ -1,31 +1,35 @@
-"""Lazy matplotlib: figures made without pyplot (no global state, no GUI backend needed)."""
+"""The one matplotlib helper for every picture: lazy import, figures made without pyplot
+(no global state, no GUI backend needed), saving."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-INSTALL = "pip install chainrule[plot]"
 
-
-def require(who: str) -> Any:
-    """The ``matplotlib`` module, or an ImportError naming the extra to install."""
+def require(who: str, extra: str = "plot") -> Any:
+    """The ``matplotlib`` module, or an ImportError naming ``who`` needs it and the extra to install."""
     try:
         import matplotlib
     except ImportError:
-        raise ImportError(f"chainrule.plot.{who} needs matplotlib: {INSTALL}") from None
+        raise ImportError(f"{who} needs matplotlib: pip install chainrule[{extra}]") from None
     return matplotlib
 
 
 def new_axes(who: str, ax: Any = None, figsize: tuple[float, float] = (6.4, 5.0)) -> tuple[Any, Any]:
     """``(figure, axes)``: the given axes and its figure, or a fresh figure (not registered with pyplot)."""
-    require(who)
+    require(f"chainrule.plot.{who}")
     if ax is not None:
         return ax.figure, ax
+    fig = new_figure(figsize, layout="constrained")
+    return fig, fig.add_subplot()
+
+
+def new_figure(figsize: tuple[float, float], dpi: float = 100, layout: str | None = None) -> Any:
+    """A matplotlib Figure outside pyplot (nothing opens a window, nothing is kept alive)."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=figsize, dpi=100, layout="constrained")
-    return fig, fig.add_subplot()
+    return Figure(figsize=figsize, dpi=dpi, layout=layout)
 
 
 def finish(fig: Any, path: str | Path | None, dpi: int = 100) -> Any:

@@ -4,25 +4,24 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _node
 from .collect import count_nodes
+from .format import label_of
+from .views import NodeView, view_of
 
 _UNICODE = ("├─ ", "└─ ", "│  ", "   ")
 _ASCII = ("|- ", "`- ", "|  ", "   ")
 
 
 def _head(node: Any) -> str:
-    label, op = _node.label_of(node), _node.op_name(node)
+    label, op = label_of(node), node.op
     if op:
         return f"{label} ({op})" if label else f"({op})"
     return label or "leaf"
 
 
-def _edge(child: Any, slot: int) -> str:
-    text = _node.edge_text(child, slot)
-    if not text:
-        return ""
-    return f"  local {text}" if isinstance(child, _node.Scalar) else f"  {text}"
+def _edge(view: NodeView, child: Any, slot: int) -> str:
+    text = view.edge_label(child, slot)
+    return f"  {view.edge_word}{text}" if text else ""
 
 
 def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, ascii: bool = False) -> str:
@@ -45,7 +44,7 @@ def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, as
         │  └─ b  data 2.0000  grad 0.0000  local 1
         └─ a  data 1.0000  grad 0.0000  local 1
     """
-    _node.kind_of(out, "tree")
+    view = view_of(out, "tree")
     if max_lines is not None and max_lines < 1:
         raise ValueError(f"tree: max_lines must be at least 1 (or None for all), got {max_lines}")
     mid, last, bar, blank = _ASCII if ascii else _UNICODE
@@ -58,7 +57,7 @@ def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, as
             break
         node, guide, below, edge, depth = stack.pop()
         key = id(node)
-        parents = _node.parents(node)
+        parents = node.parents
         if parents and key in printed:
             referenced.add(key)
             entries.append((guide, node, edge, True, 0))
@@ -74,7 +73,7 @@ def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, as
         for slot in range(n - 1, -1, -1):
             end = slot == n - 1
             stack.append((parents[slot], below + (last if end else mid), below + (blank if end else bar),
-                          _edge(node, slot), depth + 1))
+                          _edge(view, node, slot), depth + 1))
     tags: dict[int, int] = {}
     lines = []
     for guide, node, edge, is_ref, cut in entries:
@@ -88,7 +87,7 @@ def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, as
             lines.append(f"{guide}{_head(node)}{tag} (shown above){edge}")
             continue
         more = f"  [{cut} input{'s' if cut > 1 else ''} not shown]" if cut else ""
-        lines.append(f"{guide}{_head(node)}{tag}  {_node.data_text(node)}  {_node.grad_text(node)}{edge}{more}")
+        lines.append(f"{guide}{_head(node)}{tag}  {view.data_text(node)}  {view.grad_text(node)}{edge}{more}")
     if stack:
         shown = len({id(e[1]) for e in entries})
         hidden = count_nodes(out) - shown

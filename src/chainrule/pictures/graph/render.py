@@ -62,7 +62,7 @@ def scene_bytes(scene: Scene, fmt: str, engine: str = "auto", rankdir: str = "LR
         )
     import io
 
-    from .mpl import save_scene
+    from .mpl_scene import save_scene
 
     buf = io.BytesIO()
     save_scene(scene, buf, fmt, dpi=dpi)

@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _node
 from .collect import collect
+from .format import label_of
+from .views import view_of
 
 
 @dataclass
@@ -65,6 +66,7 @@ def build_scene(
     title: str | None = None,
 ) -> Scene:
     """The boxes, links and caption of the picture of ``out``'s graph."""
+    view = view_of(out, "draw")
     g = collect(out, max_nodes=max_nodes, max_depth=max_depth)
     hl = highlight or Highlight()
     boxes: list[Box] = []
@@ -72,8 +74,8 @@ def build_scene(
         boxes.append(
             Box(
                 key=f"n{i}",
-                fields=(_node.label_of(node), _node.data_text(node), _node.grad_text(node)),
-                op=_node.op_name(node),
+                fields=(label_of(node), view.data_text(node), view.grad_text(node)),
+                op=node.op,
                 color=hl.nodes.get(id(node)),
                 output=i == 0,
             )
@@ -82,7 +84,7 @@ def build_scene(
     for p, c, slot in g.edges:
         child = g.nodes[c]
         links.append(
-            Link(f"n{p}", f"n{c}", _node.edge_text(child, slot), hl.edges.get((id(child), slot), ()))
+            Link(f"n{p}", f"n{c}", view.edge_label(child, slot), hl.edges.get((id(child), slot), ()))
         )
     for i, cut in g.hidden_inputs.items():
         key = f"h{i}"

@@ -1,4 +1,4 @@
-"""Draw a :class:`~chainrule.graph.scene.Scene` with matplotlib only (no Graphviz program needed).
+"""Draw a graph :class:`~chainrule.pictures.graph.scene.Scene` with matplotlib only (no Graphviz program needed).
 
 Same picture as the DOT source: record boxes ``label | data | grad``, grey op circles,
 edges with their labels, dashed boxes for hidden inputs, a caption on top.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from ..mpl import new_figure, require
 from .layout import layered_layout
 from .scene import Scene
 
@@ -23,14 +24,7 @@ MAX_AREA = 30e6  # pixels of a PNG: huge graphs get a lower resolution
 
 
 def _matplotlib() -> Any:
-    try:
-        import matplotlib
-    except ImportError:
-        raise ImportError(
-            "chainrule.graph: drawing without Graphviz needs matplotlib; install it with "
-            "`pip install chainrule[viz]` (or `pip install matplotlib`)"
-        ) from None
-    return matplotlib
+    return require("chainrule.graph (drawing without Graphviz)", "viz")
 
 
 _WIDTHS: dict[tuple[str, float], float] = {}
@@ -81,7 +75,6 @@ def _smooth_path(points: list[tuple[float, float]]) -> Any:
 def scene_figure(scene: Scene) -> Any:
     """A matplotlib Figure (not attached to pyplot) showing ``scene``."""
     _matplotlib()
-    from matplotlib.figure import Figure
     from matplotlib.patches import Ellipse, FancyArrowPatch, FancyBboxPatch, Rectangle
 
     size: dict[str, tuple[float, float]] = {}
@@ -109,7 +102,7 @@ def scene_figure(scene: Scene) -> Any:
     H = layout.height + 2 * MARGIN + cap_h
     if caption:
         W = max(W, max(_text_width(c, FONT_SIZE + 1) for c in caption) + 2 * MARGIN)
-    fig = Figure(figsize=(W, H))
+    fig = new_figure((W, H))
     ax = fig.add_axes((0, 0, 1, 1))
     ax.set_xlim(0, W)
     ax.set_ylim(0, H)

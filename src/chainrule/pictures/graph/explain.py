@@ -12,30 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from . import _node
 from .collect import Graph, collect
+from .format import label_of, num
 from .paths import Edge, count_paths, list_paths, path_nodes, path_text
 from .scene import Highlight
+from .views import NodeView, VJPStep, view_of
+
+__all__ = ["Explanation", "VJPStep", "explain"]
 
 PALETTE = ("red", "forestgreen", "blue", "darkorange", "purple", "deepskyblue", "brown", "magenta")
-
-
-@dataclass
-class VJPStep:
-    """One edge of a Tensor path: ``op`` takes the gradient of its output (``g_shape``) back to
-    its argument ``argnum`` (``out_shape``); ``value`` is the gradient after this step."""
-
-    op: str
-    argnum: int
-    g_shape: tuple[int, ...]
-    out_shape: tuple[int, ...]
-    value: np.ndarray = field(repr=False)
-
-    def __str__(self) -> str:
-        shapes = f"{_node.shape_text(self.g_shape)} -> {_node.shape_text(self.out_shape)}"
-        return f"{self.op} (arg {self.argnum}): vjp {shapes}"
 
 
 @dataclass
@@ -54,7 +39,7 @@ class Explanation:
 
     out: Any
     wrt: Any
-    kind: str
+    view: NodeView = field(repr=False)
     paths: list[list[Any]]
     edges: list[list[Edge]] = field(repr=False)
     chains: list[list[Any]]
@@ -68,6 +53,11 @@ class Explanation:
     on_path_edges: list[tuple[Any, int]] = field(repr=False, default_factory=list)
 
     @property
+    def kind(self) -> str:
+        """'scalar' or 'tensor'."""
+        return self.view.kind
+
+    @property
     def n_unlisted(self) -> int:
         """Paths counted but not listed (``max_paths`` was smaller than ``n_paths``)."""
         return self.n_paths - len(self.paths)
@@ -78,7 +68,7 @@ class Explanation:
 
     @property
     def name(self) -> str:
-        return f"d{_node.label_of(self.out) or 'out'}/d{_node.label_of(self.wrt) or 'wrt'}"
+        return f"d{label_of(self.out) or 'out'}/d{label_of(self.wrt) or 'wrt'}"
 
     def __str__(self) -> str:
         from .explain_text import explanation_text
@@ -118,12 +108,12 @@ class Explanation:
 
 
 def _ends(e: Explanation) -> str:
-    return f"{_node.label_of(e.out) or 'out'} to {_node.label_of(e.wrt) or 'wrt'}"
+    return f"{label_of(e.out) or 'out'} to {label_of(e.wrt) or 'wrt'}"
 
 
 def _product_text(e: Explanation, k: int) -> str:
-    if e.kind == _node.SCALAR:
-        return f"chain [{', '.join(_node.num(v) for v in e.chains[k])}], product {_node.num(e.products[k])}"
+    if e.view.numeric_edges:
+        return f"chain [{', '.join(num(v) for v in e.chains[k])}], product {num(e.products[k])}"
     return f"{len(e.chains[k])} VJPs"
 
 
@@ -145,8 +135,8 @@ def explain(out: Any, wrt: Any, max_paths: int = 10, gradient: Any = None) -> Ex
         >>> e.n_paths, e.chains, e.total, e.ok
         (2, [[3.0, 1.0], [7.0]], 10.0, True)
     """
-    kind = _node.kind_of(out, "explain")
-    if _node.kind_of(wrt, "explain") != kind:
+    view = view_of(out, "explain")
+    if view_of(wrt, "explain") is not view:
         raise TypeError(
             f"explain: out is a {type(out).__name__} but wrt is a {type(wrt).__name__}; "
             "both must be Scalars or both Tensors"
@@ -158,16 +148,58 @@ def explain(out: Any, wrt: Any, max_paths: int = 10, gradient: Any = None) -> Ex
     counts, order = count_paths(g, target)
     listed = list_paths(g, target, counts, max_paths) if target is not None else []
     paths = [path_nodes(g, p) for p in listed]
-    if kind == _node.SCALAR:
-        from .explain_scalar import scalar_chains as chains_of
+    seed = view.seed(out, gradient)
+    with view.not_recording():
+        chains, products = _chains(view, g, listed, seed)
+        total = _sum_over_paths(view, g, target, counts, order, seed) if target is not None else view.zero(wrt)
+    if target is None:
+        grad_value, ok = view.zero(wrt), True
     else:
-        from .explain_tensor import tensor_chains as chains_of
-    chains, products, total, grad_value, ok = chains_of(g, wrt, target, counts, order, listed, gradient)
+        grad_value = view.backward_gradient(out, wrt, seed, g.nodes)
+        ok = view.agree(total, grad_value)
+        if len(listed) == counts[0] and products:
+            ok = ok and view.agree(view.sum(products), total)
     on_path = [g.nodes[i] for i in range(len(g.nodes)) if counts[i]]
     on_path_edges = [
         (g.nodes[c], slot)
         for p, c, slot in zip(g.edge_parent, g.edge_child, g.edge_slot, strict=True)
         if counts[p] and counts[c]
     ]
-    return Explanation(out, wrt, kind, paths, listed, chains, products, counts[0], total, grad_value, ok,
+    return Explanation(out, wrt, view, paths, listed, chains, products, counts[0], total, grad_value, ok,
                        g, on_path, on_path_edges)
+
+
+def _chains(view: NodeView, g: Graph, listed: list[list[Edge]], seed: Any) -> tuple[list[list[Any]], list[Any]]:
+    """Per listed path, what each edge contributes (a local derivative or a VJP step) and the
+    gradient carried from the output to the input along it."""
+    chains, products = [], []
+    nodes = g.nodes
+    for path in listed:
+        chain, carried = [], seed
+        for p, c, slot in path:
+            carried = view.carry(nodes[c], slot, carried)
+            chain.append(view.chain_entry(nodes[c], slot, nodes[p], carried))
+        chains.append(chain)
+        products.append(carried)
+    return chains, products
+
+
+def _sum_over_paths(view: NodeView, g: Graph, target: int, counts: list[int], order: list[int], seed: Any) -> Any:
+    """Sum over all paths of the chain along each, in one pass over the edges.
+
+    Each node collects the summed chains from the output down to it (children first), and
+    passes them on across its edges, only along edges that lead to ``target``: the work of
+    common path prefixes is shared, so exponentially many paths cost one sweep.
+    """
+    adjoint: dict[int, Any] = {0: seed}
+    nodes, parent, slots, start = g.nodes, g.edge_parent, g.edge_slot, g.edge_start
+    for i in order:
+        if not counts[i] or i == target or i not in adjoint:
+            continue
+        a = adjoint.pop(i)
+        for k in range(start[i], start[i + 1]):
+            p = parent[k]
+            if counts[p]:
+                v = view.carry(nodes[i], slots[k], a)
+                adjoint[p] = view.add(adjoint[p], v) if p in adjoint else v
+    return adjoint[target]

@@ -8,13 +8,13 @@ from typing import Any
 
 import numpy as np
 
-from ._mpl import finish, new_axes
+from ..mpl import finish, new_axes
 from .field import arrow_handle, draw_field
 
 
 def _positions(result: Any) -> tuple[np.ndarray, str]:
     """Positions as (steps+1, n_paths, 2), and a description of the run."""
-    from ..optimize import OptimizeResult, Trajectory
+    from ...optimize import OptimizeResult, Trajectory
 
     info = ""
     if isinstance(result, OptimizeResult):

@@ -1,0 +1,261 @@
+"""chainrule.jit: a replay gives bit-for-bit the eager values and gradients, for every op case of the
+registry, and raises JitError (naming what differs) when a call does not match its trace."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import chainrule as cr
+from chainrule import JitError
+from op_cases import CASES, draw_inputs
+
+
+def one_output(fn, params):
+    def f(*xs):
+        out = fn(*xs, **params)
+        if isinstance(out, (list, tuple)):
+            return cr.concatenate([cr.ravel(o) for o in out])
+        return out
+
+    return f
+
+
+def same(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    return a.shape == b.shape and a.dtype == b.dtype and np.array_equal(a, b, equal_nan=True)
+
+
+def run(f, arrays, seed_rng):
+    xs = [cr.Tensor(a, requires_grad=True) for a in arrays]
+    out = f(*xs)
+    if not isinstance(out, cr.Tensor):  # e.g. vander of one point: ones, no Tensor
+        raise JitError("output 0 is not a Tensor")
+    seed = seed_rng.standard_normal(out.shape).astype(out.dtype) if out.shape else None
+    out.backward(seed)
+    return out.data.copy(), [None if x.grad is None else x.grad.data.copy() for x in xs]
+
+
+# the value-dependent cases a replay refuses on fresh values (it raises; it never answers wrongly)
+VALUE_READS = set()
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+@settings(max_examples=1, deadline=None, derandomize=True, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.differing_executors])
+@given(data=st.data())
+def test_replay_matches_eager_for_every_op_case(case, data):
+    arrays, params = draw_inputs(case, data)
+    f = one_output(case.fn, params)
+    jitted = cr.jit(f)
+    shapes = tuple(a.shape for a in arrays)
+    fresh = [np.asarray(a, dtype=np.float64) for a in case.make(np.random.default_rng(7), shapes, params)]
+    for values in (arrays, fresh, arrays):  # trace, replay on other values, replay on the traced values
+        try:
+            eager_out, eager_grads = run(f, values, np.random.default_rng(1))
+        except JitError:
+            return
+        try:
+            out, grads = run(jitted, values, np.random.default_rng(1))
+        except JitError as e:
+            assert any(m in str(e) for m in ("read a tensor's value", "is not used by any chainrule op",
+                                             "is not a Tensor computed")), e
+            VALUE_READS.add(case.name)
+            continue
+        assert same(out, eager_out), case.name
+        for g, ge in zip(grads, eager_grads):
+            assert (g is None and ge is None) or same(g, ge), case.name
+
+
+def test_replay_is_a_flat_program_with_one_node():
+    x = cr.Tensor(np.arange(1.0, 5.0), requires_grad=True)
+    f = cr.jit(lambda x: (cr.exp(x) * x).sum())
+    f(x)
+    y = f(x)
+    assert y.op == "jit(<lambda>)" and y.parents == (x,)
+    assert "def forward" in f.source and "def backward" in f.source
+
+
+def test_captured_parameters_train_exactly_as_eager():
+    rng = np.random.default_rng(0)
+    X, Y = rng.standard_normal((8, 5)), rng.integers(0, 3, 8)
+    runs = []
+    for use_jit in (False, True):
+        model = cr.nn.MLP(5, [7, 3], activation="relu", rng=0, dtype=np.float64)
+        opt = cr.optim.Adam(model.parameters(), lr=0.01)
+        loss_fn = lambda x, y: cr.nn.functional.cross_entropy(model(x), y)  # noqa: E731
+        if use_jit:
+            loss_fn = cr.jit(loss_fn)
+        losses = []
+        for _ in range(4):
+            opt.zero_grad()
+            loss = loss_fn(X, Y)
+            loss.backward()
+            opt.step()
+            losses.append(float(loss.data))
+        runs.append((losses, [p.data.copy() for p in model.parameters()]))
+    assert runs[0][0] == runs[1][0]
+    assert all(same(a, b) for a, b in zip(runs[0][1], runs[1][1]))
+
+
+def test_a_different_shape_dtype_or_requires_grad_raises():
+    f = cr.jit(lambda x: (x * 2).sum())
+    f(cr.Tensor(np.ones(3), requires_grad=True))
+    with pytest.raises(JitError, match=r"argument 0 is a Tensor of shape \(4,\).*traced with a Tensor of shape \(3,\)"):
+        f(cr.Tensor(np.ones(4), requires_grad=True))
+    with pytest.raises(JitError, match="dtype float32"):
+        f(cr.Tensor(np.ones(3, dtype=np.float32), requires_grad=True))
+    with pytest.raises(JitError, match="requires_grad=False"):
+        f(cr.Tensor(np.ones(3)))
+    with pytest.raises(JitError, match="called with 2 arguments, traced with 1"):
+        f(cr.Tensor(np.ones(3)), 1)
+
+
+def test_a_plain_argument_must_be_equal():
+    f = cr.jit(lambda x, k: (x * k).sum())
+    x = cr.Tensor(np.ones(3), requires_grad=True)
+    assert float(f(x, 2.0).data) == 6.0
+    assert float(f(x, 2.0).data) == 6.0
+    with pytest.raises(JitError, match="argument 1 is a float 3.0 but the function was traced with a float 2.0"):
+        f(x, 3.0)
+
+
+def test_control_flow_on_values_is_checked():
+    def f(x):
+        return (x * 2).sum() if float(x.sum()) > 0 else (x * 3).sum()
+
+    jf = cr.jit(f)
+    assert float(jf(cr.Tensor([1.0, 2.0], requires_grad=True)).data) == 6.0
+    assert float(jf(cr.Tensor([1.0, 2.0], requires_grad=True)).data) == 6.0
+    with pytest.raises(JitError, match=r"read a tensor's value with (__float__|item)\(\) and got 3.0"):
+        jf(cr.Tensor([-1.0, -2.0], requires_grad=True))
+
+    def g(x):
+        return x.sum() if (x > 0).all() else -x.sum()
+
+    jg = cr.jit(g)
+    jg(cr.Tensor([1.0, 2.0], requires_grad=True))
+    assert float(jg(cr.Tensor([3.0, 2.0], requires_grad=True)).data) == 5.0
+    with pytest.raises(JitError, match=r"all\(\)"):
+        jg(cr.Tensor([-1.0, 2.0], requires_grad=True))
+
+
+def test_comparisons_are_replayed_not_frozen():
+    jf = cr.jit(lambda x: cr.where(x > 0, x, 0.0).sum())
+    x = cr.Tensor([1.0, -2.0], requires_grad=True)
+    jf(x)
+    y = cr.Tensor([-1.0, 2.0], requires_grad=True)
+    out = jf(y)
+    out.backward()
+    assert float(out.data) == 2.0 and y.grad.data.tolist() == [0.0, 1.0]
+
+
+def test_what_a_replay_cannot_do_raises():
+    x = cr.Tensor([1.0, 2.0], requires_grad=True)
+    jf = cr.jit(lambda x: (x * x).sum())
+    jf(x)
+    out = jf(x)
+    with pytest.raises(JitError, match="create_graph=True"):
+        out.backward(create_graph=True)
+    with pytest.raises(JitError, match="forward mode"):
+        cr.jvp(lambda v: jf(v), (np.array([1.0, 2.0]),), (np.ones(2),))
+
+    def inplace(x):
+        y = x * 2
+        with cr.no_grad():
+            y.add_(1.0)
+        return y.sum()
+
+    with pytest.raises(JitError, match="changes a tensor in place"):
+        cr.jit(inplace)(x)
+
+    def calls_backward(x):
+        (x * x).sum().backward()
+        return x.sum()
+
+    with pytest.raises(JitError, match="calls backward"):
+        cr.jit(calls_backward)(x)
+    with pytest.raises(JitError, match="output 0 is not a Tensor computed by chainrule ops.*got float"):
+        cr.jit(lambda x: 3.0)(x)
+    identity = cr.jit(lambda x: x)
+    assert identity(x) is x and identity(x) is x
+    with pytest.raises(JitError, match="requires grad but was created inside"):
+        cr.jit(lambda x: (x * cr.Tensor([1.0, 1.0], requires_grad=True)).sum())(x)
+    with pytest.raises(JitError, match="argument 1 is not used by any chainrule op"):
+        cr.jit(lambda x, a: (x * np.asarray(a).astype(float)).sum())(x, np.array([1, 2]))
+    with pytest.raises(JitError, match="outputs \\[0, 1\\] all require grad"):
+        cr.jit(lambda x: (x.sum(), (x * 2).sum()))(x)
+
+
+def test_an_input_changed_in_place_before_backward_is_caught():
+    w = cr.Tensor([1.0, 2.0], requires_grad=True)
+    jf = cr.jit(lambda x: (cr.exp(w) * x).sum())
+    jf(np.ones(2))
+    out = jf(np.ones(2))
+    with cr.no_grad():
+        w.add_(1.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        out.backward()
+
+
+def test_grad_mode_is_part_of_the_trace():
+    jf = cr.jit(lambda x: (x * x).sum())
+    x = cr.Tensor([1.0, 2.0], requires_grad=True)
+    jf(x)
+    with cr.no_grad(), pytest.raises(JitError, match="traced with grad mode on"):
+        jf(x)
+
+
+def test_zz_most_op_cases_replay_on_fresh_values():
+    """Refusing is safe but useless: the ops that read values outside their primitives (sorting, NaN handling,
+    constants computed from values) stay a minority (36 of 317 cases today)."""
+    if len(VALUE_READS) == 0:
+        pytest.skip("run with the op-case test above")
+    print(sorted(VALUE_READS))
+    assert len(VALUE_READS) < len(CASES) // 6
+
+
+def test_two_live_replays_of_a_fused_op_keep_their_own_saved_values():
+    """Fused ops (GELU, layer norm) save arrays per call: two replays alive at once must not share them."""
+    F = cr.nn.functional
+    f = lambda x: (F.gelu(x) * F.layer_norm(x, (3,))).sum()  # noqa: E731
+    jf = cr.jit(f)
+    a0, b0 = np.array([[0.5, -1.0, 2.0]]), np.array([[1.5, 0.2, -0.7]])
+    jf(cr.Tensor(a0, requires_grad=True))
+    a, b = cr.Tensor(a0, requires_grad=True), cr.Tensor(b0, requires_grad=True)
+    ya, yb = jf(a), jf(b)
+    yb.backward()
+    ya.backward()
+    for x0, x in ((a0, a), (b0, b)):
+        e = cr.Tensor(x0, requires_grad=True)
+        f(e).backward()
+        assert same(x.grad.data, e.grad.data)
+
+
+def test_another_threads_ops_are_not_recorded_and_hooks_go_away():
+    import threading
+
+    from chainrule.autodiff import primitive
+
+    original = primitive.apply
+    started, release = threading.Event(), threading.Event()
+
+    def slow(x):
+        started.set()
+        release.wait(5)
+        return (x * 2.0).sum()
+
+    jf = cr.jit(slow)
+    worker = threading.Thread(target=lambda: jf(cr.Tensor([1.0, 2.0], requires_grad=True)))
+    worker.start()
+    started.wait(5)
+    other = cr.exp(cr.Tensor([0.0], requires_grad=True))  # in this thread, while the worker traces
+    release.set()
+    worker.join()
+    assert float(other.data[0]) == 1.0
+    assert len(re.findall(r"= f\d+\(", jf.source)) == 2  # multiply and sum only: exp was not recorded
+    assert primitive.apply is original
