@@ -43,8 +43,8 @@ UNBATCHED = {  # ops declared as having no batching rule: a NotImplementedError 
 def _draw_batch(case, data):
     shapes, params = data.draw(case.shapes, label="shapes, params")
     seeds = [data.draw(st.integers(0, 2**32 - 1), label="seed") for _ in range(BATCH)]
-    per_example = [[np.asarray(a, dtype=np.float64) for a in case.make(np.random.default_rng(s), tuple(shapes), params)]
-                   for s in seeds]
+    per_example = [[np.asarray(a, dtype=np.result_type(a, np.float64))  # float64, or complex128 kept
+                    for a in case.make(np.random.default_rng(s), tuple(shapes), params)] for s in seeds]
     return per_example, dict(params)
 
 
@@ -62,8 +62,13 @@ def _scalar(case, params, weights):
     return f
 
 
+def _number(a):
+    a = np.asarray(a)
+    return a if a.dtype.kind in "fc" else a.astype(float)  # (complex stays complex: both parts compared)
+
+
 def _close(a, b):
-    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(_number(a), _number(b), rtol=1e-9, atol=1e-11)
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.name not in CONCRETE and c.name not in UNBATCHED], ids=str)
