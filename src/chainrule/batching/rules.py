@@ -292,6 +292,16 @@ def attention(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     return Batched(prim(*vals, **kw), L)
 
 
+def packed_attention(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    """qkv_attention on (examples, batch, T, 3, H, E): the examples join the batch axis, then split off again."""
+    if any(at(v, L) for v in kw.values()):
+        raise NotImplementedError(f"vmap: {prim.name} with a dropout mask that differs per example has no "
+                                  "batching rule")
+    v = args[0].value
+    out = prim(v.reshape(-1, *_shape(v)[2:]), **kw)
+    return Batched(out.reshape(*_shape(v)[:2], *_shape(out)[1:]), L)
+
+
 def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     """One call per example, results stacked (for ops with no vectorized rule)."""
     from ..ops.shape import stack
@@ -323,6 +333,7 @@ SPECIAL: dict[str, tuple[str, Rule]] = {
     "nn.layer_norm": ("reduction", normalization),
     "nn.rms_norm": ("reduction", normalization),
     "nn.scaled_dot_product_attention": ("contraction", attention),
+    "nn.qkv_attention": ("contraction", packed_attention),
 }
 ELEMENTWISE = (
     "abs add arccos arccosh arcsin arcsinh arctan arctan2 arctanh astype cbrt ceil clip cos cosh divide erf exp "
