@@ -304,6 +304,16 @@ def unbatched(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     )
 
 
+def packed_attention(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    """qkv_attention on (examples, batch, T, 3, H, E): the examples join the batch axis, then split off again."""
+    if any(at(v, L) for v in kw.values()):
+        raise NotImplementedError(f"vmap: {prim.name} with a dropout mask that differs per example has no "
+                                  "batching rule")
+    v = args[0].value
+    out = prim(v.reshape(-1, *_shape(v)[2:]), **kw)
+    return Batched(out.reshape(*_shape(v)[:2], *_shape(out)[1:]), L)
+
+
 def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     """One call per example, results stacked (for ops with no vectorized rule)."""
     from ..ops._saved import Saved
@@ -339,6 +349,7 @@ SPECIAL: dict[str, tuple[str, Rule]] = {
     "nn.layer_norm": ("reduction", normalization),
     "nn.rms_norm": ("reduction", normalization),
     "nn.scaled_dot_product_attention": ("contraction", attention),
+    "nn.qkv_attention": ("contraction", packed_attention),
 }
 ELEMENTWISE = (
     "abs add arccos arccosh arcsin arcsinh arctan arctan2 arctanh astype cbrt ceil clip cos cosh divide erf exp "
@@ -351,7 +362,7 @@ REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod
 STACKED_LINALG = ("inv det slogdet cholesky eigh_values eigh_vectors svd_u svd_s svd_vh svd_u_complement "
                   "svd_vh_complement qr_q qr_r qr_q_complement eig_values eig_vectors").split()
 LOOPED = ("scatter_add", "nn.cross_entropy")
-UNBATCHED = ("nn.qkv_attention",)  # (B, T, 3, H, E) layout fixed by position; raises a clear error
+UNBATCHED: tuple[str, ...] = ()  # ops that raise a clear error under vmap (none today)
 
 KINDS: dict[str, str] = {}
 RULES: dict[str, Rule] = {}
