@@ -207,6 +207,8 @@ def spawn(name: str, cfg: dict[str, Any], data: str, args: argparse.Namespace) -
     env = dict(os.environ)
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
         env[var] = str(args.threads)
+    if name == "torch":  # the torch run imports chainrule (config, data); keep glibc's malloc as torch has it
+        env["CHAINRULE_MALLOC"] = "0"
     src = os.path.join(os.path.dirname(HERE), "src")
     env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--data", data, "--threads", str(args.threads),
