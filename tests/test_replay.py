@@ -35,7 +35,8 @@ def run(f, arrays, seed_rng):
     out = f(*xs)
     if not isinstance(out, cr.Tensor):  # e.g. vander of one point: ones, no Tensor
         raise JitError("output 0 is not a Tensor")
-    seed = seed_rng.standard_normal(out.shape).astype(out.dtype) if out.shape else None
+    complex_out = out.dtype.kind == "c"  # a complex output needs its gradient given, even with one element
+    seed = seed_rng.standard_normal(out.shape).astype(out.dtype) if out.shape or complex_out else None
     out.backward(seed)
     return out.data.copy(), [None if x.grad is None else x.grad.data.copy() for x in xs]
 
@@ -53,7 +54,8 @@ def test_replay_matches_eager_for_every_op_case(case, data):
     f = one_output(case.fn, params)
     jitted = cr.jit(f)
     shapes = tuple(a.shape for a in arrays)
-    fresh = [np.asarray(a, dtype=np.float64) for a in case.make(np.random.default_rng(7), shapes, params)]
+    made = case.make(np.random.default_rng(7), shapes, params)
+    fresh = [np.asarray(a, dtype=np.result_type(a, np.float64)) for a in made]  # complex cases stay complex
     for values in (arrays, fresh, arrays):  # trace, replay on other values, replay on the traced values
         try:
             eager_out, eager_grads = run(f, values, np.random.default_rng(1))

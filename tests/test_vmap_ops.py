@@ -27,6 +27,8 @@ CONCRETE = {
     "nn_masked_softmax": "masked_softmax converts a non-Tensor input with np.asarray",
     "masked_fill": "masked_fill converts a non-Tensor input with np.asarray",
     "masked_fill_method": "the case makes a Tensor of its input",
+    "piecewise": "np.piecewise's conditions (_vals(x) < 0) read the values",
+    "piecewise_default": "np.piecewise's condition (_vals(x) > 1) reads the values",
 }
 
 

@@ -334,7 +334,7 @@ ELEMENTWISE = (
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
 STACKED_LINALG = ("inv det slogdet cholesky eigh_values eigh_vectors svd_u svd_s svd_vh svd_u_complement "
                   "svd_vh_complement qr_q qr_r qr_q_complement eig_values eig_vectors").split()
-LOOPED = ("scatter_add", "nn.cross_entropy")
+LOOPED = ("scatter_add", "nn.cross_entropy", "nn.qkv_attention")
 
 KINDS: dict[str, str] = {}
 RULES: dict[str, Rule] = {}
