@@ -5,7 +5,8 @@
 - per-example gradients of a small MLP's loss (batch 64, 32 -> 64 -> 10): chainrule's
   ``vmap(grad(loss))`` against ``torch.func.vmap(torch.func.grad(loss))``, against the workaround
   without vmap (``jacrev`` of the vector of per-example losses: one backward sweep per example),
-  and against a Python loop of ``grad``;
+  and against a Python loop of ``grad`` (PyTorch on one thread: at these sizes more threads only
+  contend);
 - ``minimize``'s evaluation of Himmelblau's function and its gradient at 1,000 starts: through
   ``vmap`` (f written for one point, what minimize does now) against the old coordinate-first
   call (``x`` of shape (2, 1000), ``x[0]`` the first coordinate of every start), per step and
@@ -21,6 +22,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
 from _harness import available, median_time, parser, table  # noqa: E402
+
+
+def ms(fn, repeats: int, min_seconds: float = 0.05) -> float:
+    return 1e3 * median_time(fn, repeats, min_seconds)
 
 
 def mlp_loss(np_, log_softmax, params, x, y):
@@ -51,15 +56,16 @@ def rows_per_example(batch: int, repeats: int):
     for k in params:  # the three chainrule ways agree before they are timed
         np.testing.assert_allclose(workaround[k], reference[k], rtol=1e-10, atol=1e-12)
     rows = [
-        ("chainrule vmap(grad)", median_time(lambda: per_example(params, x, y), repeats)),
-        ("chainrule jacrev workaround", median_time(lambda: cr.jacrev(losses)(params), repeats)),
-        ("chainrule loop of grad", median_time(
+        ("chainrule vmap(grad)", ms(lambda: per_example(params, x, y), repeats)),
+        ("chainrule jacrev workaround", ms(lambda: cr.jacrev(losses)(params), repeats)),
+        ("chainrule loop of grad", ms(
             lambda: [cr.grad(loss)(params, a, b) for a, b in zip(x, y)], repeats)),
     ]
     if available("torch"):
         import torch
         from torch.func import grad, vmap
 
+        torch.set_num_threads(1)  # small ops: more threads only contend (NumPy's matmuls are this size too)
         tp = {k: torch.tensor(v) for k, v in params.items()}
         tx, ty = torch.tensor(x), torch.tensor(y)
         tloss = lambda p, a, b: mlp_loss(torch, lambda z: torch.log_softmax(z, -1), p, a, b)  # noqa: E731
@@ -67,7 +73,7 @@ def rows_per_example(batch: int, repeats: int):
         got = tgrad(tp, tx, ty)
         for k in params:
             np.testing.assert_allclose(got[k].numpy(), reference[k], rtol=1e-9, atol=1e-12)
-        rows.append(("torch.func vmap(grad)", median_time(lambda: tgrad(tp, tx, ty), repeats)))
+        rows.append(("torch.func vmap(grad)", ms(lambda: tgrad(tp, tx, ty), repeats)))
     return rows
 
 
@@ -97,12 +103,12 @@ def rows_minimize(n_starts: int, steps: int, repeats: int):
     new = minimize(himmelblau, X, lr=1e-3, steps=steps, tol=None)
     np.testing.assert_allclose(new.x, old_run(), rtol=1e-12)
     return [
-        ("chainrule vmap (one step)", median_time(lambda: through_vmap(X), repeats)),
-        ("coordinate-first (one step)", median_time(
+        ("chainrule vmap (one step)", ms(lambda: through_vmap(X), repeats)),
+        ("coordinate-first (one step)", ms(
             lambda: batch_value_and_grad(himmelblau, np.ascontiguousarray(X.T), (n_starts,), "bench"), repeats)),
-        (f"chainrule minimize ({steps} steps)", median_time(
+        (f"chainrule minimize ({steps} steps)", ms(
             lambda: minimize(himmelblau, X, lr=1e-3, steps=steps, tol=None), max(1, repeats // 2), 0.0)),
-        (f"coordinate-first loop ({steps})", median_time(old_run, max(1, repeats // 2), 0.0)),
+        (f"coordinate-first loop ({steps})", ms(old_run, max(1, repeats // 2), 0.0)),
     ]
 
 
@@ -111,10 +117,10 @@ def main() -> None:
     repeats = 1 if args.tiny else args.repeats
     batch = 4 if args.tiny else 64
     rows = rows_per_example(batch, repeats)
-    table(f"per-example gradients of an MLP (batch {batch}, 32-64-10)", "seconds", rows,
+    table(f"per-example gradients of an MLP (batch {batch}, 32-64-10)", "ms", rows,
           baseline="chainrule vmap(grad)")
     n, steps = (20, 3) if args.tiny else (1000, 100)
-    table(f"minimize: Himmelblau at {n} starts", "seconds", rows_minimize(n, steps, repeats),
+    table(f"minimize: Himmelblau at {n} starts", "ms", rows_minimize(n, steps, repeats),
           baseline="chainrule vmap (one step)")
 
 

@@ -121,12 +121,13 @@ def _batching_section() -> list[str]:
         "Each primitive declares how `vmap` runs it on a whole batch (`chainrule.batching.table()`); composites "
         "batch through their primitives. *loop* ops run once per example and stack the results (exact and "
         "differentiable, but a Python loop); library functions that read their inputs' values also fall back "
-        "to one call per example.",
+        "to one call per example. *unbatched* ops raise inside vmap, naming themselves.",
         "",
         "| kind | primitives |",
         "|---|---|",
     ]
-    for kind in ("elementwise", "reduction", "shape", "contraction", "linalg", "loop"):  # (not test-made primitives)
+    kinds = ("elementwise", "reduction", "shape", "contraction", "linalg", "loop", "unbatched")
+    for kind in kinds:  # (primitives that tests make, undeclared, are left out)
         if kind in by_kind:
             lines.append(f"| {kind} | {', '.join(by_kind[kind])} |")
     return lines

@@ -105,6 +105,8 @@ def test_np_array_of_a_list_of_graph_tensors_is_refused():
         lambda: np.array([a * 2], dtype=np.float32),
         lambda: np.array(object=[a]),
         lambda: np.array(holder.parts),
+        lambda: np.array(list(parts)),
+        lambda: np.stack(tuple(np.asarray(p) for p in [parts])),
         lambda: np.array(
             [a * 2,
              a * 3]

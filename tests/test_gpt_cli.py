@@ -98,6 +98,11 @@ def test_user_errors_are_one_line(capsys, tmp_path, corpus):
     one_line_error(capsys, [*sample, "--checkpoint", good, "--top-p", "1.5"], "--top-p must be in (0, 1]")
 
 
+def test_gpt_without_a_subcommand_prints_its_help(capsys):
+    code, out, _ = run(capsys, "gpt")
+    assert code == 2 and "{train,sample}" in out
+
+
 def test_the_installed_command_prints_no_traceback(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     done = subprocess.run([sys.executable, "-m", "chainrule", "gpt", "sample", "--checkpoint",

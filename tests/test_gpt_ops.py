@@ -11,7 +11,7 @@ import pytest
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule.ops.gauss import erf, ndtr, ndtr_table
+from chainrule.ops.gauss import erf, gelu_f32, ndtr
 
 R = np.random.default_rng(0)
 
@@ -44,9 +44,14 @@ def test_normal_cdf_relative_accuracy_in_the_left_tail():
     want = np.array([0.5 * math.erfc(-v / math.sqrt(2)) for v in x])
     np.testing.assert_allclose(ndtr(x), want, rtol=1e-13)
     assert ndtr(0.0) == 0.5
-    grid = np.linspace(-9, 9, 100001).astype(np.float32)
+    grid = np.linspace(-9, 9, 100001).astype(np.float32)  # the float32 GELU's CDF, in chunks
     exact = np.array([0.5 * math.erfc(-float(v) / math.sqrt(2)) for v in grid])
-    assert np.abs(ndtr_table(grid) - exact).max() < 1e-7
+    y, cdf = gelu_f32(grid.reshape(1, -1))
+    assert cdf.shape == (1, 100001) and cdf.dtype == np.float32
+    assert np.abs(cdf[0] - exact).max() < 2e-7  # a few float32 ulps
+    left = (grid < -3) & (grid > -8)  # relative accuracy where Phi is small (beyond -8.4 only its size)
+    assert np.max(np.abs(cdf[0][left] - exact[left]) / exact[left]) < 1e-5
+    np.testing.assert_array_equal(y, grid * cdf)
 
 
 def test_fused_ops_stay_float32_end_to_end():
@@ -185,3 +190,14 @@ def test_masked_fill_as_function_and_method():
 def test_bad_arguments_are_named(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
         call()
+
+
+def test_float32_gelu_gives_the_same_bits_on_any_number_of_threads(monkeypatch):
+    x = R.normal(size=(3, 50001)).astype(np.float32)  # several chunks per thread, a ragged end
+    results = []
+    for threads in ("1", "3"):
+        monkeypatch.setenv("CHAINRULE_NUM_THREADS", threads)
+        y, cdf = gelu_f32(x)
+        results.append((y, cdf, cr.ops.gauss.gelu_grad_f32(x, cdf, x)))
+    for a, b in zip(*results, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -188,6 +188,10 @@ def test_a_result_of_another_shape_is_refused():
         m @= np.ones((2, 3))
     with pytest.raises(TypeError, match=r"__iadd__: cannot combine a Tensor with str"):
         t += "x"
+    with pytest.raises(TypeError, match=r"__isub__: cannot combine a Tensor with NoneType"):
+        t -= None
+    with pytest.raises(TypeError, match=r"__iadd__: the result has dtype complex128.*dtype float64"):
+        t += np.array([1j, 0])
 
 
 def test_writes_through_data_are_not_tracked_as_with_pytorch():

@@ -12,13 +12,14 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("core", ("chainrule.core", "chainrule._pytree", "chainrule.allocator")),
+    ("core", ("chainrule.core", "chainrule._pytree", "chainrule.allocator", "chainrule._conversion")),
     ("autodiff", ("chainrule.autodiff",)),
     ("values", ("chainrule.tensor", "chainrule.scalar", "chainrule.scalar_rules")),
     ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special")),
     ("transforms", ("chainrule.transforms", "chainrule.batching", "chainrule.custom", "chainrule.autograd",
-                    "chainrule.checking")),
-    ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.gpt")),
+                    "chainrule.checking", "chainrule._checkpoint")),
+    ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.gpt",
+                  "chainrule.constructors", "chainrule.replay")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),
     ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule.gpt.cli", "chainrule")),
 ]

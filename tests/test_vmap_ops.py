@@ -27,16 +27,20 @@ CONCRETE = {
     "nn_masked_softmax": "masked_softmax converts a non-Tensor input with np.asarray",
     "masked_fill": "masked_fill converts a non-Tensor input with np.asarray",
     "masked_fill_method": "the case makes a Tensor of its input",
-    "piecewise": "np.piecewise's conditions (_vals(x) < 0) read the values",
-    "piecewise_default": "np.piecewise's condition (_vals(x) > 1) reads the values",
+    "piecewise": "np.piecewise([_vals(x) < 0, ...]) reads the values",
+    "piecewise_default": "np.piecewise([_vals(x) > 1], ...) reads the values",
+}
+UNBATCHED = {  # ops declared as having no batching rule: a NotImplementedError naming the op
+    "nn_qkv_attention": "nn.qkv_attention",
+    "nn_qkv_attention_full": "nn.qkv_attention",
 }
 
 
 def _draw_batch(case, data):
     shapes, params = data.draw(case.shapes, label="shapes, params")
     seeds = [data.draw(st.integers(0, 2**32 - 1), label="seed") for _ in range(BATCH)]
-    per_example = [[np.asarray(a, dtype=np.float64) for a in case.make(np.random.default_rng(s), tuple(shapes), params)]
-                   for s in seeds]
+    per_example = [[np.asarray(a, dtype=np.result_type(a, np.float64))  # float64, or complex128 kept
+                    for a in case.make(np.random.default_rng(s), tuple(shapes), params)] for s in seeds]
     return per_example, dict(params)
 
 
@@ -54,11 +58,16 @@ def _scalar(case, params, weights):
     return f
 
 
+def _number(a):
+    a = np.asarray(a)
+    return a if a.dtype.kind in "fc" else a.astype(float)  # (complex stays complex: both parts compared)
+
+
 def _close(a, b):
-    np.testing.assert_allclose(np.asarray(a, dtype=float), np.asarray(b, dtype=float), rtol=1e-9, atol=1e-11)
+    np.testing.assert_allclose(_number(a), _number(b), rtol=1e-9, atol=1e-11)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if c.name not in CONCRETE], ids=str)
+@pytest.mark.parametrize("case", [c for c in CASES if c.name not in CONCRETE and c.name not in UNBATCHED], ids=str)
 def test_vmap_equals_a_loop(case):
     @settings(max_examples=2, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
     @given(data=st.data())
@@ -113,14 +122,28 @@ def test_cases_that_read_values_are_refused_clearly(case):
     run()
 
 
+@pytest.mark.parametrize("case", [c for c in CASES if c.name in UNBATCHED], ids=str)
+def test_ops_without_a_batching_rule_are_named(case):
+    @settings(max_examples=1, deadline=None, derandomize=True, database=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def run(data):
+        per_example, params = _draw_batch(case, data)
+        batched = [np.stack([ex[i] for ex in per_example]) for i in range(len(per_example[0]))]
+        with pytest.raises(NotImplementedError, match=f"vmap: {UNBATCHED[case.name]} has no batching rule"):
+            cr.vmap(lambda *xs: case.fn(*xs, **params))(*batched)
+
+    run()
+
+
 def test_every_primitive_declares_how_it_batches(library_primitives):  # noqa: F811
     table = cr.batching.table()
     missing = sorted(name for name in library_primitives if table.get(name, "none") == "none")
     assert not missing, f"primitives with no batching declaration in chainrule/batching/rules.py: {missing}"
     kinds = {table[name] for name in library_primitives}
-    assert kinds <= {"elementwise", "reduction", "shape", "contraction", "linalg", "loop"}
+    assert kinds <= {"elementwise", "reduction", "shape", "contraction", "linalg", "loop", "unbatched"}
     # the ops that still loop over the batch (no vectorized rule yet) are exactly these
     assert sorted(n for n in library_primitives if table[n] == "loop") == sorted(rules.LOOPED)
+    assert sorted(n for n in library_primitives if table[n] == "unbatched") == sorted(rules.UNBATCHED)
 
 
 def test_an_op_without_a_batching_rule_is_named():

@@ -6,9 +6,10 @@ graph values: the gradient to ``t1`` and ``t2`` is lost). PyTorch refuses both; 
 keeps the first working and refuses the second, so it has to tell them apart from the
 outside: it looks at the call expression that is running in the caller's frame (its
 source, via the code positions of Python 3.11+) and at its first argument. A list or tuple
-display, a comprehension, or a name (or ``obj.attr``) bound to a list or tuple holding a
-Tensor means "from a sequence". When the source is not available (``python -c``, Python 3.10) the answer is
-"no": a read is never refused by mistake, but such a list conversion is not caught.
+display, a comprehension, ``list(...)``/``tuple(...)``, or a name (or ``obj.attr``) bound to
+a list or tuple holding a Tensor means "from a sequence". When the source is not available
+(``python -c``, Python 3.10) the answer is "no": a read is never refused by mistake, but such
+a list conversion is not caught.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from types import FrameType
 from typing import Any
 
 _SEQUENCE_NODES = (ast.List, ast.Tuple, ast.ListComp, ast.GeneratorExp, ast.Starred)
+_SEQUENCE_MAKERS = {"list", "tuple", "sorted", "reversed"}  # np.array(list(parts)) converts a sequence too
 
 
 def _call_source(frame: FrameType) -> str | None:
@@ -59,7 +61,9 @@ def _first_argument(frame: FrameType) -> Any:
             first = node.args[0] if node.args else next(
                 (k.value for k in node.keywords if k.arg in ("object", "a")), None
             )
-            if isinstance(first, _SEQUENCE_NODES):
+            if isinstance(first, _SEQUENCE_NODES) or (
+                isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and first.func.id in _SEQUENCE_MAKERS
+            ):
                 found = True
             else:
                 found = _dotted(first)

@@ -94,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "gpt":
         from .gpt.cli import run_gpt
 
-        return run_gpt(args, parser)
+        return run_gpt(args)
     parser.error(f"unknown command {args.command!r}")  # pragma: no cover (argparse rejects it first)
     return 2
 

@@ -409,7 +409,7 @@ class Tensor:
         try:
             ufunc(self.data, other_data, out=self.data, casting="same_kind")
         except TypeError as e:
-            if "cast" not in str(e):
+            if "cast" not in str(e) or other_data is None:
                 kind = type(other).__name__
                 raise TypeError(f"{name}: cannot combine a Tensor with {kind} {other!r:.40} ({e})") from None
             # NumPy's casting error: e.g. an int tensor += a float

@@ -40,6 +40,11 @@ def at(x: Any, level: int) -> bool:
 
 def ndim(x: Any) -> int:
     """Number of axes of one example (a Batched value of level L) or of a constant."""
+    cls = x.__class__
+    if cls is float or cls is int:
+        return 0
+    if cls is np.ndarray:
+        return x.ndim
     if isinstance(x, Batched):
         return x.ndim
     if isinstance(x, Tensor):
@@ -292,9 +297,20 @@ def attention(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     return Batched(prim(*vals, **kw), L)
 
 
+def unbatched(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    raise NotImplementedError(
+        f"vmap: {prim.name} has no batching rule (it keeps arrays from its forward pass for its gradient, so it "
+        "cannot run once per example either); call it on the whole batch outside vmap"
+    )
+
+
 def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     """One call per example, results stacked (for ops with no vectorized rule)."""
+    from ..ops._saved import Saved
     from ..ops.shape import stack
+
+    if any(isinstance(v, Saved) for v in kw.values()):  # one forward's saved arrays: B calls would mix them
+        unbatched(prim, args, kw, L, B)
 
     def pick(a: Any, i: int) -> Any:
         if at(a, L):
@@ -309,7 +325,7 @@ def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
 
 # -- declarations ------------------------------------------------------------------------------------------
 KIND_RULES: dict[str, Rule] = {"elementwise": elementwise, "reduction": reduction, "loop": loop,
-                               "linalg": stacked_linalg}
+                               "linalg": stacked_linalg, "unbatched": unbatched}
 SPECIAL: dict[str, tuple[str, Rule]] = {
     "reshape": ("shape", reshape),
     "transpose": ("shape", transpose),
@@ -334,7 +350,8 @@ ELEMENTWISE = (
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
 STACKED_LINALG = ("inv det slogdet cholesky eigh_values eigh_vectors svd_u svd_s svd_vh svd_u_complement "
                   "svd_vh_complement qr_q qr_r qr_q_complement eig_values eig_vectors").split()
-LOOPED = ("scatter_add", "nn.cross_entropy", "nn.qkv_attention")
+LOOPED = ("scatter_add", "nn.cross_entropy")
+UNBATCHED = ("nn.qkv_attention",)  # (B, T, 3, H, E) layout fixed by position; raises a clear error
 
 KINDS: dict[str, str] = {}
 RULES: dict[str, Rule] = {}
@@ -351,6 +368,7 @@ declare("elementwise", *ELEMENTWISE)
 declare("reduction", *REDUCTIONS)
 declare("linalg", *STACKED_LINALG)
 declare("loop", *LOOPED)
+declare("unbatched", *UNBATCHED)
 for _name, (_kind, _rule) in SPECIAL.items():
     declare(_kind, _name, rule=_rule)
 

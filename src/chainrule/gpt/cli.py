@@ -47,6 +47,7 @@ def add_gpt_parser(sub: Any) -> None:
     """Register ``gpt train`` and ``gpt sample`` on the ``chainrule`` command's subparsers."""
     gpt = sub.add_parser("gpt", help="train a small GPT on source code, or sample from one",
                          description="A small GPT on source code: `chainrule gpt train`, `chainrule gpt sample`.")
+    gpt.set_defaults(gpt_parser=gpt)
     cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample}")
     raw = argparse.RawDescriptionHelpFormatter
     t = cmds.add_parser("train", help="train a GPT (default: the standard library's sources)", description=TRAIN_HELP,
@@ -85,10 +86,10 @@ def add_gpt_parser(sub: Any) -> None:
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
 
 
-def run_gpt(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+def run_gpt(args: argparse.Namespace) -> int:
     """Run ``chainrule gpt ...``; returns the exit status (1 with a one-line message on a user error)."""
     if args.gpt_command is None:
-        parser.parse_args(["gpt", "--help"])
+        args.gpt_parser.print_help()
         return 2
     try:
         return train_command(args) if args.gpt_command == "train" else sample_command(args)

@@ -44,6 +44,7 @@ from .errors import GPTError
 __all__ = ["TrainConfig", "Trainer", "lm_loss"]
 
 VAL_SEED_OFFSET = 7919  # the validation windows come from their own generator, the same at every evaluation
+UNFIXED = 10**9  # the schedule's length while a time budget has not yet been turned into steps
 
 
 @dataclass
@@ -124,7 +125,7 @@ class Trainer:
             self.extra["tokenizer"] = tokenizer.spec()
         c = config
         self.optimizer = AdamW(weight_decay_groups(model, c.weight_decay), lr=c.lr, betas=c.betas, eps=c.eps)
-        total = c.max_steps if c.max_steps is not None else 10**9  # fixed after timing the first steps
+        total = c.max_steps if c.max_steps is not None else UNFIXED  # fixed after timing the first steps
         warmup = min(c.warmup_steps, total - 1)
         self.scheduler = WarmupCosineLR(self.optimizer, warmup, total, eta_min=c.min_lr)
         self.rng = np.random.default_rng(c.seed)
@@ -147,7 +148,8 @@ class Trainer:
         for _ in range(c.accum_steps):
             x, y = self.train_data.batch(c.batch_size, self.context, self.rng)
             loss = lm_loss(model, x, y)
-            (loss / c.accum_steps).backward() if c.accum_steps > 1 else loss.backward()
+            scaled = loss / c.accum_steps if c.accum_steps > 1 else loss  # the summed gradients are the mean's
+            scaled.backward()
             total += float(loss)
         norm = clip_grad_norm_(model.parameters(), c.grad_clip) if c.grad_clip > 0 else float("nan")
         lr = self.optimizer.param_groups[0]["lr"]
@@ -184,7 +186,7 @@ class Trainer:
         start = time.perf_counter()
         train_time, durations = 0.0, []
         target = self.total_steps if stop_after is None else min(self.total_steps, self.step_count + stop_after)
-        bar = progress_bar(total=self.total_steps if c.max_steps is not None else None, initial=self.step_count,
+        bar = progress_bar(total=self.total_steps if self.total_steps < UNFIXED else None, initial=self.step_count,
                            desc="train", disable=not progress, unit="step", dynamic_ncols=True)
         try:
             while self.step_count < target:
@@ -195,7 +197,7 @@ class Trainer:
                 dt = time.perf_counter() - t0
                 train_time += dt
                 durations.append(dt)
-                if c.max_steps is None and len(durations) == 4:  # now the budget can be turned into steps
+                if self.total_steps == UNFIXED and len(durations) == 4:  # now the budget can be turned into steps
                     self._fix_length(budget - (time.perf_counter() - start), float(np.median(durations[1:])))
                     target = self.total_steps if stop_after is None else target
                     bar.total = self.total_steps

@@ -2,6 +2,8 @@
 
 Tensor engine: :class:`Module`, :class:`Parameter`, ``Linear``, ``Embedding``, ``LayerNorm``,
 ``RMSNorm``, ``Dropout``, ``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers;
+transformers: ``MultiheadAttention``, ``CausalSelfAttention``, ``TransformerBlock``, and a small
+language model ``GPT`` / ``GPTConfig`` with seeded sampling (``generate``, key/value cache);
 ``nn.functional`` (as ``torch.nn.functional``); ``nn.init``. Scalar engine: ``nn.scalar``
 (``Neuron``, ``Layer``, ``MLP``, micrograd's API). Saving: ``save`` / ``load`` /
 ``save_checkpoint`` / ``load_checkpoint`` (``.npz``, never unpickled).

@@ -32,7 +32,7 @@ from ..ops._define import raw
 from ..ops._saved import Saved, on_values
 from ..ops.attention import qkv_attention, scaled_dot_product_attention
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
-from ..ops.gauss import ndtr, ndtr_table
+from ..ops.gauss import gelu_f32, gelu_grad_f32, ndtr
 from ..ops.masking import masked_fill, masked_softmax
 from ..ops.normalization import layer_norm_primitive as _layer_norm
 from ..ops.normalization import rms_norm_primitive as _rms_norm
@@ -178,22 +178,28 @@ def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
 def _gelu_fn(x: Any, *, saved: Saved | None = None) -> Any:
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim == 0:
         return 0.5 * x * (1.0 + erf(x * _SQRT_HALF))
-    cdf = ndtr_table(x) if x.dtype == np.float32 else ndtr(x)  # Phi(x), no SciPy, no scalar loop
+    if x.dtype == np.float32:  # chunked, in cache: no SciPy, no scalar loop, no float64
+        y, cdf = gelu_f32(x)
+    else:
+        cdf = ndtr(x)
+        y = x * cdf
     if saved is not None and saved.wanted:
-        saved.values["cdf"] = cdf
-    return x * cdf
+        saved.values["cdf"] = cdf  # Phi(x), for the reverse rule
+    return y
 
 
 def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved | None = None) -> Any:
     if on_values(g, x) and isinstance(x, np.ndarray) and x.ndim and x.dtype.kind == "f":
         cdf = saved.values.pop("cdf", None) if saved is not None else None  # used once, then let go
+        if x.dtype == np.float32 and g.dtype == np.float32:
+            return gelu_grad_f32(x, gelu_f32(x)[1] if cdf is None else cdf, g)
         if cdf is None:
-            cdf = ndtr_table(x) if x.dtype == np.float32 else ndtr(x)
+            cdf = ndtr(x)
         d = x * x  # gelu'(x) = Phi(x) + x phi(x), in place
-        d *= x.dtype.type(-0.5)
+        d *= -0.5
         np.exp(d, out=d)
         d *= x
-        d *= x.dtype.type(_INV_SQRT_2PI)
+        d *= _INV_SQRT_2PI
         d += cdf
         d *= g
         return d
