@@ -27,12 +27,8 @@ CONCRETE = {
     "nn_masked_softmax": "masked_softmax converts a non-Tensor input with np.asarray",
     "masked_fill": "masked_fill converts a non-Tensor input with np.asarray",
     "masked_fill_method": "the case makes a Tensor of its input",
-    "cnp_lists": "chainrule.numpy's list arguments are converted with np.asarray",
-    "cnp_r_c": "cnp.r_ / cnp.c_ build arrays with NumPy's index tricks",
     "piecewise": "np.piecewise([_vals(x) < 0, ...]) reads the values",
     "piecewise_default": "np.piecewise([_vals(x) > 1], ...) reads the values",
-    "add_at": "add_at converts its values with np.array",
-    "add_at_2d": "add_at converts its values with np.array",
 }
 UNBATCHED: dict[str, str] = {}  # op cases whose op is declared with no batching rule (none today)
 

@@ -61,11 +61,18 @@ def _numpy_functions() -> dict[str, Any]:
     return names
 
 
+def _traced(x: Any) -> bool:
+    """A Tensor, or another array type that answers NumPy's protocol itself (a batched value under vmap)."""
+    return isinstance(x, _Tensor) or (
+        hasattr(type(x), "__array_function__") and type(x) is not _np.ndarray and not isinstance(x, _np.generic)
+    )
+
+
 def _has_tensor(obj: Any) -> bool:
     stack = [obj]
     while stack:
         item = stack.pop()
-        if isinstance(item, _Tensor):
+        if _traced(item):
             return True
         if isinstance(item, (list, tuple)):
             stack.extend(item)
@@ -74,7 +81,7 @@ def _has_tensor(obj: Any) -> bool:
 
 def _build(obj: Any, dtype: Any) -> Any:
     """Nested lists of Tensors and numbers as one Tensor, by stacking (iterative, innermost first)."""
-    if isinstance(obj, _Tensor):
+    if _traced(obj):
         return obj if dtype is None or obj.dtype == dtype else _shape.astype(obj, dtype)
     if not isinstance(obj, (list, tuple)):
         return _np.asarray(obj, dtype=dtype)
@@ -95,7 +102,7 @@ def _build(obj: Any, dtype: Any) -> Any:
 
 
 def _leaf(x: Any, dtype: Any) -> Any:
-    if isinstance(x, _Tensor):
+    if _traced(x):
         return x if dtype is None or x.dtype == dtype else _shape.astype(x, dtype)
     return _np.asarray(x, dtype=dtype if dtype is not None else None)
 
@@ -186,11 +193,11 @@ class _Joiner:
     @staticmethod
     def _promote(item: Any, ndmin: int, trans1d: int) -> Any:
         """``numpy.array(item, ndmin=ndmin)``, with 1-D items' axis moved as NumPy's ``trans1d`` says."""
-        x = item if isinstance(item, _Tensor) else _np.asarray(item)
+        x = item if _traced(item) else _np.asarray(item)
         nd = x.ndim
         if nd >= ndmin:
             return x
-        x = _shape.reshape(x, (1,) * (ndmin - nd) + x.shape) if isinstance(x, _Tensor) else x.reshape(
+        x = _shape.reshape(x, (1,) * (ndmin - nd) + x.shape) if _traced(x) else x.reshape(
             (1,) * (ndmin - nd) + x.shape)
         if trans1d != -1:
             k2, k1 = ndmin - nd, trans1d
@@ -198,7 +205,7 @@ class _Joiner:
                 k1 += k2 + 1
             order = list(range(ndmin))
             axes = order[:k1] + order[k2:] + order[k1:k2]
-            x = _shape.transpose(x, axes) if isinstance(x, _Tensor) else x.transpose(axes)
+            x = _shape.transpose(x, axes) if _traced(x) else x.transpose(axes)
         return x
 
 

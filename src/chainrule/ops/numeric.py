@@ -210,7 +210,8 @@ def add_at(x: Any, indices: Any, values: Any) -> Any:
     """
     index = S._raw_index(indices)
     target = np.shape(np.empty(shape_of(x), dtype=bool)[index])
-    v = S.broadcast_to(values, target) if isinstance(values, Tensor) else np.broadcast_to(values, target)
-    if not isinstance(v, Tensor):
-        v = Tensor._wrap(np.array(v, dtype=np.result_type(raw(x), v)))
+    if _plain(values):  # a constant: a Tensor, so that scatter_add places it
+        v = Tensor._wrap(np.array(np.broadcast_to(values, target), dtype=np.result_type(raw(x), values)))
+    else:
+        v = S.broadcast_to(values, target)
     return E.add(x, S._scatter_add(v, index=index, shape=shape_of(x)))
