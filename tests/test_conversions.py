@@ -147,3 +147,26 @@ def test_format_specs_format_the_value_of_a_one_element_tensor():
         f"{Tensor([1.0, 2.0]):.2f}"
     with pytest.raises(TypeError, match=r"item\(\) of a Tensor being differentiated"):
         cr.grad(lambda x: x * float(f"{x:.3f}"))(0.5)
+
+
+# -- NumPy's own Python code converting an argument it does not dispatch on ----------------------------------
+@pytest.mark.parametrize(
+    "call, where",
+    [
+        (lambda w: np.pad(np.ones(2), 1, constant_values=w[0]), "np.pad"),
+        (lambda w: np.piecewise(np.linspace(-1, 1, 4), [np.linspace(-1, 1, 4) < 0], [w[0], 0.0]), "np.piecewise"),
+    ],
+    ids=["pad-constant_values", "piecewise-funclist"],
+)
+def test_numpy_internals_converting_a_graph_tensor_raise(call, where):
+    w = cr.Tensor(np.array([2.0, 3.0]), requires_grad=True)
+    with pytest.raises(TypeError, match="inside NumPy's own code"):
+        call(w)
+    with cr.no_grad():  # reading values on purpose still works
+        call(w)
+    call(w.detach())
+
+
+def test_numpy_testing_still_reads_graph_tensors():
+    w = cr.Tensor(np.array([2.0, 3.0]), requires_grad=True)
+    np.testing.assert_allclose(w * 1.0, [2.0, 3.0])

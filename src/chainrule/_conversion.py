@@ -117,3 +117,21 @@ def from_sequence(tensor_type: type, depth: int = 2) -> bool:
     if isinstance(first, tuple):
         return _holds_tensor(_resolve(frame, first), tensor_type)
     return False
+
+
+def numpy_internal_caller(depth: int = 2) -> str | None:
+    """The name of NumPy's own Python function converting a value in the frame ``depth`` levels up, if any.
+
+    ``np.pad(a, 1, constant_values=w)`` or ``np.piecewise(x, c, [w, 0])`` hand ``w`` to NumPy's Python
+    code without dispatching on it (NumPy's dispatchers look at the first arguments only), and that
+    code converts it with ``asarray``: for a Tensor in the graph, a silently lost gradient. NumPy's
+    test helpers (``np.testing``) only read values, so they are not counted.
+    """
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return None
+    module = frame.f_globals.get("__name__", "")
+    if module.startswith("numpy.") and not module.startswith("numpy.testing"):
+        return f"{module}.{frame.f_code.co_name}"
+    return None

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._conversion import from_sequence
+from ._conversion import from_sequence, numpy_internal_caller
 from .core import state
 
 # One clock for creation and in-place changes: a tensor's _stamp is its creation time (so
@@ -235,6 +235,15 @@ class Tensor:
                 "lost. Use chainrule.stack / cnp.array / cnp.stack to build it in the graph, or .detach() the "
                 "Tensors (or wrap in chainrule.no_grad()) to read values"
             )
+        if self._rg and state.grad_enabled():
+            inside = numpy_internal_caller()
+            if inside is not None:
+                raise TypeError(
+                    f"{inside} converted a Tensor of shape {self.shape} that requires grad to a plain NumPy array "
+                    "inside NumPy's own code (an argument NumPy does not dispatch on, such as constant_values= "
+                    "of np.pad or a value in np.piecewise's funclist); the gradient would be lost. Use a "
+                    "chainrule function that is differentiable in that argument, or .detach() it on purpose"
+                )
         if dtype is not None and dtype != self.data.dtype:
             return self.data.astype(dtype)
         return self.data.copy() if copy else self.data
