@@ -29,38 +29,5 @@ Example:
 
 from __future__ import annotations
 
-from .pictures.graph import (
-    Drawing,
-    Explanation,
-    Graph,
-    Highlight,
-    VJPStep,
-    collect,
-    count_nodes,
-    draw,
-    explain,
-    graphviz_available,
-    print_graph,
-    render,
-    to_dot,
-    to_networkx,
-    tree,
-)
-
-__all__ = [
-    "Drawing",
-    "Explanation",
-    "Graph",
-    "Highlight",
-    "VJPStep",
-    "collect",
-    "count_nodes",
-    "draw",
-    "explain",
-    "graphviz_available",
-    "print_graph",
-    "render",
-    "to_dot",
-    "to_networkx",
-    "tree",
-]
+from .pictures.graph import *  # noqa: F403  (the public names, listed once in pictures/graph)
+from .pictures.graph import __all__  # noqa: F401
