@@ -17,6 +17,7 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from ._define import implements, is_complex, raw, shape_of
+from .linalg import require_square
 
 
 def _swap(x: Any) -> Any:
@@ -105,12 +106,6 @@ class EigResult(NamedTuple):
     eigenvectors: Any
 
 
-def _check_square(name: str, a: Any) -> None:
-    s = shape_of(a)
-    if len(s) < 2 or s[-1] != s[-2]:
-        raise np.linalg.LinAlgError(f"{name}: needs square matrices (..., n, n), got shape {s}")
-
-
 @implements(np.linalg.eig)
 def eig(a: Any) -> EigResult:
     """Eigenvalues and unit eigenvectors of a general square matrix (distinct eigenvalues).
@@ -122,7 +117,7 @@ def eig(a: Any) -> EigResult:
         array([[1., 0.],
                [1., 2.]])
     """
-    _check_square("eig", a)
+    require_square("eig", a)
     if type(a) is np.ndarray:
         return EigResult(*np.linalg.eig(a))
     return EigResult(_eig_values(a), _eig_vectors(a))  # Tensors, and batched values under vmap
@@ -131,5 +126,5 @@ def eig(a: Any) -> EigResult:
 @implements(np.linalg.eigvals)
 def eigvals(a: Any) -> Any:
     """Eigenvalues of a general square matrix (distinct eigenvalues for derivatives)."""
-    _check_square("eigvals", a)
+    require_square("eigvals", a)
     return np.linalg.eigvals(a) if type(a) is np.ndarray else _eig_values(a)

@@ -130,7 +130,7 @@ _inv.defvjp(lambda g, ans, a: -(_T(ans) @ g @ _T(ans)))
 _inv.defjvp(lambda t, ans, a: -(ans @ t @ ans))
 
 
-def _square(name: str, a: Any) -> None:
+def require_square(name: str, a: Any) -> None:
     s = shape_of(a)
     if len(s) < 2 or s[-1] != s[-2]:
         raise np.linalg.LinAlgError(f"{name}: needs square matrices (..., n, n), got shape {s}")
@@ -145,7 +145,7 @@ def inv(a: Any) -> Any:
         >>> cr.grad(lambda a: np.linalg.inv(a).sum())(np.array([[2.0]]))
         array([[-0.25]])
     """
-    _square("inv", a)
+    require_square("inv", a)
     return _inv(a)
 
 
@@ -212,7 +212,7 @@ def det(a: Any) -> Any:
         array([[ 4., -2.],
                [-2.,  1.]])
     """
-    _square("det", a)
+    require_square("det", a)
     return _det(a)
 
 
@@ -235,7 +235,7 @@ class SlogdetResult(NamedTuple):
 @implements(np.linalg.slogdet)
 def slogdet(a: Any) -> SlogdetResult:
     """(sign, log|det|); the sign is piecewise constant (zero gradient)."""
-    _square("slogdet", a)
+    require_square("slogdet", a)
     sign = np.linalg.slogdet(raw(a))[0]
     if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a
         return SlogdetResult(E.sign(_det(a)), _logabsdet(a))
@@ -258,7 +258,7 @@ _solve.defjvp(
 @implements(np.linalg.solve)
 def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b; ``b`` is a vector when 1-D, else a stack of matrices (NumPy 2 rules)."""
-    _square("solve", a)
+    require_square("solve", a)
     if ndim_of(b) == 1:
         return S.getitem(_solve(a, S.expand_dims(b, -1)), (Ellipsis, 0))
     return _solve(a, b)
@@ -298,7 +298,7 @@ _cholesky.defjvp(_chol_jvp)
 @implements(np.linalg.cholesky)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Lower-triangular L with a = L @ L.T (upper=True: U = L.T) for symmetric positive-definite a."""
-    _square("cholesky", a)
+    require_square("cholesky", a)
     low = _cholesky(a)
     return _T(low) if upper else low
 
@@ -348,7 +348,7 @@ def _lower(a: Any, uplo: str) -> Any:
 @implements(np.linalg.eigh)
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (distinct eigenvalues assumed)."""
-    _square("eigh", a)
+    require_square("eigh", a)
     a = _lower(a, UPLO)
     return EighResult(_eigh_values(a), _eigh_vectors(a))
 
@@ -356,7 +356,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
 @implements(np.linalg.eigvalsh)
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """Eigenvalues (ascending) of a symmetric matrix."""
-    _square("eigvalsh", a)
+    require_square("eigvalsh", a)
     return _eigh_values(_lower(a, UPLO))
 
 
@@ -689,7 +689,7 @@ def cond(x: Any, p: Any = None) -> Any:
 @implements(np.linalg.matrix_power)
 def matrix_power(a: Any, n: int) -> Any:
     """a @ a @ ... (n times); n = 0 gives the identity, n < 0 powers of the inverse."""
-    _square("matrix_power", a)
+    require_square("matrix_power", a)
     n = int(n)
     if n == 0:
         return E.add(E.multiply(a, 0.0), np.eye(shape_of(a)[-1], dtype=np.result_type(raw(a))))
