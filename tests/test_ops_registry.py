@@ -129,8 +129,10 @@ def _resolve(name):
 def test_table_lists_every_public_function_with_modes_and_numpy_names():
     rows = {r.name: r for r in cr.ops.table()}
     assert rows["cumsum"] == cr.ops.OpInfo(
-        "cumsum", True, True, ("numpy.cumsum",), "primitive", rows["cumsum"].doc
+        "cumsum", True, True, ("numpy.cumsum",), "primitive", rows["cumsum"].doc, ("cumsum",)
     )
+    assert rows["sum"].kind == "linear" and rows["sum"].methods == ("sum",)
+    assert rows["add"].methods == ("__add__", "__radd__")
     assert rows["cumsum"].doc.startswith("Running sum")
     assert rows["linalg.eigh"].numpy == ("numpy.linalg.eigh",)
     assert rows["linalg.eigh"].kind == "composite" and rows["linalg.eigh"].reverse and rows["linalg.eigh"].forward

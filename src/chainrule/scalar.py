@@ -93,7 +93,7 @@ def _relu(x: float) -> float:
     return x if x > 0 else 0.0
 
 
-def _function(
+def scalar_function(
     op: ScalarOp, value_of: Callable[[float], float], what: str, name: str = ""
 ) -> Callable[[Scalar], Scalar]:
     """The method for a function of one Scalar: its value, and its local derivative from ``op``'s rule."""
@@ -122,7 +122,13 @@ _SUB_NUMBER_LOCAL = SUB_NUMBER.derivative(None, None, None, FLOATS)
 _NUMBER_SUB_LOCAL = NUMBER_SUB.derivative(None, None, None, FLOATS)
 
 
-class Scalar:
+class ScalarMethods:
+    """Scalar methods generated from op declarations that give a Scalar twin (``chainrule.ops.declare``)."""
+
+    __slots__ = ()
+
+
+class Scalar(ScalarMethods):
     """A number that remembers how it was computed, for reverse-mode differentiation.
 
     Example:
@@ -263,17 +269,17 @@ class Scalar:
         return self
 
     # -- functions of one Scalar: value and rule from the table --------------------------------
-    __neg__ = _function(NEG, operator.neg, "-x", "__neg__")
-    __abs__ = _function(ABS, abs, "|x|", "__abs__")
-    exp = _function(EXP, math.exp, "e**x")
-    log = _function(LOG, _log, "the natural logarithm (x > 0)")
-    sqrt = _function(SQRT, _sqrt, "the square root (x >= 0)")
-    sin = _function(SIN, math.sin, "sin x")
-    cos = _function(COS, math.cos, "cos x")
-    tan = _function(TAN, math.tan, "tan x")
-    tanh = _function(TANH, math.tanh, "tanh x")
-    sigmoid = _function(SIGMOID, _sigmoid, "1 / (1 + e**-x), computed without overflow")
-    relu = _function(RELU, _relu, "max(x, 0), with derivative 0 at 0")
+    __neg__ = scalar_function(NEG, operator.neg, "-x", "__neg__")
+    __abs__ = scalar_function(ABS, abs, "|x|", "__abs__")
+    exp = scalar_function(EXP, math.exp, "e**x")
+    log = scalar_function(LOG, _log, "the natural logarithm (x > 0)")
+    sqrt = scalar_function(SQRT, _sqrt, "the square root (x >= 0)")
+    sin = scalar_function(SIN, math.sin, "sin x")
+    cos = scalar_function(COS, math.cos, "cos x")
+    tan = scalar_function(TAN, math.tan, "tan x")
+    tanh = scalar_function(TANH, math.tanh, "tanh x")
+    sigmoid = scalar_function(SIGMOID, _sigmoid, "1 / (1 + e**-x), computed without overflow")
+    relu = scalar_function(RELU, _relu, "max(x, 0), with derivative 0 at 0")
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------
     def __lt__(self, other: Any) -> bool:

@@ -85,7 +85,16 @@ def _check_data(data: Any, name: str = "data") -> None:
         raise TypeError(f"Tensor: argument '{name}' must be a number or an array of numbers, got {type(data).__name__}")
 
 
-class Tensor:
+class TensorMethods:
+    """Tensor's operators and op methods, filled from the op declarations (``chainrule.ops.declare``).
+
+    Empty here: this layer knows no op. ``Tensor`` inherits it, so ``Tensor.exp`` is found on it.
+    """
+
+    __slots__ = ()
+
+
+class Tensor(TensorMethods):
     """An N-d array (NumPy-backed) that records operations for automatic differentiation.
 
     ``Tensor(data, requires_grad=False, dtype=None, label=None)``. Python floats become

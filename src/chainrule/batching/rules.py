@@ -27,6 +27,7 @@ import numpy as np
 
 from ..autodiff import batching as _state
 from ..autodiff.primitive import REGISTRY, Primitive
+from ..ops.declare import DECLARATIONS
 from ..tensor import Tensor
 from .value import Batched
 
@@ -384,9 +385,19 @@ for _name, (_kind, _rule) in SPECIAL.items():
     declare(_kind, _name, rule=_rule)
 
 
+def _declared_rule(prim: Primitive) -> Rule | None:
+    """An op declared elementwise (ops/declare.py) batches as one, with no line here."""
+    for decl in DECLARATIONS.values():
+        if decl.primitive is prim and decl.kind == "elementwise":
+            return elementwise
+    return None
+
+
 def table() -> dict[str, str]:
     """How each registered primitive batches under ``vmap`` (``"none"``: it raises inside vmap)."""
-    return {name: KINDS.get(name, "none") for name in sorted(REGISTRY)}
+    declared = {d.primitive.name: "elementwise" for d in DECLARATIONS.values()
+                if d.primitive is not None and d.kind == "elementwise"}
+    return {name: KINDS.get(name, declared.get(name, "none")) for name in sorted(REGISTRY)}
 
 
 def dispatch(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
@@ -394,7 +405,7 @@ def dispatch(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     if REGISTRY.get(prim.name) is not prim:  # a user's custom_vjp function: nothing known about its shapes
         rule: Rule | None = loop
     else:
-        rule = RULES.get(prim.name)
+        rule = RULES.get(prim.name) or _declared_rule(prim)
     if rule is None:
         raise NotImplementedError(
             f"vmap: {prim.name} has no batching rule; declare one in chainrule/batching/rules.py "

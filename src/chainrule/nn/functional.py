@@ -31,6 +31,7 @@ from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._saved import Saved, on_values
 from ..ops.attention import qkv_attention, scaled_dot_product_attention
+from ..ops.declare import declared_in
 from ..ops.elementwise import erf, relu, sigmoid, square, tanh
 from ..ops.gauss import gelu_f32, gelu_grad_f32, ndtr
 from ..ops.masking import masked_fill, masked_softmax
@@ -47,6 +48,10 @@ __all__ = [
     "layer_norm", "rms_norm", "dropout", "embedding", "scaled_dot_product_attention",
     "masked_softmax", "masked_fill", "qkv_attention",
 ]
+
+# Ops declared public in nn.functional (ops/declare.py: relu, sigmoid, tanh, softplus...), by their declarations.
+globals().update(declared_in("nn.functional"))
+__all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
 
 _REDUCTIONS = ("mean", "sum", "none")
 

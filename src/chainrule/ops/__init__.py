@@ -13,8 +13,10 @@ from typing import Any, NamedTuple
 
 from ..autodiff.primitive import REGISTRY
 from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
+from . import elementwise as _elementwise  # noqa: F401  (declares the elementwise ops)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
-from . import methods as _methods  # noqa: F401  (attaches Tensor's operators)
+from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
+from . import reductions as _reductions  # noqa: F401  (declares the reductions)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
 from .arrays import (
     append,
@@ -25,7 +27,6 @@ from .arrays import (
     delete,
     diag,
     diagflat,
-    diagonal,
     dsplit,
     dstack,
     flip,
@@ -36,7 +37,6 @@ from .arrays import (
     meshgrid,
     pad,
     permute_dims,
-    repeat,
     roll,
     rollaxis,
     rot90,
@@ -46,94 +46,28 @@ from .arrays import (
     unstack,
     vsplit,
 )
-from .contraction import dot, einsum, inner, matmul, outer, tensordot, trace, vdot
-from .cumulative import cumprod, cumsum, cumulative_prod, cumulative_sum, diff, ediff1d, nancumprod, nancumsum
-from .elementwise import (
-    abs,
-    add,
-    arccos,
-    arccosh,
-    arcsin,
-    arcsinh,
-    arctan,
-    arctan2,
-    arctanh,
-    cbrt,
-    ceil,
-    clip,
-    cos,
-    cosh,
-    divide,
-    equal,
-    erf,
-    exp,
-    exp2,
-    expm1,
-    floor,
-    greater,
-    greater_equal,
-    hypot,
-    isfinite,
-    isinf,
-    isnan,
-    less,
-    less_equal,
-    log,
-    log1p,
-    log2,
-    log10,
-    logaddexp,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    maximum,
-    minimum,
-    multiply,
-    negative,
-    not_equal,
-    positive,
-    power,
-    reciprocal,
-    relu,
-    round,
-    sigmoid,
-    sign,
-    signbit,
-    sin,
-    sinh,
-    sqrt,
-    square,
-    subtract,
-    tan,
-    tanh,
-    trunc,
-    where,
-)
+from .contraction import einsum, inner, outer, tensordot, vdot
+from .cumulative import cumulative_prod, cumulative_sum, diff, ediff1d, nancumprod, nancumsum
+from .declare import DECLARATIONS, declared_in
 from .masking import masked_fill
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
 from .numeric import add_at, apply_along_axis, gradient, linspace, partition, piecewise
 from .pointwise import (
     angle,
     conj,
-    conjugate,
     copysign,
     deg2rad,
     degrees,
     fabs,
     float_power,
-    floor_divide,
     fmax,
     fmin,
     fmod,
     heaviside,
-    imag,
     ldexp,
     logaddexp2,
-    mod,
     rad2deg,
     radians,
-    real,
     real_if_close,
     remainder,
     sinc,
@@ -178,30 +112,17 @@ from .queries import (
     nonzero,
     searchsorted,
 )
-from .reductions import log_softmax, logsumexp, max, mean, min, prod, softmax, std, sum, var
-from .selection import compress, extract, interp, nan_to_num, select, sort
+from .selection import extract, interp, nan_to_num, select, sort
 from .shape import (
     array_split,
-    astype,
     atleast_1d,
     atleast_2d,
-    broadcast_to,
-    concatenate,
-    copy,
-    expand_dims,
     flatten,
-    getitem,
     hstack,
     moveaxis,
-    ravel,
-    reshape,
     split,
-    squeeze,
     stack,
-    swapaxes,
-    take,
     take_along_axis,
-    transpose,
     vstack,
 )
 from .statistics import (
@@ -224,6 +145,9 @@ from .statistics import (
     quantile,
 )
 
+# Every declared op public in chainrule.ops (ops/declare.py): no list of names to keep here.
+globals().update(declared_in("ops"))
+
 # numpy.ndarray methods that have no function of the same name
 METHODS = ("T", "mT", "real", "imag", "flatten", "astype", "copy", "item", "tolist", "fill", "sort")
 
@@ -235,8 +159,10 @@ class OpInfo(NamedTuple):
     reverse: bool  # has reverse-mode derivatives
     forward: bool  # has forward-mode derivatives
     numpy: tuple[str, ...]  # the NumPy / SciPy callables it stands for ("numpy.cumsum", ...)
-    kind: str  # "primitive" (own rules), "composite" (built from other ops) or "constant" (no gradient)
+    kind: str  # "primitive" (own rules), "linear" (declared by its transpose), "composite" (built from other
+    # ops) or "constant" (no gradient)
     doc: str  # first line of the docstring
+    methods: tuple[str, ...] = ()  # the Tensor methods its declaration gives (operators included)
 
 
 def numpy_names(fn: Any) -> tuple[str, ...]:
@@ -295,15 +221,20 @@ def table() -> list[OpInfo]:
                 continue  # the same function under chainrule. already
             seen.add(id(fn))
             names = numpy_names(fn)
-            prim = REGISTRY.get(name)
+            decl = DECLARATIONS.get(name)
+            decl = decl if decl is not None and decl.function is fn else None
+            prim = (decl.primitive if decl is not None else None) or REGISTRY.get(name)
             if fn in NONDIFFERENTIABLE:
                 kind, rev, fwd = "constant", False, False
-            elif prim is not None:
+            elif decl is not None and decl.kind == "linear":
+                kind, rev, fwd = "linear", prim.has_vjp(), prim.has_jvp()
+            elif prim is not None and (decl is None or decl.kind != "function" or REGISTRY.get(name) is prim):
                 kind, rev, fwd = "primitive", prim.has_vjp(), prim.has_jvp()
             else:
                 kind, rev, fwd = "composite", True, True
             doc = (fn.__doc__ or "").strip().splitlines()
-            rows[prefix + name] = OpInfo(prefix + name, rev, fwd, names, kind, doc[0] if doc else "")
+            methods = decl.methods if decl is not None else ()
+            rows[prefix + name] = OpInfo(prefix + name, rev, fwd, names, kind, doc[0] if doc else "", methods)
     return [rows[k] for k in sorted(rows)]
 
 
@@ -315,5 +246,6 @@ def primitives() -> list[tuple[str, bool, bool]]:
 __all__ = [
     n for n, v in dict(globals()).items()
     if not n.startswith("_") and not isinstance(v, _types.ModuleType)
-    and n not in ("annotations", "Any", "NamedTuple", "table", "primitives", "OpInfo", "METHODS", "numpy_names")
+    and n not in ("annotations", "Any", "NamedTuple", "table", "primitives", "OpInfo", "METHODS", "numpy_names",
+                  "DECLARATIONS", "declared_in")
 ] + ["table", "primitives", "OpInfo", "numpy_names"]

@@ -56,7 +56,7 @@ def np_attr(path: str) -> Any:
     return obj
 
 
-def elementwise(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None) -> Primitive:
+def elementwise_primitive(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None) -> Primitive:
     """An elementwise primitive from its local partial derivatives ``d(ans, *args)``.
 
     The reverse rule multiplies the output gradient by the local derivative, the forward

@@ -12,9 +12,10 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from . import elementwise as E
-from . import shape as S
+from . import elementwise
+from . import shape as shape_ops
 from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
+from .declare import op
 
 
 def _axis(name: str, axis: Any, ndim: int) -> int:
@@ -43,16 +44,17 @@ def diag(v: Any, k: int = 0) -> Any:
     m = shape_of(v)[0]
     size = m + abs(k)
     i = np.arange(m)
-    return S._scatter_add(v, index=(i + max(-k, 0), i + max(k, 0)), shape=(size, size))
+    return shape_ops._scatter_add(v, index=(i + max(-k, 0), i + max(k, 0)), shape=(size, size))
 
 
 @implements(np.diagflat)
 def diagflat(v: Any, k: int = 0) -> Any:
     """The flattened input on diagonal ``k`` of a square matrix."""
-    return diag(S.ravel(v), k)
+    return diag(shape_ops.ravel(v), k)
 
 
-@implements(np.diagonal)
+@op(numpy=np.diagonal, cases="none",
+    method={"diagonal": lambda self, offset=0, axis1=0, axis2=1: diagonal(self, offset, axis1, axis2)})
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis."""
     nd = ndim_of(a)
@@ -63,12 +65,12 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, both are {a1}")
     rows, cols = shape_of(a)[a1], shape_of(a)[a2]
     n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
-    moved = S.moveaxis(a, (a1, a2), (-2, -1))
-    return S.getitem(moved, (Ellipsis, np.arange(n) + max(0, -offset), np.arange(n) + max(0, offset)))
+    moved = shape_ops.moveaxis(a, (a1, a2), (-2, -1))
+    return shape_ops.getitem(moved, (Ellipsis, np.arange(n) + max(0, -offset), np.arange(n) + max(0, offset)))
 
 
 def _triangle(name: str, m: Any, keep: np.ndarray) -> Any:
-    return E.where(keep, m, np.zeros((), dtype=np.result_type(raw(m))))
+    return elementwise.where(keep, m, np.zeros((), dtype=np.result_type(raw(m))))
 
 
 def _tri_shape(name: str, m: Any) -> tuple[int, int]:
@@ -101,7 +103,7 @@ def flip(m: Any, axis: Any = None) -> Any:
     index = [slice(None)] * nd
     for a in axes:
         index[a] = slice(None, None, -1)
-    return S.getitem(m, tuple(index))
+    return shape_ops.getitem(m, tuple(index))
 
 
 @implements(np.fliplr)
@@ -132,21 +134,21 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
         raise ValueError(f"rot90: the two axes must differ, got {axes}")
     k %= 4
     if k == 0:
-        return S.getitem(m, (Ellipsis,))
+        return shape_ops.getitem(m, (Ellipsis,))
     if k == 2:
         return flip(flip(m, a0), a1)
     order = list(range(nd))
     order[a0], order[a1] = order[a1], order[a0]
     if k == 1:
-        return S.transpose(flip(m, a1), order)
-    return flip(S.transpose(m, order), a1)
+        return shape_ops.transpose(flip(m, a1), order)
+    return flip(shape_ops.transpose(m, order), a1)
 
 
 @implements(np.roll)
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     """Shift entries along ``axis`` with wrap-around (of the flattened array when ``axis`` is None)."""
     if axis is None:
-        return S.reshape(roll(S.ravel(a), shift, 0), shape_of(a))
+        return shape_ops.reshape(roll(shape_ops.ravel(a), shift, 0), shape_of(a))
     nd = ndim_of(a)
     shifts: dict[int, int] = {}
     for s, ax in np.broadcast(np.asarray(raw(shift)), np.asarray(axis)):
@@ -155,7 +157,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     for ax, s in shifts.items():
         n = shape_of(a)[ax]
         if n and s % n:
-            a = S.take(a, (np.arange(n) - s) % n, axis=ax)
+            a = shape_ops.take(a, (np.arange(n) - s) % n, axis=ax)
     return a
 
 
@@ -169,7 +171,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     start %= nd + 1
     if axis < start:
         start -= 1
-    return a if axis == start else S.moveaxis(a, axis, start)
+    return a if axis == start else shape_ops.moveaxis(a, axis, start)
 
 
 # -- repeating -----------------------------------------------------------------------------------
@@ -183,18 +185,18 @@ def tile(a: Any, reps: Any) -> Any:
     reps = (1,) * (d - len(reps)) + reps
     spread = [n for pair in zip((1,) * d, shape, strict=False) for n in pair]
     target = [n for pair in zip(reps, shape, strict=False) for n in pair]
-    tiled = S.broadcast_to(S.reshape(a, spread), target)
-    return S.reshape(tiled, tuple(r * n for r, n in zip(reps, shape, strict=False)))
+    tiled = shape_ops.broadcast_to(shape_ops.reshape(a, spread), target)
+    return shape_ops.reshape(tiled, tuple(r * n for r, n in zip(reps, shape, strict=False)))
 
 
-@implements(np.repeat)
+@op(numpy=np.repeat, cases="none", method={"repeat": lambda self, repeats, axis=None: repeat(self, repeats, axis)})
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     """Repeat each entry ``repeats`` times along ``axis`` (of the flattened array when None)."""
     if axis is None:
-        a, axis = S.ravel(a), 0
+        a, axis = shape_ops.ravel(a), 0
     axis = _axis("repeat", axis, ndim_of(a))
     idx = np.repeat(np.arange(shape_of(a)[axis]), raw(repeats))
-    return S.take(a, idx, axis=axis)
+    return shape_ops.take(a, idx, axis=axis)
 
 
 # -- padding -------------------------------------------------------------------------------------
@@ -203,7 +205,7 @@ _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 def _filled(values: Any, ax: int, side: int, shape: list[int], dtype: Any) -> Any:
     if isinstance(values, Tensor):
-        return S.broadcast_to(S.astype(S.getitem(values, (ax, side)), dtype), tuple(shape))
+        return shape_ops.broadcast_to(shape_ops.astype(shape_ops.getitem(values, (ax, side)), dtype), tuple(shape))
     return np.full(shape, values[ax, side], dtype=dtype)
 
 
@@ -223,7 +225,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         x = array
         dtype = np.result_type(raw(array))
         # a Tensor fill value is differentiable too: each padded block is that value broadcast
-        values: Any = S.broadcast_to(given, (nd, 2)) if isinstance(given, Tensor) else np.broadcast_to(
+        values: Any = shape_ops.broadcast_to(given, (nd, 2)) if isinstance(given, Tensor) else np.broadcast_to(
             np.asarray(given), (nd, 2))
         for ax in range(nd):  # later axes pad over earlier ones: corners take the last axis's values, as NumPy
             before, after = (int(w) for w in widths[ax])
@@ -237,7 +239,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
                 shape[ax] = after
                 parts.append(_filled(values, ax, 1, shape, dtype))
             if len(parts) > 1:
-                x = S.concatenate(parts, axis=ax)
+                x = shape_ops.concatenate(parts, axis=ax)
         return x
     if mode not in _INDEX_MODES:
         raise NotImplementedError(
@@ -250,7 +252,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         before, after = (int(w) for w in widths[ax])
         if before or after:
             idx = np.pad(np.arange(shape_of(x)[ax]), (before, after), mode=mode, **extra)
-            x = S.take(x, idx, axis=ax)
+            x = shape_ops.take(x, idx, axis=ax)
     return x
 
 
@@ -265,61 +267,61 @@ def atleast_3d(x: Any) -> Any:
     """View with at least three dimensions: (N,) becomes (1, N, 1), (M, N) becomes (M, N, 1)."""
     n = ndim_of(x)
     if n == 0:
-        return S.reshape(x, (1, 1, 1))
+        return shape_ops.reshape(x, (1, 1, 1))
     if n == 1:
-        return S.reshape(x, (1, -1, 1))
+        return shape_ops.reshape(x, (1, -1, 1))
     if n == 2:
-        return S.expand_dims(x, 2)
+        return shape_ops.expand_dims(x, 2)
     return x
 
 
 @implements(np.dstack)
 def dstack(tup: Any) -> Any:
     """Join along the third axis (depth)."""
-    return S.concatenate([atleast_3d(x) for x in tup], axis=2)
+    return shape_ops.concatenate([atleast_3d(x) for x in tup], axis=2)
 
 
 @implements(np.column_stack)
 def column_stack(tup: Any) -> Any:
     """Join 1-D arrays as columns (2-D arrays as they are) along axis 1."""
-    return S.concatenate([S.reshape(x, (-1, 1)) if ndim_of(x) < 2 else x for x in tup], axis=1)
+    return shape_ops.concatenate([shape_ops.reshape(x, (-1, 1)) if ndim_of(x) < 2 else x for x in tup], axis=1)
 
 
 @implements(np.append)
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``values`` added at the end (both flattened when ``axis`` is None)."""
     if axis is None:
-        return S.concatenate([S.ravel(arr), S.ravel(values)], axis=0)
-    return S.concatenate([arr, values], axis=axis)
+        return shape_ops.concatenate([shape_ops.ravel(arr), shape_ops.ravel(values)], axis=0)
+    return shape_ops.concatenate([arr, values], axis=axis)
 
 
 @implements(np.delete)
 def delete(arr: Any, obj: Any, axis: int | None = None) -> Any:
     """The array without the entries ``obj`` (int, slice or indices) along ``axis``."""
     if axis is None:
-        arr, axis = S.ravel(arr), 0
+        arr, axis = shape_ops.ravel(arr), 0
     axis = _axis("delete", axis, ndim_of(arr))
     keep = np.ones(shape_of(arr)[axis], dtype=bool)
     keep[raw(obj) if not isinstance(obj, slice) else obj] = False
-    return S.take(arr, np.flatnonzero(keep), axis=axis)
+    return shape_ops.take(arr, np.flatnonzero(keep), axis=axis)
 
 
 @implements(np.hsplit)
 def hsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     """Split along axis 1 (axis 0 for 1-D arrays)."""
-    return S.split(x, indices_or_sections, axis=1 if ndim_of(x) > 1 else 0)
+    return shape_ops.split(x, indices_or_sections, axis=1 if ndim_of(x) > 1 else 0)
 
 
 @implements(np.vsplit)
 def vsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     """Split along axis 0."""
-    return S.split(x, indices_or_sections, axis=0)
+    return shape_ops.split(x, indices_or_sections, axis=0)
 
 
 @implements(np.dsplit)
 def dsplit(x: Any, indices_or_sections: Any) -> list[Any]:
     """Split along axis 2."""
-    return S.split(x, indices_or_sections, axis=2)
+    return shape_ops.split(x, indices_or_sections, axis=2)
 
 
 @implements(np.meshgrid)
@@ -334,10 +336,10 @@ def meshgrid(*xi: Any, indexing: str = "xy", sparse: bool = False, copy: bool = 
         shape[i] = -1
         if indexing == "xy" and nd > 1 and i < 2:
             shape[0], shape[1] = shape[1], shape[0]
-        outs.append(S.reshape(S.ravel(x), tuple(shape)))
+        outs.append(shape_ops.reshape(shape_ops.ravel(x), tuple(shape)))
     if not sparse:
         full = np.broadcast_shapes(*[shape_of(o) for o in outs])
-        outs = [S.broadcast_to(o, full) for o in outs]
+        outs = [shape_ops.broadcast_to(o, full) for o in outs]
     return tuple(outs)
 
 
@@ -345,20 +347,20 @@ def meshgrid(*xi: Any, indexing: str = "xy", sparse: bool = False, copy: bool = 
 def broadcast_arrays(*args: Any, subok: bool = False) -> tuple[Any, ...]:
     """The inputs broadcast to one shape."""
     shape = np.broadcast_shapes(*[shape_of(a) for a in args])
-    return tuple(S.broadcast_to(a, shape) for a in args)
+    return tuple(shape_ops.broadcast_to(a, shape) for a in args)
 
 
 @implements(np_attr("concat"))
 def concat(arrays: Any, /, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
            casting: str = "same_kind") -> Any:
     """The array-API name of ``concatenate`` (NumPy's ``concat`` is ``concatenate``: same arguments)."""
-    return S.concatenate(arrays, axis, out, dtype=dtype, casting=casting)
+    return shape_ops.concatenate(arrays, axis, out, dtype=dtype, casting=casting)
 
 
 @implements(np_attr("permute_dims"))
 def permute_dims(a: Any, /, axes: Any = None) -> Any:
     """The array-API name of ``transpose``."""
-    return S.transpose(a, axes)
+    return shape_ops.transpose(a, axes)
 
 
 @implements(np_attr("matrix_transpose"), np_attr("linalg.matrix_transpose"))
@@ -366,7 +368,7 @@ def matrix_transpose(x: Any, /) -> Any:
     """Swap the last two axes."""
     if ndim_of(x) < 2:
         raise ValueError(f"matrix_transpose: input must be at least 2-D, got shape {shape_of(x)}")
-    return S.swapaxes(x, -1, -2)
+    return shape_ops.swapaxes(x, -1, -2)
 
 
 @implements(np_attr("unstack"))
@@ -374,4 +376,4 @@ def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     """The slices along ``axis``, as a tuple."""
     axis = _axis("unstack", axis, ndim_of(x))
     head = (slice(None),) * axis
-    return tuple(S.getitem(x, head + (i,)) for i in range(shape_of(x)[axis]))
+    return tuple(shape_ops.getitem(x, head + (i,)) for i in range(shape_of(x)[axis]))

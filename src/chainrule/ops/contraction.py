@@ -8,6 +8,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ._define import implements, is_complex, ndim_of, raw, shape_of
+from .declare import op
 from .shape import expand_dims, ravel, reshape, transpose
 
 
@@ -41,7 +42,7 @@ def _check_operand(op: str, name: str, x: Any) -> None:
         raise TypeError(f"{op}: argument '{name}' must be an array, a Tensor or a number, got {type(x).__name__}")
 
 
-@implements(np.matmul)
+@op(numpy=np.matmul, method=("__matmul__", "__rmatmul__", "matmul"), cases="none")
 def matmul(a: Any, b: Any) -> Any:
     """Matrix product with NumPy's rules (batched over leading axes, 1-D vectors allowed)."""
     _check_operand("matmul", "a", a)
@@ -60,7 +61,7 @@ def matmul(a: Any, b: Any) -> Any:
     return _matmul(a, b)
 
 
-@implements(np.dot)
+@op(numpy=np.dot, method=True, cases="none")
 def dot(a: Any, b: Any) -> Any:
     """NumPy's dot: products of scalars, vectors, matrices and N-d arrays."""
     if ndim_of(a) == 0 or ndim_of(b) == 0:
@@ -230,7 +231,8 @@ def _from_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
     return spec, operands
 
 
-@implements(np.trace)
+@op(numpy=np.trace, cases="none", method={
+    "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: trace(self, offset, axis1, axis2)})
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Sum of a diagonal."""
     from .shape import getitem

@@ -14,10 +14,12 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
-from . import elementwise as E
-from . import shape as S
+from . import elementwise
+from . import shape as shape_ops
 from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import _pad_front, exclusive_products, linear_recurrence
+from .declare import op
+from .dim_args import with_dim
 
 
 def _reverse_cumsum(g: Any, axis: int) -> Any:
@@ -68,15 +70,16 @@ def _no_out(name: str, out: Any) -> None:
 
 def _flat_axis(x: Any, axis: Any) -> tuple[Any, int]:
     if axis is None:
-        return S.ravel(x), 0
+        return shape_ops.ravel(x), 0
     return x, normalize_axis(axis, max(ndim_of(x), 1))[0]
 
 
 def _cast(y: Any, dtype: Any) -> Any:
-    return y if dtype is None else S.astype(y, dtype)
+    return y if dtype is None else shape_ops.astype(y, dtype)
 
 
-@implements(np.cumsum)
+@op(numpy=np.cumsum, cases="none", method={"cumsum": with_dim(
+    lambda self, axis=None, dtype=None, out=None: cumsum(self, axis, dtype, out), "cumsum")})
 def cumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """Running sum along ``axis`` (of the flattened array when ``axis`` is None).
 
@@ -87,10 +90,11 @@ def cumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) 
     """
     _no_out("cumsum", out)
     x, axis = _flat_axis(x, axis)
-    return _cast(_cumsum(S.atleast_1d(x), axis=axis), dtype)
+    return _cast(_cumsum(shape_ops.atleast_1d(x), axis=axis), dtype)
 
 
-@implements(np.cumprod)
+@op(numpy=np.cumprod, cases="none", method={"cumprod": with_dim(
+    lambda self, axis=None, dtype=None, out=None: cumprod(self, axis, dtype, out), "cumprod")})
 def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """Running product along ``axis`` (of the flattened array when ``axis`` is None).
 
@@ -103,7 +107,7 @@ def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None)
     """
     _no_out("cumprod", out)
     x, axis = _flat_axis(x, axis)
-    return _cast(_cumprod(S.atleast_1d(x), axis=axis), dtype)
+    return _cast(_cumprod(shape_ops.atleast_1d(x), axis=axis), dtype)
 
 
 _NOVALUE = getattr(np, "_NoValue", object())
@@ -117,7 +121,7 @@ def _edge(value: Any, x: Any, axis: int) -> Any:
     shape[axis] = 1
     if not isinstance(value, Tensor):
         value = np.asarray(value, dtype=np.result_type(raw(x), value))
-    return S.broadcast_to(value, tuple(shape))
+    return shape_ops.broadcast_to(value, tuple(shape))
 
 
 @implements(np.diff)
@@ -141,33 +145,34 @@ def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = _NOVALUE, append: An
     if append is not _NOVALUE and append is not None:
         parts.append(_edge(append, x, axis))
     if len(parts) > 1:
-        x = S.concatenate(parts, axis=axis)
+        x = shape_ops.concatenate(parts, axis=axis)
     head = (slice(None),) * axis
     for _ in range(n):
-        x = E.subtract(S.getitem(x, head + (slice(1, None),)), S.getitem(x, head + (slice(None, -1),)))
+        x = elementwise.subtract(shape_ops.getitem(x, head + (slice(1, None),)),
+                                 shape_ops.getitem(x, head + (slice(None, -1),)))
     return x
 
 
 @implements(np.ediff1d)
 def ediff1d(x: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of the flattened array, with optional values before and after."""
-    parts = [S.ravel(to_begin)] if to_begin is not None else []
-    parts.append(diff(S.ravel(x)))
+    parts = [shape_ops.ravel(to_begin)] if to_begin is not None else []
+    parts.append(diff(shape_ops.ravel(x)))
     if to_end is not None:
-        parts.append(S.ravel(to_end))
-    return parts[0] if len(parts) == 1 else S.concatenate(parts)
+        parts.append(shape_ops.ravel(to_end))
+    return parts[0] if len(parts) == 1 else shape_ops.concatenate(parts)
 
 
 @implements(np.nancumsum)
 def nancumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """Running sum treating NaNs as 0 (they get no gradient)."""
-    return cumsum(E.where(np.isnan(raw(x)), 0.0, x), axis=axis, dtype=dtype, out=out)
+    return cumsum(elementwise.where(np.isnan(raw(x)), 0.0, x), axis=axis, dtype=dtype, out=out)
 
 
 @implements(np.nancumprod)
 def nancumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) -> Any:
     """Running product treating NaNs as 1 (they get no gradient)."""
-    return cumprod(E.where(np.isnan(raw(x)), 1.0, x), axis=axis, dtype=dtype, out=out)
+    return cumprod(elementwise.where(np.isnan(raw(x)), 1.0, x), axis=axis, dtype=dtype, out=out)
 
 
 def _cumulative(name: str, fn: Any, start: float, x: Any, axis: Any, dtype: Any, include_initial: bool) -> Any:
@@ -181,7 +186,7 @@ def _cumulative(name: str, fn: Any, start: float, x: Any, axis: Any, dtype: Any,
     axis = normalize_axis(axis, ndim_of(y))[0]
     shape = list(shape_of(y))
     shape[axis] = 1
-    return S.concatenate([np.full(shape, start, dtype=raw(y).dtype), y], axis=axis)
+    return shape_ops.concatenate([np.full(shape, start, dtype=raw(y).dtype), y], axis=axis)
 
 
 @implements(np_attr("cumulative_sum"))

@@ -1,7 +1,8 @@
 """Elementwise ops: arithmetic, powers and the usual functions.
 
-Each op is one line: its NumPy function and its local derivative(s) ``d(ans, *args)``;
-both the reverse and the forward rule follow from that (see ``_define.elementwise``).
+Each op is one declaration (``ops/declare.py``): its NumPy function, its local derivative(s)
+``d(ans, *args)`` (both the reverse and the forward rule follow from that), the NumPy
+callables it answers to, its Tensor methods, the domain its tests draw from and its PyTorch twin.
 
 Ties and kinks follow PyTorch: ``relu`` and ``abs`` have derivative 0 at 0; ``maximum``
 and ``minimum`` share the gradient equally between equal arguments (so the derivative of
@@ -14,35 +15,44 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.primitive import Primitive, apply  # public functions call apply directly: one frame less
-from ._define import elementwise, implements, is_complex, raw, wrap_like
+from ..autodiff.primitive import Primitive, apply
+from ._define import is_complex, raw, wrap_like
+from .declare import declare_function, elementwise_op, linear_op, primitive_op
 from .gauss import erf as _gauss_erf
 
+# -- arithmetic (linear parts written out, so no multiplication by 1 is done) ----------------
+add = primitive_op(
+    "add", np.add, (lambda g, ans, x, y: g, lambda g, ans, x, y: g), (lambda t, ans, x, y: t, lambda t, ans, x, y: t),
+    doc="x + y, broadcasting.", numpy=np.add, method=("__add__", "__radd__"), domain="real", torch="torch.add",
+)
+subtract = primitive_op(
+    "subtract", np.subtract, (lambda g, ans, x, y: g, lambda g, ans, x, y: -g),
+    (lambda t, ans, x, y: t, lambda t, ans, x, y: -t),
+    doc="x - y, broadcasting.", numpy=np.subtract, method=("__sub__", "__rsub__"), domain="real",
+    torch="torch.subtract",
+)
+multiply = primitive_op(
+    "multiply", np.multiply, (lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x),
+    (lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t),
+    doc="x * y, broadcasting.", numpy=np.multiply, method=("__mul__", "__rmul__"), domain="real",
+    torch="torch.multiply",
+)
+divide = primitive_op(
+    "divide", np.true_divide, (lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * ans / y),
+    (lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y),
+    doc="x / y, broadcasting.", numpy=(np.true_divide, np.divide), method=("__truediv__", "__rtruediv__"),
+    domain=("real", "nonzero"), torch="torch.divide",
+)
+negative = linear_op("negative", np.negative, "same", doc="-x.", numpy=np.negative, method="__neg__", domain="real",
+                     torch="torch.negative")
 
-def _ones(ans: Any, *args: Any) -> Any:
-    return 1.0
+
+def positive(x: Any) -> Any:
+    """+x (the same tensor)."""
+    return x
 
 
-# -- arithmetic (linear parts written out so no multiplication by 1 is done) ----------------
-_add = Primitive("add", np.add)
-_add.defvjp(lambda g, ans, x, y: g, lambda g, ans, x, y: g)
-_add.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: t)
-
-_sub = Primitive("subtract", np.subtract)
-_sub.defvjp(lambda g, ans, x, y: g, lambda g, ans, x, y: -g)
-_sub.defjvp(lambda t, ans, x, y: t, lambda t, ans, x, y: -t)
-
-_mul = Primitive("multiply", np.multiply)
-_mul.defvjp(lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x)
-_mul.defjvp(lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
-
-_div = Primitive("divide", np.true_divide)
-_div.defvjp(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * ans / y)
-_div.defjvp(lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
-
-_neg = Primitive("negative", np.negative)
-_neg.defvjp(lambda g, ans, x: -g)
-_neg.defjvp(lambda t, ans, x: -t)
+declare_function(positive, numpy=np.positive, method="__pos__", cases="none")
 
 
 def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
@@ -56,75 +66,58 @@ def _pow_dy(ans: Any, x: Any, y: Any) -> Any:
     return ans * np.log(np.where(x == 0, 1.0, x))
 
 
-_pow = elementwise("power", np.power, _pow_dx, _pow_dy)
-
-
-@implements(np.add)
-def add(x: Any, y: Any) -> Any:
-    """x + y, broadcasting."""
-    return apply(_add, (x, y), None)
-
-
-@implements(np.subtract)
-def subtract(x: Any, y: Any) -> Any:
-    """x - y, broadcasting."""
-    return apply(_sub, (x, y), None)
-
-
-@implements(np.multiply)
-def multiply(x: Any, y: Any) -> Any:
-    """x * y, broadcasting."""
-    return apply(_mul, (x, y), None)
-
-
-@implements(np.true_divide, np.divide)
-def divide(x: Any, y: Any) -> Any:
-    """x / y, broadcasting."""
-    return apply(_div, (x, y), None)
-
-
-@implements(np.negative)
-def negative(x: Any) -> Any:
-    """-x."""
-    return apply(_neg, (x,), None)
-
-
-@implements(np.positive)
-def positive(x: Any) -> Any:
-    """+x (the same tensor)."""
-    return x
-
-
-@implements(np.power)
-def power(x: Any, y: Any) -> Any:
-    """x ** y; differentiable in both x and y."""
-    return apply(_pow, (x, y), None)
-
+power = elementwise_op("power", np.power, _pow_dx, _pow_dy, doc="x ** y; differentiable in both x and y.",
+                       numpy=np.power, method=("__pow__", "__rpow__", "pow"), domain=("positive", "real"),
+                       torch="torch.pow")
 
 # -- functions of one argument --------------------------------------------------------------
-_exp = elementwise("exp", np.exp, lambda ans, x: ans)
-_expm1 = elementwise("expm1", np.expm1, lambda ans, x: ans + 1)
-_exp2 = elementwise("exp2", np.exp2, lambda ans, x: ans * np.log(2.0))
-_log = elementwise("log", np.log, lambda ans, x: 1 / x)
-_log1p = elementwise("log1p", np.log1p, lambda ans, x: 1 / (1 + x))
-_log2 = elementwise("log2", np.log2, lambda ans, x: 1 / (x * np.log(2.0)))
-_log10 = elementwise("log10", np.log10, lambda ans, x: 1 / (x * np.log(10.0)))
-_sqrt = elementwise("sqrt", np.sqrt, lambda ans, x: 0.5 / ans)
-_cbrt = elementwise("cbrt", np.cbrt, lambda ans, x: 1 / (3 * ans**2))
-_square = elementwise("square", np.square, lambda ans, x: 2 * x)
-_reciprocal = elementwise("reciprocal", np.reciprocal, lambda ans, x: -(ans**2))
-_sin = elementwise("sin", np.sin, lambda ans, x: np.cos(x))
-_cos = elementwise("cos", np.cos, lambda ans, x: -np.sin(x))
-_tan = elementwise("tan", np.tan, lambda ans, x: 1 + ans**2)
-_arcsin = elementwise("arcsin", np.arcsin, lambda ans, x: 1 / np.sqrt(1 - x**2))
-_arccos = elementwise("arccos", np.arccos, lambda ans, x: -1 / np.sqrt(1 - x**2))
-_arctan = elementwise("arctan", np.arctan, lambda ans, x: 1 / (1 + x**2))
-_sinh = elementwise("sinh", np.sinh, lambda ans, x: np.cosh(x))
-_cosh = elementwise("cosh", np.cosh, lambda ans, x: np.sinh(x))
-_tanh = elementwise("tanh", np.tanh, lambda ans, x: 1 - ans**2)
-_arcsinh = elementwise("arcsinh", np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1))
-_arccosh = elementwise("arccosh", np.arccosh, lambda ans, x: 1 / np.sqrt(x**2 - 1))
-_arctanh = elementwise("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x**2))
+_LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))
+exp = elementwise_op("exp", np.exp, lambda ans, x: ans, doc="e ** x.", numpy=np.exp, method=True, domain="real",
+                     torch="torch.exp")
+expm1 = elementwise_op("expm1", np.expm1, lambda ans, x: ans + 1, doc="e ** x - 1, accurate near 0.",
+                       numpy=np.expm1, method=True, domain="real", torch="torch.expm1")
+exp2 = elementwise_op("exp2", np.exp2, lambda ans, x: ans * _LN2, doc="2 ** x.", numpy=np.exp2, domain="real",
+                      torch="torch.exp2")
+log = elementwise_op("log", np.log, lambda ans, x: 1 / x, doc="Natural logarithm.", numpy=np.log, method=True,
+                     domain="positive", torch="torch.log")
+log1p = elementwise_op("log1p", np.log1p, lambda ans, x: 1 / (1 + x), doc="log(1 + x), accurate near 0.",
+                       numpy=np.log1p, method=True, domain="(-1,3)", torch="torch.log1p")
+log2 = elementwise_op("log2", np.log2, lambda ans, x: 1 / (x * _LN2), doc="Base-2 logarithm.", numpy=np.log2,
+                      domain="positive", torch="torch.log2")
+log10 = elementwise_op("log10", np.log10, lambda ans, x: 1 / (x * _LN10), doc="Base-10 logarithm.", numpy=np.log10,
+                       domain="positive", torch="torch.log10")
+sqrt = elementwise_op("sqrt", np.sqrt, lambda ans, x: 0.5 / ans, doc="Square root.", numpy=np.sqrt, method=True,
+                      domain="positive", torch="torch.sqrt")
+cbrt = elementwise_op("cbrt", np.cbrt, lambda ans, x: 1 / (3 * ans**2), doc="Cube root.", numpy=np.cbrt,
+                      domain="nonzero")
+square = elementwise_op("square", np.square, lambda ans, x: 2 * x, doc="x ** 2.", numpy=np.square, method=True,
+                        domain="real", torch="torch.square")
+reciprocal = elementwise_op("reciprocal", np.reciprocal, lambda ans, x: -(ans**2), doc="1 / x.",
+                            numpy=np.reciprocal, domain="nonzero", torch="torch.reciprocal")
+sin = elementwise_op("sin", np.sin, lambda ans, x: np.cos(x), doc="Sine.", numpy=np.sin, method=True,
+                     domain="real", torch="torch.sin")
+cos = elementwise_op("cos", np.cos, lambda ans, x: -np.sin(x), doc="Cosine.", numpy=np.cos, method=True,
+                     domain="real", torch="torch.cos")
+tan = elementwise_op("tan", np.tan, lambda ans, x: 1 + ans**2, doc="Tangent.", numpy=np.tan, method=True,
+                     domain="(-1.5,1.5)", torch="torch.tan")
+arcsin = elementwise_op("arcsin", np.arcsin, lambda ans, x: 1 / np.sqrt(1 - x**2), doc="Inverse sine.",
+                        numpy=np.arcsin, domain="(-1,1)", torch="torch.arcsin")
+arccos = elementwise_op("arccos", np.arccos, lambda ans, x: -1 / np.sqrt(1 - x**2), doc="Inverse cosine.",
+                        numpy=np.arccos, domain="(-1,1)", torch="torch.arccos")
+arctan = elementwise_op("arctan", np.arctan, lambda ans, x: 1 / (1 + x**2), doc="Inverse tangent.",
+                        numpy=np.arctan, domain="real", torch="torch.arctan")
+sinh = elementwise_op("sinh", np.sinh, lambda ans, x: np.cosh(x), doc="Hyperbolic sine.", numpy=np.sinh,
+                      domain="real", torch="torch.sinh")
+cosh = elementwise_op("cosh", np.cosh, lambda ans, x: np.sinh(x), doc="Hyperbolic cosine.", numpy=np.cosh,
+                      domain="real", torch="torch.cosh")
+tanh = elementwise_op("tanh", np.tanh, lambda ans, x: 1 - ans**2, doc="Hyperbolic tangent.", numpy=np.tanh,
+                      method=True, namespaces=("ops", "nn.functional"), domain="real", torch="torch.tanh")
+arcsinh = elementwise_op("arcsinh", np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1),
+                         doc="Inverse hyperbolic sine.", numpy=np.arcsinh, domain="real", torch="torch.arcsinh")
+arccosh = elementwise_op("arccosh", np.arccosh, lambda ans, x: 1 / np.sqrt(x**2 - 1),
+                         doc="Inverse hyperbolic cosine.", numpy=np.arccosh, domain="(1,3)", torch="torch.arccosh")
+arctanh = elementwise_op("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x**2), doc="Inverse hyperbolic tangent.",
+                         numpy=np.arctanh, domain="(-1,1)", torch="torch.arctanh")
 
 
 def _modulus_d(ans: Any, x: Any) -> Any:
@@ -132,17 +125,12 @@ def _modulus_d(ans: Any, x: Any) -> Any:
     return np.conjugate(x) / np.where(raw(ans) == 0, 1.0, ans)
 
 
-def _abs_vjp(g: Any, ans: Any, x: Any) -> Any:
-    return g * (_modulus_d(ans, x) if is_complex(x) else np.sign(x))
-
-
-def _abs_jvp(t: Any, ans: Any, x: Any) -> Any:
-    return np.real(t * _modulus_d(ans, x)) if is_complex(x) else t * np.sign(x)
-
-
-_abs = Primitive("abs", np.abs)
-_abs.defvjp(_abs_vjp)
-_abs.defjvp(_abs_jvp)
+abs = primitive_op(  # noqa: A001
+    "abs", np.abs, (lambda g, ans, x: g * (_modulus_d(ans, x) if is_complex(x) else np.sign(x)),),
+    (lambda t, ans, x: np.real(t * _modulus_d(ans, x)) if is_complex(x) else t * np.sign(x),),
+    doc="|x|; derivative sign(x), 0 at 0.", numpy=(np.abs, np.absolute), method=("__abs__", "abs"),
+    domain="nonzero", torch="torch.abs",
+)
 
 
 def _sigmoid_fn(x: Any) -> Any:
@@ -153,240 +141,48 @@ def _sigmoid_fn(x: Any) -> Any:
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-_sigmoid = elementwise("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1 - ans))
-_relu = elementwise("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0)
-
-
-@implements(np.exp)
-def exp(x: Any) -> Any:
-    """e ** x."""
-    return apply(_exp, (x,), None)
-
-
-@implements(np.expm1)
-def expm1(x: Any) -> Any:
-    """e ** x - 1, accurate near 0."""
-    return apply(_expm1, (x,), None)
-
-
-@implements(np.exp2)
-def exp2(x: Any) -> Any:
-    """2 ** x."""
-    return apply(_exp2, (x,), None)
-
-
-@implements(np.log)
-def log(x: Any) -> Any:
-    """Natural logarithm."""
-    return apply(_log, (x,), None)
-
-
-@implements(np.log1p)
-def log1p(x: Any) -> Any:
-    """log(1 + x), accurate near 0."""
-    return apply(_log1p, (x,), None)
-
-
-@implements(np.log2)
-def log2(x: Any) -> Any:
-    """Base-2 logarithm."""
-    return apply(_log2, (x,), None)
-
-
-@implements(np.log10)
-def log10(x: Any) -> Any:
-    """Base-10 logarithm."""
-    return apply(_log10, (x,), None)
-
-
-@implements(np.sqrt)
-def sqrt(x: Any) -> Any:
-    """Square root."""
-    return apply(_sqrt, (x,), None)
-
-
-@implements(np.cbrt)
-def cbrt(x: Any) -> Any:
-    """Cube root."""
-    return apply(_cbrt, (x,), None)
-
-
-@implements(np.square)
-def square(x: Any) -> Any:
-    """x ** 2."""
-    return apply(_square, (x,), None)
-
-
-@implements(np.reciprocal)
-def reciprocal(x: Any) -> Any:
-    """1 / x."""
-    return apply(_reciprocal, (x,), None)
-
-
-@implements(np.sin)
-def sin(x: Any) -> Any:
-    """Sine."""
-    return apply(_sin, (x,), None)
-
-
-@implements(np.cos)
-def cos(x: Any) -> Any:
-    """Cosine."""
-    return apply(_cos, (x,), None)
-
-
-@implements(np.tan)
-def tan(x: Any) -> Any:
-    """Tangent."""
-    return apply(_tan, (x,), None)
-
-
-@implements(np.arcsin)
-def arcsin(x: Any) -> Any:
-    """Inverse sine."""
-    return apply(_arcsin, (x,), None)
-
-
-@implements(np.arccos)
-def arccos(x: Any) -> Any:
-    """Inverse cosine."""
-    return apply(_arccos, (x,), None)
-
-
-@implements(np.arctan)
-def arctan(x: Any) -> Any:
-    """Inverse tangent."""
-    return apply(_arctan, (x,), None)
-
-
-@implements(np.sinh)
-def sinh(x: Any) -> Any:
-    """Hyperbolic sine."""
-    return apply(_sinh, (x,), None)
-
-
-@implements(np.cosh)
-def cosh(x: Any) -> Any:
-    """Hyperbolic cosine."""
-    return apply(_cosh, (x,), None)
-
-
-@implements(np.tanh)
-def tanh(x: Any) -> Any:
-    """Hyperbolic tangent."""
-    return apply(_tanh, (x,), None)
-
-
-@implements(np.arcsinh)
-def arcsinh(x: Any) -> Any:
-    """Inverse hyperbolic sine."""
-    return apply(_arcsinh, (x,), None)
-
-
-@implements(np.arccosh)
-def arccosh(x: Any) -> Any:
-    """Inverse hyperbolic cosine."""
-    return apply(_arccosh, (x,), None)
-
-
-@implements(np.arctanh)
-def arctanh(x: Any) -> Any:
-    """Inverse hyperbolic tangent."""
-    return apply(_arctanh, (x,), None)
-
-
-@implements(np.abs, np.absolute)
-def abs(x: Any) -> Any:  # noqa: A001
-    """|x|; derivative sign(x), 0 at 0."""
-    return apply(_abs, (x,), None)
-
-
-def sigmoid(x: Any) -> Any:
-    """1 / (1 + e ** -x), computed stably."""
-    return apply(_sigmoid, (x,), None)
-
-
-def relu(x: Any) -> Any:
-    """max(x, 0); derivative 0 at 0."""
-    return apply(_relu, (x,), None)
+sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1 - ans),
+                         doc="1 / (1 + e ** -x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
+                         domain="real", torch="torch.sigmoid")
+relu = elementwise_op("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, doc="max(x, 0); derivative 0 at 0.",
+                      method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu")
+# softplus, with relu's parity (function, method, nn.functional, Scalar, docs, tests): this one statement
+softplus = elementwise_op("softplus", lambda x: np.logaddexp(x, 0.0), lambda ans, x: sigmoid(x),
+                          doc="log(1 + e ** x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
+                          domain="real", torch="torch.nn.functional.softplus",
+                          scalar=lambda x, y, m: 1 / (1 + m.exp(-x)))
 
 
 # -- functions of two arguments -------------------------------------------------------------
-def _pick(first: bool) -> Any:
+def _pick(first: bool, larger: bool) -> Any:
     def d(ans: Any, x: Any, y: Any) -> Any:
-        win = (x > y) if first else (y > x)
+        win = ((x > y) if first else (y > x)) if larger else ((x < y) if first else (y < x))
         return win + 0.5 * (x == y)
 
     return d
 
 
-def _pick_min(first: bool) -> Any:
-    def d(ans: Any, x: Any, y: Any) -> Any:
-        win = (x < y) if first else (y < x)
-        return win + 0.5 * (x == y)
-
-    return d
-
-
-_maximum = elementwise("maximum", np.maximum, _pick(True), _pick(False))
-_minimum = elementwise("minimum", np.minimum, _pick_min(True), _pick_min(False))
-_arctan2 = elementwise(
-    "arctan2", np.arctan2, lambda ans, y, x: x / (x**2 + y**2), lambda ans, y, x: -y / (x**2 + y**2)
-)
-_hypot = elementwise("hypot", np.hypot, lambda ans, x, y: x / ans, lambda ans, x, y: y / ans)
-_logaddexp = elementwise(
-    "logaddexp",
-    np.logaddexp,
-    lambda ans, x, y: np.exp(x - ans),
-    lambda ans, x, y: np.exp(y - ans),
-)
-
-
-@implements(np.maximum)
-def maximum(x: Any, y: Any) -> Any:
-    """Elementwise max; ties share the gradient equally."""
-    return apply(_maximum, (x, y), None)
-
-
-@implements(np.minimum)
-def minimum(x: Any, y: Any) -> Any:
-    """Elementwise min; ties share the gradient equally."""
-    return apply(_minimum, (x, y), None)
-
-
-@implements(np.arctan2)
-def arctan2(y: Any, x: Any) -> Any:
-    """Angle of the point (x, y)."""
-    return apply(_arctan2, (y, x), None)
-
-
-@implements(np.hypot)
-def hypot(x: Any, y: Any) -> Any:
-    """sqrt(x**2 + y**2)."""
-    return apply(_hypot, (x, y), None)
-
-
-@implements(np.logaddexp)
-def logaddexp(x: Any, y: Any) -> Any:
-    """log(exp(x) + exp(y)), stably."""
-    return apply(_logaddexp, (x, y), None)
-
+maximum = elementwise_op("maximum", np.maximum, _pick(True, True), _pick(False, True),
+                         doc="Elementwise max; ties share the gradient equally.", numpy=np.maximum, method=True,
+                         domain="distinct", torch="torch.maximum")
+minimum = elementwise_op("minimum", np.minimum, _pick(True, False), _pick(False, False),
+                         doc="Elementwise min; ties share the gradient equally.", numpy=np.minimum, method=True,
+                         domain="distinct", torch="torch.minimum")
+arctan2 = elementwise_op("arctan2", np.arctan2, lambda ans, y, x: x / (x**2 + y**2),
+                         lambda ans, y, x: -y / (x**2 + y**2), params=("y", "x"), doc="Angle of the point (x, y).",
+                         numpy=np.arctan2, domain="nonzero", torch="torch.atan2")
+hypot = elementwise_op("hypot", np.hypot, lambda ans, x, y: x / ans, lambda ans, x, y: y / ans,
+                       doc="sqrt(x**2 + y**2).", numpy=np.hypot, domain="nonzero", torch="torch.hypot")
+logaddexp = elementwise_op("logaddexp", np.logaddexp, lambda ans, x, y: np.exp(x - ans),
+                           lambda ans, x, y: np.exp(y - ans), doc="log(exp(x) + exp(y)), stably.",
+                           numpy=np.logaddexp, domain="real", torch="torch.logaddexp")
 
 # -- selection ------------------------------------------------------------------------------
 _where = Primitive("where", np.where)
-_where.defvjp(
-    None,
-    lambda g, ans, c, x, y: np.where(c, g, 0.0),
-    lambda g, ans, c, x, y: np.where(c, 0.0, g),
-)
-_where.defjvp(
-    None,
-    lambda t, ans, c, x, y: np.where(c, t, 0.0),
-    lambda t, ans, c, x, y: np.where(c, 0.0, t),
-)
+_where.defvjp(None, lambda g, ans, c, x, y: np.where(c, g, 0.0), lambda g, ans, c, x, y: np.where(c, 0.0, g))
+_where.defjvp(None, lambda t, ans, c, x, y: np.where(c, t, 0.0), lambda t, ans, c, x, y: np.where(c, 0.0, t))
 
 
-@implements(np.where)
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     """``x`` where ``condition`` holds, else ``y`` (broadcasting); the gradient goes to the chosen one."""
     if x is None and y is None:
@@ -396,8 +192,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return _where(raw(condition), x, y)
 
 
-def _clip_fn(x: Any, lo: Any, hi: Any) -> Any:
-    return np.clip(x, lo, hi)
+declare_function(where, primitive=_where, numpy=np.where, cases="none")
 
 
 def _clip_d(ans: Any, x: Any, lo: Any, hi: Any) -> Any:
@@ -419,7 +214,7 @@ def _clip_dhi(x: Any, lo: Any, hi: Any) -> Any:
 
 
 # x gets the gradient inside and at the bounds; a Tensor bound gets it where it is the value.
-_clip = Primitive("clip", _clip_fn)
+_clip = Primitive("clip", lambda x, lo, hi: np.clip(x, lo, hi))
 _clip.defvjp(
     lambda g, ans, x, lo, hi: g * _clip_d(ans, raw(x), raw(lo), raw(hi)),
     lambda g, ans, x, lo, hi: g * _clip_dlo(raw(x), raw(lo), raw(hi)),
@@ -432,10 +227,12 @@ _clip.defjvp(
 )
 
 
-@implements(np.clip)
 def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     """Limit values to [a_min, a_max]; the gradient passes inside and at the bounds."""
     return _clip(x, a_min, a_max)
+
+
+declare_function(clip, primitive=_clip, numpy=np.clip, method=True, cases="none")
 
 
 # -- piecewise constant: zero derivative ----------------------------------------------------
@@ -447,13 +244,9 @@ def _constant(name: str, fn: Any) -> Primitive:
 
 
 _sign = _constant("sign", np.sign)
-_floor = _constant("floor", np.floor)
-_ceil = _constant("ceil", np.ceil)
 _round = _constant("round", np.round)
-_trunc = _constant("trunc", np.trunc)
 
 
-@implements(np.sign)
 def sign(x: Any) -> Any:
     """-1, 0 or 1; zero gradient. For complex ``x``, x / |x| (0 at 0), which is not constant.
 
@@ -468,50 +261,46 @@ def sign(x: Any) -> Any:
     return apply(_sign, (x,), None)
 
 
-@implements(np.floor)
-def floor(x: Any) -> Any:
-    """Round down; zero gradient."""
-    return apply(_floor, (x,), None)
+declare_function(sign, primitive=_sign, numpy=np.sign, method=True, domain="nonzero", torch="torch.sign")
+floor = primitive_op("floor", np.floor, (lambda g, ans, x: np.zeros_like(raw(x)),),
+                     (lambda t, ans, x: np.zeros_like(raw(ans)),), doc="Round down; zero gradient.", numpy=np.floor,
+                     domain="off_integers", torch="torch.floor")
+ceil = primitive_op("ceil", np.ceil, (lambda g, ans, x: np.zeros_like(raw(x)),),
+                    (lambda t, ans, x: np.zeros_like(raw(ans)),), doc="Round up; zero gradient.", numpy=np.ceil,
+                    domain="off_integers", torch="torch.ceil")
+trunc = primitive_op("trunc", np.trunc, (lambda g, ans, x: np.zeros_like(raw(x)),),
+                     (lambda t, ans, x: np.zeros_like(raw(ans)),), doc="Round toward zero; zero gradient.",
+                     numpy=(np.trunc, np.fix), domain="off_integers", torch="torch.trunc")
 
 
-@implements(np.ceil)
-def ceil(x: Any) -> Any:
-    """Round up; zero gradient."""
-    return apply(_ceil, (x,), None)
-
-
-@implements(np.round, np.around, np.rint)
 def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
     """Round to nearest; zero gradient."""
-    return _round(x) if decimals == 0 else _constant_op(np.round, x, decimals)
+    return _round(x) if decimals == 0 else wrap_like(np.round(raw(x), decimals), x)
 
 
-def _constant_op(fn: Any, x: Any, *args: Any) -> Any:
-    return wrap_like(fn(raw(x), *args), x)
-
-
-@implements(np.trunc, np.fix)
-def trunc(x: Any) -> Any:
-    """Round toward zero; zero gradient."""
-    return apply(_trunc, (x,), None)
+declare_function(
+    round, primitive=_round, numpy=(np.round, np.around, np.rint), domain="off_integers",
+    method={"round": lambda self, decimals=0, out=None: round(self, decimals),
+            "__round__": lambda self, ndigits=None: round(self, ndigits or 0)},
+)
 
 
 # -- comparisons and predicates: not differentiable, return boolean arrays ------------------
-def _boolean(np_fn: Any) -> Any:
+def _boolean(np_fn: Any, method: Any = False) -> Any:
     def fn(*args: Any) -> Any:
         return wrap_like(np_fn(*[raw(a) for a in args]), *args)
 
-    fn.__name__ = np_fn.__name__
+    fn.__name__ = fn.__qualname__ = np_fn.__name__
     fn.__doc__ = f"numpy.{np_fn.__name__} on the values (not differentiable)."
-    return implements(np_fn, differentiable=False)(fn)
+    return declare_function(fn, numpy=np_fn, method=method, differentiable=False, cases="none")
 
 
-equal = _boolean(np.equal)
-not_equal = _boolean(np.not_equal)
-less = _boolean(np.less)
-less_equal = _boolean(np.less_equal)
-greater = _boolean(np.greater)
-greater_equal = _boolean(np.greater_equal)
+equal = _boolean(np.equal, "__eq__")
+not_equal = _boolean(np.not_equal, "__ne__")
+less = _boolean(np.less, "__lt__")
+less_equal = _boolean(np.less_equal, "__le__")
+greater = _boolean(np.greater, "__gt__")
+greater_equal = _boolean(np.greater_equal, "__ge__")
 isfinite = _boolean(np.isfinite)
 isnan = _boolean(np.isnan)
 isinf = _boolean(np.isinf)
@@ -533,9 +322,6 @@ def _erf_fn(x: Any) -> Any:
     return scipy_erf(x)
 
 
-_erf = elementwise("erf", _erf_fn, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(-(x**2)))
-
-
-def erf(x: Any) -> Any:
-    """The error function 2/sqrt(pi) * integral_0^x exp(-t**2) dt."""
-    return apply(_erf, (x,), None)
+erf = elementwise_op("erf", _erf_fn, lambda ans, x: (2 / np.sqrt(np.pi)) * np.exp(-(x**2)),
+                     doc="The error function 2/sqrt(pi) * integral_0^x exp(-t**2) dt.", domain="real",
+                     torch="torch.erf")

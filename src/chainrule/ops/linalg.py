@@ -33,9 +33,8 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
-from . import elementwise as E
-from . import reductions as R
-from . import shape as S
+from . import elementwise, reductions
+from . import shape as shape_ops
 from ._define import conj, implements, is_complex, ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import exclusive_products
 from .arrays import diagonal as _diagonal
@@ -177,16 +176,16 @@ def _cofactors_minors(a: Any) -> Any:
     others = np.array([[k for k in range(n) if k != i] for i in range(n)], dtype=np.intp)  # (n, n-1)
     rows = others[:, None, :, None]  # minor (i, j): rows but i, columns but j
     cols = others[None, :, None, :]
-    minors = S.getitem(a, (Ellipsis, rows, cols))  # (..., n, n, n-1, n-1)
+    minors = shape_ops.getitem(a, (Ellipsis, rows, cols))  # (..., n, n, n-1, n-1)
     signs = np.where(np.add.outer(np.arange(n), np.arange(n)) % 2 == 0, 1.0, -1.0)
-    return E.multiply(_det(minors), signs)
+    return elementwise.multiply(_det(minors), signs)
 
 
 def _cofactors(ans: Any, a: Any) -> Any:
     """d det(a) / d a = det(a) inv(a).T, the transposed adjugate, which exists at singular matrices too."""
     n = shape_of(a)[-1]
     if n <= 1:
-        return E.add(E.multiply(a, 0.0), 1.0)
+        return elementwise.add(elementwise.multiply(a, 0.0), 1.0)
     inverse = _inverse_if_well_conditioned(np.asarray(raw(a)))
     if inverse is not None:  # on Tensors the inverse is taken again, recorded (differentiable)
         return np.expand_dims(ans, (-2, -1)) * _T(np.linalg.inv(a) if isinstance(a, Tensor) else inverse)
@@ -238,7 +237,7 @@ def slogdet(a: Any) -> SlogdetResult:
     require_square("slogdet", a)
     sign = np.linalg.slogdet(raw(a))[0]
     if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a
-        return SlogdetResult(E.sign(_det(a)), _logabsdet(a))
+        return SlogdetResult(elementwise.sign(_det(a)), _logabsdet(a))
     return SlogdetResult(Tensor._wrap(np.asarray(sign)) if isinstance(a, Tensor) else sign, _logabsdet(a))
 
 
@@ -260,7 +259,7 @@ def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b; ``b`` is a vector when 1-D, else a stack of matrices (NumPy 2 rules)."""
     require_square("solve", a)
     if ndim_of(b) == 1:
-        return S.getitem(_solve(a, S.expand_dims(b, -1)), (Ellipsis, 0))
+        return shape_ops.getitem(_solve(a, shape_ops.expand_dims(b, -1)), (Ellipsis, 0))
     return _solve(a, b)
 
 
@@ -481,9 +480,9 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
         return _svd_s(a)
     u, vh = _svd_u(a), _svd_vh(a)
     if full_matrices and s[-2] > s[-1]:
-        u = S.concatenate([u, _svd_u_rest(a)], axis=-1)
+        u = shape_ops.concatenate([u, _svd_u_rest(a)], axis=-1)
     elif full_matrices and s[-2] < s[-1]:
-        vh = S.concatenate([vh, _svd_vh_rest(a)], axis=-2)
+        vh = shape_ops.concatenate([vh, _svd_vh_rest(a)], axis=-2)
     return SVDResult(u, _svd_s(a), vh)
 
 
@@ -562,13 +561,13 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     if m >= n:
         q, r = _qr_q(a), _qr_r(a)
         if mode == "complete" and m > n:
-            q = S.concatenate([q, _qr_q_rest(a)], axis=-1)
-            r = S.concatenate([r, np.zeros(s[:-2] + (m - n, n), dtype=np.result_type(raw(a)))], axis=-2)
+            q = shape_ops.concatenate([q, _qr_q_rest(a)], axis=-1)
+            r = shape_ops.concatenate([r, np.zeros(s[:-2] + (m - n, n), dtype=np.result_type(raw(a)))], axis=-2)
     else:  # wide: factor the leading square block, the rest of R is Q.T @ (remaining columns)
-        head = S.getitem(a, (Ellipsis, slice(None), slice(0, m)))
-        tail = S.getitem(a, (Ellipsis, slice(None), slice(m, None)))
+        head = shape_ops.getitem(a, (Ellipsis, slice(None), slice(0, m)))
+        tail = shape_ops.getitem(a, (Ellipsis, slice(None), slice(m, None)))
         q = _qr_q(head)
-        r = S.concatenate([_qr_r(head), matmul(_H(q), tail)], axis=-1)
+        r = shape_ops.concatenate([_qr_r(head), matmul(_H(q), tail)], axis=-1)
     return r if mode == "r" else QRResult(q, r)
 
 
@@ -581,16 +580,16 @@ def _safe(ans: Any) -> Any:
 
 _norm2 = Primitive("norm2", lambda x, axis, keepdims: np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims)))
 _norm2.defvjp(
-    lambda g, ans, x, axis, keepdims: R._restore(g, axis, keepdims, np.ndim(x))
+    lambda g, ans, x, axis, keepdims: reductions._restore(g, axis, keepdims, np.ndim(x))
     * x
-    / R._restore(_safe(ans), axis, keepdims, np.ndim(x))
+    / reductions._restore(_safe(ans), axis, keepdims, np.ndim(x))
 )
 _norm2.defjvp(lambda t, ans, x, axis, keepdims: np.sum(t * x, axis=axis, keepdims=keepdims) / _safe(ans))
 
 
 def _modulus(x: Any) -> Any:
     """|x| for complex x (norms are of moduli), x itself for real x."""
-    return E.abs(x) if is_complex(x) else x
+    return elementwise.abs(x) if is_complex(x) else x
 
 
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool) -> Any:
@@ -598,16 +597,16 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
         return _norm2(_modulus(x), axis=axes, keepdims=bool(keepdims))
     ax = {"axis": axes, "keepdims": keepdims}
     if ord == np.inf:
-        return R.max(E.abs(x), **ax)
+        return reductions.max(elementwise.abs(x), **ax)
     if ord == -np.inf:
-        return R.min(E.abs(x), **ax)
+        return reductions.min(elementwise.abs(x), **ax)
     if ord == 0:
-        return R.sum(E.multiply(E.sign(E.abs(x)), 1.0), **ax)
+        return reductions.sum(elementwise.multiply(elementwise.sign(elementwise.abs(x)), 1.0), **ax)
     if ord == 1:
-        return R.sum(E.abs(x), **ax)
+        return reductions.sum(elementwise.abs(x), **ax)
     if isinstance(ord, str):
         raise ValueError(f"norm: ord {ord!r} is only for matrices (give a 2-tuple axis)")
-    return E.power(R.sum(E.power(E.abs(x), float(ord)), **ax), 1.0 / float(ord))
+    return elementwise.power(reductions.sum(elementwise.power(elementwise.abs(x), float(ord)), **ax), 1.0 / float(ord))
 
 
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
@@ -615,20 +614,21 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
     if ord is None or ord == "fro":
         out = _norm2(_modulus(x), axis=tuple(sorted(axes)), keepdims=False)
     elif ord in ("nuc", 2, -2):
-        s = _svd_s(S.moveaxis(x, (r, c), (-2, -1)))
-        out = R.sum(s, axis=-1) if ord == "nuc" else (R.max(s, axis=-1) if ord == 2 else R.min(s, axis=-1))
+        s = _svd_s(shape_ops.moveaxis(x, (r, c), (-2, -1)))
+        largest = reductions.max(s, axis=-1) if ord == 2 else reductions.min(s, axis=-1)
+        out = reductions.sum(s, axis=-1) if ord == "nuc" else largest
     elif ord in (1, -1):
-        col = R.sum(E.abs(x), axis=r)
-        out = (R.max if ord == 1 else R.min)(col, axis=c - 1 if c > r else c)
+        col = reductions.sum(elementwise.abs(x), axis=r)
+        out = (reductions.max if ord == 1 else reductions.min)(col, axis=c - 1 if c > r else c)
     elif ord in (np.inf, -np.inf):
-        row = R.sum(E.abs(x), axis=c)
-        out = (R.max if ord == np.inf else R.min)(row, axis=r - 1 if r > c else r)
+        row = reductions.sum(elementwise.abs(x), axis=c)
+        out = (reductions.max if ord == np.inf else reductions.min)(row, axis=r - 1 if r > c else r)
     else:
         raise ValueError(f"norm: invalid norm order {ord!r} for matrices")
     if keepdims:
         shape = list(shape_of(x))
         shape[r] = shape[c] = 1
-        out = S.reshape(out, tuple(shape))
+        out = shape_ops.reshape(out, tuple(shape))
     return out
 
 
@@ -680,9 +680,9 @@ def cond(x: Any, p: Any = None) -> Any:
     """Condition number (ratio of extreme singular values for p None/2/-2)."""
     if p is None or p in (2, -2):
         s = _svd_s(x)
-        hi, lo = R.max(s, axis=-1), R.min(s, axis=-1)
-        return E.divide(hi, lo) if p != -2 else E.divide(lo, hi)
-    return E.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+        hi, lo = reductions.max(s, axis=-1), reductions.min(s, axis=-1)
+        return elementwise.divide(hi, lo) if p != -2 else elementwise.divide(lo, hi)
+    return elementwise.multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
 
 
 # -- built from the above ----------------------------------------------------------------------------------
@@ -692,7 +692,7 @@ def matrix_power(a: Any, n: int) -> Any:
     require_square("matrix_power", a)
     n = int(n)
     if n == 0:
-        return E.add(E.multiply(a, 0.0), np.eye(shape_of(a)[-1], dtype=np.result_type(raw(a))))
+        return elementwise.add(elementwise.multiply(a, 0.0), np.eye(shape_of(a)[-1], dtype=np.result_type(raw(a))))
     if n < 0:
         a, n = inv(a), -n
     result, base = None, a
@@ -739,10 +739,10 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     m, n = shape_of(a)
     x = matmul(pinv(a), b)
     if m > n:
-        resid = E.subtract(b, matmul(a, x))
+        resid = elementwise.subtract(b, matmul(a, x))
         resid = _modulus(resid)
-        residuals = R.sum(E.multiply(resid, resid), axis=0)
-        residuals = S.reshape(residuals, (1,)) if ndim_of(residuals) == 0 else residuals
+        residuals = reductions.sum(elementwise.multiply(resid, resid), axis=0)
+        residuals = shape_ops.reshape(residuals, (1,)) if ndim_of(residuals) == 0 else residuals
     else:
         residuals = np.empty((0,), dtype=np.result_type(raw(a)))
     return x, residuals, int(np.linalg.matrix_rank(raw(a))), svdvals(a)
@@ -767,7 +767,7 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
     """Inverse of an N-d array seen as a matrix: the first ``ind`` axes against the rest."""
     s = shape_of(a)
     rows = int(np.prod(s[:ind]))
-    return S.reshape(inv(S.reshape(a, (rows, -1))), s[ind:] + s[:ind])
+    return shape_ops.reshape(inv(shape_ops.reshape(a, (rows, -1))), s[ind:] + s[:ind])
 
 
 @implements(np.linalg.tensorsolve)
@@ -775,11 +775,11 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     """x with tensordot(a, x, x.ndim) = b."""
     if axes is not None:
         rest = [i for i in range(ndim_of(a)) if i not in [k % ndim_of(a) for k in axes]]
-        a = S.transpose(a, rest + [k % ndim_of(a) for k in axes])
+        a = shape_ops.transpose(a, rest + [k % ndim_of(a) for k in axes])
     s = shape_of(a)
     tail = s[ndim_of(b):]
     n = int(np.prod(tail))
-    return S.reshape(solve(S.reshape(a, (-1, n)), S.ravel(b)), tail)
+    return shape_ops.reshape(solve(shape_ops.reshape(a, (-1, n)), shape_ops.ravel(b)), tail)
 
 
 @implements(np_attr("linalg.trace"))

@@ -1,4 +1,8 @@
-"""Tensor's operators and methods, and NumPy's dispatch onto chainrule functions."""
+"""Tensor methods that are not ops (in-place sort and fill, bitwise operators, ``T``, iteration), and
+NumPy's dispatch onto chainrule functions (``__array_ufunc__``, ``__array_function__``).
+
+An op's own methods (``t.exp()``, ``t + u``, ``t.sum(dim=1)``) come from its declaration (``ops/declare.py``).
+"""
 
 from __future__ import annotations
 
@@ -10,23 +14,11 @@ import numpy as np
 
 from ..core.state import is_traced
 from ..tensor import Tensor
-from . import arrays as A
-from . import contraction as C
-from . import cumulative as CU
-from . import elementwise as E
-from . import pointwise as P
-from . import selection as SEL
-from . import shape as S
+from . import pointwise
+from . import shape as shape_ops
 from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw, wrap_like
-from .torch_methods import TORCH_METHODS, torch_argsort, torch_sort, with_dim
-
-
-def _reflect(fn: Any) -> Any:
-    return lambda self, other: fn(other, self)
-
-
-def _shape_args(shape: tuple[Any, ...]) -> Any:
-    return shape[0] if len(shape) == 1 else shape
+from .declare import tensor_method
+from .torch_methods import torch_argsort, torch_sort
 
 
 def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
@@ -43,9 +35,26 @@ def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = 
     self._bump_version()
 
 
+tensor_method("sort", _sort_in_place)
+tensor_method("argsort", torch_argsort)
+
+
+@tensor_method("fill")
 def _fill(self: Tensor, value: Any) -> None:
     """Set every entry to ``value`` in place, as ndarray.fill (only outside the graph)."""
     self.fill_(value)
+
+
+@tensor_method("nonzero")
+def _nonzero(self: Tensor) -> Any:
+    """Indices of the non-zero entries, as ndarray.nonzero (no gradient)."""
+    return np.nonzero(self.data)
+
+
+@tensor_method("searchsorted")
+def _searchsorted(self: Tensor, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    """Where ``v`` would go in these sorted values, as ndarray.searchsorted (no gradient)."""
+    return np.searchsorted(self.data, raw(v), side, sorter)
 
 
 def _on_values(fn: Any, *args: Any) -> Any:
@@ -55,68 +64,38 @@ def _on_values(fn: Any, *args: Any) -> Any:
     return wrap_like(fn(*[raw(a) for a in args]), *args)
 
 
-_METHODS = {
-    "__add__": E.add, "__radd__": _reflect(E.add),
-    "__sub__": E.subtract, "__rsub__": _reflect(E.subtract),
-    "__mul__": E.multiply, "__rmul__": _reflect(E.multiply),
-    "__truediv__": E.divide, "__rtruediv__": _reflect(E.divide),
-    "__pow__": E.power, "__rpow__": _reflect(E.power),
-    "__matmul__": C.matmul, "__rmatmul__": _reflect(C.matmul),
-    "__neg__": E.negative, "__pos__": E.positive, "__abs__": E.abs,
-    "__lt__": E.less, "__le__": E.less_equal, "__gt__": E.greater, "__ge__": E.greater_equal,
-    "__eq__": E.equal, "__ne__": E.not_equal,
-    "__getitem__": S.getitem,
-    "exp": E.exp, "log": E.log, "log1p": E.log1p, "expm1": E.expm1, "sqrt": E.sqrt,
-    "sin": E.sin, "cos": E.cos, "tan": E.tan, "tanh": E.tanh, "sigmoid": E.sigmoid, "relu": E.relu,
-    "abs": E.abs, "sign": E.sign, "square": E.square,
-    "clip": E.clip, "maximum": E.maximum, "minimum": E.minimum,
-    "dot": C.dot, "matmul": C.matmul,
-    "reshape": lambda self, *shape: S.reshape(self, _shape_args(shape)),
-    "swapaxes": S.swapaxes,
-    "expand_dims": S.expand_dims, "broadcast_to": S.broadcast_to, "ravel": S.ravel,
-    "astype": S.astype, "copy": S.copy,
-    "cumsum": with_dim(lambda self, axis=None, dtype=None, out=None: CU.cumsum(self, axis, dtype, out), "cumsum"),
-    "cumprod": with_dim(lambda self, axis=None, dtype=None, out=None: CU.cumprod(self, axis, dtype, out), "cumprod"),
-    "diagonal": lambda self, offset=0, axis1=0, axis2=1: A.diagonal(self, offset, axis1, axis2),
-    "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: C.trace(self, offset, axis1, axis2),
-    "repeat": lambda self, repeats, axis=None: A.repeat(self, repeats, axis),
-    "take": lambda self, indices, axis=None: S.take(self, indices, axis),
-    "compress": lambda self, condition, axis=None: SEL.compress(condition, self, axis),
-    "round": lambda self, decimals=0, out=None: E.round(self, decimals),
-    "__round__": lambda self, ndigits=None: E.round(self, ndigits or 0),
-    "conj": P.conjugate, "conjugate": P.conjugate,
-    "sort": _sort_in_place,
-    "argsort": torch_argsort,
-    "nonzero": lambda self: np.nonzero(self.data),
-    "searchsorted": lambda self, v, side="left", sorter=None: np.searchsorted(self.data, raw(v), side, sorter),
-    "fill": _fill,
-    "__floordiv__": P.floor_divide, "__rfloordiv__": _reflect(P.floor_divide),
-    "__mod__": P.mod, "__rmod__": _reflect(P.mod),
-    "__divmod__": lambda self, other: (P.floor_divide(self, other), P.mod(self, other)),
-    "__invert__": lambda self: _on_values(np.invert, self),
-    "__and__": lambda self, other: _on_values(np.bitwise_and, self, other),
-    "__or__": lambda self, other: _on_values(np.bitwise_or, self, other),
-    "__xor__": lambda self, other: _on_values(np.bitwise_xor, self, other),
-    "__rand__": lambda self, other: _on_values(np.bitwise_and, other, self),
-    "__ror__": lambda self, other: _on_values(np.bitwise_or, other, self),
-    "__rxor__": lambda self, other: _on_values(np.bitwise_xor, other, self),
-    **TORCH_METHODS,
-}
-for _name, _fn in _METHODS.items():
-    setattr(Tensor, _name, _fn)
-Tensor.T = property(lambda self: S.transpose(self), doc="The transpose (dimensions reversed).")
-Tensor.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two dimensions.")
-Tensor.real = property(P.real, doc="The real part (the tensor itself for real tensors).")
-Tensor.imag = property(P.imag, doc="The imaginary part (zeros for real tensors).")
+def _bitwise(name: str, ufunc: Any, reflected: bool = False) -> None:
+    def method(self: Tensor, other: Any) -> Any:
+        return _on_values(ufunc, other, self) if reflected else _on_values(ufunc, self, other)
+
+    method.__doc__ = f"numpy.{ufunc.__name__} on integer or boolean values (no gradient)."
+    tensor_method(name, method)
 
 
+for _name, _ufunc in (("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor)):
+    _bitwise(f"__{_name}__", _ufunc)
+    _bitwise(f"__r{_name}__", _ufunc, reflected=True)
+
+
+@tensor_method("__invert__")
+def _invert(self: Tensor) -> Any:
+    """numpy.invert on integer or boolean values (no gradient)."""
+    return _on_values(np.invert, self)
+
+
+tensor_method("T", property(lambda self: shape_ops.transpose(self), doc="The transpose (dimensions reversed)."))
+tensor_method("mT", property(lambda self: shape_ops.swapaxes(self, -1, -2),
+                             doc="Transpose of the last two dimensions."))
+tensor_method("real", property(pointwise.real, doc="The real part (the tensor itself for real tensors)."))
+tensor_method("imag", property(pointwise.imag, doc="The imaginary part (zeros for real tensors)."))
+
+
+@tensor_method("__iter__")
 def _iter(self: Tensor) -> Any:
+    """The entries along the first axis, one Tensor each."""
     if self.data.ndim == 0:
         raise TypeError("iteration over a 0-d Tensor")
     return (self[i] for i in range(len(self.data)))
-
-
-Tensor.__iter__ = _iter
 
 
 # -- NumPy protocols ------------------------------------------------------------------------------
@@ -247,8 +226,8 @@ def _dispatch_function(self: Tensor, func: Any, types: Any, args: Any, kwargs: A
     return _array_function(self, func, types, args, kwargs)
 
 
-Tensor.__array_ufunc__ = _array_ufunc
-Tensor.__array_function__ = _dispatch_function
+tensor_method("__array_ufunc__", _array_ufunc)
+tensor_method("__array_function__", _dispatch_function)
 
 
 # Functions that only look at shapes and values answer with plain NumPy results.

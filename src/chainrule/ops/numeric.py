@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from . import elementwise as E
-from . import shape as S
+from . import elementwise
+from . import shape as shape_ops
 from ._define import implements, ndim_of, normalize_axis, raw, shape_of
 
 
@@ -38,20 +38,21 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     if num < 0:
         raise ValueError(f"linspace: number of samples, {num}, must be non-negative")
     div = (num - 1) if endpoint else num
-    delta = E.subtract(stop, start)
+    delta = elementwise.subtract(stop, start)
     shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
     steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
     if div > 0:
-        step = E.divide(delta, div)
-        y = E.add(E.multiply(steps, step), start)
+        step = elementwise.divide(delta, div)
+        y = elementwise.add(elementwise.multiply(steps, step), start)
     else:  # one sample with endpoint: just start (NumPy's step is NaN)
-        step = E.multiply(delta, np.nan)
-        y = E.add(E.multiply(steps, delta), start)
+        step = elementwise.multiply(delta, np.nan)
+        y = elementwise.add(elementwise.multiply(steps, delta), start)
     if endpoint and num > 1:  # the last value is stop exactly, as in NumPy
-        y = S.concatenate([S.getitem(y, slice(0, num - 1)), S.expand_dims(S.broadcast_to(stop, shape), 0)], axis=0)
-    y = S.moveaxis(y, 0, axis) if shape else y
+        last = shape_ops.expand_dims(shape_ops.broadcast_to(stop, shape), 0)
+        y = shape_ops.concatenate([shape_ops.getitem(y, slice(0, num - 1)), last], axis=0)
+    y = shape_ops.moveaxis(y, 0, axis) if shape else y
     if dtype is not None:
-        y = S.astype(y, dtype)
+        y = shape_ops.astype(y, dtype)
     return (y, step) if retstep else y
 
 
@@ -79,7 +80,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
 
 
 def _take(f: Any, ax: int, sl: slice) -> Any:
-    return S.getitem(f, (slice(None),) * ax + (sl,))
+    return shape_ops.getitem(f, (slice(None),) * ax + (sl,))
 
 
 def _shaped(w: Any, ax: int, nd: int) -> Any:
@@ -104,25 +105,26 @@ def _gradient_along(f: Any, ax: int, h: np.ndarray, edge_order: int) -> Any:
     a = -dx2 / (dx1 * (dx1 + dx2))
     b = (dx2 - dx1) / (dx1 * dx2)
     c = dx1 / (dx2 * (dx1 + dx2))
-    inner = E.add(E.add(E.multiply(_take(f, ax, slice(0, n - 2)), _shaped(a, ax, nd)),
-                        E.multiply(_take(f, ax, slice(1, n - 1)), _shaped(b, ax, nd))),
-                  E.multiply(_take(f, ax, slice(2, n)), _shaped(c, ax, nd)))
+    inner = elementwise.add(elementwise.add(elementwise.multiply(_take(f, ax, slice(0, n - 2)), _shaped(a, ax, nd)),
+                        elementwise.multiply(_take(f, ax, slice(1, n - 1)), _shaped(b, ax, nd))),
+                  elementwise.multiply(_take(f, ax, slice(2, n)), _shaped(c, ax, nd)))
 
     def at(i: int) -> Any:
         return _take(f, ax, slice(i, i + 1) if i != -1 else slice(n - 1, n))
 
     if edge_order == 1:
-        first = E.divide(E.subtract(at(1), at(0)), dx[0])
-        last = E.divide(E.subtract(at(-1), _take(f, ax, slice(n - 2, n - 1))), dx[-1])
+        first = elementwise.divide(elementwise.subtract(at(1), at(0)), dx[0])
+        last = elementwise.divide(elementwise.subtract(at(-1), _take(f, ax, slice(n - 2, n - 1))), dx[-1])
     else:
         d1, d2 = dx[0], dx[1]
-        first = E.add(E.add(E.multiply(at(0), -(2.0 * d1 + d2) / (d1 * (d1 + d2))),
-                            E.multiply(at(1), (d1 + d2) / (d1 * d2))), E.multiply(at(2), -d1 / (d2 * (d1 + d2))))
+        mul, add = elementwise.multiply, elementwise.add
+        first = add(add(mul(at(0), -(2.0 * d1 + d2) / (d1 * (d1 + d2))), mul(at(1), (d1 + d2) / (d1 * d2))),
+                    mul(at(2), -d1 / (d2 * (d1 + d2))))
         d1, d2 = dx[-2], dx[-1]
-        last = E.add(E.add(E.multiply(_take(f, ax, slice(n - 3, n - 2)), d2 / (d1 * (d1 + d2))),
-                           E.multiply(_take(f, ax, slice(n - 2, n - 1)), -(d2 + d1) / (d1 * d2))),
-                     E.multiply(at(-1), (2.0 * d2 + d1) / (d2 * (d1 + d2))))
-    return S.concatenate([first, inner, last], axis=ax)
+        last = add(add(mul(_take(f, ax, slice(n - 3, n - 2)), d2 / (d1 * (d1 + d2))),
+                       mul(_take(f, ax, slice(n - 2, n - 1)), -(d2 + d1) / (d1 * d2))),
+                   mul(at(-1), (2.0 * d2 + d1) / (d2 * (d1 + d2))))
+    return shape_ops.concatenate([first, inner, last], axis=ax)
 
 
 @implements(np.partition)
@@ -132,9 +134,9 @@ def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect"
     if order is not None:
         raise TypeError("partition: 'order' (structured arrays) is not supported on Tensors")
     if axis is None:
-        a, axis = S.ravel(a), 0
+        a, axis = shape_ops.ravel(a), 0
     idx = np.argpartition(raw(a), kth, axis=axis, kind=kind)
-    return S.take_along_axis(a, idx, axis=axis)
+    return shape_ops.take_along_axis(a, idx, axis=axis)
 
 
 @implements(np.piecewise)
@@ -159,20 +161,20 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
         if not cond.any():
             continue
         if callable(fn):
-            piece = fn(S.getitem(x, cond) if isinstance(x, Tensor) else xv[cond], *args, **kw)
+            piece = fn(shape_ops.getitem(x, cond) if isinstance(x, Tensor) else xv[cond], *args, **kw)
         else:
             piece = fn
-        piece = S.broadcast_to(piece, (int(cond.sum()),)) if isinstance(piece, Tensor) else np.broadcast_to(
+        piece = shape_ops.broadcast_to(piece, (int(cond.sum()),)) if isinstance(piece, Tensor) else np.broadcast_to(
             np.asarray(piece, dtype=np.result_type(out)), (int(cond.sum()),))
         # later conditions win where several hold (as in NumPy): clear the place, then put the piece there
-        out = E.add(E.where(cond, 0.0, out), _place(piece, cond))
+        out = elementwise.add(elementwise.where(cond, 0.0, out), _place(piece, cond))
     return out
 
 
 def _place(values: Any, mask: np.ndarray) -> Any:
     """An array of the mask's shape with ``values`` where it holds and 0 elsewhere."""
     if isinstance(values, Tensor):
-        return S._scatter_add(values, index=mask, shape=mask.shape)
+        return shape_ops._scatter_add(values, index=mask, shape=mask.shape)
     out = np.zeros(mask.shape, dtype=np.result_type(values))
     out[mask] = values
     return out
@@ -184,18 +186,18 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any
     axis was (a Python loop over the slices, as NumPy's own)."""
     nd = ndim_of(arr)
     axis = normalize_axis(axis, nd)[0]
-    moved = S.moveaxis(arr, axis, -1)
+    moved = shape_ops.moveaxis(arr, axis, -1)
     lead = shape_of(moved)[:-1]
-    outs = [func1d(S.getitem(moved, idx), *args, **kwargs) for idx in np.ndindex(*lead)]
+    outs = [func1d(shape_ops.getitem(moved, idx), *args, **kwargs) for idx in np.ndindex(*lead)]
     if not outs:
         raise ValueError("apply_along_axis: cannot apply a function to an empty array")
     pieces = [o if isinstance(o, Tensor) else np.asarray(o) for o in outs]
     out_shape = np.shape(raw(pieces[0]))
-    stacked = S.reshape(S.stack(pieces), lead + out_shape)
+    stacked = shape_ops.reshape(shape_ops.stack(pieces), lead + out_shape)
     # the result's own axes go where ``axis`` was
     k = len(out_shape)
     order = list(range(axis)) + list(range(len(lead), len(lead) + k)) + list(range(axis, len(lead)))
-    return S.transpose(stacked, tuple(order)) if k else stacked
+    return shape_ops.transpose(stacked, tuple(order)) if k else stacked
 
 
 def add_at(x: Any, indices: Any, values: Any) -> Any:
@@ -208,10 +210,10 @@ def add_at(x: Any, indices: Any, values: Any) -> Any:
         >>> cr.grad(lambda v: np.sum(cr.add_at(np.zeros(3), [0, 0, 2], v) ** 2))(np.array([1.0, 2.0, 3.0]))
         array([6., 6., 6.])
     """
-    index = S._raw_index(indices)
+    index = shape_ops._raw_index(indices)
     target = np.shape(np.empty(shape_of(x), dtype=bool)[index])
     if _plain(values):  # a constant: a Tensor, so that scatter_add places it
         v = Tensor._wrap(np.array(np.broadcast_to(values, target), dtype=np.result_type(raw(x), values)))
     else:
-        v = S.broadcast_to(values, target)
-    return E.add(x, S._scatter_add(v, index=index, shape=shape_of(x)))
+        v = shape_ops.broadcast_to(values, target)
+    return elementwise.add(x, shape_ops._scatter_add(v, index=index, shape=shape_of(x)))

@@ -20,8 +20,9 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
-from . import elementwise as E
-from ._define import elementwise, implements, is_complex, raw, wrap_like
+from . import elementwise
+from ._define import elementwise_primitive, implements, is_complex, raw, wrap_like
+from .declare import linear_primitive, op
 
 _PI = float(np.pi)
 
@@ -39,7 +40,7 @@ def _sinc_d(ans: Any, x: Any) -> Any:
     return np.where(near, series, exact)
 
 
-_sinc = elementwise("sinc", _sinc_fn, _sinc_d)
+_sinc = elementwise_primitive("sinc", _sinc_fn, _sinc_d)
 
 
 @implements(np.sinc)
@@ -74,8 +75,9 @@ def fmax(x: Any, y: Any) -> Any:
     """Elementwise max ignoring NaNs (a NaN loses to a number and gets no gradient)."""
     nx, ny = _nan_mask(x), _nan_mask(y)
     if not (nx.any() or ny.any()):
-        return E.maximum(x, y)
-    return E.where(nx & ~ny, y, E.where(ny, x, E.maximum(E.where(nx, 0.0, x), y)))
+        return elementwise.maximum(x, y)
+    larger = elementwise.maximum(elementwise.where(nx, 0.0, x), y)
+    return elementwise.where(nx & ~ny, y, elementwise.where(ny, x, larger))
 
 
 @implements(np.fmin)
@@ -83,8 +85,9 @@ def fmin(x: Any, y: Any) -> Any:
     """Elementwise min ignoring NaNs (a NaN loses to a number and gets no gradient)."""
     nx, ny = _nan_mask(x), _nan_mask(y)
     if not (nx.any() or ny.any()):
-        return E.minimum(x, y)
-    return E.where(nx & ~ny, y, E.where(ny, x, E.minimum(E.where(nx, 0.0, x), y)))
+        return elementwise.minimum(x, y)
+    smaller = elementwise.minimum(elementwise.where(nx, 0.0, x), y)
+    return elementwise.where(nx & ~ny, y, elementwise.where(ny, x, smaller))
 
 
 _LN2 = float(np.log(2.0))
@@ -93,13 +96,13 @@ _LN2 = float(np.log(2.0))
 @implements(np.logaddexp2)
 def logaddexp2(x: Any, y: Any) -> Any:
     """log2(2**x + 2**y), stably."""
-    return E.logaddexp(E.multiply(x, _LN2), E.multiply(y, _LN2)) / _LN2
+    return elementwise.logaddexp(elementwise.multiply(x, _LN2), elementwise.multiply(y, _LN2)) / _LN2
 
 
 @implements(np.deg2rad, np.radians)
 def deg2rad(x: Any) -> Any:
     """Degrees to radians (x * pi / 180)."""
-    return E.multiply(x, _PI / 180)
+    return elementwise.multiply(x, _PI / 180)
 
 
 radians = deg2rad
@@ -108,7 +111,7 @@ radians = deg2rad
 @implements(np.rad2deg, np.degrees)
 def rad2deg(x: Any) -> Any:
     """Radians to degrees (x * 180 / pi)."""
-    return E.multiply(x, 180 / _PI)
+    return elementwise.multiply(x, 180 / _PI)
 
 
 degrees = rad2deg
@@ -117,7 +120,7 @@ degrees = rad2deg
 @implements(np.float_power)
 def float_power(x: Any, y: Any) -> Any:
     """x ** y computed in float64 (at least)."""
-    return E.power(_to_float64(x), _to_float64(y))
+    return elementwise.power(_to_float64(x), _to_float64(y))
 
 
 def _to_float64(x: Any) -> Any:
@@ -132,20 +135,23 @@ def _to_float64(x: Any) -> Any:
 @implements(np.fabs)
 def fabs(x: Any) -> Any:
     """|x| for real numbers; derivative sign(x), 0 at 0."""
-    return E.abs(x)
+    return elementwise.abs(x)
 
 
 @implements(np.copysign)
 def copysign(x: Any, y: Any) -> Any:
     """|x| with the sign of ``y``; differentiable in ``x`` only (the sign of y is a constant)."""
     s = np.where(np.signbit(raw(y)), -1.0, 1.0)
-    return E.multiply(E.abs(x), s.astype(np.result_type(raw(x), np.float32)) if np.ndim(s) else float(s))
+    sign_of_y = s.astype(np.result_type(raw(x), np.float32)) if np.ndim(s) else float(s)
+    return elementwise.multiply(elementwise.abs(x), sign_of_y)
 
 
-@implements(np.remainder, np.mod)
+@op(numpy=(np.remainder, np.mod), cases="none", method={
+    "__mod__": None, "__rmod__": None,
+    "__divmod__": lambda self, other: (floor_divide(self, other), mod(self, other))})
 def mod(x: Any, y: Any) -> Any:
     """x - floor(x / y) * y, the sign of ``y`` (Python's %); derivatives 1 and -floor(x / y)."""
-    return E.subtract(x, E.multiply(_const(np.floor_divide, x, y), y))
+    return elementwise.subtract(x, elementwise.multiply(_const(np.floor_divide, x, y), y))
 
 
 remainder = mod
@@ -154,17 +160,19 @@ remainder = mod
 @implements(np.fmod)
 def fmod(x: Any, y: Any) -> Any:
     """x - trunc(x / y) * y, the sign of ``x`` (C's fmod); derivatives 1 and -trunc(x / y)."""
-    return E.subtract(x, E.multiply(_const(lambda a, b: np.trunc(a / b), x, y), y))
+    return elementwise.subtract(x, elementwise.multiply(_const(lambda a, b: np.trunc(a / b), x, y), y))
 
 
 def _const(fn: Any, *args: Any) -> Any:
     return fn(*[raw(a) for a in args])
 
 
-@implements(np.floor_divide)
+@op(numpy=np.floor_divide, method=("__floordiv__", "__rfloordiv__"), cases="none")
 def floor_divide(x: Any, y: Any) -> Any:
     """floor(x / y); piecewise constant, zero gradient."""
-    return E.floor(E.divide(x, y)) if _any_float(x, y) else wrap_like(np.floor_divide(raw(x), raw(y)), x, y)
+    if _any_float(x, y):
+        return elementwise.floor(elementwise.divide(x, y))
+    return wrap_like(np.floor_divide(raw(x), raw(y)), x, y)
 
 
 def _any_float(*xs: Any) -> bool:
@@ -174,11 +182,12 @@ def _any_float(*xs: Any) -> bool:
 @implements(np.heaviside)
 def heaviside(x: Any, h0: Any) -> Any:
     """0 for x < 0, ``h0`` at 0, 1 for x > 0; zero gradient in x, and a Tensor ``h0`` gets its own."""
-    steps = E.multiply(E.sign(x), 0.0) + np.heaviside(raw(x), raw(h0))
+    steps = elementwise.multiply(elementwise.sign(x), 0.0) + np.heaviside(raw(x), raw(h0))
     if not isinstance(h0, Tensor):
         return steps
     at_zero = raw(x) == 0
-    return E.where(at_zero, E.add(h0, E.multiply(steps, 0.0)), steps)  # h0 where x == 0, traced
+    # h0 where x == 0, traced
+    return elementwise.where(at_zero, elementwise.add(h0, elementwise.multiply(steps, 0.0)), steps)
 
 
 # -- complex parts: linear over the reals, not holomorphic ------------------------------------
@@ -188,18 +197,13 @@ def _is_complex(x: Any) -> bool:
     return is_complex(x)
 
 
-_real = Primitive("real", np.real)
-_real.defvjp(lambda g, ans, x: g)
-_real.defjvp(lambda t, ans, x: np.real(t))
-_imag = Primitive("imag", np.imag)
-_imag.defvjp(lambda g, ans, x: -1j * g)
-_imag.defjvp(lambda t, ans, x: np.imag(t))
-_conj = Primitive("conjugate", np.conjugate)
-_conj.defvjp(lambda g, ans, x: np.conjugate(g))
-_conj.defjvp(lambda t, ans, x: np.conjugate(t))
+# Each is linear over the reals: declared by its transpose, the forward rule is the op on the tangent.
+_real = linear_primitive("real", np.real, lambda g, ans, x: g)
+_imag = linear_primitive("imag", np.imag, lambda g, ans, x: -1j * g)
+_conj = linear_primitive("conjugate", np.conjugate, "same")
 
 
-@implements(np.conjugate)
+@op(primitive=_conj, kind="linear", numpy=np.conjugate, method=("conj", "conjugate"), cases="none")
 def conjugate(x: Any) -> Any:
     """The complex conjugate (the identity on real tensors).
 
@@ -214,16 +218,16 @@ def conjugate(x: Any) -> Any:
 conj = conjugate
 
 
-@implements(np.real)
+@op(primitive=_real, kind="linear", numpy=np.real, cases="none")
 def real(x: Any) -> Any:
     """The real part (the identity on real tensors)."""
     return _real(x) if _is_complex(x) else x
 
 
-@implements(np.imag)
+@op(primitive=_imag, kind="linear", numpy=np.imag, cases="none")
 def imag(x: Any) -> Any:
     """The imaginary part: zeros, with zero gradient, on real tensors."""
-    return _imag(x) if _is_complex(x) else E.multiply(x, 0.0)
+    return _imag(x) if _is_complex(x) else elementwise.multiply(x, 0.0)
 
 
 @implements(np.angle)
@@ -236,9 +240,9 @@ def angle(z: Any, deg: bool = False) -> Any:
         (-0.5-0.5j)
     """
     if _is_complex(z):
-        out = E.arctan2(imag(z), real(z))
+        out = elementwise.arctan2(imag(z), real(z))
     else:
-        out = E.add(E.multiply(z, 0.0), np.angle(raw(z)))
+        out = elementwise.add(elementwise.multiply(z, 0.0), np.angle(raw(z)))
     return rad2deg(out) if deg else out
 
 

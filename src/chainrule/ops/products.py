@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from . import elementwise as E
-from . import reductions as R
-from . import shape as S
+from . import elementwise, reductions
+from . import shape as shape_ops
 from ._define import conj, implements, ndim_of, normalize_axis, np_attr, raw, shape_of
 from .contraction import matmul, outer, tensordot
 
@@ -29,13 +28,13 @@ def kron(a: Any, b: Any) -> Any:
     sa, sb = shape_of(a), shape_of(b)
     nd = max(len(sa), len(sb))
     sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
-    wide_a = S.reshape(a, tuple(n for s in sa for n in (s, 1)))
-    wide_b = S.reshape(b, tuple(n for s in sb for n in (1, s)))
-    return S.reshape(E.multiply(wide_a, wide_b), tuple(x * y for x, y in zip(sa, sb, strict=False)))
+    wide_a = shape_ops.reshape(a, tuple(n for s in sa for n in (s, 1)))
+    wide_b = shape_ops.reshape(b, tuple(n for s in sb for n in (1, s)))
+    return shape_ops.reshape(elementwise.multiply(wide_a, wide_b), tuple(x * y for x, y in zip(sa, sb, strict=False)))
 
 
 def _component(v: Any, i: int) -> Any:
-    return S.getitem(v, (Ellipsis, i)) if shape_of(v)[-1] > i else 0.0
+    return shape_ops.getitem(v, (Ellipsis, i)) if shape_of(v)[-1] > i else 0.0
 
 
 @implements(np.cross)
@@ -43,25 +42,25 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
     """Cross product of 3-vectors (2-vectors are taken with a zero third component)."""
     if axis is not None:
         axisa = axisb = axisc = axis
-    a = S.moveaxis(a, axisa, -1)
-    b = S.moveaxis(b, axisb, -1)
+    a = shape_ops.moveaxis(a, axisa, -1)
+    b = shape_ops.moveaxis(b, axisb, -1)
     na, nb = shape_of(a)[-1], shape_of(b)[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError(f"cross: vectors must have 2 or 3 components, got {na} and {nb}")
     a0, a1, a2 = (_component(a, i) for i in range(3))
     b0, b1, b2 = (_component(b, i) for i in range(3))
-    z = E.subtract(E.multiply(a0, b1), E.multiply(a1, b0))
+    z = elementwise.subtract(elementwise.multiply(a0, b1), elementwise.multiply(a1, b0))
     if na == nb == 2:
         return z
-    x = E.subtract(E.multiply(a1, b2), E.multiply(a2, b1))
-    y = E.subtract(E.multiply(a2, b0), E.multiply(a0, b2))
+    x = elementwise.subtract(elementwise.multiply(a1, b2), elementwise.multiply(a2, b1))
+    y = elementwise.subtract(elementwise.multiply(a2, b0), elementwise.multiply(a0, b2))
     parts = _broadcast(x, y, z)
-    return S.moveaxis(S.stack(parts, axis=-1), -1, axisc)
+    return shape_ops.moveaxis(shape_ops.stack(parts, axis=-1), -1, axisc)
 
 
 def _broadcast(*xs: Any) -> list[Any]:
     shape = np.broadcast_shapes(*[shape_of(x) for x in xs])
-    return [S.broadcast_to(x, shape) for x in xs]
+    return [shape_ops.broadcast_to(x, shape) for x in xs]
 
 
 @implements(np_attr("linalg.cross"))
@@ -77,7 +76,7 @@ def _vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     s1, s2 = shape_of(x1), shape_of(x2)
     if not s1 or not s2 or s1[axis] != s2[axis]:
         raise ValueError(f"vecdot: the vectors along axis {axis} must have one length, got shapes {s1} and {s2}")
-    return R.sum(E.multiply(conj(x1), x2), axis=axis)
+    return reductions.sum(elementwise.multiply(conj(x1), x2), axis=axis)
 
 
 @implements(np_attr("vecdot"), np_attr("linalg.vecdot"))
@@ -92,13 +91,13 @@ vecdot.ufunc_kwargs = frozenset({"axis"})  # type: ignore[attr-defined]
 @implements(np_attr("matvec"))
 def matvec(x1: Any, x2: Any, /) -> Any:
     """Matrix times vector over the last axes: (..., m, n) and (..., n) give (..., m)."""
-    return S.getitem(matmul(x1, S.expand_dims(x2, -1)), (Ellipsis, 0))
+    return shape_ops.getitem(matmul(x1, shape_ops.expand_dims(x2, -1)), (Ellipsis, 0))
 
 
 @implements(np_attr("vecmat"))
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Vector times matrix over the last axes: (..., n) and (..., n, m) give (..., m)."""
-    return S.getitem(matmul(S.expand_dims(conj(x1), -2), x2), (Ellipsis, 0, slice(None)))
+    return shape_ops.getitem(matmul(shape_ops.expand_dims(conj(x1), -2), x2), (Ellipsis, 0, slice(None)))
 
 
 # np.linalg's aliases of the contraction ops
@@ -110,10 +109,10 @@ implements(np_attr("linalg.matmul"))(matmul)
 def _full_convolution(a: Any, v: Any) -> Any:
     n, m = shape_of(a)[0], shape_of(v)[0]
     zeros = np.zeros(m - 1, dtype=np.result_type(raw(a)))
-    padded = S.concatenate([zeros, a, zeros])
+    padded = shape_ops.concatenate([zeros, a, zeros])
     k = np.arange(n + m - 1)[:, None]
     j = np.arange(m)[None, :]
-    return matmul(S.getitem(padded, k + (m - 1) - j), v)  # row k holds a[k - j], j = 0..m-1
+    return matmul(shape_ops.getitem(padded, k + (m - 1) - j), v)  # row k holds a[k - j], j = 0..m-1
 
 
 def _check_1d(name: str, a: Any, v: Any) -> None:
@@ -133,9 +132,9 @@ def convolve(a: Any, v: Any, mode: str = "full") -> Any:
         return full
     if mode == "same":
         start = (m - 1) // 2
-        return S.getitem(full, slice(start, start + n))
+        return shape_ops.getitem(full, slice(start, start + n))
     if mode == "valid":
-        return S.getitem(full, slice(m - 1, n))
+        return shape_ops.getitem(full, slice(m - 1, n))
     raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
 
 
@@ -144,19 +143,19 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
     """Cross-correlation of two 1-D arrays: sum_n a[n + k] * v[n] (``mode`` as in ``convolve``)."""
     _check_1d("correlate", a, v)
     v = conj(v)  # numpy.correlate conjugates v
-    flipped = S.getitem(v, slice(None, None, -1))
+    flipped = shape_ops.getitem(v, slice(None, None, -1))
     if shape_of(v)[0] > shape_of(a)[0]:
-        return S.getitem(convolve(S.getitem(a, slice(None, None, -1)), v, mode), slice(None, None, -1))
+        return shape_ops.getitem(convolve(shape_ops.getitem(a, slice(None, None, -1)), v, mode), slice(None, None, -1))
     return convolve(a, flipped, mode)
 
 
 @implements(np.polyval)
 def polyval(p: Any, x: Any) -> Any:
     """The polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's rule."""
-    coeffs = list(p) if isinstance(p, (list, tuple)) else [S.getitem(p, i) for i in range(shape_of(p)[0])]
+    coeffs = list(p) if isinstance(p, (list, tuple)) else [shape_ops.getitem(p, i) for i in range(shape_of(p)[0])]
     y: Any = np.zeros(shape_of(x), dtype=np.result_type(raw(x), 0.0))
     for c in coeffs:
-        y = E.add(E.multiply(y, x), c)
+        y = elementwise.add(elementwise.multiply(y, x), c)
     return y
 
 
@@ -170,26 +169,28 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
         return np.zeros((shape_of(x)[0], 0), dtype=np.result_type(raw(x)))
     powers: list[Any] = [np.ones(shape_of(x), dtype=np.result_type(raw(x)))]
     for _ in range(1, cols):
-        powers.append(E.multiply(powers[-1], x))
-    out = S.stack(powers, axis=1)
-    return out if increasing else S.getitem(out, (slice(None), slice(None, None, -1)))
+        powers.append(elementwise.multiply(powers[-1], x))
+    out = shape_ops.stack(powers, axis=1)
+    return out if increasing else shape_ops.getitem(out, (slice(None), slice(None, None, -1)))
 
 
 def _trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:
     nd = ndim_of(y)
     ax = normalize_axis(axis, nd)[0]
     head = (slice(None),) * ax
-    upper, lower = S.getitem(y, head + (slice(1, None),)), S.getitem(y, head + (slice(None, -1),))
+    upper, lower = shape_ops.getitem(y, head + (slice(1, None),)), shape_ops.getitem(y, head + (slice(None, -1),))
     if x is None:
         d: Any = dx
     elif ndim_of(x) == 1:
         shape = [1] * nd
         shape[ax] = -1
-        d = S.reshape(E.subtract(S.getitem(x, slice(1, None)), S.getitem(x, slice(None, -1))), tuple(shape))
+        d = shape_ops.reshape(elementwise.subtract(shape_ops.getitem(x, slice(1, None)),
+                                                   shape_ops.getitem(x, slice(None, -1))), tuple(shape))
     else:
         xh = (slice(None),) * ax
-        d = E.subtract(S.getitem(x, xh + (slice(1, None),)), S.getitem(x, xh + (slice(None, -1),)))
-    return R.sum(E.multiply(d, E.add(upper, lower)), axis=ax) / 2.0
+        d = elementwise.subtract(shape_ops.getitem(x, xh + (slice(1, None),)),
+                                 shape_ops.getitem(x, xh + (slice(None, -1),)))
+    return reductions.sum(elementwise.multiply(d, elementwise.add(upper, lower)), axis=ax) / 2.0
 
 
 @implements(np_attr("trapezoid"))

@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of
+from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of
 from ._scans import exclusive_products
+from .declare import linear_primitive, op
+from .dim_args import extreme, reduction, spread, with_dim
 
 
 def _restore(g: Any, axis: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
@@ -32,15 +34,13 @@ def _count(shape: tuple[int, ...], axis: tuple[int, ...] | None) -> int:
     return int(np.prod([shape[a] for a in axis]))
 
 
-_sum = Primitive("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims))
-_sum.defvjp(lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)))
-_sum.defjvp(lambda t, ans, x, axis, keepdims: t.sum(axis=axis, keepdims=keepdims))
-
-_mean = Primitive("mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims))
-_mean.defvjp(
-    lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) / _count(np.shape(x), axis)
+# sum and mean are linear: the transpose alone (the reduced gradient spread back) gives both modes
+_sum = linear_primitive("sum", lambda x, axis, keepdims: np.sum(x, axis=axis, keepdims=keepdims),
+                        lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)))
+_mean = linear_primitive(
+    "mean", lambda x, axis, keepdims: np.mean(x, axis=axis, keepdims=keepdims),
+    lambda g, ans, x, axis, keepdims: _restore(g, axis, keepdims, np.ndim(x)) / _count(np.shape(x), axis),
 )
-_mean.defjvp(lambda t, ans, x, axis, keepdims: t.mean(axis=axis, keepdims=keepdims))
 
 
 def _extreme(name: str, np_fn: Any) -> Primitive:
@@ -93,7 +93,8 @@ _prod.defjvp(
 )
 
 
-@implements(np.sum)
+@op(primitive=_sum, kind="linear", numpy=np.sum, method=True, method_adapter=reduction, cases="reduction",
+    domain="real", torch="torch.sum")
 def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:  # noqa: A001
     """Sum over ``axis`` (all axes by default)."""
     _no_out("sum", out)
@@ -101,7 +102,8 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out
     return y if dtype is None else y.astype(dtype)
 
 
-@implements(np.mean)
+@op(primitive=_mean, kind="linear", numpy=np.mean, method=True, method_adapter=reduction,
+    cases="reduction", domain="real", torch="torch.mean")
 def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
     """Mean over ``axis`` (all axes by default)."""
     _no_out("mean", out)
@@ -109,7 +111,8 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
     return y if dtype is None else y.astype(dtype)
 
 
-@implements(np.max, np.amax)
+@op(primitive=_max, kind="primitive", numpy=(np.max, np.amax), method=True,
+    method_adapter=lambda fn: extreme(fn, np.argmax), cases="reduction", domain="distinct", torch="torch.amax")
 def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
     """Largest entry over ``axis``; tied entries share the gradient equally."""
     _no_out("max", out)
@@ -117,7 +120,8 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> An
     return _max(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
-@implements(np.min, np.amin)
+@op(primitive=_min, kind="primitive", numpy=(np.min, np.amin), method=True,
+    method_adapter=lambda fn: extreme(fn, np.argmin), cases="reduction", domain="distinct", torch="torch.amin")
 def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
     """Smallest entry over ``axis``; tied entries share the gradient equally."""
     _no_out("min", out)
@@ -125,7 +129,7 @@ def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> An
     return _min(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
-@implements(np.prod)
+@op(primitive=_prod, kind="primitive", numpy=np.prod, method=True, method_adapter=reduction, cases="none")
 def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
     """Product over ``axis``; derivatives of every order are exact where entries are 0 (no division).
 
@@ -139,7 +143,7 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
     return _prod(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
-@implements(np.var)
+@op(numpy=np.var, method=True, method_adapter=spread, cases="none")
 def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom.
 
@@ -156,7 +160,7 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
     return v if dtype is None else v.astype(dtype)
 
 
-@implements(np.std)
+@op(numpy=np.std, method=True, method_adapter=spread, cases="none")
 def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
     """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom.
 
@@ -196,6 +200,8 @@ _logsumexp.defjvp(
 )
 
 
+@op(primitive=_logsumexp, kind="primitive", namespaces=("ops",), method=True, method_adapter=reduction,
+    cases="reduction", domain="real", torch="torch.logsumexp")
 def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """log(sum(exp(x))) over ``axis``, stable for large inputs."""
     return _logsumexp(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
@@ -221,11 +227,15 @@ _log_softmax.defvjp(lambda g, ans, x, axis: g - np.exp(ans) * g.sum(axis=axis, k
 _log_softmax.defjvp(lambda t, ans, x, axis: t - (np.exp(ans) * t).sum(axis=axis, keepdims=True))
 
 
+@op(primitive=_softmax, kind="primitive", method=True, method_adapter=lambda fn: with_dim(fn, "softmax", -1),
+    cases="none")
 def softmax(x: Any, axis: int = -1) -> Any:
     """exp(x) / sum(exp(x)) along ``axis``, stable for large inputs."""
     return _softmax(x, axis=normalize_axis(axis, ndim_of(x)))
 
 
+@op(primitive=_log_softmax, kind="primitive", method=True,
+    method_adapter=lambda fn: with_dim(fn, "log_softmax", -1), cases="none")
 def log_softmax(x: Any, axis: int = -1) -> Any:
     """x - logsumexp(x) along ``axis``, stable for large inputs."""
     return _log_softmax(x, axis=normalize_axis(axis, ndim_of(x)))

@@ -11,9 +11,10 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from . import elementwise as E
-from . import shape as S
+from . import elementwise
+from . import shape as shape_ops
 from ._define import implements, ndim_of, normalize_axis, raw, shape_of
+from .declare import op
 
 
 @implements(np.sort)
@@ -28,12 +29,12 @@ def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, 
     if order is not None:
         raise TypeError("sort: 'order' (structured arrays) is not supported on Tensors")
     if axis is None:
-        a, axis = S.ravel(a), 0
+        a, axis = shape_ops.ravel(a), 0
     if ndim_of(a) == 0:
         raise np.exceptions.AxisError("sort: cannot sort a 0-d array along an axis")
     axis = normalize_axis(axis, ndim_of(a))[0]
     idx = np.argsort(raw(a), axis=axis, kind="stable")
-    return S.take_along_axis(a, idx, axis)
+    return shape_ops.take_along_axis(a, idx, axis)
 
 
 @implements(np.select)
@@ -48,9 +49,9 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
         c = np.asarray(raw(cond))
         if c.dtype != bool:
             raise TypeError(f"select: conditions must be boolean arrays, got dtype {c.dtype}")
-        result = E.where(c, choice, result)
+        result = elementwise.where(c, choice, result)
     shape = np.broadcast_shapes(*[shape_of(x) for x in [*condlist, *choicelist, default]])
-    return result if shape_of(result) == shape else S.broadcast_to(result, shape)
+    return result if shape_of(result) == shape else shape_ops.broadcast_to(result, shape)
 
 
 @implements(np.nan_to_num)
@@ -65,22 +66,23 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
     lo = info.min if neginf is None else neginf
     bad = ~np.isfinite(d)
     values = np.where(np.isnan(d), nan, np.where(d > 0, hi, lo)).astype(d.dtype)
-    return E.where(bad, values, x)
+    return elementwise.where(bad, values, x)
 
 
-@implements(np.compress)
+@op(numpy=np.compress, cases="none",
+    method={"compress": lambda self, condition, axis=None: compress(condition, self, axis)})
 def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
     """Slices along ``axis`` where ``condition`` holds (of the flattened array when None)."""
     idx = np.flatnonzero(np.asarray(raw(condition)))
     if axis is None:
-        return S.take(S.ravel(a), idx)
-    return S.take(a, idx, axis=axis)
+        return shape_ops.take(shape_ops.ravel(a), idx)
+    return shape_ops.take(a, idx, axis=axis)
 
 
 @implements(np.extract)
 def extract(condition: Any, arr: Any) -> Any:
     """Entries where ``condition`` holds, flattened."""
-    return S.take(S.ravel(arr), np.flatnonzero(np.ravel(raw(condition))))
+    return shape_ops.take(shape_ops.ravel(arr), np.flatnonzero(np.ravel(raw(condition))))
 
 
 @implements(np.interp)
@@ -98,17 +100,17 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     xr = np.asarray(raw(x))
     n = knots.size
     if n == 1:
-        y = S.take(fp, np.zeros(xr.shape, dtype=int))
+        y = shape_ops.take(fp, np.zeros(xr.shape, dtype=int))
     else:
         i = np.clip(np.searchsorted(knots, xr, side="right") - 1, 0, n - 2)
         if isinstance(xp, Tensor):  # traced knots: the weights depend on them too
-            x0, x1 = S.take(xp, i), S.take(xp, i + 1)
+            x0, x1 = shape_ops.take(xp, i), shape_ops.take(xp, i + 1)
         else:
             x0, x1 = knots[i], knots[i + 1]
-        w = E.divide(E.subtract(x, x0), x1 - x0)
-        f0, f1 = S.take(fp, i), S.take(fp, i + 1)
-        y = E.add(f0, E.multiply(w, E.subtract(f1, f0)))
-    below = S.take(fp, 0) if left is None else left
-    above = S.take(fp, n - 1) if right is None else right
-    y = E.where(xr < knots[0], below, y)
-    return E.where(xr > knots[-1], above, y)
+        w = elementwise.divide(elementwise.subtract(x, x0), x1 - x0)
+        f0, f1 = shape_ops.take(fp, i), shape_ops.take(fp, i + 1)
+        y = elementwise.add(f0, elementwise.multiply(w, elementwise.subtract(f1, f0)))
+    below = shape_ops.take(fp, 0) if left is None else left
+    above = shape_ops.take(fp, n - 1) if right is None else right
+    y = elementwise.where(xr < knots[0], below, y)
+    return elementwise.where(xr > knots[-1], above, y)

@@ -9,31 +9,34 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..autodiff.sparse import SliceGrad
 from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
+from .declare import linear_primitive, op
+from .dim_args import with_dim
 
-_reshape = Primitive("reshape", lambda x, shape: np.reshape(x, shape))
-_reshape.defvjp(lambda g, ans, x, shape: g.reshape(np.shape(x)))
-_reshape.defjvp(lambda t, ans, x, shape: t.reshape(np.shape(ans)))
-
-_transpose = Primitive("transpose", lambda x, axes: np.transpose(x, axes))
-_transpose.defvjp(lambda g, ans, x, axes: g.transpose(np.argsort(axes)) if axes is not None else g.transpose())
-_transpose.defjvp(lambda t, ans, x, axes: t.transpose(axes) if axes is not None else t.transpose())
-
+# Linear ops: each is declared by its transpose; the forward rule is the op applied to the tangent.
+_reshape = linear_primitive("reshape", lambda x, shape: np.reshape(x, shape),
+                            lambda g, ans, x, shape: g.reshape(np.shape(x)))
+_transpose = linear_primitive(
+    "transpose", lambda x, axes: np.transpose(x, axes),
+    lambda g, ans, x, axes: g.transpose(np.argsort(axes)) if axes is not None else g.transpose(),
+)
 # Summing the gradient back to the input's shape is done once, for every op, by the engine.
-_broadcast_to = Primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape))
-_broadcast_to.defvjp(lambda g, ans, x, shape: g)
-_broadcast_to.defjvp(lambda t, ans, x, shape: np.broadcast_to(t, shape))
+_broadcast_to = linear_primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
+                                 lambda g, ans, x, shape: g)
+_identity = linear_primitive("identity", lambda x: x.copy(), "same")
 
+# a cast is linear over the reals; a complex tangent cast to a real dtype keeps its real part
 _astype = Primitive("astype", lambda x, dtype: x.astype(dtype))
 _astype.defvjp(lambda g, ans, x, dtype: g)
 _astype.defjvp(lambda t, ans, x, dtype: (np.real(t) if is_complex(t) and np.dtype(dtype).kind != "c"
                                           else t).astype(dtype))
 
-_identity = Primitive("identity", lambda x: x.copy())
-_identity.defvjp(lambda g, ans, x: g)
-_identity.defjvp(lambda t, ans, x: t)
+
+def _shape_args(shape: tuple[Any, ...]) -> Any:
+    return shape[0] if len(shape) == 1 else shape
 
 
-@implements(np.reshape)
+@op(primitive=_reshape, kind="linear", numpy=np.reshape, cases="none",
+    method={"reshape": lambda self, *shape: reshape(self, _shape_args(shape))})
 def reshape(x: Any, shape: Any, *more: int, order: str = "C") -> Any:
     """The same entries in a new shape (one dimension may be -1)."""
     if more:
@@ -48,7 +51,7 @@ def reshape(x: Any, shape: Any, *more: int, order: str = "C") -> Any:
     return _reshape(x, shape=target)
 
 
-@implements(np.transpose)
+@op(primitive=_transpose, kind="linear", numpy=np.transpose, cases="none")
 def transpose(x: Any, axes: Any = None) -> Any:
     """Reverse (or permute by ``axes``) the dimensions."""
     if axes is not None:
@@ -56,7 +59,7 @@ def transpose(x: Any, axes: Any = None) -> Any:
     return _transpose(x, axes=axes)
 
 
-@implements(np.swapaxes)
+@op(primitive=_transpose, kind="linear", numpy=np.swapaxes, method=True, cases="none")
 def swapaxes(x: Any, axis1: int, axis2: int) -> Any:
     """Exchange two dimensions."""
     n = ndim_of(x)
@@ -78,13 +81,14 @@ def moveaxis(x: Any, source: Any, destination: Any) -> Any:
     return _transpose(x, axes=tuple(order))
 
 
-@implements(np.expand_dims)
+@op(primitive=_reshape, kind="linear", numpy=np.expand_dims, method=True, cases="none")
 def expand_dims(x: Any, axis: Any) -> Any:
     """Insert dimensions of size 1 at ``axis``."""
     return _reshape(x, shape=np.expand_dims(np.empty(shape_of(x), dtype=np.bool_), axis).shape)
 
 
-@implements(np.squeeze)
+@op(primitive=_reshape, kind="linear", numpy=np.squeeze, method=True, cases="none",
+    method_adapter=lambda fn: with_dim(fn, "squeeze"))
 def squeeze(x: Any, axis: Any = None) -> Any:
     """Remove dimensions of size 1 (all of them, or those in ``axis``)."""
     shape = shape_of(x)
@@ -95,7 +99,7 @@ def squeeze(x: Any, axis: Any = None) -> Any:
     return _reshape(x, shape=np.squeeze(np.empty(shape, dtype=np.bool_), axis=axis).shape)
 
 
-@implements(np.ravel)
+@op(primitive=_reshape, kind="linear", numpy=np.ravel, method=True, cases="none")
 def ravel(x: Any, order: str = "C") -> Any:
     """Flatten to one dimension."""
     return _reshape(x, shape=(int(np.size(raw(x))),))
@@ -106,7 +110,7 @@ def flatten(x: Any) -> Any:
     return ravel(x)
 
 
-@implements(np.broadcast_to)
+@op(primitive=_broadcast_to, kind="linear", numpy=np.broadcast_to, method=True, cases="none")
 def broadcast_to(x: Any, shape: Any) -> Any:
     """A view of ``x`` repeated to ``shape`` by broadcasting."""
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
@@ -130,6 +134,7 @@ def atleast_2d(x: Any) -> Any:
     return x if n >= 2 else reshape(x, (1, -1) if n == 1 else (1, 1))
 
 
+@op(primitive=_astype, kind="primitive", method=True, cases="none")
 def astype(x: Any, dtype: Any) -> Any:
     """Cast to ``dtype``; gradients come back in the input's dtype.
 
@@ -142,7 +147,7 @@ def astype(x: Any, dtype: Any) -> Any:
     return _astype(x, dtype=dtype)
 
 
-@implements(np.copy)
+@op(primitive=_identity, kind="linear", numpy=np.copy, method=True, cases="none")
 def copy(x: Any) -> Any:
     """A copy that stays in the graph."""
     return _identity(x)
@@ -156,14 +161,8 @@ def _concat_vjp(argnum: int, g: Any, ans: Any, *xs: Any, axis: int) -> Any:
     return g[tuple(index)]
 
 
-def _concat_jvp(argnum: int, t: Any, ans: Any, *xs: Any, axis: int) -> Any:
-    parts = [t if i == argnum else np.zeros(np.shape(x), dtype=raw(ans).dtype) for i, x in enumerate(xs)]
-    return concatenate(parts, axis=axis)
-
-
-_concatenate = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis))
-_concatenate.defvjp_argnum(_concat_vjp)
-_concatenate.defjvp_argnum(_concat_jvp)
+_concatenate = linear_primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis), _concat_vjp,
+                                variadic=True)
 
 
 def _sequence(name: str, xs: Any) -> list[Any]:
@@ -183,7 +182,7 @@ def _cast(name: str, xs: list[Any], dtype: Any, out: Any = None) -> list[Any]:
     return [astype(x, dtype) if np.result_type(raw(x)) != np.dtype(dtype) else x for x in xs]
 
 
-@implements(np.concatenate)
+@op(primitive=_concatenate, kind="linear", numpy=np.concatenate, cases="none")
 def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
                 casting: str = "same_kind") -> Any:
     """Join arrays along an existing axis (``axis=None`` flattens them first)."""
@@ -275,9 +274,7 @@ def _scatter_fn(g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
 
 
 # scatter_add: the transpose of indexing. Repeated integer indices add up.
-_scatter_add = Primitive("scatter_add", _scatter_fn)
-_scatter_add.defvjp(lambda g, ans, x, index, shape: g[index])
-_scatter_add.defjvp(lambda t, ans, x, index, shape: _scatter_add(t, index=index, shape=shape))
+_scatter_add = linear_primitive("scatter_add", _scatter_fn, lambda g, ans, x, index, shape: g[index])
 
 def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.dtype == x.dtype and _is_basic(index):
@@ -285,9 +282,8 @@ def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
     return _scatter_add(g, index=index, shape=np.shape(x))
 
 
-_getitem = Primitive("getitem", lambda x, index: x[index])
-_getitem.defvjp(_getitem_vjp)
-_getitem.defjvp(lambda t, ans, x, index: t[index])
+# linear: the transpose is the scatter above (or the sparse SliceGrad), the forward rule t[index]
+_getitem = linear_primitive("getitem", lambda x, index: x[index], _getitem_vjp)
 
 
 def _raw_index(index: Any) -> Any:
@@ -299,6 +295,7 @@ def _raw_index(index: Any) -> Any:
     return index
 
 
+@op(primitive=_getitem, kind="linear", method="__getitem__", cases="none")
 def getitem(x: Any, index: Any) -> Any:
     """``x[index]``: basic slicing, negative steps, boolean masks, integer arrays.
 
@@ -311,7 +308,7 @@ def getitem(x: Any, index: Any) -> Any:
         raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {shape_of(x)} ({e})") from None
 
 
-@implements(np.take)
+@op(numpy=np.take, cases="none", method={"take": lambda self, indices, axis=None: take(self, indices, axis)})
 def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     """Entries at integer ``indices`` (along ``axis``, or of the flattened array)."""
     if axis is None:

@@ -24,16 +24,15 @@ except ImportError as e:  # pragma: no cover - exercised without SciPy
     raise ImportError("chainrule.special needs SciPy: pip install chainrule[scipy]") from e
 
 from ..autodiff.primitive import Primitive
-from . import elementwise as E
-from . import reductions as R
-from . import shape as S
-from ._define import elementwise, implements, raw
+from . import elementwise, reductions
+from . import shape as shape_ops
+from ._define import elementwise_primitive, implements, raw
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
 
 # The error function lives in elementwise (it works without SciPy too).
-erf = implements(_sc.erf)(E.erf)
+erf = implements(_sc.erf)(elementwise.erf)
 
 
 def _polygamma_fn(x: Any, n: int) -> Any:
@@ -45,15 +44,15 @@ _polygamma.defvjp(lambda g, ans, x, n: g * _polygamma(x, n=n + 1))
 _polygamma.defjvp(lambda t, ans, x, n: t * _polygamma(x, n=n + 1))
 _polygamma.no_complex("SciPy's polygamma takes real arguments only")
 
-_gammaln = elementwise("gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0))
-_gamma = elementwise("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0))
-_erfc = elementwise("erfc", _sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * np.exp(-(x * x)))
-_erfinv = elementwise("erfinv", _sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * np.exp(ans * ans))
-_erfcinv = elementwise("erfcinv", _sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * np.exp(ans * ans))
-_logit = elementwise("logit", _sc.logit, lambda ans, x: 1 / (x * (1 - x)))
-_ndtr = elementwise("ndtr", _sc.ndtr, lambda ans, x: np.exp(-(x * x) / 2) / _SQRT_2PI)
-_log_ndtr = elementwise("log_ndtr", _sc.log_ndtr, lambda ans, x: np.exp(-(x * x) / 2 - ans) / _SQRT_2PI)
-_ndtri = elementwise("ndtri", _sc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans * ans / 2))
+_gammaln = elementwise_primitive("gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0))
+_gamma = elementwise_primitive("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0))
+_erfc = elementwise_primitive("erfc", _sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * np.exp(-(x * x)))
+_erfinv = elementwise_primitive("erfinv", _sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * np.exp(ans * ans))
+_erfcinv = elementwise_primitive("erfcinv", _sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * np.exp(ans * ans))
+_logit = elementwise_primitive("logit", _sc.logit, lambda ans, x: 1 / (x * (1 - x)))
+_ndtr = elementwise_primitive("ndtr", _sc.ndtr, lambda ans, x: np.exp(-(x * x) / 2) / _SQRT_2PI)
+_log_ndtr = elementwise_primitive("log_ndtr", _sc.log_ndtr, lambda ans, x: np.exp(-(x * x) / 2 - ans) / _SQRT_2PI)
+_ndtri = elementwise_primitive("ndtri", _sc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans * ans / 2))
 
 
 @implements(_sc.gammaln)
@@ -113,7 +112,7 @@ def erfcinv(x: Any) -> Any:
 @implements(_sc.expit)
 def expit(x: Any) -> Any:
     """The logistic sigmoid 1 / (1 + exp(-x))."""
-    return E.sigmoid(x)
+    return elementwise.sigmoid(x)
 
 
 @implements(_sc.logit)
@@ -190,20 +189,20 @@ def xlog1py(x: Any, y: Any) -> Any:
 def entr(x: Any) -> Any:
     """-x log x for x > 0, 0 at 0, -inf for x < 0."""
     d = np.asarray(raw(x))
-    out = E.negative(xlogy(x, E.where(d > 0, x, 1.0)))
-    return E.where(d < 0, -np.inf, out) if (d < 0).any() else out
+    out = elementwise.negative(xlogy(x, elementwise.where(d > 0, x, 1.0)))
+    return elementwise.where(d < 0, -np.inf, out) if (d < 0).any() else out
 
 
 @implements(_sc.betaln)
 def betaln(a: Any, b: Any) -> Any:
     """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
-    return E.subtract(E.add(gammaln(a), gammaln(b)), gammaln(E.add(a, b)))
+    return elementwise.subtract(elementwise.add(gammaln(a), gammaln(b)), gammaln(elementwise.add(a, b)))
 
 
 @implements(_sc.beta)
 def beta(a: Any, b: Any) -> Any:
     """The Beta function (positive arguments)."""
-    return E.exp(betaln(a, b))
+    return elementwise.exp(betaln(a, b))
 
 
 def multigammaln(a: Any, d: int) -> Any:
@@ -211,7 +210,7 @@ def multigammaln(a: Any, d: int) -> Any:
     d = int(d)
     total = d * (d - 1) / 4 * math.log(math.pi)
     for j in range(1, d + 1):
-        total = E.add(total, gammaln(E.add(a, (1 - j) / 2)))
+        total = elementwise.add(total, gammaln(elementwise.add(a, (1 - j) / 2)))
     return total
 
 
@@ -220,22 +219,22 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
     if b is not None:
         if np.any(np.asarray(raw(b)) < 0):
             raise ValueError("logsumexp: negative weights b are not supported on Tensors")
-        a = E.add(a, E.log(b))
-    out = R.logsumexp(a, axis=axis, keepdims=keepdims)
+        a = elementwise.add(a, elementwise.log(b))
+    out = reductions.logsumexp(a, axis=axis, keepdims=keepdims)
     return (out, np.ones(np.shape(raw(out)))) if return_sign else out
 
 
 def softmax(x: Any, axis: Any = None) -> Any:
     """exp(x) / sum(exp(x)) over ``axis`` (all entries when None), stably."""
     if axis is None:
-        return S.reshape(R.softmax(S.ravel(x), axis=0), np.shape(raw(x)))
-    return R.softmax(x, axis=axis)
+        return shape_ops.reshape(reductions.softmax(shape_ops.ravel(x), axis=0), np.shape(raw(x)))
+    return reductions.softmax(x, axis=axis)
 
 
 def log_softmax(x: Any, axis: Any = None) -> Any:
     """x - logsumexp(x) over ``axis`` (all entries when None), stably."""
     if axis is None:
-        return S.reshape(R.log_softmax(S.ravel(x), axis=0), np.shape(raw(x)))
-    return R.log_softmax(x, axis=axis)
+        return shape_ops.reshape(reductions.log_softmax(shape_ops.ravel(x), axis=0), np.shape(raw(x)))
+    return reductions.log_softmax(x, axis=axis)
 
 

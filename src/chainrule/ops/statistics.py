@@ -12,9 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from . import elementwise as E
-from . import reductions as R
-from . import shape as S
+from . import elementwise, reductions
+from . import shape as shape_ops
 from ._define import conj, implements, is_complex, ndim_of, normalize_axis, raw, shape_of
 from .selection import sort
 
@@ -25,7 +24,7 @@ def _nan(x: Any) -> np.ndarray:
 
 def _fill(x: Any, value: float) -> Any:
     mask = _nan(x)
-    return E.where(mask, value, x) if mask.any() else x
+    return elementwise.where(mask, value, x) if mask.any() else x
 
 
 def _no_out(name: str, out: Any, kw: dict[str, Any] | None = None) -> None:
@@ -42,14 +41,14 @@ def _no_out(name: str, out: Any, kw: dict[str, Any] | None = None) -> None:
 def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Sum treating NaNs as 0."""
     _no_out("nansum", out, kw)
-    return R.sum(_fill(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
+    return reductions.sum(_fill(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
 
 
 @implements(np.nanprod)
 def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Product treating NaNs as 1."""
     _no_out("nanprod", out, kw)
-    return R.prod(_fill(a, 1.0), axis=axis, keepdims=keepdims)
+    return reductions.prod(_fill(a, 1.0), axis=axis, keepdims=keepdims)
 
 
 def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
@@ -60,7 +59,7 @@ def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Mean of the entries that are not NaN."""
     _no_out("nanmean", out, kw)
-    return E.divide(nansum(a, axis=axis, keepdims=keepdims), _count(a, axis, keepdims))
+    return elementwise.divide(nansum(a, axis=axis, keepdims=keepdims), _count(a, axis, keepdims))
 
 
 @implements(np.nanvar)
@@ -68,10 +67,11 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
            **kw: Any) -> Any:
     """Variance of the entries that are not NaN."""
     _no_out("nanvar", out, kw)
-    d = E.subtract(a, nanmean(a, axis=axis, keepdims=True))
+    d = elementwise.subtract(a, nanmean(a, axis=axis, keepdims=True))
     d = _fill(d, 0.0) if _nan(a).any() else d
-    d = E.abs(d) if is_complex(d) else d  # the variance of complex numbers: of |d| ** 2
-    return E.divide(R.sum(E.multiply(d, d), axis=axis, keepdims=keepdims), _count(a, axis, keepdims) - ddof)
+    d = elementwise.abs(d) if is_complex(d) else d  # the variance of complex numbers: of |d| ** 2
+    squares = reductions.sum(elementwise.multiply(d, d), axis=axis, keepdims=keepdims)
+    return elementwise.divide(squares, _count(a, axis, keepdims) - ddof)
 
 
 @implements(np.nanstd)
@@ -82,30 +82,31 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
     v = nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims)
     single = (_count(a, axis, keepdims) == 1) & (ddof == 0)
     if not np.any(single):
-        return E.sqrt(v)
+        return elementwise.sqrt(v)
     # where one entry is left the variance is 0 to every order: keep it, and keep sqrt away from 0 there
-    return E.where(single, v, E.sqrt(E.where(single, 1.0, v)))
+    return elementwise.where(single, v, elementwise.sqrt(elementwise.where(single, 1.0, v)))
 
 
 @implements(np.nanmax)
 def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Largest entry that is not NaN (ties share the gradient)."""
     _no_out("nanmax", out, kw)
-    return R.max(_fill(a, -np.inf), axis=axis, keepdims=keepdims)
+    return reductions.max(_fill(a, -np.inf), axis=axis, keepdims=keepdims)
 
 
 @implements(np.nanmin)
 def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
     """Smallest entry that is not NaN (ties share the gradient)."""
     _no_out("nanmin", out, kw)
-    return R.min(_fill(a, np.inf), axis=axis, keepdims=keepdims)
+    return reductions.min(_fill(a, np.inf), axis=axis, keepdims=keepdims)
 
 
 @implements(np.ptp)
 def ptp(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
     """Range, max - min ("peak to peak")."""
     _no_out("ptp", out)
-    return E.subtract(R.max(a, axis=axis, keepdims=keepdims), R.min(a, axis=axis, keepdims=keepdims))
+    return elementwise.subtract(reductions.max(a, axis=axis, keepdims=keepdims),
+                                reductions.min(a, axis=axis, keepdims=keepdims))
 
 
 @implements(np.average)
@@ -118,7 +119,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         1.5
     """
     if weights is None:
-        avg = R.mean(a, axis=axis, keepdims=keepdims)
+        avg = reductions.mean(a, axis=axis, keepdims=keepdims)
         total = np.asarray(np.size(raw(a)) / max(np.size(raw(avg)), 1), dtype=np.result_type(raw(avg)))
     else:
         w = weights
@@ -132,11 +133,11 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
                 raise ValueError(f"average: {shape_of(w)[0]} weights for an axis of length {shape_of(a)[ax]}")
             shape = [1] * ndim_of(a)
             shape[ax] = -1
-            w = S.broadcast_to(S.reshape(w, tuple(shape)), shape_of(a))
-        total = R.sum(w, axis=axis, keepdims=keepdims)
-        avg = E.divide(R.sum(E.multiply(a, w), axis=axis, keepdims=keepdims), total)
+            w = shape_ops.broadcast_to(shape_ops.reshape(w, tuple(shape)), shape_of(a))
+        total = reductions.sum(w, axis=axis, keepdims=keepdims)
+        avg = elementwise.divide(reductions.sum(elementwise.multiply(a, w), axis=axis, keepdims=keepdims), total)
     if returned:
-        return avg, S.broadcast_to(total, shape_of(avg))
+        return avg, shape_ops.broadcast_to(total, shape_of(avg))
     return avg
 
 
@@ -156,13 +157,13 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
         raise ValueError(f"quantile: q must be in [0, 1], got {raw(q)!r}")
     nd = ndim_of(a)
     if axis is None:
-        flat, ax = S.ravel(a), 0
+        flat, ax = shape_ops.ravel(a), 0
     else:
         axes = normalize_axis(axis, nd)
         if len(axes) != 1:
             rest = [i for i in range(nd) if i not in axes]
-            moved = S.transpose(a, rest + list(axes))
-            flat = S.reshape(moved, tuple(shape_of(a)[i] for i in rest) + (-1,))
+            moved = shape_ops.transpose(a, rest + list(axes))
+            flat = shape_ops.reshape(moved, tuple(shape_of(a)[i] for i in rest) + (-1,))
             ax = len(rest)
         else:
             flat, ax = a, axes[0]
@@ -175,17 +176,17 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     hi = np.minimum(lo + 1, n - 1)
     frac: Any = (pos - lo).astype(np.result_type(raw(a), np.float64))
     if isinstance(q, Tensor):  # a traced q: the weight of the upper neighbour is q * (n - 1) - lo, exactly
-        frac = E.subtract(E.multiply(q, float(n - 1)), lo.astype(frac.dtype))
-    frac = S.reshape(frac, qs.shape + (1,) * (ndim_of(flat) - ax - 1))
-    v_lo, v_hi = S.take(ordered, lo, axis=ax), S.take(ordered, hi, axis=ax)
-    res = E.add(v_lo, E.multiply(E.subtract(v_hi, v_lo), frac))
+        frac = elementwise.subtract(elementwise.multiply(q, float(n - 1)), lo.astype(frac.dtype))
+    frac = shape_ops.reshape(frac, qs.shape + (1,) * (ndim_of(flat) - ax - 1))
+    v_lo, v_hi = shape_ops.take(ordered, lo, axis=ax), shape_ops.take(ordered, hi, axis=ax)
+    res = elementwise.add(v_lo, elementwise.multiply(elementwise.subtract(v_hi, v_lo), frac))
     if qs.ndim:
-        res = S.moveaxis(res, tuple(range(ax, ax + qs.ndim)), tuple(range(qs.ndim)))
+        res = shape_ops.moveaxis(res, tuple(range(ax, ax + qs.ndim)), tuple(range(qs.ndim)))
     if keepdims:
         kept = list(shape_of(a))
         for i in range(nd) if axis is None else normalize_axis(axis, nd):
             kept[i] = 1
-        res = S.reshape(res, qs.shape + tuple(kept))
+        res = shape_ops.reshape(res, qs.shape + tuple(kept))
     return res
 
 
@@ -198,7 +199,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
 
 def _percent(q: Any) -> Any:
     """q / 100, keeping a Tensor q traced (quantiles are differentiable in q)."""
-    return E.divide(q, 100.0) if isinstance(q, Tensor) else np.asarray(q, dtype=float) / 100
+    return elementwise.divide(q, 100.0) if isinstance(q, Tensor) else np.asarray(q, dtype=float) / 100
 
 
 @implements(np.median)
@@ -212,17 +213,18 @@ def _nan_order(name: str, a: Any, q: Any, axis: Any, keepdims: bool) -> Any:
     if not mask.any():
         return quantile(a, q, axis=axis, keepdims=keepdims)
     if axis is None:
-        res = quantile(S.take(S.ravel(a), np.flatnonzero(~mask.ravel())), q)
-        return S.reshape(res, np.shape(raw(q)) + (1,) * ndim_of(a)) if keepdims else res
+        res = quantile(shape_ops.take(shape_ops.ravel(a), np.flatnonzero(~mask.ravel())), q)
+        return shape_ops.reshape(res, np.shape(raw(q)) + (1,) * ndim_of(a)) if keepdims else res
     ax = normalize_axis(axis, ndim_of(a))[0]
-    moved = S.moveaxis(a, ax, -1)
-    rows = S.reshape(moved, (-1, shape_of(moved)[-1]))
+    moved = shape_ops.moveaxis(a, ax, -1)
+    rows = shape_ops.reshape(moved, (-1, shape_of(moved)[-1]))
     mrows = np.moveaxis(mask, ax, -1).reshape(-1, shape_of(moved)[-1])
-    outs = [quantile(S.take(S.getitem(rows, i), np.flatnonzero(~mrows[i])), q) for i in range(mrows.shape[0])]
-    res = S.stack(outs, axis=-1)
+    outs = [quantile(shape_ops.take(shape_ops.getitem(rows, i), np.flatnonzero(~mrows[i])), q)
+            for i in range(mrows.shape[0])]
+    res = shape_ops.stack(outs, axis=-1)
     qnd = np.ndim(raw(q))
-    res = S.reshape(res, shape_of(res)[:qnd] + shape_of(moved)[:-1])
-    return S.expand_dims(res, qnd + ax) if keepdims else res
+    res = shape_ops.reshape(res, shape_of(res)[:qnd] + shape_of(moved)[:-1])
+    return shape_ops.expand_dims(res, qnd + ax) if keepdims else res
 
 
 @implements(np.nanquantile)
@@ -258,22 +260,22 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
         raise NotImplementedError("cov: fweights and aweights are not supported on Tensors")
     if ndim_of(m) > 2:
         raise ValueError(f"cov: m must be 1-D or 2-D, got shape {shape_of(m)}")
-    x = S.atleast_2d(m)
+    x = shape_ops.atleast_2d(m)
     if not rowvar and shape_of(x)[0] != 1:
-        x = S.transpose(x)
+        x = shape_ops.transpose(x)
     if y is not None:
-        yy = S.atleast_2d(y)
+        yy = shape_ops.atleast_2d(y)
         if not rowvar and shape_of(yy)[0] != 1:
-            yy = S.transpose(yy)
-        x = S.concatenate([x, yy], axis=0)
+            yy = shape_ops.transpose(yy)
+        x = shape_ops.concatenate([x, yy], axis=0)
     if ddof is None:
         ddof = 0 if bias else 1
     n = shape_of(x)[1]
-    d = E.subtract(x, R.mean(x, axis=1, keepdims=True))
+    d = elementwise.subtract(x, reductions.mean(x, axis=1, keepdims=True))
     from .contraction import matmul
 
-    c = E.divide(matmul(d, conj(S.transpose(d))), float(n - ddof))
-    return S.squeeze(c) if shape_of(c) == (1, 1) else c
+    c = elementwise.divide(matmul(d, conj(shape_ops.transpose(d))), float(n - ddof))
+    return shape_ops.squeeze(c) if shape_of(c) == (1, 1) else c
 
 
 @implements(np.corrcoef)
@@ -281,8 +283,8 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     """Pearson correlation coefficients (the normalised covariance matrix)."""
     c = cov(x, y, rowvar)
     if ndim_of(c) == 0:
-        return E.divide(c, c)
+        return elementwise.divide(c, c)
     from .arrays import diagonal
 
-    s = E.sqrt(diagonal(c))
-    return E.divide(E.divide(c, S.expand_dims(s, 1)), S.expand_dims(s, 0))
+    s = elementwise.sqrt(diagonal(c))
+    return elementwise.divide(elementwise.divide(c, shape_ops.expand_dims(s, 1)), shape_ops.expand_dims(s, 0))

@@ -18,104 +18,15 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ..tensor import Tensor
-from . import arrays as A
-from . import elementwise as E
-from . import reductions as R
-from . import shape as S
-
-
-def resolve_dim(name: str, axis: Any, dim: Any, keepdims: Any = False, keepdim: Any = None) -> tuple[Any, bool]:
-    """``axis``/``keepdims`` from either spelling (NumPy's, or PyTorch's ``dim``/``keepdim``); not both."""
-    if dim is not None:
-        if axis is not None:
-            raise TypeError(
-                f"{name}: got both axis={axis!r} and dim={dim!r}; pass one (dim is PyTorch's name for axis)"
-            )
-        axis = dim
-    if keepdim is not None:
-        if keepdims:
-            raise TypeError(f"{name}: got both keepdims and keepdim; pass one (keepdim is PyTorch's name)")
-        keepdims = keepdim
-    return axis, bool(keepdims)
-
-
-class ValuesIndices(NamedTuple):
-    """PyTorch's ``(values, indices)`` result of ``max(dim=...)`` and ``min(dim=...)``."""
-
-    values: Any
-    indices: Any
-
-
-def reduction(fn: Any) -> Any:
-    """A reduction method taking ``axis``/``keepdims`` or ``dim``/``keepdim``."""
-
-    def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
-               **kw: Any) -> Any:
-        axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
-        return fn(self, axis=axis, keepdims=keepdims, **kw)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = fn.__doc__
-    return method
-
-
-def extreme(fn: Any, arg: Any) -> Any:
-    """``max``/``min``: NumPy's meaning with ``axis``; with ``dim``, PyTorch's ``(values, indices)``."""
-
-    def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
-               **kw: Any) -> Any:
-        if dim is None:
-            axis, keepdims = resolve_dim(fn.__name__, axis, None, keepdims, keepdim)
-            return fn(self, axis=axis, keepdims=keepdims, **kw)
-        axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
-        values = fn(self, axis=axis, keepdims=keepdims, **kw)
-        return ValuesIndices(values, Tensor._wrap(np.asarray(arg(self.data, axis=axis, keepdims=keepdims))))
-
-    method.__name__ = fn.__name__
-    method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling): a ``(values, indices)`` pair."
-    return method
-
-
-def spread(fn: Any) -> Any:
-    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis``; PyTorch's ``correction`` (1) with ``dim``."""
-
-    def method(self: Tensor, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, dim: Any = None,
-               keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
-        torch_style = dim is not None or keepdim is not None or unbiased is not None or correction is not None
-        axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
-        given = [n for n, v in (("ddof", ddof), ("unbiased", unbiased), ("correction", correction)) if v is not None]
-        if len(given) > 1:
-            raise TypeError(f"{fn.__name__}: pass one of ddof, unbiased and correction, got {' and '.join(given)}")
-        if correction is not None:
-            ddof = correction
-        elif unbiased is not None:
-            ddof = 1 if unbiased else 0
-        elif ddof is None:
-            ddof = 1 if torch_style else 0
-        return fn(self, axis=axis, ddof=ddof, keepdims=keepdims, **kw)
-
-    method.__name__ = fn.__name__
-    method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling) the default is PyTorch's unbiased one."
-    return method
-
-
-def with_dim(fn: Any, name: str, default: Any = None) -> Any:
-    """A method whose one axis argument may be spelled ``dim``."""
-
-    def method(self: Tensor, axis: Any = default, *args: Any, dim: Any = None, **kw: Any) -> Any:
-        if dim is not None:
-            if axis is not default:
-                raise TypeError(f"{name}: got both axis={axis!r} and dim={dim!r}; pass one")
-            axis = dim
-        return fn(self, axis, *args, **kw)
-
-    method.__name__ = name
-    return method
+from . import arrays, elementwise
+from . import shape as shape_ops
+from .declare import tensor_method
+from .dim_args import ValuesIndices, resolve_dim
 
 
 def _value_method(np_fn: Any, name: str) -> Any:
@@ -132,51 +43,57 @@ def _shape_args(shape: tuple[Any, ...]) -> Any:
     return tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list, np.ndarray)) else shape
 
 
+@tensor_method("view")
 def view(self: Tensor, *shape: Any) -> Any:
     """PyTorch's ``view``: the same values in another shape (``-1`` infers one size); as reshape."""
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
         raise TypeError(f"view: expected sizes (view(2, 3) or view((2, 3))), got {shape[0]!r}; use .astype(dtype)")
-    return S.reshape(self, _shape_args(shape))
+    return shape_ops.reshape(self, _shape_args(shape))
 
 
+@tensor_method("unsqueeze")
 def unsqueeze(self: Tensor, dim: int) -> Any:
     """PyTorch's ``unsqueeze``: a new axis of size 1 at ``dim``."""
-    return S.expand_dims(self, dim)
+    return shape_ops.expand_dims(self, dim)
 
 
+@tensor_method("permute")
 def permute(self: Tensor, *dims: Any) -> Any:
     """PyTorch's ``permute``: reorder the axes (``permute(2, 0, 1)``)."""
     dims = _shape_args(dims)
     if len(dims) != self.ndim:
         raise ValueError(f"permute: got {len(dims)} dims {tuple(dims)} for a Tensor of {self.ndim} dimensions")
-    return S.transpose(self, tuple(dims))
+    return shape_ops.transpose(self, tuple(dims))
 
 
+@tensor_method("transpose")
 def transpose(self: Tensor, *axes: Any, dim0: Any = None, dim1: Any = None) -> Any:
     """NumPy's ``transpose(*axes)`` (a permutation); two axes of a Tensor that is not 2-D swap them (PyTorch's)."""
     if dim0 is not None or dim1 is not None:
         axes = (dim0, dim1)
     if not axes:
-        return S.transpose(self, None)
+        return shape_ops.transpose(self, None)
     if len(axes) != 2:  # one sequence, or as many axes as dimensions: NumPy's permutation
-        return S.transpose(self, tuple(_shape_args(axes)))
+        return shape_ops.transpose(self, tuple(_shape_args(axes)))
     if self.ndim != 2:  # NumPy would need self.ndim axes: PyTorch's swap
-        return S.swapaxes(self, axes[0], axes[1])
+        return shape_ops.swapaxes(self, axes[0], axes[1])
     if [int(a) % 2 for a in axes] == [0, 1]:
         raise ValueError(
             "transpose(0, 1) of a 2-D Tensor is the identity in NumPy but the transpose in PyTorch; "
             "say which: t.T, t.t() or t.swapaxes(0, 1) for the transpose, t itself for the identity"
         )
-    return S.transpose(self, tuple(axes))
+    return shape_ops.transpose(self, tuple(axes))
 
 
+@tensor_method("t")
 def t(self: Tensor) -> Any:
     """PyTorch's ``t()``: the transpose of a matrix (a 0-d or 1-d Tensor is returned as it is)."""
     if self.ndim > 2:
         raise ValueError(f"t(): expects a Tensor of at most 2 dimensions, got {self.ndim}; use .transpose(d0, d1)")
-    return S.transpose(self) if self.ndim == 2 else self
+    return shape_ops.transpose(self) if self.ndim == 2 else self
 
 
+@tensor_method("expand")
 def expand(self: Tensor, *sizes: Any) -> Any:
     """PyTorch's ``expand``: broadcast to ``sizes`` (``-1`` keeps a size)."""
     sizes = _shape_args(sizes)
@@ -184,9 +101,10 @@ def expand(self: Tensor, *sizes: Any) -> Any:
     if lead < 0:
         raise ValueError(f"expand: {len(sizes)} sizes {tuple(sizes)} for a Tensor of {self.ndim} dimensions")
     shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))
-    return S.broadcast_to(self, shape)
+    return shape_ops.broadcast_to(self, shape)
 
 
+@tensor_method("flatten")
 def flatten(self: Tensor, start_dim: Any = 0, end_dim: int = -1) -> Any:
     """All axes (or ``start_dim`` to ``end_dim``, PyTorch's) merged into one; ``flatten('C')`` as ndarray's."""
     if isinstance(start_dim, str):
@@ -196,26 +114,28 @@ def flatten(self: Tensor, start_dim: Any = 0, end_dim: int = -1) -> Any:
     nd = max(self.ndim, 1)
     lo, hi = start_dim % nd, end_dim % nd
     if self.ndim == 0:
-        return S.reshape(self, (1,))
+        return shape_ops.reshape(self, (1,))
     shape = self.shape[:lo] + (-1,) + self.shape[hi + 1:]
-    return S.reshape(self, shape)
+    return shape_ops.reshape(self, shape)
 
 
+@tensor_method("clamp")
 def clamp(self: Tensor, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """PyTorch's ``clamp``: limit values to [min, max] (either may be None)."""
     if min is None and max is None:
         raise ValueError("clamp: give min, max or both")
-    return E.clip(self, min, max)
+    return elementwise.clip(self, min, max)
 
 
+@tensor_method("norm")
 def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -> Any:
     """PyTorch's ``norm``: the ``p``-norm of all entries (``dim=None``) or along ``dim``."""
     from .. import linalg
 
     order = 2 if p in ("fro", 2, 2.0) else p
     if dim is None:
-        out = linalg.norm(S.reshape(self, (-1,)), ord=order)
-        return S.reshape(out, (1,) * self.ndim) if keepdim else out
+        out = linalg.norm(shape_ops.reshape(self, (-1,)), ord=order)
+        return shape_ops.reshape(out, (1,) * self.ndim) if keepdim else out
     if isinstance(dim, (tuple, list)):
         if order != 2:
             raise ValueError(f"norm: p={p!r} over several dims is not supported; use p='fro' (or 2)")
@@ -226,12 +146,12 @@ def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -
 def _vector_norm(self: Tensor, dim: Any, keepdim: bool) -> Any:
     from .. import linalg
 
-    moved = S.moveaxis(self, tuple(dim), tuple(range(-len(dim), 0)))
-    flat = S.reshape(moved, moved.shape[: moved.ndim - len(dim)] + (-1,))
+    moved = shape_ops.moveaxis(self, tuple(dim), tuple(range(-len(dim), 0)))
+    flat = shape_ops.reshape(moved, moved.shape[: moved.ndim - len(dim)] + (-1,))
     out = linalg.norm(flat, ord=2, axis=-1)
     if keepdim:
         shape = tuple(1 if i in {d % self.ndim for d in dim} else n for i, n in enumerate(self.shape))
-        out = S.reshape(out, shape)
+        out = shape_ops.reshape(out, shape)
     return out
 
 
@@ -250,6 +170,7 @@ def _dtype_of(x: Any) -> Any:
     return np.dtype(x)
 
 
+@tensor_method("to")
 def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False, **kw: Any) -> Any:
     """PyTorch's ``to``: ``to(dtype)``, ``to("cpu")``, ``to(other_tensor)``; chainrule runs on the CPU only."""
     if kw:
@@ -262,17 +183,18 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bo
     if device is not None and str(device) != "cpu":
         raise ValueError(f"to: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
     if dtype is None:
-        return S.copy(self) if copy else self
+        return shape_ops.copy(self) if copy else self
     dt = _dtype_of(dtype)
     if dt == self.dtype:
-        return S.copy(self) if copy else self
-    return S.astype(self, dt)
+        return shape_ops.copy(self) if copy else self
+    return shape_ops.astype(self, dt)
 
 
 def _is_device(a: Any) -> bool:
     return type(a).__name__ == "device"
 
 
+@tensor_method("cuda")
 def cuda(self: Tensor, *args: Any, **kw: Any) -> Any:
     """Not available: chainrule runs on the CPU (NumPy) only."""
     raise RuntimeError("cuda(): chainrule runs on the CPU (NumPy) only; there is no GPU to move the Tensor to")
@@ -288,7 +210,7 @@ def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
 def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
     """PyTorch's ``sort(dim, descending)``: the sorted values (differentiable) and their indices."""
     idx = _order(self.data, axis, descending)
-    return ValuesIndices(S.take_along_axis(self, idx, axis), Tensor._wrap(idx))
+    return ValuesIndices(shape_ops.take_along_axis(self, idx, axis), Tensor._wrap(idx))
 
 
 def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
@@ -300,32 +222,60 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
     return np.argsort(self.data, axis=axis, kind=kind)
 
 
+@tensor_method("repeat_interleave")
 def repeat_interleave(self: Tensor, repeats: Any, dim: Any = None) -> Any:
     """PyTorch's ``repeat_interleave``: each entry ``repeats`` times along ``dim`` (NumPy's ``repeat``)."""
-    return A.repeat(self, repeats, dim)
+    return arrays.repeat(self, repeats, dim)
 
 
+@tensor_method("index_select")
 def index_select(self: Tensor, dim: int, index: Any) -> Any:
     """PyTorch's ``index_select``: the entries at ``index`` along ``dim``."""
-    return S.take(self, index, dim)
+    return shape_ops.take(self, index, dim)
 
 
-TORCH_METHODS: dict[str, Any] = {
-    "sum": reduction(R.sum), "mean": reduction(R.mean), "prod": reduction(R.prod),
-    "logsumexp": reduction(R.logsumexp),
-    "max": extreme(R.max, np.argmax), "min": extreme(R.min, np.argmin),
-    "var": spread(R.var), "std": spread(R.std),
-    "softmax": with_dim(R.softmax, "softmax", -1), "log_softmax": with_dim(R.log_softmax, "log_softmax", -1),
-    "argmax": _value_method(np.argmax, "argmax"), "argmin": _value_method(np.argmin, "argmin"),
-    "any": _value_method(np.any, "any"), "all": _value_method(np.all, "all"),
-    "squeeze": with_dim(S.squeeze, "squeeze"),
-    "view": view, "unsqueeze": unsqueeze, "permute": permute, "transpose": transpose, "t": t,
-    "expand": expand, "flatten": flatten, "clamp": clamp,
-    "repeat_interleave": repeat_interleave, "index_select": index_select,
-    "norm": norm, "to": to, "cuda": cuda,
-    "pow": E.power, "clone": lambda self: S.copy(self),
-    "contiguous": lambda self: self, "cpu": lambda self: self,
-    "numel": lambda self: int(self.data.size), "dim": lambda self: self.data.ndim,
-    "float": lambda self: to(self, np.float32), "double": lambda self: to(self, np.float64),
-    "long": lambda self: Tensor._wrap(self.data.astype(np.int64)),
-}
+for _np_fn in (np.argmax, np.argmin, np.any, np.all):
+    tensor_method(_np_fn.__name__, _value_method(_np_fn, _np_fn.__name__))
+
+
+@tensor_method("clone")
+def clone(self: Tensor) -> Any:
+    """PyTorch's ``clone``: a copy that stays in the graph."""
+    return shape_ops.copy(self)
+
+
+@tensor_method("contiguous")
+@tensor_method("cpu")
+def itself(self: Tensor) -> Tensor:
+    """The tensor itself (PyTorch's ``contiguous()`` and ``cpu()``: NumPy arrays on the CPU already are)."""
+    return self
+
+
+@tensor_method("numel")
+def numel(self: Tensor) -> int:
+    """PyTorch's ``numel``: the number of entries."""
+    return int(self.data.size)
+
+
+@tensor_method("dim")
+def dim(self: Tensor) -> int:
+    """PyTorch's ``dim``: the number of dimensions."""
+    return self.data.ndim
+
+
+@tensor_method("float")
+def float32(self: Tensor) -> Any:
+    """PyTorch's ``float()``: the values as float32."""
+    return to(self, np.float32)
+
+
+@tensor_method("double")
+def float64(self: Tensor) -> Any:
+    """PyTorch's ``double()``: the values as float64."""
+    return to(self, np.float64)
+
+
+@tensor_method("long")
+def int64(self: Tensor) -> Tensor:
+    """PyTorch's ``long()``: the values as int64 (out of the graph, as integer tensors are)."""
+    return Tensor._wrap(self.data.astype(np.int64))

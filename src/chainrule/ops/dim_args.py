@@ -1,0 +1,103 @@
+"""Methods that take an axis in NumPy's spelling (``axis``, ``keepdims``) or PyTorch's (``dim``, ``keepdim``).
+
+Adapters an op's declaration uses for its Tensor method (``method={"sum": reduction(sum)}``):
+NumPy's meaning when called NumPy's way, PyTorch's with PyTorch's keywords.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from ..tensor import Tensor
+
+
+def resolve_dim(name: str, axis: Any, dim: Any, keepdims: Any = False, keepdim: Any = None) -> tuple[Any, bool]:
+    """``axis``/``keepdims`` from either spelling (NumPy's, or PyTorch's ``dim``/``keepdim``); not both."""
+    if dim is not None:
+        if axis is not None:
+            raise TypeError(
+                f"{name}: got both axis={axis!r} and dim={dim!r}; pass one (dim is PyTorch's name for axis)"
+            )
+        axis = dim
+    if keepdim is not None:
+        if keepdims:
+            raise TypeError(f"{name}: got both keepdims and keepdim; pass one (keepdim is PyTorch's name)")
+        keepdims = keepdim
+    return axis, bool(keepdims)
+
+
+class ValuesIndices(NamedTuple):
+    """PyTorch's ``(values, indices)`` result of ``max(dim=...)`` and ``min(dim=...)``."""
+
+    values: Any
+    indices: Any
+
+
+def reduction(fn: Any) -> Any:
+    """A reduction method taking ``axis``/``keepdims`` or ``dim``/``keepdim``."""
+
+    def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
+               **kw: Any) -> Any:
+        if dim is not None or keepdim is not None:  # (t.sum() pays no keyword check)
+            axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
+        return fn(self, axis=axis, keepdims=keepdims, **kw)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = fn.__doc__
+    return method
+
+
+def extreme(fn: Any, arg: Any) -> Any:
+    """``max``/``min``: NumPy's meaning with ``axis``; with ``dim``, PyTorch's ``(values, indices)``."""
+
+    def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
+               **kw: Any) -> Any:
+        if dim is None:
+            axis, keepdims = resolve_dim(fn.__name__, axis, None, keepdims, keepdim)
+            return fn(self, axis=axis, keepdims=keepdims, **kw)
+        axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
+        values = fn(self, axis=axis, keepdims=keepdims, **kw)
+        return ValuesIndices(values, Tensor._wrap(np.asarray(arg(self.data, axis=axis, keepdims=keepdims))))
+
+    method.__name__ = fn.__name__
+    method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling): a ``(values, indices)`` pair."
+    return method
+
+
+def spread(fn: Any) -> Any:
+    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis``; PyTorch's ``correction`` (1) with ``dim``."""
+
+    def method(self: Tensor, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, dim: Any = None,
+               keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
+        torch_style = dim is not None or keepdim is not None or unbiased is not None or correction is not None
+        axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
+        given = [n for n, v in (("ddof", ddof), ("unbiased", unbiased), ("correction", correction)) if v is not None]
+        if len(given) > 1:
+            raise TypeError(f"{fn.__name__}: pass one of ddof, unbiased and correction, got {' and '.join(given)}")
+        if correction is not None:
+            ddof = correction
+        elif unbiased is not None:
+            ddof = 1 if unbiased else 0
+        elif ddof is None:
+            ddof = 1 if torch_style else 0
+        return fn(self, axis=axis, ddof=ddof, keepdims=keepdims, **kw)
+
+    method.__name__ = fn.__name__
+    method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling) the default is PyTorch's unbiased one."
+    return method
+
+
+def with_dim(fn: Any, name: str, default: Any = None) -> Any:
+    """A method whose one axis argument may be spelled ``dim``."""
+
+    def method(self: Tensor, axis: Any = default, *args: Any, dim: Any = None, **kw: Any) -> Any:
+        if dim is not None:
+            if axis is not default:
+                raise TypeError(f"{name}: got both axis={axis!r} and dim={dim!r}; pass one")
+            axis = dim
+        return fn(self, axis, *args, **kw)
+
+    method.__name__ = name
+    return method
