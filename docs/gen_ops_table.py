@@ -51,7 +51,8 @@ Each op is one declaration (`chainrule/ops/declare.py`); this table, the functio
 methods and the test cases are made from the declarations. Columns: **reverse** and **forward**
 say which modes have derivatives; **kind** is *primitive* (its own rules, in
 `chainrule.autodiff.primitive.REGISTRY`), *linear* (declared by its transpose alone: the
-forward rule is the op applied to the tangent), *composite* (built from primitives, so both
+forward rule is the op applied to the tangent), *bilinear* (`matmul`: linear in each argument,
+declared by its two transposes), *composite* (built from primitives, so both
 modes and every order come with them) or *constant* (the result carries no gradient: indices,
 counts, comparisons); **Tensor methods** are the methods (operators included) its declaration
 gives. Where a function has no derivative at a

@@ -160,6 +160,17 @@ def test_shape_ops_and_reductions_are_declared_linear(name):
     assert DECLARATIONS[name].linear
 
 
+def test_matmul_is_declared_by_its_two_transposes():
+    """matmul with a constant is linear: its forward rule is matmul with the tangent in that place."""
+    decl = DECLARATIONS["matmul"]
+    assert decl.kind == "bilinear"
+    a, b = np.arange(6.0).reshape(2, 3), np.arange(12.0).reshape(3, 4) / 7
+    ta, tb = np.ones((2, 3)), np.full((3, 4), 0.5)
+    np.testing.assert_allclose(decl.primitive.jvps[0](ta, a @ b, a, b), ta @ b)
+    np.testing.assert_allclose(decl.primitive.jvps[1](tb, a @ b, a, b), a @ tb)
+    assert cr.gradcheck(lambda x, y: x @ y, a, b, modes=("rev", "fwd"), order=2)
+
+
 def test_a_slice_keeps_its_sparse_gradient():
     """getitem is linear; its transpose still returns the sparse SliceGrad on a first-order pass."""
     from chainrule.autodiff.sparse import SliceGrad

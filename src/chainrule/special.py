@@ -13,25 +13,17 @@ Example:
 
 from __future__ import annotations
 
+from .ops.declare import declared_in
 from .ops.special import (
     beta,
     betaln,
     digamma,
     entr,
     erf,
-    erfc,
-    erfcinv,
-    erfinv,
     expit,
-    gamma,
-    gammaln,
-    log_ndtr,
     log_softmax,
-    logit,
     logsumexp,
     multigammaln,
-    ndtr,
-    ndtri,
     polygamma,
     psi,
     softmax,
@@ -39,8 +31,11 @@ from .ops.special import (
     xlogy,
 )
 
+# the functions declared public here (gammaln, erfc, ndtr...: ops/special.py), by their declarations
+globals().update(declared_in("special"))
+
 __all__ = [
-    "beta", "betaln", "digamma", "entr", "erf", "erfc", "erfcinv", "erfinv", "expit", "gamma", "gammaln",
-    "log_ndtr", "log_softmax", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "polygamma", "psi", "softmax",
-    "xlog1py", "xlogy",
+    "beta", "betaln", "digamma", "entr", "erf", "expit", "log_softmax", "logsumexp", "multigammaln", "polygamma",
+    "psi", "softmax", "xlog1py", "xlogy",
 ]
+__all__ += sorted(declared_in("special"))

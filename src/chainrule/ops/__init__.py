@@ -159,8 +159,8 @@ class OpInfo(NamedTuple):
     reverse: bool  # has reverse-mode derivatives
     forward: bool  # has forward-mode derivatives
     numpy: tuple[str, ...]  # the NumPy / SciPy callables it stands for ("numpy.cumsum", ...)
-    kind: str  # "primitive" (own rules), "linear" (declared by its transpose), "composite" (built from other
-    # ops) or "constant" (no gradient)
+    kind: str  # "primitive" (own rules), "linear" (declared by its transpose), "bilinear" (by its two
+    # transposes), "composite" (built from other ops) or "constant" (no gradient)
     doc: str  # first line of the docstring
     methods: tuple[str, ...] = ()  # the Tensor methods its declaration gives (operators included)
 
@@ -226,8 +226,8 @@ def table() -> list[OpInfo]:
             prim = (decl.primitive if decl is not None else None) or REGISTRY.get(name)
             if fn in NONDIFFERENTIABLE:
                 kind, rev, fwd = "constant", False, False
-            elif decl is not None and decl.kind == "linear":
-                kind, rev, fwd = "linear", prim.has_vjp(), prim.has_jvp()
+            elif decl is not None and decl.kind in ("linear", "bilinear"):
+                kind, rev, fwd = decl.kind, prim.has_vjp(), prim.has_jvp()
             elif prim is not None and (decl is None or decl.kind != "function" or REGISTRY.get(name) is prim):
                 kind, rev, fwd = "primitive", prim.has_vjp(), prim.has_jvp()
             else:

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ._define import implements, is_complex, ndim_of, raw, shape_of
-from .declare import op
+from .declare import bilinear_primitive, op
 from .shape import expand_dims, ravel, reshape, transpose
 
 
@@ -28,9 +28,8 @@ def _matmul_vjp_b(g: Any, ans: Any, a: Any, b: Any) -> Any:
     return a.swapaxes(-1, -2) @ g
 
 
-_matmul = Primitive("matmul", np.matmul)
-_matmul.defvjp(_matmul_vjp_a, _matmul_vjp_b)
-_matmul.defjvp(lambda t, ans, a, b: t @ b, lambda t, ans, a, b: a @ t)
+# linear in a with b constant and in b with a constant: the transposes alone give both modes
+_matmul = bilinear_primitive("matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b)
 
 
 def _check_operand(op: str, name: str, x: Any) -> None:
@@ -42,7 +41,8 @@ def _check_operand(op: str, name: str, x: Any) -> None:
         raise TypeError(f"{op}: argument '{name}' must be an array, a Tensor or a number, got {type(x).__name__}")
 
 
-@op(numpy=np.matmul, method=("__matmul__", "__rmatmul__", "matmul"), cases="none")
+@op(primitive=_matmul, kind="bilinear", numpy=np.matmul, method=("__matmul__", "__rmatmul__", "matmul"),
+    cases="none")
 def matmul(a: Any, b: Any) -> Any:
     """Matrix product with NumPy's rules (batched over leading axes, 1-D vectors allowed)."""
     _check_operand("matmul", "a", a)

@@ -7,6 +7,8 @@ An op is declared once, in the ``ops/`` module of its family, by one of
 - :func:`linear_op`: a function linear in its (first, or every) array argument and its
   *transpose* (or ``"same"`` when it is its own adjoint); the forward rule of a linear op is
   the op itself applied to the tangent, so one rule gives both modes;
+- :func:`bilinear_primitive`: linear in each of two arguments with the other held constant
+  (``matmul``): the two transposes give both modes;
 - :func:`primitive_op`: a NumPy function with one reverse and one forward rule per argument;
 - :func:`declare_function` (or the decorator :func:`op`): a public function written by hand
   (argument checks, several primitives), declared with the same fields.
@@ -81,7 +83,7 @@ class Declaration:
     doc: str
     domain: str | tuple[str, ...] | None
     torch: str | Callable[..., Any] | None
-    kind: str  # "elementwise", "linear", "primitive", "function" or "constant"
+    kind: str  # "elementwise", "linear", "bilinear", "primitive", "function" or "constant"
     arity: int  # number of array arguments (0: any)
     scalar: ScalarOp | None = None
     cases: str = "elementwise"  # how tests draw shapes: "elementwise" (broadcasting), "reduction", "none"
@@ -149,6 +151,14 @@ def tensor_method(name: str, fn: Callable[..., Any] | None = None, *, owner: str
     return attach if fn is None else attach(fn)
 
 
+def _check_new(name: str, primitive_name: str | None = None) -> None:
+    """Refuse a name already declared, or a primitive name already registered (it would replace that one)."""
+    if name in DECLARATIONS:
+        raise ValueError(f"{name}: declared twice; an op is one declaration (see chainrule.ops.declare)")
+    if primitive_name is not None and primitive_name in REGISTRY:
+        raise ValueError(f"{name}: a primitive named {primitive_name!r} exists already; give the op another name")
+
+
 def _check_method_name(name: str, owner: str) -> None:
     if name in TENSOR_METHODS and _OWNER.get(name) != owner:
         raise ValueError(
@@ -197,8 +207,7 @@ def declare_function(
     """Declare a public function written by hand (the other declarations end here too); returns it."""
     name = name or function.__name__
     try:
-        if name in DECLARATIONS:
-            raise ValueError(f"{name}: declared twice; an op is one declaration (see chainrule.ops.declare)")
+        _check_new(name)
         for method_name in _method_names(name, method):
             _check_method_name(method_name, name)
     except ValueError:
@@ -262,6 +271,7 @@ def primitive_op(
     **declaration: Any,
 ) -> Callable[..., Any]:
     """A primitive with one reverse and one forward rule per argument, and its public function."""
+    _check_new(name, primitive_name or name)
     prim = Primitive(primitive_name or name, fn)
     prim.defvjp(*vjps)
     prim.defjvp(*jvps)
@@ -271,6 +281,7 @@ def primitive_op(
 def elementwise_op(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None, doc: str,
                    params: tuple[str, ...] | None = None, **declaration: Any) -> Callable[..., Any]:
     """An elementwise op from its local derivatives ``d(ans, *args)`` (None: not differentiable there)."""
+    _check_new(name, name)
     prim = Primitive(name, fn)
     if len(derivatives) == 1 and derivatives[0] is not None:  # the common case, without *args packing
         d = derivatives[0]
@@ -299,6 +310,7 @@ def linear_op(name: str, fn: Callable[..., Any], transpose: Callable[..., Any] |
     every positional argument jointly (``concatenate``); ``transpose(argnum, g, ans, *xs, **kw)``,
     and the forward rule puts the tangent in its place among zeros.
     """
+    _check_new(name)
     prim = linear_primitive(name, fn, transpose, variadic=variadic)
     return _declare_primitive(name, prim, params, doc, "linear", declaration)
 
@@ -306,6 +318,7 @@ def linear_op(name: str, fn: Callable[..., Any], transpose: Callable[..., Any] |
 def linear_primitive(name: str, fn: Callable[..., Any], transpose: Callable[..., Any] | str,
                      variadic: bool = False) -> Primitive:
     """The primitive of a linear op (see :func:`linear_op`), for ops whose public function is hand-written."""
+    _check_new(name, name)
     prim = Primitive(name, fn)
     if variadic:
         prim.defvjp_argnum(transpose)  # type: ignore[arg-type]
@@ -322,6 +335,18 @@ def linear_primitive(name: str, fn: Callable[..., Any], transpose: Callable[...,
     else:
         prim.defvjp(transpose)  # type: ignore[arg-type]
     prim.defjvp(lambda t, ans, x, *rest, **kw: apply(prim, (t, *rest), kw))
+    return prim
+
+
+def bilinear_primitive(name: str, fn: Callable[..., Any], transpose_a: Callable[..., Any],
+                       transpose_b: Callable[..., Any]) -> Primitive:
+    """The primitive of an op linear in each of its two arguments while the other is held constant
+    (``matmul``): from the two transposes; the forward rule for each argument is the op with that
+    argument replaced by its tangent."""
+    _check_new(name, name)
+    prim = Primitive(name, fn)
+    prim.defvjp(transpose_a, transpose_b)
+    prim.defjvp(lambda t, ans, a, b, **kw: apply(prim, (t, b), kw), lambda t, ans, a, b, **kw: apply(prim, (a, t), kw))
     return prim
 
 

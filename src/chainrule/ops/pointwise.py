@@ -21,14 +21,10 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from . import elementwise
-from ._define import elementwise_primitive, implements, is_complex, raw, wrap_like
-from .declare import linear_primitive, op
+from ._define import implements, is_complex, raw, wrap_like
+from .declare import elementwise_op, linear_primitive, op
 
 _PI = float(np.pi)
-
-
-def _sinc_fn(x: Any) -> Any:
-    return np.sinc(x)
 
 
 def _sinc_d(ans: Any, x: Any) -> Any:
@@ -40,19 +36,14 @@ def _sinc_d(ans: Any, x: Any) -> Any:
     return np.where(near, series, exact)
 
 
-_sinc = elementwise_primitive("sinc", _sinc_fn, _sinc_d)
-
-
-@implements(np.sinc)
-def sinc(x: Any) -> Any:
-    """sin(pi x) / (pi x), 1 at 0; derivatives of every order are exact at 0 too.
+sinc = elementwise_op("sinc", np.sinc, _sinc_d, numpy=np.sinc, domain="real", torch="torch.sinc", doc="""\
+sin(pi x) / (pi x), 1 at 0; derivatives of every order are exact at 0 too.
 
     Example:
         >>> import chainrule as cr
         >>> cr.grad(cr.sinc)(0.0) == 0.0, round(cr.deriv(cr.sinc, 2)(0.0), 6)  # -pi**2 / 3
         (True, -3.289868)
-    """
-    return _sinc(x)
+    """)
 
 
 _ldexp = Primitive("ldexp", np.ldexp)

@@ -26,7 +26,8 @@ except ImportError as e:  # pragma: no cover - exercised without SciPy
 from ..autodiff.primitive import Primitive
 from . import elementwise, reductions
 from . import shape as shape_ops
-from ._define import elementwise_primitive, implements, raw
+from ._define import implements, raw
+from .declare import elementwise_op
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -44,28 +45,39 @@ _polygamma.defvjp(lambda g, ans, x, n: g * _polygamma(x, n=n + 1))
 _polygamma.defjvp(lambda t, ans, x, n: t * _polygamma(x, n=n + 1))
 _polygamma.no_complex("SciPy's polygamma takes real arguments only")
 
-_gammaln = elementwise_primitive("gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0))
-_gamma = elementwise_primitive("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0))
-_erfc = elementwise_primitive("erfc", _sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * np.exp(-(x * x)))
-_erfinv = elementwise_primitive("erfinv", _sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * np.exp(ans * ans))
-_erfcinv = elementwise_primitive("erfcinv", _sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * np.exp(ans * ans))
-_logit = elementwise_primitive("logit", _sc.logit, lambda ans, x: 1 / (x * (1 - x)))
-_ndtr = elementwise_primitive("ndtr", _sc.ndtr, lambda ans, x: np.exp(-(x * x) / 2) / _SQRT_2PI)
-_log_ndtr = elementwise_primitive("log_ndtr", _sc.log_ndtr, lambda ans, x: np.exp(-(x * x) / 2 - ans) / _SQRT_2PI)
-_ndtri = elementwise_primitive("ndtri", _sc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans * ans / 2))
-
-
-@implements(_sc.gammaln)
-def gammaln(x: Any) -> Any:
-    """log|Gamma(x)|; derivative digamma(x).
+# Elementwise functions of one argument: one declaration each (ops/declare.py), public in chainrule.special.
+gammaln = elementwise_op(
+    "gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0), numpy=_sc.gammaln, namespaces=("special",),
+    domain="(0,4)", torch="torch.lgamma", doc="""log|Gamma(x)|; derivative digamma(x).
 
     Example:
         >>> import chainrule as cr
         >>> from chainrule import special
         >>> round(cr.grad(special.gammaln)(1.0), 6)  # -Euler's gamma
         -0.577216
-    """
-    return _gammaln(x)
+    """)
+gamma = elementwise_op("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0), numpy=_sc.gamma,
+                       namespaces=("special",), domain="(0,3)",
+                       doc="The Gamma function; derivative gamma(x) * digamma(x).")
+erfc = elementwise_op("erfc", _sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * np.exp(-(x * x)), numpy=_sc.erfc,
+                      namespaces=("special",), domain="real", torch="torch.erfc",
+                      doc="1 - erf(x), accurate for large x.")
+erfinv = elementwise_op("erfinv", _sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * np.exp(ans * ans), numpy=_sc.erfinv,
+                        namespaces=("special",), domain="(-1,1)", torch="torch.erfinv",
+                        doc="Inverse of erf on (-1, 1).")
+erfcinv = elementwise_op("erfcinv", _sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * np.exp(ans * ans),
+                         numpy=_sc.erfcinv, namespaces=("special",), domain="(0,2)", doc="Inverse of erfc on (0, 2).")
+logit = elementwise_op("logit", _sc.logit, lambda ans, x: 1 / (x * (1 - x)), numpy=_sc.logit, namespaces=("special",),
+                       domain="(0,1)", torch="torch.logit", doc="log(x / (1 - x)), the inverse of expit.")
+ndtr = elementwise_op("ndtr", _sc.ndtr, lambda ans, x: np.exp(-(x * x) / 2) / _SQRT_2PI, numpy=_sc.ndtr,
+                      namespaces=("special",), domain="(-3,3)", torch="torch.special.ndtr",
+                      doc="The standard normal CDF.")
+log_ndtr = elementwise_op("log_ndtr", _sc.log_ndtr, lambda ans, x: np.exp(-(x * x) / 2 - ans) / _SQRT_2PI,
+                          numpy=_sc.log_ndtr, namespaces=("special",), domain="(-5,3)", torch="torch.special.log_ndtr",
+                          doc="log of the standard normal CDF, accurate far in the left tail.")
+ndtri = elementwise_op("ndtri", _sc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans * ans / 2), numpy=_sc.ndtri,
+                       namespaces=("special",), domain="(0,1)", torch="torch.special.ndtri",
+                       doc="Inverse of the standard normal CDF.")
 
 
 @implements(_sc.digamma)
@@ -85,58 +97,10 @@ def polygamma(n: int, x: Any) -> Any:
     return _polygamma(x, n=n)
 
 
-@implements(_sc.gamma)
-def gamma(x: Any) -> Any:
-    """The Gamma function; derivative gamma(x) * digamma(x)."""
-    return _gamma(x)
-
-
-@implements(_sc.erfc)
-def erfc(x: Any) -> Any:
-    """1 - erf(x), accurate for large x."""
-    return _erfc(x)
-
-
-@implements(_sc.erfinv)
-def erfinv(x: Any) -> Any:
-    """Inverse of erf on (-1, 1)."""
-    return _erfinv(x)
-
-
-@implements(_sc.erfcinv)
-def erfcinv(x: Any) -> Any:
-    """Inverse of erfc on (0, 2)."""
-    return _erfcinv(x)
-
-
 @implements(_sc.expit)
 def expit(x: Any) -> Any:
     """The logistic sigmoid 1 / (1 + exp(-x))."""
     return elementwise.sigmoid(x)
-
-
-@implements(_sc.logit)
-def logit(x: Any) -> Any:
-    """log(x / (1 - x)), the inverse of expit."""
-    return _logit(x)
-
-
-@implements(_sc.ndtr)
-def ndtr(x: Any) -> Any:
-    """The standard normal CDF."""
-    return _ndtr(x)
-
-
-@implements(_sc.log_ndtr)
-def log_ndtr(x: Any) -> Any:
-    """log of the standard normal CDF, accurate far in the left tail."""
-    return _log_ndtr(x)
-
-
-@implements(_sc.ndtri)
-def ndtri(x: Any) -> Any:
-    """Inverse of the standard normal CDF."""
-    return _ndtri(x)
 
 
 def _both_zero(x: Any, y: Any, pole: float) -> np.ndarray:
