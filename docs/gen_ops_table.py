@@ -52,10 +52,10 @@ methods and the test cases are made from the declarations. Columns: **reverse** 
 say which modes have derivatives; **kind** is *primitive* (its own rules, in
 `chainrule.autodiff.primitive.REGISTRY`), *linear* (declared by its transpose alone: the
 forward rule is the op applied to the tangent), *bilinear* (`matmul`: linear in each argument,
-declared by its two transposes), *composite* (built from primitives, so both
-modes and every order come with them) or *constant* (the result carries no gradient: indices,
-counts, comparisons); **Tensor methods** are the methods (operators included) its declaration
-gives. Where a function has no derivative at a
+declared by its two transposes), *composite* (built from primitives, so both modes and every
+order come with them) or *constant* (the result carries no gradient: indices, counts,
+comparisons); **Tensor methods** are the methods (operators included) its declaration gives;
+**Scalar** says whether `chainrule.Scalar` has the op too. Where a function has no derivative at a
 point, its docstring (and the module's) says what it returns there: piecewise-constant
 functions (`floor`, `ceil`, `round`, `sign`...) have zero gradient; `abs` and `relu` have 0 at
 0; `maximum`/`minimum`/`max`/`min` share ties equally; `sort` and the order statistics send
@@ -96,15 +96,15 @@ def render() -> str:
         f"{len(rows)} functions ({sum(r.kind == 'primitive' for r in rows)} primitives, "
         f"{sum(r.kind == 'composite' for r in rows)} composites, {sum(r.kind == 'constant' for r in rows)} "
         "without gradient).\n",
-        "| function | NumPy / SciPy names | reverse | forward | kind | Tensor methods | description |",
-        "|---|---|---|---|---|---|---|",
+        "| function | NumPy / SciPy names | reverse | forward | kind | Tensor methods | Scalar | description |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         np_names = ", ".join(f"`{n}`" for n in r.numpy if n.startswith(spaces))
         methods = ", ".join(f"`{m}`" for m in r.methods)
         lines.append(
             f"| `{r.name}` | {np_names} | {_mark(r.reverse)} | {_mark(r.forward)} | {r.kind} | {methods} "
-            f"| {_cell(r.doc)} |"
+            f"| {_mark(r.scalar)} | {_cell(r.doc)} |"
         )
     lines.append("")
     lines.append(f"`chainrule.numpy` exports {len(cnp.FUNCTIONS)} NumPy names with rules, plus array makers, dtypes "

@@ -58,7 +58,7 @@ def test_a_throwaway_op_is_one_declaration(cube):
     # in the ops table and on the generated docs page
     row = {r.name: r for r in cr.ops.table()}["cube_test_only"]
     assert (row.reverse, row.forward, row.kind, row.methods) == (True, True, "primitive", ("cube_test_only",))
-    assert "| `cube_test_only` |  | yes | yes | primitive | `cube_test_only` | x ** 3 (a test op). |" in _ops_page()
+    assert "| `cube_test_only` |  | yes | yes | primitive | `cube_test_only` | - | x ** 3 (a test op). |" in _ops_page()
     # its test case, from the declaration's domain: finite differences, second order, both modes
     fields = case_fields(DECLARATIONS["cube_test_only"])
     (x,) = fields["make"](np.random.default_rng(0), ((2, 3),), {})
@@ -108,7 +108,8 @@ def test_softplus_has_the_parity_of_relu():
     g.backward()
     assert math.isclose(s.grad, sig * (1 - sig))
     # docs and the test table (gradcheck, the PyTorch oracle, vmap, replay read it)
-    assert "| `softplus` |  | yes | yes | primitive | `softplus` |" in _ops_page()
+    assert "| `softplus` |  | yes | yes | primitive | `softplus` | yes |" in _ops_page()
+    assert {r.name: r for r in cr.ops.table()}["relu"].scalar
     case = CASES_BY_NAME["softplus"]
     assert case.prims == ("softplus",) and case.torch is not None and "declared" in case.tags
 

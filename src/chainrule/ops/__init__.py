@@ -163,6 +163,7 @@ class OpInfo(NamedTuple):
     # transposes), "composite" (built from other ops) or "constant" (no gradient)
     doc: str  # first line of the docstring
     methods: tuple[str, ...] = ()  # the Tensor methods its declaration gives (operators included)
+    scalar: bool = False  # has a Scalar twin (chainrule.Scalar's method of the same op)
 
 
 def numpy_names(fn: Any) -> tuple[str, ...]:
@@ -234,7 +235,8 @@ def table() -> list[OpInfo]:
                 kind, rev, fwd = "composite", True, True
             doc = (fn.__doc__ or "").strip().splitlines()
             methods = decl.methods if decl is not None else ()
-            rows[prefix + name] = OpInfo(prefix + name, rev, fwd, names, kind, doc[0] if doc else "", methods)
+            scalar = decl is not None and decl.scalar is not None
+            rows[prefix + name] = OpInfo(prefix + name, rev, fwd, names, kind, doc[0] if doc else "", methods, scalar)
     return [rows[k] for k in sorted(rows)]
 
 

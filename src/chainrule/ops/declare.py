@@ -26,7 +26,9 @@ with what the layers above read:
   ``chainrule.ops``), ``"numpy"``, ``"linalg"``, ``"special"``, ``"nn.functional"``;
 - ``scalar``: the local derivative for a :class:`~chainrule.Scalar` twin, written as
   ``d(x, y, m)`` with ``m`` the math namespace of ``scalar_rules`` (so it runs on floats and
-  on Scalars); the Scalar method is generated into ``ScalarMethods``;
+  on Scalars); the Scalar method is generated into ``ScalarMethods``. (The Scalar engine's
+  own ops, ``exp`` or ``tanh``, are written in ``scalar_rules.py``; their declarations name
+  that ``ScalarOp``.)
 - ``domain`` and ``torch``: what the tests draw inputs from and the PyTorch twin they compare
   with (a dotted path such as ``"torch.special.expit"`` or a callable; this package never
   imports torch). Domains: ``"real"``, ``"positive"``, ``"nonzero"``, ``"off_integers"``,
@@ -197,7 +199,7 @@ def declare_function(
     torch: str | Callable[..., Any] | None = None,
     kind: str = "function",
     arity: int = 1,
-    scalar: Callable[..., Any] | None = None,
+    scalar: Callable[..., Any] | ScalarOp | None = None,
     scalar_value: Callable[[float], float] | None = None,
     cases: str = "elementwise",
     tol: float = 1.0,
@@ -238,7 +240,9 @@ def declare_function(
             made.__doc__ = function.__doc__  # a method written as a lambda reads as its function
         decl.tensor_methods[method_name] = made
     decl.methods = tuple(decl.tensor_methods)
-    if scalar is not None:
+    if isinstance(scalar, ScalarOp):  # the Scalar twin written in scalar.py (its method is there)
+        decl.scalar = scalar
+    elif scalar is not None:
         decl.scalar = _scalar_twin(name, function, scalar, scalar_value, decl.doc)
     DECLARATIONS[name] = decl
     _publish(decl)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import scalar_rules
 from ..autodiff.primitive import Primitive, apply
 from ._define import is_complex, raw, wrap_like
 from .declare import declare_function, elementwise_op, linear_op, primitive_op
@@ -44,7 +45,7 @@ divide = primitive_op(
     domain=("real", "nonzero"), torch="torch.divide",
 )
 negative = linear_op("negative", np.negative, "same", doc="-x.", numpy=np.negative, method="__neg__", domain="real",
-                     torch="torch.negative")
+                     torch="torch.negative", scalar=scalar_rules.NEG)
 
 
 def positive(x: Any) -> Any:
@@ -73,13 +74,13 @@ power = elementwise_op("power", np.power, _pow_dx, _pow_dy, doc="x ** y; differe
 # -- functions of one argument --------------------------------------------------------------
 _LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))
 exp = elementwise_op("exp", np.exp, lambda ans, x: ans, doc="e ** x.", numpy=np.exp, method=True, domain="real",
-                     torch="torch.exp")
+                     torch="torch.exp", scalar=scalar_rules.EXP)
 expm1 = elementwise_op("expm1", np.expm1, lambda ans, x: ans + 1, doc="e ** x - 1, accurate near 0.",
                        numpy=np.expm1, method=True, domain="real", torch="torch.expm1")
 exp2 = elementwise_op("exp2", np.exp2, lambda ans, x: ans * _LN2, doc="2 ** x.", numpy=np.exp2, domain="real",
                       torch="torch.exp2")
 log = elementwise_op("log", np.log, lambda ans, x: 1 / x, doc="Natural logarithm.", numpy=np.log, method=True,
-                     domain="positive", torch="torch.log")
+                     domain="positive", torch="torch.log", scalar=scalar_rules.LOG)
 log1p = elementwise_op("log1p", np.log1p, lambda ans, x: 1 / (1 + x), doc="log(1 + x), accurate near 0.",
                        numpy=np.log1p, method=True, domain="(-1,3)", torch="torch.log1p")
 log2 = elementwise_op("log2", np.log2, lambda ans, x: 1 / (x * _LN2), doc="Base-2 logarithm.", numpy=np.log2,
@@ -87,7 +88,7 @@ log2 = elementwise_op("log2", np.log2, lambda ans, x: 1 / (x * _LN2), doc="Base-
 log10 = elementwise_op("log10", np.log10, lambda ans, x: 1 / (x * _LN10), doc="Base-10 logarithm.", numpy=np.log10,
                        domain="positive", torch="torch.log10")
 sqrt = elementwise_op("sqrt", np.sqrt, lambda ans, x: 0.5 / ans, doc="Square root.", numpy=np.sqrt, method=True,
-                      domain="positive", torch="torch.sqrt")
+                      domain="positive", torch="torch.sqrt", scalar=scalar_rules.SQRT)
 cbrt = elementwise_op("cbrt", np.cbrt, lambda ans, x: 1 / (3 * ans**2), doc="Cube root.", numpy=np.cbrt,
                       domain="nonzero")
 square = elementwise_op("square", np.square, lambda ans, x: 2 * x, doc="x ** 2.", numpy=np.square, method=True,
@@ -95,11 +96,11 @@ square = elementwise_op("square", np.square, lambda ans, x: 2 * x, doc="x ** 2."
 reciprocal = elementwise_op("reciprocal", np.reciprocal, lambda ans, x: -(ans**2), doc="1 / x.",
                             numpy=np.reciprocal, domain="nonzero", torch="torch.reciprocal")
 sin = elementwise_op("sin", np.sin, lambda ans, x: np.cos(x), doc="Sine.", numpy=np.sin, method=True,
-                     domain="real", torch="torch.sin")
+                     domain="real", torch="torch.sin", scalar=scalar_rules.SIN)
 cos = elementwise_op("cos", np.cos, lambda ans, x: -np.sin(x), doc="Cosine.", numpy=np.cos, method=True,
-                     domain="real", torch="torch.cos")
+                     domain="real", torch="torch.cos", scalar=scalar_rules.COS)
 tan = elementwise_op("tan", np.tan, lambda ans, x: 1 + ans**2, doc="Tangent.", numpy=np.tan, method=True,
-                     domain="(-1.5,1.5)", torch="torch.tan")
+                     domain="(-1.5,1.5)", torch="torch.tan", scalar=scalar_rules.TAN)
 arcsin = elementwise_op("arcsin", np.arcsin, lambda ans, x: 1 / np.sqrt(1 - x**2), doc="Inverse sine.",
                         numpy=np.arcsin, domain="(-1,1)", torch="torch.arcsin")
 arccos = elementwise_op("arccos", np.arccos, lambda ans, x: -1 / np.sqrt(1 - x**2), doc="Inverse cosine.",
@@ -111,7 +112,8 @@ sinh = elementwise_op("sinh", np.sinh, lambda ans, x: np.cosh(x), doc="Hyperboli
 cosh = elementwise_op("cosh", np.cosh, lambda ans, x: np.sinh(x), doc="Hyperbolic cosine.", numpy=np.cosh,
                       domain="real", torch="torch.cosh")
 tanh = elementwise_op("tanh", np.tanh, lambda ans, x: 1 - ans**2, doc="Hyperbolic tangent.", numpy=np.tanh,
-                      method=True, namespaces=("ops", "nn.functional"), domain="real", torch="torch.tanh")
+                      method=True, namespaces=("ops", "nn.functional"), domain="real", torch="torch.tanh",
+                      scalar=scalar_rules.TANH)
 arcsinh = elementwise_op("arcsinh", np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1),
                          doc="Inverse hyperbolic sine.", numpy=np.arcsinh, domain="real", torch="torch.arcsinh")
 arccosh = elementwise_op("arccosh", np.arccosh, lambda ans, x: 1 / np.sqrt(x**2 - 1),
@@ -129,7 +131,7 @@ abs = primitive_op(  # noqa: A001
     "abs", np.abs, (lambda g, ans, x: g * (_modulus_d(ans, x) if is_complex(x) else np.sign(x)),),
     (lambda t, ans, x: np.real(t * _modulus_d(ans, x)) if is_complex(x) else t * np.sign(x),),
     doc="|x|; derivative sign(x), 0 at 0.", numpy=(np.abs, np.absolute), method=("__abs__", "abs"),
-    domain="nonzero", torch="torch.abs",
+    domain="nonzero", torch="torch.abs", scalar=scalar_rules.ABS,
 )
 
 
@@ -143,9 +145,10 @@ def _sigmoid_fn(x: Any) -> Any:
 
 sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1 - ans),
                          doc="1 / (1 + e ** -x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
-                         domain="real", torch="torch.sigmoid")
+                         domain="real", torch="torch.sigmoid", scalar=scalar_rules.SIGMOID)
 relu = elementwise_op("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, doc="max(x, 0); derivative 0 at 0.",
-                      method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu")
+                      method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu",
+                      scalar=scalar_rules.RELU)
 # softplus, with relu's parity (function, method, nn.functional, Scalar, docs, tests): this one statement
 softplus = elementwise_op("softplus", lambda x: np.logaddexp(x, 0.0), lambda ans, x: sigmoid(x),
                           doc="log(1 + e ** x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
