@@ -58,7 +58,7 @@ from .ops import elementwise as _elementwise
 from .ops import methods as _methods
 from .ops import queries as _queries
 from .ops._saved import Saved
-from .tensor import Tensor, _last_change, _tick
+from .tensor import Tensor, TensorMethods, _last_change, _tick
 
 __all__ = ["jit", "Jitted", "JitError"]
 
@@ -340,9 +340,10 @@ class _Patches:
                 for name, original, hook in hooks:
                     if getattr(mod, name, None) is original:
                         self._swap(mod, name, hook)
-        for name in _VALUE_METHODS:
-            if name in Tensor.__dict__:
-                self._swap(Tensor, name, _guarded_method(name, Tensor.__dict__[name]))
+        for name in _VALUE_METHODS:  # on Tensor itself, or on the methods its op declarations give it
+            owner = Tensor if name in Tensor.__dict__ else TensorMethods if name in TensorMethods.__dict__ else None
+            if owner is not None:
+                self._swap(owner, name, _guarded_method(name, owner.__dict__[name]))
         self._swap(_methods, "_on_values", _guarded_values(_methods._on_values, "an integer operator"))
         self._swap(_queries, "_unwrap", _guarded_values(_queries._unwrap, "a NumPy query"))
         self._swap(engine, "backward_sweep", self._no_backward)

@@ -12,140 +12,36 @@ import types as _types
 from typing import Any, NamedTuple
 
 from ..autodiff.primitive import REGISTRY
+
+# each module declares its ops (ops/declare.py) when imported
+from . import (  # noqa: F401
+    arrays,
+    contraction,
+    cumulative,
+    elementwise,
+    masking,
+    numeric,
+    pointwise,
+    products,
+    queries,
+    reductions,
+    selection,
+    shape,
+    statistics,
+)
 from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
-from . import elementwise as _elementwise  # noqa: F401  (declares the elementwise ops)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
-from . import reductions as _reductions  # noqa: F401  (declares the reductions)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
-from .arrays import (
-    append,
-    atleast_3d,
-    broadcast_arrays,
-    column_stack,
-    concat,
-    delete,
-    diag,
-    diagflat,
-    dsplit,
-    dstack,
-    flip,
-    fliplr,
-    flipud,
-    hsplit,
-    matrix_transpose,
-    meshgrid,
-    pad,
-    permute_dims,
-    roll,
-    rollaxis,
-    rot90,
-    tile,
-    tril,
-    triu,
-    unstack,
-    vsplit,
-)
-from .contraction import einsum, inner, outer, tensordot, vdot
-from .cumulative import cumulative_prod, cumulative_sum, diff, ediff1d, nancumprod, nancumsum
 from .declare import DECLARATIONS, declared_in
 from .masking import masked_fill
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
-from .numeric import add_at, apply_along_axis, gradient, linspace, partition, piecewise
-from .pointwise import (
-    angle,
-    conj,
-    copysign,
-    deg2rad,
-    degrees,
-    fabs,
-    float_power,
-    fmax,
-    fmin,
-    fmod,
-    heaviside,
-    ldexp,
-    logaddexp2,
-    rad2deg,
-    radians,
-    real_if_close,
-    remainder,
-    sinc,
-)
-from .products import (
-    convolve,
-    correlate,
-    cross,
-    kron,
-    matvec,
-    polyval,
-    trapezoid,
-    vander,
-    vecdot,
-    vecmat,
-)
-from .queries import (
-    all,
-    allclose,
-    any,
-    argmax,
-    argmin,
-    argpartition,
-    argsort,
-    argwhere,
-    array_equal,
-    array_equiv,
-    count_nonzero,
-    digitize,
-    empty_like,
-    flatnonzero,
-    full_like,
-    isclose,
-    iscomplex,
-    iscomplexobj,
-    isneginf,
-    isposinf,
-    isreal,
-    isrealobj,
-    nanargmax,
-    nanargmin,
-    nonzero,
-    searchsorted,
-)
-from .selection import extract, interp, nan_to_num, select, sort
-from .shape import (
-    array_split,
-    atleast_1d,
-    atleast_2d,
-    flatten,
-    hstack,
-    moveaxis,
-    split,
-    stack,
-    take_along_axis,
-    vstack,
-)
-from .statistics import (
-    average,
-    corrcoef,
-    cov,
-    median,
-    nanmax,
-    nanmean,
-    nanmedian,
-    nanmin,
-    nanpercentile,
-    nanprod,
-    nanquantile,
-    nanstd,
-    nansum,
-    nanvar,
-    percentile,
-    ptp,
-    quantile,
-)
+from .numeric import add_at
+from .pointwise import conj, degrees, radians, remainder
+from .shape import flatten
 
-# Every declared op public in chainrule.ops (ops/declare.py): no list of names to keep here.
+# Every declared op public in chainrule.ops (ops/declare.py): no list of names to keep here
+# (the imports above are the functions that are not declarations: aliases, masked_fill, add_at, flatten).
 globals().update(declared_in("ops"))
 
 # numpy.ndarray methods that have no function of the same name

@@ -14,8 +14,8 @@ import numpy as np
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
-from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
-from .declare import op
+from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
+from .declare import implements, op
 
 
 def _axis(name: str, axis: Any, ndim: int) -> int:

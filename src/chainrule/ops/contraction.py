@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ._define import implements, is_complex, ndim_of, raw, shape_of
-from .declare import bilinear_primitive, op
+from ._define import is_complex, ndim_of, raw, shape_of
+from .declare import bilinear_primitive, implements, op
 from .shape import expand_dims, ravel, reshape, transpose
 
 

@@ -16,9 +16,9 @@ from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
-from ._define import implements, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import _pad_front, exclusive_products, linear_recurrence
-from .declare import op
+from .declare import implements, op
 from .dim_args import with_dim
 
 

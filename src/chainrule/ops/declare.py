@@ -249,6 +249,26 @@ def declare_function(
     return function
 
 
+def implements(*numpy_callables: Any, differentiable: bool = True,
+               namespaces: Iterable[str] = ("ops",)) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """``@implements(np.cumsum)``: declare a hand-written function by the NumPy callables it answers to
+    alone (no method; its test cases are written by hand). ``differentiable=False``: it answers on the
+    values only (indices, counts, booleans). On a function declared already, it adds NumPy callables to
+    that declaration (``implements(np.linalg.outer)(outer)``)."""
+
+    def register(fn: Callable[..., Any]) -> Callable[..., Any]:
+        known = DECLARATIONS.get(fn.__name__)
+        if known is None or known.function is not fn:
+            return declare_function(fn, numpy=numpy_callables, differentiable=differentiable,
+                                    namespaces=namespaces, cases="none")
+        more = tuple(f for f in numpy_callables if f is not None and f not in known.numpy)
+        known.numpy += more
+        _register_numpy(known, more)
+        return fn
+
+    return register
+
+
 def op(**declaration: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Decorator form of :func:`declare_function`."""
     return lambda fn: declare_function(fn, **declaration)
@@ -375,9 +395,9 @@ def _declare_primitive(name: str, prim: Primitive, params: tuple[str, ...], doc:
 
 
 # -- NumPy dispatch, namespaces, Scalar twins -------------------------------------------------
-def _register_numpy(decl: Declaration) -> None:
+def _register_numpy(decl: Declaration, numpy_callables: tuple[Any, ...] | None = None) -> None:
     fn = decl.function
-    for np_fn in decl.numpy:
+    for np_fn in decl.numpy if numpy_callables is None else numpy_callables:
         table = NUMPY_UFUNCS if isinstance(np_fn, np.ufunc) else NUMPY_FUNCTIONS
         table[np_fn] = fn
         NUMPY_NAMES.setdefault(fn, []).append(np_fn)

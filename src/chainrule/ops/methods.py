@@ -16,8 +16,8 @@ from ..core.state import is_traced
 from ..tensor import Tensor
 from . import pointwise
 from . import shape as shape_ops
-from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, implements, raw, wrap_like
-from .declare import tensor_method
+from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, raw, wrap_like
+from .declare import implements, tensor_method
 from .torch_methods import torch_argsort, torch_sort
 
 
@@ -231,7 +231,7 @@ tensor_method("__array_function__", _dispatch_function)
 
 
 # Functions that only look at shapes and values answer with plain NumPy results.
-@implements(np.shape, differentiable=False)
+@implements(np.shape, differentiable=False, namespaces=())  # (chainrule.ops.shape is the module of shape ops)
 def shape(x: Any) -> tuple[int, ...]:
     """The shape of the values (numpy.shape; no gradient)."""
     return np.shape(raw(x))

@@ -21,8 +21,8 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from . import elementwise
-from ._define import implements, is_complex, raw, wrap_like
-from .declare import elementwise_op, linear_primitive, op
+from ._define import is_complex, raw, wrap_like
+from .declare import elementwise_op, implements, linear_primitive, op
 
 _PI = float(np.pi)
 

@@ -12,8 +12,9 @@ import numpy as np
 
 from . import elementwise, reductions
 from . import shape as shape_ops
-from ._define import conj, implements, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import conj, ndim_of, normalize_axis, np_attr, raw, shape_of
 from .contraction import matmul, outer, tensordot
+from .declare import implements
 
 
 @implements(np.kron)
@@ -63,7 +64,7 @@ def _broadcast(*xs: Any) -> list[Any]:
     return [shape_ops.broadcast_to(x, shape) for x in xs]
 
 
-@implements(np_attr("linalg.cross"))
+@implements(np_attr("linalg.cross"), namespaces=())  # public as chainrule.linalg.cross
 def linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """Cross product of 3-vectors along ``axis`` (numpy.linalg.cross)."""
     if shape_of(x1)[axis] != 3 or shape_of(x2)[axis] != 3:

@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ._define import implements, raw, wrap_like
+from ._define import raw, wrap_like
+from .declare import implements
 
 
 def _unwrap(v: Any) -> Any:
@@ -20,7 +21,7 @@ def _unwrap(v: Any) -> Any:
     return raw(v)
 
 
-def _on_values(np_fn: Any, wrap: bool = False) -> Any:
+def _on_values(np_fn: Any, wrap: bool = False, namespaces: tuple[str, ...] = ("ops",)) -> Any:
     def fn(*args: Any, **kwargs: Any) -> Any:
         out = np_fn(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
         return wrap_like(out, *args) if wrap else out
@@ -28,7 +29,7 @@ def _on_values(np_fn: Any, wrap: bool = False) -> Any:
     fn.__name__ = np_fn.__name__
     fn.__qualname__ = np_fn.__name__
     fn.__doc__ = f"numpy.{np_fn.__name__} on the values (not differentiable: the result has no gradient)."
-    return implements(np_fn, differentiable=False)(fn)
+    return implements(np_fn, differentiable=False, namespaces=namespaces)(fn)
 
 
 # indices and counts: plain NumPy results
@@ -59,4 +60,4 @@ isposinf = _on_values(np.isposinf, wrap=True)
 isneginf = _on_values(np.isneginf, wrap=True)
 isreal = _on_values(np.isreal, wrap=True)
 iscomplex = _on_values(np.iscomplex, wrap=True)
-matrix_rank = _on_values(np.linalg.matrix_rank)
+matrix_rank = _on_values(np.linalg.matrix_rank, namespaces=())  # public as chainrule.linalg.matrix_rank

@@ -13,8 +13,8 @@ import numpy as np
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
-from ._define import implements, ndim_of, normalize_axis, raw, shape_of
-from .declare import op
+from ._define import ndim_of, normalize_axis, raw, shape_of
+from .declare import implements, op
 
 
 @implements(np.sort)

@@ -8,8 +8,8 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..autodiff.sparse import SliceGrad
-from ._define import implements, is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
-from .declare import linear_primitive, op
+from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
+from .declare import implements, linear_primitive, op
 from .dim_args import with_dim
 
 # Linear ops: each is declared by its transpose; the forward rule is the op applied to the tangent.

@@ -14,7 +14,8 @@ import numpy as np
 from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
-from ._define import conj, implements, is_complex, ndim_of, normalize_axis, raw, shape_of
+from ._define import conj, is_complex, ndim_of, normalize_axis, raw, shape_of
+from .declare import implements
 from .selection import sort
 
 
