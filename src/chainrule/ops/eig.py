@@ -16,7 +16,8 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
-from ._define import implements, is_complex, raw, shape_of
+from ._define import is_complex, raw, shape_of
+from .declare import implements
 from .linalg import require_square
 
 
@@ -106,7 +107,7 @@ class EigResult(NamedTuple):
     eigenvectors: Any
 
 
-@implements(np.linalg.eig)
+@implements(np.linalg.eig, namespaces=("linalg",))
 def eig(a: Any) -> EigResult:
     """Eigenvalues and unit eigenvectors of a general square matrix (distinct eigenvalues).
 
@@ -123,7 +124,7 @@ def eig(a: Any) -> EigResult:
     return EigResult(_eig_values(a), _eig_vectors(a))  # Tensors, and batched values under vmap
 
 
-@implements(np.linalg.eigvals)
+@implements(np.linalg.eigvals, namespaces=("linalg",))
 def eigvals(a: Any) -> Any:
     """Eigenvalues of a general square matrix (distinct eigenvalues for derivatives)."""
     require_square("eigvals", a)

@@ -35,11 +35,12 @@ from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
-from ._define import conj, implements, is_complex, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import conj, is_complex, ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import exclusive_products
 from .arrays import diagonal as _diagonal
 from .contraction import matmul
 from .contraction import trace as _trace
+from .declare import implements
 
 # -- helpers that work on ndarrays and on Tensors -------------------------------------------------
 
@@ -135,7 +136,7 @@ def require_square(name: str, a: Any) -> None:
         raise np.linalg.LinAlgError(f"{name}: needs square matrices (..., n, n), got shape {s}")
 
 
-@implements(np.linalg.inv)
+@implements(np.linalg.inv, namespaces=("linalg",))
 def inv(a: Any) -> Any:
     """The inverse matrix (of each matrix in a stack).
 
@@ -199,7 +200,7 @@ _det.defvjp(lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _cofactors(ans, a))
 _det.defjvp(lambda t, ans, a: np.sum(_cofactors(ans, a) * t, axis=(-2, -1)))
 
 
-@implements(np.linalg.det)
+@implements(np.linalg.det, namespaces=("linalg",))
 def det(a: Any) -> Any:
     """Determinant; gradient the cofactor matrix det(a) inv(a).T, also at singular matrices.
 
@@ -231,7 +232,7 @@ class SlogdetResult(NamedTuple):
     logabsdet: Any
 
 
-@implements(np.linalg.slogdet)
+@implements(np.linalg.slogdet, namespaces=("linalg",))
 def slogdet(a: Any) -> SlogdetResult:
     """(sign, log|det|); the sign is piecewise constant (zero gradient)."""
     require_square("slogdet", a)
@@ -254,7 +255,7 @@ _solve.defjvp(
 )
 
 
-@implements(np.linalg.solve)
+@implements(np.linalg.solve, namespaces=("linalg",))
 def solve(a: Any, b: Any) -> Any:
     """x with a @ x = b; ``b`` is a vector when 1-D, else a stack of matrices (NumPy 2 rules)."""
     require_square("solve", a)
@@ -294,7 +295,7 @@ _cholesky.defvjp(_chol_vjp)
 _cholesky.defjvp(_chol_jvp)
 
 
-@implements(np.linalg.cholesky)
+@implements(np.linalg.cholesky, namespaces=("linalg",))
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Lower-triangular L with a = L @ L.T (upper=True: U = L.T) for symmetric positive-definite a."""
     require_square("cholesky", a)
@@ -344,7 +345,7 @@ def _lower(a: Any, uplo: str) -> Any:
     return a if uplo == "L" else _T(a)
 
 
-@implements(np.linalg.eigh)
+@implements(np.linalg.eigh, namespaces=("linalg",))
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (distinct eigenvalues assumed)."""
     require_square("eigh", a)
@@ -352,7 +353,7 @@ def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
     return EighResult(_eigh_values(a), _eigh_vectors(a))
 
 
-@implements(np.linalg.eigvalsh)
+@implements(np.linalg.eigvalsh, namespaces=("linalg",))
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
     """Eigenvalues (ascending) of a symmetric matrix."""
     require_square("eigvalsh", a)
@@ -465,7 +466,7 @@ class SVDResult(NamedTuple):
     Vh: Any  # noqa: N815
 
 
-@implements(np.linalg.svd)
+@implements(np.linalg.svd, namespaces=("linalg",))
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False) -> Any:
     """U, S, Vh with a = U @ diag(S) @ Vh (``compute_uv=False``: S only).
 
@@ -486,7 +487,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
     return SVDResult(u, _svd_s(a), vh)
 
 
-@implements(np_attr("linalg.svdvals"))
+@implements(np_attr("linalg.svdvals"), namespaces=("linalg",))
 def svdvals(x: Any, /) -> Any:
     """Singular values, descending."""
     return svd(x, compute_uv=False)
@@ -549,7 +550,7 @@ class QRResult(NamedTuple):
     R: Any  # noqa: N815
 
 
-@implements(np.linalg.qr)
+@implements(np.linalg.qr, namespaces=("linalg",))
 def qr(a: Any, mode: str = "reduced") -> Any:
     """Q with orthonormal columns and upper-triangular R, a = Q @ R (``mode`` 'reduced', 'complete' or 'r')."""
     s = shape_of(a)
@@ -632,7 +633,7 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
     return out
 
 
-@implements(np.linalg.norm)
+@implements(np.linalg.norm, namespaces=("linalg",))
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
     """Vector or matrix norm, as numpy.linalg.norm (the 2-norm has gradient 0 at the zero vector).
 
@@ -661,21 +662,21 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
     raise ValueError(f"norm: axis must be an int or a 2-tuple, got {axis!r}")
 
 
-@implements(np_attr("linalg.vector_norm"))
+@implements(np_attr("linalg.vector_norm"), namespaces=("linalg",))
 def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
     """The vector norm over ``axis`` (all axes by default, as one flat vector)."""
     axes = None if axis is None else normalize_axis(axis, ndim_of(x))
     return _vector_norm(x, ord, axes, keepdims)
 
 
-@implements(np_attr("linalg.matrix_norm"))
+@implements(np_attr("linalg.matrix_norm"), namespaces=("linalg",))
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
     """The matrix norm of the last two axes."""
     nd = ndim_of(x)
     return _matrix_norm(x, ord, (nd - 2, nd - 1), keepdims)
 
 
-@implements(np.linalg.cond)
+@implements(np.linalg.cond, namespaces=("linalg",))
 def cond(x: Any, p: Any = None) -> Any:
     """Condition number (ratio of extreme singular values for p None/2/-2)."""
     if p is None or p in (2, -2):
@@ -686,7 +687,7 @@ def cond(x: Any, p: Any = None) -> Any:
 
 
 # -- built from the above ----------------------------------------------------------------------------------
-@implements(np.linalg.matrix_power)
+@implements(np.linalg.matrix_power, namespaces=("linalg",))
 def matrix_power(a: Any, n: int) -> Any:
     """a @ a @ ... (n times); n = 0 gives the identity, n < 0 powers of the inverse."""
     require_square("matrix_power", a)
@@ -717,7 +718,7 @@ def _H(a: Any) -> Any:
     return conj(_T(a))
 
 
-@implements(np.linalg.pinv)
+@implements(np.linalg.pinv, namespaces=("linalg",))
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
     """Moore-Penrose pseudo-inverse of a full-rank matrix."""
     if not isinstance(a, Tensor):
@@ -730,7 +731,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
     return _H(solve(matmul(a, _H(a)), a))
 
 
-@implements(np.linalg.lstsq)
+@implements(np.linalg.lstsq, namespaces=("linalg",))
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     """Least-squares solution (x, residuals, rank, singular values) for a full-rank ``a``."""
     if ndim_of(a) != 2:
@@ -748,7 +749,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
     return x, residuals, int(np.linalg.matrix_rank(raw(a))), svdvals(a)
 
 
-@implements(np.linalg.multi_dot)
+@implements(np.linalg.multi_dot, namespaces=("linalg",))
 def multi_dot(arrays: Any, *, out: Any = None) -> Any:
     """Chain of matrix products (first and last may be vectors)."""
     if out is not None:
@@ -762,7 +763,7 @@ def multi_dot(arrays: Any, *, out: Any = None) -> Any:
     return result
 
 
-@implements(np.linalg.tensorinv)
+@implements(np.linalg.tensorinv, namespaces=("linalg",))
 def tensorinv(a: Any, ind: int = 2) -> Any:
     """Inverse of an N-d array seen as a matrix: the first ``ind`` axes against the rest."""
     s = shape_of(a)
@@ -770,7 +771,7 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
     return shape_ops.reshape(inv(shape_ops.reshape(a, (rows, -1))), s[ind:] + s[:ind])
 
 
-@implements(np.linalg.tensorsolve)
+@implements(np.linalg.tensorsolve, namespaces=("linalg",))
 def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     """x with tensordot(a, x, x.ndim) = b."""
     if axes is not None:
@@ -782,13 +783,13 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     return shape_ops.reshape(solve(shape_ops.reshape(a, (-1, n)), shape_ops.ravel(b)), tail)
 
 
-@implements(np_attr("linalg.trace"))
+@implements(np_attr("linalg.trace"), namespaces=())
 def linalg_trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """Sum of diagonal ``offset`` of the last two axes."""
     return _trace(x, offset, -2, -1)
 
 
-@implements(np_attr("linalg.diagonal"))
+@implements(np_attr("linalg.diagonal"), namespaces=())
 def linalg_diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """Diagonal ``offset`` of the last two axes."""
     return _diagonal(x, offset, -2, -1)

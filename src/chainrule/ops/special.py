@@ -26,8 +26,8 @@ except ImportError as e:  # pragma: no cover - exercised without SciPy
 from ..autodiff.primitive import Primitive
 from . import elementwise, reductions
 from . import shape as shape_ops
-from ._define import implements, raw
-from .declare import elementwise_op
+from ._define import raw
+from .declare import elementwise_op, implements
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -80,7 +80,7 @@ ndtri = elementwise_op("ndtri", _sc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans
                        doc="Inverse of the standard normal CDF.")
 
 
-@implements(_sc.digamma)
+@implements(_sc.digamma, namespaces=("special",))
 def digamma(x: Any) -> Any:
     """d/dx log Gamma(x); derivative polygamma(1, x)."""
     return _polygamma(x, n=0)
@@ -97,7 +97,7 @@ def polygamma(n: int, x: Any) -> Any:
     return _polygamma(x, n=n)
 
 
-@implements(_sc.expit)
+@implements(_sc.expit, namespaces=("special",))
 def expit(x: Any) -> Any:
     """The logistic sigmoid 1 / (1 + exp(-x))."""
     return elementwise.sigmoid(x)
@@ -137,19 +137,19 @@ _xlog1py.defjvp(
 )
 
 
-@implements(_sc.xlogy)
+@implements(_sc.xlogy, namespaces=("special",))
 def xlogy(x: Any, y: Any) -> Any:
     """x * log(y), 0 where x == 0; derivatives log(y) in x and x / y in y (0 where x == 0)."""
     return _xlogy(x, y)
 
 
-@implements(_sc.xlog1py)
+@implements(_sc.xlog1py, namespaces=("special",))
 def xlog1py(x: Any, y: Any) -> Any:
     """x * log1p(y), 0 where x == 0; derivatives log1p(y) in x and x / (1 + y) in y (0 where x == 0)."""
     return _xlog1py(x, y)
 
 
-@implements(_sc.entr)
+@implements(_sc.entr, namespaces=("special",))
 def entr(x: Any) -> Any:
     """-x log x for x > 0, 0 at 0, -inf for x < 0."""
     d = np.asarray(raw(x))
@@ -157,13 +157,13 @@ def entr(x: Any) -> Any:
     return elementwise.where(d < 0, -np.inf, out) if (d < 0).any() else out
 
 
-@implements(_sc.betaln)
+@implements(_sc.betaln, namespaces=("special",))
 def betaln(a: Any, b: Any) -> Any:
     """log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)."""
     return elementwise.subtract(elementwise.add(gammaln(a), gammaln(b)), gammaln(elementwise.add(a, b)))
 
 
-@implements(_sc.beta)
+@implements(_sc.beta, namespaces=("special",))
 def beta(a: Any, b: Any) -> Any:
     """The Beta function (positive arguments)."""
     return elementwise.exp(betaln(a, b))
