@@ -47,6 +47,7 @@ Example:
 
 from __future__ import annotations
 
+import linecache
 import sys
 import types
 from collections.abc import Callable, Iterable
@@ -116,7 +117,9 @@ def _generated(name: str, qualname: str, params: tuple[str, ...], call_args: tup
               f"        return apply(prim, ({', '.join(call_args)},), None)\n"
               f"    return {name}\n")
     scope: dict[str, Any] = {}
-    exec(compile(source, f"<chainrule op {qualname}>", "exec"), globals(), scope)  # noqa: S102  (our own template)
+    filename = f"<chainrule op {qualname}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)  # tracebacks show the line
+    exec(compile(source, filename, "exec"), globals(), scope)  # noqa: S102  (our own template)
     fn = scope["make"](prim)
     fn.__qualname__, fn.__doc__, fn.__module__ = qualname, doc, module
     fn.__annotations__ = {p.lstrip("*"): "Any" for p in params} | {"return": "Any"}
