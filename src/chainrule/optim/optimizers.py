@@ -113,9 +113,10 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        state, update, ndarray = self.state, self._update, np.ndarray
+        state, ndarray = self.state, np.ndarray
         for group, members in zip(self.param_groups, self._members, strict=True):
             maximize = group.get("maximize")
+            work, commits = [], []
             for i, p, commit in members:
                 grad = p.grad
                 if grad is None:
@@ -128,16 +129,25 @@ class Optimizer:
                         f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
                         f"parameter has shape {value.shape}"
                     )
-                if grad.dtype != value.dtype:
+                if grad.dtype is not value.dtype and grad.dtype != value.dtype:
                     grad = grad.astype(value.dtype)
                 if maximize:
                     grad = -grad
                 st = state.get(i)
                 if st is None:
                     st = state[i] = {}
-                update(value, grad, group, st)
-                commit()
+                work.append((value, grad, st))
+                commits.append(commit)
+            if work:
+                self._update_group(group, work)
+                for commit in commits:
+                    commit()
         return loss
+
+    def _update_group(self, group: dict[str, Any], work: list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]) -> None:
+        """Update every ``(value, grad, state)`` of one group (overridden to read the hyperparameters once)."""
+        for value, grad, st in work:
+            self._update(value, grad, group, st)
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         """Move ``p`` in place by one step from gradient ``g`` (never written to); ``state`` is this slot's."""
@@ -245,11 +255,18 @@ class SGD(Optimizer):
                                       nesterov=nesterov, maximize=maximize))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
-        momentum = group["momentum"]
-        buf = rules.sgd(p, g, state.get("momentum_buffer"), group["lr"], momentum, group["dampening"],
-                        group["nesterov"], group["weight_decay"])
-        if momentum != 0:
-            state["momentum_buffer"] = buf
+        self._update_group(group, [(p, g, state)])
+
+    def _update_group(self, group: dict[str, Any], work: list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]) -> None:
+        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+        nesterov, wd = group["nesterov"], group["weight_decay"]
+        sgd = rules.sgd
+        if momentum == 0:
+            for p, g, _ in work:
+                sgd(p, g, None, lr, 0.0, dampening, nesterov, wd)
+            return
+        for p, g, state in work:
+            state["momentum_buffer"] = sgd(p, g, state.get("momentum_buffer"), lr, momentum, dampening, nesterov, wd)
 
 
 class Adam(Optimizer):
