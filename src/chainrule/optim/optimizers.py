@@ -36,7 +36,7 @@ class Optimizer:
     ``params``: an iterable of parameters (Tensors and/or Scalars), a Module, or a list of
     dicts (parameter groups) each with ``'params'`` and optional hyperparameters.
     Subclasses implement ``_update(value, grad, group, state)``, usually one call of a rule in
-    :mod:`chainrule.optim.rules`.
+    :mod:`chainrule.optim.rules` (and may override ``_hyper`` to read the group's values once per step).
     """
 
     _state_keys: tuple[str, ...] = ()
@@ -113,10 +113,10 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        state, ndarray = self.state, np.ndarray
+        state, update, ndarray = self.state, self._update, np.ndarray
         for group, members in zip(self.param_groups, self._members, strict=True):
             maximize = group.get("maximize")
-            work, commits = [], []
+            hyper = self._hyper(group)
             for i, p, commit in members:
                 grad = p.grad
                 if grad is None:
@@ -136,21 +136,17 @@ class Optimizer:
                 st = state.get(i)
                 if st is None:
                     st = state[i] = {}
-                work.append((value, grad, st))
-                commits.append(commit)
-            if work:
-                self._update_group(group, work)
-                for commit in commits:
-                    commit()
+                update(value, grad, hyper, st)
+                commit()
         return loss
 
-    def _update_group(self, group: dict[str, Any], work: list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]) -> None:
-        """Update every ``(value, grad, state)`` of one group (overridden to read the hyperparameters once)."""
-        for value, grad, st in work:
-            self._update(value, grad, group, st)
+    def _hyper(self, group: dict[str, Any]) -> Any:
+        """What ``_update`` receives as ``group``: the group itself, or its values read once per step."""
+        return group
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
-        """Move ``p`` in place by one step from gradient ``g`` (never written to); ``state`` is this slot's."""
+        """Move ``p`` in place by one step from gradient ``g`` (never written to); ``group`` is what ``_hyper``
+        made of the parameter group, ``state`` this slot's state."""
         raise NotImplementedError
 
     # -- resuming ----------------------------------------------------------------------------
@@ -254,19 +250,16 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize))
 
-    def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
-        self._update_group(group, [(p, g, state)])
+    def _hyper(self, group: dict[str, Any]) -> Any:
+        return group["lr"], group["momentum"], group["dampening"], group["nesterov"], group["weight_decay"]
 
-    def _update_group(self, group: dict[str, Any], work: list[tuple[np.ndarray, np.ndarray, dict[str, Any]]]) -> None:
-        lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-        nesterov, wd = group["nesterov"], group["weight_decay"]
-        sgd = rules.sgd
+    def _update(self, p: np.ndarray, g: np.ndarray, group: Any, state: dict[str, Any]) -> None:
+        lr, momentum, dampening, nesterov, wd = group  # (read once per step by _hyper)
         if momentum == 0:
-            for p, g, _ in work:
-                sgd(p, g, None, lr, 0.0, dampening, nesterov, wd)
-            return
-        for p, g, state in work:
-            state["momentum_buffer"] = sgd(p, g, state.get("momentum_buffer"), lr, momentum, dampening, nesterov, wd)
+            rules.sgd(p, g, None, lr, 0.0, dampening, nesterov, wd)
+        else:
+            state["momentum_buffer"] = rules.sgd(p, g, state.get("momentum_buffer"), lr, momentum, dampening,
+                                                 nesterov, wd)
 
 
 class Adam(Optimizer):

@@ -46,6 +46,9 @@ def sgd(
     Rule: ``g += weight_decay * p``; ``buf = momentum * buf + (1 - dampening) * g``;
     ``p -= lr * (g + momentum * buf if nesterov else buf)``.
     """
+    if momentum == 0 and weight_decay == 0:  # plain SGD (the common small-model case): one update, no state
+        axpy(-lr, g, p)
+        return None
     if weight_decay != 0:
         g = g + weight_decay * p
     if momentum != 0:
