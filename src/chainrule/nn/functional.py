@@ -94,9 +94,9 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
     g2, x2 = _rows(g), _rows(x)
-    # OpenBLAS is much slower with the short side first over many rows; over a few rows (a small batch) the
-    # direct product is faster, and C-ordered (the transposed one is copied before it becomes a .grad)
-    if g2.shape[1] < x2.shape[1] and g2.shape[0] > 128 and type(g2) is np.ndarray:
+    # OpenBLAS is much slower with a thin side first (few outputs, e.g. 10 classes) over many rows. Elsewhere the
+    # direct product is as fast or faster, and C-ordered: the transposed one is copied before it becomes a .grad
+    if 8 * g2.shape[1] <= x2.shape[1] and g2.shape[0] > 128 and type(g2) is np.ndarray:
         return (x2.T @ g2).T
     return g2.T @ x2
 
