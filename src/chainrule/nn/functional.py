@@ -94,7 +94,9 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
     g2, x2 = _rows(g), _rows(x)
-    if g2.shape[1] < x2.shape[1] and type(g2) is np.ndarray:  # OpenBLAS is much slower with the short side first
+    # OpenBLAS is much slower with a thin side first (few outputs, e.g. 10 classes) over many rows. Elsewhere the
+    # direct product is as fast or faster, and C-ordered: the transposed one is copied before it becomes a .grad
+    if 8 * g2.shape[1] <= x2.shape[1] and g2.shape[0] > 128 and type(g2) is np.ndarray:
         return (x2.T @ g2).T
     return g2.T @ x2
 
@@ -241,7 +243,9 @@ def silu(x: Any) -> Any:
 
 
 # == cross entropy: fused softmax + negative log-likelihood =================================
-def _ce_prepare(x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> tuple[Any, ...]:
+def _ce_prepare(
+    x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str
+) -> tuple[Any, ...]:
     """(q, w): smoothed target distribution (N, C) and per-row weights (N, 1), both constant."""
     xr = raw(x)
     n, c = xr.shape
@@ -254,7 +258,7 @@ def _ce_prepare(x: Any, target: Any, ignore_index: int, smoothing: float, reduct
         w = np.ones((n, 1), dtype=dt)
         count = n
     else:
-        valid = t != ignore_index
+        valid = t != ignore_index if ignore_index is not None else np.ones(n, dtype=bool)
         q = np.full((n, c), smoothing / c, dtype=dt)
         q[np.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
         w = valid.astype(dt).reshape(n, 1)
@@ -264,18 +268,29 @@ def _ce_prepare(x: Any, target: Any, ignore_index: int, smoothing: float, reduct
     return q, w
 
 
-def _ce_rows(target: np.ndarray, ignore_index: int) -> tuple[np.ndarray, np.ndarray | None, int]:
-    """Class index per row (0 where ignored), the 0/1 mask of kept rows (None: all kept), how many are kept."""
+def _ce_rows(target: np.ndarray, ignore_index: int | None) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Class index per row (0 where ignored), the 0/1 mask of kept rows (None: all kept), how many are kept.
+
+    ``ignore_index=None``: ``cross_entropy`` checked that no target can equal the ignored index."""
+    if ignore_index is None:
+        return target, None, len(target)
     valid = target != ignore_index
     if valid.all():
         return target, None, len(target)
     return np.where(valid, target, 0), valid, int(valid.sum())
 
 
-def _ce_fn(x: np.ndarray, target: np.ndarray, ignore_index: int, smoothing: float, reduction: str) -> np.ndarray:
+def _ce_fn(
+    x: np.ndarray, target: np.ndarray, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> np.ndarray:
     n, c = x.shape
-    s = x - np.maximum.reduce(x, axis=-1, keepdims=True)
-    lse = np.log(np.add.reduce(np.exp(s), axis=-1))  # log-sum-exp of the shifted logits, per row
+    top = np.maximum.reduce(x, axis=-1, keepdims=True)
+    s = x - top
+    sums = np.add.reduce(np.exp(s), axis=-1)
+    if saved is not None and saved.wanted and type(x) is np.ndarray:
+        saved.values["stats"] = (x, top, sums)  # the reverse rule's softmax needs them again: O(N), not O(N C)
+    lse = np.log(sums)  # log-sum-exp of the shifted logits, per row
     if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
         q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
         losses = lse * q.sum(axis=-1) - (q * s).sum(axis=-1)
@@ -301,11 +316,19 @@ def _probabilities(x: Any) -> Any:
     return e / e.sum(axis=-1, keepdims=True)
 
 
-def _ce_vjp(g: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
+def _ce_vjp(
+    g: Any, ans: Any, x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> Any:
     if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
         n, c = x.shape
-        p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
-        p /= np.add.reduce(p, axis=-1, keepdims=True)
+        stats = saved.values.pop("stats", None) if saved is not None else None  # used once, then let go
+        if stats is not None and stats[0] is x:  # (not when a vmap loop shared one Saved between examples)
+            p = np.exp(x - stats[1])
+            p /= stats[2].reshape(n, 1)  # the same sums as recomputing them: bit-identical
+        else:
+            p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
+            p /= np.add.reduce(p, axis=-1, keepdims=True)
         if target.dtype.kind == "f":
             p -= target * (1.0 - smoothing) + smoothing / c if smoothing else target
             valid, count = None, n
@@ -330,7 +353,10 @@ def _ce_vjp(g: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing:
     return (_probabilities(x) - q) * scale
 
 
-def _ce_jvp(t: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
+def _ce_jvp(
+    t: Any, ans: Any, x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> Any:
     q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
     per_row = ((_probabilities(x) - q) * t).sum(axis=-1) * w[:, 0]
     return per_row if reduction == "none" else per_row.sum()
@@ -383,6 +409,7 @@ def cross_entropy(
         raise ValueError("cross_entropy: logits must have a class axis, got a 0-d value")
     c = sx[0] if len(sx) == 1 else sx[1]
     soft = t.dtype.kind == "f"
+    in_range = True  # every class index lies in [0, c)
     if soft:
         if t.shape != sx:
             raise ValueError(
@@ -400,7 +427,9 @@ def cross_entropy(
                 f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
                 f"{'input' if not want else 'row'}), got target of shape {t.shape}"
             )
-        if t.size and (t.min() < 0 or t.max() >= c):
+        # one reduction: seen as unsigned, a negative index is larger than any class
+        in_range = not t.size or (t.view(f"u{t.itemsize}") if t.dtype.kind == "i" else t).max() < c
+        if not in_range:
             bad = (t != ignore_index) & ((t < 0) | (t >= c))
             if bad.any():
                 raise IndexError(
@@ -415,7 +444,10 @@ def cross_entropy(
         t2 = np.moveaxis(t, 1, -1).reshape(-1, c) if soft else t.reshape(-1)
     else:
         t2 = t
-    out = _cross_entropy(x, t2, ignore_index=int(ignore_index), smoothing=float(label_smoothing), reduction=reduction)
+    # None: no target can be the ignored index, so no row is looked at for it
+    ignored = None if in_range and not 0 <= ignore_index < c else int(ignore_index)
+    out = _cross_entropy(x, t2, ignore_index=ignored, smoothing=float(label_smoothing), reduction=reduction,
+                         saved=Saved(x))
     if reduction == "none":
         out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
     return out
