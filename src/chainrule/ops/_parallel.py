@@ -18,12 +18,13 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 _POOL: ThreadPoolExecutor | None = None
+_DEFAULT = min(os.cpu_count() or 1, 4)
 
 
 def num_threads() -> int:
     """Worker threads for the split passes: CHAINRULE_NUM_THREADS, else the CPU count (at most 4)."""
     env = os.environ.get("CHAINRULE_NUM_THREADS", "")
-    return max(1, int(env)) if env.isdigit() else min(os.cpu_count() or 1, 4)
+    return max(1, int(env)) if env.isdigit() else _DEFAULT
 
 
 def _pool(k: int) -> ThreadPoolExecutor:
@@ -41,6 +42,10 @@ def for_blocks(work: Callable[[int, int], None], n: int, block: int, min_blocks:
     are the same on any number of threads.
     """
     block = max(1, int(block))
+    if n <= block:  # one block (small arrays, e.g. one token at a time): no bookkeeping
+        if n > 0:
+            work(0, n)
+        return
     k = num_threads()
     count = -(-n // block)
     if k == 1 or count < min_blocks:
