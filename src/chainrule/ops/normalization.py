@@ -28,7 +28,7 @@ def _rows(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 # between threads (ops._parallel); row sums are products with a vector of ones (BLAS). Sums over
 # rows (the weight and bias gradients) add one partial sum per block, in block order: the blocks
 # do not depend on the number of threads, so neither do the results.
-_BLOCK_ELEMENTS = 32768
+_BLOCK_ELEMENTS = 65536
 
 
 def _block_rows(d: int) -> int:
