@@ -7,9 +7,8 @@ Every block is computed by the same operations whatever the split, so results do
 on the number of threads.
 
 Layouts: ``qkv`` is (B, T, 3, H, E); q, k, v are its (B, H, T, E) views (unit-stride rows, so
-BLAS takes them as they are); the output is (B, T, H, E) and the gradient comes back in qkv's
-layout. Products are arranged so each operand has a unit-stride last axis (the small (E, T)
-transposes are copied, never the (T, T) ones).
+BLAS takes them as they are, transposed or not, and writes results straight into views of the
+output (B, T, H, E) and of the gradient, laid out like qkv).
 """
 
 from __future__ import annotations
@@ -85,7 +84,7 @@ def packed_forward(qkv: np.ndarray, bias: Any, scale: float, drop: Any, keep_p: 
         _probabilities_t(q[lo:hi], k[lo:hi], bias_t, sc, p_t)
         if drop is not None:
             p_t = p_t * drop[lo:hi].swapaxes(-1, -2)
-        out_h[lo:hi] = np.matmul(_transposed(v[lo:hi]), p_t).swapaxes(-1, -2)  # out^T = v^T P^T
+        np.matmul(p_t.swapaxes(-1, -2), v[lo:hi], out=out_h[lo:hi])  # BLAS reads P^T transposed, writes in place
 
     for_blocks(work, b, _block(h, t), min_blocks=2)
     return out, p_all
@@ -110,16 +109,17 @@ def packed_backward(g: np.ndarray, ans: np.ndarray, qkv: np.ndarray, p_all: Any,
             q[lo:hi], k[lo:hi], bias_t, sc, np.empty((hi - lo, h, t, t), qkv.dtype))
         dr_t = None if drop is None else drop[lo:hi].swapaxes(-1, -2)
         gb = g_h[lo:hi]
-        dv[lo:hi] = np.matmul(p_t if dr_t is None else p_t * dr_t, gb)  # dV = P^T g
-        ds_t = np.matmul(v[lo:hi], _transposed(gb))  # dP^T = v g^T
+        np.matmul(p_t if dr_t is None else p_t * dr_t, gb, out=dv[lo:hi])  # dV = P^T g
+        ds_t = np.matmul(v[lo:hi], _transposed(gb))  # dP^T = v g^T (a transposed view here is ~1000x slower
+        # when OpenBLAS runs this size on 2 threads)
         if dr_t is not None:
             ds_t *= dr_t
         ds_t -= np.einsum("...i,...i->...", gb, ans_h[lo:hi])[..., None, :]  # rowsum(dP * P) = rowsum(g * out)
         ds_t *= p_t  # dS^T
-        dk_b = np.matmul(ds_t, q[lo:hi])  # dK = dS^T q scale
-        dk_b *= sc
-        dk[lo:hi] = dk_b
-        dq[lo:hi] = np.matmul(_transposed(k[lo:hi], sc), ds_t).swapaxes(-1, -2)  # dQ^T = (k scale)^T dS^T
+        np.matmul(ds_t, q[lo:hi], out=dk[lo:hi])  # dK = dS^T q scale
+        dk[lo:hi] *= sc
+        np.matmul(ds_t.swapaxes(-1, -2), k[lo:hi], out=dq[lo:hi])  # dQ = dS k scale
+        dq[lo:hi] *= sc
 
     for_blocks(work, b, _block(h, t), min_blocks=2)
     return grad
