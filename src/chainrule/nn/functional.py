@@ -30,6 +30,7 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..ops import reductions as _reductions
 from ..ops._define import raw
+from ..ops._parallel import for_blocks
 from ..ops._saved import Saved
 from ..ops.attention import qkv_attention, scaled_dot_product_attention
 from ..ops.elementwise import relu, sigmoid, tanh
@@ -69,6 +70,9 @@ def log_softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
 
 
 # == linear: x @ w.T + b, one node ========================================================
+_SPLIT_BIAS = 262144  # outputs at least this big add the bias in row blocks split between threads
+
+
 def _rows(x: Any) -> Any:
     """x as a matrix (rows, features): NumPy's matmul runs a 2-D product through one BLAS call,
     a stacked one through one call per leading index (much slower for (B, T, D) @ (D, E))."""
@@ -80,7 +84,11 @@ def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
         return _linear_fn(_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
     out = x @ w.T
     if b is not None:
-        out += b
+        if type(out) is np.ndarray and out.ndim == 2 and out.size >= _SPLIT_BIAS:  # one pass: split between threads
+            for_blocks(lambda lo, hi: np.add(out[lo:hi], b, out=out[lo:hi]), out.shape[0],
+                       max(1, _SPLIT_BIAS // 4 // out.shape[1]))
+        else:
+            out += b
     return out
 
 
