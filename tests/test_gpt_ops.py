@@ -199,7 +199,11 @@ def test_float32_gelu_gives_the_same_bits_on_any_number_of_threads(monkeypatch):
     for threads in ("1", "3"):
         monkeypatch.setenv("CHAINRULE_NUM_THREADS", threads)
         y, cdf = gelu_f32(x)
-        results.append((y, cdf, cr.ops.gauss.gelu_grad_f32(x, cdf, x)))
+        y2, slope = gelu_f32(x, slope=True)  # the derivative, kept by the forward pass for the reverse rule
+        np.testing.assert_array_equal(y2, y)
+        grad = cr.ops.gauss.gelu_grad_f32(x, cdf, x)
+        np.testing.assert_array_equal(cr.ops.gauss.times_f32(x, slope), grad)  # the same bits either way
+        results.append((y, cdf, grad, slope))
     for a, b in zip(*results, strict=True):
         np.testing.assert_array_equal(a, b)
 

@@ -19,7 +19,7 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..ops._saved import Saved, on_values
 from ..ops.elementwise import erf, sigmoid, tanh
-from ..ops.gauss import gelu_f32, gelu_grad_f32, ndtr
+from ..ops.gauss import gelu_f32, gelu_grad_f32, ndtr, times_f32
 
 __all__ = ["gelu", "silu"]
 
@@ -57,21 +57,26 @@ def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
 def _gelu_fn(x: Any, *, saved: Saved | None = None) -> Any:
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim == 0:
         return 0.5 * x * (1.0 + erf(x * _SQRT_HALF))
+    wanted = saved is not None and bool(saved.wanted)
     if x.dtype == np.float32:  # chunked, in cache: no SciPy, no scalar loop, no float64
-        y, cdf = gelu_f32(x)
-    else:
-        cdf = ndtr(x)
-        y = x * cdf
-    if saved is not None and saved.wanted:
+        y, slope = gelu_f32(x, slope=wanted)
+        if wanted:
+            saved.values["slope"] = slope  # gelu'(x): the reverse rule is one product
+        return y
+    cdf = ndtr(x)
+    if wanted:
         saved.values["cdf"] = cdf  # Phi(x), for the reverse rule
-    return y
+    return x * cdf
 
 
 def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved | None = None) -> Any:
     if on_values(g, x) and isinstance(x, np.ndarray) and x.ndim and x.dtype.kind == "f":
-        cdf = saved.values.pop("cdf", None) if saved is not None else None  # used once, then let go
-        if x.dtype == np.float32 and g.dtype == np.float32:
-            return gelu_grad_f32(x, gelu_f32(x)[1] if cdf is None else cdf, g)
+        values = saved.values if saved is not None else {}
+        slope, cdf = values.pop("slope", None), values.pop("cdf", None)  # used once, then let go
+        if x.dtype == np.float32 and g.dtype == np.float32 and g.shape == x.shape:
+            return times_f32(g, gelu_f32(x, slope=True)[1] if slope is None else slope)
+        if x.dtype == np.float32:
+            return gelu_grad_f32(x, gelu_f32(x)[1], g)
         if cdf is None:
             cdf = ndtr(x)
         d = x * x  # gelu'(x) = Phi(x) + x phi(x), in place
