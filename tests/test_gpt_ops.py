@@ -5,6 +5,8 @@ end, saved arrays freed after backward, exact zeros and ties, dropout, and error
 from __future__ import annotations
 
 import math
+import os
+import signal
 
 import numpy as np
 import pytest
@@ -238,3 +240,17 @@ def test_blocked_norms_and_attention_give_the_same_bits_on_any_number_of_threads
     tol = 1e-5 if dtype == np.float32 else 1e-12
     for a, b in zip(results["1"], _fused_step(dtype), strict=True):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_split_passes_work_in_a_forked_child(monkeypatch):
+    monkeypatch.setenv("CHAINRULE_NUM_THREADS", "2")
+    monkeypatch.setattr(cr.ops.gauss, "_CHUNK", 4096)
+    x = R.normal(size=50000).astype(np.float32)
+    y = gelu_f32(x)[0]  # the parent's pool of threads exists now
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker threads are not here; a fresh pool must do the work
+        signal.alarm(30)  # a hang ends the child (and fails the test) instead of the test run
+        os._exit(0 if np.array_equal(gelu_f32(x)[0], y) else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -27,10 +27,14 @@ def num_threads() -> int:
     return max(1, int(env)) if env.isdigit() else _DEFAULT
 
 
+_POOL_PID = 0
+
+
 def _pool(k: int) -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None or _POOL._max_workers != k:
-        _POOL = ThreadPoolExecutor(k, thread_name_prefix="chainrule")
+    """The shared pool of ``k`` workers; a fresh one in a forked child (its parent's threads are not there)."""
+    global _POOL, _POOL_PID
+    if _POOL is None or _POOL._max_workers != k or _POOL_PID != os.getpid():
+        _POOL, _POOL_PID = ThreadPoolExecutor(k, thread_name_prefix="chainrule"), os.getpid()
     return _POOL
 
 
