@@ -205,7 +205,8 @@ def prepare_data(folder: str, corpus_bytes: int) -> None:
 
 def spawn(name: str, cfg: dict[str, Any], data: str, args: argparse.Namespace) -> dict[str, Any] | None:
     env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                "CHAINRULE_NUM_THREADS"):  # (chainrule's own split passes: GELU, norms, attention)
         env[var] = str(args.threads)
     if name == "torch":  # the torch run imports chainrule (config, data); keep glibc's malloc as torch has it
         env["CHAINRULE_MALLOC"] = "0"

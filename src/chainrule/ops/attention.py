@@ -19,6 +19,7 @@ from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
+from .attention_blocks import packed_backward, packed_forward
 from .reductions import softmax
 
 _CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
@@ -220,12 +221,25 @@ def _unpack(qkv: Any) -> list[Any]:
     return [np.swapaxes(qkv[:, :, i], 1, 2) for i in range(3)]
 
 
+def _fast(*xs: Any) -> bool:
+    """NumPy floating-point arrays only: the blocked kernels (ops.attention_blocks) apply."""
+    return all(type(x) is np.ndarray and x.dtype.kind == "f" for x in xs)
+
+
 def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
+    if _fast(qkv):
+        out, p = packed_forward(qkv, bias, scale, drop, keep_p=bool(saved.wanted))
+        if p is not None:
+            saved.values["p_t"] = p  # transposed: not the "p" the generic rules read
+        return out
     q, k, v = _unpack(qkv)
     return np.ascontiguousarray(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
 
 
 def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
+    if _fast(g, ans, qkv) and g.dtype == qkv.dtype:  # dq, dk, dv written straight into qkv's layout
+        p = saved.values.pop("p_t", None)
+        return packed_backward(g, ans, qkv, p, bias, scale, drop)
     q, k, v = _unpack(qkv)
     gh, outh = np.swapaxes(g, 1, 2), np.swapaxes(ans, 1, 2)
     if on_values(g, qkv):  # write dq, dk, dv straight into one array laid out like qkv: no zeros, no sums
