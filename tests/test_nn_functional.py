@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import chainrule.nn.functional as F
-from chainrule.nn import functional_losses
 from chainrule import Tensor
 from chainrule.autodiff.backprop import grad
 from chainrule.autodiff.primitive import REGISTRY
+from chainrule.nn import functional_losses
 from conftest import check_grads, weights_like
 
 torch = pytest.importorskip("torch")
