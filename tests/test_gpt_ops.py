@@ -120,6 +120,26 @@ def test_attention_with_dropout_is_seeded_and_its_gradient_checks():
 
 
 @pytest.mark.oracle
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_grouped_query_attention_matches_torch_and_its_gradient_checks(is_causal):
+    torch = pytest.importorskip("torch")
+    q, k, v = R.normal(size=(1, 4, 3, 2)), R.normal(size=(1, 2, 3, 2)), R.normal(size=(1, 2, 3, 2))
+    ours = [cr.Tensor(a, requires_grad=True) for a in (q, k, v)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out = F.scaled_dot_product_attention(*ours, is_causal=is_causal, enable_gqa=True)
+    tout = torch.nn.functional.scaled_dot_product_attention(*theirs, is_causal=is_causal, enable_gqa=True)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12, atol=1e-14)
+    (out**2).sum().backward()
+    (tout**2).sum().backward()
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-10, atol=1e-13)
+    assert cr.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=is_causal, enable_gqa=True),
+                        q, k, v, modes=("rev", "fwd"), order=2)
+    with pytest.raises(ValueError, match="enable_gqa=True needs k and v with the same number of heads"):
+        F.scaled_dot_product_attention(q, R.normal(size=(1, 3, 3, 2)), R.normal(size=(1, 3, 3, 2)), enable_gqa=True)
+
+
+@pytest.mark.oracle
 def test_layer_norm_of_a_constant_row_matches_torch():
     torch = pytest.importorskip("torch")
     x = np.array([[2.0, 2.0, 2.0], [1.0, -1.0, 3.0]])

@@ -19,6 +19,7 @@ from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
+from .arrays import repeat
 from .attention_blocks import packed_backward, packed_forward
 from .reductions import softmax
 
@@ -173,7 +174,7 @@ def _check(q: Any, k: Any, v: Any, attn_mask: Any, is_causal: bool, dropout_p: f
 
 def scaled_dot_product_attention(
     q: Any, k: Any, v: Any, attn_mask: Any = None, is_causal: bool = False, dropout_p: float = 0.0,
-    scale: float | None = None, rng: Any = None,
+    scale: float | None = None, enable_gqa: bool = False, rng: Any = None,
 ) -> Any:
     """``softmax(q @ k^T * scale + mask) @ v``, as ``torch.nn.functional.scaled_dot_product_attention``.
 
@@ -182,6 +183,8 @@ def scaled_dot_product_attention(
     gradient when it is a Tensor), broadcastable to (..., L, S). ``is_causal``: query i sees
     keys 0..i (top-left aligned, as PyTorch). ``scale`` defaults to 1/sqrt(E). ``dropout_p``
     zeroes attention probabilities with that probability (``rng``: a seed or Generator).
+    ``enable_gqa``: grouped-query attention; q (..., Hq, L, E) against k, v with Hkv heads
+    (Hq a multiple of Hkv): each key/value head serves Hq / Hkv consecutive query heads.
     A query that may attend to nothing gets NaN, as in PyTorch's reference implementation.
 
     Example:
@@ -192,6 +195,8 @@ def scaled_dot_product_attention(
         array([[[1.  , 0.  ],
                 [0.33, 0.67]]])
     """
+    if enable_gqa:
+        k, v = _share_heads(q, k, v)
     L, S = _check(q, k, v, attn_mask, is_causal, float(dropout_p))
     dt = np.result_type(raw(q), raw(k), raw(v))
     if dt.kind != "f":
@@ -213,6 +218,24 @@ def scaled_dot_product_attention(
         drop = (gen.random(shape) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
     args = (q, k, v) if bias is None else (q, k, v, bias)
     return _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
+
+
+def _share_heads(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
+    """Grouped-query attention: repeat each key/value head for its group of query heads (PyTorch's order)."""
+    sq, sk, sv = np.shape(raw(q)), np.shape(raw(k)), np.shape(raw(v))
+    if min(len(sq), len(sk), len(sv)) < 3:
+        raise ValueError(
+            f"scaled_dot_product_attention: enable_gqa needs a head axis (..., H, L, E): got q {sq}, k {sk}, v {sv}"
+        )
+    hq, hk = sq[-3], sk[-3]
+    if sv[-3] != hk or hk == 0 or hq % hk:
+        raise ValueError(
+            f"scaled_dot_product_attention: enable_gqa=True needs k and v with the same number of heads, dividing "
+            f"q's {hq}; got q {sq}, k {sk}, v {sv}"
+        )
+    if hq == hk:
+        return k, v
+    return repeat(k, hq // hk, axis=-3), repeat(v, hq // hk, axis=-3)
 
 
 # -- attention on the packed output of one q/k/v projection ---------------------------------------
