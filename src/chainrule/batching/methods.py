@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..ops import methods as _tensor_methods  # noqa: F401  (Tensor's methods that are not ops)
-from ..ops import pointwise as P
-from ..ops import shape as S
+from ..ops import pointwise
+from ..ops import shape as shape_ops
 from ..ops.declare import TENSOR_METHODS
 from .value import Batched
 
@@ -41,7 +41,7 @@ _VALUE_METHODS = {
 _SKIP = {"__array_ufunc__", "__array_function__", "__iter__", "T", "mT", "real", "imag"}  # Batched has its own
 for _name, _fn in {**{k: v for k, v in TENSOR_METHODS.items() if k not in _SKIP}, **_VALUE_METHODS}.items():
     setattr(Batched, _name, _fn)
-Batched.T = property(lambda self: S.transpose(self), doc="The transpose of one example.")
-Batched.mT = property(lambda self: S.swapaxes(self, -1, -2), doc="Transpose of the last two axes.")
-Batched.real = property(P.real)
-Batched.imag = property(P.imag)
+Batched.T = property(lambda self: shape_ops.transpose(self), doc="The transpose of one example.")
+Batched.mT = property(lambda self: shape_ops.swapaxes(self, -1, -2), doc="Transpose of the last two axes.")
+Batched.real = property(pointwise.real)
+Batched.imag = property(pointwise.imag)

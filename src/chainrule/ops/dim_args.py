@@ -49,8 +49,11 @@ def reduction(fn: Any) -> Any:
     return method
 
 
-def extreme(fn: Any, arg: Any) -> Any:
-    """``max``/``min``: NumPy's meaning with ``axis``; with ``dim``, PyTorch's ``(values, indices)``."""
+def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
+    """``max``/``min``: NumPy's meaning with ``axis``; with ``dim``, PyTorch's ``(values, indices)``.
+
+    (``take_along_axis`` and ``squeeze`` are the shape ops, passed in: this module is below them.)
+    """
 
     def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
                **kw: Any) -> Any:
@@ -58,8 +61,15 @@ def extreme(fn: Any, arg: Any) -> Any:
             axis, keepdims = resolve_dim(fn.__name__, axis, None, keepdims, keepdim)
             return fn(self, axis=axis, keepdims=keepdims, **kw)
         axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
-        values = fn(self, axis=axis, keepdims=keepdims, **kw)
-        return ValuesIndices(values, Tensor._wrap(np.asarray(arg(self.data, axis=axis, keepdims=keepdims))))
+        if kw:
+            raise TypeError(f"{fn.__name__}(dim=...): unexpected arguments {sorted(kw)}")
+        # PyTorch's gradient goes to the returned index only (not shared among ties, as amax does)
+        kept = np.asarray(arg(self.data, axis=axis, keepdims=True))
+        values = take_along_axis(self, kept, axis)
+        if not keepdims:
+            values = squeeze(values, axis=axis)
+        indices = kept if keepdims else np.squeeze(kept, axis=axis)
+        return ValuesIndices(values, Tensor._wrap(np.asarray(indices)))
 
     method.__name__ = fn.__name__
     method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling): a ``(values, indices)`` pair."

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from . import shape as shape_ops
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of
 from ._scans import exclusive_products
 from .declare import linear_primitive, op
@@ -112,7 +113,8 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
 
 
 @op(primitive=_max, kind="primitive", numpy=(np.max, np.amax), method=True,
-    method_adapter=lambda fn: extreme(fn, np.argmax), cases="reduction", domain="distinct", torch="torch.amax")
+    method_adapter=lambda fn: extreme(fn, np.argmax, shape_ops.take_along_axis, shape_ops.squeeze),
+    cases="reduction", domain="distinct", torch="torch.amax")
 def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
     """Largest entry over ``axis``; tied entries share the gradient equally."""
     _no_out("max", out)
@@ -121,7 +123,8 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> An
 
 
 @op(primitive=_min, kind="primitive", numpy=(np.min, np.amin), method=True,
-    method_adapter=lambda fn: extreme(fn, np.argmin), cases="reduction", domain="distinct", torch="torch.amin")
+    method_adapter=lambda fn: extreme(fn, np.argmin, shape_ops.take_along_axis, shape_ops.squeeze),
+    cases="reduction", domain="distinct", torch="torch.amin")
 def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
     """Smallest entry over ``axis``; tied entries share the gradient equally."""
     _no_out("min", out)
