@@ -29,6 +29,7 @@ def _matmul_vjp_b(g: Any, ans: Any, a: Any, b: Any) -> Any:
 
 _matmul = Primitive("matmul", np.matmul)
 _matmul.defvjp(_matmul_vjp_a, _matmul_vjp_b)
+_matmul.declare_reads((0, 1))  # not the product
 _matmul.defjvp(lambda t, ans, a, b: t @ b, lambda t, ans, a, b: a @ t)
 
 

@@ -58,6 +58,13 @@ def _pow_dy(ans: Any, x: Any, y: Any) -> Any:
 
 _pow = elementwise("power", np.power, _pow_dx, _pow_dy)
 
+# What the reverse rules read (the graph keeps only that; see Primitive.declare_reads)
+_add.declare_reads(())
+_sub.declare_reads(())
+_neg.declare_reads(())
+_mul.declare_reads((0, 1))
+_div.declare_reads((1, "ans"))
+
 
 @implements(np.add)
 def add(x: Any, y: Any) -> Any:
@@ -154,7 +161,9 @@ def _sigmoid_fn(x: Any) -> Any:
 
 
 _sigmoid = elementwise("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1 - ans))
-_relu = elementwise("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0)
+_relu = elementwise("relu", lambda x: np.maximum(x, 0), lambda ans, x: ans > 0)  # ans > 0 exactly where x > 0
+for _reads_ans in (_exp, _expm1, _tanh, _sigmoid, _relu):
+    _reads_ans.declare_reads(("ans",))
 
 
 @implements(np.exp)

@@ -30,6 +30,13 @@ _astype.defjvp(lambda t, ans, x, dtype: (np.real(t) if is_complex(t) and np.dtyp
 
 _identity = Primitive("identity", lambda x: x.copy())
 _identity.defvjp(lambda g, ans, x: g)
+
+# What the reverse rules read (the graph keeps only that): shapes, never values
+_reshape.declare_reads(("shapes",))
+_transpose.declare_reads(())
+_broadcast_to.declare_reads(())
+_astype.declare_reads(())
+_identity.declare_reads(())
 _identity.defjvp(lambda t, ans, x: t)
 
 
@@ -151,7 +158,7 @@ def copy(x: Any) -> Any:
 # -- joining and splitting ------------------------------------------------------------------
 def _concat_vjp(argnum: int, g: Any, ans: Any, *xs: Any, axis: int) -> Any:
     start = int(np.sum([np.shape(x)[axis] for x in xs[:argnum]], dtype=int))
-    index = [slice(None)] * np.ndim(ans)
+    index = [slice(None)] * np.ndim(xs[argnum])
     index[axis] = slice(start, start + np.shape(xs[argnum])[axis])
     return g[tuple(index)]
 
@@ -164,6 +171,7 @@ def _concat_jvp(argnum: int, t: Any, ans: Any, *xs: Any, axis: int) -> Any:
 _concatenate = Primitive("concatenate", lambda *xs, axis: np.concatenate(xs, axis=axis))
 _concatenate.defvjp_argnum(_concat_vjp)
 _concatenate.defjvp_argnum(_concat_jvp)
+_concatenate.declare_reads(("shapes",))
 
 
 def _sequence(name: str, xs: Any) -> list[Any]:
@@ -288,6 +296,7 @@ def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
 _getitem = Primitive("getitem", lambda x, index: x[index])
 _getitem.defvjp(_getitem_vjp)
 _getitem.defjvp(lambda t, ans, x, index: t[index])
+_getitem.declare_reads(("shapes",))
 
 
 def _raw_index(index: Any) -> Any:
