@@ -665,7 +665,8 @@ Z = complex_uniform()
 COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs, angle) and conjugating ops
     case("complex_real", np.real, one(), Z, prims="real"),
     case("complex_imag", np.imag, one(), Z, prims="imag"),
-    case("complex_conj", lambda z: np.conj(z) * z[..., None] if np.ndim(z) else np.conj(z), one(), Z,
+    # conj(z) z^T over the last axis (any number of batch axes)
+    case("complex_conj", lambda z: np.conj(z)[..., None, :] * z[..., None] if np.ndim(z) else np.conj(z), one(), Z,
          prims="conjugate"),
     case("complex_abs", np.abs, one(), complex_uniform(gap=0.3), prims="abs"),
     case("complex_angle", np.angle, one(), complex_uniform(gap=0.3), prims="arctan2"),

@@ -190,4 +190,11 @@ def test_methods_are_functions_with_their_own_names():
         assert (method.__name__, method.__qualname__) == (name, f"Tensor.{name}"), name
         assert method.__doc__, name
     assert "sum" not in cr.Tensor.__dict__  # from the TensorMethods mixin, not monkeypatched onto Tensor
-    assert cr.Tensor.__mro__[1].__name__ == "TensorMethods"
+    assert "TensorMethods" in [c.__name__ for c in cr.Tensor.__mro__[1:]]
+    # the op methods never shadow the conversion and in-place mixins (nor they them)
+    mixins = [c for c in cr.Tensor.__mro__[1:-1] if c.__name__ != "TensorMethods"]
+    generated = next(c for c in cr.Tensor.__mro__ if c.__name__ == "TensorMethods")
+    for mixin in mixins:
+        own = {n for n in vars(mixin) if not n.startswith("__") or n in ("__iadd__", "__array__")}
+        shared = own & set(vars(generated))
+        assert not shared, (mixin.__name__, shared)

@@ -101,7 +101,7 @@ def test_explain_tensor_vjp_chains():
     assert all(p.shape == (2, 3) for p in e.products)
     np.testing.assert_allclose(e.products[2], np.ones((2, 3)) * 8)  # d/dx of 8 copies of sum(x)
     np.testing.assert_allclose(sum(e.products), e.total)
-    (g,) = cr.autodiff.backprop.grad(loss, x)
+    (g,) = cr.autodiff.backprop.grad(loss, x, retain_graph=True)  # kept: explain(loss, W) walks it again
     np.testing.assert_allclose(e.gradient, g.data)
     text = str(e)
     assert "vector-Jacobian product" in text and "matmul (arg 0): vjp (2, 4) -> (2, 3)" in text

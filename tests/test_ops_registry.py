@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 import chainrule as cr
 from chainrule.autodiff.backprop import grad as grads_of
 from chainrule.autodiff.primitive import REGISTRY
+from chainrule.core.node import Node
 from op_cases import CASES, CASES_BY_PRIMITIVE, draw_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,15 +80,15 @@ def test_a_missing_rule_or_case_is_reported(library_primitives):
 
 def ops_in_graph(roots):
     """Names of the primitives behind ``roots`` (iterative walk)."""
-    seen, names, stack = set(), set(), [r for r in roots if isinstance(r, cr.Tensor)]
+    seen, names = set(), set()
+    stack = [r._node for r in roots if isinstance(r, cr.Tensor) and r._node is not None]
     while stack:
         node = stack.pop()
-        if id(node) in seen:
+        if id(node) in seen or not isinstance(node, Node):  # a leaf
             continue
         seen.add(id(node))
-        if node._prim is not None:
-            names.add(node._prim.name)
-        stack.extend(p for _, p in node._parents)
+        names.add(node.prim.name)
+        stack.extend(edge[1] for edge in node.parents)
     return names
 
 
@@ -104,7 +105,8 @@ def traced_ops(case, examples=4):
         arrays, params = draw_inputs(case, data)
         xs = [cr.Tensor(a, requires_grad=True) for a in arrays]
         out = case.fn(*xs, **params)
-        outs = [o for o in (out if isinstance(out, (list, tuple)) else [out]) if isinstance(o, cr.Tensor) and o._rg]
+        outs = [o for o in (out if isinstance(out, (list, tuple)) else [out])
+                if isinstance(o, cr.Tensor) and o._requires_grad]
         names.update(ops_in_graph(outs))
         if outs:
             total = sum(np.real((o * o * np.random.default_rng(0).normal(size=o.shape)).sum()) for o in outs)

@@ -189,7 +189,7 @@ def test_one_step_changes_parameters_in_their_dtype(name, dtype):
 def test_step_bumps_version_so_stale_graph_is_refused():
     w = nn.Parameter(np.ones(3))
     loss = (w * w).sum()
-    loss.backward()
+    loss.backward(retain_graph=True)  # kept, so the second pass meets the changed w, not a freed graph
     optim.SGD([w], lr=0.1).step()
     with pytest.raises(RuntimeError, match="modified in place"):
         loss.backward()

@@ -132,9 +132,11 @@ def test_grad_is_a_tensor_of_the_input_shape_and_dtype():
 def test_second_backward_accumulates_and_zero_grad_resets():
     x = Tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
-    y.backward()
+    y.backward(retain_graph=True)  # as in PyTorch: a second pass through the graph needs it kept
     y.backward()
     np.testing.assert_array_equal(x.grad.data, [4.0, 8.0])
+    with pytest.raises(RuntimeError, match=r"second time \(at '\w+'\).*retain_graph=True"):
+        y.backward()
     x.zero_grad()
     assert x.grad is None
     (x * 3).sum().backward()
@@ -343,10 +345,28 @@ def test_backward_on_a_result_made_under_no_grad_says_there_is_no_graph():
 def _modified_in_place(change):
     x = Tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
-    z = y.exp().sum()
+    z = y.sin().sum()  # sin's rule reads its input y
     with no_grad():
         change(y)
     with pytest.raises(RuntimeError, match="modified in place"):
+        z.backward()
+
+
+def test_only_what_a_rule_reads_is_checked_for_in_place_changes():
+    # as PyTorch: exp's rule reads its output, not its input, so changing the input is harmless...
+    x = Tensor([1.0, 2.0], requires_grad=True)
+    y = x * 2
+    e = y.exp()
+    with no_grad():
+        y.add_(1.0)
+    e.sum().backward()
+    np.testing.assert_allclose(x.grad.data, 2 * np.exp([2.0, 4.0]))
+    # ...and changing its output is refused
+    e2 = (x * 2).exp()
+    z = e2.sum()
+    with no_grad():
+        e2.mul_(2.0)
+    with pytest.raises(RuntimeError, match="needed by the gradient of 'exp' was modified in place"):
         z.backward()
 
 

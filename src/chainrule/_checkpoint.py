@@ -19,11 +19,12 @@ from typing import Any
 import numpy as np
 
 from . import _pytree
-from .autodiff.backprop import grad as _grad_of
-from .autodiff.primitive import Primitive, apply, fit
+from .autodiff.primitive import Primitive
 from .core import state
+from .core.clock import tick as _tick
+from .core.node import Node
 from .core.state import grad_mode
-from .tensor import Tensor, _tick
+from .tensor import Tensor, _output, sweep_from
 
 
 def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,28 +54,33 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
 
 def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     leaves, treedef = _pytree.flatten((args, kwargs))
-    diff = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor) and leaf._rg]
+    diff = [i for i, leaf in enumerate(leaves) if isinstance(leaf, Tensor) and leaf._requires_grad]
     stand_ins = _stand_ins(leaves, diff)
     randomness = _RandomState(f)
     start = _tick()
     call_args, call_kwargs = _call_args(treedef, stand_ins)
     out = f(*call_args, **call_kwargs)
     out_leaves, out_def = _pytree.flatten(out)
-    outer = _outside_tensors([o for o in out_leaves if isinstance(o, Tensor)], {id(stand_ins[i]) for i in diff}, start)
-    if not any(isinstance(o, Tensor) and o._rg for o in out_leaves):
+    outer = _outside_edges([o for o in out_leaves if isinstance(o, Tensor)], {id(stand_ins[i]) for i in diff}, start)
+    if not any(isinstance(o, Tensor) and o._requires_grad for o in out_leaves):
         return out  # the result does not depend on anything differentiated
-    traced = [i for i, o in enumerate(out_leaves) if isinstance(o, Tensor) and o._rg]  # other leaves: constants
+    traced = [i for i, o in enumerate(out_leaves) if isinstance(o, Tensor) and o._requires_grad]  # others: constants
     shapes = [out_leaves[i].shape for i in traced]
     values = [np.ravel(out_leaves[i].data) for i in traced]
     flat = np.concatenate(values).astype(np.result_type(*values, np.float16))  # floats, in the block's precision
     pieces = list(out_leaves)
     del out, out_leaves  # the recorded insides go now: backward recomputes them
-    params = [leaves[i] for i in diff] + outer
-    node = apply(_Recompute(f, treedef, leaves, diff, len(outer), flat, randomness, traced), tuple(params), {})
+    # one node for the block: the differentiated arguments, then the outside values it read, as parents
+    inputs = [leaves[i] for i in diff]
+    edges = [(k, x if x._node is None else x._node, x._index, x.data.shape, x.data.dtype) for k, x in enumerate(inputs)]
+    edges += [(len(inputs) + k, *edge) for k, edge in enumerate(outer)]
+    prim = _Recompute(f, treedef, leaves, diff, len(outer), flat, randomness, traced)
+    node = Node(prim, tuple(edges), None, [x.data for x in inputs] + [None] * len(outer), None, _tick())
+    result = Tensor._linked(flat, node)
     k = 0
     for i, s in zip(traced, shapes):
         n = int(np.prod(s))
-        pieces[i] = node[k:k + n].reshape(s)
+        pieces[i] = result[k:k + n].reshape(s)
         k += n
     return _pytree.unflatten(out_def, pieces)
 
@@ -84,7 +90,7 @@ def _stand_ins(leaves: list[Any], diff: list[int]) -> list[Any]:
     out = list(leaves)
     for i in diff:
         out[i] = Tensor._wrap(leaves[i].data)
-        out[i]._rg = True
+        out[i]._requires_grad = True
     return out
 
 
@@ -93,34 +99,41 @@ def _call_args(treedef: Any, leaves: list[Any]) -> tuple[tuple[Any, ...], dict[s
     return tuple(args), dict(kwargs)
 
 
-def _outside_tensors(roots: list[Tensor], inputs: set[int], start: int) -> list[Tensor]:
-    """Tensors made before the block ran (``_stamp < start``) that its result depends on (iterative walk)."""
-    found: list[Tensor] = []
-    seen: set[int] = set()
-    stack = [r for r in roots if r._rg]
+def _outside_edges(roots: list[Tensor], inputs: set[int], start: int) -> list[tuple[Any, Any, Any, Any]]:
+    """``(parent, index, shape, dtype)`` of the values made before the block ran (stamp < start) that its
+    result depends on: leaves and nodes of the graph outside (an iterative walk over the block's nodes)."""
+    found: list[tuple[Any, Any, Any, Any]] = []
+    seen: set[tuple[int, Any]] = set()
+    stack = [(r if r._node is None else r._node, r._index, r.data.shape, r.data.dtype)
+             for r in roots if r._requires_grad]
     while stack:
-        node = stack.pop()
-        if id(node) in seen or id(node) in inputs:
+        parent, index, shape, dtype = stack.pop()
+        if (id(parent), index) in seen or id(parent) in inputs:
             continue
-        seen.add(id(node))
-        if node._stamp < start:
-            found.append(node)
+        seen.add((id(parent), index))
+        if parent.__class__ is not Node:
+            if parent._stamp < start:
+                found.append((parent, index, shape, dtype))
             continue
-        stack.extend(p for _, p in node._parents)
+        if parent.stamp < start:
+            found.append((parent, index, shape, dtype))
+            continue
+        stack.extend((p, i, s, d) for _, p, i, s, d in parent.parents)
     return found
 
 
 @contextmanager
-def _as_leaves(nodes: list[Tensor]) -> Any:
+def _as_leaves(nodes: list[Any]) -> Any:
     """Let a gradient sweep stop at ``nodes`` (it would otherwise walk on through their own histories)."""
-    saved = [n._parents for n in nodes]
+    nodes = [n for n in nodes if n.__class__ is Node]
+    saved = [n.parents for n in nodes]
     for n in nodes:
-        n._parents = ()
+        n.parents = ()
     try:
         yield
     finally:
         for n, p in zip(nodes, saved):
-            n._parents = p
+            n.parents = p
 
 
 def _filled(cell: Any) -> bool:
@@ -181,24 +194,23 @@ class _Recompute(Primitive):
     def has_vjp(self) -> bool:
         return True
 
-    def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
+    def vjp(self, argnum: int, g: Any, node: Any, lift: Any) -> Any:
         if self.cache is None or self.cache[0] is not g:
-            self.cache = (g, self._gradients(g, node, create_graph))
-        parent = node._args[argnum]
-        return fit(self.cache[1][argnum], parent.data.shape, parent.data.dtype)
+            self.cache = (g, self._gradients(g, node, lift is not None))
+        return self.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
 
     def _gradients(self, g: Any, node: Any, create_graph: bool) -> list[Any]:
-        params = list(node._args)
-        inputs, outer = params[: len(self.diff)], params[len(self.diff):]
+        edges = node.parents
+        n_in = len(self.diff)
         leaves = list(self.leaves)
         if create_graph:  # record the recomputation on the real inputs: derivatives of any order
-            for i, x in zip(self.diff, inputs):
-                leaves[i] = x
-            wanted = params
+            for i, edge in zip(self.diff, edges[:n_in]):
+                _, parent, index, _, _ = edge
+                leaves[i] = _output(parent, index, node.args[edge[0]]) if parent.__class__ is Node else parent
+            keys = [edge[1] for edge in edges]
         else:
-            fresh = _stand_ins(leaves, self.diff)
-            leaves = fresh
-            wanted = [fresh[i] for i in self.diff] + outer
+            leaves = _stand_ins(leaves, self.diff)
+            keys = [leaves[i] for i in self.diff] + [edge[1] for edge in edges[n_in:]]
         from .ops.shape import concatenate, ravel
 
         with grad_mode(True):
@@ -218,8 +230,15 @@ class _Recompute(Primitive):
                 "does not hold, e.g. F.dropout without rng, or state changed in between): give it a seeded rng "
                 "(nn.Dropout holds its own and is replayed), or do not checkpoint it"
             )
-        if not flat._rg:
-            return [np.zeros_like(p.data) for p in params]
-        with _as_leaves(wanted):
-            grads = _grad_of(flat, wanted, g, create_graph=create_graph)
-        return list(grads) if create_graph else [gr.data for gr in grads]
+        if not flat._requires_grad:
+            return [np.zeros(shape, dtype) for _, _, _, shape, dtype in edges]
+        seed = g if create_graph else np.asarray(g, dtype=flat.data.dtype)
+        with _as_leaves(keys):
+            found = dict(sweep_from([flat], [seed], create_graph, create_graph, set(keys)))
+        grads = []
+        for key, (_, _, index, shape, dtype) in zip(keys, edges):
+            gr = found.get(key)
+            if gr is not None and index is not None:
+                gr = gr[index]
+            grads.append(np.zeros(shape, dtype) if gr is None else gr)
+        return grads

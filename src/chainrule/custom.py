@@ -79,21 +79,18 @@ class _OneShot(Primitive):
         super().__init__(owner.fn.__name__, lambda *a: owner.fn(*a), register=False)
         self.owner, self.residuals, self.cache = owner, residuals, None
 
-    def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
-        from .autodiff.primitive import fit
-
+    def vjp(self, argnum: int, g: Any, node: Any, lift: Any) -> Any:
         if self.cache is None or self.cache[0] is not g:
-            if create_graph:
+            if lift is not None:
                 # higher order: rerun fwd on the traced inputs, so the residuals (and bwd's result,
                 # written with NumPy functions) depend on them; with the stored residuals the
                 # gradient would be a constant and every further derivative silently 0
-                _, residuals = self.owner.fwd(*node._args)
+                _, residuals = self.owner.fwd(*lift(node)[1])
                 grads = self.owner.bwd(residuals, g)
             else:
                 grads = self.owner.bwd(self.residuals, g.data if isinstance(g, Tensor) else g)
             self.cache = (g, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,))
-        parent = node._args[argnum]
-        return fit(self.cache[1][argnum], parent.data.shape, parent.data.dtype)
+        return self.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
         if self.owner.jvp is None:

@@ -49,16 +49,18 @@ from typing import Any
 
 import numpy as np
 
-from .autodiff import batching, engine, primitive
-from .autodiff.primitive import Primitive, fit
-from .autodiff.sparse import SliceGrad
+from .autodiff import batching, primitive
+from .autodiff.primitive import Primitive
+from .core import clock, sweep
+from .core.node import Node, unbroadcast
+from .core.sparse import SliceGrad
 from .core.state import forward_levels, grad_enabled
 from .ops import _define
 from .ops import elementwise as _elementwise
 from .ops import methods as _methods
 from .ops import queries as _queries
 from .ops._saved import Saved
-from .tensor import Tensor, TensorMethods, _last_change, _tick
+from .tensor import Tensor
 
 __all__ = ["jit", "Jitted", "JitError"]
 
@@ -75,6 +77,7 @@ class _Op:
         self.prim, self.spec, self.kw, self.out, self.parents, self.rg = prim, spec, kw, out, parents, rg
 
 
+_INHERITED = object()  # marks a patched class attribute that the class inherited (removed again afterwards)
 _VALUE_METHODS = ("__bool__", "__float__", "__int__", "__index__", "item", "tolist", "numpy", "__array__",
                   "argmax", "argmin", "any", "all", "argsort", "nonzero", "searchsorted")
 
@@ -116,8 +119,8 @@ class _Trace:
         self.ops: list[_Op] = []
         self.guards: list[tuple[int, Callable[[Any], Any], Any, str]] = []
         self.used: set[int] = set()
-        self.start = _tick()
-        self.changes = _last_change[0]
+        self.start = clock.tick()
+        self.changes = clock.last_change[0]
 
     def new_slot(self, owner: Any, value: Any) -> int:
         s = len(self.values)
@@ -147,7 +150,7 @@ class _Trace:
             s: int | None = None
             if isinstance(a, Tensor):
                 s = self.slot(a)
-                if s is None and a._rg:
+                if s is None and a._requires_grad:
                     raise JitError(
                         f"jit({self.name}): '{prim.name}' got a tensor that requires grad but was created inside "
                         "the function; create it outside (it is then read afresh on every call) or pass it in"
@@ -164,9 +167,12 @@ class _Trace:
             if isinstance(v, Tensor) or (isinstance(v, np.ndarray) and id(v) in self.slot_of_array):
                 raise JitError(f"jit({self.name}): '{prim.name}' got a traced value as keyword '{k}'; "
                                "call the function without jit")
-        parents = tuple((argnum, self.slot_of[id(p)]) for argnum, p in out._parents)
-        s_out = self.new_slot(out, out.data)
-        self.ops.append(_Op(prim, tuple(spec), dict(kw) if kw else {}, s_out, parents, out._rg))
+        first = out[0] if isinstance(out, tuple) else out  # a multi-output primitive: one node, several slots
+        edges = first._node.parents if first._node is not None else ()
+        parents = tuple((edge[0], self.slot_of[id(args[edge[0]])]) for edge in edges)
+        s_out: int | tuple[int, ...] = (tuple(self.new_slot(o, o.data) for o in out) if isinstance(out, tuple)
+                                        else self.new_slot(out, out.data))
+        self.ops.append(_Op(prim, tuple(spec), dict(kw) if kw else {}, s_out, parents, first._requires_grad))
 
     def guard(self, t: Any, what: str, read: Callable[[Any], Any], result: Any) -> None:
         if not isinstance(t, Tensor):
@@ -190,7 +196,7 @@ _local = _Tracing()
 def _recording_apply(original: Callable[..., Any]) -> Callable[..., Any]:
     def apply(prim: Primitive, args: tuple, kw: dict | None) -> Any:
         out = original(prim, args, kw)
-        if _local.traces and isinstance(out, Tensor):
+        if _local.traces and (isinstance(out, Tensor) or isinstance(out, tuple) and prim.n_outputs > 1):
             _local.traces[-1].record(prim, args, kw, out)
         return out
 
@@ -328,7 +334,10 @@ class _Patches:
             _Patches._users -= 1
             if _Patches._users == 0:
                 for owner, name, value in reversed(_Patches.saved):
-                    setattr(owner, name, value)
+                    if value is _INHERITED:
+                        delattr(owner, name)  # back to the mixin's method
+                    else:
+                        setattr(owner, name, value)
 
     def _install(self) -> None:
         # every chainrule module that bound these helpers by name
@@ -340,16 +349,17 @@ class _Patches:
                 for name, original, hook in hooks:
                     if getattr(mod, name, None) is original:
                         self._swap(mod, name, hook)
-        for name in _VALUE_METHODS:  # on Tensor itself, or on the methods its op declarations give it
-            owner = Tensor if name in Tensor.__dict__ else TensorMethods if name in TensorMethods.__dict__ else None
-            if owner is not None:
-                self._swap(owner, name, _guarded_method(name, owner.__dict__[name]))
+        for name in _VALUE_METHODS:  # defined on Tensor or inherited from its conversion mixin
+            method = getattr(Tensor, name, None)
+            if callable(method):
+                self._swap(Tensor, name, _guarded_method(name, method))
         self._swap(_methods, "_on_values", _guarded_values(_methods._on_values, "an integer operator"))
         self._swap(_queries, "_unwrap", _guarded_values(_queries._unwrap, "a NumPy query"))
-        self._swap(engine, "backward_sweep", self._no_backward)
+        self._swap(sweep, "backward_sweep", self._no_backward)
 
     def _swap(self, owner: Any, name: str, value: Any) -> None:
-        _Patches.saved.append((owner, name, getattr(owner, name)))
+        inherited = isinstance(owner, type) and name not in owner.__dict__
+        _Patches.saved.append((owner, name, _INHERITED if inherited else getattr(owner, name)))
         setattr(owner, name, value)
 
     @staticmethod
@@ -364,7 +374,7 @@ def _fitter(prim: Primitive, argnum: int, shape: tuple, dtype: Any) -> Callable[
         if g.__class__ is SliceGrad:  # a slice's gradient: already the input's shape and dtype
             return g.dense()
         try:
-            return fit(g, shape, dtype)
+            return unbroadcast(g, shape, dtype)
         except ValueError:
             raise ValueError(
                 f"{prim.name}: the reverse rule for argument {argnum} returned a gradient of shape "
@@ -378,6 +388,10 @@ def _reverse_rule(prim: Primitive, argnum: int) -> Callable[..., Any]:
     rules = prim.vjps
     rule = rules[argnum] if argnum < len(rules) else None
     return rule if rule is not None else prim._rule(rules, prim.vjp_argnum, argnum, "reverse")
+
+
+def _slots(out: int | tuple[int, ...]) -> tuple[int, ...]:
+    return out if isinstance(out, tuple) else (out,)
 
 
 def _fresh_saved(traced: Saved) -> Saved:
@@ -423,9 +437,13 @@ class _Program:
                 env[f"kw{n}"] = kw
                 args.append(f"**kw{n}")
             calls.append(", ".join(args))
-            lines.append(f"    v{op.out} = f{n}({calls[-1]})")
-            lines.append(f"    if v{op.out}.__class__ is not ndarray: v{op.out} = asarray(v{op.out})")
-        self.kept = sorted({s for op in trace.ops for s in (op.out, *[a for ok, a in op.spec if ok])} | set(sources))
+            outs = _slots(op.out)
+            lines.append(f"    {', '.join(f'v{s}' for s in outs)}{',' if isinstance(op.out, tuple) else ''} = "
+                         f"f{n}({calls[-1]})")
+            for s in outs:
+                lines.append(f"    if v{s}.__class__ is not ndarray: v{s} = asarray(v{s})")
+        self.kept = sorted({s for op in trace.ops for s in (*_slots(op.out), *[a for ok, a in op.spec if ok])}
+                           | set(sources))
         held = "".join(f"v{s}, " for s in self.kept) + "".join(f"{name}, " for name in states)
         lines.append(f"    return ({held})")
         # backward: ops in reverse creation order, the engine's order; gradients summed in the engine's order
@@ -436,15 +454,21 @@ class _Program:
             have = {grad_slot}
             for n in range(len(trace.ops) - 1, -1, -1):
                 op = trace.ops[n]
-                if op.out not in have or not op.parents:
+                outs = _slots(op.out)
+                if not any(s in have for s in outs) or not op.parents:
                     continue
+                if isinstance(op.out, tuple):  # one cotangent per output (None: it got none), as the engine
+                    g_of = "[" + ", ".join(f"g{s}" if s in have else "None" for s in outs) + "]"
+                    ans_of = "(" + ", ".join(f"v{s}" for s in outs) + ",)"
+                else:
+                    g_of, ans_of = f"g{op.out}", f"v{op.out}"
                 for argnum, parent in op.parents:
                     env[f"r{n}_{argnum}"] = _reverse_rule(op.prim, argnum)
                     x = trace.values[parent]
                     shape, dtype = x.shape, x.dtype
                     env[f"s{n}_{argnum}"], env[f"d{n}_{argnum}"] = shape, dtype
                     env[f"fit{n}_{argnum}"] = _fitter(op.prim, argnum, np.shape(x), np.result_type(x))
-                    back.append(f"    t = r{n}_{argnum}(g{op.out}, v{op.out}, {calls[n]})")
+                    back.append(f"    t = r{n}_{argnum}({g_of}, {ans_of}, {calls[n]})")
                     back.append(f"    if not (t.__class__ is ndarray and t.shape == s{n}_{argnum} "
                                 f"and t.dtype is d{n}_{argnum}): t = fit{n}_{argnum}(t)")
                     back.append(f"    g{parent} = g{parent} + t" if parent in have else f"    g{parent} = t")
@@ -465,6 +489,9 @@ class _ReplayNode:
     """The single graph node of a replayed call: its reverse rule runs the tape's backward once."""
 
     __slots__ = ("name", "program", "values", "_g", "_grads")
+    keeps = True  # its node keeps the inputs' arrays (to check them for in-place changes)
+    n_outputs = 1
+    fast_vjps = None  # the sweep calls vjp
 
     def __init__(self, program: _Program, values: tuple) -> None:
         self.name = f"jit({program.name})"
@@ -473,8 +500,8 @@ class _ReplayNode:
         self._g: Any = None
         self._grads: tuple = ()
 
-    def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
-        if create_graph:
+    def vjp(self, argnum: int, g: Any, node: Any, lift: Any) -> Any:
+        if lift is not None:
             raise JitError(f"{self.name}: backward with create_graph=True (higher derivatives) through a replayed "
                            "function is not supported; call the function without jit for that")
         if self._g is not g:  # the engine asks once per input, with the same output gradient
@@ -486,7 +513,7 @@ class _ReplayNode:
 # -- the wrapper ----------------------------------------------------------------------------------
 def _describe(a: Any) -> tuple:
     if isinstance(a, Tensor):
-        return ("Tensor", a.data.shape, a.data.dtype, a._rg)
+        return ("Tensor", a.data.shape, a.data.dtype, a._requires_grad)
     if isinstance(a, np.ndarray):
         return ("ndarray", a.shape, a.dtype)
     return ("value", type(a), a)
@@ -547,11 +574,11 @@ class Jitted:
                 result = self.fn(*args)
         finally:
             _local.traces.pop()
-        if _last_change[0] != trace.changes:
+        if clock.last_change[0] != trace.changes:
             raise JitError(f"jit({self.name}): the function changes a tensor in place; jit only replays "
                            "functions without in-place changes (make the change outside)")
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
-        op_slots = {op.out for op in trace.ops}
+        op_slots = {s for op in trace.ops for s in _slots(op.out)}
         out_slots, self._passed = [], []  # outputs that are an argument or an outside tensor are returned as they are
         for k, o in enumerate(outs):
             s = trace.slot_of.get(id(o)) if isinstance(o, Tensor) else None
@@ -570,7 +597,7 @@ class Jitted:
                 raise JitError(f"jit({self.name}): output {k} is a new Tensor around an argument's values "
                                "(e.g. detach()); return the argument itself or call without jit")
             out_slots.append(None)
-        differentiable = [k for k, o in enumerate(outs) if o._rg and self._passed[k] is None]
+        differentiable = [k for k, o in enumerate(outs) if o._requires_grad and self._passed[k] is None]
         if len(differentiable) > 1:
             raise JitError(f"jit({self.name}): outputs {differentiable} all require grad; a replay can give "
                            "gradients through one output: return one (e.g. their sum) or call without jit")
@@ -585,7 +612,7 @@ class Jitted:
         self._signature = [_describe(a) for a in args]
         self._grad_mode = grad_enabled()
         self._inputs = trace.inputs
-        self._captured = [(t, t.data.shape, t.data.dtype, t._rg) for t, _ in trace.captured]
+        self._captured = [(t, t.data.shape, t.data.dtype, t._requires_grad) for t, _ in trace.captured]
         self._out = None if not isinstance(result, (tuple, list)) else type(result)
         external_slots = [s for s in trace.inputs if s is not None] + [s for _, s in trace.captured]
         self._parents = [external_slots.index(s) for s in self._program.externals]
@@ -604,7 +631,7 @@ class Jitted:
             kind = traced[0]
             if kind == "Tensor":  # the common case first, without building a description
                 ok = isinstance(a, Tensor) and a.data.shape == traced[1] and a.data.dtype == traced[2] and (
-                    a._rg == traced[3])
+                    a._requires_grad == traced[3])
             elif kind == "ndarray":
                 ok = a.__class__ is np.ndarray and a.shape == traced[1] and a.dtype == traced[2]
             else:
@@ -616,11 +643,11 @@ class Jitted:
                 tensors.append(a)
         for t, shape, dtype, rg in self._captured:
             d = t.data
-            if d.shape != shape or d.dtype != dtype or t._rg != rg:
+            if d.shape != shape or d.dtype != dtype or t._requires_grad != rg:
                 raise JitError(
                     f"jit({self.name}): a tensor the function reads from outside changed from shape {shape}, dtype "
                     f"{dtype}, requires_grad={rg} to shape {d.shape}, dtype {d.dtype}, requires_grad="
-                    f"{t._rg} since the trace; make another jit(...) after such a change"
+                    f"{t._requires_grad} since the trace; make another jit(...) after such a change"
                 )
             sources.append(d)
             tensors.append(t)
@@ -643,16 +670,16 @@ class Jitted:
             if passed is not None:  # the function returned an argument (by position) or an outside tensor
                 outs.append(args[passed] if isinstance(passed, int) else passed)
                 continue
-            t = Tensor._wrap(values[next(positions)])
+            value = values[next(positions)]
             if k == self._grad_out:
                 inputs = [tensors[i] for i in self._parents]
-                t._rg = True
-                t._prim = _ReplayNode(program, values)
-                t._args = tuple(inputs)
-                t._raw = [p.data for p in inputs]  # checked by backward: changed in place since this call?
-                t._kw = None
-                t._parents = tuple(enumerate(inputs))
-            outs.append(t)
+                edges = tuple((j, p if p._node is None else p._node, p._index, p.data.shape, p.data.dtype)
+                              for j, p in enumerate(inputs))
+                # the inputs' arrays are kept so that backward can see whether they changed in place since this call
+                node = Node(_ReplayNode(program, values), edges, None, [p.data for p in inputs], None, clock.tick())
+                outs.append(Tensor._linked(value, node))
+            else:
+                outs.append(Tensor._wrap(value))
         return outs[0] if self._out is None else self._out(outs)
 
 

@@ -6,83 +6,21 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 
 from __future__ import annotations
 
-import itertools
+import operator
 import weakref
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from ._conversion import from_sequence, numpy_internal_caller
-from .core import state
+from .core import clock, sweep
+from .core.node import Node
+from .core.state import grad_mode
+from .tensor_convert import ConversionMethods, _check_data, _Size
+from .tensor_inplace import InPlaceMethods
 
-# One clock for creation and in-place changes: a tensor's _stamp is its creation time (so
-# parents have smaller stamps than children, which orders the graph), its _version the
-# time of its last in-place change. A node whose input has _version > node._stamp was
-# computed from a value that no longer exists.
-_tick = itertools.count(1).__next__
-_last_change = [0]  # stamp of the latest in-place change anywhere: nodes made after it need no check
-# In-place changes by memory: id(owning array) -> (array, stamp). Views (slices, reshape,
-# .T, detach) share memory with their base, so a change through any of them is seen.
-# The arrays are held weakly: an entry goes away with its array, so in-place changes of
-# temporaries in a long loop do not pile up.
-_changed_memory: dict[int, tuple[weakref.ref, int]] = {}
-
-
-def _record_change(owner: np.ndarray, stamp: int) -> None:
-    key = id(owner)
-
-    def forget(ref: weakref.ref, key: int = key) -> None:
-        if _changed_memory.get(key, (None,))[0] is ref:  # not a newer array at the same address
-            del _changed_memory[key]
-
-    _changed_memory[key] = (weakref.ref(owner, forget), stamp)
-
-
-def _owner(arr: np.ndarray) -> np.ndarray:
-    while isinstance(arr.base, np.ndarray):
-        arr = arr.base
-    return arr
-
-
-def _changed_after(arr: Any, stamp: int) -> bool:
-    if not isinstance(arr, np.ndarray):
-        return False
-    owner = _owner(arr)
-    entry = _changed_memory.get(id(owner))
-    return entry is not None and entry[0]() is owner and entry[1] > stamp
-
-
-class NotOneElementError(TypeError, ValueError):
-    """float(), int(), complex(), bool() or item() of a Tensor with other than one element.
-
-    Both a TypeError (as NumPy's float() of a larger array) and a ValueError (as its bool()).
-    """
-
-
-class _Size(int):
-    """An int (the number of entries) that, called, gives the shape as PyTorch's ``size()`` does."""
-
-
-    def __new__(cls, n: int, shape: tuple[int, ...]) -> _Size:
-        self = super().__new__(cls, n)
-        self._shape = shape
-        return self
-
-    def __call__(self, dim: int | None = None) -> Any:
-        if dim is None:
-            return self._shape
-        try:
-            return self._shape[dim]
-        except (IndexError, TypeError):
-            raise IndexError(f"size({dim!r}): a Tensor of {len(self._shape)} dimensions has no such dim") from None
-
-    def __reduce__(self) -> Any:
-        return (int, (int(self),))
-
-
-def _check_data(data: Any, name: str = "data") -> None:
-    if data is None or isinstance(data, (str, bytes)):
-        raise TypeError(f"Tensor: argument '{name}' must be a number or an array of numbers, got {type(data).__name__}")
+_new = object.__new__
+_tick = clock.tick
 
 
 class TensorMethods:
@@ -94,7 +32,7 @@ class TensorMethods:
     __slots__ = ()
 
 
-class Tensor(TensorMethods):
+class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     """An N-d array (NumPy-backed) that records operations for automatic differentiation.
 
     ``Tensor(data, requires_grad=False, dtype=None, label=None)``. Python floats become
@@ -112,10 +50,12 @@ class Tensor(TensorMethods):
     call ``zero_grad()`` (or set ``grad = None``) between steps.
     """
 
-    __slots__ = (
-        "data", "grad", "label", "_rg", "_prim", "_args", "_raw", "_kw", "_parents",
-        "_stamp", "_version", "_tangents", "_retain", "__weakref__",
-    )
+    # data: the values; grad: the accumulated gradient (a Tensor) or None; _label: a name for pictures;
+    # _requires_grad: whether it is differentiated (a leaf asked for it, or it was computed from one);
+    # _node: the graph node that computed it (None for a leaf), _index: its position among that node's
+    # outputs (None when the node has one); _stamp: its creation time on the version clock;
+    # _tangents: {forward level: tangent} under jvp, or None.
+    __slots__ = ("data", "grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(
@@ -137,39 +77,32 @@ class Tensor(TensorMethods):
                 f"Tensor: argument 'data' must hold numbers, got an array of dtype {arr.dtype} "
                 f"(element type {type(arr.flat[0]).__name__ if arr.size else 'unknown'})"
             )
-        self._init(arr, label)
+        self._set(arr, None, None)
+        self.label = label
         if requires_grad:
             self.requires_grad = True
 
-    def _init(self, arr: np.ndarray, label: str | None = None) -> None:
+    def _set(self, arr: np.ndarray, node: Node | None, index: int | None) -> None:
+        """Every field of a new Tensor (the one place they are listed; ``apply`` calls this too)."""
         self.data = arr
-        self.grad = None
-        self.label = label
-        self._rg = False
-        self._prim = None
-        self._args = ()
-        self._kw = None
-        self._parents = ()
-        self._stamp = _tick()
-        self._version = 0
-        self._tangents = None
-        self._retain = False
+        self.grad = self._label = self._tangents = None
+        self._requires_grad = node is not None
+        self._node = node
+        self._index = index
+        self._stamp = node.stamp if node is not None else _tick()
 
     @classmethod
     def _wrap(cls, arr: np.ndarray) -> Tensor:
         """A new Tensor around ``arr`` without copying (internal)."""
-        t = cls.__new__(cls)
-        t.data = arr
-        t.grad = None
-        t.label = None
-        t._rg = False
-        t._prim = None
-        t._args = ()
-        t._parents = ()
-        t._tangents = None
-        t._version = 0
-        t._stamp = _tick()
-        t._retain = False
+        t = _new(cls)
+        t._set(arr, None, None)
+        return t
+
+    @classmethod
+    def _linked(cls, arr: np.ndarray, node: Node, index: int | None = None) -> Tensor:
+        """A new Tensor around ``arr``: output ``index`` of ``node`` (internal: custom nodes, replays)."""
+        t = _new(cls)
+        t._set(arr, node, index)
         return t
 
     # -- array attributes --------------------------------------------------------------
@@ -195,113 +128,44 @@ class Tensor(TensorMethods):
             raise TypeError("len() of a 0-d Tensor")
         return len(self.data)
 
-    def _refuse_number_in_transform(self, what: str) -> None:
-        """Inside grad/jvp/...: a Python number made from a traced value carries no derivative."""
-        if state.transform_depth() and state.is_traced(self):
-            raise TypeError(
-                f"{what} of a Tensor being differentiated (inside grad, jvp, jacobian, hessian, ...) gives a plain "
-                "Python number or array without its derivative; math.* functions do this too (math.exp(x) calls "
-                "float(x)). "
-                "Use NumPy or chainrule.numpy (cnp) functions on the Tensor instead (np.exp(x), cnp.exp(x), x ** 2), "
-                "or .detach() it on purpose"
-            )
-
-    def item(self) -> Any:
-        """The value of a one-element tensor as a Python number."""
-        self._refuse_number_in_transform("item()")
-        return self._one_value("item()")
-
-    def _one_value(self, what: str) -> Any:
-        if self.data.size != 1:
-            raise NotOneElementError(
-                f"{what}: only a one-element Tensor converts to a number, this one has shape {self.shape}; "
-                "reduce it first (.sum(), .mean(), t[0]) or use .tolist()"
-            )
-        return self.data.item()
-
-    def numpy(self) -> np.ndarray:
-        """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
-        self._refuse_number_in_transform("numpy()")
-        return self.data
-
-    def tolist(self) -> Any:
-        """The values as (nested) Python lists of numbers."""
-        self._refuse_number_in_transform("tolist()")
-        return self.data.tolist()
-
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        if state.transform_depth() and (self._tangents or self._rg and state.grad_enabled()):
-            # inside grad/jvp/...: a NumPy copy of a traced value would carry no derivative
-            raise TypeError(
-                f"a Tensor of shape {self.shape} being differentiated was converted to a NumPy array (e.g. by "
-                "np.array([...]) or a function without a chainrule rule); its gradient would be lost. Use "
-                "chainrule.numpy (cnp.array, cnp.stack) or chainrule functions, or .detach() on purpose"
-            )
-        if self._rg and state.grad_enabled() and from_sequence(Tensor):
-            raise TypeError(
-                f"a Tensor of shape {self.shape} that requires grad was put into a new NumPy array (np.array([...]) "
-                "or np.asarray([...]) of a list of Tensors); the result is a plain array and the gradient would be "
-                "lost. Use chainrule.stack / cnp.array / cnp.stack to build it in the graph, or .detach() the "
-                "Tensors (or wrap in chainrule.no_grad()) to read values"
-            )
-        if self._rg and state.grad_enabled():
-            inside = numpy_internal_caller()
-            if inside is not None:
-                raise TypeError(
-                    f"{inside} converted a Tensor of shape {self.shape} that requires grad to a plain NumPy array "
-                    "inside NumPy's own code (an argument NumPy does not dispatch on, such as constant_values= "
-                    "of np.pad or a value in np.piecewise's funclist); the gradient would be lost. Use a "
-                    "chainrule function that is differentiable in that argument, or .detach() it on purpose"
-                )
-        if dtype is not None and dtype != self.data.dtype:
-            return self.data.astype(dtype)
-        return self.data.copy() if copy else self.data
-
-    def __float__(self) -> float:
-        self._refuse_number_in_transform("float()")
-        return float(self._one_value("float()"))
-
-    def __int__(self) -> int:
-        self._refuse_number_in_transform("int()")
-        return int(self._one_value("int()"))
-
-    def __complex__(self) -> complex:
-        self._refuse_number_in_transform("complex()")
-        return complex(self._one_value("complex()"))
-
-    def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub":
-            raise TypeError(f"only integer Tensors can be used as an index, not {self.data.dtype}")
-        return int(self.item())
-
-    def __bool__(self) -> bool:
-        if self.data.size != 1:
-            raise NotOneElementError(
-                f"bool(): the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
-            )
-        return bool(self.data)
-
-    __hash__ = object.__hash__
-
-    def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` formats a one-element Tensor's value (as PyTorch); no spec gives ``str(t)``."""
-        if not spec:
-            return str(self)
-        return format(self.item(), spec)
-
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="Tensor(")
         extra = ""
         if self.data.dtype not in (np.float64, np.int64, np.bool_):
             extra += f", dtype={self.data.dtype}"
-        if self._rg:
-            extra += ", requires_grad=True" if self._prim is None else f", op={self._prim.name}"
+        if self._requires_grad:
+            extra += ", requires_grad=True" if self._node is None else f", op={self._node.prim.name}"
         return f"Tensor({body}{extra})"
 
     # -- autodiff state ------------------------------------------------------------------
+    value_kept = True  # False for a stand-in of an intermediate value the graph did not keep (see parents)
+
+    @property
+    def label(self) -> str | None:
+        """A name shown by the graph pictures (None: the op's name is shown)."""
+        return self._label
+
+    @label.setter
+    def label(self, name: str | None) -> None:
+        self._label = name
+        if self._node is not None:  # the pictures find a named intermediate through its node
+            self._link(False)
+
+    def _link(self, retain: bool) -> None:
+        """Let this tensor's node reach it (weakly): for retain_grad and for labels in pictures."""
+        node = self._node
+        if node.outputs is None:
+            node.outputs = {}
+        entry = node.outputs.get(self._index)
+        if entry is None or entry[0]() is not self:
+            node.outputs[self._index] = [weakref.ref(self), retain, self._label]
+        else:
+            entry[1] = entry[1] or retain
+            entry[2] = self._label
+
     @property
     def requires_grad(self) -> bool:
-        return self._rg
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
@@ -310,9 +174,9 @@ class Tensor(TensorMethods):
                 f"Tensor: only floating-point tensors can require grad, this one has dtype {self.data.dtype}; "
                 "make it float, e.g. Tensor(data, dtype=float, requires_grad=True)"
             )
-        if not flag and self._prim is not None:
+        if not flag and self._node is not None:
             raise RuntimeError("requires_grad can only be switched off on a leaf; use .detach() instead")
-        self._rg = bool(flag)
+        self._requires_grad = bool(flag)
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
         self.requires_grad = flag
@@ -320,25 +184,42 @@ class Tensor(TensorMethods):
 
     @property
     def is_leaf(self) -> bool:
-        return self._prim is None
+        return self._node is None
 
     @property
     def op(self) -> str:
         """Name of the operation that made this tensor ('' for a leaf)."""
-        return self._prim.name if self._prim is not None else ""
+        return self._node.prim.name if self._node is not None else ""
 
     @property
     def parents(self) -> tuple[Tensor, ...]:
-        """The tensors this one was computed from (those that require grad)."""
-        return tuple(p for _, p in self._parents)
+        """The tensors this one was computed from (those that require grad), one per edge.
+
+        A parent that is itself computed is given as a Tensor linked to its node, holding the value
+        the node kept for its rule; the same Tensor each time it is asked for.
+        """
+        node = self._node
+        if node is None:
+            return ()
+        args = node.args
+        return tuple(
+            _seen(parent, index, args[argnum] if args else None, shape, dtype) if parent.__class__ is Node else parent
+            for argnum, parent, index, shape, dtype in node.parents
+        )
+
+    @property
+    def _version(self) -> int:
+        """When this tensor's memory was last changed in place (0: never), as PyTorch's ``_version`` grows."""
+        return clock.version(self.data)
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (no gradient flows through it)."""
         return Tensor._wrap(self.data)
 
     def retain_grad(self) -> None:
-        """Keep ``.grad`` on this non-leaf tensor after ``backward()``."""
-        self._retain = True
+        """Keep ``.grad`` on this non-leaf tensor after ``backward()`` (a leaf always keeps it)."""
+        if self._node is not None:
+            self._link(True)
 
     def zero_grad(self) -> None:
         """Forget the accumulated gradient (sets ``.grad`` to None)."""
@@ -350,221 +231,173 @@ class Tensor(TensorMethods):
 
         return draw(self, **kw)
 
-    def _check_versions(self) -> None:
-        stamp = self._stamp
-        if _last_change[0] < stamp:
-            return  # nothing anywhere changed in place since this node was made
-        if _changed_after(self.data, stamp):
-            self._raise_modified(self)
-        for a, v in zip(self._args, self._raw):
-            if _changed_after(v, stamp):
-                self._raise_modified(a)
-
-    def _raise_modified(self, t: Any) -> None:
-        raise RuntimeError(
-            f"backward: a tensor of shape {np.shape(t.data if isinstance(t, Tensor) else t)} needed by the "
-            f"gradient of '{self._prim.name}' was "
-            "modified in place after it was used; the gradient would be wrong. Compute on a copy "
-            "(t = t.copy()) or make the change before using the tensor."
-        )
-
-    def _bump_version(self) -> None:
-        self._version = _last_change[0] = _tick()
-        owner = _owner(self.data)
-        _record_change(owner, self._version)
-
     def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> None:
         """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
 
         A one-element output needs no ``gradient``; a larger one needs the gradient of some
         final scalar with respect to it (same shape). With ``create_graph=True`` the
         gradients are themselves differentiable Tensors, for derivatives of higher order.
+        What the graph kept for its rules is freed as backward uses it, unless
+        ``retain_graph=True`` (the default is ``create_graph``, as in PyTorch): a second
+        backward through the same graph needs ``retain_graph=True`` on the first.
         """
-        from .autodiff.backprop import backward
+        backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
 
-        backward([self], [gradient], create_graph=create_graph)
 
-    # -- in-place changes (tracked by the version counter) -------------------------------
-    # PyTorch's rules: an in-place change is allowed under no_grad and on tensors outside
-    # the graph; it is refused (not recorded) on a tensor in the graph, or with an operand
-    # that is, since writing over a value would lose what its gradient needs.
-    def _inplace_guard(self, what: str, value: Any = None) -> None:
-        other_traced = isinstance(value, Tensor) and state.is_traced(value)
-        if self._tangents and state.any_visible(self._tangents) or (
-            other_traced and not (value._rg and state.grad_enabled())
-        ):
-            raise RuntimeError(
-                f"{what}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) would "
-                "drop its derivative; write it out of place (x = x + y), even under chainrule.no_grad()"
-            )
-        if self._rg and state.transform_depth():
-            raise RuntimeError(
-                f"{what}: in-place change of a Tensor being differentiated inside grad/jacobian/... (even under "
-                "no_grad: it may share memory with the caller's array); write it out of place (x = x + y)"
-            )
-        if not state.grad_enabled() or not (self._rg or other_traced):
-            return
-        if self._rg and self._prim is None:
-            raise RuntimeError(
-                f"{what}: a leaf Tensor that requires grad is being used in an in-place operation (PyTorch "
-                "refuses this too). For an update step, wrap it in chainrule.no_grad(): "
-                "`with cr.no_grad(): p -= lr * p.grad`; otherwise write it out of place (p = p - x)"
-            )
+# -- the graph behind Tensors -------------------------------------------------------------------
+def key(t: Tensor) -> Any:
+    """What stands for ``t`` in the graph: its node, or the tensor itself for a leaf."""
+    return t if t._node is None else t._node
+
+
+def _output(node: Node, index: int | None, value: Any) -> Any:
+    """Output ``index`` of ``node`` as a Tensor linked to the graph (cached on the node), or None without a value.
+
+    The node's own kept output is used when it has one, else ``value`` (the same array, kept by a child).
+    """
+    lifted = node.lifted
+    if lifted is None:
+        lifted = node.lifted = {}
+    t = lifted.get(index)
+    if t is None:
+        ans = node.ans
+        if ans is not None:
+            value = ans if index is None else ans[index]
+        if value is None:
+            return None
+        t = _new(Tensor)
+        t._set(value if value.__class__ is np.ndarray else np.asarray(value), node, index)
+        lifted[index] = t
+    return t
+
+
+def _seen(node: Node, index: int | None, value: Any, shape: tuple[int, ...], dtype: Any) -> Tensor:
+    """Output ``index`` of ``node`` for the pictures: the program's own tensor while it lives and is linked
+    (labelled or retaining its grad), else one rebuilt from a kept value, else a stand-in without values."""
+    entry = node.outputs.get(index) if node.outputs is not None else None
+    if entry is not None and entry[0]() is not None:
+        return entry[0]()
+    t = _output(node, index, value)
+    if t is None:
+        t = node.lifted[index] = _new(_Unkept)
+        t._set(np.broadcast_to(np.zeros((), dtype), shape), node, index)
+    if entry is not None:
+        t._label = entry[2]  # the name it was given, kept by the node after the tensor itself went
+    return t
+
+
+class _Unkept(Tensor):
+    """An intermediate value the graph did not keep (no rule reads it): its shape and dtype, no values."""
+
+    __slots__ = ()
+    value_kept = False
+
+
+LIFTED = "lifted"  # the key of ``node.lifted`` under which a node made under jvp keeps its call's own Tensors
+
+
+def lift(node: Node) -> tuple[Any, list[Any]]:
+    """``(ans, args)`` of ``node`` as Tensors linked to the graph, for a rule run under ``create_graph``.
+
+    Arguments that have a parent become that parent (a leaf) or its output rebuilt from the kept
+    array (PyTorch's saved variables), so a gradient computed from them reaches the same nodes and
+    higher derivatives are exact; other arguments stay as they are (constants).
+    """
+    kept = node.lifted.get(LIFTED) if node.lifted else None
+    if kept is not None:  # made under jvp: the Tensors themselves, with their tangents
+        return kept
+    args = list(node.args)
+    for argnum, parent, index, _, _ in node.parents:
+        args[argnum] = _output(parent, index, args[argnum]) if parent.__class__ is Node else parent
+    n = node.n_outputs
+    ans = _output(node, None, None) if n == 1 else tuple(_output(node, k, None) for k in range(n))
+    return ans, args
+
+
+def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
+    """d final / d root: ones for a one-element root, else ``gradient`` checked against the root."""
+    if not root._requires_grad:
         raise RuntimeError(
-            f"{what}: in-place change of a tensor in the graph is not recorded by chainrule; the gradient would "
-            "be wrong. Write it out of place (h = h + b), or wrap it in chainrule.no_grad() if no gradient "
-            "should flow through it"
+            f"backward: this tensor (shape {root.shape}) has no graph: it does not require grad and was not "
+            "computed from anything that does; create inputs with requires_grad=True"
+        )
+    if gradient is None:
+        if root.data.dtype.kind == "c":
+            raise RuntimeError(
+                f"backward: the output is complex ({root.data.dtype}); a gradient needs a real-valued output "
+                "(e.g. np.abs(z) ** 2 or np.real(z)), or pass gradient= (d final / d output, complex)"
+            )
+        if root.data.size != 1:
+            raise RuntimeError(
+                f"backward: the output has shape {root.shape}, not one element; pass gradient= an array of "
+                f"shape {root.shape} (d final / d output), or reduce it first, e.g. out.sum().backward()"
+            )
+        seed = np.ones_like(root.data)
+    else:
+        raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
+        if raw.dtype.kind == "c" and root.data.dtype.kind != "c":
+            raise TypeError(
+                f"backward: a complex gradient ({raw.dtype}) for a real output ({root.data.dtype}); "
+                "pass a real one, or take np.real of the output gradient"
+            )
+        if raw.dtype.kind not in "biufc":
+            raise TypeError(
+                f"backward: argument 'gradient' must be an array of numbers of shape {root.shape} "
+                f"(d final / d output), got {type(gradient).__name__} {gradient!r:.40}"
+            )
+        if raw.shape != root.shape:
+            raise ValueError(f"backward: gradient has shape {raw.shape} but the output has shape {root.shape}")
+        if create_graph and isinstance(gradient, Tensor):
+            return gradient
+        seed = raw.astype(root.data.dtype, copy=False)
+    return Tensor._wrap(seed) if create_graph else seed
+
+
+_add = operator.add  # two gradients of one value (a C function: no Python frame per sum)
+
+
+def sweep_from(
+    roots: Sequence[Tensor], seeds: Sequence[Any], create_graph: bool, retain_graph: bool | None,
+    wanted: set[Any] | None = None,
+) -> list[tuple[Any, Any]]:
+    """Run the core's reverse sweep from Tensors: ``(node or leaf, gradient)`` pairs (see ``backward_sweep``).
+
+    ``seeds``: d final / d root for each root, as made by :func:`seed`.
+    """
+    retain = create_graph if retain_graph is None else retain_graph
+    with grad_mode(create_graph):
+        return sweep.backward_sweep(
+            [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain
         )
 
-    def __setitem__(self, index: Any, value: Any) -> None:
-        self._inplace_guard("__setitem__", value)
-        self.data[_raw_index(index)] = value.data if isinstance(value, Tensor) else value
-        self._bump_version()
 
-    def _inplace(self, name: str, ufunc: Any, other: Any) -> Tensor:
-        self._inplace_guard(name, other)
-        other_data = other.data if isinstance(other, Tensor) else other
-        try:
-            ufunc(self.data, other_data, out=self.data, casting="same_kind")
-        except TypeError as e:
-            if "cast" not in str(e) or other_data is None:
-                kind = type(other).__name__
-                raise TypeError(f"{name}: cannot combine a Tensor with {kind} {other!r:.40} ({e})") from None
-            # NumPy's casting error: e.g. an int tensor += a float
-            result = np.result_type(self.data, other_data) if ufunc is not np.divide else np.dtype(np.float64)
-            raise TypeError(
-                f"{name}: the result has dtype {result}, which cannot be stored in place in a Tensor of dtype "
-                f"{self.data.dtype} (PyTorch refuses this too); write it out of place (t = t {_SYMBOL[name]} x) "
-                "or convert first (t = t.astype(float))"
-            ) from None
-        except ValueError as e:  # the result would have another shape
-            raise ValueError(
-                f"{name}: the result of shape {np.broadcast_shapes(np.shape(self.data), np.shape(other_data))} "
-                f"does not fit in place in a Tensor of shape {self.shape} ({e}); write it out of place "
-                f"(t = t {_SYMBOL[name]} x)"
-            ) from None
-        self._bump_version()
-        return self
-
-    def _inplace_matmul(self, other: Any) -> Tensor:
-        self._inplace_guard("__imatmul__", other)
-        other_data = other.data if isinstance(other, Tensor) else np.asarray(other)
-        result = np.matmul(self.data, other_data)
-        if result.shape != self.shape:
-            raise ValueError(
-                f"__imatmul__: the product has shape {result.shape}, which does not fit in place in a Tensor of "
-                f"shape {self.shape}; write it out of place (t = t @ x)"
-            )
-        if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
-            raise TypeError(
-                f"__imatmul__: the product has dtype {result.dtype}, which cannot be stored in place in a Tensor of "
-                f"dtype {self.data.dtype}; write it out of place (t = t @ x)"
-            )
-        self.data[...] = result
-        self._bump_version()
-        return self
-
-    # Python's augmented assignment: changes the tensor itself (p -= lr * p.grad updates p).
-    def __iadd__(self, other: Any) -> Tensor:
-        return self._inplace("__iadd__", np.add, other)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return self._inplace("__isub__", np.subtract, other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return self._inplace("__imul__", np.multiply, other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self._inplace("__itruediv__", np.divide, other)
-
-    def __ifloordiv__(self, other: Any) -> Tensor:
-        return self._inplace("__ifloordiv__", np.floor_divide, other)
-
-    def __imod__(self, other: Any) -> Tensor:
-        return self._inplace("__imod__", np.remainder, other)
-
-    def __ipow__(self, other: Any) -> Tensor:
-        return self._inplace("__ipow__", np.power, other)
-
-    def __imatmul__(self, other: Any) -> Tensor:
-        return self._inplace_matmul(other)
-
-    def __iand__(self, other: Any) -> Tensor:
-        return self._inplace("__iand__", np.bitwise_and, other)
-
-    def __ior__(self, other: Any) -> Tensor:
-        return self._inplace("__ior__", np.bitwise_or, other)
-
-    def __ixor__(self, other: Any) -> Tensor:
-        return self._inplace("__ixor__", np.bitwise_xor, other)
-
-    def add_(self, other: Any, alpha: float = 1) -> Tensor:
-        """In place: self += alpha * other (allowed under no_grad or outside the graph, as in PyTorch).
-
-        Example:
-            >>> import chainrule as cr
-            >>> p = cr.Tensor([1.0, 2.0])
-            >>> p.add_(cr.Tensor([1.0, 1.0]), alpha=0.5)
-            Tensor([1.5, 2.5])
-        """
-        return self._inplace("add_", np.add, other if alpha == 1 else _scaled(other, alpha))
-
-    def sub_(self, other: Any, alpha: float = 1) -> Tensor:
-        """In place: self -= alpha * other."""
-        return self._inplace("sub_", np.subtract, other if alpha == 1 else _scaled(other, alpha))
-
-    def mul_(self, other: Any) -> Tensor:
-        """In place: self *= other."""
-        return self._inplace("mul_", np.multiply, other)
-
-    def div_(self, other: Any) -> Tensor:
-        """In place: self /= other."""
-        return self._inplace("div_", np.divide, other)
-
-    def pow_(self, other: Any) -> Tensor:
-        """In place: self **= other."""
-        return self._inplace("pow_", np.power, other)
-
-    def copy_(self, other: Any) -> Tensor:
-        """In place: overwrite the values with ``other``'s (broadcast to this shape)."""
-        self._inplace_guard("copy_", other)
-        np.copyto(self.data, other.data if isinstance(other, Tensor) else other)
-        self._bump_version()
-        return self
-
-    def fill_(self, value: float) -> Tensor:
-        """In place: set every entry to ``value``."""
-        self._inplace_guard("fill_")
-        self.data.fill(value)
-        self._bump_version()
-        return self
-
-    def zero_(self) -> Tensor:
-        """In place: set every entry to zero."""
-        return self.fill_(0)
+def backward(
+    roots: Sequence[Tensor], gradients: Sequence[Any], create_graph: bool = False, retain_graph: bool | None = None
+) -> None:
+    """Accumulate gradients of ``roots`` into ``.grad`` of every leaf (and retained non-leaf)."""
+    seeds = [seed(r, g, create_graph) for r, g in zip(roots, gradients)]
+    found = sweep_from(roots, seeds, create_graph, retain_graph)
+    handed_out = {id(s) for s in seeds}
+    for k, g in found:
+        if k.__class__ is Node:  # outputs that called retain_grad()
+            for index, (ref, retain, _) in list(k.outputs.items()):
+                t = ref()
+                part = g if index is None else g[index]
+                if retain and t is not None and part is not None:
+                    _accumulate(t, part, handed_out)
+        else:
+            _accumulate(k, g, handed_out)
 
 
-_SYMBOL = {
-    "__iadd__": "+", "__isub__": "-", "__imul__": "*", "__itruediv__": "/", "__ifloordiv__": "//",
-    "__imod__": "%", "__ipow__": "**", "__iand__": "&", "__ior__": "|", "__ixor__": "^",
-    "add_": "+", "sub_": "-", "mul_": "*", "div_": "/", "pow_": "**",
-}
-
-
-def _scaled(other: Any, alpha: float) -> Any:
-    if isinstance(other, Tensor):
-        if state.is_traced(other):
-            return other  # refused by the guard, with the operand named
-        return other.data * alpha
-    return np.asarray(other) * alpha
-
-
-def _raw_index(index: Any) -> Any:
-    if isinstance(index, Tensor):
-        return index.data
-    if isinstance(index, tuple):
-        return tuple(i.data if isinstance(i, Tensor) else i for i in index)
-    return index
+def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
+    if not isinstance(g, Tensor):
+        # each tensor gets its own writeable array: never a read-only broadcast view, never
+        # an array shared with another tensor or with the caller's gradient
+        if id(g) in handed_out or g.base is not None or not g.flags.writeable:
+            g = g.copy()
+        handed_out.add(id(g))
+        g = Tensor._wrap(g)
+    t.grad = g if t.grad is None else t.grad + g
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:

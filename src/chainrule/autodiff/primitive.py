@@ -1,4 +1,4 @@
-"""Primitives: a NumPy function plus its reverse (VJP) and forward (JVP) rules.
+"""Primitives: a NumPy function plus its reverse (VJP) and forward (JVP) rules, and ``apply``.
 
 A rule is written once, with NumPy functions and operators, and runs two ways:
 
@@ -9,18 +9,30 @@ A rule is written once, with NumPy functions and operators, and runs two ways:
 
 Rules have one shape: ``vjp(g, ans, *args, **kwargs)`` returns the gradient of one
 argument given the output gradient ``g``; ``jvp(t, ans, *args, **kwargs)`` returns the
-output tangent given one argument's tangent ``t``. Broadcasting is undone here, once, not
-in each rule.
+output tangent given one argument's tangent ``t``. Broadcasting is undone by the core's
+sweep (:func:`chainrule.core.node.unbroadcast`), once, not in each rule.
+
+A primitive may declare what its reverse rules read (``reads=``): the graph node then keeps
+only that, and the other inputs and the output are freed as soon as the program drops them.
+A primitive with ``n_outputs=k`` returns a tuple; its outputs share one node, its reverse
+rule receives one cotangent per output (None for an output that got no gradient) and its
+forward rule returns one tangent per output.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from ..core import state
+from ..core.clock import tick as _tick
+from ..core.node import Node
+from ..core.node import unbroadcast as _unbroadcast
+from ..scalar import Scalar
+from ..tensor import LIFTED, Tensor
 from . import batching
 
 Rule = Callable[..., Any]
@@ -31,21 +43,30 @@ REGISTRY: dict[str, Primitive] = {}
 class Primitive:
     """A differentiable function. Call it like the NumPy function it wraps.
 
+    ``reads``: what the reverse rules read from the forward pass, a collection of argument
+    positions and ``"ans"`` (default None: everything). ``n_outputs``: how many outputs ``fn``
+    returns (as a tuple) when more than one.
+
     Example:
         >>> import numpy as np
         >>> from chainrule.autodiff.primitive import Primitive
-        >>> cube = Primitive("cube", lambda x: x**3)
+        >>> cube = Primitive("cube", lambda x: x**3, reads=(0,))
         >>> cube.defvjp(lambda g, ans, x: g * 3 * x**2)
         >>> cube.defjvp(lambda t, ans, x: t * 3 * x**2)
         >>> from chainrule import Tensor
         >>> x = Tensor(2.0, requires_grad=True)
-        >>> cube(x).backward(); float(x.grad)
+        >>> y = cube(x)
+        >>> y._node.ans is None          # the rule reads x only: the output is not kept
+        True
+        >>> y.backward(); float(x.grad)
         12.0
     """
 
-    __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only")
+    __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only",
+                 "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "read_shapes", "fast_vjps")
 
-    def __init__(self, name: str, fn: Callable[..., Any], register: bool = True) -> None:
+    def __init__(self, name: str, fn: Callable[..., Any], register: bool = True, *,
+                 reads: Iterable[int | str] | None = None, n_outputs: int = 1) -> None:
         self.name = name
         self.fn = fn
         self.vjps: tuple[Rule | None, ...] = ()
@@ -59,8 +80,49 @@ class Primitive:
         self.first_order_only = False
         # why the rules hold for real numbers only (None: they hold for complex numbers too)
         self.real_only: str | None = None
+        if not isinstance(n_outputs, int) or n_outputs < 1:
+            raise ValueError(f"Primitive {name!r}: n_outputs must be a positive int, got {n_outputs!r}")
+        self.n_outputs = n_outputs
+        self.fast_vjps: tuple[Rule | None, ...] | None = None
+        self.declare_reads(reads)
         if register:
             REGISTRY[name] = self
+
+    def declare_reads(self, reads: Iterable[int | str] | None) -> None:
+        """Say what the reverse rules read: argument positions and/or ``"ans"`` (None: everything).
+
+        Only differentiated arguments (Tensors that require grad) are ever dropped: constants are
+        kept. A rule gets None for what it does not read, or, with ``"shapes"`` among ``reads``, a
+        zero-stride array of the argument's shape and dtype (no values: for rules that read shapes).
+
+        Example:
+            >>> from chainrule.autodiff.primitive import Primitive
+            >>> p = Primitive("twice_example", lambda x: 2 * x, register=False, reads=())
+            >>> p.keeps, p.keep_ans, sorted(p.keep_args)
+            (False, False, [])
+        """
+        if reads is None:
+            self.reads, self.keep_ans, self.keep_args = None, True, None
+        else:
+            wanted = frozenset(reads)
+            bad = [r for r in wanted if r not in ("ans", "shapes") and not (isinstance(r, int) and r >= 0)]
+            if bad:
+                raise ValueError(
+                    f"Primitive {self.name!r}: reads= takes argument positions, 'ans' and 'shapes', got {bad}"
+                )
+            self.reads = wanted
+            self.keep_ans = "ans" in wanted
+            self.keep_args = frozenset(r for r in wanted if isinstance(r, int))
+        # False: a node of this primitive keeps no value, so backward has nothing to free (and can run twice)
+        self.keeps = self.reads is None or bool(self.keep_args) or self.keep_ans
+        self.read_shapes = self.reads is not None and "shapes" in self.reads
+        self._refresh()
+
+    def _refresh(self) -> None:
+        # The rules the core's sweep may call itself at first order, one per argument (no frame of
+        # Primitive.vjp in between): only when vjp would just call them on the node's values.
+        plain = type(self).vjp is Primitive.vjp and self.real_only is None and not self.read_shapes
+        self.fast_vjps = self.vjps if plain and self.vjp_argnum is None and self.vjps else None
 
     def __repr__(self) -> str:
         return f"<chainrule primitive {self.name}>"
@@ -69,6 +131,7 @@ class Primitive:
     def defvjp(self, *rules: Rule | None) -> None:
         """One reverse rule per positional argument (None: not differentiable)."""
         self.vjps = rules
+        self._refresh()
 
     def defjvp(self, *rules: Rule | None) -> None:
         """One forward rule per positional argument (None: not differentiable)."""
@@ -77,6 +140,7 @@ class Primitive:
     def defvjp_argnum(self, rule: Rule) -> None:
         """A reverse rule ``rule(argnum, g, ans, *args)`` for ops with any number of args."""
         self.vjp_argnum = rule
+        self._refresh()
 
     def defjvp_argnum(self, rule: Rule) -> None:
         """A forward rule ``rule(argnum, t, ans, *args)`` for ops with any number of args."""
@@ -106,6 +170,7 @@ class Primitive:
     def no_complex(self, reason: str) -> None:
         """Declare that the rules hold for real inputs only: differentiating at a complex one raises."""
         self.real_only = reason
+        self._refresh()
 
     def _check_real(self, values: Any) -> None:
         for v in values:
@@ -116,41 +181,53 @@ class Primitive:
                     "np.abs) instead"
                 )
 
-    def vjp(self, argnum: int, g: Any, node: Any, create_graph: bool) -> Any:
-        """Gradient for argument ``argnum`` of ``node`` given its output gradient ``g``."""
+    def vjp(self, argnum: int, g: Any, node: Node, lift: Callable[[Node], Any] | None) -> Any:
+        """Gradient for argument ``argnum`` of ``node`` given its output gradient ``g``.
+
+        ``lift`` is None for a first-order pass (the rule runs on the arrays the node kept), else
+        the function that gives the node's output and arguments as graph values (``create_graph``).
+        The result is not yet reduced to the argument's shape (the sweep does that).
+        """
         if self.real_only is not None:
-            self._check_real((*node._raw, node.data))
+            self._check_real((*node.args, *(node.ans if self.n_outputs > 1 else (node.ans,))))
         rules = self.vjps
         rule = rules[argnum] if argnum < len(rules) else None
         if rule is None:
             rule = self._rule(rules, self.vjp_argnum, argnum, "reverse")
-        kw = node._kw
-        if create_graph:
+        kw = node.kw
+        if lift is not None:
             if self.first_order_only:
                 raise _second_order(self.name)
-            out = rule(g, node, *node._args, **kw) if kw else rule(g, node, *node._args)
-        else:  # the NumPy values seen in the forward pass
-            out = rule(g, node.data, *node._raw, **kw) if kw else rule(g, node.data, *node._raw)
-        x = node._raw[argnum]
-        if out.__class__ is np.ndarray and out.shape == x.shape and out.dtype is x.dtype:
-            return out
-        if out.__class__ is SliceGrad:  # already x's shape and dtype (see getitem's rule); the engine densifies
-            return out
-        try:
-            return fit(out, np.shape(x), np.result_type(x))
-        except ValueError:
-            raise ValueError(
-                f"{self.name}: the reverse rule for argument {argnum} returned a gradient of shape "
-                f"{np.shape(out)} for an input of shape {np.shape(x)}; fix the rule"
-            ) from None
+            ans, args = lift(node)
+            if self.read_shapes:
+                args = with_shapes(node, args)
+            return rule(g, ans, *args, **kw) if kw else rule(g, ans, *args)
+        # the NumPy values seen in the forward pass (None where the rules declared they do not read)
+        args = with_shapes(node, node.args) if self.read_shapes else node.args
+        return rule(g, node.ans, *args, **kw) if kw else rule(g, node.ans, *args)
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
         if self.real_only is not None:
-            self._check_real([a.data if isinstance(a, Tensor) else a for a in (*args, ans)])
+            outs = ans if self.n_outputs > 1 else (ans,)
+            self._check_real([a.data if isinstance(a, Tensor) else a for a in (*args, *outs)])
         if self.first_order_only and (isinstance(t, Tensor) or any(isinstance(a, Tensor) for a in args)):
             raise _second_order(self.name)  # traced: an outer derivative would differentiate this rule
         rule = self._rule(self.jvps, self.jvp_argnum, argnum, "forward")
         return rule(t, ans, *args, **kw) if kw else rule(t, ans, *args)
+
+
+@functools.lru_cache(maxsize=1024)
+def _shaped(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    return np.broadcast_to(np.zeros((), dtype), shape)  # read-only, no memory per entry
+
+
+def with_shapes(node: Node, args: list[Any]) -> list[Any]:
+    """``args`` with each argument the node did not keep replaced by a zero-stride array of its shape and dtype."""
+    out = list(args)
+    for argnum, _, _, shape, dtype in node.parents:
+        if out[argnum] is None:
+            out[argnum] = _shaped(shape, dtype)
+    return out
 
 
 def _second_order(name: str) -> NotImplementedError:
@@ -161,46 +238,12 @@ def _second_order(name: str) -> NotImplementedError:
     )
 
 
-def fit(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
-    """Sum a gradient over broadcast axes (or broadcast it) to ``shape``, in ``dtype``.
+def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> Any:
+    """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out.
 
-    A complex gradient for a real input keeps its real part (JAX's rule: the real input's
-    perturbations only reach the real part of the pairing ``real(g * t)``).
-
-    Raises ValueError when ``g`` is neither broadcast from nor broadcastable to ``shape``
-    (a rule that returned the wrong shape must not give a silently wrong gradient).
+    When an argument requires grad and grad mode is on, the outputs get one graph node that keeps
+    what the primitive's reverse rules read (see ``Primitive(reads=...)``).
     """
-    if not isinstance(g, (Tensor, np.ndarray)):
-        g = np.asarray(g)
-    gshape = g.shape
-    if gshape != shape:
-        lead = len(gshape) - len(shape)
-        if lead >= 0:
-            axes = tuple(range(lead)) + tuple(
-                i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1
-            )
-            if axes:
-                g = g.sum(axis=axes)
-        if g.shape != shape:
-            if tuple(n for n in g.shape if n != 1) == tuple(n for n in shape if n != 1):
-                g = g.reshape(shape)  # only size-1 axes differ (e.g. kept reduced axes)
-            else:
-                g = np.broadcast_to(g, shape)  # raises for shapes that don't fit
-    if isinstance(g, Tensor):
-        if g.data.dtype == dtype:
-            return g
-        if g.data.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-            g = np.real(g)  # a differentiable real part
-        return g if g.data.dtype == dtype else g.astype(dtype)
-    if g.dtype != dtype:
-        if g.dtype.kind == "c" and np.dtype(dtype).kind != "c":
-            g = g.real
-        return np.asarray(g, dtype=dtype)
-    return g if type(g) is np.ndarray else np.asarray(g)
-
-
-def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
-    """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out."""
     if batching.open and batching.batched_in(args, kw):  # inside vmap: the op's batching rule
         return batching.dispatch(prim, args, kw)
     vals = []
@@ -210,9 +253,11 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
     for a in args:
         if isinstance(a, Tensor):
             tensors = True
-            vals.append(a.data)
-            if a._rg:
-                parents.append((i, a))
+            d = a.data
+            vals.append(d)
+            if a._requires_grad:
+                node = a._node
+                parents.append((i, a if node is None else node, a._index, d.shape, d.dtype))
         else:
             vals.append(a)
         i += 1
@@ -224,25 +269,80 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
         raise _explain(prim, args, vals, TypeError(f"{prim.name}: no result"))
     if not tensors:
         return data
+    if prim.n_outputs != 1:
+        return _apply_several(prim, args, kw, vals, parents, data)
     if data.__class__ is not np.ndarray:
         data = np.asarray(data)
-    out = _new(Tensor)  # Tensor._wrap, inlined: this is the hottest path
+    out = _new(Tensor)  # Tensor._set, inlined: this is the hottest path
     out.data = data
-    out.grad = out.label = out._prim = out._tangents = None
-    out._rg = out._retain = False
-    out._parents = ()
-    out._version = 0
-    out._stamp = _tick()
+    out.grad = out._label = out._tangents = out._index = None
+    stamp = out._stamp = _tick()
     if parents and _grad_enabled():
-        out._rg = True
-        out._prim = prim
-        out._args = args
-        out._raw = vals
-        out._kw = kw
-        out._parents = tuple(parents)
+        node = out._node = _new(Node)  # Node.__init__, inlined
+        node.prim = prim
+        node.parents = tuple(parents)
+        node.stamp = stamp
+        node.kw = kw
+        node.outputs = node.lifted = None
+        keep = prim.keep_args
+        if keep is None:
+            node.ans = data
+        else:  # only what the rules read (see Primitive.declare_reads); constants stay
+            node.ans = data if prim.keep_ans else None
+            for edge in parents:
+                if edge[0] not in keep:
+                    vals[edge[0]] = None
+        node.args = vals
+        out._requires_grad = True
+    else:
+        out._node = None
+        out._requires_grad = False
     if _forward_levels():
-        _propagate_tangents(prim, out, args, kw)
+        _propagate_tangents(prim, (out,), args, kw)
+        if out._tangents and out._node is not None:
+            _keep_traced(out._node, out, args)
     return out
+
+
+def _keep_traced(node: Node, ans: Any, args: tuple[Any, ...]) -> None:
+    """Under jvp, a rule run in a differentiable backward pass must see the tangents its values carry:
+    the node keeps the call's own Tensors (output and arguments) for that, instead of rebuilding them."""
+    node.lifted = {LIFTED: (ans, list(args))}
+
+
+def _kept(vals: list[Any], parents: list[tuple], keep: frozenset[int]) -> list[Any]:
+    """The argument values a node keeps: constants, and the differentiated arguments its rules read."""
+    for edge in parents:
+        if edge[0] not in keep:
+            vals[edge[0]] = None
+    return vals
+
+
+def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None, vals: list[Any],
+                   parents: list[tuple], data: Any) -> tuple[Tensor, ...]:
+    """The outputs of a multi-output primitive: one Tensor each, sharing one node."""
+    if not isinstance(data, (tuple, list)) or len(data) != prim.n_outputs:
+        raise TypeError(f"{prim.name}: declared n_outputs={prim.n_outputs} but its function returned "
+                        f"{type(data).__name__} {data!r:.60}; return a tuple of {prim.n_outputs} arrays")
+    datas = tuple(d if d.__class__ is np.ndarray else np.asarray(d) for d in data)
+    node = None
+    stamp = _tick()
+    if parents and _grad_enabled():
+        keep = prim.keep_args
+        node = Node(prim, tuple(parents), datas if keep is None or prim.keep_ans else None,
+                    vals if keep is None else _kept(vals, parents, keep), kw, stamp)
+    outs = []
+    for k, d in enumerate(datas):
+        t = _new(Tensor)
+        t._set(d, node, k if node is not None else None)
+        t._stamp = stamp
+        outs.append(t)
+    outs = tuple(outs)
+    if _forward_levels():
+        _propagate_tangents(prim, outs, args, kw)
+        if node is not None and outs[0]._tangents:
+            _keep_traced(node, outs, args)
+    return outs
 
 
 def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Exception) -> Exception:
@@ -269,30 +369,33 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
     return e
 
 
-def _propagate_tangents(prim: Primitive, out: Tensor, args: tuple[Any, ...], kw: dict[str, Any]) -> None:
+def _propagate_tangents(prim: Primitive, outs: tuple[Tensor, ...], args: tuple[Any, ...], kw: dict[str, Any]) -> None:
     levels = set()
     for a in args:
         if isinstance(a, Tensor) and a._tangents:
             levels.update(lv for lv in a._tangents if state.visible(lv))
     if not levels:
         return
-    out._tangents = {}
+    several = prim.n_outputs != 1
+    for out in outs:
+        out._tangents = {}
     for level in sorted(levels):
         with state.below(level):
             traced = any(
                 isinstance(a, Tensor)
                 and (
-                    (a._rg and _grad_enabled())
+                    (a._requires_grad and _grad_enabled())
                     or _has_visible_tangent(a)
                     or _has_visible_tangent(a._tangents.get(level) if a._tangents else None)
                 )
                 for a in args
             )
             if traced:
-                vals, ans = args, out
+                vals, ans = args, (outs if several else outs[0])
             else:
-                vals, ans = [a.data if isinstance(a, Tensor) else a for a in args], out.data
-            total = None
+                vals = [a.data if isinstance(a, Tensor) else a for a in args]
+                ans = tuple(o.data for o in outs) if several else outs[0].data
+            total: Any = None
             for argnum, a in enumerate(args):
                 if not isinstance(a, Tensor) or not a._tangents:
                     continue
@@ -302,17 +405,17 @@ def _propagate_tangents(prim: Primitive, out: Tensor, args: tuple[Any, ...], kw:
                 if not traced and isinstance(t, Tensor):
                     t = t.data
                 part = prim.jvp(argnum, t, ans, vals, kw)
-                total = part if total is None else total + part
-            out._tangents[level] = fit(total, out.data.shape, out.data.dtype)
+                if several:
+                    total = list(part) if total is None else [x + y for x, y in zip(total, part)]
+                else:
+                    total = part if total is None else total + part
+            for out, tangent in zip(outs, total if several else (total,)):
+                out._tangents[level] = _unbroadcast(tangent, out.data.shape, out.data.dtype)
 
 
 def _has_visible_tangent(x: Any) -> bool:
     return isinstance(x, Tensor) and bool(x._tangents) and state.any_visible(x._tangents)
 
-
-from ..scalar import Scalar  # noqa: E402
-from ..tensor import Tensor, _tick  # noqa: E402  (Tensor's methods call primitives; import last)
-from .sparse import SliceGrad  # noqa: E402
 
 _new = object.__new__
 _grad_enabled = state.grad_enabled

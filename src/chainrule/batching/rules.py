@@ -235,7 +235,10 @@ def stacked_linalg(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> An
     """NumPy's linalg works on stacks of matrices: the batch is one more stacking axis."""
     if len(args) != 1 or kw:
         return loop(prim, args, kw, L, B)
-    return Batched(prim(args[0].value), L)
+    out = prim(args[0].value)
+    if prim.n_outputs > 1:  # one batched value per output (slogdet: sign, log|det|)
+        return tuple(Batched(o, L) for o in out)
+    return Batched(out, L)
 
 
 def solve(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
@@ -331,6 +334,8 @@ def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
         return a
 
     outs = [prim(*[pick(a, i) for a in args], **{k: pick(v, i) for k, v in kw.items()}) for i in range(B)]
+    if prim.n_outputs > 1:  # one batched value per output
+        return tuple(Batched(stack([o[k] for o in outs]), L) for k in range(prim.n_outputs))
     return Batched(stack(outs), L)
 
 

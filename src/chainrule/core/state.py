@@ -199,12 +199,12 @@ def below(level: int) -> Iterator[None]:
 
 # -- one definition of "traced" -----------------------------------------------------------------
 def is_traced(node: Any) -> bool:
-    """True if ``node`` (anything with ``_rg`` and ``_tangents``, e.g. a Tensor) is being differentiated.
+    """True if ``node`` (anything with ``_requires_grad`` and ``_tangents``, e.g. a Tensor) is being differentiated.
 
     That is: it requires grad and grad mode is on, or it carries a tangent of a visible
     forward level. A traced value turned into a plain number or array would lose its derivative.
     """
-    if node._rg and _GRAD.get():
+    if node._requires_grad and _GRAD.get():
         return True
     tangents = node._tangents
     return bool(tangents) and any_visible(tangents)

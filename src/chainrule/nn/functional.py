@@ -128,7 +128,7 @@ def _linear_jvp_w(t: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     return x @ t.T if x.ndim <= 2 else (_rows(x) @ t.T).reshape(*x.shape[:-1], w.shape[0])
 
 
-_linear = Primitive("nn.linear", _linear_fn)
+_linear = Primitive("nn.linear", _linear_fn, reads=(0, 1))  # x and w: not the output, not the bias
 _linear.defvjp(_linear_vjp_x, _linear_vjp_w, _linear_vjp_b)
 _linear.defjvp(_linear_jvp_x, _linear_jvp_w, lambda t, ans, x, w, b=None: t)
 

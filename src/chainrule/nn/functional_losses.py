@@ -181,7 +181,7 @@ def cross_entropy(
     _check_reduction("cross_entropy", reduction)
     if not 0.0 <= float(label_smoothing) <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if isinstance(target, Tensor) and target._rg:
+    if isinstance(target, Tensor) and target._requires_grad:
         raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
     if not isinstance(logits, Tensor):
         logits = np.asarray(logits)

@@ -82,12 +82,13 @@ class Parameter(Tensor):
                 f"Parameter: parameters must be floating point (float32 or float64), got dtype {arr.dtype}; "
                 "pass dtype=np.float32"
             )
-        self._init(arr, label)
-        self._rg = bool(requires_grad)
+        self._set(arr, None, None)
+        self.label = label
+        self._requires_grad = bool(requires_grad)
 
     def __repr__(self) -> str:
         body = np.array2string(self.data, separator=", ", prefix="Parameter(")
         extra = "" if self.data.dtype == np.float64 else f", dtype={self.data.dtype}"
-        if not self._rg:
+        if not self._requires_grad:
             extra += ", requires_grad=False"
         return f"Parameter({body}{extra})"

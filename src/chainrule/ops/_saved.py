@@ -29,7 +29,8 @@ class Saved:
     def __init__(self, *args: Any) -> None:
         # the arguments the engine will ask gradients for: Tensors that require grad (none under no_grad)
         self.wanted = (
-            tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a._rg) if state.grad_enabled() else ()
+            tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a._requires_grad)
+            if state.grad_enabled() else ()
         )
         self.values: dict[str, Any] = {}
         self._g: Any = None

@@ -138,7 +138,8 @@ def _sdpa_jvp(argnum: int) -> Any:
     return rule
 
 
-_sdpa = Primitive("nn.scaled_dot_product_attention", _sdpa_fn)
+# the rules read q, k, v, the float mask and the output (the probabilities are in Saved)
+_sdpa = Primitive("nn.scaled_dot_product_attention", _sdpa_fn, reads=(0, 1, 2, 3, "ans"))
 _sdpa.defvjp(*[_sdpa_vjp(i) for i in range(4)])
 _sdpa.defjvp(*[_sdpa_jvp(i) for i in range(4)])
 
@@ -283,7 +284,7 @@ def _packed_jvp(t: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: An
     return np.swapaxes(parts[0] + parts[1] + parts[2], 1, 2)
 
 
-_packed = Primitive("nn.qkv_attention", _packed_fn)
+_packed = Primitive("nn.qkv_attention", _packed_fn, reads=(0, "ans"))
 _packed.defvjp(_packed_vjp)
 _packed.defjvp(_packed_jvp)
 

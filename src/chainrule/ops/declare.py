@@ -295,21 +295,28 @@ def primitive_op(
     doc: str,
     kind: str = "primitive",
     primitive_name: str | None = None,
+    reads: Any = None,
     **declaration: Any,
 ) -> Callable[..., Any]:
-    """A primitive with one reverse and one forward rule per argument, and its public function."""
+    """A primitive with one reverse and one forward rule per argument, and its public function.
+
+    ``reads``: what the reverse rules read from the forward pass (see ``Primitive(reads=...)``;
+    None: everything)."""
     _check_new(name, primitive_name or name)
-    prim = Primitive(primitive_name or name, fn)
+    prim = Primitive(primitive_name or name, fn, reads=reads)
     prim.defvjp(*vjps)
     prim.defjvp(*jvps)
     return _declare_primitive(name, prim, params or _default_params(len(vjps)), doc, kind, declaration)
 
 
 def elementwise_op(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None, doc: str,
-                   params: tuple[str, ...] | None = None, **declaration: Any) -> Callable[..., Any]:
-    """An elementwise op from its local derivatives ``d(ans, *args)`` (None: not differentiable there)."""
+                   params: tuple[str, ...] | None = None, reads: Any = None,
+                   **declaration: Any) -> Callable[..., Any]:
+    """An elementwise op from its local derivatives ``d(ans, *args)`` (None: not differentiable there).
+
+    ``reads``: what the derivatives read (e.g. ``("ans",)`` for ``exp``; None: everything)."""
     _check_new(name, name)
-    prim = Primitive(name, fn)
+    prim = Primitive(name, fn, reads=reads)
     if len(derivatives) == 1 and derivatives[0] is not None:  # the common case, without *args packing
         d = derivatives[0]
         prim.defvjp(lambda g, ans, x: g * d(ans, x))
@@ -338,15 +345,18 @@ def linear_op(name: str, fn: Callable[..., Any], transpose: Callable[..., Any] |
     and the forward rule puts the tangent in its place among zeros.
     """
     _check_new(name)
-    prim = linear_primitive(name, fn, transpose, variadic=variadic)
+    prim = linear_primitive(name, fn, transpose, variadic=variadic, reads=() if transpose == "same" else ("shapes",))
     return _declare_primitive(name, prim, params, doc, "linear", declaration)
 
 
 def linear_primitive(name: str, fn: Callable[..., Any], transpose: Callable[..., Any] | str,
-                     variadic: bool = False) -> Primitive:
-    """The primitive of a linear op (see :func:`linear_op`), for ops whose public function is hand-written."""
+                     variadic: bool = False, reads: tuple[str, ...] = ("shapes",)) -> Primitive:
+    """The primitive of a linear op (see :func:`linear_op`), for ops whose public function is hand-written.
+
+    A transpose never reads the values of the argument it is linear in, only its shape: the graph
+    keeps no copy of them (``reads=("shapes",)``; ``()`` when the rule needs not even the shape)."""
     _check_new(name, name)
-    prim = Primitive(name, fn)
+    prim = Primitive(name, fn, reads=reads)
     if variadic:
         prim.defvjp_argnum(transpose)  # type: ignore[arg-type]
 
@@ -371,7 +381,7 @@ def bilinear_primitive(name: str, fn: Callable[..., Any], transpose_a: Callable[
     (``matmul``): from the two transposes; the forward rule for each argument is the op with that
     argument replaced by its tangent."""
     _check_new(name, name)
-    prim = Primitive(name, fn)
+    prim = Primitive(name, fn, reads=(0, 1))  # each transpose reads the other argument; not the product
     prim.defvjp(transpose_a, transpose_b)
     prim.defjvp(lambda t, ans, a, b, **kw: apply(prim, (t, b), kw), lambda t, ans, a, b, **kw: apply(prim, (a, t), kw))
     return prim

@@ -24,23 +24,25 @@ from .gauss import erf as _gauss_erf
 # -- arithmetic (linear parts written out, so no multiplication by 1 is done) ----------------
 add = primitive_op(
     "add", np.add, (lambda g, ans, x, y: g, lambda g, ans, x, y: g), (lambda t, ans, x, y: t, lambda t, ans, x, y: t),
-    doc="x + y, broadcasting.", numpy=np.add, method=("__add__", "__radd__"), domain="real", torch="torch.add",
+    reads=(), doc="x + y, broadcasting.", numpy=np.add, method=("__add__", "__radd__"), domain="real",
+    torch="torch.add",
 )
 subtract = primitive_op(
     "subtract", np.subtract, (lambda g, ans, x, y: g, lambda g, ans, x, y: -g),
     (lambda t, ans, x, y: t, lambda t, ans, x, y: -t),
-    doc="x - y, broadcasting.", numpy=np.subtract, method=("__sub__", "__rsub__"), domain="real",
+    reads=(), doc="x - y, broadcasting.", numpy=np.subtract, method=("__sub__", "__rsub__"), domain="real",
     torch="torch.subtract",
 )
 multiply = primitive_op(
     "multiply", np.multiply, (lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x),
     (lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t),
-    doc="x * y, broadcasting.", numpy=np.multiply, method=("__mul__", "__rmul__"), domain="real",
+    reads=(0, 1), doc="x * y, broadcasting.", numpy=np.multiply, method=("__mul__", "__rmul__"), domain="real",
     torch="torch.multiply",
 )
 divide = primitive_op(
     "divide", np.true_divide, (lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * ans / y),
     (lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y),
+    reads=(1, "ans"),
     doc="x / y, broadcasting.", numpy=(np.true_divide, np.divide), method=("__truediv__", "__rtruediv__"),
     domain=("real", "nonzero"), torch="torch.divide",
 )
@@ -73,9 +75,10 @@ power = elementwise_op("power", np.power, _pow_dx, _pow_dy, doc="x ** y; differe
 
 # -- functions of one argument --------------------------------------------------------------
 _LN2, _LN10 = float(np.log(2.0)), float(np.log(10.0))
-exp = elementwise_op("exp", np.exp, lambda ans, x: ans, doc="e ** x.", numpy=np.exp, method=True, domain="real",
+exp = elementwise_op("exp", np.exp, lambda ans, x: ans, reads=("ans",),
+                     doc="e ** x.", numpy=np.exp, method=True, domain="real",
                      torch="torch.exp", scalar=scalar_rules.EXP)
-expm1 = elementwise_op("expm1", np.expm1, lambda ans, x: ans + 1, doc="e ** x - 1, accurate near 0.",
+expm1 = elementwise_op("expm1", np.expm1, lambda ans, x: ans + 1, reads=("ans",), doc="e ** x - 1, accurate near 0.",
                        numpy=np.expm1, method=True, domain="real", torch="torch.expm1")
 exp2 = elementwise_op("exp2", np.exp2, lambda ans, x: ans * _LN2, doc="2 ** x.", numpy=np.exp2, domain="real",
                       torch="torch.exp2")
@@ -111,7 +114,8 @@ sinh = elementwise_op("sinh", np.sinh, lambda ans, x: np.cosh(x), doc="Hyperboli
                       domain="real", torch="torch.sinh")
 cosh = elementwise_op("cosh", np.cosh, lambda ans, x: np.sinh(x), doc="Hyperbolic cosine.", numpy=np.cosh,
                       domain="real", torch="torch.cosh")
-tanh = elementwise_op("tanh", np.tanh, lambda ans, x: 1 - ans**2, doc="Hyperbolic tangent.", numpy=np.tanh,
+tanh = elementwise_op("tanh", np.tanh, lambda ans, x: 1 - ans**2, reads=("ans",),
+                      doc="Hyperbolic tangent.", numpy=np.tanh,
                       method=True, namespaces=("ops", "nn.functional"), domain="real", torch="torch.tanh",
                       scalar=scalar_rules.TANH)
 arcsinh = elementwise_op("arcsinh", np.arcsinh, lambda ans, x: 1 / np.sqrt(x**2 + 1),
@@ -144,9 +148,11 @@ def _sigmoid_fn(x: Any) -> Any:
 
 
 sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1 - ans),
+                         reads=("ans",),
                          doc="1 / (1 + e ** -x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
                          domain="real", torch="torch.sigmoid", scalar=scalar_rules.SIGMOID)
-relu = elementwise_op("relu", lambda x: np.maximum(x, 0), lambda ans, x: x > 0, doc="max(x, 0); derivative 0 at 0.",
+relu = elementwise_op("relu", lambda x: np.maximum(x, 0), lambda ans, x: ans > 0,  # ans > 0 exactly where x > 0
+                      reads=("ans",), doc="max(x, 0); derivative 0 at 0.",
                       method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu",
                       scalar=scalar_rules.RELU)
 # softplus, with relu's parity (function, method, nn.functional, Scalar, docs, tests): this one statement

@@ -218,13 +218,26 @@ def det(a: Any) -> Any:
 
 _SLOGDET_FIX = ("log|det| is -inf and its gradient inv(a).T does not exist; use det(a) (differentiable at "
                 "singular matrices) or regularise a (a + eps * I)")
-_logabsdet = Primitive("slogdet", lambda a: np.linalg.slogdet(a)[1])
-_logabsdet.defvjp(
-    lambda g, ans, a: np.expand_dims(g, (-2, -1)) * _T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; ")))
-)
-_logabsdet.defjvp(
-    lambda t, ans, a: np.sum(_T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; "))) * t, axis=(-2, -1))
-)
+
+
+def _slogdet_vjp(g: Any, ans: Any, a: Any) -> Any:
+    """Both outputs' cotangents in one rule: the sign is piecewise constant (for real a), so only
+    log|det|'s cotangent counts; None when that output got no gradient."""
+    g_logabs = g[1]
+    if g_logabs is None:
+        return np.zeros(np.shape(a), dtype=np.result_type(raw(a)))
+    return np.expand_dims(g_logabs, (-2, -1)) * _T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; ")))
+
+
+def _slogdet_jvp(t: Any, ans: Any, a: Any) -> Any:
+    d_logabs = np.sum(_T(_checked_inv("slogdet", a, *_SLOGDET_FIX.split("; "))) * t, axis=(-2, -1))
+    return np.zeros(np.shape(ans[0]), dtype=np.result_type(raw(ans[0]))), d_logabs
+
+
+# one primitive, two outputs (sign, log|det|) sharing one node: its rules get both cotangents
+_slogdet = Primitive("slogdet", lambda a: tuple(np.linalg.slogdet(a)), n_outputs=2, reads=(0,))
+_slogdet.defvjp(_slogdet_vjp)
+_slogdet.defjvp(_slogdet_jvp)
 
 
 class SlogdetResult(NamedTuple):
@@ -236,10 +249,11 @@ class SlogdetResult(NamedTuple):
 def slogdet(a: Any) -> SlogdetResult:
     """(sign, log|det|); the sign is piecewise constant (zero gradient)."""
     require_square("slogdet", a)
-    sign = np.linalg.slogdet(raw(a))[0]
-    if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a
-        return SlogdetResult(elementwise.sign(_det(a)), _logabsdet(a))
-    return SlogdetResult(Tensor._wrap(np.asarray(sign)) if isinstance(a, Tensor) else sign, _logabsdet(a))
+    sign, logabsdet = _slogdet(a)
+    if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a: not piecewise constant
+        return SlogdetResult(elementwise.sign(_det(a)), logabsdet)
+    # a real sign is piecewise constant: a value without a gradient (as PyTorch marks it), never traced
+    return SlogdetResult(Tensor._wrap(sign.data) if isinstance(sign, Tensor) else sign, logabsdet)
 
 
 _solve = Primitive("solve", _guarded(

@@ -41,6 +41,7 @@ def _masked_fill_fn(x: Any, mask: np.ndarray, *, value: Any) -> Any:
 _masked_fill = Primitive("masked_fill", _masked_fill_fn)
 _masked_fill.defvjp(lambda g, ans, x, mask, *, value: np.where(mask, 0.0, g), None)
 _masked_fill.defjvp(lambda t, ans, x, mask, *, value: np.where(mask, 0.0, t), None)
+_masked_fill.declare_reads(())  # the mask (a constant) only: neither x nor the output is kept
 
 
 @implements()
@@ -58,7 +59,7 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
     xr = raw(x) if isinstance(x, Tensor) else np.asarray(x)
     m = _bool_mask("masked_fill", mask, np.shape(xr))
     if isinstance(value, Tensor):
-        if value._rg:
+        if value._requires_grad:
             raise TypeError("masked_fill: value must be a number (no gradient flows into it); pass float(value)")
         value = value.data
     if np.ndim(value) != 0:
@@ -89,6 +90,7 @@ def _softmax_rule(g: Any, ans: Any, x: Any, mask: Any, *, axis: tuple[int, ...])
 _masked_softmax = Primitive("nn.masked_softmax", _masked_softmax_fn)
 _masked_softmax.defvjp(_softmax_rule, None)
 _masked_softmax.defjvp(_softmax_rule, None)
+_masked_softmax.declare_reads(("ans",))  # the probabilities and the mask, not the scores
 
 
 def masked_softmax(x: Any, mask: Any, dim: int = -1) -> Any:

@@ -203,7 +203,7 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
 
         return rule
 
-    prim = Primitive(name, fn)
+    prim = Primitive(name, fn, reads=(0, 1))  # x and the weight (and the forward's Saved), not the output
     prim.defvjp(vjp(0), vjp(1), vjp(2))
     prim.defjvp(jvp(0), jvp(1), jvp(2))
     return prim

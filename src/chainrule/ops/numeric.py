@@ -74,7 +74,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         spacing = list(varargs)
     else:
         raise TypeError(f"gradient: give one spacing, or one per axis ({len(axes)}), got {len(varargs)}")
-    if any(isinstance(h, Tensor) and h._rg for h in spacing):
+    if any(isinstance(h, Tensor) and h._requires_grad for h in spacing):
         raise TypeError("gradient: spacings are constants here (not differentiable); pass NumPy numbers or arrays")
     out = [_gradient_along(f, ax, np.asarray(raw(h), dtype=float), edge_order) for ax, h in zip(axes, spacing)]
     return out[0] if len(out) == 1 else tuple(out)

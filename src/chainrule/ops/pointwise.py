@@ -118,7 +118,7 @@ def _to_float64(x: Any) -> Any:
     from .shape import astype
 
     dtype = np.result_type(raw(x), np.float64)
-    if hasattr(x, "_rg"):
+    if hasattr(x, "_requires_grad"):
         return x if x.data.dtype == dtype else astype(x, dtype)
     return np.asarray(x, dtype=dtype)
 

@@ -17,15 +17,15 @@ _reshape = linear_primitive("reshape", lambda x, shape: np.reshape(x, shape),
                             lambda g, ans, x, shape: g.reshape(np.shape(x)))
 _transpose = linear_primitive(
     "transpose", lambda x, axes: np.transpose(x, axes),
-    lambda g, ans, x, axes: g.transpose(np.argsort(axes)) if axes is not None else g.transpose(),
+    lambda g, ans, x, axes: g.transpose(np.argsort(axes)) if axes is not None else g.transpose(), reads=(),
 )
 # Summing the gradient back to the input's shape is done once, for every op, by the engine.
 _broadcast_to = linear_primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
-                                 lambda g, ans, x, shape: g)
-_identity = linear_primitive("identity", lambda x: x.copy(), "same")
+                                 lambda g, ans, x, shape: g, reads=())
+_identity = linear_primitive("identity", lambda x: x.copy(), "same", reads=())
 
 # a cast is linear over the reals; a complex tangent cast to a real dtype keeps its real part
-_astype = Primitive("astype", lambda x, dtype: x.astype(dtype))
+_astype = Primitive("astype", lambda x, dtype: x.astype(dtype), reads=())
 _astype.defvjp(lambda g, ans, x, dtype: g)
 _astype.defjvp(lambda t, ans, x, dtype: (np.real(t) if is_complex(t) and np.dtype(dtype).kind != "c"
                                           else t).astype(dtype))
@@ -156,7 +156,7 @@ def copy(x: Any) -> Any:
 # -- joining and splitting ------------------------------------------------------------------
 def _concat_vjp(argnum: int, g: Any, ans: Any, *xs: Any, axis: int) -> Any:
     start = int(np.sum([np.shape(x)[axis] for x in xs[:argnum]], dtype=int))
-    index = [slice(None)] * np.ndim(ans)
+    index = [slice(None)] * np.ndim(xs[argnum])
     index[axis] = slice(start, start + np.shape(xs[argnum])[axis])
     return g[tuple(index)]
 

@@ -98,7 +98,7 @@ def _differentiate(f: Callable[[Any], Any], x: Any, batch: tuple[int, ...], show
         out = f(_Rows(x) if isinstance(x, tuple) else x)
         raw = _plain(out)
         shape = raw.shape
-        constant = not (isinstance(out, Tensor) and out._rg)
+        constant = not (isinstance(out, Tensor) and out._requires_grad)
         if shape != batch and not (np.size(raw) == 1 and (n == 1 or constant)):
             got = "one number" if shape == () else f"shape {shape}"
             raise ValueError(

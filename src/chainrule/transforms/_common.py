@@ -48,7 +48,7 @@ def _lifted() -> Any:
 
 def _traced(t: Any) -> bool:
     return isinstance(t, Tensor) and (
-        t._rg or bool(t._tangents and state.any_visible(t._tangents))
+        t._requires_grad or bool(t._tangents and state.any_visible(t._tangents))
     )
 
 
@@ -81,7 +81,7 @@ def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
     else:
         t = Tensor._wrap(_float(_as_array(x, what)))  # no copy: nothing writes to it
     if reverse:
-        t._rg = True
+        t._requires_grad = True
     return t
 
 
@@ -216,8 +216,10 @@ def _check_output(name: str, holomorphic: bool, out: Any) -> None:
 
 
 def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> list[Any]:
-    live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._rg]
+    live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._requires_grad]
     if not live:
         return [np.zeros_like(t.data) for t in fresh]
-    create = state.transform_depth() > 1 or any(_traced(t) and t._parents for t in fresh)
-    return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create))
+    create = state.transform_depth() > 1 or any(_traced(t) and t._node is not None for t in fresh)
+    # retain: a pullback may be called again, and jacrev sweeps the same graph once per output entry
+    return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create,
+                              retain_graph=True))

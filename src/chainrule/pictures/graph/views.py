@@ -23,7 +23,9 @@ import numpy as np
 
 from ...autodiff.backprop import grad as tensor_grad
 from ...autodiff.modes import no_grad
-from ...autodiff.sparse import densify
+from ...core.node import check_saved, freed_error
+from ...core.sparse import densify
+from ...core.sweep import edge_gradient
 from ...scalar import Scalar
 from ...tensor import Tensor
 from .format import array_text, num, shape_text, value
@@ -168,6 +170,8 @@ class TensorView(NodeView):
 
     def data_text(self, node: Any) -> str:
         d = node.data
+        if not node.value_kept:  # an intermediate value no rule reads: the graph did not keep it
+            return f"{shape_text(d.shape)} {d.dtype}"
         return f"{shape_text(d.shape)} {d.dtype}" + (f" = {array_text(d)}" if d.size <= 4 else "")
 
     def grad_text(self, node: Any) -> str:
@@ -177,10 +181,10 @@ class TensorView(NodeView):
         return f"grad {array_text(np.asarray(g.data if isinstance(g, Tensor) else g))}"
 
     def _argnum(self, child: Any, slot: int) -> int:
-        return child._parents[slot][0]
+        return child._node.parents[slot][0]
 
     def edge_label(self, child: Any, slot: int) -> str:
-        return f"arg {self._argnum(child, slot)}" if len(child._args) > 1 else ""
+        return f"arg {self._argnum(child, slot)}" if len(child._node.args or child._node.parents) > 1 else ""
 
     def node_attrs(self, node: Any) -> dict[str, Any]:
         return {"shape": node.shape, "dtype": str(node.dtype)}
@@ -202,14 +206,17 @@ class TensorView(NodeView):
         return raw
 
     def carry(self, child: Any, slot: int, g: Any) -> Any:
-        child._check_versions()
-        return densify(child._prim.vjp(self._argnum(child, slot), g, child, False))
+        node = child._node
+        if node.freed:
+            raise freed_error(node)
+        check_saved(node)
+        return densify(edge_gradient(node, node.parents[slot], g, None))
 
     def chain_entry(self, child: Any, slot: int, parent: Any, carried: Any) -> VJPStep:
         return VJPStep(child.op, self._argnum(child, slot), child.shape, parent.shape, np.asarray(carried))
 
     def backward_gradient(self, out: Any, wrt: Any, seed: Any, nodes: Sequence[Any]) -> np.ndarray:
-        (g,) = tensor_grad(out, wrt, grad_outputs=seed)
+        (g,) = tensor_grad(out, wrt, grad_outputs=seed, retain_graph=True)  # explaining must not free the graph
         return np.asarray(g.data)
 
     def agree(self, a: Any, b: Any) -> bool:

@@ -1,0 +1,155 @@
+"""The reverse sweep: graph order and gradient accumulation over :class:`~chainrule.core.node.Node` s.
+
+It knows no op and no value type. Roots and parents are nodes or leaves (anything else); a
+gradient for a multi-output node is a list with one entry per output (None for an output that
+got no gradient). Nothing here recurses, so graphs of any depth are fine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from operator import attrgetter
+from typing import Any
+
+import numpy as np
+
+from .clock import last_change as _last_change
+from .node import Node, check_saved, freed_error, unbroadcast
+from .sparse import SliceGrad
+
+_creation = attrgetter("stamp")
+_ndarray = np.ndarray
+
+
+def toposort(roots: Iterable[Any]) -> list[Node]:
+    """Every node reachable from ``roots``, children before parents (leaves left out).
+
+    A node is always made after its parents, so it has a larger ``stamp``: a reachability walk
+    plus one sort gives the order, with no recursion and no post-order. Nodes hash by identity.
+    """
+    seen = {r for r in roots if r.__class__ is Node}
+    nodes = list(seen)
+    stack = list(nodes)
+    pop, push, mark, keep = stack.pop, stack.append, seen.add, nodes.append
+    while stack:
+        for edge in pop().parents:
+            parent = edge[1]
+            if parent not in seen and parent.__class__ is Node:
+                mark(parent)
+                keep(parent)
+                push(parent)
+    nodes.sort(key=_creation, reverse=True)
+    return nodes
+
+
+def edge_gradient(node: Node, edge: tuple, g: Any, lift: Any) -> Any:
+    """The gradient ``node``'s primitive gives the parent of ``edge``, reduced to that argument's shape."""
+    argnum, _, _, shape, dtype = edge
+    pg = node.prim.vjp(argnum, g, node, lift)
+    if (pg.__class__ is _ndarray and pg.shape == shape and pg.dtype is dtype) or pg.__class__ is SliceGrad:
+        return pg  # a SliceGrad is already the argument's shape and dtype (see getitem's rule)
+    return _reduced(node, argnum, pg, shape, dtype)
+
+
+def _dense(g: Any) -> Any:
+    if g.__class__ is SliceGrad:
+        return g.dense()
+    if g.__class__ is list:  # one entry per output of a multi-output node
+        return [x.dense() if x.__class__ is SliceGrad else x for x in g]
+    return g
+
+
+def backward_sweep(
+    roots: list[tuple[Any, int | None]],
+    seeds: list[Any],
+    add: Callable[[Any, Any], Any],
+    lift: Callable[[Node], Any] | None = None,
+    wanted: set[Any] | None = None,
+    retain: bool = True,
+) -> list[tuple[Any, Any]]:
+    """Propagate ``seeds`` (d final / d root) from ``roots`` (``(node or leaf, output index)``) back.
+
+    Returns ``(key, gradient)`` for each node or leaf in ``wanted``, or, when ``wanted`` is None,
+    for each leaf and each node with linked ``outputs`` (e.g. retain_grad). ``add`` sums two gradients of one value.
+    ``lift``: None for a first-order pass (rules run on the kept arrays), else the function that
+    rebuilds a node's values as graph values, so the rules are recorded (``create_graph``).
+    ``retain=False`` frees what each node's rules read as soon as they ran (a second pass through
+    those nodes then raises, naming ``retain_graph``).
+
+    A node's primitive provides ``vjp(argnum, g, node, lift)`` (the gradient for one argument, not yet
+    reduced to its shape), ``n_outputs``, ``keeps`` (False: its nodes keep no value, nothing to free)
+    and ``fast_vjps`` (None, or one rule per argument that ``vjp`` would just call as
+    ``rule(g, node.ans, *node.args, **node.kw)`` at first order: the sweep then calls it itself).
+    """
+    grads: dict[Any, Any] = {}
+    for (key, index), seed in zip(roots, seeds):
+        _accumulate(grads, key, index, seed, add)
+    found: list[tuple[Any, Any]] = []
+    for node in toposort([key for key, _ in roots]):
+        g = grads.pop(node, None)
+        if g is None:
+            continue
+        cls = g.__class__
+        if cls is SliceGrad or cls is list:
+            g = _dense(g)
+        parents = node.parents
+        if node in wanted if wanted is not None else node.outputs is not None:
+            found.append((node, g))
+        if not parents:
+            continue
+        args = node.args
+        if args is None:
+            raise freed_error(node)
+        if _last_change[0] >= node.stamp:  # something changed in place since the node was made
+            check_saved(node)
+        prim = node.prim
+        vjp = prim.vjp
+        # first order: call the rules directly when the primitive says vjp would only do that
+        rules = prim.fast_vjps if lift is None else None
+        ans, kw = node.ans, node.kw
+        for edge in parents:
+            argnum, parent, index, shape, dtype = edge
+            rule = rules[argnum] if rules is not None and argnum < len(rules) else None
+            if rule is None:
+                pg = vjp(argnum, g, node, lift)
+            elif kw:
+                pg = rule(g, ans, *args, **kw)
+            else:
+                pg = rule(g, ans, *args)
+            if not (pg.__class__ is _ndarray and pg.shape == shape and pg.dtype is dtype) and (
+                pg.__class__ is not SliceGrad
+            ):
+                pg = _reduced(node, argnum, pg, shape, dtype)
+            if index is None:
+                prev = grads.get(parent)
+                grads[parent] = pg if prev is None else add(prev, pg)
+            else:
+                _accumulate(grads, parent, index, pg, add)
+        if not retain and node.prim.keeps:
+            node.args = node.ans = node.lifted = None
+    # what is left are the leaves' gradients
+    for key, g in grads.items():
+        if wanted is None or key in wanted:
+            found.append((key, _dense(g)))
+    return found
+
+
+def _reduced(node: Node, argnum: int, pg: Any, shape: tuple[int, ...], dtype: Any) -> Any:
+    try:
+        return unbroadcast(pg, shape, dtype)
+    except ValueError:
+        raise ValueError(
+            f"{getattr(node.prim, 'name', node.prim)}: the reverse rule for argument {argnum} returned a gradient "
+            f"of shape {np.shape(pg)} for an input of shape {shape}; fix the rule"
+        ) from None
+
+
+def _accumulate(grads: dict[Any, Any], key: Any, index: int | None, g: Any, add: Callable[[Any, Any], Any]) -> None:
+    if index is None:
+        prev = grads.get(key)
+        grads[key] = g if prev is None else add(prev, g)
+        return
+    parts = grads.get(key)
+    if parts is None:
+        parts = grads[key] = [None] * key.n_outputs
+    parts[index] = g if parts[index] is None else add(parts[index], g)

@@ -1,0 +1,223 @@
+"""The core's node record: a node is not its output, keeps only what its rules read, frees it after
+backward (unless retain_graph), and may have several outputs that share it."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule.autodiff.primitive import Primitive
+from chainrule.core.node import Node, unbroadcast
+
+
+def leaf(values):
+    return cr.Tensor(np.asarray(values, dtype=float), requires_grad=True)
+
+
+# -- the record ----------------------------------------------------------------------------------
+def test_a_computed_tensor_points_at_its_node_and_the_node_not_at_it():
+    x = leaf([1.0, 2.0])
+    y = x * 3.0
+    node = y._node
+    assert isinstance(node, Node) and node.prim.name == "multiply" and node.n_outputs == 1
+    assert [(e[0], e[1], e[2], e[3], e[4]) for e in node.parents] == [(0, x, None, (2,), np.dtype(float))]
+    z = np.exp(y)
+    ref = weakref.ref(y)
+    del y
+    gc.collect()
+    assert ref() is None  # the graph does not hold the intermediate Tensor
+    z.sum().backward()
+    np.testing.assert_allclose(x.grad.data, 3.0 * np.exp(3.0 * np.array([1.0, 2.0])))
+
+
+def test_a_node_keeps_only_what_its_rules_read():
+    x, w = leaf(np.ones((2, 3))), leaf(np.ones((3, 4)))
+    h = x @ w
+    assert h._node.ans is None and h._node.args[0] is x.data and h._node.args[1] is w.data  # reads (0, 1)
+    s = h + 1.0
+    assert s._node.ans is None and s._node.args == [None, 1.0]  # add reads nothing; constants stay
+    e = np.exp(s)
+    assert e._node.ans is e.data and e._node.args == [None]  # exp reads its output only
+    t = np.tanh(e).sum()
+    assert t._node.ans is None and t._node.args[0] is None  # sum reads the shape only
+    # the matmul's product is not held by anything once h and s are dropped
+    product = weakref.ref(h.data)
+    del h, s
+    gc.collect()
+    assert product() is None
+    t.backward()
+    expected = (1 - np.tanh(np.exp(4.0)) ** 2) * np.exp(4.0)
+    np.testing.assert_allclose(x.grad.data, np.full((2, 3), 4 * expected))
+
+
+def test_declared_reads_are_checked():
+    with pytest.raises(ValueError, match=r"reads= takes argument positions, 'ans' and 'shapes', got \['x'\]"):
+        Primitive("bad_reads_example", np.negative, register=False, reads=("x",))
+    with pytest.raises(ValueError, match="n_outputs must be a positive int, got 0"):
+        Primitive("bad_outputs_example", np.negative, register=False, n_outputs=0)
+
+
+def test_a_rule_reading_shapes_gets_a_value_free_stand_in():
+    seen = []
+
+    def rule(g, ans, x):
+        seen.append((x.shape, x.dtype, x.strides))
+        return np.broadcast_to(g, x.shape)
+
+    total = Primitive("total_example", np.sum, register=False, reads=("shapes",))
+    total.defvjp(rule)
+    x = leaf(np.arange(6.0).reshape(2, 3))
+    y = total(x)
+    assert y._node.args == [None]
+    y.backward()
+    assert seen == [((2, 3), np.dtype(float), (0, 0))]
+    np.testing.assert_array_equal(x.grad.data, np.ones((2, 3)))
+
+
+def test_second_order_is_exact_through_rules_that_read_the_output_only():
+    # d2/dx2 exp(tanh(x)): the rules read their outputs, rebuilt as graph values linked to the same nodes
+    f = lambda x: np.exp(np.tanh(x))  # noqa: E731
+    x = 0.3
+    t = np.tanh(x)
+    d2 = np.exp(t) * ((1 - t * t) ** 2 - 2 * t * (1 - t * t))
+    assert cr.grad(cr.grad(f))(x) == pytest.approx(d2, rel=1e-12)
+    cr.gradcheck(lambda v: (np.exp(np.tanh(v)) * cr.relu(v) - v[::-1]).sum(), np.array([0.3, -0.7, 1.1]), order=2)
+
+
+# -- freeing after backward ----------------------------------------------------------------------
+def test_backward_frees_what_the_graph_kept_and_a_second_pass_names_retain_graph():
+    x = leaf([1.0, 2.0])
+    y = (np.sin(x) * x).sum()
+    node = y._node.parents[0][1]  # the multiply
+    assert not node.freed
+    y.backward()
+    assert node.freed and node.ans is None
+    with pytest.raises(RuntimeError, match=r"second time \(at 'multiply'\).*Pass retain_graph=True"):
+        y.backward()
+    z = (np.sin(x) * x).sum()
+    z.backward(retain_graph=True)
+    z.backward()
+    np.testing.assert_allclose(x.grad.data, 3 * (np.cos([1.0, 2.0]) * [1.0, 2.0] + np.sin([1.0, 2.0])))
+
+
+def test_a_graph_that_keeps_nothing_can_be_swept_twice_and_create_graph_retains():
+    x = leaf([1.0, 2.0])
+    y = (x + 1.0).sum()  # add and sum keep no values, as in PyTorch nothing is freed
+    y.backward()
+    y.backward()
+    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
+    x.grad = None
+    z = (x * x * x).sum()
+    (g,) = cr.autograd.grad(z, x, create_graph=True)
+    (h,) = cr.autograd.grad(g.sum(), x)  # create_graph kept the first graph
+    np.testing.assert_allclose(h.data, [6.0, 12.0])
+
+
+def test_explain_after_backward_shows_structure_but_not_freed_values():
+    x = leaf([1.0, 2.0])
+    x.label = "x"
+    h = np.exp(x)
+    h.label = "h"
+    loss = (h * 2.0).sum()
+    loss.backward()
+    parents = loss.parents[0].parents
+    assert parents[0] is h  # a labelled intermediate is found through its node while it lives
+    text = cr.graph.tree(loss)
+    assert "h (exp)" in text and "(multiply)  (2,) float64  grad None" in text
+
+
+# -- several outputs -----------------------------------------------------------------------------
+def _sincos_vjp(g, ans, x):
+    gs, gc = g
+    out = 0.0
+    if gs is not None:
+        out = out + gs * np.cos(x)
+    if gc is not None:
+        out = out - gc * np.sin(x)
+    return out
+
+
+sincos = Primitive("sincos_example", lambda x: (np.sin(x), np.cos(x)), register=False, n_outputs=2, reads=(0,))
+sincos.defvjp(_sincos_vjp)
+sincos.defjvp(lambda t, ans, x: (t * np.cos(x), -t * np.sin(x)))
+
+
+def test_a_two_output_primitive_shares_one_node():
+    x = leaf([0.5, 1.5])
+    s, c = sincos(x)
+    assert s._node is c._node and (s._index, c._index) == (0, 1) and s._node.n_outputs == 2
+    np.testing.assert_allclose(s.data, np.sin(x.data))
+    (s * c).sum().backward()
+    np.testing.assert_allclose(x.grad.data, np.cos(2 * x.data))
+    assert sincos(np.array(0.0)) == (0.0, 1.0)  # no Tensor: NumPy values out
+
+
+def test_an_output_without_gradient_gets_none_in_the_rule():
+    x = leaf([0.5, 1.5])
+    _, c = sincos(x)
+    c.sum().backward()
+    np.testing.assert_allclose(x.grad.data, -np.sin(x.data))
+
+
+@pytest.mark.parametrize("f", [
+    lambda x: (sincos(x)[0] * sincos(x)[1] ** 2).sum(),
+    lambda x: np.exp(sincos(x)[1]).sum() + sincos(x)[0][0],
+    lambda x: sincos(x)[1].sum(),
+])
+def test_a_two_output_primitive_passes_gradcheck_to_second_order_both_modes(f):
+    assert cr.gradcheck(f, np.array([0.3, -1.1, 2.0]), order=2)
+
+
+def test_grad_with_respect_to_one_output_of_a_multi_output_node():
+    x = leaf([0.5, 1.5])
+    s, c = sincos(x)
+    (gs, gc) = cr.autograd.grad((s * c).sum(), [s, c])
+    np.testing.assert_allclose(gs.data, c.data)
+    np.testing.assert_allclose(gc.data, s.data)
+
+
+def test_a_wrong_number_of_outputs_is_named():
+    bad = Primitive("one_of_two_example", lambda x: np.sin(x), register=False, n_outputs=2)
+    with pytest.raises(TypeError, match=r"one_of_two_example: declared n_outputs=2 but its function returned"):
+        bad(leaf([1.0]))
+
+
+def test_slogdet_is_one_node_with_two_outputs():
+    a = cr.Tensor([[2.0, 1.0], [0.5, 3.0]], requires_grad=True)
+    sign, logabs = np.linalg.slogdet(a)
+    assert logabs._node.prim.name == "slogdet" and logabs._node.n_outputs == 2
+    assert not sign.requires_grad  # piecewise constant for a real matrix
+    logabs.backward()
+    np.testing.assert_allclose(a.grad.data, np.linalg.inv(a.data).T)
+    assert cr.gradcheck(lambda m: np.linalg.slogdet(m)[1] * np.linalg.slogdet(m)[0], a.data, order=2)
+
+
+def test_unbroadcast_reduces_and_names_a_bad_shape():
+    np.testing.assert_array_equal(unbroadcast(np.ones((2, 3)), (1, 3), np.dtype(float)), [[2.0, 2.0, 2.0]])
+    assert unbroadcast(np.array([1 + 2j]), (1,), np.dtype(float)).tolist() == [1.0]
+    with pytest.raises(ValueError):
+        unbroadcast(np.ones((2, 3)), (4,), np.dtype(float))
+
+
+def test_a_replay_of_a_two_output_primitive_gives_the_eager_gradients_exactly():
+    f = lambda x: (sincos(x)[0] * np.exp(sincos(x)[1])).sum() + sincos(x)[1][0]  # noqa: E731
+    jitted = cr.jit(f)
+    grads = []
+    for fn in (f, jitted, jitted):  # eager, traced, replayed
+        x = leaf([0.3, -1.1, 2.0])
+        out = fn(x)
+        out.backward()
+        grads.append((out.data.copy(), x.grad.data.copy()))
+    for value, grad in grads[1:]:
+        assert value == grads[0][0] and np.array_equal(grad, grads[0][1])
+    assert "v" in jitted.source and "None" in jitted.source  # the sin output of the last call gets no cotangent
+
+
+def test_vmap_of_a_two_output_primitive_batches_each_output():
+    xs = np.array([[0.3, -1.1], [2.0, 0.5], [0.0, 1.0]])
+    got = cr.vmap(lambda x: sincos(x)[0] * sincos(x)[1])(xs)
+    np.testing.assert_allclose(got, np.sin(xs) * np.cos(xs), rtol=1e-15)
