@@ -19,6 +19,7 @@ are its own), with 2 threads (``--threads``), and reports:
     python bench/bench_gpt.py                       # the issue's figures (a few minutes)
     python bench/bench_gpt.py --budget-seconds 300  # the 5-minute validation-loss race
     python bench/bench_gpt.py --tiny                # seconds, for CI (tests/test_bench.py)
+    python bench/bench_gpt.py --threads 1 --profile # and where a step's time goes, op by op
 """
 
 from __future__ import annotations
@@ -169,7 +170,58 @@ class TorchRun:
         return sched
 
 
-def worker(name: str, cfg: dict[str, Any], data: str, threads: int, repeats: int, budget: float) -> dict[str, Any]:
+def profile_chainrule(run: ChainruleRun, steps: int) -> dict[str, float]:
+    """Milliseconds per training step in each primitive's forward function and reverse rules, and in
+    the optimiser (wall time; everything else is Python and bookkeeping)."""
+    from chainrule.autodiff import primitive as P
+
+    spent: dict[str, float] = {}
+    clock = time.perf_counter
+
+    def timed(label: str, f: Any) -> Any:
+        def call(*a: Any, **k: Any) -> Any:
+            t0 = clock()
+            try:
+                return f(*a, **k)
+            finally:
+                spent[label] = spent.get(label, 0.0) + clock() - t0
+        return call
+
+    saved_fns = {name: prim.fn for name, prim in P.REGISTRY.items()}
+    vjp, opt = P.Primitive.vjp, run.trainer.optimizer
+    for name, prim in P.REGISTRY.items():
+        prim.fn = timed(f"forward {name}", prim.fn)
+    P.Primitive.vjp = lambda self, *a, **k: timed(f"backward {self.name}", vjp)(self, *a, **k)
+    opt.step = timed("optimizer step", opt.step)
+    try:
+        t0 = clock()
+        for _ in range(steps):
+            run.step()
+        spent["whole step"] = clock() - t0
+    finally:
+        for name, fn in saved_fns.items():
+            P.REGISTRY[name].fn = fn
+        P.Primitive.vjp = vjp
+        del opt.step
+    return {k: 1e3 * v / steps for k, v in spent.items()}
+
+
+def profile_torch(run: TorchRun, steps: int) -> dict[str, float]:
+    """Milliseconds per training step in each ATen op (self time, torch.profiler), the top 15."""
+    from torch.profiler import ProfilerActivity, profile
+
+    t0 = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        for _ in range(steps):
+            run.step()
+    out = {"whole step": 1e3 * (time.perf_counter() - t0) / steps}
+    rows = sorted(prof.key_averages(), key=lambda e: -e.self_cpu_time_total)[:15]
+    out.update({e.key: e.self_cpu_time_total / 1e3 / steps for e in rows})
+    return out
+
+
+def worker(name: str, cfg: dict[str, Any], data: str, threads: int, repeats: int, budget: float,
+           profile: bool = False) -> dict[str, Any]:
     run = ChainruleRun(cfg, data) if name == "chainrule" else TorchRun(cfg, data, threads)
     before = rss_mb()
     for _ in range(cfg["warmup"]):
@@ -189,10 +241,13 @@ def worker(name: str, cfg: dict[str, Any], data: str, threads: int, repeats: int
         t0 = time.perf_counter()
         run.sample()
         samples.append(cfg["new_tokens"] / (time.perf_counter() - t0))
+    breakdown = None
+    if profile:
+        breakdown = (profile_chainrule if name == "chainrule" else profile_torch)(run, cfg["steps"])
     val_loss, race_steps = run.race(budget)
     return {"train_tokens_per_s": statistics.median(speeds), "peak_mb": peak, "growth_mb": peak - before,
             "faults_per_step": statistics.median(faults), "sample_tokens_per_s": statistics.median(samples),
-            "val_loss": val_loss, "race_steps": race_steps}
+            "val_loss": val_loss, "race_steps": race_steps, "profile": breakdown}
 
 
 # -- the driver ---------------------------------------------------------------------------------------
@@ -205,7 +260,8 @@ def prepare_data(folder: str, corpus_bytes: int) -> None:
 
 def spawn(name: str, cfg: dict[str, Any], data: str, args: argparse.Namespace) -> dict[str, Any] | None:
     env = dict(os.environ)
-    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS"):
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                "CHAINRULE_NUM_THREADS"):  # (chainrule's own split passes: GELU, norms, attention)
         env[var] = str(args.threads)
     if name == "torch":  # the torch run imports chainrule (config, data); keep glibc's malloc as torch has it
         env["CHAINRULE_MALLOC"] = "0"
@@ -214,6 +270,7 @@ def spawn(name: str, cfg: dict[str, Any], data: str, args: argparse.Namespace) -
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", name, "--data", data, "--threads", str(args.threads),
            "--repeats", str(args.repeats), "--budget-seconds", str(args.budget_seconds)]
     cmd += ["--tiny"] if args.tiny else []
+    cmd += ["--profile"] if args.profile else []
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         print(f"{name} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
@@ -237,6 +294,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--budget-seconds", type=float, default=None, help="validation-loss race (default 60; tiny 2)")
     p.add_argument("--json", metavar="PATH", help="also write the figures as JSON")
+    p.add_argument("--profile", action="store_true",
+                   help="also time one block of steps op by op (chainrule: each primitive's forward and reverse "
+                        "rules; PyTorch: torch.profiler's ATen ops) and print where a step's time goes")
     p.add_argument("--worker", choices=["chainrule", "torch"], help=argparse.SUPPRESS)
     p.add_argument("--data", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -244,7 +304,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     args.budget_seconds = args.budget_seconds or (2.0 if args.tiny else 60.0)
     cfg = TINY if args.tiny else FULL
     if args.worker:
-        print(json.dumps(worker(args.worker, cfg, args.data, args.threads, args.repeats, args.budget_seconds)))
+        print(json.dumps(worker(args.worker, cfg, args.data, args.threads, args.repeats, args.budget_seconds,
+                                args.profile)))
         return []
     with tempfile.TemporaryDirectory() as data:
         prepare_data(data, cfg["corpus_bytes"])
@@ -271,6 +332,13 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
         rows.append({"metric": key, "chainrule": ours, "torch": theirs, "ratio": ratio})
         print(f"  {label:<34}{fmt.format(ours):>14}{(fmt.format(theirs) if theirs is not None else '-'):>16}"
               f"{(f'{ratio:.2f}x' if ratio is not None else ''):>18}")
+    for name, res in results.items():
+        if res and res.get("profile"):
+            print(f"\n{name}: milliseconds per training step (one block of {cfg['steps']} steps, wall time)")
+            whole = res["profile"]["whole step"]
+            for label, ms in sorted(res["profile"].items(), key=lambda kv: -kv[1]):
+                if label == "whole step" or ms >= 0.0025 * whole:  # the rows above a quarter of a percent
+                    print(f"  {ms:9.1f}  {label}")
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"config": cfg, "threads": args.threads, "budget_seconds": args.budget_seconds, "rows": rows},

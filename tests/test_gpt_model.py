@@ -106,6 +106,26 @@ def test_cached_logits_equal_full_passes():
     np.testing.assert_allclose(np.concatenate(parts, axis=1), full, rtol=1e-12, atol=1e-12)
 
 
+def test_sampling_logits_on_arrays_are_the_modules_logits_bit_for_bit():
+    model = nn.GPT(nn.GPTConfig(vocab_size=13, context_length=8, d_model=16, n_heads=2, n_layers=2,
+                                tied_embeddings=False), seed=0).eval()
+    idx = np.random.default_rng(0).integers(0, 13, (2, 7))
+    with cr.no_grad():
+        assert nn.gpt_decode.standard_layout(model)
+        np.testing.assert_array_equal(model.sampling_logits(idx), model(idx).data)
+        c1, c2 = model.new_caches(2), model.new_caches(2)
+        for part in (idx[:, :3], idx[:, 3:4], idx[:, 4:5]):  # a prompt, then one token at a time
+            ours = model.sampling_logits(part, c1)
+            assert isinstance(ours, np.ndarray)
+            np.testing.assert_array_equal(ours, model(part, c2).data)
+        np.testing.assert_array_equal(c1[1].k[:, :, :5], c2[1].k[:, :, :5])
+    assert not nn.gpt_decode.standard_layout(model.train())  # dropout would act: the module itself runs
+    model.eval().blocks[0].mlp = nn.Sequential(*model.blocks[0].mlp[:1], nn.ReLU(), *model.blocks[0].mlp[2:])
+    assert not nn.gpt_decode.standard_layout(model)  # not the stock layers: the module itself runs
+    with cr.no_grad():
+        np.testing.assert_array_equal(model.sampling_logits(idx), model(idx).data)
+
+
 @pytest.mark.parametrize("kw", [dict(), dict(temperature=0.7, top_k=4), dict(top_p=0.8), dict(temperature=0.0),
                                 dict(temperature=1.3, top_k=3, top_p=0.9)])
 def test_cache_gives_the_same_tokens(kw):

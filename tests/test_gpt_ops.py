@@ -5,6 +5,8 @@ end, saved arrays freed after backward, exact zeros and ties, dropout, and error
 from __future__ import annotations
 
 import math
+import os
+import signal
 
 import numpy as np
 import pytest
@@ -118,6 +120,26 @@ def test_attention_with_dropout_is_seeded_and_its_gradient_checks():
 
 
 @pytest.mark.oracle
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_grouped_query_attention_matches_torch_and_its_gradient_checks(is_causal):
+    torch = pytest.importorskip("torch")
+    q, k, v = R.normal(size=(1, 4, 3, 2)), R.normal(size=(1, 2, 3, 2)), R.normal(size=(1, 2, 3, 2))
+    ours = [cr.Tensor(a, requires_grad=True) for a in (q, k, v)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out = F.scaled_dot_product_attention(*ours, is_causal=is_causal, enable_gqa=True)
+    tout = torch.nn.functional.scaled_dot_product_attention(*theirs, is_causal=is_causal, enable_gqa=True)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12, atol=1e-14)
+    (out**2).sum().backward()
+    (tout**2).sum().backward()
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-10, atol=1e-13)
+    assert cr.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=is_causal, enable_gqa=True),
+                        q, k, v, modes=("rev", "fwd"), order=2)
+    with pytest.raises(ValueError, match="enable_gqa=True needs k and v with the same number of heads"):
+        F.scaled_dot_product_attention(q, R.normal(size=(1, 3, 3, 2)), R.normal(size=(1, 3, 3, 2)), enable_gqa=True)
+
+
+@pytest.mark.oracle
 def test_layer_norm_of_a_constant_row_matches_torch():
     torch = pytest.importorskip("torch")
     x = np.array([[2.0, 2.0, 2.0], [1.0, -1.0, 3.0]])
@@ -193,11 +215,62 @@ def test_bad_arguments_are_named(call, message):
 
 
 def test_float32_gelu_gives_the_same_bits_on_any_number_of_threads(monkeypatch):
+    monkeypatch.setattr(cr.ops.gauss, "_CHUNK", 4096)
     x = R.normal(size=(3, 50001)).astype(np.float32)  # several chunks per thread, a ragged end
     results = []
     for threads in ("1", "3"):
         monkeypatch.setenv("CHAINRULE_NUM_THREADS", threads)
         y, cdf = gelu_f32(x)
-        results.append((y, cdf, cr.ops.gauss.gelu_grad_f32(x, cdf, x)))
+        y2, slope = gelu_f32(x, slope=True)  # the derivative, kept by the forward pass for the reverse rule
+        np.testing.assert_array_equal(y2, y)
+        grad = cr.ops.gauss.gelu_grad_f32(x, cdf, x)
+        np.testing.assert_array_equal(cr.ops.gauss.times_f32(x, slope), grad)  # the same bits either way
+        results.append((y, cdf, grad, slope))
     for a, b in zip(*results, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def _fused_step(dtype):
+    """Outputs and gradients of layer norm, RMS norm and packed attention on one input (the same every call)."""
+    rng = np.random.default_rng(11)
+    x = cr.Tensor(rng.normal(size=(5, 6, 16)).astype(dtype), requires_grad=True)
+    w = cr.Tensor(rng.normal(size=16).astype(dtype), requires_grad=True)
+    b = cr.Tensor(rng.normal(size=16).astype(dtype), requires_grad=True)
+    qkv = cr.Tensor(rng.normal(size=(7, 6, 3, 2, 4)).astype(dtype), requires_grad=True)
+    outs = [F.layer_norm(x, (16,), w, b), F.rms_norm(x, (16,), w), F.qkv_attention(qkv)]
+    sum((o * o).sum() for o in outs).backward()
+    return [o.data for o in outs] + [t.grad.data for t in (x, w, b, qkv)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_blocked_norms_and_attention_give_the_same_bits_on_any_number_of_threads(monkeypatch, dtype):
+    from chainrule.ops import attention_blocks, normalization
+
+    monkeypatch.setattr(normalization, "_BLOCK_ELEMENTS", 48)  # 3 rows per block: 10 blocks, a ragged end
+    monkeypatch.setattr(attention_blocks, "_BLOCK_SCORES", 2 * 36)  # 1 batch item per block: 7 blocks
+    results = {}
+    for threads in ("1", "2", "3"):
+        monkeypatch.setenv("CHAINRULE_NUM_THREADS", threads)
+        results[threads] = _fused_step(dtype)
+    for other in ("2", "3"):
+        for a, b in zip(results["1"], results[other], strict=True):
+            np.testing.assert_array_equal(a, b)
+    monkeypatch.setattr(normalization, "_BLOCK_ELEMENTS", 10**6)  # one block: the same up to rounding
+    monkeypatch.setattr(attention_blocks, "_BLOCK_SCORES", 10**6)
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(results["1"], _fused_step(dtype), strict=True):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_split_passes_work_in_a_forked_child(monkeypatch):
+    monkeypatch.setenv("CHAINRULE_NUM_THREADS", "2")
+    monkeypatch.setattr(cr.ops.gauss, "_CHUNK", 4096)
+    x = R.normal(size=50000).astype(np.float32)
+    y = gelu_f32(x)[0]  # the parent's pool of threads exists now
+    pid = os.fork()
+    if pid == 0:  # the child: the parent's worker threads are not here; a fresh pool must do the work
+        signal.alarm(30)  # a hang ends the child (and fails the test) instead of the test run
+        os._exit(0 if np.array_equal(gelu_f32(x)[0], y) else 3)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -40,7 +40,7 @@ KNOWN = {
     ("chainrule.autodiff.primitive", "chainrule.scalar"),  # apply() rejects Scalars by name
     # cycles inside vmap (helper E's batching/): transforms.vmap calls the lifted transforms, which
     # import transforms; value.py reaches protocol.py (which imports value.py) inside its methods
-    ("chainrule.transforms", "chainrule.batching.lifted"),
+    ("chainrule.transforms._common", "chainrule.batching.lifted"),
     ("chainrule.batching.value", "chainrule.batching.protocol"),
 }
 

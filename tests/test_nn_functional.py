@@ -11,6 +11,7 @@ import chainrule.nn.functional as F
 from chainrule import Tensor
 from chainrule.autodiff.backprop import grad
 from chainrule.autodiff.primitive import REGISTRY
+from chainrule.nn import functional_losses
 from conftest import check_grads, weights_like
 
 torch = pytest.importorskip("torch")
@@ -272,6 +273,49 @@ def test_cross_entropy_of_transposed_logits():
 def test_cross_entropy_all_ignored_is_nan_like_torch():
     out = F.cross_entropy(Tensor(X, requires_grad=True), np.full(5, -100))
     assert np.isnan(float(out))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_reverse_rule_reuses_forward_stats_bit_identically(dtype):
+    # the forward pass keeps each row's max and sum of exponentials for the reverse rule: the gradient must be
+    # the very same numbers as recomputing them, and the kept arrays must be let go once used
+    x, target = Tensor(X.astype(dtype), requires_grad=True), np.array([0, 5, 6, 5, 3])
+    loss = F.cross_entropy(x, target)
+    saved = loss._kw["saved"]
+    assert set(saved.values) == {"stats"} and saved.values["stats"][1].shape == (5, 1)
+    loss.backward()
+    assert saved.values == {}
+    recomputed = functional_losses._ce_vjp(np.ones((), dtype), None, x.data, target, None, 0.0, "mean")
+    np.testing.assert_array_equal(x.grad.data, recomputed)
+    loss.backward()  # a second sweep recomputes what the first one used up
+    np.testing.assert_array_equal(x.grad.data, 2 * recomputed)
+
+
+def test_cross_entropy_target_checks_and_ignore_index_inside_the_classes():
+    with pytest.raises(IndexError, match=r"target holds class -1, outside \[0, 7\)"):
+        F.cross_entropy(X, np.array([0, 1, -1, 2, 3]))
+    with pytest.raises(IndexError, match=r"target holds class 7, outside \[0, 7\)"):
+        F.cross_entropy(X, np.array([0, 1, 7, 2, 3], dtype=np.uint8))
+    x = Tensor(X, requires_grad=True)
+    F.cross_entropy(x, np.array([0, 5, 6, 5, 3], dtype=np.int32), ignore_index=5).backward()
+    t = torch.tensor(X, requires_grad=True)
+    tF.cross_entropy(t, tt(np.array([0, 5, 6, 5, 3])), ignore_index=5).backward()
+    np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-12)
+    assert not x.grad.data[[1, 3]].any()
+
+
+def test_cross_entropy_saved_stats_of_another_input_are_not_used():
+    # vmap's loop rule runs the primitive once per example with the same keyword arguments (one Saved): the
+    # statistics left by the last example must not be used for another example's gradient
+    from chainrule.ops._saved import Saved
+
+    target, g = np.array([0, 5, 6, 5, 3]), np.ones(())
+    a, b = X.copy(), X[::-1].copy()
+    saved = Saved(Tensor(a, requires_grad=True))
+    for x in (a, b):
+        functional_losses._ce_fn(x, target, None, 0.0, "mean", saved=saved)
+    got = functional_losses._ce_vjp(g, None, a, target, None, 0.0, "mean", saved=saved)
+    np.testing.assert_array_equal(got, functional_losses._ce_vjp(g, None, a, target, None, 0.0, "mean"))
 
 
 def test_dropout_masks_and_scales():

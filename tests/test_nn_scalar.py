@@ -84,3 +84,21 @@ def test_api_shapes_and_errors():
         mlp.load_state_dict({})
     a, b = nn.scalar.MLP(2, [3, 1], rng=4), nn.scalar.MLP(2, [3, 1], rng=4)
     assert [p.data for p in a.parameters()] == [p.data for p in b.parameters()]
+
+
+def test_both_mlps_come_from_one_layer_description():
+    from chainrule.nn.mlp_plan import mlp_plan
+
+    plan = mlp_plan(3, [5, 4, 2], "MLP")
+    s_mlp, t_mlp = nn.scalar.MLP(3, [5, 4, 2], rng=0), nn.MLP(3, [5, 4, 2], rng=0)
+    linears = [m for m in t_mlp.layers if isinstance(m, nn.Linear)]
+    assert [(d.fan_in, d.fan_out) for d in plan] == [(lin.in_features, lin.out_features) for lin in linears]
+    assert [(len(layer.neurons[0].w), len(layer.neurons)) for layer in s_mlp.layers] == [(3, 5), (5, 4), (4, 2)]
+    activated = [layer.neurons[0].activation is not None for layer in s_mlp.layers]
+    assert activated == [d.activated for d in plan] == [True, True, False]
+    assert [type(m).__name__ for m in t_mlp.layers] == ["Linear", "ReLU", "Linear", "ReLU", "Linear"]
+    for make in (nn.MLP, nn.scalar.MLP):
+        with pytest.raises(ValueError, match=r"MLP: nouts must list at least one layer size"):
+            make(2, [])
+        with pytest.raises(ValueError, match=r"MLP: layer sizes must be positive, got \[2, 0, 1\]"):
+            make(2, [0, 1])

@@ -377,3 +377,4 @@ def test_blocked_axpy_is_bit_identical_to_numpy(dtype, shape):
     axpy(-0.37, x, y)
     assert y.ctypes.data == before and y.dtype == dtype
     np.testing.assert_array_equal(y, expected)
+

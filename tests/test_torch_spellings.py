@@ -37,6 +37,30 @@ def test_reductions_with_dim_keepdim_match_pytorch_values_and_gradients(name, di
     np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-10)
 
 
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["max", "min"])
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_max_min_with_dim_send_the_gradient_to_the_returned_index_at_ties_like_pytorch(name, keepdim):
+    torch = _torch()
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0], [0.0, 0.0, 0.0]])
+    for dim in (0, 1, -1):
+        x = Tensor(ties, requires_grad=True)
+        tx = torch.tensor(ties, requires_grad=True)
+        out = getattr(x, name)(dim=dim, keepdim=keepdim)
+        tout = getattr(tx, name)(dim=dim, keepdim=keepdim)
+        np.testing.assert_array_equal(out.indices.data, tout.indices.numpy())
+        weights = np.arange(1.0, 1.0 + out.values.data.size).reshape(out.values.shape)
+        (out.values * weights).sum().backward()
+        (tout.values * torch.tensor(weights)).sum().backward()
+        np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+        # the whole-tensor reduction shares the gradient among ties, in both libraries
+        x.grad = None
+        tx.grad = None
+        getattr(x, name)().backward()
+        getattr(tx, name)().backward()
+        np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+
+
 def test_numpy_spelling_keeps_numpy_meaning():
     x = Tensor(X)
     np.testing.assert_allclose(x.std(axis=1).data, X.std(axis=1))  # ddof=0, NumPy's default

@@ -6,7 +6,9 @@ of gradients work):
 ``linear``, ``gelu`` (exact and tanh), ``silu``, ``cross_entropy`` (softmax-minus-target
 gradient, stable for large logits), ``binary_cross_entropy_with_logits``, ``layer_norm``,
 ``rms_norm``, ``scaled_dot_product_attention``, ``masked_softmax``. The others (``mse_loss``,
-``dropout``, ...) are built from existing ops.
+``dropout``, ...) are built from existing ops. This file holds linear, softmax, normalisation,
+dropout and embedding; the activations live in ``functional_activations`` and the losses in
+``functional_losses``, and every name is importable from here.
 
 Example:
     >>> import numpy as np
@@ -21,7 +23,6 @@ Example:
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -29,18 +30,19 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..ops import reductions as _reductions
 from ..ops._define import raw
-from ..ops._saved import Saved, on_values
+from ..ops._parallel import for_blocks
+from ..ops._saved import Saved
 from ..ops.attention import qkv_attention, scaled_dot_product_attention
 from ..ops.declare import declared_in
-from ..ops.elementwise import erf, relu, sigmoid, square, tanh
-from ..ops.gauss import gelu_f32, gelu_grad_f32, ndtr
+from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.masking import masked_fill, masked_softmax
 from ..ops.normalization import layer_norm_primitive as _layer_norm
 from ..ops.normalization import rms_norm_primitive as _rms_norm
-from ..ops.reductions import mean
-from ..ops.shape import getitem, moveaxis, reshape
+from ..ops.shape import getitem
 from ..ops.torch_methods import resolve_dim
 from ..tensor import Tensor
+from .functional_activations import gelu, silu
+from .functional_losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
@@ -52,8 +54,6 @@ __all__ = [
 # Ops declared public in nn.functional (ops/declare.py: relu, sigmoid, tanh, softplus...), by their declarations.
 globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
-
-_REDUCTIONS = ("mean", "sum", "none")
 
 
 def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
@@ -75,6 +75,9 @@ def log_softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
 
 
 # == linear: x @ w.T + b, one node ========================================================
+_SPLIT_BIAS = 262144  # outputs at least this big add the bias in row blocks split between threads
+
+
 def _rows(x: Any) -> Any:
     """x as a matrix (rows, features): NumPy's matmul runs a 2-D product through one BLAS call,
     a stacked one through one call per leading index (much slower for (B, T, D) @ (D, E))."""
@@ -86,7 +89,11 @@ def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
         return _linear_fn(_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
     out = x @ w.T
     if b is not None:
-        out += b
+        if type(out) is np.ndarray and out.ndim == 2 and out.size >= _SPLIT_BIAS:  # one pass: split between threads
+            for_blocks(lambda lo, hi: np.add(out[lo:hi], b, out=out[lo:hi]), out.shape[0],
+                       max(1, _SPLIT_BIAS // 4 // out.shape[1]))
+        else:
+            out += b
     return out
 
 
@@ -99,13 +106,18 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     if nd == 1:
         return g.reshape(-1, 1) * x.reshape(1, -1)
     g2, x2 = _rows(g), _rows(x)
-    if g2.shape[1] < x2.shape[1] and type(g2) is np.ndarray:  # OpenBLAS is much slower with the short side first
+    # OpenBLAS is much slower with a thin side first (few outputs, e.g. 10 classes) over many rows. Elsewhere the
+    # direct product is as fast or faster, and C-ordered: the transposed one is copied before it becomes a .grad
+    if 8 * g2.shape[1] <= x2.shape[1] and g2.shape[0] > 128 and type(g2) is np.ndarray:
         return (x2.T @ g2).T
     return g2.T @ x2
 
 
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
-    return g.sum(axis=0) if g.ndim == 2 else _rows(g).sum(axis=0)
+    g2 = _rows(g)
+    if type(g2) is np.ndarray and g2.dtype.kind == "f" and g2.ndim == 2:  # a row of ones times g: BLAS, ~2x sum(0)
+        return np.ones(g2.shape[0], dtype=g2.dtype) @ g2
+    return g2.sum(axis=0)
 
 
 def _linear_jvp_x(t: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
@@ -147,397 +159,6 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     if sb != (sw[0],):
         raise ValueError(f"linear: bias must have shape ({sw[0]},) to match weight {sw}, got {sb}")
     return _linear(x, weight, bias)
-
-
-# == activations =========================================================================
-_SQRT_HALF = 1.0 / math.sqrt(2.0)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-
-
-def _gelu_d(ans: Any, x: Any) -> Any:
-    return 0.5 * (1.0 + erf(x * _SQRT_HALF)) + x * _INV_SQRT_2PI * np.exp(-0.5 * x * x)
-
-
-def _gelu_tanh_inner(x: Any) -> Any:
-    return _SQRT_2_OVER_PI * (x + 0.044715 * x * x * x)
-
-
-def _gelu_tanh_d(ans: Any, x: Any) -> Any:
-    th = tanh(_gelu_tanh_inner(x))
-    return 0.5 * (1.0 + th) + 0.5 * x * (1.0 - th * th) * _SQRT_2_OVER_PI * (1.0 + 3 * 0.044715 * x * x)
-
-
-def _silu_d(ans: Any, x: Any) -> Any:
-    s = sigmoid(x)
-    return s * (1.0 + x * (1.0 - s))
-
-
-def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
-    prim = Primitive(name, fn)
-    prim.defvjp(lambda g, ans, x: g * d(ans, x))
-    prim.defjvp(lambda t, ans, x: t * d(ans, x))
-    return prim
-
-
-def _gelu_fn(x: Any, *, saved: Saved | None = None) -> Any:
-    if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim == 0:
-        return 0.5 * x * (1.0 + erf(x * _SQRT_HALF))
-    if x.dtype == np.float32:  # chunked, in cache: no SciPy, no scalar loop, no float64
-        y, cdf = gelu_f32(x)
-    else:
-        cdf = ndtr(x)
-        y = x * cdf
-    if saved is not None and saved.wanted:
-        saved.values["cdf"] = cdf  # Phi(x), for the reverse rule
-    return y
-
-
-def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved | None = None) -> Any:
-    if on_values(g, x) and isinstance(x, np.ndarray) and x.ndim and x.dtype.kind == "f":
-        cdf = saved.values.pop("cdf", None) if saved is not None else None  # used once, then let go
-        if x.dtype == np.float32 and g.dtype == np.float32:
-            return gelu_grad_f32(x, gelu_f32(x)[1] if cdf is None else cdf, g)
-        if cdf is None:
-            cdf = ndtr(x)
-        d = x * x  # gelu'(x) = Phi(x) + x phi(x), in place
-        d *= -0.5
-        np.exp(d, out=d)
-        d *= x
-        d *= _INV_SQRT_2PI
-        d += cdf
-        d *= g
-        return d
-    return g * _gelu_d(ans, x)
-
-
-_gelu = Primitive("nn.gelu", _gelu_fn)
-_gelu.defvjp(_gelu_vjp)
-_gelu.defjvp(lambda t, ans, x, *, saved=None: t * _gelu_d(ans, x))
-_gelu_tanh = _elementwise("nn.gelu_tanh", lambda x: 0.5 * x * (1.0 + np.tanh(_gelu_tanh_inner(x))), _gelu_tanh_d)
-_silu = _elementwise("nn.silu", lambda x: x * sigmoid(x), _silu_d)
-
-
-def gelu(x: Any, approximate: str = "none") -> Any:
-    """Gaussian error linear unit: ``x * Phi(x)`` (``approximate='none'``, exact, with erf) or its
-    tanh approximation (``approximate='tanh'``), as ``torch.nn.functional.gelu``.
-
-    Example:
-        >>> import chainrule.nn.functional as F
-        >>> round(float(F.gelu(1.0)), 4), round(float(F.gelu(1.0, approximate="tanh")), 4)
-        (0.8413, 0.8412)
-    """
-    if approximate == "none":
-        return _gelu(x, saved=Saved(x))
-    if approximate == "tanh":
-        return _gelu_tanh(x)
-    raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-
-
-def silu(x: Any) -> Any:
-    """``x * sigmoid(x)`` (also called swish).
-
-    Example:
-        >>> import chainrule.nn.functional as F
-        >>> round(float(F.silu(1.0)), 4)
-        0.7311
-    """
-    return _silu(x)
-
-
-# == cross entropy: fused softmax + negative log-likelihood =================================
-def _ce_prepare(x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> tuple[Any, ...]:
-    """(q, w): smoothed target distribution (N, C) and per-row weights (N, 1), both constant."""
-    xr = raw(x)
-    n, c = xr.shape
-    dt = xr.dtype
-    t = raw(target)
-    if t.dtype.kind == "f":  # class probabilities
-        q = t.astype(dt, copy=True)
-        if smoothing:
-            q = q * (1.0 - smoothing) + smoothing / c
-        w = np.ones((n, 1), dtype=dt)
-        count = n
-    else:
-        valid = t != ignore_index
-        q = np.full((n, c), smoothing / c, dtype=dt)
-        q[np.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
-        w = valid.astype(dt).reshape(n, 1)
-        count = int(valid.sum())
-    if reduction == "mean":
-        w = w / count if count else w * np.nan
-    return q, w
-
-
-def _ce_rows(target: np.ndarray, ignore_index: int) -> tuple[np.ndarray, np.ndarray | None, int]:
-    """Class index per row (0 where ignored), the 0/1 mask of kept rows (None: all kept), how many are kept."""
-    valid = target != ignore_index
-    if valid.all():
-        return target, None, len(target)
-    return np.where(valid, target, 0), valid, int(valid.sum())
-
-
-def _ce_fn(x: np.ndarray, target: np.ndarray, ignore_index: int, smoothing: float, reduction: str) -> np.ndarray:
-    n, c = x.shape
-    s = x - np.maximum.reduce(x, axis=-1, keepdims=True)
-    lse = np.log(np.add.reduce(np.exp(s), axis=-1))  # log-sum-exp of the shifted logits, per row
-    if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
-        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
-        losses = lse * q.sum(axis=-1) - (q * s).sum(axis=-1)
-        count, valid = n, None
-    else:
-        t, valid, count = _ce_rows(target, ignore_index)
-        losses = lse - s[np.arange(n), t]
-        if smoothing:
-            losses = (1.0 - smoothing) * losses + smoothing * (lse - s.mean(axis=-1))
-        if valid is not None:
-            losses = losses * valid
-    losses = losses.astype(x.dtype, copy=False)
-    if reduction == "none":
-        return losses
-    total = losses.sum()
-    if reduction == "mean":
-        return total / count if count else total * np.nan
-    return total
-
-
-def _probabilities(x: Any) -> Any:
-    e = np.exp(x - np.max(raw(x), axis=-1, keepdims=True))  # the shift is a constant: exact gradient
-    return e / e.sum(axis=-1, keepdims=True)
-
-
-def _ce_vjp(g: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
-    if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
-        n, c = x.shape
-        p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
-        p /= np.add.reduce(p, axis=-1, keepdims=True)
-        if target.dtype.kind == "f":
-            p -= target * (1.0 - smoothing) + smoothing / c if smoothing else target
-            valid, count = None, n
-        else:
-            t, valid, count = _ce_rows(target, ignore_index)
-            if p.flags.c_contiguous:  # p[rows, t] -= ..., on the flat view (cheaper than 2-d fancy indexing)
-                p.reshape(-1)[np.arange(0, n * c, c) + t] -= 1.0 - smoothing
-            else:
-                p[np.arange(n), t] -= 1.0 - smoothing
-            if smoothing:
-                p -= smoothing / c
-        if reduction == "none":
-            p *= g.reshape(-1, 1) if valid is None else (g * valid).reshape(-1, 1)
-            return p
-        scale = g / count if reduction == "mean" else g
-        if valid is not None:
-            scale = scale * valid.reshape(-1, 1)
-        p *= scale
-        return p
-    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
-    scale = g.reshape(-1, 1) * w if reduction == "none" else g * w
-    return (_probabilities(x) - q) * scale
-
-
-def _ce_jvp(t: Any, ans: Any, x: Any, target: Any, ignore_index: int, smoothing: float, reduction: str) -> Any:
-    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
-    per_row = ((_probabilities(x) - q) * t).sum(axis=-1) * w[:, 0]
-    return per_row if reduction == "none" else per_row.sum()
-
-
-_cross_entropy = Primitive("nn.cross_entropy", _ce_fn)
-_cross_entropy.defvjp(_ce_vjp, None)
-_cross_entropy.defjvp(_ce_jvp, None)
-
-
-def _check_reduction(name: str, reduction: str) -> None:
-    if reduction not in _REDUCTIONS:
-        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
-
-
-def cross_entropy(
-    logits: Any,
-    target: Any,
-    ignore_index: int = -100,
-    reduction: str = "mean",
-    label_smoothing: float = 0.0,
-) -> Any:
-    """Cross-entropy between ``softmax(logits)`` and the targets, as ``torch.nn.functional.cross_entropy``.
-
-    ``logits``: shape (N, C), (C,) or (N, C, d1, ...) (classes on axis 1). ``target``: integer
-    class indices of shape (N,) / () / (N, d1, ...), or class probabilities of the logits'
-    shape. Rows whose target is ``ignore_index`` count for nothing (and are left out of the
-    mean). ``label_smoothing`` mixes the target with the uniform distribution. Stable for
-    large logits; one fused node whose gradient is ``softmax - target``.
-
-    Example:
-        >>> import numpy as np
-        >>> import chainrule.nn.functional as F
-        >>> round(float(F.cross_entropy(np.array([[1000.0, 0.0]]), np.array([1]))), 1)
-        1000.0
-    """
-    _check_reduction("cross_entropy", reduction)
-    if not 0.0 <= float(label_smoothing) <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if isinstance(target, Tensor) and target._rg:
-        raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
-    if not isinstance(logits, Tensor):
-        logits = np.asarray(logits)
-    xr = logits.data if isinstance(logits, Tensor) else logits
-    sx = xr.shape
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
-    if xr.dtype.kind != "f":
-        raise TypeError(f"cross_entropy: logits must be floating point, got dtype {xr.dtype}")
-    if len(sx) == 0:
-        raise ValueError("cross_entropy: logits must have a class axis, got a 0-d value")
-    c = sx[0] if len(sx) == 1 else sx[1]
-    soft = t.dtype.kind == "f"
-    if soft:
-        if t.shape != sx:
-            raise ValueError(
-                f"cross_entropy: probability targets (float) must have the logits' shape {sx}, got {t.shape}; "
-                "for class indices pass an integer array"
-            )
-    else:
-        if t.dtype.kind not in "iu":
-            raise TypeError(
-                f"cross_entropy: target must hold integer class indices (or float probabilities), got {t.dtype}"
-            )
-        want = () if len(sx) == 1 else (sx[0], *sx[2:])
-        if t.shape != want:
-            raise ValueError(
-                f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
-                f"{'input' if not want else 'row'}), got target of shape {t.shape}"
-            )
-        if t.size and (t.min() < 0 or t.max() >= c):
-            bad = (t != ignore_index) & ((t < 0) | (t >= c))
-            if bad.any():
-                raise IndexError(
-                    f"cross_entropy: target holds class {int(t[bad].flat[0])}, outside [0, {c}) for logits with "
-                    f"{c} classes (ignore_index={ignore_index})"
-                )
-    x = logits
-    if len(sx) == 1:
-        x, t2 = reshape(x, (1, c)), t.reshape((1, c) if soft else (1,))
-    elif len(sx) > 2:
-        x = reshape(moveaxis(x, 1, -1), (-1, c))
-        t2 = np.moveaxis(t, 1, -1).reshape(-1, c) if soft else t.reshape(-1)
-    else:
-        t2 = t
-    out = _cross_entropy(x, t2, ignore_index=int(ignore_index), smoothing=float(label_smoothing), reduction=reduction)
-    if reduction == "none":
-        out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
-    return out
-
-
-def nll_loss(log_probs: Any, target: Any, ignore_index: int = -100, reduction: str = "mean") -> Any:
-    """Negative log-likelihood of integer targets given log-probabilities of shape (N, C).
-
-    Example:
-        >>> import numpy as np
-        >>> import chainrule.nn.functional as F
-        >>> bool(float(F.nll_loss(np.log(np.array([[0.5, 0.5]])), np.array([0]))) == -np.log(0.5))
-        True
-    """
-    _check_reduction("nll_loss", reduction)
-    s = np.shape(raw(log_probs))
-    t = np.asarray(raw(target))
-    if len(s) != 2 or t.shape != (s[0],) or t.dtype.kind not in "iu":
-        raise ValueError(
-            f"nll_loss: expected log_probs (N, C) and integer target (N,), got {s} and {t.shape} {t.dtype}"
-        )
-    valid = t != ignore_index
-    if ((t < 0) | (t >= s[1]))[valid].any():
-        raise IndexError(f"nll_loss: target outside [0, {s[1]}) (ignore_index={ignore_index})")
-    weights = valid.astype(np.result_type(raw(log_probs)))
-    picked = -getitem(log_probs, (np.arange(s[0]), np.where(valid, t, 0))) * weights
-    if reduction == "none":
-        return picked
-    total = picked.sum()
-    return total if reduction == "sum" else total / int(valid.sum())
-
-
-# == binary cross entropy with logits =======================================================
-def _softplus_neg(x: Any) -> Any:
-    return np.logaddexp(0.0, -x)  # log(1 + exp(-x)), stable
-
-
-def _bce_fn(x: Any, y: Any, pos_weight: Any = None) -> Any:
-    sp = _softplus_neg(x)
-    if pos_weight is None:
-        return (1.0 - y) * x + sp
-    return (1.0 - y) * x + (1.0 + (pos_weight - 1.0) * y) * sp
-
-
-def _bce_dx(ans: Any, x: Any, y: Any, pos_weight: Any = None) -> Any:
-    if pos_weight is None:
-        return sigmoid(x) - y
-    return (1.0 - y) - (1.0 + (pos_weight - 1.0) * y) * sigmoid(-x)
-
-
-def _bce_dy(ans: Any, x: Any, y: Any, pos_weight: Any = None) -> Any:
-    if pos_weight is None:
-        return -x
-    return -x + (pos_weight - 1.0) * _softplus_neg(x)
-
-
-_bce = Primitive("nn.binary_cross_entropy_with_logits", _bce_fn)
-_bce.defvjp(lambda g, ans, *a: g * _bce_dx(ans, *a), lambda g, ans, *a: g * _bce_dy(ans, *a), None)
-_bce.defjvp(lambda t, ans, *a: t * _bce_dx(ans, *a), lambda t, ans, *a: t * _bce_dy(ans, *a), None)
-
-
-def _reduce(name: str, losses: Any, reduction: str) -> Any:
-    if reduction == "mean":
-        return mean(losses)
-    if reduction == "sum":
-        return losses.sum() if isinstance(losses, Tensor) else np.sum(losses)
-    return losses
-
-
-def binary_cross_entropy_with_logits(
-    logits: Any, target: Any, reduction: str = "mean", pos_weight: Any = None
-) -> Any:
-    """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], computed stably from
-    the logits (as ``torch.nn.functional.binary_cross_entropy_with_logits``).
-
-    Example:
-        >>> import numpy as np
-        >>> import chainrule.nn.functional as F
-        >>> round(float(F.binary_cross_entropy_with_logits(np.array([0.0]), np.array([1.0]))), 4)
-        0.6931
-    """
-    _check_reduction("binary_cross_entropy_with_logits", reduction)
-    sx, sy = np.shape(raw(logits)), np.shape(raw(target))
-    if sx != sy:
-        raise ValueError(
-            f"binary_cross_entropy_with_logits: logits of shape {sx} and target of shape {sy} must have the "
-            "same shape (reshape the target, e.g. y.reshape(-1, 1))"
-        )
-    dt = np.result_type(raw(logits))
-    if dt.kind != "f":
-        raise TypeError(f"binary_cross_entropy_with_logits: logits must be floating point, got dtype {dt}")
-    if not isinstance(target, Tensor):
-        target = np.asarray(target, dtype=dt)
-    args = (logits, target) if pos_weight is None else (logits, target, np.asarray(raw(pos_weight), dtype=dt))
-    return _reduce("binary_cross_entropy_with_logits", _bce(*args), reduction)
-
-
-# == mean squared error ======================================================================
-def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
-    """Mean (or sum) of squared differences; ``input`` and ``target`` must have the same shape.
-
-    Example:
-        >>> import numpy as np
-        >>> import chainrule.nn.functional as F
-        >>> float(F.mse_loss(np.array([1.0, 2.0]), np.array([0.0, 0.0])))
-        2.5
-    """
-    _check_reduction("mse_loss", reduction)
-    si, st = np.shape(raw(input)), np.shape(raw(target))
-    if si != st:
-        raise ValueError(
-            f"mse_loss: input of shape {si} and target of shape {st} must have the same shape "
-            "(broadcasting them is usually a bug; reshape one, e.g. target.reshape(-1, 1))"
-        )
-    if not isinstance(target, Tensor):
-        target = np.asarray(target, dtype=np.result_type(raw(input)))
-    return _reduce("mse_loss", square(input - target), reduction)
 
 
 # == normalisation ==========================================================================
@@ -636,4 +257,3 @@ def embedding(indices: Any, weight: Any) -> Any:
         bad = idx[(idx < 0) | (idx >= n)].flat[0]
         raise IndexError(f"embedding: index {int(bad)} is out of range for an embedding table of {n} rows")
     return getitem(weight, idx)
-

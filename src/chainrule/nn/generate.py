@@ -89,20 +89,23 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
     was_training = model.training
     model.eval()
     caches = None
+    run = getattr(model, "sampling_logits", None) or model  # GPT: on the parameters' arrays
+    n = out.shape[1]
+    out = np.concatenate([out, np.zeros((len(out), int(max_new_tokens)), dtype=np.int64)], axis=1)
     try:
         with no_grad():
             for _ in range(int(max_new_tokens)):
                 if use_cache and hasattr(model, "new_caches"):
                     if caches is not None and caches[0].length < ctx:
-                        logits = model(out[:, -1:], caches)  # one new token, the rest is cached
+                        logits = run(out[:, n - 1:n], caches)  # one new token, the rest is cached
                     else:  # first step, or the window is full: run the (last ctx) tokens afresh
                         caches = model.new_caches(len(out))
-                        logits = model(out[:, -ctx:], caches)
+                        logits = run(out[:, max(0, n - ctx):n], caches)
                 else:
-                    logits = model(out[:, -ctx:])
+                    logits = run(out[:, max(0, n - ctx):n])
                 last = (logits.data if isinstance(logits, Tensor) else np.asarray(logits))[:, -1, :]
-                nxt = sample_next(last, float(temperature), top_k, top_p, gen)
-                out = np.concatenate([out, nxt[:, None].astype(np.int64)], axis=1)
+                out[:, n] = sample_next(last, float(temperature), top_k, top_p, gen)
+                n += 1
     finally:
         model.train(was_training)
     return out

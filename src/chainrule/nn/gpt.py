@@ -20,10 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .containers import ModuleList
 from .generate import generate
+from .gpt_decode import forward_arrays, standard_layout
 from .layers import Dropout, Embedding, LayerNorm, Linear
 from .module import Module
 from .transformer import KVCache, TransformerBlock
@@ -105,6 +107,17 @@ class GPT(Module):
                  top_p: float | None = None, seed: Any = None, use_cache: bool = True) -> np.ndarray:
         """Append ``max_new_tokens`` sampled tokens to ``idx`` (B, T); see :func:`chainrule.nn.generate.generate`."""
         return generate(self, idx, max_new_tokens, temperature, top_k, top_p, seed, use_cache)
+
+    def sampling_logits(self, idx: Any, caches: list[KVCache] | None = None) -> np.ndarray:
+        """``model(idx, caches)``'s logits as a NumPy array, for sampling (under ``no_grad``, in eval mode).
+
+        A model with the standard layout runs on its parameters' arrays (the same arithmetic,
+        without a Tensor per op: :mod:`chainrule.nn.gpt_decode`); any other runs ``model(idx, caches)``.
+        """
+        if standard_layout(self):
+            return forward_arrays(self, np.asarray(idx), caches)
+        logits = self(idx, caches)
+        return logits.data if isinstance(logits, Tensor) else np.asarray(logits)
 
     def new_caches(self, batch: int) -> list[KVCache]:
         """One empty key/value cache per block, for ``batch`` sequences of up to context_length tokens."""

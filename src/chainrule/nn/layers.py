@@ -8,7 +8,7 @@ generator that ``nn.manual_seed`` resets). Initialisation follows PyTorch.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,7 @@ from . import functional as F
 from . import init
 from .activations import activation as make_activation
 from .containers import Sequential
+from .mlp_plan import mlp_plan
 from .module import Module
 from .parameter import Parameter, resolve_dtype
 
@@ -65,7 +66,10 @@ class Linear(Module):
         self.bias = Parameter(gen.uniform(-bound, bound, (out_features,)), dtype=dt) if bias else None
 
     def forward(self, x: Any) -> Any:
-        return F.linear(_input(x, self.weight.data.dtype, "Linear"), self.weight, self.bias)
+        w = self.weight
+        if x.__class__ is not np.ndarray or x.dtype is not w.data.dtype:  # (an array of the layer's dtype as is)
+            x = _input(x, w.data.dtype, "Linear")
+        return F.linear(x, w, self.bias)
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
@@ -193,7 +197,8 @@ class Dropout(Module):
 
 class MLP(Module):
     """A multi-layer perceptron: ``MLP(nin, [h1, h2, ..., nout])`` is Linear, activation,
-    (dropout,) ... and a last Linear without activation (micrograd's signature).
+    (dropout,) ... and a last Linear without activation (micrograd's signature). The layers come
+    from :func:`chainrule.nn.mlp_plan.mlp_plan`, as those of ``nn.scalar.MLP`` (the Scalar engine's).
 
     Example:
         >>> import numpy as np
@@ -208,7 +213,7 @@ class MLP(Module):
     def __init__(
         self,
         nin: int,
-        nouts: Sequence[int],
+        nouts: Iterable[int],
         activation: Any = "relu",
         dropout: float = 0.0,
         bias: bool = True,
@@ -216,19 +221,19 @@ class MLP(Module):
         rng: Any = None,
     ) -> None:
         super().__init__()
-        sizes = [int(nin), *[int(n) for n in nouts]]
-        if len(sizes) < 2:
-            raise ValueError("MLP: nouts must list at least one layer size, e.g. MLP(2, [16, 16, 1])")
+        plan = mlp_plan(nin, nouts, "MLP")
         gen = init.generator(rng)
         mods: list[Module] = []
-        for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:], strict=False)):
-            mods.append(Linear(a, b, bias=bias, dtype=dtype, rng=gen))
-            if i < len(sizes) - 2:
+        for layer in plan:
+            mods.append(Linear(layer.fan_in, layer.fan_out, bias=bias, dtype=dtype, rng=gen))
+            if layer.activated:
                 mods.append(make_activation(activation))
                 if dropout:
                     mods.append(Dropout(dropout, rng=gen))
-        self.sizes = sizes
+        self.sizes = [plan[0].fan_in, *[layer.fan_out for layer in plan]]
         self.layers = Sequential(*mods)
 
     def forward(self, x: Any) -> Any:
-        return self.layers(x)
+        for layer in self.layers._modules.values():  # (Sequential's loop, one call less per step)
+            x = layer(x)
+        return x

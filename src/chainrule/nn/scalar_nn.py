@@ -26,6 +26,7 @@ import numpy as np
 from ..scalar import Scalar, _node_with_parents
 from ..scalar_rules import FLOATS, dot
 from . import init
+from .mlp_plan import mlp_plan
 
 _ACTIVATIONS = ("relu", "tanh", "sigmoid", "linear", None)
 
@@ -153,6 +154,9 @@ class Layer(ScalarModule):
 class MLP(ScalarModule):
     """``MLP(nin, [h1, ..., nout])``: layers of neurons, the last one linear (micrograd's MLP).
 
+    The layers come from :func:`chainrule.nn.mlp_plan.mlp_plan`, as those of ``nn.MLP`` (the
+    Tensor one): the same sizes and the same activated layers, each made of Scalar neurons.
+
     Example:
         >>> from chainrule import nn
         >>> mlp = nn.scalar.MLP(2, [16, 16, 1], rng=0)
@@ -161,13 +165,10 @@ class MLP(ScalarModule):
     """
 
     def __init__(self, nin: int, nouts: Iterable[int], activation: str | None = "relu", rng: Any = None) -> None:
-        sizes = [int(nin), *[int(n) for n in nouts]]
-        if len(sizes) < 2:
-            raise ValueError("MLP: nouts must list at least one layer size, e.g. MLP(2, [16, 16, 1])")
         gen = init.generator(rng)
         self.layers = [
-            Layer(sizes[i], sizes[i + 1], rng=gen, nonlin=i != len(sizes) - 2, activation=activation)
-            for i in range(len(sizes) - 1)
+            Layer(layer.fan_in, layer.fan_out, rng=gen, nonlin=layer.activated, activation=activation)
+            for layer in mlp_plan(nin, nouts, "MLP")
         ]
 
     def __call__(self, x: Sequence[Any]) -> Any:

@@ -19,6 +19,8 @@ from ..autodiff.primitive import Primitive
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
+from .arrays import repeat
+from .attention_blocks import packed_backward, packed_forward
 from .reductions import softmax
 
 _CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
@@ -172,7 +174,7 @@ def _check(q: Any, k: Any, v: Any, attn_mask: Any, is_causal: bool, dropout_p: f
 
 def scaled_dot_product_attention(
     q: Any, k: Any, v: Any, attn_mask: Any = None, is_causal: bool = False, dropout_p: float = 0.0,
-    scale: float | None = None, rng: Any = None,
+    scale: float | None = None, enable_gqa: bool = False, rng: Any = None,
 ) -> Any:
     """``softmax(q @ k^T * scale + mask) @ v``, as ``torch.nn.functional.scaled_dot_product_attention``.
 
@@ -181,6 +183,8 @@ def scaled_dot_product_attention(
     gradient when it is a Tensor), broadcastable to (..., L, S). ``is_causal``: query i sees
     keys 0..i (top-left aligned, as PyTorch). ``scale`` defaults to 1/sqrt(E). ``dropout_p``
     zeroes attention probabilities with that probability (``rng``: a seed or Generator).
+    ``enable_gqa``: grouped-query attention; q (..., Hq, L, E) against k, v with Hkv heads
+    (Hq a multiple of Hkv): each key/value head serves Hq / Hkv consecutive query heads.
     A query that may attend to nothing gets NaN, as in PyTorch's reference implementation.
 
     Example:
@@ -191,6 +195,8 @@ def scaled_dot_product_attention(
         array([[[1.  , 0.  ],
                 [0.33, 0.67]]])
     """
+    if enable_gqa:
+        k, v = _share_heads(q, k, v)
     L, S = _check(q, k, v, attn_mask, is_causal, float(dropout_p))
     dt = np.result_type(raw(q), raw(k), raw(v))
     if dt.kind != "f":
@@ -214,18 +220,49 @@ def scaled_dot_product_attention(
     return _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
 
 
+def _share_heads(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
+    """Grouped-query attention: repeat each key/value head for its group of query heads (PyTorch's order)."""
+    sq, sk, sv = np.shape(raw(q)), np.shape(raw(k)), np.shape(raw(v))
+    if min(len(sq), len(sk), len(sv)) < 3:
+        raise ValueError(
+            f"scaled_dot_product_attention: enable_gqa needs a head axis (..., H, L, E): got q {sq}, k {sk}, v {sv}"
+        )
+    hq, hk = sq[-3], sk[-3]
+    if sv[-3] != hk or hk == 0 or hq % hk:
+        raise ValueError(
+            f"scaled_dot_product_attention: enable_gqa=True needs k and v with the same number of heads, dividing "
+            f"q's {hq}; got q {sq}, k {sk}, v {sv}"
+        )
+    if hq == hk:
+        return k, v
+    return repeat(k, hq // hk, axis=-3), repeat(v, hq // hk, axis=-3)
+
+
 # -- attention on the packed output of one q/k/v projection ---------------------------------------
 def _unpack(qkv: Any) -> list[Any]:
     """(B, T, 3, H, E) -> q, k, v as (B, H, T, E) views (differentiable slices on Tensors)."""
     return [np.swapaxes(qkv[:, :, i], 1, 2) for i in range(3)]
 
 
+def _fast(*xs: Any) -> bool:
+    """NumPy floating-point arrays only: the blocked kernels (ops.attention_blocks) apply."""
+    return all(type(x) is np.ndarray and x.dtype.kind == "f" for x in xs)
+
+
 def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
+    if _fast(qkv):
+        out, p = packed_forward(qkv, bias, scale, drop, keep_p=bool(saved.wanted))
+        if p is not None:
+            saved.values["p_t"] = p  # transposed: not the "p" the generic rules read
+        return out
     q, k, v = _unpack(qkv)
     return np.ascontiguousarray(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
 
 
 def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
+    if _fast(g, ans, qkv) and g.dtype == qkv.dtype:  # dq, dk, dv written straight into qkv's layout
+        p = saved.values.pop("p_t", None)
+        return packed_backward(g, ans, qkv, p, bias, scale, drop)
     q, k, v = _unpack(qkv)
     gh, outh = np.swapaxes(g, 1, 2), np.swapaxes(ans, 1, 2)
     if on_values(g, qkv):  # write dq, dk, dv straight into one array laid out like qkv: no zeros, no sums

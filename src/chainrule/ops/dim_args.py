@@ -58,8 +58,17 @@ def extreme(fn: Any, arg: Any) -> Any:
             axis, keepdims = resolve_dim(fn.__name__, axis, None, keepdims, keepdim)
             return fn(self, axis=axis, keepdims=keepdims, **kw)
         axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
-        values = fn(self, axis=axis, keepdims=keepdims, **kw)
-        return ValuesIndices(values, Tensor._wrap(np.asarray(arg(self.data, axis=axis, keepdims=keepdims))))
+        if kw:
+            raise TypeError(f"{fn.__name__}(dim=...): unexpected arguments {sorted(kw)}")
+        # PyTorch's gradient goes to the returned index only (not shared among ties, as amax does)
+        kept = np.asarray(arg(self.data, axis=axis, keepdims=True))
+        index = list(np.ix_(*(np.arange(n) for n in kept.shape)))
+        index[axis] = kept
+        values = self[tuple(index)]
+        indices = kept if keepdims else np.squeeze(kept, axis=axis)
+        if not keepdims:
+            values = values.reshape(indices.shape)
+        return ValuesIndices(values, Tensor._wrap(np.asarray(indices)))
 
     method.__name__ = fn.__name__
     method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling): a ``(values, indices)`` pair."

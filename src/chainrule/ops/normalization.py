@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ._parallel import for_blocks
 from ._saved import Saved, on_values
 
 
@@ -23,51 +24,107 @@ def _rows(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
 
 
 # -- NumPy fast paths (first order) -------------------------------------------------------------
-def _ln_forward(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
+# Blocks of rows small enough to stay in the CPU cache while every pass runs over them, split
+# between threads (ops._parallel); row sums are products with a vector of ones (BLAS). Sums over
+# rows (the weight and bias gradients) add one partial sum per block, in block order: the blocks
+# do not depend on the number of threads, so neither do the results.
+_BLOCK_ELEMENTS = 65536
+
+
+def _block_rows(d: int) -> int:
+    return max(1, _BLOCK_ELEMENTS // max(1, d))
+
+
+def _normalise(x: np.ndarray, axes: tuple[int, ...], eps: float, centred: bool, w: Any = None, b: Any = None,
+               affine: bool = False) -> tuple[Any, np.ndarray, np.ndarray]:
+    """(y or None, xhat (rows, D), rstd (rows, 1)); y = xhat * w + b in x's shape when ``affine``."""
     x2 = _rows(x, axes)
-    inv_d = x.dtype.type(1.0 / x2.shape[1])
-    xhat = x2 - np.add.reduce(x2, axis=1, keepdims=True) * inv_d
-    var = np.einsum("ij,ij->i", xhat, xhat)[:, None] * inv_d
-    var += x.dtype.type(eps)
-    rstd = np.sqrt(var, out=var)
-    np.reciprocal(rstd, out=rstd)
-    xhat *= rstd
-    return xhat, rstd
+    n, d = x2.shape
+    dt = x.dtype.type
+    inv_d, eps_t = dt(1.0 / d), dt(eps)
+    ones = np.ones(d, dtype=x.dtype)
+    xhat = np.empty_like(x2)
+    rstd = np.empty((n, 1), dtype=x.dtype)
+    y = np.empty_like(x2) if affine else None
+    wf = w.reshape(-1) if w is not None else None
+    bf = b.reshape(-1) if b is not None else None
+
+    def work(lo: int, hi: int) -> None:
+        xb, xh, r = x2[lo:hi], xhat[lo:hi], rstd[lo:hi]
+        if centred:
+            np.subtract(xb, (xb @ ones)[:, None] * inv_d, out=xh)
+        else:
+            np.copyto(xh, xb)
+        np.multiply(np.einsum("ij,ij->i", xh, xh)[:, None], inv_d, out=r)
+        r += eps_t
+        np.sqrt(r, out=r)
+        np.reciprocal(r, out=r)
+        xh *= r
+        if y is not None:
+            yb = y[lo:hi]
+            if wf is not None:
+                np.multiply(xh, wf, out=yb)
+            else:
+                np.copyto(yb, xh)
+            if bf is not None:
+                yb += bf
+
+    for_blocks(work, n, _block_rows(d))
+    return (y.reshape(x.shape) if y is not None else None), xhat, rstd
+
+
+def _ln_forward(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
+    return _normalise(x, axes, eps, True)[1:]
 
 
 def _rms_forward(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
-    x2 = _rows(x, axes)
-    ms = np.einsum("ij,ij->i", x2, x2)[:, None] * x.dtype.type(1.0 / x2.shape[1])
-    ms += x.dtype.type(eps)
-    rstd = np.reciprocal(np.sqrt(ms, out=ms), out=ms)
-    return x2 * rstd, rstd
-
-
-def _affine(xhat: np.ndarray, shape: tuple[int, ...], w: Any, b: Any) -> np.ndarray:
-    y = xhat * w.reshape(-1) if w is not None else xhat.copy()
-    if b is not None:
-        y += b.reshape(-1)
-    return y.reshape(shape)
+    return _normalise(x, axes, eps, False)[1:]
 
 
 def _fast_grads(wanted: tuple[int, ...], g: np.ndarray, x: np.ndarray, w: Any, xhat: np.ndarray,
                 rstd: np.ndarray, axes: tuple[int, ...], centred: bool) -> dict[int, Any]:
-    g2 = g.reshape(xhat.shape)
+    g2 = np.ascontiguousarray(g).reshape(xhat.shape)
+    n, d = xhat.shape
     features = x.shape[x.ndim - len(axes):]
+    dt = x.dtype.type
+    inv_d = dt(1.0 / d)
+    ones_d = np.ones(d, dtype=x.dtype)
+    wf = w.reshape(-1) if w is not None else None
+    block = _block_rows(d)
+    count = -(-n // block)
+    want_dx, want_dw, want_db = 0 in wanted, 1 in wanted, 2 in wanted
+    dx = np.empty_like(xhat) if want_dx else None
+    dw_parts = np.empty((count, d), dtype=x.dtype) if want_dw else None
+    db_parts = np.empty((count, d), dtype=x.dtype) if want_db else None
+
+    def work(lo: int, hi: int) -> None:
+        gb, xh = g2[lo:hi], xhat[lo:hi]
+        ones_n = np.ones(hi - lo, dtype=x.dtype)
+        i = lo // block
+        if want_dw:
+            dw_parts[i] = ones_n @ (gb * xh)
+        if want_db:
+            db_parts[i] = ones_n @ gb
+        if want_dx:
+            gw = dx[lo:hi]
+            if wf is not None:
+                np.multiply(gb, wf, out=gw)
+            else:
+                np.copyto(gw, gb)
+            proj = np.einsum("ij,ij->i", gw, xh)[:, None] * inv_d  # mean(gw * xhat) per row
+            if centred:
+                gw -= (gw @ ones_d)[:, None] * inv_d
+            gw -= xh * proj
+            gw *= rstd[lo:hi]
+
+    for_blocks(work, n, block)
     grads: dict[int, Any] = {}
-    if 1 in wanted:
-        grads[1] = np.einsum("ij,ij->j", g2, xhat).reshape(features)
-    if 2 in wanted:
-        grads[2] = np.add.reduce(g2, axis=0).reshape(features)
-    if 0 in wanted:
-        inv_d = x.dtype.type(1.0 / xhat.shape[1])
-        gw = g2 * w.reshape(-1) if w is not None else g2.copy()
-        proj = np.einsum("ij,ij->i", gw, xhat)[:, None] * inv_d  # mean(gw * xhat) per row
-        if centred:
-            gw -= np.add.reduce(gw, axis=1, keepdims=True) * inv_d
-        gw -= xhat * proj
-        gw *= rstd
-        grads[0] = gw.reshape(x.shape)
+    if want_dw:
+        grads[1] = np.add.reduce(dw_parts, axis=0).reshape(features)
+    if want_db:
+        grads[2] = np.add.reduce(db_parts, axis=0).reshape(features)
+    if want_dx:
+        grads[0] = dx.reshape(x.shape)
     return grads
 
 
@@ -87,13 +144,22 @@ def _dnorm(t: Any, xhat: Any, rstd: Any, axes: tuple[int, ...], centred: bool) -
     return out * rstd
 
 
+def _plain(dtype: np.dtype, *xs: Any) -> bool:
+    """Weights absent or NumPy arrays of x's dtype (else the affine step promotes, as NumPy would)."""
+    return all(x is None or (type(x) is np.ndarray and x.dtype == dtype) for x in xs)
+
+
 def _norm_primitive(name: str, centred: bool) -> Primitive:
     def fn(x: Any, w: Any = None, b: Any = None, *, axes: tuple[int, ...], eps: float, saved: Saved) -> Any:
         if isinstance(x, np.ndarray) and x.dtype.kind == "f":
-            xhat, rstd = (_ln_forward if centred else _rms_forward)(x, axes, eps)
+            fused = _plain(x.dtype, w, b)
+            y, xhat, rstd = _normalise(x, axes, eps, centred, w, b, affine=fused)
             if saved.wanted:
                 saved.values["xhat"], saved.values["rstd"] = xhat, rstd
-            return _affine(xhat, x.shape, w, b)
+            if fused:
+                return y
+            y = xhat * w.reshape(-1) if w is not None else xhat.copy()
+            return (y + b.reshape(-1) if b is not None else y).reshape(x.shape)
         xhat, _ = _parts(x, axes, eps, centred)
         y = xhat * w if w is not None else xhat
         return y + b if b is not None else y

@@ -1,5 +1,8 @@
 """Optimisers, learning-rate schedules and gradient clipping, for Tensor and Scalar parameters.
 
+The update arithmetic lives in :mod:`chainrule.optim.rules` (plain functions on arrays, shared
+with ``chainrule.optimize.minimize``).
+
 Example:
     >>> from chainrule import nn, optim
     >>> model = nn.MLP(2, [8, 1], rng=0)
@@ -9,10 +12,11 @@ Example:
 
 from __future__ import annotations
 
+from . import rules
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
 from .optimizers import SGD, Adam, AdamW, Optimizer
-from .params import ScalarSlot, TensorSlot
+from .params import ScalarSlot, ScalarVector, Slot, TensorSlot
 from .schedules import (
     CosineAnnealingLR,
     ExponentialLR,
@@ -26,5 +30,6 @@ from .schedules import (
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW",
     "LRScheduler", "LambdaLR", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
-    "clip_grad_norm_", "clip_grad_value_", "total_norm", "TensorSlot", "ScalarSlot", "weight_decay_groups",
+    "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
+    "weight_decay_groups", "rules",
 ]

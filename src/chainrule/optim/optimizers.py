@@ -19,14 +19,14 @@ Example:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from ..autodiff.modes import enable_grad
-from ._kernels import axpy
+from ..tensor import Tensor
+from . import rules
 from .params import Slot, as_param_list, make_slots
 
 
@@ -35,7 +35,8 @@ class Optimizer:
 
     ``params``: an iterable of parameters (Tensors and/or Scalars), a Module, or a list of
     dicts (parameter groups) each with ``'params'`` and optional hyperparameters.
-    Subclasses implement ``_update(value, grad, group, state)``.
+    Subclasses implement ``_update(value, grad, group, state)``, usually one call of a rule in
+    :mod:`chainrule.optim.rules` (and may override ``_hyper`` to read the group's values once per step).
     """
 
     _state_keys: tuple[str, ...] = ()
@@ -69,7 +70,7 @@ class Optimizer:
         self._check(full)
         self.param_groups.append(full)
         self._slots.append(make_slots(params, name))
-        self._flat = self._all_slots()
+        self._index_slots()
 
     def _check(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
@@ -87,8 +88,21 @@ class Optimizer:
                 i += 1
         return out
 
+    def _index_slots(self) -> None:
+        """Per group, ``(state index, parameter, commit)`` for each slot: what ``step`` walks, prepared once."""
+        self._members: list[list[tuple[int, Any, Any]]] = []
+        i = 0
+        for slots in self._slots:
+            self._members.append([(i + k, slot.param, slot.commit) for k, slot in enumerate(slots)])
+            i += len(slots)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients: ``.grad = None`` on Tensors (or zeros), ``.grad = 0`` on Scalars."""
+        if set_to_none:
+            for members in self._members:
+                for _, p, _ in members:
+                    p.grad = None
+            return
         for slots in self._slots:
             for slot in slots:
                 slot.zero_grad(set_to_none)
@@ -99,25 +113,40 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        for i, slot, group in self._flat:
-            grad = slot.grad()
-            if grad is None:
-                continue
-            value = slot.value()
-            if grad.shape != value.shape:
-                raise ValueError(
-                    f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the parameter "
-                    f"has shape {value.shape}"
-                )
-            if grad.dtype != value.dtype:
-                grad = grad.astype(value.dtype)
-            if group.get("maximize"):
-                grad = -grad
-            self._update(value, grad, group, self.state.setdefault(i, {}))
-            slot.commit()
+        state, update, ndarray = self.state, self._update, np.ndarray
+        for group, members in zip(self.param_groups, self._members, strict=True):
+            maximize = group.get("maximize")
+            hyper = self._hyper(group)
+            for i, p, commit in members:
+                grad = p.grad
+                if grad is None:
+                    continue
+                if grad.__class__ is not ndarray:
+                    grad = grad.data if isinstance(grad, Tensor) else np.asarray(grad)
+                value = p.data
+                if grad.shape != value.shape:
+                    raise ValueError(
+                        f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
+                        f"parameter has shape {value.shape}"
+                    )
+                if grad.dtype is not value.dtype and grad.dtype != value.dtype:
+                    grad = grad.astype(value.dtype)
+                if maximize:
+                    grad = -grad
+                st = state.get(i)
+                if st is None:
+                    st = state[i] = {}
+                update(value, grad, hyper, st)
+                commit()
         return loss
 
+    def _hyper(self, group: dict[str, Any]) -> Any:
+        """What ``_update`` receives as ``group``: the group itself, or its values read once per step."""
+        return group
+
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
+        """Move ``p`` in place by one step from gradient ``g`` (never written to); ``group`` is what ``_hyper``
+        made of the parameter group, ``state`` this slot's state."""
         raise NotImplementedError
 
     # -- resuming ----------------------------------------------------------------------------
@@ -221,19 +250,16 @@ class SGD(Optimizer):
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
                                       nesterov=nesterov, maximize=maximize))
 
-    def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
-        wd, momentum = group["weight_decay"], group["momentum"]
-        if wd != 0:
-            g = g + wd * p
-        if momentum != 0:
-            buf = state.get("momentum_buffer")
-            if buf is None:
-                buf = state["momentum_buffer"] = g.copy()
-            else:
-                buf *= momentum
-                axpy(1 - group["dampening"], g, buf)
-            g = g + momentum * buf if group["nesterov"] else buf
-        axpy(-group["lr"], g, p)
+    def _hyper(self, group: dict[str, Any]) -> Any:
+        return group["lr"], group["momentum"], group["dampening"], group["nesterov"], group["weight_decay"]
+
+    def _update(self, p: np.ndarray, g: np.ndarray, group: Any, state: dict[str, Any]) -> None:
+        lr, momentum, dampening, nesterov, wd = group  # (read once per step by _hyper)
+        if momentum == 0:
+            rules.sgd(p, g, None, lr, 0.0, dampening, nesterov, wd)
+        else:
+            state["momentum_buffer"] = rules.sgd(p, g, state.get("momentum_buffer"), lr, momentum, dampening,
+                                                 nesterov, wd)
 
 
 class Adam(Optimizer):
@@ -270,8 +296,6 @@ class Adam(Optimizer):
                                       maximize=maximize))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
-        lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
-        b1, b2 = group["betas"]
         if not state:
             state["step"] = 0
             state["exp_avg"] = np.zeros_like(p)
@@ -279,26 +303,13 @@ class Adam(Optimizer):
             if group["amsgrad"]:
                 state["max_exp_avg_sq"] = np.zeros_like(p)
         state["step"] += 1
-        step = state["step"]
-        if wd != 0:
-            if self._decoupled:
-                p *= 1 - lr * wd
-            else:
-                g = g + wd * p
-        m, v = state["exp_avg"], state["exp_avg_sq"]
-        axpy(1 - b1, g - m, m)  # m.lerp_(g, 1 - b1)
-        v *= b2
-        axpy(1 - b2, g * g, v)
-        bias_correction1 = 1 - b1**step
-        bias_correction2_sqrt = math.sqrt(1 - b2**step)
-        if group["amsgrad"]:
-            vmax = state.setdefault("max_exp_avg_sq", np.zeros_like(p))
-            np.maximum(vmax, v, out=vmax)
-            v = vmax
-        denom = np.sqrt(v)
-        denom /= bias_correction2_sqrt
-        denom += eps
-        axpy(-(lr / bias_correction1), m / denom, p)
+        vmax = None
+        if group["amsgrad"]:  # (turned on after a step without it: the maximum starts now)
+            vmax = state.get("max_exp_avg_sq")
+            if vmax is None:
+                vmax = state["max_exp_avg_sq"] = np.zeros_like(p)
+        rules.adam(p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group["lr"], group["betas"],
+                   group["eps"], group["weight_decay"], self._decoupled, vmax)
 
 
 class AdamW(Adam):

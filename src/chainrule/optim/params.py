@@ -1,10 +1,18 @@
 """Slots: what an optimiser updates, whichever engine the parameters come from.
 
-A :class:`TensorSlot` is one Tensor parameter: its ``.data`` is updated in place (dtype
-kept) and its version is bumped so a graph built before the step cannot silently use the
-new weights. A :class:`ScalarSlot` is a block of ``Scalar`` parameters seen as one float64
-vector: values and gradients are gathered into arrays, the same update code runs, and the
-new values are written back. So SGD, Adam and AdamW are written once for both engines.
+There is one kind of slot. A :class:`Slot` holds a parameter with an array ``.data`` that
+the update rules move in place and a ``.grad``; ``commit()`` publishes the change. A Tensor
+parameter is its own such parameter (``commit`` bumps its version, so a graph built before
+the step cannot silently use the new weights). ``Scalar`` parameters are gathered into one
+:class:`ScalarVector`, a float64 vector with the same two attributes (reading ``.data``
+gathers the values, ``commit`` writes them back). So SGD, Adam and AdamW, clipping and
+``state_dict`` are written once for both engines.
+
+Example:
+    >>> from chainrule import Scalar, Tensor
+    >>> slots = make_slots([Tensor([1.0, 2.0], requires_grad=True), Scalar(3.0), Scalar(4.0)], "demo")
+    >>> [s.shape for s in slots]
+    [(2,), (2,)]
 """
 
 from __future__ import annotations
@@ -19,91 +27,110 @@ from ..scalar import Scalar
 from ..tensor import Tensor
 
 
-class TensorSlot:
-    """One Tensor parameter."""
+class ScalarVector:
+    """A block of Scalar parameters seen as one float64 vector parameter.
 
-    __slots__ = ("param",)
-    kind = "tensor"
+    ``.data`` gathers the values into a buffer the optimiser updates in place; ``write_back``
+    puts the buffer's values into the Scalars. ``.grad`` gathers the gradients (setting it
+    scatters an array back; ``None`` sets every gradient to 0, the Scalar engine's "no gradient").
 
-    def __init__(self, param: Tensor) -> None:
-        self.param = param
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.param.data.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        return self.param.data.dtype
-
-    def value(self) -> np.ndarray:
-        """The parameter's array itself: update it in place, then call ``commit``."""
-        return self.param.data
-
-    def grad(self) -> np.ndarray | None:
-        g = self.param.grad
-        if g is None:
-            return None
-        return g.data if isinstance(g, Tensor) else np.asarray(g)
-
-    def set_grad(self, g: np.ndarray) -> None:
-        """Replace the gradient (a new array: gradients may share memory, so never scale them in place)."""
-        self.param.grad = Tensor._wrap(g)
-
-    def commit(self) -> None:
-        self.param._bump_version()
-
-    def zero_grad(self, set_to_none: bool = True) -> None:
-        p = self.param
-        p.grad = None if set_to_none or p.grad is None else Tensor._wrap(np.zeros_like(p.data))
-
-    def params(self) -> list[Any]:
-        return [self.param]
-
-
-class ScalarSlot:
-    """A block of Scalar parameters handled as one float64 vector."""
+    Example:
+        >>> from chainrule import Scalar
+        >>> vec = ScalarVector([Scalar(1.0), Scalar(2.0)])
+        >>> data = vec.data; data += 1.0; vec.write_back(); [s.data for s in vec.scalars]
+        [2.0, 3.0]
+    """
 
     __slots__ = ("scalars", "_buf")
-    kind = "scalar"
 
     def __init__(self, scalars: list[Scalar]) -> None:
         self.scalars = scalars
         self._buf = np.empty(len(scalars), dtype=np.float64)
 
     @property
-    def shape(self) -> tuple[int, ...]:
-        return (len(self.scalars),)
-
-    @property
-    def dtype(self) -> np.dtype:
-        return np.dtype(np.float64)
-
-    def value(self) -> np.ndarray:
+    def data(self) -> np.ndarray:
         buf = self._buf
         buf[:] = [s.data for s in self.scalars]
         return buf
 
+    @property
     def grad(self) -> np.ndarray:
         return np.fromiter((s.grad for s in self.scalars), dtype=np.float64, count=len(self.scalars))
 
-    def set_grad(self, g: np.ndarray) -> None:
-        for s, v in zip(self.scalars, g.tolist(), strict=False):
+    @grad.setter
+    def grad(self, g: Any) -> None:
+        if g is None:
+            for s in self.scalars:
+                s.grad = 0.0
+            return
+        values = (g.data if isinstance(g, Tensor) else np.asarray(g)).tolist()
+        for s, v in zip(self.scalars, values, strict=True):
             s.grad = v
 
-    def commit(self) -> None:
-        for s, v in zip(self.scalars, self._buf.tolist(), strict=False):
+    def write_back(self) -> None:
+        """Copy the buffer's values (as updated by the optimiser) into the Scalars."""
+        for s, v in zip(self.scalars, self._buf.tolist(), strict=True):
             s.data = v
 
+
+class Slot:
+    """One unit an optimiser updates: a Tensor parameter, or a :class:`ScalarVector`.
+
+    ``param.data`` is the array updated in place; ``commit()`` publishes the update.
+    """
+
+    __slots__ = ("param", "commit")
+
+    def __init__(self, param: Tensor | ScalarVector) -> None:
+        self.param = param
+        self.commit = param.write_back if isinstance(param, ScalarVector) else param._bump_version
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        p = self.param
+        return p._buf.shape if isinstance(p, ScalarVector) else p.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        p = self.param
+        return p._buf.dtype if isinstance(p, ScalarVector) else p.data.dtype
+
+    def value(self) -> np.ndarray:
+        """The array to update in place (then call ``commit``)."""
+        return self.param.data
+
+    def grad(self) -> np.ndarray | None:
+        """The gradient as an array, or None."""
+        g = self.param.grad
+        if g is None or g.__class__ is np.ndarray:
+            return g
+        return g.data if isinstance(g, Tensor) else np.asarray(g)
+
+    def set_grad(self, g: np.ndarray) -> None:
+        """Replace the gradient (a new array: gradients may share memory, so never scale them in place)."""
+        p = self.param
+        p.grad = g if isinstance(p, ScalarVector) else Tensor._wrap(g)
+
     def zero_grad(self, set_to_none: bool = True) -> None:
-        for s in self.scalars:
-            s.grad = 0.0
+        p = self.param
+        if set_to_none or isinstance(p, ScalarVector) or p.grad is None:
+            p.grad = None
+        else:
+            p.grad = Tensor._wrap(np.zeros_like(p.data))
 
     def params(self) -> list[Any]:
-        return list(self.scalars)
+        p = self.param
+        return list(p.scalars) if isinstance(p, ScalarVector) else [p]
 
 
-Slot = TensorSlot | ScalarSlot
+def TensorSlot(param: Tensor) -> Slot:  # noqa: N802  (the name of the former class, kept for callers)
+    """The slot of one Tensor parameter."""
+    return Slot(param)
+
+
+def ScalarSlot(scalars: list[Scalar]) -> Slot:  # noqa: N802  (the name of the former class, kept for callers)
+    """The slot of a block of Scalar parameters (one float64 vector)."""
+    return Slot(ScalarVector(scalars))
 
 
 def as_param_list(params: Any, where: str) -> list[Any]:
@@ -137,11 +164,11 @@ def make_slots(params: Iterable[Any], where: str) -> list[Slot]:
                     f"{where}: parameter {i} (shape {p.shape}) is not a leaf tensor (it was computed by "
                     f"'{p.op}'); optimise the leaves it was computed from"
                 )
-            slots.append(TensorSlot(p))
+            slots.append(Slot(p))
         elif isinstance(p, Scalar):
             scalars.append(p)
         else:
             raise TypeError(f"{where}: parameter {i} is a {type(p).__name__}, not a Tensor or a Scalar")
     if scalars:
-        slots.append(ScalarSlot(scalars))
+        slots.append(Slot(ScalarVector(scalars)))
     return slots

@@ -27,12 +27,13 @@ CONTRACT = (
 )
 
 
+_VALUES = (Tensor, Scalar)  # both engines' values carry their numbers in ``.data``
+
+
 def _plain(value: Any) -> np.ndarray:
-    if isinstance(value, Tensor):
-        return value.data
-    if isinstance(value, Scalar):
-        return np.asarray(value.data)
-    return np.asarray(value, dtype=float)
+    """The numbers of what ``f`` returned: a value's ``.data`` (Tensor or Scalar alike), or the array itself."""
+    raw = value.data if isinstance(value, _VALUES) else value
+    return raw if raw.__class__ is np.ndarray else np.asarray(raw, dtype=float)
 
 
 class _NotRows(Exception):
@@ -95,8 +96,8 @@ def _differentiate(f: Callable[[Any], Any], x: Any, batch: tuple[int, ...], show
 
     def total(x: Any) -> Any:
         out = f(_Rows(x) if isinstance(x, tuple) else x)
-        raw = out.data if isinstance(out, (Tensor, Scalar)) else out
-        shape = np.shape(raw)
+        raw = _plain(out)
+        shape = raw.shape
         constant = not (isinstance(out, Tensor) and out._rg)
         if shape != batch and not (np.size(raw) == 1 and (n == 1 or constant)):
             got = "one number" if shape == () else f"shape {shape}"
@@ -104,7 +105,7 @@ def _differentiate(f: Callable[[Any], Any], x: Any, batch: tuple[int, ...], show
                 f"{who}: f returned {got} for {n} points passed as x of shape {shown}, "
                 f"expected shape {batch}; {CONTRACT}"
             )
-        return (out.sum() if isinstance(out, Tensor) else np.sum(raw)), out
+        return (out.sum() if isinstance(out, Tensor) else raw.sum()), out
 
     try:
         (_, out), g = value_and_grad(total, has_aux=True)(x)

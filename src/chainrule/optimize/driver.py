@@ -199,7 +199,9 @@ def minimize(
             break
         lr_t = float(rate(t))
         with np.errstate(over="ignore", invalid="ignore"):
-            X[active] += stepper.delta(active, sign * grads[active], lr_t, t + 1)
+            points = X[active]
+            stepper.step(active, points, sign * grads[active], lr_t, t + 1)
+            X[active] = points
         n_steps[active] += 1
         values[active], grads[active] = evaluate(active)
         history.append((X.copy(), values.copy(), grads.copy()))

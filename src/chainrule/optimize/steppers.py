@@ -1,8 +1,9 @@
 """Update rules for ``minimize``: plain gradient descent, momentum, Nesterov, Adam.
 
-Each stepper holds its state for every start at once (arrays of shape ``(n_starts, dim)``)
-and updates only the rows of the starts still running, so a start's path does not depend
-on which other starts run beside it.
+The arithmetic is :mod:`chainrule.optim.rules`, the same functions the optimisers of
+``chainrule.optim`` use (PyTorch's update rules). Each stepper holds its state for every
+start at once (arrays of shape ``(n_starts, dim)``) and updates only the rows of the starts
+still running, so a start's path does not depend on which other starts run beside it.
 """
 
 from __future__ import annotations
@@ -11,12 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from ..optim import rules
+
 
 class Stepper:
-    """Base class: ``delta(rows, d, lr, t)`` is the move of the starts ``rows``.
+    """Base class: ``step(rows, x, d, lr, t)`` moves the points ``x`` of the starts ``rows`` in place.
 
     ``d`` is the descent gradient of those rows (the gradient of the function being
-    minimised), ``lr`` the learning rate of this step, ``t`` the 1-based step number.
+    minimised), ``lr`` the learning rate of this step, ``t`` the 1-based step number (every
+    running start took the same number of steps: starts only ever stop).
     """
 
     name = ""
@@ -27,8 +31,18 @@ class Stepper:
         for key, value in options.items():
             setattr(self, key, value)
 
-    def delta(self, rows: np.ndarray, d: np.ndarray, lr: float, t: int) -> np.ndarray:
+    def step(self, rows: np.ndarray, x: np.ndarray, d: np.ndarray, lr: float, t: int) -> None:
         raise NotImplementedError
+
+    def delta(self, rows: np.ndarray, d: np.ndarray, lr: float, t: int) -> np.ndarray:
+        """The move of the starts ``rows`` (their state advances as by ``step``)."""
+        x = np.zeros_like(d)
+        self.step(rows, x, d, lr, t)
+        return x
+
+    def _rows(self, state: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The state of ``rows``: the array itself when every start still runs (no copy), else a copy."""
+        return state if len(rows) == len(state) else state[rows]
 
 
 class GradientDescent(Stepper):
@@ -37,8 +51,8 @@ class GradientDescent(Stepper):
     name = "gd"
     options: dict[str, Any] = {}
 
-    def delta(self, rows: np.ndarray, d: np.ndarray, lr: float, t: int) -> np.ndarray:
-        return -lr * d
+    def step(self, rows: np.ndarray, x: np.ndarray, d: np.ndarray, lr: float, t: int) -> None:
+        rules.sgd(x, d, None, lr)
 
 
 class Momentum(Stepper):
@@ -46,6 +60,7 @@ class Momentum(Stepper):
 
     name = "momentum"
     options = {"momentum": 0.9}
+    nesterov = False
 
     def __init__(self, shape: tuple[int, ...], **options: Any) -> None:
         super().__init__(shape, **options)
@@ -53,10 +68,13 @@ class Momentum(Stepper):
             raise ValueError(f"minimize: {self.name} momentum must lie in [0, 1), got {self.momentum!r}")
         self.v = np.zeros(shape)
 
-    def delta(self, rows: np.ndarray, d: np.ndarray, lr: float, t: int) -> np.ndarray:
-        v = self.momentum * self.v[rows] + d
-        self.v[rows] = v
-        return -lr * v
+    def step(self, rows: np.ndarray, x: np.ndarray, d: np.ndarray, lr: float, t: int) -> None:
+        if self.momentum == 0:
+            rules.sgd(x, d, None, lr)
+            return
+        v = rules.sgd(x, d, None if t == 1 else self._rows(self.v, rows), lr, self.momentum, nesterov=self.nesterov)
+        if v is not self.v:
+            self.v[rows] = v
 
 
 class Nesterov(Momentum):
@@ -67,15 +85,11 @@ class Nesterov(Momentum):
     """
 
     name = "nesterov"
-
-    def delta(self, rows: np.ndarray, d: np.ndarray, lr: float, t: int) -> np.ndarray:
-        v = self.momentum * self.v[rows] + d
-        self.v[rows] = v
-        return -lr * (d + self.momentum * v)
+    nesterov = True
 
 
 class Adam(Stepper):
-    """Adam with bias correction (Kingma & Ba): steps of about ``lr`` per coordinate."""
+    """Adam with bias correction (Kingma & Ba, PyTorch's form): steps of about ``lr`` per coordinate."""
 
     name = "adam"
     options = {"betas": (0.9, 0.999), "eps": 1e-8}
@@ -88,14 +102,11 @@ class Adam(Stepper):
         self.m = np.zeros(shape)
         self.v = np.zeros(shape)
 
-    def delta(self, rows: np.ndarray, d: np.ndarray, lr: float, t: int) -> np.ndarray:
-        b1, b2 = self.betas
-        m = b1 * self.m[rows] + (1.0 - b1) * d
-        v = b2 * self.v[rows] + (1.0 - b2) * d * d
-        self.m[rows], self.v[rows] = m, v
-        m_hat = m / (1.0 - b1**t)
-        v_hat = v / (1.0 - b2**t)
-        return -lr * m_hat / (np.sqrt(v_hat) + self.eps)
+    def step(self, rows: np.ndarray, x: np.ndarray, d: np.ndarray, lr: float, t: int) -> None:
+        m, v = self._rows(self.m, rows), self._rows(self.v, rows)
+        rules.adam(x, d, m, v, t, lr, (float(self.betas[0]), float(self.betas[1])), self.eps)
+        if m is not self.m:
+            self.m[rows], self.v[rows] = m, v
 
 
 METHODS: dict[str, type[Stepper]] = {cls.name: cls for cls in (GradientDescent, Momentum, Nesterov, Adam)}

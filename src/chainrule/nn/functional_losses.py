@@ -1,0 +1,352 @@
+"""Losses of ``chainrule.nn.functional``: ``cross_entropy`` (fused softmax + negative log-likelihood),
+``nll_loss``, ``binary_cross_entropy_with_logits`` and ``mse_loss``, as ``torch.nn.functional``'s.
+
+Example:
+    >>> import numpy as np
+    >>> import chainrule.nn.functional as F
+    >>> float(F.mse_loss(np.array([1.0, 2.0]), np.array([0.0, 0.0])))
+    2.5
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..ops._define import raw
+from ..ops._saved import Saved
+from ..ops.elementwise import sigmoid, square
+from ..ops.reductions import mean
+from ..ops.shape import getitem, moveaxis, reshape
+from ..tensor import Tensor
+
+__all__ = ["cross_entropy", "nll_loss", "binary_cross_entropy_with_logits", "mse_loss"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# == cross entropy: fused softmax + negative log-likelihood =================================
+def _ce_prepare(
+    x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str
+) -> tuple[Any, ...]:
+    """(q, w): smoothed target distribution (N, C) and per-row weights (N, 1), both constant."""
+    xr = raw(x)
+    n, c = xr.shape
+    dt = xr.dtype
+    t = raw(target)
+    if t.dtype.kind == "f":  # class probabilities
+        q = t.astype(dt, copy=True)
+        if smoothing:
+            q = q * (1.0 - smoothing) + smoothing / c
+        w = np.ones((n, 1), dtype=dt)
+        count = n
+    else:
+        valid = t != ignore_index if ignore_index is not None else np.ones(n, dtype=bool)
+        q = np.full((n, c), smoothing / c, dtype=dt)
+        q[np.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
+        w = valid.astype(dt).reshape(n, 1)
+        count = int(valid.sum())
+    if reduction == "mean":
+        w = w / count if count else w * np.nan
+    return q, w
+
+
+def _ce_rows(target: np.ndarray, ignore_index: int | None) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Class index per row (0 where ignored), the 0/1 mask of kept rows (None: all kept), how many are kept.
+
+    ``ignore_index=None``: ``cross_entropy`` checked that no target can equal the ignored index."""
+    if ignore_index is None:
+        return target, None, len(target)
+    valid = target != ignore_index
+    if valid.all():
+        return target, None, len(target)
+    return np.where(valid, target, 0), valid, int(valid.sum())
+
+
+def _ce_fn(
+    x: np.ndarray, target: np.ndarray, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> np.ndarray:
+    n, c = x.shape
+    top = np.maximum.reduce(x, axis=-1, keepdims=True)
+    s = x - top
+    sums = np.add.reduce(np.exp(s), axis=-1)
+    if saved is not None and saved.wanted and type(x) is np.ndarray:
+        saved.values["stats"] = (x, top, sums)  # the reverse rule's softmax needs them again: O(N), not O(N C)
+    lse = np.log(sums)  # log-sum-exp of the shifted logits, per row
+    if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
+        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+        losses = lse * q.sum(axis=-1) - (q * s).sum(axis=-1)
+        count, valid = n, None
+    else:
+        t, valid, count = _ce_rows(target, ignore_index)
+        losses = lse - s[np.arange(n), t]
+        if smoothing:
+            losses = (1.0 - smoothing) * losses + smoothing * (lse - s.mean(axis=-1))
+        if valid is not None:
+            losses = losses * valid
+    losses = losses.astype(x.dtype, copy=False)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "mean":
+        return total / count if count else total * np.nan
+    return total
+
+
+def _probabilities(x: Any) -> Any:
+    e = np.exp(x - np.max(raw(x), axis=-1, keepdims=True))  # the shift is a constant: exact gradient
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _ce_vjp(
+    g: Any, ans: Any, x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> Any:
+    if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
+        n, c = x.shape
+        stats = saved.values.pop("stats", None) if saved is not None else None  # used once, then let go
+        if stats is not None and stats[0] is x:  # (not when a vmap loop shared one Saved between examples)
+            p = np.exp(x - stats[1])
+            p /= stats[2].reshape(n, 1)  # the same sums as recomputing them: bit-identical
+        else:
+            p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
+            p /= np.add.reduce(p, axis=-1, keepdims=True)
+        if target.dtype.kind == "f":
+            p -= target * (1.0 - smoothing) + smoothing / c if smoothing else target
+            valid, count = None, n
+        else:
+            t, valid, count = _ce_rows(target, ignore_index)
+            if p.flags.c_contiguous:  # p[rows, t] -= ..., on the flat view (cheaper than 2-d fancy indexing)
+                p.reshape(-1)[np.arange(0, n * c, c) + t] -= 1.0 - smoothing
+            else:
+                p[np.arange(n), t] -= 1.0 - smoothing
+            if smoothing:
+                p -= smoothing / c
+        if reduction == "none":
+            p *= g.reshape(-1, 1) if valid is None else (g * valid).reshape(-1, 1)
+            return p
+        scale = g / count if reduction == "mean" else g
+        if valid is not None:
+            scale = scale * valid.reshape(-1, 1)
+        p *= scale
+        return p
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
+    scale = g.reshape(-1, 1) * w if reduction == "none" else g * w
+    return (_probabilities(x) - q) * scale
+
+
+def _ce_jvp(
+    t: Any, ans: Any, x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> Any:
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
+    per_row = ((_probabilities(x) - q) * t).sum(axis=-1) * w[:, 0]
+    return per_row if reduction == "none" else per_row.sum()
+
+
+_cross_entropy = Primitive("nn.cross_entropy", _ce_fn)
+_cross_entropy.defvjp(_ce_vjp, None)
+_cross_entropy.defjvp(_ce_jvp, None)
+
+
+def _check_reduction(name: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def cross_entropy(
+    logits: Any,
+    target: Any,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Any:
+    """Cross-entropy between ``softmax(logits)`` and the targets, as ``torch.nn.functional.cross_entropy``.
+
+    ``logits``: shape (N, C), (C,) or (N, C, d1, ...) (classes on axis 1). ``target``: integer
+    class indices of shape (N,) / () / (N, d1, ...), or class probabilities of the logits'
+    shape. Rows whose target is ``ignore_index`` count for nothing (and are left out of the
+    mean). ``label_smoothing`` mixes the target with the uniform distribution. Stable for
+    large logits; one fused node whose gradient is ``softmax - target``.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.cross_entropy(np.array([[1000.0, 0.0]]), np.array([1]))), 1)
+        1000.0
+    """
+    _check_reduction("cross_entropy", reduction)
+    if not 0.0 <= float(label_smoothing) <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if isinstance(target, Tensor) and target._rg:
+        raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
+    if not isinstance(logits, Tensor):
+        logits = np.asarray(logits)
+    xr = logits.data if isinstance(logits, Tensor) else logits
+    sx = xr.shape
+    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    if xr.dtype.kind != "f":
+        raise TypeError(f"cross_entropy: logits must be floating point, got dtype {xr.dtype}")
+    if len(sx) == 0:
+        raise ValueError("cross_entropy: logits must have a class axis, got a 0-d value")
+    c = sx[0] if len(sx) == 1 else sx[1]
+    soft = t.dtype.kind == "f"
+    in_range = True  # every class index lies in [0, c)
+    if soft:
+        if t.shape != sx:
+            raise ValueError(
+                f"cross_entropy: probability targets (float) must have the logits' shape {sx}, got {t.shape}; "
+                "for class indices pass an integer array"
+            )
+    else:
+        if t.dtype.kind not in "iu":
+            raise TypeError(
+                f"cross_entropy: target must hold integer class indices (or float probabilities), got {t.dtype}"
+            )
+        want = () if len(sx) == 1 else (sx[0], *sx[2:])
+        if t.shape != want:
+            raise ValueError(
+                f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
+                f"{'input' if not want else 'row'}), got target of shape {t.shape}"
+            )
+        # one reduction: seen as unsigned, a negative index is larger than any class
+        in_range = not t.size or (t.view(f"u{t.itemsize}") if t.dtype.kind == "i" else t).max() < c
+        if not in_range:
+            bad = (t != ignore_index) & ((t < 0) | (t >= c))
+            if bad.any():
+                raise IndexError(
+                    f"cross_entropy: target holds class {int(t[bad].flat[0])}, outside [0, {c}) for logits with "
+                    f"{c} classes (ignore_index={ignore_index})"
+                )
+    x = logits
+    if len(sx) == 1:
+        x, t2 = reshape(x, (1, c)), t.reshape((1, c) if soft else (1,))
+    elif len(sx) > 2:
+        x = reshape(moveaxis(x, 1, -1), (-1, c))
+        t2 = np.moveaxis(t, 1, -1).reshape(-1, c) if soft else t.reshape(-1)
+    else:
+        t2 = t
+    # None: no target can be the ignored index, so no row is looked at for it
+    ignored = None if in_range and not 0 <= ignore_index < c else int(ignore_index)
+    out = _cross_entropy(x, t2, ignore_index=ignored, smoothing=float(label_smoothing), reduction=reduction,
+                         saved=Saved(x))
+    if reduction == "none":
+        out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
+    return out
+
+
+def nll_loss(log_probs: Any, target: Any, ignore_index: int = -100, reduction: str = "mean") -> Any:
+    """Negative log-likelihood of integer targets given log-probabilities of shape (N, C).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> bool(float(F.nll_loss(np.log(np.array([[0.5, 0.5]])), np.array([0]))) == -np.log(0.5))
+        True
+    """
+    _check_reduction("nll_loss", reduction)
+    s = np.shape(raw(log_probs))
+    t = np.asarray(raw(target))
+    if len(s) != 2 or t.shape != (s[0],) or t.dtype.kind not in "iu":
+        raise ValueError(
+            f"nll_loss: expected log_probs (N, C) and integer target (N,), got {s} and {t.shape} {t.dtype}"
+        )
+    valid = t != ignore_index
+    if ((t < 0) | (t >= s[1]))[valid].any():
+        raise IndexError(f"nll_loss: target outside [0, {s[1]}) (ignore_index={ignore_index})")
+    weights = valid.astype(np.result_type(raw(log_probs)))
+    picked = -getitem(log_probs, (np.arange(s[0]), np.where(valid, t, 0))) * weights
+    if reduction == "none":
+        return picked
+    total = picked.sum()
+    return total if reduction == "sum" else total / int(valid.sum())
+
+
+# == binary cross entropy with logits =======================================================
+def _softplus_neg(x: Any) -> Any:
+    return np.logaddexp(0.0, -x)  # log(1 + exp(-x)), stable
+
+
+def _bce_fn(x: Any, y: Any, pos_weight: Any = None) -> Any:
+    sp = _softplus_neg(x)
+    if pos_weight is None:
+        return (1.0 - y) * x + sp
+    return (1.0 - y) * x + (1.0 + (pos_weight - 1.0) * y) * sp
+
+
+def _bce_dx(ans: Any, x: Any, y: Any, pos_weight: Any = None) -> Any:
+    if pos_weight is None:
+        return sigmoid(x) - y
+    return (1.0 - y) - (1.0 + (pos_weight - 1.0) * y) * sigmoid(-x)
+
+
+def _bce_dy(ans: Any, x: Any, y: Any, pos_weight: Any = None) -> Any:
+    if pos_weight is None:
+        return -x
+    return -x + (pos_weight - 1.0) * _softplus_neg(x)
+
+
+_bce = Primitive("nn.binary_cross_entropy_with_logits", _bce_fn)
+_bce.defvjp(lambda g, ans, *a: g * _bce_dx(ans, *a), lambda g, ans, *a: g * _bce_dy(ans, *a), None)
+_bce.defjvp(lambda t, ans, *a: t * _bce_dx(ans, *a), lambda t, ans, *a: t * _bce_dy(ans, *a), None)
+
+
+def _reduce(name: str, losses: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return mean(losses)
+    if reduction == "sum":
+        return losses.sum() if isinstance(losses, Tensor) else np.sum(losses)
+    return losses
+
+
+def binary_cross_entropy_with_logits(
+    logits: Any, target: Any, reduction: str = "mean", pos_weight: Any = None
+) -> Any:
+    """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], computed stably from
+    the logits (as ``torch.nn.functional.binary_cross_entropy_with_logits``).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.binary_cross_entropy_with_logits(np.array([0.0]), np.array([1.0]))), 4)
+        0.6931
+    """
+    _check_reduction("binary_cross_entropy_with_logits", reduction)
+    sx, sy = np.shape(raw(logits)), np.shape(raw(target))
+    if sx != sy:
+        raise ValueError(
+            f"binary_cross_entropy_with_logits: logits of shape {sx} and target of shape {sy} must have the "
+            "same shape (reshape the target, e.g. y.reshape(-1, 1))"
+        )
+    dt = np.result_type(raw(logits))
+    if dt.kind != "f":
+        raise TypeError(f"binary_cross_entropy_with_logits: logits must be floating point, got dtype {dt}")
+    if not isinstance(target, Tensor):
+        target = np.asarray(target, dtype=dt)
+    args = (logits, target) if pos_weight is None else (logits, target, np.asarray(raw(pos_weight), dtype=dt))
+    return _reduce("binary_cross_entropy_with_logits", _bce(*args), reduction)
+
+
+# == mean squared error ======================================================================
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+    """Mean (or sum) of squared differences; ``input`` and ``target`` must have the same shape.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> float(F.mse_loss(np.array([1.0, 2.0]), np.array([0.0, 0.0])))
+        2.5
+    """
+    _check_reduction("mse_loss", reduction)
+    si, st = np.shape(raw(input)), np.shape(raw(target))
+    if si != st:
+        raise ValueError(
+            f"mse_loss: input of shape {si} and target of shape {st} must have the same shape "
+            "(broadcasting them is usually a bug; reshape one, e.g. target.reshape(-1, 1))"
+        )
+    if not isinstance(target, Tensor):
+        target = np.asarray(target, dtype=np.result_type(raw(input)))
+    return _reduce("mse_loss", square(input - target), reduction)

@@ -1,0 +1,87 @@
+"""Forward-mode transforms: ``jvp`` and ``linearize``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _pytree
+from ..autodiff import batching as _batching
+from ..core import state
+from ..tensor import Tensor
+from ._common import (
+    _as_array,
+    _check_leaves,
+    _float,
+    _input,
+    _lifted,
+    _name,
+    _output,
+    _traced,
+    _transform,
+)
+
+
+def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
+    """Forward mode: ``(f(*primals), J @ tangents)`` in one pass.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.jvp(np.sin, (0.0,), (1.0,))
+        (0.0, 1.0)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
+    if len(primals) != len(tangents):
+        raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    if _batching.levels():
+        return _lifted().jvp(f, primals, tangents)
+    like = primals[0] if len(primals) == 1 else None
+    with _transform():
+        with state.new_level() as level:
+            args = []
+            for p, t in zip(primals, tangents):
+                p_leaves, p_def = _pytree.flatten(p)
+                t_leaves, _ = _pytree.flatten(t)
+                if len(p_leaves) != len(t_leaves):
+                    raise ValueError("jvp: each tangent must have the same structure as its primal")
+                duals = [_dual(pl, tl, level) for pl, tl in zip(p_leaves, t_leaves)]
+                args.append(_pytree.unflatten(p_def, duals))
+            out = f(*args)
+            leaves, treedef = _pytree.flatten(out)
+            _check_leaves(leaves, out, _name.get("jvp"))
+            tans = [o._tangents.get(level) if isinstance(o, Tensor) and o._tangents else None for o in leaves]
+        # the level is closed: outputs are traced only by outer transforms now
+        prim_out = [_output(o, like) for o in leaves]
+        tan_out = [
+            _output(np.zeros_like(_float(_as_array(o, "jvp"))) if t is None else t, like)
+            for o, t in zip(leaves, tans)
+        ]
+    return _pytree.unflatten(treedef, prim_out), _pytree.unflatten(treedef, tan_out)
+
+
+def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
+    x = _input(primal, _name.get("jvp"), reverse=False)
+    t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
+    if np.shape(t.data if isinstance(t, Tensor) else t) != x.shape:
+        raise ValueError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape {x.shape}")
+    if np.iscomplexobj(t.data if isinstance(t, Tensor) else t) and x.data.dtype.kind != "c":
+        raise TypeError(
+            f"jvp: a complex tangent for a real primal ({x.data.dtype}); make the primal complex "
+            "(e.g. x.astype(complex)) or pass a real tangent"
+        )
+    if isinstance(t, Tensor):
+        t = t if t.data.dtype == x.data.dtype else t.astype(x.data.dtype)
+    else:
+        t = np.asarray(t, dtype=x.data.dtype)
+    x._tangents = dict(x._tangents or {})
+    x._tangents[level] = t
+    return x
+
+
+def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
+    out = f(*primals)
+    return out, lambda *tangents: jvp(f, primals, tangents)[1]

@@ -1,0 +1,222 @@
+"""Reverse-mode transforms: ``value_and_grad``, ``grad``, ``deriv``, ``elementwise_grad``, ``vjp``,
+``holomorphic_grad``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import _pytree
+from ..autodiff import batching as _batching
+from ..scalar import Scalar
+from ..tensor import Tensor
+from ._common import (
+    _argnums,
+    _as_array,
+    _as_tensor,
+    _check_inputs,
+    _check_leaves,
+    _check_output,
+    _float,
+    _grads,
+    _lifted,
+    _name,
+    _named,
+    _output,
+    _prepare,
+    _traced,
+    _transform,
+)
+
+
+def value_and_grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """A function returning ``(f(*args), grad of f)``; ``f`` must return a scalar.
+
+    With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
+    Complex inputs follow JAX: for real ``f`` the gradient is ``df/dx - 1j * df/dy``; with
+    ``holomorphic=True`` (complex inputs and output) it is the complex derivative ``f'(z)``.
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels():  # inside vmap: every example's gradient at once
+            return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs)
+        nums = _argnums(argnums, len(args), "grad")
+        with _transform():
+            new_args, parts = _prepare(args, nums, "grad")
+            result = f(*new_args, **kwargs)
+            if has_aux and not (isinstance(result, (tuple, list)) and len(result) == 2):
+                raise TypeError(
+                    f"grad: with has_aux=True the function must return a pair (value, aux), but it returned "
+                    f"{'None' if result is None else f'a {type(result).__name__}'}"
+                )
+            out, aux = result if has_aux else (result, None)
+            t = _as_tensor(out, "grad")
+            if t is not None and t.data.size != 1:
+                raise TypeError(
+                    f"grad: the function must return a scalar, got an array of shape {t.shape}; "
+                    "use jacobian() for vector outputs, or elementwise_grad() for elementwise ones"
+                )
+            fresh = [x for _, _, xs in parts for x in xs]
+            _check_inputs("grad", holomorphic, fresh)
+            _check_output("grad", holomorphic, out if t is None else t)
+            seed = np.ones(t.shape, t.data.dtype) if holomorphic and t is not None else None
+            flat = _grads([t], [seed], fresh)
+            grads, k = [], 0
+            for treedef, leaves, xs in parts:
+                gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
+                grads.append(_pytree.unflatten(treedef, gs))
+                k += len(xs)
+            value = _output(out if t is None else t, 0.0)
+            if has_aux:  # Tensors in aux come back as arrays (still traced inside an outer transform)
+                aux_leaves, aux_def = _pytree.flatten(aux)
+                aux = _pytree.unflatten(
+                    aux_def, [_output(a, a) if isinstance(a, (Tensor, Scalar)) else a for a in aux_leaves]
+                )
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        return ((value, aux) if has_aux else value), g
+
+    return wrapper
+
+
+def grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+) -> Callable[..., Any]:
+    """The gradient of a scalar function with respect to argument(s) ``argnums``.
+
+    For a real ``f`` of complex ``z = x + iy`` it is ``df/dx - 1j * df/dy`` (JAX's and HIPS
+    autograd's convention: a gradient-descent step is ``z - lr * np.conj(g)``). With
+    ``holomorphic=True`` (complex in, complex out) it is the complex derivative ``f'(z)``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.grad(lambda x: np.sum(x ** 2))(np.array([1.0, 2.0]))
+        array([2., 4.])
+        >>> cr.grad(lambda z: np.abs(z) ** 2)(1.0 + 2.0j)  # 2x - 2iy
+        (2-4j)
+        >>> cr.grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j)  # 2z
+        (2+4j)
+    """
+    vg = value_and_grad(f, argnums, has_aux, holomorphic)
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        (value, aux), g = vg(*args, **kwargs) if has_aux else ((None, None), vg(*args, **kwargs)[1])
+        return (g, aux) if has_aux else g
+
+    return wrapper
+
+
+def deriv(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
+    """d^order f / dx^order for a scalar function of one scalar variable.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.deriv(np.sin, order=2)(0.5) == -float(np.sin(0.5))
+        True
+    """
+    if order < 0:
+        raise ValueError(f"deriv: order must be >= 0, got {order}")
+    for _ in range(order):
+        f = grad(f)
+    return f
+
+
+def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+    """The derivative of each output entry with respect to its matching input entry.
+
+    For elementwise ``f`` this is the diagonal of the Jacobian (the gradient of ``sum(f(x))``).
+    """
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _batching.levels():
+            return _lifted().elementwise_grad(f, argnums, args, kwargs)
+        with _named("elementwise_grad"):
+            out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
+        if isinstance(out, (tuple, list, dict)):
+            raise TypeError(f"elementwise_grad: the function must return one array, got a {type(out).__name__}")
+        arg = args[argnums]
+        shape_in, shape_out = np.shape(_as_array(arg, "elementwise_grad")), np.shape(_as_array(out, "elementwise_grad"))
+        if shape_in != shape_out:
+            raise ValueError(
+                f"elementwise_grad: the output has shape {shape_out} but argument {argnums} has shape {shape_in}; "
+                "an elementwise function maps each entry to one entry: use jacobian() or vjp() instead"
+            )
+        diag = pullback(np.ones(shape_out))[argnums]
+        # J^T u equals diag * u for every u only if the Jacobian is diagonal: check one random u
+        u = np.random.default_rng(0).uniform(0.5, 1.5, size=shape_out)
+        probe = pullback(u)[argnums]
+        d, p = np.asarray(_as_array(diag, "elementwise_grad")), np.asarray(_as_array(probe, "elementwise_grad"))
+        if not np.allclose(p, d * u, rtol=1e-6, atol=1e-9 * (1.0 + float(np.max(np.abs(d), initial=0.0))),
+                           equal_nan=True):
+            raise ValueError(
+                "elementwise_grad: the function is not elementwise (its Jacobian is not diagonal: an output "
+                "entry depends on other input entries); use jacobian() for the full Jacobian or vjp() for "
+                "J^T v products"
+            )
+        return diag
+
+    return wrapper
+
+
+def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+    """``(f(*primals), vjp_fn)`` where ``vjp_fn(cotangent)`` returns one gradient per primal.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> out, pullback = cr.vjp(lambda x: x * 3.0, np.array([1.0, 2.0]))
+        >>> pullback(np.array([1.0, 10.0]))
+        (array([ 3., 30.]),)
+    """
+    if _batching.levels():
+        return _lifted().vjp(f, primals)
+    nums = tuple(range(len(primals)))
+    with _transform():
+        new_args, parts = _prepare(primals, nums, _name.get("vjp"))
+        out = f(*new_args)
+    out_leaves, out_def = _pytree.flatten(out)
+    _check_leaves(out_leaves, out, _name.get("vjp"))
+    out_tensors = [_as_tensor(o, "vjp") for o in out_leaves]
+    fresh = [x for _, _, xs in parts for x in xs]
+
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
+        if _batching.open and _batching.batched_tree(cotangent):  # vmap of a pullback: once per example
+            return _lifted().pullback_per_example(pullback, cotangent)
+        cts, ct_def = _pytree.flatten(cotangent)
+        if len(cts) != len(out_leaves):
+            raise ValueError(f"vjp: the cotangent has {len(cts)} leaves, the output {len(out_leaves)}")
+        seeds = []
+        for ct, o in zip(cts, out_leaves):
+            shape = np.shape(o.data if isinstance(o, Tensor) else o)
+            if np.shape(ct.data if isinstance(ct, Tensor) else ct) != shape:
+                raise ValueError(f"vjp: cotangent of shape {np.shape(ct)} for an output of shape {shape}")
+            seeds.append(ct if _traced(ct) else _float(_as_array(ct, "vjp")))
+        with _transform():
+            flat = _grads(out_tensors, seeds, fresh)
+            results, k = [], 0
+            for treedef, leaves, xs in parts:
+                gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
+                results.append(_pytree.unflatten(treedef, gs))
+                k += len(xs)
+        return tuple(results)
+
+    with _transform():
+        value = _pytree.unflatten(out_def, [_output(o) for o in out_leaves])
+    return value, pullback
+
+
+def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+    """The complex derivative ``f'(z)`` of a holomorphic scalar function: ``grad(f, holomorphic=True)``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> bool(cr.holomorphic_grad(np.exp)(1j) == np.exp(1j))
+        True
+    """
+    return grad(f, argnums, holomorphic=True)
