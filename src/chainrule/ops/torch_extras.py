@@ -47,6 +47,19 @@ def _also(function_name: str, method_name: str, body: Callable[..., Any] | None 
     decl.methods = tuple(decl.tensor_methods)
 
 
+def _values(self: Any, name: str) -> np.ndarray:
+    """The values of a Tensor; inside ``vmap`` (a batched value) a clear refusal, for methods that read them."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"vmap: Tensor.{name} reads the values (to choose entries, or in place), which vmap cannot "
+                        f"batch; call it outside vmap")
+    return self.data
+
+
+def _shape(x: Any) -> tuple[int, ...]:
+    """The shape of an operand (a Tensor, a batched value inside vmap, an array or a number)."""
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
 def _raw(x: Any) -> np.ndarray:
     return x.data if isinstance(x, Tensor) else np.asarray(x)
 
@@ -122,8 +135,8 @@ for _method, _body in [("addcmul", addcmul), ("addcdiv", addcdiv), ("lerp", lerp
 
 # -- matrix products (PyTorch's shapes checked: they do not broadcast) ----------------------------
 def _need(name: str, what: str, t: Any, ndim: int) -> None:
-    if np.ndim(_raw(t)) != ndim:
-        raise ValueError(f"{name}: {what} must be {ndim}-D, got shape {np.shape(_raw(t))}; use matmul to broadcast")
+    if len(_shape(t)) != ndim:
+        raise ValueError(f"{name}: {what} must be {ndim}-D, got shape {_shape(t)}; use matmul to broadcast")
 
 
 def mm(self: Tensor, mat2: Any) -> Any:
@@ -137,8 +150,8 @@ def bmm(self: Tensor, mat2: Any) -> Any:
     """PyTorch's ``bmm``: batched matrix products of two 3-D Tensors with the same batch size."""
     _need("bmm", "self", self, 3)
     _need("bmm", "mat2", mat2, 3)
-    if self.shape[0] != np.shape(_raw(mat2))[0]:
-        raise ValueError(f"bmm: batch sizes differ: {self.shape} and {np.shape(_raw(mat2))}")
+    if self.shape[0] != _shape(mat2)[0]:
+        raise ValueError(f"bmm: batch sizes differ: {self.shape} and {_shape(mat2)}")
     return _fn("matmul")(self, mat2)
 
 
@@ -178,7 +191,7 @@ def outer(self: Tensor, vec2: Any) -> Any:
 def cross(self: Tensor, other: Any, dim: int | None = None) -> Any:
     """PyTorch's ``cross``: the cross product along ``dim`` (default: the first dimension of size 3)."""
     if dim is None:
-        sizes = np.broadcast_shapes(self.shape, np.shape(_raw(other)))
+        sizes = np.broadcast_shapes(self.shape, _shape(other))
         dim = next((i for i, n in enumerate(sizes) if n == 3), None)
         if dim is None:
             raise ValueError(f"cross: no dimension of size 3 in shape {sizes}; pass dim=")
@@ -228,6 +241,7 @@ def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:
 def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """PyTorch's ``topk``: the ``k`` largest (or smallest) entries along ``dim`` and their indices; each value's
     gradient goes to its index. Ties are broken by position (the first one wins)."""
+    _values(self, "topk")
     x, scalar = _scalar_like(self)
     axis = _axis(x, dim, "topk")
     if not 0 <= k <= x.shape[axis]:
@@ -239,6 +253,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
 
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """PyTorch's ``kthvalue``: the ``k``-th smallest entry (1-based) along ``dim`` and its index."""
+    _values(self, "kthvalue")
     x, scalar = _scalar_like(self)
     axis = _axis(x, dim, "kthvalue")
     if not 1 <= k <= x.shape[axis]:
@@ -253,6 +268,7 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     Without ``dim``: the value, its gradient shared among the entries equal to it; with ``dim``:
     ``(values, indices)``, the gradient to the index. ``chainrule.median`` is NumPy's.
     """
+    _values(self, "median")
     if dim is None:
         flat = _fn("ravel")(self)
         if flat.shape[0] == 0:
@@ -270,6 +286,7 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """PyTorch's ``mode``: the most frequent entry along ``dim`` (the smallest among equally frequent ones)
     and the index of its last occurrence; the gradient goes to that index."""
+    _values(self, "mode")
     x, scalar = _scalar_like(self)
     axis = _axis(x, dim, "mode")
     moved = np.moveaxis(x.data, axis, -1)
@@ -333,7 +350,7 @@ def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Any:
     repeated indices add up."""
     axis = _axis(self, dim, "scatter_add")
     idx = _index_array("scatter_add", index)
-    _check_index("scatter_add", self, axis, idx, np.shape(_raw(src)) if isinstance(src, Tensor) else None)
+    _check_index("scatter_add", self, axis, idx, _shape(src) if isinstance(src, Tensor) else None)
     if idx.size == 0:
         return _fn("copy")(self)
     return _add_at(self, _positions(idx, axis), _src_part(src, idx, self.dtype))
@@ -357,7 +374,7 @@ def scatter(self: Tensor, dim: int, index: Any, src: Any = None, *, value: Any =
     src = value if src is None else src
     axis = _axis(self, dim, "scatter")
     idx = _index_array("scatter", index)
-    _check_index("scatter", self, axis, idx, np.shape(_raw(src)) if isinstance(src, Tensor) else None)
+    _check_index("scatter", self, axis, idx, _shape(src) if isinstance(src, Tensor) else None)
     positions = _positions(idx, axis)
     hit = np.zeros(self.shape, dtype=np.int64)
     np.add.at(hit, positions, 1)
@@ -462,7 +479,15 @@ def _dims(dims: tuple[Any, ...]) -> Any:
 
 
 _also("moveaxis", "movedim", lambda self, source, destination: _fn("moveaxis")(self, source, destination))
-_also("flip", "flip", lambda self, *dims: _fn("flip")(self, _dims(dims)))
+
+
+def _flip(self: Tensor, *dims: Any) -> Any:
+    if not dims:
+        raise TypeError("flip: give the dims to flip (PyTorch's t.flip(dims)); numpy.flip(t) flips every axis")
+    return _fn("flip")(self, _dims(dims))
+
+
+_also("flip", "flip", _flip)
 _also("roll", "roll", lambda self, shifts, dims=None: _fn("roll")(self, shifts, dims))
 _also("tile", "tile", lambda self, *dims: _fn("tile")(self, _dims(dims)))
 _also("tril", "tril", lambda self, diagonal=0: _fn("tril")(self, diagonal))
@@ -510,6 +535,7 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, requires_grad: boo
 # -- in place (PyTorch's rules: refused in the graph, allowed under no_grad and outside it) -----------
 def _in_place(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
+        _values(self, name)
         self._inplace_guard(name)
         result = fn(self.data, *args, **kw)
         if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
@@ -553,31 +579,33 @@ def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
 @tensor_method("detach_")
 def detach_(self: Tensor) -> Tensor:
     """PyTorch's ``detach_``: cut this Tensor from the graph, in place (it becomes a leaf without gradient)."""
+    _values(self, "detach_")
     self._rg, self._prim, self._args, self._parents = False, None, (), ()
     return self
 
 
 # -- facts about the storage, and dtype conversions -------------------------------------------------
-tensor_method("nelement", lambda self: int(self.data.size))
+tensor_method("nelement", lambda self: int(_values(self, "nelement").size))
 TENSOR_METHODS["nelement"].__doc__ = "PyTorch's ``nelement``: the number of entries (``numel``)."
 
 
 @tensor_method("element_size")
 def element_size(self: Tensor) -> int:
     """PyTorch's ``element_size``: bytes per entry."""
-    return int(self.data.itemsize)
+    return int(_values(self, "element_size").itemsize)
 
 
 @tensor_method("is_contiguous")
 def is_contiguous(self: Tensor) -> bool:
     """PyTorch's ``is_contiguous``: whether the entries lie in row-major order without gaps."""
-    return bool(self.data.flags.c_contiguous)
+    return bool(_values(self, "is_contiguous").flags.c_contiguous)
 
 
 @tensor_method("stride")
 def stride(self: Tensor, dim: int | None = None) -> Any:
     """PyTorch's ``stride``: steps between entries, in entries (NumPy's ``strides`` are in bytes)."""
-    steps = tuple(s // self.data.itemsize for s in self.data.strides)
+    data = _values(self, "stride")
+    steps = tuple(s // data.itemsize for s in data.strides)
     return steps if dim is None else steps[_axis(self, dim, "stride")]
 
 
@@ -585,7 +613,7 @@ def _adjoint(self: Tensor) -> Any:
     if self.ndim < 2:
         raise ValueError(f"mH: needs at least 2 dimensions, got {self.ndim}")
     swapped = _fn("swapaxes")(self, -1, -2)
-    return _fn("conjugate")(swapped) if np.iscomplexobj(self.data) else swapped
+    return _fn("conjugate")(swapped) if np.dtype(self.dtype).kind == "c" else swapped
 
 
 def _matrix_adjoint(self: Tensor) -> Any:
@@ -607,10 +635,10 @@ def half(self: Tensor) -> Any:
 @tensor_method("int")
 def int32(self: Tensor) -> Tensor:
     """PyTorch's ``int()``: the values as int32 (out of the graph, as integer tensors are)."""
-    return Tensor._wrap(self.data.astype(np.int32))
+    return Tensor._wrap(_values(self, "int").astype(np.int32))
 
 
 @tensor_method("bool")
 def boolean(self: Tensor) -> Tensor:
     """PyTorch's ``bool()``: the values as booleans (out of the graph)."""
-    return Tensor._wrap(self.data.astype(bool))
+    return Tensor._wrap(_values(self, "bool").astype(bool))
