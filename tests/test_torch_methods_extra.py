@@ -200,6 +200,13 @@ def test_uniform_normal_and_detach_in_place():
     with cr.no_grad():
         w.normal_(3.0, 0.5)
     assert abs(w.data.mean() - 3.0) < 0.1 and abs(w.data.std() - 0.5) < 0.1
+    draws = []
+    for _ in range(2):  # nn.init.manual_seed's generator, as nn.init's own functions
+        cr.nn.init.manual_seed(11)
+        draws.append(Tensor(np.zeros(4)).normal_().data.copy())
+    np.testing.assert_array_equal(draws[0], draws[1])
+    np.testing.assert_array_equal(Tensor(np.zeros(3)).uniform_(generator=5).data,
+                                  np.random.default_rng(5).uniform(0, 1, 3))
     h = w * 2
     assert h.detach_() is h and not h.requires_grad and h.is_leaf
     (h * w).sum().backward()  # h is a constant now: d/dw (h * w) = h alone

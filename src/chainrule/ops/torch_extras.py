@@ -533,7 +533,9 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, requires_grad: boo
 
 
 # -- in place (PyTorch's rules: refused in the graph, allowed under no_grad and outside it) -----------
-def _in_place(name: str, fn: Callable[[np.ndarray], np.ndarray]) -> Callable[..., Tensor]:
+def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
+    """The method ``name``: ``fn(values, *args)`` written over the values, under the in-place rules."""
+
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         _values(self, name)
         self._inplace_guard(name)
@@ -557,23 +559,7 @@ def _clamped(d: np.ndarray, min: Any = None, max: Any = None) -> np.ndarray:  # 
 
 for _method, _np in [("neg_", np.negative), ("sqrt_", np.sqrt), ("exp_", np.exp), ("abs_", np.abs),
                      ("square_", np.square), ("clamp_", _clamped)]:
-    tensor_method(_method, _in_place(_method, _np))
-
-
-@tensor_method("uniform_")
-def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0) -> Tensor:
-    """In place: values drawn uniformly from [a, b) (the generator of ``chainrule.nn.init.manual_seed``)."""
-    from ..nn.init import generator
-
-    return _in_place("uniform_", lambda d: generator().uniform(a, b, d.shape))(self)
-
-
-@tensor_method("normal_")
-def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0) -> Tensor:
-    """In place: values drawn from a normal distribution (the generator of ``chainrule.nn.init.manual_seed``)."""
-    from ..nn.init import generator
-
-    return _in_place("normal_", lambda d: generator().normal(mean, std, d.shape))(self)
+    tensor_method(_method, in_place(_method, _np))
 
 
 @tensor_method("detach_")
