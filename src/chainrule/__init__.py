@@ -12,6 +12,7 @@ from typing import Any
 
 from . import allocator, ops  # noqa: F401
 from . import constructors as _constructors
+from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from .autodiff.engine import is_grad_enabled, set_grad_enabled  # noqa: F401
 from .autodiff.modes import enable_grad, no_grad  # noqa: F401
 from .ops import *  # noqa: F403

@@ -32,6 +32,7 @@ from . import (  # noqa: F401
 from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
+from . import torch_extras as _torch_extras  # noqa: F401  (more of PyTorch's Tensor methods)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
 from .declare import DECLARATIONS, declared_in
 from .masking import masked_fill
