@@ -221,3 +221,20 @@ def test_vmap_of_a_two_output_primitive_batches_each_output():
     xs = np.array([[0.3, -1.1], [2.0, 0.5], [0.0, 1.0]])
     got = cr.vmap(lambda x: sincos(x)[0] * sincos(x)[1])(xs)
     np.testing.assert_allclose(got, np.sin(xs) * np.cos(xs), rtol=1e-15)
+
+
+def test_custom_vjp_keeps_each_calls_residuals_on_its_node():
+    @cr.custom_vjp
+    def f(x):
+        return np.sin(x)
+
+    f.defvjp(lambda x: (np.sin(x), np.cos(x)), lambda c, g: (g * c,))
+    x = leaf([0.1, 0.2])
+    y1, y2 = f(x), f(x * 2)
+    assert y1._node.prim is y2._node.prim  # one primitive; the residuals are per node
+    np.testing.assert_array_equal(y1._node.kw["call"].residuals, np.cos([0.1, 0.2]))
+    (y1 + y2).sum().backward()
+    assert y1._node.kw is None  # let go with what the node kept
+    np.testing.assert_allclose(x.grad.data, np.cos([0.1, 0.2]) + 2 * np.cos([0.2, 0.4]))
+    with pytest.raises(cr.JitError, match="per-call state"):
+        cr.jit(lambda v: f(v).sum())(leaf([1.0]))

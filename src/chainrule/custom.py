@@ -53,6 +53,7 @@ class custom_vjp:
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         self.jvp: Callable[..., Any] | None = None
+        self.primitive = _CustomVJP(self)  # one for every call: each call's residuals live on its node
         functools.update_wrapper(self, fn)
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
@@ -66,21 +67,34 @@ class custom_vjp:
             raise TypeError(f"custom_vjp {self.fn.__name__}: call defvjp(fwd, bwd) before using it")
         raw = [a.data if isinstance(a, Tensor) else a for a in args]
         out, residuals = self.fwd(*raw)
-        prim = _OneShot(self, residuals)
-        return apply(prim, args, {})
+        return apply(self.primitive, args, {"call": _Call(out, residuals)})
 
 
-class _OneShot(Primitive):
-    """A primitive made for one call of a custom_vjp function (it holds that call's residuals)."""
+class _Call:
+    """One call of a custom_vjp function: its output, its residuals and the gradients of one backward step.
 
-    __slots__ = ("owner", "residuals", "cache")
+    Kept in the call's graph node (its keyword arguments), so it goes with the node.
+    """
 
-    def __init__(self, owner: custom_vjp, residuals: Any) -> None:
-        super().__init__(owner.fn.__name__, lambda *a: owner.fn(*a), register=False)
-        self.owner, self.residuals, self.cache = owner, residuals, None
+    __slots__ = ("out", "residuals", "cache")
+    per_call = True  # jit cannot replay it: the residuals belong to the traced call
+
+    def __init__(self, out: Any, residuals: Any) -> None:
+        self.out, self.residuals, self.cache = out, residuals, None
+
+
+class _CustomVJP(Primitive):
+    """The primitive of a custom_vjp function: its forward hands back fwd's output, its rule calls bwd."""
+
+    __slots__ = ("owner",)
+
+    def __init__(self, owner: custom_vjp) -> None:
+        super().__init__(owner.fn.__name__, lambda *a, call: call.out, register=False)
+        self.owner = owner
 
     def vjp(self, argnum: int, g: Any, node: Any, lift: Any) -> Any:
-        if self.cache is None or self.cache[0] is not g:
+        call = node.kw["call"]
+        if call.cache is None or call.cache[0] is not g:
             if lift is not None:
                 # higher order: rerun fwd on the traced inputs, so the residuals (and bwd's result,
                 # written with NumPy functions) depend on them; with the stored residuals the
@@ -88,9 +102,9 @@ class _OneShot(Primitive):
                 _, residuals = self.owner.fwd(*lift(node)[1])
                 grads = self.owner.bwd(residuals, g)
             else:
-                grads = self.owner.bwd(self.residuals, g.data if isinstance(g, Tensor) else g)
-            self.cache = (g, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,))
-        return self.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
+                grads = self.owner.bwd(call.residuals, g.data if isinstance(g, Tensor) else g)
+            call.cache = (g, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,))
+        return call.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
         if self.owner.jvp is None:

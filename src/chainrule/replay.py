@@ -164,6 +164,9 @@ class _Trace:
             if s is not None:
                 self.used.add(s)
         for k, v in (kw or {}).items():
+            if getattr(v, "per_call", False):
+                raise JitError(f"jit({self.name}): '{prim.name}' keeps per-call state (a custom_vjp function's "
+                               "residuals) that a replay cannot recompute; call the function without jit")
             if isinstance(v, Tensor) or (isinstance(v, np.ndarray) and id(v) in self.slot_of_array):
                 raise JitError(f"jit({self.name}): '{prim.name}' got a traced value as keyword '{k}'; "
                                "call the function without jit")

@@ -125,8 +125,8 @@ def backward_sweep(
                 grads[parent] = pg if prev is None else add(prev, pg)
             else:
                 _accumulate(grads, parent, index, pg, add)
-        if not retain and node.prim.keeps:
-            node.args = node.ans = node.lifted = None
+        if not retain and node.prim.keeps:  # what the rules read (and per-call state in kw) goes now
+            node.args = node.ans = node.lifted = node.kw = None
     # what is left are the leaves' gradients
     for key, g in grads.items():
         if wanted is None or key in wanted:
