@@ -545,7 +545,10 @@ LINALG = [
         _sym(a))), square(min_n=2), symmetric_spread, prims="eigh",
          torch=lambda a: (lambda r: r[1] ** 2 + r[0][..., None, :])(_torch().linalg.eigh(_tsym(a))), tol=10),
     case("eigh_projector", lambda a: (lambda r: r[1][..., :1] @ np.swapaxes(r[1][..., :1], -1, -2))(np.linalg.eigh(
-        _sym(a))), square(min_n=2), symmetric_spread, prims="eigh", tol=10),
+        _sym(a))), square(min_n=2), symmetric_spread, prims="eigh", tol=10,  # the eigenvectors alone
+         torch=lambda a: (lambda v: v[..., :1] @ v[..., :1].mT)(_torch().linalg.eigh(_tsym(a))[1])),
+    case("eigh_values_sum", lambda a: np.linalg.eigh(_sym(a)).eigenvalues.sum(), square(), symmetric_spread,
+         prims="eigh", torch=lambda a: _torch().linalg.eigh(_tsym(a))[0].sum()),
     case("svd_s", lambda a: np.linalg.svd(a, compute_uv=False), rectangular(), distinct_singular, prims="svd",
          torch=T("linalg.svdvals")),
     case("svdvals", lambda a: np.linalg.svdvals(a), rectangular(), distinct_singular, prims="svd"),
@@ -556,6 +559,9 @@ LINALG = [
     case("svd_u_vh", lambda a: (lambda r: r[0] @ r[2])(np.linalg.svd(a, full_matrices=False)), rectangular(),
          distinct_singular, prims="svd",
          torch=lambda a: (lambda r: r[0] @ r[2])(_torch().linalg.svd(a, full_matrices=False)), tol=10),
+    case("svd_all", lambda a: (lambda r: [r.U ** 2, r.S, r.Vh ** 2])(np.linalg.svd(a, full_matrices=False)),
+         rectangular(), distinct_singular, prims="svd", tol=10,  # every output's cotangent in one rule
+         torch=lambda a: (lambda r: [r[0] ** 2, r[1], r[2] ** 2])(_torch().linalg.svd(a, full_matrices=False))),
     case("svd_full_tall", lambda a: (lambda r: [r[0][..., :, :2] ** 2, r[1]])(np.linalg.svd(a)), fixed((4, 2)),
          distinct_singular, prims="svd", tol=10),
     case("svd_full_wide", lambda a: (lambda r: [r[2][..., :2, :] ** 2, r[1]])(np.linalg.svd(a)), fixed((2, 4)),
@@ -564,6 +570,8 @@ LINALG = [
          torch=lambda a: list(_torch().linalg.qr(a))),
     case("qr_wide", lambda a: list(np.linalg.qr(a)), fixed((2, 4)), distinct_singular, prims="qr",
          torch=lambda a: list(_torch().linalg.qr(a))),
+    case("qr_q_only", lambda a: np.linalg.qr(a).Q, rectangular(tall=True), distinct_singular, prims="qr",
+         torch=lambda a: _torch().linalg.qr(a)[0]),
     case("qr_r_mode", lambda a: np.linalg.qr(a, mode="r"), rectangular(tall=True), distinct_singular, prims="qr"),
     case("qr_complete", lambda a: (lambda r: [r[0][:, :2], r[1]])(np.linalg.qr(a, mode="complete")), fixed((4, 2)),
          distinct_singular, prims="qr"),
