@@ -132,3 +132,18 @@ def test_vmap_runs_the_decomposition_once_on_the_batch():
     a = np.stack([_symmetric(3, np.random.default_rng(i)) for i in range(2)])
     got = cr.vmap(lambda m: np.linalg.svd(m, full_matrices=True).U ** 2)(a)
     np.testing.assert_allclose(got, np.linalg.svd(a)[0] ** 2)
+
+
+def test_a_replay_of_the_decompositions_gives_the_eager_gradient_exactly():
+    m = RNG.normal(size=(4, 3))
+
+    def f(x):
+        return (np.linalg.svd(x).U[:, :3] ** 2).sum() + np.linalg.qr(x).R.sum() + np.linalg.eigh(x.T @ x)[0][0]
+
+    jitted = cr.jit(f)
+    grads = []
+    for fn in (f, jitted, jitted):  # eager, traced, replayed
+        x = cr.Tensor(m, requires_grad=True)
+        fn(x).backward()
+        grads.append(x.grad.data.copy())
+    assert all(np.array_equal(g, grads[0]) for g in grads[1:])
