@@ -137,7 +137,7 @@ def test_table_lists_every_public_function_with_modes_and_numpy_names():
     assert rows["add"].methods == ("__add__", "__radd__", "add")  # t.add(other, alpha=...): ops/torch_extras.py
     assert rows["cumsum"].doc.startswith("Running sum")
     assert rows["linalg.eigh"].numpy == ("numpy.linalg.eigh",)
-    assert rows["linalg.eigh"].kind == "composite" and rows["linalg.eigh"].reverse and rows["linalg.eigh"].forward
+    assert rows["linalg.eigh"].kind == "primitive" and rows["linalg.eigh"].reverse and rows["linalg.eigh"].forward
     assert rows["argmax"].kind == "constant" and not rows["argmax"].reverse
     if "special.gammaln" in rows:
         assert "scipy.special.gammaln" in rows["special.gammaln"].numpy

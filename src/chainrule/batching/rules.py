@@ -233,9 +233,9 @@ def einsum(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
 
 def stacked_linalg(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     """NumPy's linalg works on stacks of matrices: the batch is one more stacking axis."""
-    if len(args) != 1 or kw:
+    if len(args) != 1 or any(at(v, L) for v in kw.values()):
         return loop(prim, args, kw, L, B)
-    out = prim(args[0].value)
+    out = prim(args[0].value, **kw)  # keywords (svd's full_matrices, qr's mode) are the same for every example
     if prim.n_outputs > 1:  # one batched value per output (slogdet: sign, log|det|)
         return tuple(Batched(o, L) for o in out)
     return Batched(out, L)
@@ -365,8 +365,7 @@ ELEMENTWISE = (
     "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma real imag conjugate"
 ).split()
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
-STACKED_LINALG = ("inv det slogdet cholesky eigh_values eigh_vectors svd_u svd_s svd_vh svd_u_complement "
-                  "svd_vh_complement qr_q qr_r qr_q_complement eig_values eig_vectors").split()
+STACKED_LINALG = "inv det slogdet cholesky eigh svd qr eig".split()
 LOOPED = ("scatter_add", "nn.cross_entropy")
 UNBATCHED: tuple[str, ...] = ()  # ops that raise a clear error under vmap (none today)
 

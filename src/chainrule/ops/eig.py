@@ -4,7 +4,8 @@ With ``a = V diag(w) V^-1`` and ``W = V^-1 da V``: ``dw = diag(W)`` and ``dV = V
 ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, then projected onto NumPy's normalisation
 (LAPACK's: unit 2-norm, largest entry real). Eigenvalues must be distinct. Outputs are complex
 unless every eigenvalue is real (NumPy's rule); a real matrix gets the real part of a complex
-gradient. Reverse rules are the transposes of the forward ones (JAX's convention), written with
+gradient. One primitive with two outputs (w, v) on one graph node; its rules read the
+outputs only. Reverse rules are the transposes of the forward ones (JAX's convention), written with
 differentiable ops, so every order works.
 """
 
@@ -15,34 +16,13 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..tensor import Tensor
 from ._define import is_complex, raw, shape_of
 from .declare import implements
-from .linalg import require_square
+from .linalg_common import require_square
 
 
 def _swap(x: Any) -> Any:
     return np.swapaxes(x, -1, -2)
-
-
-def _values_fn(a: np.ndarray) -> np.ndarray:
-    return np.linalg.eig(a)[0]
-
-
-def _vectors_fn(a: np.ndarray) -> np.ndarray:
-    return np.linalg.eig(a)[1]
-
-
-_eig_values = Primitive("eig_values", _values_fn)
-_eig_vectors = Primitive("eig_vectors", _vectors_fn)
-
-
-def _parts(a: Any) -> tuple[Any, Any]:
-    """Eigenvalues and eigenvectors: traced when ``a`` is (rules run on Tensors for higher orders)."""
-    if isinstance(a, Tensor):
-        return _eig_values(a), _eig_vectors(a)
-    w, v = np.linalg.eig(a)
-    return w, v
 
 
 def _gaps(w: Any) -> Any:
@@ -60,19 +40,8 @@ def _largest(v: Any) -> np.ndarray:
     return np.arange(vals.shape[-2])[:, None] == np.expand_dims(k, -2)
 
 
-def _values_jvp(t: Any, ans: Any, a: Any) -> Any:
-    _, v = _parts(a)
-    return np.diagonal(np.linalg.inv(v) @ t @ v, axis1=-2, axis2=-1)
-
-
-def _values_vjp(g: Any, ans: Any, a: Any) -> Any:
-    _, v = _parts(a)
-    return _swap(np.linalg.inv(v)) @ (np.expand_dims(g, -1) * _swap(v))
-
-
-def _vectors_jvp(t: Any, ans: Any, a: Any) -> Any:
-    w, v = _parts(a)
-    dv = v @ (_gaps(w) * (np.linalg.inv(v) @ t @ v))
+def _vectors_tangent(v: Any, dv: Any) -> Any:
+    """dv projected onto NumPy's normalisation of v (unit norm; largest entry real when complex)."""
     if is_complex(dv):
         dv = dv - v * np.real(np.sum(np.conjugate(v) * dv, axis=-2, keepdims=True))  # keep the norm 1
         top = _largest(v)
@@ -83,23 +52,37 @@ def _vectors_jvp(t: Any, ans: Any, a: Any) -> Any:
     return dv
 
 
-def _vectors_vjp(g: Any, ans: Any, a: Any) -> Any:
-    w, v = _parts(a)
-    if is_complex(v) or is_complex(g):
-        top = _largest(v)
-        sigma = np.imag(np.sum(g * v, axis=-2, keepdims=True)) / np.real(np.sum(v * top, axis=-2, keepdims=True))
-        g = g - 1j * sigma * top  # transpose of the phase projection
-        g = g - np.conjugate(v) * np.real(np.sum(g * v, axis=-2, keepdims=True))  # of the norm projection
-    else:
-        g = g - v * np.sum(g * v, axis=-2, keepdims=True)
-    vinv = np.linalg.inv(v)
-    return _swap(vinv) @ (_gaps(w) * (_swap(v) @ g)) @ _swap(v)
+def _eig_jvp(t: Any, ans: tuple[Any, Any], a: Any) -> tuple[Any, Any]:
+    w, v = ans
+    inner = np.linalg.inv(v) @ t @ v
+    dw = np.diagonal(inner, axis1=-2, axis2=-1)
+    return dw, _vectors_tangent(v, v @ (_gaps(w) * inner))
 
 
-_eig_values.defjvp(_values_jvp)
-_eig_values.defvjp(_values_vjp)
-_eig_vectors.defjvp(_vectors_jvp)
-_eig_vectors.defvjp(_vectors_vjp)
+def _eig_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
+    gw, gv = g
+    w, v = ans
+    vinv_t = _swap(np.linalg.inv(v))
+    total = None
+    if gw is not None:
+        total = vinv_t @ (np.expand_dims(gw, -1) * _swap(v))
+    if gv is not None:
+        if is_complex(v) or is_complex(gv):
+            top = _largest(v)
+            sigma = np.imag(np.sum(gv * v, axis=-2, keepdims=True)) / np.real(np.sum(v * top, axis=-2, keepdims=True))
+            gv = gv - 1j * sigma * top  # transpose of the phase projection
+            gv = gv - np.conjugate(v) * np.real(np.sum(gv * v, axis=-2, keepdims=True))  # of the norm projection
+        else:
+            gv = gv - v * np.sum(gv * v, axis=-2, keepdims=True)
+        part = vinv_t @ (_gaps(w) * (_swap(v) @ gv)) @ _swap(v)
+        total = part if total is None else total + part
+    return np.zeros(np.shape(raw(v)), dtype=np.result_type(raw(v))) if total is None else total
+
+
+# one primitive, two outputs (w, v) sharing one node; the rules read the outputs only
+_eig = Primitive("eig", lambda a: tuple(np.linalg.eig(a)), n_outputs=2, reads=("ans",))
+_eig.defjvp(_eig_jvp)
+_eig.defvjp(_eig_vjp)
 
 
 class EigResult(NamedTuple):
@@ -121,11 +104,11 @@ def eig(a: Any) -> EigResult:
     require_square("eig", a)
     if type(a) is np.ndarray:
         return EigResult(*np.linalg.eig(a))
-    return EigResult(_eig_values(a), _eig_vectors(a))  # Tensors, and batched values under vmap
+    return EigResult(*_eig(a))  # Tensors, and batched values under vmap
 
 
 @implements(np.linalg.eigvals, namespaces=("linalg",))
 def eigvals(a: Any) -> Any:
     """Eigenvalues of a general square matrix (distinct eigenvalues for derivatives)."""
     require_square("eigvals", a)
-    return np.linalg.eigvals(a) if type(a) is np.ndarray else _eig_values(a)
+    return np.linalg.eigvals(a) if type(a) is np.ndarray else _eig(a)[0]
