@@ -134,7 +134,7 @@ def test_table_lists_every_public_function_with_modes_and_numpy_names():
         "cumsum", True, True, ("numpy.cumsum",), "primitive", rows["cumsum"].doc, ("cumsum",)
     )
     assert rows["sum"].kind == "linear" and rows["sum"].methods == ("sum",)
-    assert rows["add"].methods == ("__add__", "__radd__", "add")  # t.add(other, alpha=...): ops/torch_extras.py
+    assert rows["add"].methods == ("__add__", "__radd__", "add")  # t.add(other, alpha=...): ops/torch_extras/
     assert rows["cumsum"].doc.startswith("Running sum")
     assert rows["linalg.eigh"].numpy == ("numpy.linalg.eigh",)
     assert rows["linalg.eigh"].kind == "primitive" and rows["linalg.eigh"].reverse and rows["linalg.eigh"].forward

@@ -11,17 +11,18 @@ hidden while the plain transform runs, so a transform of outer levels is handled
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from .. import _pytree
-from .. import transforms as T
+from .. import _pytree, transforms
 from ..autodiff import batching as _state
 from ..autodiff.modes import tracing
 from ..scalar import Scalar
 from ..tensor import Tensor
+from ..transforms._common import register_lifted
 from .api import hidden, shown
 from .rules import at, broadcast_batch
 from .value import Batched
@@ -47,7 +48,8 @@ def _level() -> tuple[int, int]:
 
 def _finish(x: Any) -> Any:
     """A Batched result handed back to the caller: plain values unless an outer transform traces them."""
-    if isinstance(x, Batched) and isinstance(x.value, Tensor) and not (tracing.depth > 0 and T._traced(x.value)):
+    outer_traced = tracing.depth > 0 and isinstance(x, Batched) and transforms._traced(x.value)
+    if isinstance(x, Batched) and isinstance(x.value, Tensor) and not outer_traced:
         return Batched(x.value.data, x.level)
     return x
 
@@ -69,7 +71,7 @@ def _batched_fn(f: Callable[..., Any], args: Sequence[Any], nums: Sequence[int],
 
 def value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, args: tuple, kwargs: dict) -> Any:
     level, size = _level()
-    nums = T._argnums(argnums, len(args), "grad")
+    nums = transforms._argnums(argnums, len(args), "grad")
     batches = [_tree_map(lambda x: _full(x, level, size), args[i]) for i in nums]
 
     def summed(*bs: Any) -> Any:
@@ -80,7 +82,7 @@ def value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, args: tup
             result = f(*new, **kwargs)
             out, aux = result if has_aux else (result, None)
             if isinstance(out, (list, tuple, dict)):
-                T._as_tensor(out, "grad")  # raises the usual error
+                transforms._as_tensor(out, "grad")  # raises the usual error
             whole = _full(out, level, size)
             shape = _shape(whole)[1:]
             if int(np.prod(shape, dtype=int)) != 1:
@@ -91,7 +93,8 @@ def value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, args: tup
             return whole.sum(), (whole, aux)
 
     with hidden(level):
-        (_, (whole, aux)), grads = T.value_and_grad(summed, argnums=tuple(range(len(nums))), has_aux=True)(*batches)
+        summed_grad = transforms.value_and_grad(summed, argnums=tuple(range(len(nums))), has_aux=True)
+        (_, (whole, aux)), grads = summed_grad(*batches)
     value = _finish(Batched(whole, level))
     grads = tuple(_tree_map(lambda g: _finish(Batched(g, level)), g) for g in grads)
     g = grads[0] if isinstance(argnums, int) else grads
@@ -106,7 +109,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     ts = [_tree_map(lambda x: _full(x, level, size), t) for t in tangents]
     whole = _batched_fn(f, list(primals), range(len(primals)), level, size)
     with hidden(level):
-        out, tan = T.jvp(whole, tuple(ps), tuple(ts))
+        out, tan = transforms.jvp(whole, tuple(ps), tuple(ts))
     wrap = lambda v: _finish(Batched(v, level))  # noqa: E731
     return _tree_map(wrap, out), _tree_map(wrap, tan)
 
@@ -116,7 +119,7 @@ def vjp(f: Callable[..., Any], primals: Sequence[Any]) -> Any:
     ps = [_tree_map(lambda x: _full(x, level, size), p) for p in primals]
     whole = _batched_fn(f, list(primals), range(len(primals)), level, size)
     with hidden(level):
-        out, pullback = T.vjp(whole, *ps)
+        out, pullback = transforms.vjp(whole, *ps)
 
     def batched_pullback(cotangent: Any) -> tuple[Any, ...]:
         cts = _tree_map(lambda c: _full(c, level, size), cotangent)
@@ -157,13 +160,13 @@ def _basis(shape: tuple[int, ...]) -> Any:
 
 def jacrev(f: Callable[..., Any], argnums: Any, args: tuple) -> Any:
     level, size = _level()
-    nums = T._argnums(argnums, len(args), "jacrev")
+    nums = transforms._argnums(argnums, len(args), "jacrev")
     batches = [_tree_map(lambda x: _full(x, level, size), args[i]) for i in nums]
     flat = [_pytree.flatten(b) for b in batches]
     in_shapes = [_shape(x)[1:] for leaves, _ in flat for x in leaves]
     whole = _batched_fn(f, list(args), nums, level, size)
     with hidden(level):
-        out, pullback = T.vjp(whole, *batches)
+        out, pullback = transforms.vjp(whole, *batches)
     out_leaves, out_def = _pytree.flatten(out)
     out_shapes = [_shape(o)[1:] for o in out_leaves]
     per_output = []
@@ -186,7 +189,7 @@ def jacrev(f: Callable[..., Any], argnums: Any, args: tuple) -> Any:
 
 def jacfwd(f: Callable[..., Any], argnums: Any, args: tuple) -> Any:
     level, size = _level()
-    nums = T._argnums(argnums, len(args), "jacfwd")
+    nums = transforms._argnums(argnums, len(args), "jacfwd")
     batches = [_tree_map(lambda x: _full(x, level, size), args[i]) for i in nums]
     flat = [_pytree.flatten(b) for b in batches]
     all_leaves = [x for leaves, _ in flat for x in leaves]
@@ -208,7 +211,7 @@ def jacfwd(f: Callable[..., Any], argnums: Any, args: tuple) -> Any:
         cols: list[list[Any]] | None = None
         for e in _basis(in_shape) or [None]:
             with hidden(level):
-                out, tan = T.jvp(whole, tuple(batches), tangents(j, 0.0 if e is None else e))
+                out, tan = transforms.jvp(whole, tuple(batches), tangents(j, 0.0 if e is None else e))
             out_leaves, out_def = _pytree.flatten(out)
             out_shapes = [_shape(o)[1:] for o in out_leaves]
             if e is None:
@@ -223,7 +226,7 @@ def jacfwd(f: Callable[..., Any], argnums: Any, args: tuple) -> Any:
         ])
     if out_def is None:  # no differentiated inputs at all
         with hidden(level):
-            out_def = _pytree.flatten(T.jvp(whole, tuple(batches), tuple(batches))[0])[1]
+            out_def = _pytree.flatten(transforms.jvp(whole, tuple(batches), tuple(batches))[0])[1]
     n_out = len(out_shapes)
     per_output = [
         _regroup([_finish(Batched(per_input[j][k], level)) for j in range(len(all_leaves))],
@@ -238,3 +241,6 @@ def elementwise_grad(f: Callable[..., Any], argnums: int, args: tuple, kwargs: d
     out, pullback = vjp(lambda *a: f(*a, **kwargs), args)
     ones = _tree_map(lambda o: Batched(np.ones(_shape(_full(o, level, size))), level), out)
     return pullback(ones)[argnums]
+
+
+register_lifted(sys.modules[__name__])  # the transforms call these inside vmap (they cannot import this module)

@@ -16,7 +16,7 @@ from .. import _pytree
 from ..autodiff import batching as _state
 from ..ops._define import NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_UFUNCS
 from .rules import _shift, _top, at, batch_value, expand, ndim
-from .value import Batched, ConcreteValueError
+from .value import NUMPY_PROTOCOL, Batched, ConcreteValueError
 
 # NumPy callables being dispatched right now: a library function that calls its own NumPy name on the
 # values (np.linalg.slogdet(raw(a)) inside slogdet) wants values, example by example.
@@ -209,3 +209,6 @@ def function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         f"vmap: {_name(func)} has no batching rule; use functions chainrule supports "
         "(chainrule.batching.table() lists how each op batches)"
     )
+
+
+NUMPY_PROTOCOL.update(ufunc=ufunc, function=function)  # Batched.__array_ufunc__ / __array_function__ call these

@@ -21,6 +21,11 @@ class ConcreteValueError(TypeError):
     """A batched value was asked for one concrete value (bool, float, np.asarray...)."""
 
 
+# How a Batched value answers NumPy's protocols: protocol.py (which imports this module) installs its two
+# entry points here when imported; the package's __init__ imports it, so they are there before any vmap runs.
+NUMPY_PROTOCOL: dict[str, Any] = {}
+
+
 class Batched:
     """One example of a batch, as seen inside ``vmap`` (the batch is ``value``'s axis 0)."""
 
@@ -105,17 +110,13 @@ class Batched:
         if _outranked(self, inputs, kwargs):
             return NotImplemented
         _check_open(self)
-        from . import protocol
-
-        return protocol.ufunc(ufunc, method, inputs, kwargs)
+        return NUMPY_PROTOCOL["ufunc"](ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
         if _outranked(self, args, kwargs):
             return NotImplemented
         _check_open(self)
-        from . import protocol
-
-        return protocol.function(func, args, kwargs)
+        return NUMPY_PROTOCOL["function"](func, args, kwargs)
 
 
 def _outranked(self: Batched, args: Any, kwargs: dict[str, Any]) -> bool:

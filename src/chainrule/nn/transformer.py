@@ -58,7 +58,7 @@ class KVCache:
         return self.k[:, :, :end], self.v[:, :, :end]
 
 
-def _raw(x: Any) -> np.ndarray:
+def _array(x: Any) -> np.ndarray:
     return x.data if isinstance(x, Tensor) else np.asarray(x)
 
 
@@ -91,7 +91,7 @@ class CausalSelfAttention(Module):
         self.resid_drop = Dropout(dropout, rng=gen)
 
     def forward(self, x: Any, cache: KVCache | None = None) -> Any:
-        b, t, d = np.shape(_raw(x))
+        b, t, d = np.shape(_array(x))
         h = self.n_heads
         qkv = self.c_attn(x).reshape(b, t, 3, h, d // h)  # queries, keys, values of every head
         if cache is None:
@@ -101,7 +101,7 @@ class CausalSelfAttention(Module):
         else:
             q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))  # (B, H, T, hd)
             start = cache.length
-            keys, values = cache.append(_raw(k), _raw(v))
+            keys, values = cache.append(_array(k), _array(v))
             mask = None
             if t > 1:  # new query i sits at position start + i: it sees keys 0 .. start + i
                 mask = np.arange(start + t)[None, :] <= (start + np.arange(t))[:, None]
@@ -207,21 +207,21 @@ class MultiheadAttention(Module):
     ) -> tuple[Any, Any]:
         dt = self.in_proj_weight.data.dtype
         q_in, k_in, v_in = (x if isinstance(x, Tensor) else np.asarray(x, dtype=dt) for x in (query, key, value))
-        unbatched = np.ndim(_raw(q_in)) == 2
+        unbatched = np.ndim(_array(q_in)) == 2
         if unbatched:
             q_in, k_in, v_in = (x[:, None] if isinstance(x, Tensor) else x[:, None] for x in (q_in, k_in, v_in))
             if key_padding_mask is not None:
-                key_padding_mask = np.asarray(_raw(key_padding_mask))[None]
+                key_padding_mask = np.asarray(_array(key_padding_mask))[None]
         if not self.batch_first or unbatched:  # (L, N, E) -> (N, L, E)
             q_in, k_in, v_in = (x.swapaxes(0, 1) if isinstance(x, Tensor) else x.swapaxes(0, 1)
                                 for x in (q_in, k_in, v_in))
-        n, L, e = np.shape(_raw(q_in))
-        s = np.shape(_raw(k_in))[1]
-        if e != self.embed_dim or np.shape(_raw(k_in))[2] != e or np.shape(_raw(v_in))[:2] != (n, s):
+        n, L, e = np.shape(_array(q_in))
+        s = np.shape(_array(k_in))[1]
+        if e != self.embed_dim or np.shape(_array(k_in))[2] != e or np.shape(_array(v_in))[:2] != (n, s):
             raise ValueError(
                 f"MultiheadAttention: query, key and value must be (L, N, {self.embed_dim}), (S, N, {self.embed_dim}) "
-                f"and the same for value (batch first when batch_first=True); got {np.shape(_raw(query))}, "
-                f"{np.shape(_raw(key))}, {np.shape(_raw(value))}"
+                f"and the same for value (batch first when batch_first=True); got {np.shape(_array(query))}, "
+                f"{np.shape(_array(key))}, {np.shape(_array(value))}"
             )
         h, hd = self.num_heads, self.head_dim
         w, b = self.in_proj_weight, self.in_proj_bias
@@ -264,7 +264,7 @@ class MultiheadAttention(Module):
             attn_mask = ~np.tril(np.ones((L, s), dtype=bool))
         bias = _additive(attn_mask, dt, "attn_mask")
         if bias is not None:
-            shape = np.shape(_raw(bias))
+            shape = np.shape(_array(bias))
             if shape == (n * self.num_heads, L, s):
                 bias = bias.reshape(n, self.num_heads, L, s)
             elif shape != (L, s):
@@ -274,9 +274,9 @@ class MultiheadAttention(Module):
                 )
         pad = _additive(key_padding_mask, dt, "key_padding_mask")
         if pad is not None:
-            if np.shape(_raw(pad)) != (n, s):
+            if np.shape(_array(pad)) != (n, s):
                 raise ValueError(f"MultiheadAttention: key_padding_mask must have shape ({n}, {s}), got "
-                                 f"{np.shape(_raw(pad))}")
+                                 f"{np.shape(_array(pad))}")
             pad = pad.reshape(n, 1, 1, s)
             bias = pad if bias is None else bias + pad
         return bias

@@ -9,7 +9,7 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ._define import is_complex, ndim_of, raw, shape_of
 from .declare import bilinear_primitive, implements, op
-from .shape import expand_dims, ravel, reshape, transpose
+from .shape import expand_dims, getitem, ravel, reshape, transpose
 
 
 def _matmul_vjp_a(g: Any, ans: Any, a: Any, b: Any) -> Any:
@@ -235,8 +235,6 @@ def _from_sublists(args: tuple[Any, ...]) -> tuple[str, list[Any]]:
     "trace": lambda self, offset=0, axis1=0, axis2=1, dtype=None, out=None: trace(self, offset, axis1, axis2)})
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Sum of a diagonal."""
-    from .shape import getitem
-
     sa = shape_of(a)
     n = max(0, min(sa[axis1], sa[axis2] - offset) if offset >= 0 else min(sa[axis1] + offset, sa[axis2]))
     rows = np.arange(n) + max(0, -offset)

@@ -23,6 +23,7 @@ from ..tensor import Tensor
 from . import elementwise
 from ._define import is_complex, raw, wrap_like
 from .declare import elementwise_op, implements, linear_primitive, op
+from .shape import astype
 
 _PI = float(np.pi)
 
@@ -115,8 +116,6 @@ def float_power(x: Any, y: Any) -> Any:
 
 
 def _to_float64(x: Any) -> Any:
-    from .shape import astype
-
     dtype = np.result_type(raw(x), np.float64)
     if hasattr(x, "_requires_grad"):
         return x if x.data.dtype == dtype else astype(x, dtype)

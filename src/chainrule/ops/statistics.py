@@ -15,6 +15,8 @@ from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
 from ._define import conj, is_complex, ndim_of, normalize_axis, raw, shape_of
+from .arrays import diagonal
+from .contraction import matmul
 from .declare import implements
 from .selection import sort
 
@@ -273,8 +275,6 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
         ddof = 0 if bias else 1
     n = shape_of(x)[1]
     d = elementwise.subtract(x, reductions.mean(x, axis=1, keepdims=True))
-    from .contraction import matmul
-
     c = elementwise.divide(matmul(d, conj(shape_ops.transpose(d))), float(n - ddof))
     return shape_ops.squeeze(c) if shape_of(c) == (1, 1) else c
 
@@ -285,7 +285,5 @@ def corrcoef(x: Any, y: Any = None, rowvar: bool = True, *, dtype: Any = None) -
     c = cov(x, y, rowvar)
     if ndim_of(c) == 0:
         return elementwise.divide(c, c)
-    from .arrays import diagonal
-
     s = elementwise.sqrt(diagonal(c))
     return elementwise.divide(elementwise.divide(c, shape_ops.expand_dims(s, 1)), shape_ops.expand_dims(s, 0))

@@ -40,10 +40,19 @@ def _named(name: str) -> Any:
         _NAME.reset(token)
 
 
-def _lifted() -> Any:
-    from ..batching import lifted  # only inside vmap (the batching package imports this module)
+# vmap's versions of the transforms (batching/lifted.py). That module imports the transforms, so it
+# registers itself here when the batching package is imported, rather than being imported from here.
+_LIFTED: list[Any] = []
 
-    return lifted
+
+def register_lifted(module: Any) -> None:
+    """Called once by ``chainrule.batching.lifted``: the transforms to run when their input is batched."""
+    _LIFTED[:] = [module]
+
+
+def _lifted() -> Any:
+    """vmap's lifted transforms; only called inside vmap, so the batching package is imported."""
+    return _LIFTED[0]
 
 
 def _traced(t: Any) -> bool:

@@ -1,0 +1,62 @@
+"""What the PyTorch spellings share: the declared op by name, a method recorded in an op's declaration,
+and PyTorch's dim checks."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...tensor import Tensor
+from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
+
+
+def declared(name: str) -> Callable[..., Any]:
+    return DECLARATIONS[name].function
+
+
+def also_method(function_name: str, method_name: str, body: Callable[..., Any] | None = None) -> None:
+    """``Tensor.<method_name>`` as a method of the declared op ``function_name`` (recorded in its declaration)."""
+    decl = DECLARATIONS[function_name]
+    tensor_method(method_name, body or decl.function, owner=function_name)
+    made = TENSOR_METHODS[method_name]
+    if getattr(made, "__doc__", None) is None:
+        made.__doc__ = decl.function.__doc__
+    decl.tensor_methods[method_name] = made
+    decl.methods = tuple(decl.tensor_methods)
+
+
+def values_of(self: Any, name: str) -> np.ndarray:
+    """The values of a Tensor; inside ``vmap`` (a batched value) a clear refusal, for methods that read them."""
+    if not isinstance(self, Tensor):
+        raise TypeError(f"vmap: Tensor.{name} reads the values (to choose entries, or in place), which vmap cannot "
+                        f"batch; call it outside vmap")
+    return self.data
+
+
+def operand_shape(x: Any) -> tuple[int, ...]:
+    """The shape of an operand (a Tensor, a batched value inside vmap, an array or a number)."""
+    return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
+
+
+def as_array(x: Any) -> np.ndarray:
+    return x.data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def checked_axis(self: Tensor, dim: int, name: str) -> int:
+    nd = max(self.ndim, 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"{name}: dim {dim} is out of range for a Tensor of {self.ndim} dimensions")
+    return dim % nd
+
+
+def index_along(ndim: int, axis: int, index: Any) -> tuple[Any, ...]:
+    return (slice(None),) * axis + (index,)
+
+
+def scaled(other: Any, alpha: Any) -> Any:
+    return other if alpha == 1 else declared("multiply")(other, alpha)
+
+def dims_tuple(dims: tuple[Any, ...]) -> Any:
+    return tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims

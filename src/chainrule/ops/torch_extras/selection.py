@@ -1,0 +1,291 @@
+"""PyTorch's selecting methods: ``amax``, ``topk``, ``kthvalue``, ``median(dim)``, ``mode``, ``gather``,
+``scatter``, ``masked_select``, ``narrow``, ``split``, ``chunk``, ``unbind``, ..."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...tensor import Tensor
+from ..declare import TENSOR_METHODS, tensor_method
+from ..dim_args import ValuesIndices
+from ..numeric import add_at
+from .common import (
+    also_method,
+    as_array,
+    checked_axis,
+    declared,
+    index_along,
+    operand_shape,
+    values_of,
+)
+
+
+# -- reductions ----------------------------------------------------------------------------------
+def _extreme(name: str, fn_name: str) -> Callable[..., Any]:
+    def method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+        axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
+        if axis == ():
+            axis = None  # PyTorch's dim=() reduces every dimension
+        return declared(fn_name)(self, axis=axis, keepdims=keepdim)
+
+    method.__doc__ = (f"PyTorch's ``{name}``: the {fn_name}imum over ``dim`` (all by default); the gradient is "
+                      "shared equally among tied entries, as PyTorch's.")
+    return method
+
+
+also_method("max", "amax", _extreme("amax", "max"))
+also_method("min", "amin", _extreme("amin", "min"))
+
+
+def _picked(self: Tensor, idx: np.ndarray, axis: int, keepdim: bool) -> ValuesIndices:
+    """The entries at ``idx`` (keepdims-shaped) along ``axis``: the gradient goes to exactly those entries."""
+    values = declared("take_along_axis")(self, idx, axis)
+    if not keepdim:
+        values = declared("squeeze")(values, axis)
+        idx = np.squeeze(idx, axis=axis)
+    return ValuesIndices(values, Tensor._wrap(np.asarray(idx, dtype=np.int64)))
+
+
+def _stable_order(data: np.ndarray, axis: int, descending: bool) -> np.ndarray:
+    if descending:
+        data = -(data if data.dtype.kind in "fc" else data.astype(np.int64))
+    return np.argsort(data, axis=axis, kind="stable")
+
+
+def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:
+    return (declared("reshape")(self, (1,)), True) if self.ndim == 0 else (self, False)
+
+
+def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
+    """PyTorch's ``topk``: the ``k`` largest (or smallest) entries along ``dim`` and their indices; each value's
+    gradient goes to its index. Ties are broken by position (the first one wins)."""
+    values_of(self, "topk")
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "topk")
+    if not 0 <= k <= x.shape[axis]:
+        raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
+    idx = np.take(_stable_order(x.data, axis, largest), np.arange(k), axis=axis)
+    out = _picked(x, idx, axis, True)
+    return ValuesIndices(*(declared("reshape")(v, ()) for v in out)) if scalar else out
+
+
+def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """PyTorch's ``kthvalue``: the ``k``-th smallest entry (1-based) along ``dim`` and its index."""
+    values_of(self, "kthvalue")
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "kthvalue")
+    if not 1 <= k <= x.shape[axis]:
+        raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
+    idx = np.take(_stable_order(x.data, axis, False), [k - 1], axis=axis)
+    return _picked(x, idx, axis, keepdim and not scalar)
+
+
+def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """PyTorch's ``median``: the lower median (an entry, not the mean of the middle two as ``numpy.median``).
+
+    Without ``dim``: the value, its gradient shared among the entries equal to it; with ``dim``:
+    ``(values, indices)``, the gradient to the index. ``chainrule.median`` is NumPy's.
+    """
+    values_of(self, "median")
+    if dim is None:
+        flat = declared("ravel")(self)
+        if flat.shape[0] == 0:
+            raise ValueError("median: the Tensor is empty")
+        order = np.argsort(flat.data, kind="stable")
+        value = flat.data[order[(flat.shape[0] - 1) // 2]]
+        tied = (flat.data == value).astype(flat.dtype)
+        total = declared("sum")(declared("multiply")(flat, tied))
+        return declared("divide")(total, tied.sum())  # = value; d/dx = tied / count
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "median")
+    idx = np.take(_stable_order(x.data, axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
+    return _picked(x, idx, axis, keepdim and not scalar)
+
+
+def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """PyTorch's ``mode``: the most frequent entry along ``dim`` (the smallest among equally frequent ones)
+    and the index of its last occurrence; the gradient goes to that index."""
+    values_of(self, "mode")
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "mode")
+    moved = np.moveaxis(x.data, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    best = np.empty(rows.shape[0], dtype=np.int64)
+    for r, row in enumerate(rows):
+        values, counts = np.unique(row, return_counts=True)  # sorted values: argmax picks the smallest mode
+        best[r] = np.flatnonzero(row == values[np.argmax(counts)])[-1]
+    idx = np.expand_dims(best.reshape(moved.shape[:-1]), axis)
+    return _picked(x, idx, axis, keepdim and not scalar)
+
+
+also_method("take_along_axis", "topk", topk)
+also_method("take_along_axis", "kthvalue", kthvalue)
+also_method("take_along_axis", "median", median)
+also_method("take_along_axis", "mode", mode)
+
+
+# -- indexing: gather, scatter, select --------------------------------------------------------------
+def _index_array(name: str, index: Any) -> np.ndarray:
+    idx = np.asarray(as_array(index))
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{name}: index must hold integers, got dtype {idx.dtype}")
+    return idx
+
+
+def _check_index(name: str, self: Tensor, axis: int, idx: np.ndarray, other: tuple[int, ...] | None = None) -> None:
+    if idx.ndim != max(self.ndim, 1):
+        raise ValueError(f"{name}: index has {idx.ndim} dimensions, the Tensor {self.ndim}; they must match")
+    for d, n in enumerate(idx.shape):
+        if d != axis and n > self.shape[d] or other is not None and n > other[d]:
+            raise ValueError(f"{name}: index shape {idx.shape} is larger than {self.shape} (or src's) at dim {d}")
+    if idx.size and (idx.min() < -self.shape[axis] or idx.max() >= self.shape[axis]):
+        raise IndexError(f"{name}: index out of range for dim {axis} of size {self.shape[axis]}")
+
+
+def gather(self: Tensor, dim: int, index: Any) -> Any:
+    """PyTorch's ``gather``: ``out[i][j] = self[index[i][j]][j]`` along ``dim`` (``index`` may be smaller than
+    ``self`` in the other dims); repeated indices add their gradients."""
+    axis = checked_axis(self, dim, "gather")
+    idx = _index_array("gather", index)
+    _check_index("gather", self, axis, idx)
+    corner = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(idx.shape))
+    return declared("take_along_axis")(self[corner], idx, axis)
+
+
+def _positions(idx: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[axis] = idx
+    return tuple(grid)
+
+
+def _src_part(src: Any, idx: np.ndarray, dtype: Any) -> Any:
+    if isinstance(src, Tensor):
+        return src[tuple(slice(0, n) for n in idx.shape)]
+    return np.broadcast_to(np.asarray(src, dtype=dtype), idx.shape)
+
+
+def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Any:
+    """PyTorch's ``scatter_add``: ``self`` with ``src[i][j]`` added at ``[index[i][j]][j]`` along ``dim``;
+    repeated indices add up."""
+    axis = checked_axis(self, dim, "scatter_add")
+    idx = _index_array("scatter_add", index)
+    _check_index("scatter_add", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
+    if idx.size == 0:
+        return declared("copy")(self)
+    return add_at(self, _positions(idx, axis), _src_part(src, idx, self.dtype))
+
+
+
+def scatter(self: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: Any = None) -> Any:
+    """PyTorch's ``scatter``: ``self`` with ``src`` (a Tensor, or ``value``) written at ``index`` along ``dim``.
+
+    Repeated positions are refused (PyTorch leaves which write wins unspecified); ``reduce=`` is not supported.
+    """
+    if reduce is not None:
+        raise ValueError(f"scatter: reduce={reduce!r} is not supported; use scatter_add (reduce='add' is its sum)")
+    if (src is None) == (value is None):
+        raise TypeError("scatter: pass src (a Tensor or number) or value=, one of them")
+    src = value if src is None else src
+    axis = checked_axis(self, dim, "scatter")
+    idx = _index_array("scatter", index)
+    _check_index("scatter", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
+    positions = _positions(idx, axis)
+    hit = np.zeros(self.shape, dtype=np.int64)
+    np.add.at(hit, positions, 1)
+    if hit.max(initial=0) > 1:
+        raise ValueError("scatter: index writes some positions more than once, so the result would depend on the "
+                         "order; make the indices unique along dim, or use scatter_add to add them")
+    kept = declared("where")(hit.astype(bool), np.zeros((), dtype=self.dtype), self)
+    return add_at(kept, positions, _src_part(src, idx, self.dtype))
+
+
+def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Any:
+    """PyTorch's ``take_along_dim``: NumPy's ``take_along_axis`` (of the flattened Tensor when ``dim`` is None)."""
+    if dim is None:
+        return declared("take_along_axis")(declared("ravel")(self), np.ravel(as_array(indices)), 0)
+    return declared("take_along_axis")(self, _index_array("take_along_dim", indices), dim)
+
+
+def masked_select(self: Tensor, mask: Any) -> Any:
+    """PyTorch's ``masked_select``: the entries where ``mask`` holds (both broadcast), as a 1-D Tensor."""
+    m = np.asarray(as_array(mask))
+    if m.dtype != bool:
+        raise TypeError(f"masked_select: mask must be boolean, got dtype {m.dtype}")
+    shape = np.broadcast_shapes(self.shape, m.shape)
+    x = self if self.shape == shape else declared("broadcast_to")(self, shape)
+    return declared("extract")(np.broadcast_to(m, shape), x)
+
+
+also_method("take_along_axis", "gather", gather)
+also_method("take_along_axis", "take_along_dim", take_along_dim)
+also_method("extract", "masked_select", masked_select)
+also_method("where", "where", lambda self, condition, other: declared("where")(condition, self, other))
+TENSOR_METHODS["where"].__doc__ = "PyTorch's ``t.where(condition, other)``: ``where(condition, t, other)``."
+tensor_method("scatter_add", scatter_add)
+tensor_method("scatter", scatter)
+
+
+@tensor_method("narrow")
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Any:
+    """PyTorch's ``narrow``: ``length`` entries from ``start`` along ``dim``."""
+    axis = checked_axis(self, dim, "narrow")
+    n = self.shape[axis]
+    begin = start + n if start < 0 else start
+    if not (0 <= begin <= n and 0 <= length and begin + length <= n):
+        raise IndexError(f"narrow: start {start} and length {length} do not fit dim {dim} of size {n}")
+    return self[index_along(self.ndim, axis, slice(begin, begin + length))]
+
+
+@tensor_method("select")
+def select_(self: Tensor, dim: int, index: int) -> Any:
+    """PyTorch's ``select``: the slice at ``index`` along ``dim`` (that dim removed)."""
+    axis = checked_axis(self, dim, "select")
+    if not -self.shape[axis] <= index < self.shape[axis]:
+        raise IndexError(f"select: index {index} is out of range for dim {dim} of size {self.shape[axis]}")
+    return self[index_along(self.ndim, axis, index)]
+
+
+@tensor_method("split")
+def split_(self: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``split``: pieces of ``split_size`` entries along ``dim`` (the last may be smaller), or of the
+    sizes listed (they must add up to the dim's size). ``chainrule.split`` is NumPy's (split points)."""
+    axis = checked_axis(self, dim, "split")
+    n = self.shape[axis]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size <= 0:
+            raise ValueError(f"split: split_size must be positive, got {size}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} add up to {sum(sizes)}, not to the size {n} of dim {dim}")
+    starts = np.cumsum([0, *sizes[:-1]])
+    return tuple(self[index_along(self.ndim, axis, slice(s, s + k))] for s, k in zip(starts, sizes, strict=True))
+
+
+@tensor_method("chunk")
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``chunk``: pieces of ``ceil(size / chunks)`` entries along ``dim`` (fewer pieces if they run out)."""
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    n = self.shape[checked_axis(self, dim, "chunk")]
+    return split_(self, max(math.ceil(n / chunks), 1), dim) if n else split_(self, [0] * chunks, dim)
+
+
+@tensor_method("unbind")
+def unbind(self: Tensor, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``unbind``: the slices along ``dim``, as a tuple."""
+    axis = checked_axis(self, dim, "unbind")
+    return tuple(self[index_along(self.ndim, axis, i)] for i in range(self.shape[axis]))
+
+
+@tensor_method("unflatten")
+def unflatten(self: Tensor, dim: int, sizes: Any) -> Any:
+    """PyTorch's ``unflatten``: dim ``dim`` split into ``sizes`` (one may be -1)."""
+    axis = checked_axis(self, dim, "unflatten")
+    return declared("reshape")(self, self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])

@@ -1,0 +1,171 @@
+"""PyTorch's shape spellings of existing ops (``movedim``, ``view_as``), new tensors like one
+(``new_zeros``), in-place methods (``exp_``, ``clamp_``), and facts about the storage (``stride``)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...tensor import Tensor
+from ..declare import TENSOR_METHODS, tensor_method
+from .common import (
+    also_method,
+    as_array,
+    checked_axis,
+    declared,
+    dims_tuple,
+    values_of,
+)
+
+also_method("moveaxis", "movedim", lambda self, source, destination: declared("moveaxis")(self, source, destination))
+
+
+def _flip(self: Tensor, *dims: Any) -> Any:
+    if not dims:
+        raise TypeError("flip: give the dims to flip (PyTorch's t.flip(dims)); numpy.flip(t) flips every axis")
+    return declared("flip")(self, dims_tuple(dims))
+
+
+also_method("flip", "flip", _flip)
+also_method("roll", "roll", lambda self, shifts, dims=None: declared("roll")(self, shifts, dims))
+also_method("tile", "tile", lambda self, *dims: declared("tile")(self, dims_tuple(dims)))
+also_method("tril", "tril", lambda self, diagonal=0: declared("tril")(self, diagonal))
+also_method("triu", "triu", lambda self, diagonal=0: declared("triu")(self, diagonal))
+also_method("diag", "diag", lambda self, diagonal=0: declared("diag")(self, diagonal))
+also_method("reshape", "reshape_as", lambda self, other: declared("reshape")(self, tuple(other.shape)))
+also_method("reshape", "view_as", lambda self, other: declared("reshape")(self, tuple(other.shape)))
+also_method("broadcast_to", "expand_as", lambda self, other: declared("broadcast_to")(self, tuple(other.shape)))
+also_method("astype", "type_as",
+      lambda self, other: self if self.dtype == other.dtype else declared("astype")(self, other.dtype))
+for _method in ("movedim", "flip", "roll", "tile", "tril", "triu", "diag", "reshape_as", "view_as", "expand_as",
+                "type_as"):
+    TENSOR_METHODS[_method].__doc__ = f"PyTorch's ``{_method}`` (its argument names and defaults)."
+
+
+# -- new tensors like this one (constants) ---------------------------------------------------------
+def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
+    return tuple(int(n) for n in dims_tuple(size))
+
+
+@tensor_method("new_zeros")
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None) -> Tensor:
+    """PyTorch's ``new_zeros``: zeros of ``size``, this Tensor's dtype (out of the graph)."""
+    return Tensor._wrap(np.zeros(_size(size), dtype=dtype or self.dtype))
+
+
+@tensor_method("new_ones")
+def new_ones(self: Tensor, *size: Any, dtype: Any = None) -> Tensor:
+    """PyTorch's ``new_ones``: ones of ``size``, this Tensor's dtype."""
+    return Tensor._wrap(np.ones(_size(size), dtype=dtype or self.dtype))
+
+
+@tensor_method("new_full")
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
+    """PyTorch's ``new_full``: ``fill_value`` everywhere in ``size``, this Tensor's dtype."""
+    return Tensor._wrap(np.full(_size((size,)), fill_value, dtype=dtype or self.dtype))
+
+
+@tensor_method("new_tensor")
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``new_tensor``: a copy of ``data`` with this Tensor's dtype (a new leaf)."""
+    return Tensor(as_array(data), requires_grad=requires_grad, dtype=dtype or self.dtype)
+
+
+# -- in place (PyTorch's rules: refused in the graph, allowed under no_grad and outside it) -----------
+def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
+    """The method ``name``: ``fn(values, *args)`` written over the values, under the in-place rules."""
+
+    def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
+        values_of(self, name)
+        self._inplace_guard(name)
+        result = fn(self.data, *args, **kw)
+        if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
+            raise TypeError(f"{name}: the result has dtype {result.dtype}, which cannot be stored in place in a "
+                            f"Tensor of dtype {self.data.dtype}; write it out of place")
+        self.data[...] = result
+        self._bump_version()
+        return self
+
+    method.__doc__ = f"In place: ``{name[:-1]}`` (allowed under no_grad or outside the graph, as in PyTorch)."
+    return method
+
+
+def _clamped(d: np.ndarray, min: Any = None, max: Any = None) -> np.ndarray:  # noqa: A002
+    if min is None and max is None:
+        raise ValueError("clamp_: give min, max or both")
+    return np.clip(d, min, max)
+
+
+for _method, _np in [("neg_", np.negative), ("sqrt_", np.sqrt), ("exp_", np.exp), ("abs_", np.abs),
+                     ("square_", np.square), ("clamp_", _clamped)]:
+    tensor_method(_method, in_place(_method, _np))
+
+
+@tensor_method("detach_")
+def detach_(self: Tensor) -> Tensor:
+    """PyTorch's ``detach_``: cut this Tensor from the graph, in place (it becomes a leaf without gradient)."""
+    values_of(self, "detach_")
+    self._requires_grad, self._node, self._index = False, None, None
+    return self
+
+
+# -- facts about the storage, and dtype conversions -------------------------------------------------
+tensor_method("nelement", lambda self: int(values_of(self, "nelement").size))
+TENSOR_METHODS["nelement"].__doc__ = "PyTorch's ``nelement``: the number of entries (``numel``)."
+
+
+@tensor_method("element_size")
+def element_size(self: Tensor) -> int:
+    """PyTorch's ``element_size``: bytes per entry."""
+    return int(values_of(self, "element_size").itemsize)
+
+
+@tensor_method("is_contiguous")
+def is_contiguous(self: Tensor) -> bool:
+    """PyTorch's ``is_contiguous``: whether the entries lie in row-major order without gaps."""
+    return bool(values_of(self, "is_contiguous").flags.c_contiguous)
+
+
+@tensor_method("stride")
+def stride(self: Tensor, dim: int | None = None) -> Any:
+    """PyTorch's ``stride``: steps between entries, in entries (NumPy's ``strides`` are in bytes)."""
+    data = values_of(self, "stride")
+    steps = tuple(s // data.itemsize for s in data.strides)
+    return steps if dim is None else steps[checked_axis(self, dim, "stride")]
+
+
+def _adjoint(self: Tensor) -> Any:
+    if self.ndim < 2:
+        raise ValueError(f"mH: needs at least 2 dimensions, got {self.ndim}")
+    swapped = declared("swapaxes")(self, -1, -2)
+    return declared("conjugate")(swapped) if np.dtype(self.dtype).kind == "c" else swapped
+
+
+def _matrix_adjoint(self: Tensor) -> Any:
+    if self.ndim != 2:
+        raise ValueError(f"H: needs a matrix (2 dimensions), got {self.ndim}; use .mH for batches")
+    return _adjoint(self)
+
+
+tensor_method("mH", property(_adjoint, doc="PyTorch's ``mH``: the conjugate transpose of the last two dims."))
+tensor_method("H", property(_matrix_adjoint, doc="PyTorch's ``H``: the conjugate transpose of a matrix."))
+
+
+@tensor_method("half")
+def half(self: Tensor) -> Any:
+    """PyTorch's ``half()``: the values as float16."""
+    return self if self.dtype == np.float16 else declared("astype")(self, np.float16)
+
+
+@tensor_method("int")
+def int32(self: Tensor) -> Tensor:
+    """PyTorch's ``int()``: the values as int32 (out of the graph, as integer tensors are)."""
+    return Tensor._wrap(values_of(self, "int").astype(np.int32))
+
+
+@tensor_method("bool")
+def boolean(self: Tensor) -> Tensor:
+    """PyTorch's ``bool()``: the values as booleans (out of the graph)."""
+    return Tensor._wrap(values_of(self, "bool").astype(bool))

@@ -1,0 +1,43 @@
+"""``jit``: trace a function once, then replay it as a flat program, forward and backward.
+
+Eager chainrule pays Python for every op: a Tensor, a graph node, a topological sort and a
+dictionary of gradients. For small arrays that bookkeeping costs more than NumPy's arithmetic.
+``jit(fn)`` runs ``fn`` eagerly once while recording each primitive it calls (the *tape*); later
+calls with arguments of the same shapes and dtypes run the tape as two straight-line Python
+functions generated from it: one calls the primitives' NumPy functions, the other their reverse
+rules, in exactly the order (and with exactly the summation order) the eager engine would. The
+result is one Tensor whose single graph node hands the tape's gradients to the inputs and to the
+tensors ``fn`` reads from outside (e.g. a model's parameters), so ``loss.backward()`` and
+optimisers work as usual, with bit-for-bit the eager results.
+
+What a replay checks, raising :class:`JitError` when it fails: every argument has the traced
+shape, dtype and ``requires_grad`` (numbers and other plain arguments are equal); the tensors read
+from outside still have their traced shape, dtype and ``requires_grad``; every value the function
+turned into Python during the trace (``bool()``, ``float()``, ``int()``, ``.item()``, ``.tolist()``,
+``.numpy()``, ``np.asarray``, ``argmax``/``argmin``/``any``/``all``/``nonzero``/``argsort``, NumPy's
+query functions, integer and boolean operators) gives the same answer, so control flow and
+constants that depend on values are caught.
+
+Limits (all raise, except the last): no forward mode (``jvp``) through a replay, no
+``create_graph`` backward through one, no in-place changes and no ``backward`` inside the function,
+at most one output that requires grad. **Values taken out with ``.data`` and computed on with NumPy
+inside the function are frozen at their traced values**: compute with chainrule ops instead.
+Tracing swaps a few module attributes while a first call runs; other threads' ops are not recorded.
+
+Example:
+    >>> import numpy as np
+    >>> import chainrule as cr
+    >>> w = cr.Tensor([1.0, 2.0], requires_grad=True)
+    >>> f = cr.jit(lambda x: (cr.tanh(x * w) ** 2).sum())
+    >>> x = np.array([0.5, -1.0])
+    >>> f(x).backward()                  # first call: eager, recorded
+    >>> g1 = w.grad.data.copy(); w.grad = None
+    >>> f(x).backward()                  # later calls: replayed
+    >>> bool(np.array_equal(w.grad.data, g1))
+    True
+"""
+
+from .jitted import Jitted, jit
+from .tape import JitError
+
+__all__ = ["jit", "Jitted", "JitError"]

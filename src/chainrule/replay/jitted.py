@@ -1,0 +1,219 @@
+"""``jit`` and ``Jitted``: trace on the first call, check each later call against the trace, replay it."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..autodiff import batching
+from ..core import clock
+from ..core.node import Node
+from ..core.state import forward_levels, grad_enabled
+from ..tensor import Tensor
+from .program import Program, ReplayNode
+from .recording import RecordingHooks, in_this_thread
+from .tape import JitError, Trace, same_answer, slots_of
+
+
+def _describe(a: Any) -> tuple:
+    if isinstance(a, Tensor):
+        return ("Tensor", a.data.shape, a.data.dtype, a._requires_grad)
+    if isinstance(a, np.ndarray):
+        return ("ndarray", a.shape, a.dtype)
+    return ("value", type(a), a)
+
+
+def _explain_mismatch(name: str, i: int, traced: tuple, now: tuple) -> JitError:
+    def say(d: tuple) -> str:
+        if d[0] == "value":
+            return f"{d[1].__name__} {d[2]!r:.40}"
+        return f"{d[0]} of shape {d[1]}, dtype {d[2]}" + (f", requires_grad={d[3]}" if d[0] == "Tensor" else "")
+
+    return JitError(f"jit({name}): argument {i} is a {say(now)} but the function was traced with a {say(traced)}; "
+                    "call it with the traced shapes and dtypes, or make another jit(...) for these")
+
+
+class Jitted:
+    """A function traced on its first call and replayed on later ones (see :func:`jit`)."""
+
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        self.fn = fn
+        self.name = getattr(fn, "__name__", type(fn).__name__)
+        functools.update_wrapper(self, fn)
+        self._signature: list[tuple] | None = None
+        self._grad_mode: bool | None = None
+        self._program: Program | None = None
+        self._captured: list[tuple[Tensor, tuple, Any, bool]] = []
+        self._inputs: list[int | None] = []
+        self._out: Any = None  # how to rebuild the output: "single" or a tuple length
+        self._grad_out: int | None = None  # which output carries the gradient
+        self._passed: list[Any] = []
+        self._parents: list[int] = []
+
+    @property
+    def source(self) -> str:
+        """The generated Python of the replay (after the first call)."""
+        return self._program.source if self._program is not None else ""
+
+    def __call__(self, *args: Any) -> Any:
+        if forward_levels():
+            raise JitError(f"jit({self.name}): forward mode (jvp) through a replayed function is not supported; "
+                           "call the function without jit inside jvp")
+        if batching.open:
+            raise JitError(f"jit({self.name}): vmap over a replayed function is not supported; "
+                           "call the function without jit inside vmap")
+        if self._program is None:
+            return self._trace(args)
+        return self._replay(args)
+
+    # -- first call: run eagerly and record ----------------------------------------------------
+    def _trace(self, args: tuple) -> Any:
+        trace = Trace(self.name)
+        for a in args:
+            trace.inputs.append(trace.new_slot(a, a.data) if isinstance(a, Tensor)
+                                else trace.new_slot(None, a) if isinstance(a, np.ndarray) else None)
+        in_this_thread.traces.append(trace)
+        try:
+            with RecordingHooks():
+                result = self.fn(*args)
+        finally:
+            in_this_thread.traces.pop()
+        if clock.last_change[0] != trace.changes:
+            raise JitError(f"jit({self.name}): the function changes a tensor in place; jit only replays "
+                           "functions without in-place changes (make the change outside)")
+        outs = list(result) if isinstance(result, (tuple, list)) else [result]
+        op_slots = {s for op in trace.ops for s in slots_of(op.out)}
+        out_slots, self._passed = [], []  # outputs that are an argument or an outside tensor are returned as they are
+        for k, o in enumerate(outs):
+            s = trace.slot_of.get(id(o)) if isinstance(o, Tensor) else None
+            if s is None:
+                raise JitError(f"jit({self.name}): output {k} is not a Tensor computed by chainrule ops inside "
+                               f"the function (got {type(o).__name__}); return Tensors computed from the inputs")
+            if s in op_slots and s not in trace.inputs:
+                out_slots.append(s)
+                self._passed.append(None)
+                continue
+            if s in trace.inputs and o is args[trace.inputs.index(s)]:
+                self._passed.append(trace.inputs.index(s))
+            elif any(o is t for t, _ in trace.captured):
+                self._passed.append(o)
+            else:
+                raise JitError(f"jit({self.name}): output {k} is a new Tensor around an argument's values "
+                               "(e.g. detach()); return the argument itself or call without jit")
+            out_slots.append(None)
+        differentiable = [k for k, o in enumerate(outs) if o._requires_grad and self._passed[k] is None]
+        if len(differentiable) > 1:
+            raise JitError(f"jit({self.name}): outputs {differentiable} all require grad; a replay can give "
+                           "gradients through one output: return one (e.g. their sum) or call without jit")
+        for i, s in enumerate(trace.inputs):
+            if s is not None and s not in trace.used and s not in out_slots and i not in self._passed:
+                raise JitError(f"jit({self.name}): argument {i} is not used by any chainrule op (converted with "
+                               "NumPy inside?); its values would be frozen at the first call. Convert it before "
+                               "calling (e.g. x.astype(...)) or compute with chainrule ops")
+        self._grad_out = differentiable[0] if differentiable else None
+        grad_slot = out_slots[self._grad_out] if differentiable else None
+        self._program = Program(trace, [s for s in out_slots if s is not None], grad_slot)
+        self._signature = [_describe(a) for a in args]
+        self._grad_mode = grad_enabled()
+        self._inputs = trace.inputs
+        self._captured = [(t, t.data.shape, t.data.dtype, t._requires_grad) for t, _ in trace.captured]
+        self._out = None if not isinstance(result, (tuple, list)) else type(result)
+        external_slots = [s for s in trace.inputs if s is not None] + [s for _, s in trace.captured]
+        self._parents = [external_slots.index(s) for s in self._program.externals]
+        return result
+
+    # -- later calls: check, run the flat forward, hang one node --------------------------------
+    def _replay(self, args: tuple) -> Any:
+        program = self._program
+        sig = self._signature
+        if len(args) != len(sig):
+            raise JitError(f"jit({self.name}): called with {len(args)} arguments, traced with {len(sig)}")
+        sources: list[Any] = []
+        tensors: list[Any] = []
+        for i, a in enumerate(args):
+            traced = sig[i]
+            kind = traced[0]
+            if kind == "Tensor":  # the common case first, without building a description
+                ok = isinstance(a, Tensor) and a.data.shape == traced[1] and a.data.dtype == traced[2] and (
+                    a._requires_grad == traced[3])
+            elif kind == "ndarray":
+                ok = a.__class__ is np.ndarray and a.shape == traced[1] and a.dtype == traced[2]
+            else:
+                ok = _same_value(_describe(a), traced)
+            if not ok:
+                raise _explain_mismatch(self.name, i, traced, _describe(a))
+            if self._inputs[i] is not None:
+                sources.append(a.data if kind == "Tensor" else a)
+                tensors.append(a)
+        for t, shape, dtype, rg in self._captured:
+            d = t.data
+            if d.shape != shape or d.dtype != dtype or t._requires_grad != rg:
+                raise JitError(
+                    f"jit({self.name}): a tensor the function reads from outside changed from shape {shape}, dtype "
+                    f"{dtype}, requires_grad={rg} to shape {d.shape}, dtype {d.dtype}, requires_grad="
+                    f"{t._requires_grad} since the trace; make another jit(...) after such a change"
+                )
+            sources.append(d)
+            tensors.append(t)
+        grad_mode = grad_enabled()
+        if grad_mode != self._grad_mode:
+            raise JitError(f"jit({self.name}): traced with grad mode {'on' if self._grad_mode else 'off'}, called "
+                           f"with it {'on' if grad_mode else 'off'}; make one jit(...) per mode")
+        values = program.forward(*sources)
+        for position, read, expected, what in program.guards:
+            if not same_answer(read(values[position]), expected):
+                raise JitError(
+                    f"jit({self.name}): during the trace the function read a tensor's value with {what} and got "
+                    f"{expected!r:.60}; now it gives another answer, so the traced ops (control flow, constants) may "
+                    "not be the ones this call needs. Keep value-dependent branches out of the jitted function "
+                    "(or call it without jit)"
+                )
+        outs = []
+        positions = iter(program.out_positions)
+        for k, passed in enumerate(self._passed):
+            if passed is not None:  # the function returned an argument (by position) or an outside tensor
+                outs.append(args[passed] if isinstance(passed, int) else passed)
+                continue
+            value = values[next(positions)]
+            if k == self._grad_out:
+                inputs = [tensors[i] for i in self._parents]
+                edges = tuple((j, p if p._node is None else p._node, p._index, p.data.shape, p.data.dtype)
+                              for j, p in enumerate(inputs))
+                # the inputs' arrays are kept so that backward can see whether they changed in place since this call
+                node = Node(ReplayNode(program, values), edges, None, [p.data for p in inputs], None, clock.tick())
+                outs.append(Tensor._linked(value, node))
+            else:
+                outs.append(Tensor._wrap(value))
+        return outs[0] if self._out is None else self._out(outs)
+
+
+def _same_value(now: tuple, traced: tuple) -> bool:
+    return now[0] == traced[0] and now[1] is traced[1] and same_answer(now[2], traced[2])
+
+
+def jit(fn: Callable[..., Any]) -> Jitted:
+    """Trace ``fn`` on its first call; replay it, forward and backward, on later calls.
+
+    ``fn`` takes Tensors, arrays and plain values and returns a Tensor (or a tuple of Tensors, at
+    most one of them requiring grad). It may read tensors from outside (a model's parameters):
+    their current values are used on every call and gradients flow into them. Later calls must
+    have the traced shapes, dtypes and ``requires_grad``, and the values the function read into
+    Python must give the same answers; otherwise :class:`JitError` says what differs. The module
+    docstring lists what a replay cannot do.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule as cr
+        >>> f = cr.jit(lambda x: (x * x).sum())
+        >>> x = cr.Tensor([1.0, 2.0], requires_grad=True)
+        >>> f(x).backward(); x.grad
+        Tensor([2., 4.])
+        >>> x.grad = None; f(x).backward(); x.grad      # replayed
+        Tensor([2., 4.])
+    """
+    if not callable(fn):
+        raise TypeError(f"jit: expected a function, got {type(fn).__name__}")
+    return Jitted(fn)

@@ -1,0 +1,132 @@
+"""The tape of a jit trace: each primitive call of one eager run, with every value in a numbered slot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive
+from ..core import clock
+from ..tensor import Tensor
+
+
+class JitError(RuntimeError):
+    """A replayed function cannot give the eager result: the call differs from the trace."""
+
+
+class TapeOp:
+    __slots__ = ("prim", "spec", "kw", "out", "parents", "rg")
+
+    def __init__(self, prim: Primitive, spec: tuple, kw: dict, out: int, parents: tuple, rg: bool) -> None:
+        self.prim, self.spec, self.kw, self.out, self.parents, self.rg = prim, spec, kw, out, parents, rg
+
+
+def _snapshot(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return v.copy()
+    if isinstance(v, (list, tuple)):
+        return type(v)(_snapshot(x) for x in v)
+    return v
+
+
+def same_answer(a: Any, b: Any) -> bool:
+    """Equal values of equal type (NaN equals NaN): the test a recorded Python-level read must pass."""
+    if isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic)):
+        if not isinstance(b, (np.ndarray, np.generic)) or not isinstance(a, (np.ndarray, np.generic)):
+            return False
+        a, b = np.asarray(a), np.asarray(b)
+        return a.shape == b.shape and a.dtype == b.dtype and bool(
+            np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(same_answer(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float) and a != a and b != b:
+        return True
+    return type(a) is type(b) and a == b
+
+
+class Trace:
+    """What one eager run of the function did, op by op, with every value in a numbered slot."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.slot_of: dict[int, int] = {}  # id(Tensor) -> slot
+        self.slot_of_array: dict[int, int] = {}  # id(ndarray) -> slot (a value passed on as a raw array)
+        self.values: list[Any] = []  # the traced value of each slot; held so that ids stay unique
+        self.keep: list[Any] = []
+        self.inputs: list[int | None] = []  # slot of each argument (None: a plain argument, compared by value)
+        self.captured: list[tuple[Tensor, int]] = []
+        self.ops: list[TapeOp] = []
+        self.guards: list[tuple[int, Callable[[Any], Any], Any, str]] = []
+        self.used: set[int] = set()
+        self.start = clock.tick()
+        self.changes = clock.last_change[0]
+
+    def new_slot(self, owner: Any, value: Any) -> int:
+        s = len(self.values)
+        self.values.append(value)
+        if owner is not None:
+            self.slot_of[id(owner)] = s
+            self.keep.append(owner)
+        self.slot_of_array.setdefault(id(value), s)
+        return s
+
+    def slot(self, t: Tensor) -> int | None:
+        """The slot of a Tensor, registering tensors from outside; None for a constant made inside."""
+        s = self.slot_of.get(id(t))
+        if s is None:
+            s = self.slot_of_array.get(id(t.data))  # e.g. detach(): a new Tensor around a traced array
+            if s is not None:
+                self.slot_of[id(t)] = s
+                self.keep.append(t)
+            elif t._stamp < self.start:  # made before the call: read afresh on every replay
+                s = self.new_slot(t, t.data)
+                self.captured.append((t, s))
+        return s
+
+    def record(self, prim: Primitive, args: tuple, kw: dict | None, out: Tensor) -> None:
+        spec = []
+        for a in args:
+            s: int | None = None
+            if isinstance(a, Tensor):
+                s = self.slot(a)
+                if s is None and a._requires_grad:
+                    raise JitError(
+                        f"jit({self.name}): '{prim.name}' got a tensor that requires grad but was created inside "
+                        "the function; create it outside (it is then read afresh on every call) or pass it in"
+                    )
+                spec.append((True, s) if s is not None else (False, a.data))
+            elif isinstance(a, np.ndarray) and id(a) in self.slot_of_array:
+                s = self.slot_of_array[id(a)]
+                spec.append((True, s))
+            else:
+                spec.append((False, a))
+            if s is not None:
+                self.used.add(s)
+        for k, v in (kw or {}).items():
+            if getattr(v, "per_call", False):
+                raise JitError(f"jit({self.name}): '{prim.name}' keeps per-call state (a custom_vjp function's "
+                               "residuals) that a replay cannot recompute; call the function without jit")
+            if isinstance(v, Tensor) or (isinstance(v, np.ndarray) and id(v) in self.slot_of_array):
+                raise JitError(f"jit({self.name}): '{prim.name}' got a traced value as keyword '{k}'; "
+                               "call the function without jit")
+        first = out[0] if isinstance(out, tuple) else out  # a multi-output primitive: one node, several slots
+        edges = first._node.parents if first._node is not None else ()
+        parents = tuple((edge[0], self.slot_of[id(args[edge[0]])]) for edge in edges)
+        s_out: int | tuple[int, ...] = (tuple(self.new_slot(o, o.data) for o in out) if isinstance(out, tuple)
+                                        else self.new_slot(out, out.data))
+        self.ops.append(TapeOp(prim, tuple(spec), dict(kw) if kw else {}, s_out, parents, first._requires_grad))
+
+    def guard(self, t: Any, what: str, read: Callable[[Any], Any], result: Any) -> None:
+        if not isinstance(t, Tensor):
+            return
+        s = self.slot(t)
+        if s is not None:
+            self.used.add(s)
+            self.guards.append((s, read, _snapshot(result), what))
+
+
+def slots_of(out: int | tuple[int, ...]) -> tuple[int, ...]:
+    """The slots of an op's output (a multi-output primitive has several)."""
+    return out if isinstance(out, tuple) else (out,)
