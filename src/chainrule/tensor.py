@@ -15,7 +15,8 @@ import numpy as np
 
 from .core import clock, sweep
 from .core.node import Node
-from .core.state import grad_mode
+from .core.state import reset_grad as _reset_grad
+from .core.state import set_grad as _set_grad
 from .tensor_convert import ConversionMethods, _check_data, _Size
 from .tensor_inplace import InPlaceMethods
 
@@ -332,7 +333,9 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
                 f"backward: the output has shape {root.shape}, not one element; pass gradient= an array of "
                 f"shape {root.shape} (d final / d output), or reduce it first, e.g. out.sum().backward()"
             )
-        seed = np.ones_like(root.data)
+        data = root.data
+        # a 0-d output (the usual loss): one C call instead of ones_like's two Python-level steps
+        seed = np.array(1, dtype=data.dtype) if data.shape == () else np.ones_like(data)
     else:
         raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
         if raw.dtype.kind == "c" and root.data.dtype.kind != "c":
@@ -365,10 +368,13 @@ def sweep_from(
     ``seeds``: d final / d root for each root, as made by :func:`seed`.
     """
     retain = create_graph if retain_graph is None else retain_graph
-    with grad_mode(create_graph):
+    token = _set_grad(bool(create_graph))  # grad_mode(create_graph), without a context-manager object per call
+    try:
         return sweep.backward_sweep(
             [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain
         )
+    finally:
+        _reset_grad(token)
 
 
 def backward(
@@ -393,11 +399,17 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
     if not isinstance(g, Tensor):
         # each tensor gets its own writeable array: never a read-only broadcast view, never
         # an array shared with another tensor or with the caller's gradient
-        if id(g) in handed_out or g.base is not None or not g.flags.writeable:
+        if g.base is not None or id(g) in handed_out or not g.flags.writeable:
             g = g.copy()
         handed_out.add(id(g))
-        g = Tensor._wrap(g)
-    t.grad = g if t.grad is None else t.grad + g
+        w = _new(Tensor)  # Tensor._wrap(g), inlined
+        w.data = g
+        w.grad = w._label = w._tangents = w._node = w._index = None
+        w._requires_grad = False
+        w._stamp = _tick()
+        g = w
+    prev = t.grad
+    t.grad = g if prev is None else prev + g
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
