@@ -66,6 +66,7 @@ def backward_sweep(
     lift: Callable[[Node], Any] | None = None,
     wanted: set[Any] | None = None,
     retain: bool = True,
+    leaf_hooks: Callable[[Any, Any], Any] | None = None,
 ) -> list[tuple[Any, Any]]:
     """Propagate ``seeds`` (d final / d root) from ``roots`` (``(node or leaf, output index)``) back.
 
@@ -74,7 +75,9 @@ def backward_sweep(
     ``lift``: None for a first-order pass (rules run on the kept arrays), else the function that
     rebuilds a node's values as graph values, so the rules are recorded (``create_graph``).
     ``retain=False`` frees what each node's rules read as soon as they ran (a second pass through
-    those nodes then raises, naming ``retain_graph``).
+    those nodes then raises, naming ``retain_graph``). A linked output's entry ``[ref, retain, label,
+    hooks]`` may carry hooks (``hook(g) -> g``) run on its gradient once complete; ``leaf_hooks(leaf, g)``
+    (optional) does the same for each leaf's gradient.
 
     A node's primitive provides ``vjp(argnum, g, node, lift)`` (the gradient for one argument, not yet
     reduced to its shape), ``n_outputs``, ``keeps`` (False: its nodes keep no value, nothing to free)
@@ -96,7 +99,10 @@ def backward_sweep(
         cls = g.__class__
         if cls is not _ndarray and (cls is SliceGrad or cls is list):
             g = _dense(g)
-        if node.outputs is not None if wanted is None else node in wanted:
+        outputs = node.outputs
+        if outputs is not None:  # linked outputs: their hooks may replace the gradient before it flows on
+            g = _run_hooks(outputs, g)
+        if outputs is not None if wanted is None else node in wanted:
             keep((node, g))
         parents = node.parents
         if not parents:
@@ -135,8 +141,27 @@ def backward_sweep(
     # what is left are the leaves' gradients
     for key, g in grads.items():
         if wanted is None or key in wanted:
-            found.append((key, _dense(g)))
+            g = _dense(g)
+            found.append((key, g if leaf_hooks is None else leaf_hooks(key, g)))
     return found
+
+
+def _run_hooks(outputs: dict[Any, list], g: Any) -> Any:
+    """``g`` after the hooks of the node's linked outputs (entry ``[ref, retain, label, hooks]``) ran on it."""
+    for index, entry in outputs.items():
+        hooks = entry[3]
+        if not hooks:
+            continue
+        if index is None:
+            for hook in list(hooks):
+                g = hook(g)
+        elif g[index] is not None:
+            part = g[index]
+            for hook in list(hooks):
+                part = hook(part)
+            g = list(g)
+            g[index] = part
+    return g
 
 
 def _reduced(node: Node, argnum: int, pg: Any, shape: tuple[int, ...], dtype: Any) -> Any:
