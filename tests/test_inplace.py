@@ -201,3 +201,32 @@ def test_writes_through_data_are_not_tracked_as_with_pytorch():
     w.data -= 1.0
     assert w._version == v
     np.testing.assert_array_equal(w.data, [0.0, 1.0])
+
+
+def test_a_second_change_of_the_same_memory_moves_its_stamp_and_is_still_caught():
+    # the clock reuses its entry for memory changed before (an optimiser's step): the stamp must still move
+    from chainrule.core import clock
+
+    w = Tensor(np.arange(4.0), requires_grad=True)
+    with cr.no_grad():
+        w += 1.0
+    first = w._version
+    y = (w * w).sum()  # made after the first change: fine until the next one
+    with cr.no_grad():
+        w.data[1:] += 1.0  # a view: same memory
+        w += 0.0
+    assert w._version > first
+    assert clock.version(w.data[1:]) == w._version  # views read their owner's stamp
+    with pytest.raises(RuntimeError, match="modified in place after it was used"):
+        y.backward()
+
+
+def test_a_new_array_at_a_freed_address_does_not_inherit_a_change():
+    from chainrule.core import clock
+
+    for _ in range(50):  # freed owners leave the table, so a fresh array at the same address starts at 0
+        a = np.zeros(3)
+        clock.record_change(a)
+        clock.record_change(a)
+        del a
+        assert clock.version(np.zeros(3)) == 0

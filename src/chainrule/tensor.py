@@ -6,16 +6,18 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 
 from __future__ import annotations
 
+import functools
 import operator
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .core import clock, sweep
 from .core.node import Node
-from .core.state import grad_mode
+from .core.state import reset_grad as _reset_grad
+from .core.state import set_grad as _set_grad
 from .tensor_convert import ConversionMethods, _check_data, _Size
 from .tensor_inplace import InPlaceMethods
 
@@ -157,8 +159,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         if node.outputs is None:
             node.outputs = {}
         entry = node.outputs.get(self._index)
-        if entry is None or entry[0]() is not self:
-            node.outputs[self._index] = [weakref.ref(self), retain, self._label]
+        if entry is None or entry[0]() is not self:  # [weak tensor, keeps its grad, label, hooks (kept on)]
+            node.outputs[self._index] = [weakref.ref(self), retain, self._label, entry[3] if entry else None]
         else:
             entry[1] = entry[1] or retain
             entry[2] = self._label
@@ -221,6 +223,47 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         if self._node is not None:
             self._link(True)
 
+    def register_hook(self, hook: Callable[[Tensor], Any]) -> RemovableHandle:
+        """Call ``hook(grad)`` with this tensor's gradient when a backward pass has computed it (as PyTorch).
+
+        The hook may return a replacement gradient (same shape), which then flows on (and, for a
+        leaf, goes into ``.grad``), or None to keep it. Works on leaves and computed tensors.
+        Returns a handle whose ``remove()`` takes the hook off.
+
+        Example:
+            >>> from chainrule import Tensor
+            >>> x = Tensor([1.0, 2.0], requires_grad=True)
+            >>> y = x * x
+            >>> handle = y.register_hook(lambda g: g * 10)
+            >>> y.sum().backward(); x.grad
+            Tensor([20., 40.])
+            >>> handle.remove(); x.grad = None
+            >>> (x * x).sum().backward(); x.grad
+            Tensor([2., 4.])
+        """
+        if not self._requires_grad:
+            raise RuntimeError(
+                "register_hook: this tensor does not require grad, so no gradient will reach it; create it with "
+                "requires_grad=True (or compute it from one that requires grad)"
+            )
+        if not callable(hook):
+            raise TypeError(f"register_hook: the hook must be callable, got {type(hook).__name__} {hook!r:.40}")
+        if self._node is None:
+            key = id(self)
+            entry = _LEAF_HOOKS.get(key)
+            if entry is None or entry[0]() is not self:
+                entry = _LEAF_HOOKS[key] = (weakref.ref(self, functools.partial(_forget_leaf_hooks, key)), [])
+            hooks = entry[1]
+        else:
+            self._link(False)
+            entry = self._node.outputs[self._index]
+            if entry[3] is None:
+                entry[3] = []
+            hooks = entry[3]
+        raw = _raw_hook(hook, self.data.shape)
+        hooks.append(raw)
+        return RemovableHandle(hooks, raw)
+
     def zero_grad(self) -> None:
         """Forget the accumulated gradient (sets ``.grad`` to None)."""
         self.grad = None
@@ -242,6 +285,58 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         backward through the same graph needs ``retain_graph=True`` on the first.
         """
         backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns: ``remove()`` takes the hook off (a second call does nothing)."""
+
+    __slots__ = ("_hooks", "_hook")
+
+    def __init__(self, hooks: list[Any], hook: Any) -> None:
+        self._hooks, self._hook = hooks, hook
+
+    def remove(self) -> None:
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
+
+
+_LEAF_HOOKS: dict[int, tuple[weakref.ref, list[Any]]] = {}  # id(leaf) -> (weak leaf, its hooks)
+
+
+def _forget_leaf_hooks(key: int, ref: weakref.ref) -> None:
+    if _LEAF_HOOKS.get(key, (None,))[0] is ref:
+        del _LEAF_HOOKS[key]
+
+
+def _leaf_hooks(leaf: Any, g: Any) -> Any:
+    entry = _LEAF_HOOKS.get(id(leaf))
+    if entry is None or entry[0]() is not leaf:
+        return g
+    for hook in list(entry[1]):
+        g = hook(g)
+    return g
+
+
+def _raw_hook(hook: Callable[[Tensor], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:
+    """The user's hook on the sweep's raw gradients: an ndarray (first order) or a Tensor (create_graph)."""
+
+    def raw(g: Any) -> Any:
+        traced = isinstance(g, Tensor)
+        out = hook(g if traced else Tensor._wrap(g))
+        if out is None:
+            return g
+        if traced:
+            new = out if isinstance(out, Tensor) else Tensor._wrap(np.asarray(out, dtype=g.dtype))
+        else:  # a copy: the hook's own array must never become a .grad that aliases it
+            new = np.array(out.data if isinstance(out, Tensor) else out, dtype=g.dtype)
+        if new.shape != shape:
+            raise ValueError(
+                f"register_hook: the hook returned a gradient of shape {new.shape} for a tensor of shape {shape}; "
+                "return one of the same shape (or None to keep the gradient)"
+            )
+        return new
+
+    return raw
 
 
 # -- the graph behind Tensors -------------------------------------------------------------------
@@ -332,7 +427,9 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
                 f"backward: the output has shape {root.shape}, not one element; pass gradient= an array of "
                 f"shape {root.shape} (d final / d output), or reduce it first, e.g. out.sum().backward()"
             )
-        seed = np.ones_like(root.data)
+        data = root.data
+        # a 0-d output (the usual loss): one C call instead of ones_like's two Python-level steps
+        seed = np.array(1, dtype=data.dtype) if data.shape == () else np.ones_like(data)
     else:
         raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
         if raw.dtype.kind == "c" and root.data.dtype.kind != "c":
@@ -365,10 +462,14 @@ def sweep_from(
     ``seeds``: d final / d root for each root, as made by :func:`seed`.
     """
     retain = create_graph if retain_graph is None else retain_graph
-    with grad_mode(create_graph):
+    token = _set_grad(bool(create_graph))  # grad_mode(create_graph), without a context-manager object per call
+    try:
         return sweep.backward_sweep(
-            [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain
+            [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain,
+            _leaf_hooks if _LEAF_HOOKS else None,
         )
+    finally:
+        _reset_grad(token)
 
 
 def backward(
@@ -380,7 +481,7 @@ def backward(
     handed_out = {id(s) for s in seeds}
     for k, g in found:
         if k.__class__ is Node:  # outputs that called retain_grad()
-            for index, (ref, retain, _) in list(k.outputs.items()):
+            for index, (ref, retain, _, _) in list(k.outputs.items()):
                 t = ref()
                 part = g if index is None else g[index]
                 if retain and t is not None and part is not None:
@@ -393,11 +494,17 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
     if not isinstance(g, Tensor):
         # each tensor gets its own writeable array: never a read-only broadcast view, never
         # an array shared with another tensor or with the caller's gradient
-        if id(g) in handed_out or g.base is not None or not g.flags.writeable:
+        if g.base is not None or id(g) in handed_out or not g.flags.writeable:
             g = g.copy()
         handed_out.add(id(g))
-        g = Tensor._wrap(g)
-    t.grad = g if t.grad is None else t.grad + g
+        w = _new(Tensor)  # Tensor._wrap(g), inlined
+        w.data = g
+        w.grad = w._label = w._tangents = w._node = w._index = None
+        w._requires_grad = False
+        w._stamp = _tick()
+        g = w
+    prev = t.grad
+    t.grad = g if prev is None else prev + g
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:

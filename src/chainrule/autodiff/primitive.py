@@ -63,7 +63,7 @@ class Primitive:
     """
 
     __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only",
-                 "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "read_shapes", "fast_vjps")
+                 "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True, *,
                  reads: Iterable[int | str] | None = None, n_outputs: int = 1) -> None:
@@ -113,6 +113,10 @@ class Primitive:
             self.reads = wanted
             self.keep_ans = "ans" in wanted
             self.keep_args = frozenset(r for r in wanted if isinstance(r, int))
+        # arguments 0 .. keep_first-1 are all read: a call with no more arguments than that drops none
+        self.keep_first = 0
+        while self.keep_args is not None and self.keep_first in self.keep_args:
+            self.keep_first += 1
         # False: a node of this primitive keeps no value, so backward has nothing to free (and can run twice)
         self.keeps = self.reads is None or bool(self.keep_args) or self.keep_ans
         self.read_shapes = self.reads is not None and "shapes" in self.reads
@@ -246,20 +250,17 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     """
     if batching.open and batching.batched_in(args, kw):  # inside vmap: the op's batching rule
         return batching.dispatch(prim, args, kw)
-    vals = []
+    vals = list(args)
     parents = []
     tensors = False
     i = 0
     for a in args:
         if isinstance(a, Tensor):
             tensors = True
-            d = a.data
-            vals.append(d)
+            d = vals[i] = a.data
             if a._requires_grad:
                 node = a._node
                 parents.append((i, a if node is None else node, a._index, d.shape, d.dtype))
-        else:
-            vals.append(a)
         i += 1
     try:
         data = prim.fn(*vals, **kw) if kw else prim.fn(*vals)
@@ -289,9 +290,10 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
             node.ans = data
         else:  # only what the rules read (see Primitive.declare_reads); constants stay
             node.ans = data if prim.keep_ans else None
-            for edge in parents:
-                if edge[0] not in keep:
-                    vals[edge[0]] = None
+            if i > prim.keep_first:  # some argument is not read (i: the number of arguments)
+                for edge in parents:
+                    if edge[0] not in keep:
+                        vals[edge[0]] = None
         node.args = vals
         out._requires_grad = True
     else:

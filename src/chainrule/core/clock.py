@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -36,15 +37,22 @@ def owner(arr: np.ndarray) -> np.ndarray:
 def record_change(arr: np.ndarray) -> int:
     """Note that ``arr``'s memory was just written in place; returns the stamp of the change."""
     stamp = last_change[0] = tick()
-    base = owner(arr)
+    base = arr
+    while isinstance(base.base, np.ndarray):  # owner(arr), inlined
+        base = base.base
     key = id(base)
-
-    def forget(ref: weakref.ref, key: int = key) -> None:
-        if _changed_memory.get(key, (None,))[0] is ref:  # not a newer array at the same address
-            del _changed_memory[key]
-
-    _changed_memory[key] = (weakref.ref(base, forget), stamp)
+    entry = _changed_memory.get(key)
+    if entry is not None and entry[0]() is base:  # changed before (an optimiser's step): only the stamp moves
+        _changed_memory[key] = (entry[0], stamp)
+        return stamp
+    _changed_memory[key] = (weakref.ref(base, partial(_forget, key)), stamp)
     return stamp
+
+
+def _forget(key: int, ref: weakref.ref) -> None:
+    """The owner at ``key`` was freed: drop its entry (unless a newer array at the same address has one)."""
+    if _changed_memory.get(key, (None,))[0] is ref:
+        del _changed_memory[key]
 
 
 def changed_after(arr: Any, stamp: int) -> bool:

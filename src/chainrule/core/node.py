@@ -41,8 +41,8 @@ class Node:
     edges; ``ans``: the output value(s) its rules read, or None; ``args``: the argument values
     its rules read (None in the places they do not), or None once freed by a backward pass;
     ``kw``: the keyword arguments (or None); ``stamp``: its creation time on the version
-    clock; ``outputs``: ``{output index: [weak reference, keeps its grad, label]}`` for outputs the
-    program linked to their node (``retain_grad``, a label for pictures), or None;
+    clock; ``outputs``: ``{output index: [weak reference, keeps its grad, label, hooks]}`` for outputs the
+    program linked to their node (``retain_grad``, ``register_hook``, a label for pictures), or None;
     ``lifted``: ``{output index: Tensor}``, the outputs rebuilt as graph values (for a
     differentiable backward pass and the pictures; the values layer's cache), or None.
     """

@@ -40,6 +40,10 @@ grad_enabled: Callable[[], bool] = _GRAD.get
 forward_levels: Callable[[], frozenset[int]] = _LEVELS.get
 """The forward-mode levels opened by running ``jvp`` calls in this thread or task."""
 transform_depth: Callable[[], int] = _DEPTH.get
+set_grad: Callable[[bool], Any] = _GRAD.set
+"""Set grad mode; returns a token for :data:`reset_grad` (the hot-path form of ``grad_mode``)."""
+reset_grad: Callable[[Any], None] = _GRAD.reset
+"""Restore the grad mode a :data:`set_grad` token saved."""
 """How many function transforms are running in this thread or task."""
 
 # Forward-level ids only need to be unique, so one process-wide counter is right (its

@@ -66,6 +66,7 @@ def backward_sweep(
     lift: Callable[[Node], Any] | None = None,
     wanted: set[Any] | None = None,
     retain: bool = True,
+    leaf_hooks: Callable[[Any, Any], Any] | None = None,
 ) -> list[tuple[Any, Any]]:
     """Propagate ``seeds`` (d final / d root) from ``roots`` (``(node or leaf, output index)``) back.
 
@@ -74,7 +75,9 @@ def backward_sweep(
     ``lift``: None for a first-order pass (rules run on the kept arrays), else the function that
     rebuilds a node's values as graph values, so the rules are recorded (``create_graph``).
     ``retain=False`` frees what each node's rules read as soon as they ran (a second pass through
-    those nodes then raises, naming ``retain_graph``).
+    those nodes then raises, naming ``retain_graph``). A linked output's entry ``[ref, retain, label,
+    hooks]`` may carry hooks (``hook(g) -> g``) run on its gradient once complete; ``leaf_hooks(leaf, g)``
+    (optional) does the same for each leaf's gradient.
 
     A node's primitive provides ``vjp(argnum, g, node, lift)`` (the gradient for one argument, not yet
     reduced to its shape), ``n_outputs``, ``keeps`` (False: its nodes keep no value, nothing to free)
@@ -85,16 +88,23 @@ def backward_sweep(
     for (key, index), seed in zip(roots, seeds):
         _accumulate(grads, key, index, seed, add)
     found: list[tuple[Any, Any]] = []
+    pop, get, keep = grads.pop, grads.get, found.append
+    first_order = lift is None
+    free = not retain
+    # the hot loop: names bound once, attribute reads hoisted per node (a chain of 4x4 ops is all overhead)
     for node in toposort([key for key, _ in roots]):
-        g = grads.pop(node, None)
+        g = pop(node, None)
         if g is None:
             continue
         cls = g.__class__
-        if cls is SliceGrad or cls is list:
+        if cls is not _ndarray and (cls is SliceGrad or cls is list):
             g = _dense(g)
+        outputs = node.outputs
+        if outputs is not None:  # linked outputs: their hooks may replace the gradient before it flows on
+            g = _run_hooks(outputs, g)
+        if outputs is not None if wanted is None else node in wanted:
+            keep((node, g))
         parents = node.parents
-        if node in wanted if wanted is not None else node.outputs is not None:
-            found.append((node, g))
         if not parents:
             continue
         args = node.args
@@ -103,35 +113,55 @@ def backward_sweep(
         if _last_change[0] >= node.stamp:  # something changed in place since the node was made
             check_saved(node)
         prim = node.prim
-        vjp = prim.vjp
         # first order: call the rules directly when the primitive says vjp would only do that
-        rules = prim.fast_vjps if lift is None else None
+        rules = prim.fast_vjps if first_order else None
+        n_rules = len(rules) if rules is not None else 0
         ans, kw = node.ans, node.kw
-        for edge in parents:
-            argnum, parent, index, shape, dtype = edge
-            rule = rules[argnum] if rules is not None and argnum < len(rules) else None
+        for argnum, parent, index, shape, dtype in parents:
+            rule = rules[argnum] if argnum < n_rules else None  # type: ignore[index]
             if rule is None:
-                pg = vjp(argnum, g, node, lift)
+                pg = prim.vjp(argnum, g, node, lift)
             elif kw:
                 pg = rule(g, ans, *args, **kw)
             else:
                 pg = rule(g, ans, *args)
-            if not (pg.__class__ is _ndarray and pg.shape == shape and pg.dtype is dtype) and (
-                pg.__class__ is not SliceGrad
-            ):
+            cls = pg.__class__
+            if cls is _ndarray:
+                if pg.shape != shape or pg.dtype is not dtype:
+                    pg = _reduced(node, argnum, pg, shape, dtype)
+            elif cls is not SliceGrad:
                 pg = _reduced(node, argnum, pg, shape, dtype)
             if index is None:
-                prev = grads.get(parent)
+                prev = get(parent)
                 grads[parent] = pg if prev is None else add(prev, pg)
             else:
                 _accumulate(grads, parent, index, pg, add)
-        if not retain and node.prim.keeps:  # what the rules read (and per-call state in kw) goes now
+        if free and prim.keeps:  # what the rules read (and per-call state in kw) goes now
             node.args = node.ans = node.lifted = node.kw = None
     # what is left are the leaves' gradients
     for key, g in grads.items():
         if wanted is None or key in wanted:
-            found.append((key, _dense(g)))
+            g = _dense(g)
+            found.append((key, g if leaf_hooks is None else leaf_hooks(key, g)))
     return found
+
+
+def _run_hooks(outputs: dict[Any, list], g: Any) -> Any:
+    """``g`` after the hooks of the node's linked outputs (entry ``[ref, retain, label, hooks]``) ran on it."""
+    for index, entry in outputs.items():
+        hooks = entry[3]
+        if not hooks:
+            continue
+        if index is None:
+            for hook in list(hooks):
+                g = hook(g)
+        elif g[index] is not None:
+            part = g[index]
+            for hook in list(hooks):
+                part = hook(part)
+            g = list(g)
+            g[index] = part
+    return g
 
 
 def _reduced(node: Node, argnum: int, pg: Any, shape: tuple[int, ...], dtype: Any) -> Any:
