@@ -61,7 +61,11 @@ declare_function(positive, numpy=np.positive, method="__pos__", cases="none")
 def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
     if isinstance(y, (int, float)) and y == 0:
         return 0.0
-    return y * x ** (y - 1)
+    if isinstance(y, (int, float)):
+        return y * x ** (y - 1)
+    # where y == 0 the derivative is 0 (as PyTorch and JAX), not 0 * 0 ** -1 = nan at x == 0;
+    # the base is replaced there rather than the result masked, so higher orders stay finite too
+    return y * np.where(y == 0, 1.0, x) ** (y - 1)
 
 
 def _pow_dy(ans: Any, x: Any, y: Any) -> Any:

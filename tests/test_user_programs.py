@@ -1,0 +1,34 @@
+"""Small programs a new user writes, at the points where a derivative is easy to get silently wrong.
+
+Each one was a silent wrong answer once; the oracle tests compare with PyTorch as the reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+
+def test_power_derivative_in_the_base_is_zero_where_the_exponent_is_zero():
+    # d/dx x ** y at x = 0, y = 0 is 0 (x ** 0 is 1 everywhere), not 0 * 0 ** -1 = nan
+    x = cr.Tensor(np.array([0.0, 0.0, 2.0]), requires_grad=True)
+    y = cr.Tensor(np.array([0.0, 1.0, 0.0]), requires_grad=True)
+    (x**y).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]
+    h = cr.hessian(lambda a: np.sum(a ** np.array([0.0, 1.0, 2.0])))(np.zeros(3))
+    assert h.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]
+    assert cr.jvp(lambda a: a ** np.zeros(2), (np.zeros(2),), (np.ones(2),))[1].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.oracle
+def test_power_at_zero_matches_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    base, expo = np.array([0.0, 0.0, 0.0, 2.0, -1.5]), np.array([0.0, 1.0, 2.0, 0.0, 2.0])
+    x, y = cr.Tensor(base, requires_grad=True), cr.Tensor(expo, requires_grad=True)
+    tx, ty = torch.tensor(base, requires_grad=True), torch.tensor(expo, requires_grad=True)
+    (x**y).sum().backward()
+    (tx**ty).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+    np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), equal_nan=True)
