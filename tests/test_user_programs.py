@@ -32,3 +32,14 @@ def test_power_at_zero_matches_pytorch():
     (tx**ty).sum().backward()
     np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
     np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), equal_nan=True)
+
+
+def test_autograd_grad_of_an_unused_input_follows_allow_unused():
+    x, y = cr.Tensor([1.0], requires_grad=True), cr.Tensor([2.0], requires_grad=True)
+    gx, gy = cr.autograd.grad((x * 2).sum(), [x, y], allow_unused=True, retain_graph=True)
+    assert gx.tolist() == [2.0] and gy is None  # PyTorch's None
+    gx, gy = cr.autograd.grad((x * 2).sum(), [x, y], allow_unused=True, materialize_grads=True)
+    assert gy.tolist() == [0.0]
+    assert cr.autograd.grad((x * 2).sum(), [x, y])[1].tolist() == [0.0]  # unset: zeros
+    with pytest.raises(RuntimeError, match=r"input of shape \(1,\) is not used.*Set allow_unused=True"):
+        cr.autograd.grad((x * 2).sum(), [x, y], allow_unused=False)

@@ -17,12 +17,15 @@ def grad(
     inputs: Tensor | Sequence[Tensor],
     grad_outputs: Any = None,
     create_graph: bool = False,
-    allow_unused: bool = True,
+    allow_unused: bool | None = None,
     retain_graph: bool | None = None,
-) -> tuple[Tensor, ...]:
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
 
-    An input the outputs do not depend on gets zeros (or an error with ``allow_unused=False``).
+    An input the outputs do not depend on gets zeros by default; as in PyTorch, ``allow_unused=True``
+    gives ``None`` for it instead (zeros again with ``materialize_grads=True``) and ``allow_unused=False``
+    raises.
     With ``create_graph=True`` the results can be differentiated again. What the graph kept is
     freed as it is used unless ``retain_graph=True`` (default: ``create_graph``, as PyTorch).
 
@@ -47,14 +50,18 @@ def grad(
         seeds = [seed(o, g, create_graph) for o, g in live]
         wanted = {key(t) for t in ins}
         found = dict(sweep_from([o for o, _ in live], seeds, create_graph, retain_graph, wanted))
-    results = []
+    results: list[Tensor | None] = []
     for t in ins:
         g = found.get(key(t))
         if g is not None and t._index is not None:
             g = g[t._index]
         if g is None:
-            if not allow_unused:
-                raise RuntimeError(f"grad: an input of shape {t.shape} is not used to compute the outputs")
+            if allow_unused is False:
+                raise RuntimeError(f"grad: an input of shape {t.shape} is not used to compute the outputs. "
+                                   "Set allow_unused=True to get None for it (or leave allow_unused unset for zeros)")
+            if allow_unused and not materialize_grads:
+                results.append(None)
+                continue
             g = np.zeros_like(t.data)
         results.append(g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)))
     return tuple(results)
