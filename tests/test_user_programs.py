@@ -43,3 +43,16 @@ def test_autograd_grad_of_an_unused_input_follows_allow_unused():
     assert cr.autograd.grad((x * 2).sum(), [x, y])[1].tolist() == [0.0]  # unset: zeros
     with pytest.raises(RuntimeError, match=r"input of shape \(1,\) is not used.*Set allow_unused=True"):
         cr.autograd.grad((x * 2).sum(), [x, y], allow_unused=False)
+
+
+@pytest.mark.oracle
+def test_arctan2_gradient_at_the_origin_is_zero_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    ys, xs = np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, -2.0])
+    y, x = cr.Tensor(ys, requires_grad=True), cr.Tensor(xs, requires_grad=True)
+    ty, tx = torch.tensor(ys, requires_grad=True), torch.tensor(xs, requires_grad=True)
+    cr.arctan2(y, x).sum().backward()
+    torch.atan2(ty, tx).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, ty.grad.numpy())
+    np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+    assert y.grad.tolist()[0] == 0.0 and x.grad.tolist()[0] == 0.0
