@@ -63,9 +63,9 @@ def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
         return 0.0
     if isinstance(y, (int, float)):
         return y * x ** (y - 1)
-    # where y == 0 the derivative is 0 (as PyTorch and JAX), not 0 * 0 ** -1 = nan at x == 0;
-    # the base is replaced there rather than the result masked, so higher orders stay finite too
-    return y * np.where(y == 0, 1.0, x) ** (y - 1)
+    # where y == 0 the derivative is 0 (as PyTorch and JAX), not 0 * 0 ** -1 = nan at x == 0; the base is
+    # replaced only there (elsewhere d/dy of this is x ** -1), not the result masked, so higher orders stay finite
+    return y * np.where((y == 0) & (x == 0), 1.0, x) ** (y - 1)
 
 
 def _pow_dy(ans: Any, x: Any, y: Any) -> Any:
