@@ -56,3 +56,13 @@ def test_arctan2_gradient_at_the_origin_is_zero_as_pytorch():
     np.testing.assert_array_equal(y.grad.data, ty.grad.numpy())
     np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
     assert y.grad.tolist()[0] == 0.0 and x.grad.tolist()[0] == 0.0
+
+
+def test_vmap_names_a_keyword_argument_that_cannot_be_batched():
+    scaled = cr.vmap(lambda a, scale=1.0: a * scale)
+    with pytest.raises(ValueError, match=r"keyword argument 'scale' has shape \(\), but keyword arguments are always "
+                                         r"batched along axis 0.*functools.partial"):
+        scaled(np.ones(3), scale=2.0)
+    assert scaled(np.ones(3), scale=np.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match=r"in_axes 0 is out of range for an argument of shape \(\); use None"):
+        cr.vmap(lambda a, b: a)(np.ones(3), 2.0)
