@@ -66,3 +66,14 @@ def test_vmap_names_a_keyword_argument_that_cannot_be_batched():
     assert scaled(np.ones(3), scale=np.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
     with pytest.raises(ValueError, match=r"in_axes 0 is out of range for an argument of shape \(\); use None"):
         cr.vmap(lambda a, b: a)(np.ones(3), 2.0)
+
+
+def test_item_assignment_in_the_graph_says_how_to_write_it_out_of_place():
+    x = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = x * 2
+    with pytest.raises(RuntimeError, match=r"__setitem__: in-place change .* \(h = cr.where\(mask, value, h\) or "
+                                           r"h.masked_fill\(mask, value\)"):
+        h[0] = 0.0
+    h = h.masked_fill(np.array([True, False, False]), 0.0)  # the suggested spelling gives PyTorch's gradient
+    h.sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0, 2.0]
