@@ -77,3 +77,12 @@ def test_item_assignment_in_the_graph_says_how_to_write_it_out_of_place():
     h = h.masked_fill(np.array([True, False, False]), 0.0)  # the suggested spelling gives PyTorch's gradient
     h.sum().backward()
     assert x.grad.tolist() == [0.0, 2.0, 2.0]
+
+
+def test_holomorphic_jacobians_refuse_a_real_output_and_jacobian_takes_holomorphic():
+    z = np.array([1.0 + 2.0j, -0.5 + 0.25j])
+    for jac in (cr.jacfwd, cr.jacrev):
+        with pytest.raises(TypeError, match=r"with holomorphic=True requires a complex output, got dtype float64"):
+            jac(np.abs, holomorphic=True)(z)
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(cr.jacobian(lambda w: w**2, mode=mode, holomorphic=True)(z), np.diag(2 * z))
