@@ -86,3 +86,10 @@ def test_holomorphic_jacobians_refuse_a_real_output_and_jacobian_takes_holomorph
             jac(np.abs, holomorphic=True)(z)
     for mode in ("rev", "fwd"):
         np.testing.assert_allclose(cr.jacobian(lambda w: w**2, mode=mode, holomorphic=True)(z), np.diag(2 * z))
+
+
+def test_autograd_grad_of_a_vector_output_asks_for_grad_outputs():
+    x = cr.Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"grad: an output has shape \(2,\), not one element; pass grad_outputs="):
+        cr.autograd.grad(x * 2, x)
+    assert cr.autograd.grad(x * 2, x, grad_outputs=cr.Tensor([1.0, 3.0]))[0].tolist() == [2.0, 6.0]

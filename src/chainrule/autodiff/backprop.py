@@ -46,6 +46,12 @@ def grad(
         gouts = [grad_outputs] if single else list(grad_outputs)
     live = [(o, g) for o, g in zip(outs, gouts) if o._requires_grad]
     found: dict[Any, Any] = {}
+    for o, g in live:
+        if g is None and o.data.size != 1 and o.data.dtype.kind != "c":
+            raise RuntimeError(
+                f"grad: an output has shape {o.shape}, not one element; pass grad_outputs= (one array of its shape "
+                "per output: d final / d output), or reduce it first, e.g. grad(out.sum(), inputs)"
+            )
     if live:
         seeds = [seed(o, g, create_graph) for o, g in live]
         wanted = {key(t) for t in ins}
