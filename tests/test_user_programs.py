@@ -93,3 +93,18 @@ def test_autograd_grad_of_a_vector_output_asks_for_grad_outputs():
     with pytest.raises(RuntimeError, match=r"grad: an output has shape \(2,\), not one element; pass grad_outputs="):
         cr.autograd.grad(x * 2, x)
     assert cr.autograd.grad(x * 2, x, grad_outputs=cr.Tensor([1.0, 3.0]))[0].tolist() == [2.0, 6.0]
+
+
+@pytest.mark.parametrize("pick", [
+    lambda x: x.max(dim=0).values, lambda x: x.min(dim=0)[0], lambda x: x.sort(dim=0)[0][0],
+    lambda x: x.topk(1)[0].sum(), lambda x: x.median(dim=0)[0], lambda x: x.median(), lambda x: x.kthvalue(1)[0],
+    lambda x: x.mode()[0], lambda x: x[x.argsort(descending=True)][0],
+], ids=["max_dim", "min_dim", "sort", "topk", "median_dim", "median", "kthvalue", "mode", "argsort_descending"])
+def test_jit_never_replays_an_index_chosen_from_other_values(pick):
+    # the index these pick was computed from the traced values; a replay on other values must not reuse it
+    fn = cr.jit(lambda x: pick(x) * 1)
+    first = np.array([1.0, -1.0, 2.0])
+    assert float(fn(cr.Tensor(first, requires_grad=True))) == float(pick(cr.Tensor(first)))
+    assert float(fn(cr.Tensor(first, requires_grad=True))) == float(pick(cr.Tensor(first)))  # same values: replayed
+    with pytest.raises(cr.JitError, match="during the trace the function read a tensor's value with"):
+        fn(cr.Tensor(np.array([3.0, 1.0, -2.0]), requires_grad=True))

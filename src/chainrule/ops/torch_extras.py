@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
+from ._define import raw
 from .declare import DECLARATIONS, TENSOR_METHODS, elementwise_op, tensor_method
 from .dim_args import ValuesIndices
 
@@ -246,7 +247,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     axis = _axis(x, dim, "topk")
     if not 0 <= k <= x.shape[axis]:
         raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
-    idx = np.take(_stable_order(x.data, axis, largest), np.arange(k), axis=axis)
+    idx = np.take(_stable_order(raw(x), axis, largest), np.arange(k), axis=axis)
     out = _picked(x, idx, axis, True)
     return ValuesIndices(*(_fn("reshape")(v, ()) for v in out)) if scalar else out
 
@@ -258,7 +259,7 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Valu
     axis = _axis(x, dim, "kthvalue")
     if not 1 <= k <= x.shape[axis]:
         raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
-    idx = np.take(_stable_order(x.data, axis, False), [k - 1], axis=axis)
+    idx = np.take(_stable_order(raw(x), axis, False), [k - 1], axis=axis)
     return _picked(x, idx, axis, keepdim and not scalar)
 
 
@@ -273,13 +274,13 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         flat = _fn("ravel")(self)
         if flat.shape[0] == 0:
             raise ValueError("median: the Tensor is empty")
-        order = np.argsort(flat.data, kind="stable")
+        order = np.argsort(raw(flat), kind="stable")  # raw: a jit trace checks the values read
         value = flat.data[order[(flat.shape[0] - 1) // 2]]
         tied = (flat.data == value).astype(flat.dtype)
         return _fn("divide")(_fn("sum")(_fn("multiply")(flat, tied)), tied.sum())  # = value; d/dx = tied / count
     x, scalar = _scalar_like(self)
     axis = _axis(x, dim, "median")
-    idx = np.take(_stable_order(x.data, axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
+    idx = np.take(_stable_order(raw(x), axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
     return _picked(x, idx, axis, keepdim and not scalar)
 
 
@@ -289,7 +290,7 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     _values(self, "mode")
     x, scalar = _scalar_like(self)
     axis = _axis(x, dim, "mode")
-    moved = np.moveaxis(x.data, axis, -1)
+    moved = np.moveaxis(raw(x), axis, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     best = np.empty(rows.shape[0], dtype=np.int64)
     for r, row in enumerate(rows):

@@ -25,6 +25,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import arrays, elementwise
 from . import shape as shape_ops
+from ._define import raw
 from .declare import tensor_method
 from .dim_args import ValuesIndices, resolve_dim
 
@@ -209,7 +210,7 @@ def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
 
 def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
     """PyTorch's ``sort(dim, descending)``: the sorted values (differentiable) and their indices."""
-    idx = _order(self.data, axis, descending)
+    idx = _order(raw(self), axis, descending)  # raw: a jit trace checks the values read
     return ValuesIndices(shape_ops.take_along_axis(self, idx, axis), Tensor._wrap(idx))
 
 
@@ -218,8 +219,8 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
     """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``)."""
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
     if descending:
-        return _order(self.data, axis, True)
-    return np.argsort(self.data, axis=axis, kind=kind)
+        return _order(raw(self), axis, True)
+    return np.argsort(raw(self), axis=axis, kind=kind)
 
 
 @tensor_method("repeat_interleave")
