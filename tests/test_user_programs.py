@@ -108,3 +108,26 @@ def test_jit_never_replays_an_index_chosen_from_other_values(pick):
     assert float(fn(cr.Tensor(first, requires_grad=True))) == float(pick(cr.Tensor(first)))  # same values: replayed
     with pytest.raises(cr.JitError, match="during the trace the function read a tensor's value with"):
         fn(cr.Tensor(np.array([3.0, 1.0, -2.0]), requires_grad=True))
+
+
+@pytest.mark.oracle
+def test_vjp_has_aux_matches_jax():
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'jax[cpu]'; the dev extra has it)")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    value, pullback, aux = cr.vjp(lambda v: (np.sin(v) * v, {"s": v.sum()}), x[0], has_aux=True)
+    jvalue, jpullback, jaux = jax.vjp(lambda v: (jnp.sin(v) * v, {"s": v.sum()}), x[0], has_aux=True)
+    np.testing.assert_allclose(value, jvalue)
+    np.testing.assert_allclose(pullback(np.array([1.0, -2.0]))[0], jpullback(jnp.array([1.0, -2.0]))[0])
+    assert float(aux["s"]) == float(jaux["s"]) == 3.0
+
+    def per_example(v):
+        _, pb, a = cr.vjp(lambda y: (np.sin(y) * y, y.sum() * 2), v, has_aux=True)
+        return pb(np.ones(2))[0], a
+
+    grads, auxes = cr.vmap(per_example)(x)
+    assert isinstance(auxes, np.ndarray) and auxes.tolist() == [6.0, 14.0]
+    np.testing.assert_allclose(grads, np.sin(x) + x * np.cos(x))
+    with pytest.raises(TypeError, match=r"vjp: with has_aux=True the function must return a pair \(value, aux\)"):
+        cr.vjp(lambda v: v, 1.0, has_aux=True)
