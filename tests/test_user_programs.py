@@ -131,3 +131,20 @@ def test_vjp_has_aux_matches_jax():
     np.testing.assert_allclose(grads, np.sin(x) + x * np.cos(x))
     with pytest.raises(TypeError, match=r"vjp: with has_aux=True the function must return a pair \(value, aux\)"):
         cr.vjp(lambda v: v, 1.0, has_aux=True)
+
+
+@pytest.mark.oracle
+def test_std_of_equal_entries_has_pytorchs_zero_gradient_to_second_order():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rows = np.array([[2.0, 2.0, 2.0], [1.0, 3.0, 0.5]])
+    for correction in (0, 1):
+        x = cr.Tensor(rows, requires_grad=True)
+        t = torch.tensor(rows, requires_grad=True)
+        (g,) = cr.autograd.grad(x.std(dim=1, correction=correction).sum(), x, create_graph=True)
+        (tg,) = torch.autograd.grad(t.std(dim=1, correction=correction).sum(), t, create_graph=True)
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-12)
+        assert g.data[0].tolist() == [0.0, 0.0, 0.0]
+        (h,) = cr.autograd.grad((g * g).sum(), x)
+        (th,) = torch.autograd.grad((tg * tg).sum(), t)
+        np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-10, atol=1e-12)
+    assert cr.hessian(np.std)(np.array([3.0, 3.0])).tolist() == [[0.0, 0.0], [0.0, 0.0]]
