@@ -148,3 +148,18 @@ def test_std_of_equal_entries_has_pytorchs_zero_gradient_to_second_order():
         (th,) = torch.autograd.grad((tg * tg).sum(), t)
         np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-10, atol=1e-12)
     assert cr.hessian(np.std)(np.array([3.0, 3.0])).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+@pytest.mark.oracle
+def test_topk_and_descending_sort_count_nan_as_the_largest_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rows = np.array([[1.0, np.nan, 2.0, np.inf, np.nan], [3.0, 1.0, 3.0, -np.inf, 0.0]])
+    x, t = cr.Tensor(rows, requires_grad=True), torch.tensor(rows, requires_grad=True)
+    for ours, theirs in [(x.topk(3), t.topk(3)), (x.sort(dim=1, descending=True), t.sort(dim=1, descending=True)),
+                         (x.topk(2, largest=False), t.topk(2, largest=False))]:
+        np.testing.assert_array_equal(ours[0].data, theirs[0].detach().numpy())
+        np.testing.assert_array_equal(ours[1].data, theirs[1].numpy())
+    np.testing.assert_array_equal(x.argsort(dim=1, descending=True), t.argsort(dim=1, descending=True).numpy())
+    x.topk(2)[0].sum().backward()
+    t.topk(2)[0].sum().backward()
+    np.testing.assert_array_equal(x.grad.data, t.grad.numpy())

@@ -31,6 +31,7 @@ from ..tensor import Tensor
 from ._define import raw
 from .declare import DECLARATIONS, TENSOR_METHODS, elementwise_op, tensor_method
 from .dim_args import ValuesIndices
+from .torch_methods import _order
 
 
 def _fn(name: str) -> Callable[..., Any]:
@@ -230,9 +231,7 @@ def _picked(self: Tensor, idx: np.ndarray, axis: int, keepdim: bool) -> ValuesIn
 
 
 def _stable_order(data: np.ndarray, axis: int, descending: bool) -> np.ndarray:
-    if descending:
-        data = -(data if data.dtype.kind in "fc" else data.astype(np.int64))
-    return np.argsort(data, axis=axis, kind="stable")
+    return _order(data, axis, descending)  # NaN the largest, as PyTorch
 
 
 def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:

@@ -202,10 +202,17 @@ def cuda(self: Tensor, *args: Any, **kw: Any) -> Any:
 
 
 def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
-    """Indices of a stable sort (equal entries keep their order), ascending or descending."""
-    if descending:  # negating keeps ties in order, as PyTorch's stable descending sort
-        data = -(data if data.dtype.kind in "fi" else data.astype(np.int64))
-    return np.argsort(data, axis=axis, kind="stable")
+    """Indices of a stable sort (equal entries keep their order), ascending or descending; NaN counts as
+    the largest value, as in PyTorch (last ascending, first descending)."""
+    if not descending:
+        return np.argsort(data, axis=axis, kind="stable")
+    # negating keeps ties in order, as PyTorch's stable descending sort
+    keys = -(data if data.dtype.kind in "fi" else data.astype(np.int64))
+    if data.dtype.kind != "f" or not np.isnan(data).any():
+        return np.argsort(keys, axis=axis, kind="stable")
+    ax = -1 if axis is None else axis
+    flat = data.ravel() if axis is None else data
+    return np.lexsort((keys.ravel() if axis is None else keys, ~np.isnan(flat)), axis=ax)  # stable: NaN first
 
 
 def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
