@@ -163,3 +163,16 @@ def test_topk_and_descending_sort_count_nan_as_the_largest_as_pytorch():
     x.topk(2)[0].sum().backward()
     t.topk(2)[0].sum().backward()
     np.testing.assert_array_equal(x.grad.data, t.grad.numpy())
+
+
+def test_set_grad_enabled_is_a_context_manager_as_in_pytorch():
+    x = cr.Tensor([1.0, 2.0], requires_grad=True)
+    with cr.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad and cr.is_grad_enabled()
+    with cr.no_grad(), cr.set_grad_enabled(True):
+        assert (x * 2).requires_grad
+    previous = cr.set_grad_enabled(False)  # the function form switches at once
+    assert not cr.is_grad_enabled() and bool(previous) is True
+    cr.set_grad_enabled(previous)
+    assert cr.is_grad_enabled()
