@@ -176,3 +176,20 @@ def test_set_grad_enabled_is_a_context_manager_as_in_pytorch():
     assert not cr.is_grad_enabled() and bool(previous) is True
     cr.set_grad_enabled(previous)
     assert cr.is_grad_enabled()
+
+
+@pytest.mark.oracle
+def test_backward_with_inputs_writes_only_their_grad_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    a, b = cr.Tensor([1.0, 2.0], requires_grad=True), cr.Tensor([3.0], requires_grad=True)
+    ta, tb = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0], requires_grad=True)
+    h, th = a * b, ta * tb
+    y, ty = (h**2).sum(), (th**2).sum()
+    for inputs, tinputs in [([a], [ta]), (b, tb), ([h], [th])]:
+        y.backward(inputs=inputs, retain_graph=True)
+        ty.backward(inputs=tinputs, retain_graph=True)
+    assert a.grad.tolist() == ta.grad.tolist() == [18.0, 36.0]
+    assert b.grad.tolist() == tb.grad.tolist() == [30.0]
+    assert h.grad.tolist() == th.grad.tolist() == [6.0, 12.0]
+    with pytest.raises(TypeError, match="backward: inputs must be a Tensor or a non-empty sequence of Tensors"):
+        y.backward(inputs=[])
