@@ -157,8 +157,8 @@ def test_state_accessors_and_context_managers():
     assert not state.forward_levels()
     with state.grad_mode(False):
         assert not cr.is_grad_enabled()
-    assert cr.set_grad_enabled(False) is True
-    assert cr.set_grad_enabled(True) is False
+    assert bool(cr.set_grad_enabled(False)) is True  # the previous mode
+    assert bool(cr.set_grad_enabled(True)) is False
 
 
 def test_is_traced_is_the_one_definition():

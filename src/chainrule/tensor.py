@@ -274,7 +274,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
         return draw(self, **kw)
 
-    def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None) -> None:
+    def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None,
+                 inputs: Any = None) -> None:
         """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
 
         A one-element output needs no ``gradient``; a larger one needs the gradient of some
@@ -283,7 +284,10 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         What the graph kept for its rules is freed as backward uses it, unless
         ``retain_graph=True`` (the default is ``create_graph``, as in PyTorch): a second
         backward through the same graph needs ``retain_graph=True`` on the first.
+        With ``inputs`` (a Tensor or a sequence of them, as PyTorch's) only their ``.grad`` is written.
         """
+        if inputs is not None:
+            return backward_into(self, gradient, inputs, create_graph, retain_graph)
         backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
 
 
@@ -488,6 +492,22 @@ def backward(
                     _accumulate(t, part, handed_out)
         else:
             _accumulate(k, g, handed_out)
+
+
+def backward_into(root: Tensor, gradient: Any, inputs: Any, create_graph: bool, retain_graph: bool | None) -> None:
+    """``root.backward(inputs=...)``: accumulate into the ``.grad`` of ``inputs`` only."""
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    if not ins or not all(isinstance(t, Tensor) for t in ins):
+        raise TypeError(f"backward: inputs must be a Tensor or a non-empty sequence of Tensors, got {inputs!r:.60}")
+    seeds = [seed(root, gradient, create_graph)]
+    found = dict(sweep_from([root], seeds, create_graph, retain_graph, {key(t) for t in ins}))
+    handed_out = {id(s) for s in seeds}
+    for t in ins:
+        g = found.get(key(t))
+        if g is not None and t._index is not None:
+            g = g[t._index]
+        if g is not None:
+            _accumulate(t, g, handed_out)
 
 
 def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:

@@ -52,9 +52,12 @@ class InPlaceMethods:
                 "refuses this too). For an update step, wrap it in chainrule.no_grad(): "
                 "`with cr.no_grad(): p -= lr * p.grad`; otherwise write it out of place (p = p - x)"
             )
+        fix = ("h = cr.where(mask, value, h) or h.masked_fill(mask, value) for a mask, cr.add_at(h, index, v) "
+               "to add at indices, or build the pieces and cr.concatenate/cr.stack them" if what == "__setitem__"
+               else "h = h + b")
         raise RuntimeError(
             f"{what}: in-place change of a tensor in the graph is not recorded by chainrule; the gradient would "
-            "be wrong. Write it out of place (h = h + b), or wrap it in chainrule.no_grad() if no gradient "
+            f"be wrong. Write it out of place ({fix}), or wrap it in chainrule.no_grad() if no gradient "
             "should flow through it"
         )
 

@@ -17,12 +17,15 @@ def grad(
     inputs: Tensor | Sequence[Tensor],
     grad_outputs: Any = None,
     create_graph: bool = False,
-    allow_unused: bool = True,
+    allow_unused: bool | None = None,
     retain_graph: bool | None = None,
-) -> tuple[Tensor, ...]:
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
     """Gradients of ``outputs`` with respect to ``inputs``, returned (``.grad`` is untouched).
 
-    An input the outputs do not depend on gets zeros (or an error with ``allow_unused=False``).
+    An input the outputs do not depend on gets zeros by default; as in PyTorch, ``allow_unused=True``
+    gives ``None`` for it instead (zeros again with ``materialize_grads=True``) and ``allow_unused=False``
+    raises.
     With ``create_graph=True`` the results can be differentiated again. What the graph kept is
     freed as it is used unless ``retain_graph=True`` (default: ``create_graph``, as PyTorch).
 
@@ -43,18 +46,28 @@ def grad(
         gouts = [grad_outputs] if single else list(grad_outputs)
     live = [(o, g) for o, g in zip(outs, gouts) if o._requires_grad]
     found: dict[Any, Any] = {}
+    for o, g in live:
+        if g is None and o.data.size != 1 and o.data.dtype.kind != "c":
+            raise RuntimeError(
+                f"grad: an output has shape {o.shape}, not one element; pass grad_outputs= (one array of its shape "
+                "per output: d final / d output), or reduce it first, e.g. grad(out.sum(), inputs)"
+            )
     if live:
         seeds = [seed(o, g, create_graph) for o, g in live]
         wanted = {key(t) for t in ins}
         found = dict(sweep_from([o for o, _ in live], seeds, create_graph, retain_graph, wanted))
-    results = []
+    results: list[Tensor | None] = []
     for t in ins:
         g = found.get(key(t))
         if g is not None and t._index is not None:
             g = g[t._index]
         if g is None:
-            if not allow_unused:
-                raise RuntimeError(f"grad: an input of shape {t.shape} is not used to compute the outputs")
+            if allow_unused is False:
+                raise RuntimeError(f"grad: an input of shape {t.shape} is not used to compute the outputs. "
+                                   "Set allow_unused=True to get None for it (or leave allow_unused unset for zeros)")
+            if allow_unused and not materialize_grads:
+                results.append(None)
+                continue
             g = np.zeros_like(t.data)
         results.append(g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)))
     return tuple(results)

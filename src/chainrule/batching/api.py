@@ -122,15 +122,12 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
         leaves, treedef = _pytree.flatten((args, kwargs))
         axes = _prefix((spec, 0), (args, kwargs), "in_axes")
         sizes = set()
-        for leaf, ax in zip(leaves, axes):
+        for index, (leaf, ax) in enumerate(zip(leaves, axes)):
             if ax is None:
                 continue
             shape = _leaf_shape(leaf)
             if not -len(shape) <= ax < len(shape):
-                raise ValueError(
-                    f"vmap: in_axes {ax} is out of range for an argument of shape {shape}; "
-                    "use None for an argument that is the same for every example"
-                )
+                raise ValueError(_axis_error(ax, shape, index, args, kwargs))
             sizes.add(shape[ax])
         if not sizes:
             raise ValueError("vmap: no argument is batched (every in_axes is None); give one an axis")
@@ -172,3 +169,16 @@ def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
     if not -nd <= axis < nd:
         raise ValueError(f"vmap: out_axes {axis} is out of range for a result with {nd - 1} axes per example")
     return v if axis % nd == 0 else np.moveaxis(v, 0, axis)
+
+
+def _axis_error(ax: int, shape: tuple[int, ...], index: int, args: tuple, kwargs: dict) -> str:
+    """The message for an in_axes entry out of range (leaf ``index`` of (args, kwargs)), naming a keyword argument."""
+    index -= len(_pytree.flatten(args)[0])
+    for name, value in kwargs.items():
+        index -= len(_pytree.flatten(value)[0])
+        if index < 0:
+            return (f"vmap: keyword argument {name!r} has shape {shape}, but keyword arguments are always batched "
+                    "along axis 0 (as in JAX); pass it positionally with in_axes None for it, or bind it first "
+                    "(functools.partial(f, " + f"{name}=...))")
+    return (f"vmap: in_axes {ax} is out of range for an argument of shape {shape}; "
+            "use None for an argument that is the same for every example")

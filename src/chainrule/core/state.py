@@ -63,19 +63,45 @@ def is_grad_enabled() -> bool:
     return _GRAD.get()
 
 
-def set_grad_enabled(mode: bool) -> bool:
-    """Switch graph recording on or off in this thread or task; returns the previous mode.
+def _switch_grad(mode: bool) -> bool:
+    previous = _GRAD.get()
+    _GRAD.set(bool(mode))
+    return previous
+
+
+class set_grad_enabled:
+    """Switch graph recording on or off in this thread or task, at once, as PyTorch's.
+
+    Called as a function it switches and hands back the previous mode (``bool(...)`` of the
+    result); used in a ``with`` statement, the previous mode comes back at the end of the block.
 
     Example:
         >>> import chainrule as cr
         >>> previous = cr.set_grad_enabled(False)
-        >>> cr.is_grad_enabled(), previous
+        >>> cr.is_grad_enabled(), bool(previous)
         (False, True)
         >>> _ = cr.set_grad_enabled(previous)
+        >>> with cr.set_grad_enabled(False):
+        ...     cr.is_grad_enabled()
+        False
+        >>> cr.is_grad_enabled()
+        True
     """
-    previous = _GRAD.get()
-    _GRAD.set(bool(mode))
-    return previous
+
+    def __init__(self, mode: bool) -> None:
+        self.previous = _switch_grad(mode)
+
+    def __bool__(self) -> bool:
+        return self.previous
+
+    def __repr__(self) -> str:
+        return f"set_grad_enabled(previous={self.previous})"
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        _GRAD.set(self.previous)
 
 
 class no_grad(contextlib.ContextDecorator):
@@ -111,7 +137,7 @@ class no_grad(contextlib.ContextDecorator):
         return type(self)()
 
     def __enter__(self) -> None:
-        self._previous.append(set_grad_enabled(self._mode))
+        self._previous.append(_switch_grad(self._mode))
 
     def __exit__(self, *exc: object) -> None:
         _GRAD.set(self._previous.pop())

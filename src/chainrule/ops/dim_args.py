@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..tensor import Tensor
+from ._define import raw
 
 
 def resolve_dim(name: str, axis: Any, dim: Any, keepdims: Any = False, keepdim: Any = None) -> tuple[Any, bool]:
@@ -55,8 +56,8 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
     (``take_along_axis`` and ``squeeze`` are the shape ops, passed in: this module is below them.)
     """
 
-    def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
-               **kw: Any) -> Any:
+    def values_and_indices(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+                           keepdim: Any = None, **kw: Any) -> Any:
         if dim is None:
             axis, keepdims = resolve_dim(fn.__name__, axis, None, keepdims, keepdim)
             return fn(self, axis=axis, keepdims=keepdims, **kw)
@@ -64,16 +65,17 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
         if kw:
             raise TypeError(f"{fn.__name__}(dim=...): unexpected arguments {sorted(kw)}")
         # PyTorch's gradient goes to the returned index only (not shared among ties, as amax does)
-        kept = np.asarray(arg(self.data, axis=axis, keepdims=True))
+        kept = np.asarray(arg(raw(self), axis=axis, keepdims=True))  # raw: a jit trace checks the values read
         values = take_along_axis(self, kept, axis)
         if not keepdims:
             values = squeeze(values, axis=axis)
         indices = kept if keepdims else np.squeeze(kept, axis=axis)
         return ValuesIndices(values, Tensor._wrap(np.asarray(indices)))
 
-    method.__name__ = fn.__name__
-    method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling): a ``(values, indices)`` pair."
-    return method
+    values_and_indices.__name__ = fn.__name__
+    values_and_indices.__doc__ = (fn.__doc__ or "") + (" With ``dim=`` (PyTorch's spelling): a ``(values, indices)`` "
+                                                       "pair.")
+    return values_and_indices
 
 
 def spread(fn: Any) -> Any:

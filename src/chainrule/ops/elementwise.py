@@ -61,7 +61,11 @@ declare_function(positive, numpy=np.positive, method="__pos__", cases="none")
 def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
     if isinstance(y, (int, float)) and y == 0:
         return 0.0
-    return y * x ** (y - 1)
+    if isinstance(y, (int, float)):
+        return y * x ** (y - 1)
+    # where y == 0 the derivative is 0 (as PyTorch and JAX), not 0 * 0 ** -1 = nan at x == 0; the base is
+    # replaced only there (elsewhere d/dy of this is x ** -1), not the result masked, so higher orders stay finite
+    return y * np.where((y == 0) & (x == 0), 1.0, x) ** (y - 1)
 
 
 def _pow_dy(ans: Any, x: Any, y: Any) -> Any:
@@ -177,8 +181,16 @@ maximum = elementwise_op("maximum", np.maximum, _pick(True, True), _pick(False, 
 minimum = elementwise_op("minimum", np.minimum, _pick(True, False), _pick(False, False),
                          doc="Elementwise min; ties share the gradient equally.", numpy=np.minimum, method=True,
                          domain="distinct", torch="torch.minimum")
-arctan2 = elementwise_op("arctan2", np.arctan2, lambda ans, y, x: x / (x**2 + y**2),
-                         lambda ans, y, x: -y / (x**2 + y**2), params=("y", "x"), doc="Angle of the point (x, y).",
+
+
+def _radius2(y: Any, x: Any) -> Any:
+    # x**2 + y**2, with 1 at the origin: there both numerators are 0, so the gradient is 0 as in PyTorch, not 0/0
+    r2 = x**2 + y**2
+    return np.where(r2 == 0, 1.0, r2)
+
+
+arctan2 = elementwise_op("arctan2", np.arctan2, lambda ans, y, x: x / _radius2(y, x),
+                         lambda ans, y, x: -y / _radius2(y, x), params=("y", "x"), doc="Angle of the point (x, y).",
                          numpy=np.arctan2, domain="nonzero", torch="torch.atan2")
 hypot = elementwise_op("hypot", np.hypot, lambda ans, x, y: x / ans, lambda ans, x, y: y / ans,
                        doc="sqrt(x**2 + y**2).", numpy=np.hypot, domain="nonzero", torch="torch.hypot")

@@ -169,7 +169,7 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
 
     Over a single entry the standard deviation is identically 0, with derivatives 0 of every
     order (not sqrt's NaN at 0). Where several entries are all equal it is not differentiable
-    (a kink, as |x| at 0): the gradient is NaN there, as PyTorch's.
+    (a kink, as |x| at 0): the gradient is 0 there, as PyTorch's (which masks it; JAX gives NaN).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -179,7 +179,11 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
     _no_out("std", out)
     axes = normalize_axis(axis, ndim_of(x))
     v = var(x, axis=axes, ddof=ddof, keepdims=keepdims)
-    s = v if _count(shape_of(x), axes) == 1 and ddof == 0 else v**0.5  # one entry: var is 0 to every order
+    if _count(shape_of(x), axes) == 1 and ddof == 0:
+        s = v  # one entry: var is 0 to every order
+    else:  # 0 where the entries are all equal, with gradient 0 there (PyTorch's), not 0.5 / sqrt(0) * 0 = nan
+        spread_out = v != 0
+        s = np.where(spread_out, np.where(spread_out, v, 1.0) ** 0.5, 0.0)
     return s if dtype is None else s.astype(dtype)
 
 

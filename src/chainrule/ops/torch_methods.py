@@ -25,6 +25,7 @@ import numpy as np
 from ..tensor import Tensor
 from . import arrays, elementwise
 from . import shape as shape_ops
+from ._define import raw
 from .declare import tensor_method
 from .dim_args import ValuesIndices, resolve_dim
 
@@ -201,15 +202,22 @@ def cuda(self: Tensor, *args: Any, **kw: Any) -> Any:
 
 
 def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
-    """Indices of a stable sort (equal entries keep their order), ascending or descending."""
-    if descending:  # negating keeps ties in order, as PyTorch's stable descending sort
-        data = -(data if data.dtype.kind in "fi" else data.astype(np.int64))
-    return np.argsort(data, axis=axis, kind="stable")
+    """Indices of a stable sort (equal entries keep their order), ascending or descending; NaN counts as
+    the largest value, as in PyTorch (last ascending, first descending)."""
+    if not descending:
+        return np.argsort(data, axis=axis, kind="stable")
+    # negating keeps ties in order, as PyTorch's stable descending sort
+    keys = -(data if data.dtype.kind in "fi" else data.astype(np.int64))
+    if data.dtype.kind != "f" or not np.isnan(data).any():
+        return np.argsort(keys, axis=axis, kind="stable")
+    ax = -1 if axis is None else axis
+    flat = data.ravel() if axis is None else data
+    return np.lexsort((keys.ravel() if axis is None else keys, ~np.isnan(flat)), axis=ax)  # stable: NaN first
 
 
 def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
     """PyTorch's ``sort(dim, descending)``: the sorted values (differentiable) and their indices."""
-    idx = _order(self.data, axis, descending)
+    idx = _order(raw(self), axis, descending)  # raw: a jit trace checks the values read
     return ValuesIndices(shape_ops.take_along_axis(self, idx, axis), Tensor._wrap(idx))
 
 
@@ -218,8 +226,8 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
     """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``)."""
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
     if descending:
-        return _order(self.data, axis, True)
-    return np.argsort(self.data, axis=axis, kind=kind)
+        return _order(raw(self), axis, True)
+    return np.argsort(raw(self), axis=axis, kind=kind)
 
 
 @tensor_method("repeat_interleave")

@@ -112,6 +112,9 @@ def jacfwd(
             nonlocal out_def, out_shapes
             leaves, out_def = _pytree.flatten(out)
             out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
+            if holomorphic:  # as jacrev and JAX: a real output of complex inputs is not holomorphic
+                for o in leaves:
+                    _check_output("jacfwd", holomorphic, o)
 
         with _transform(), _named("jacfwd"):
             stacker = _stack_traced if state.transform_depth() > 1 else np.stack
@@ -179,8 +182,10 @@ def _regroup(jacs: list[Any], parts: list[Any], argnums: Any) -> Any:
     return grouped[0] if isinstance(argnums, int) else tuple(grouped)
 
 
-def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str = "rev") -> Callable[..., Any]:
-    """The Jacobian of ``f``, shape ``out.shape + in.shape``; ``mode`` is "rev" or "fwd".
+def jacobian(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str = "rev", holomorphic: bool = False
+) -> Callable[..., Any]:
+    """The Jacobian of ``f``, shape ``out.shape + in.shape``; ``mode`` is "rev" or "fwd" (``holomorphic`` as there).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -189,9 +194,9 @@ def jacobian(f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str 
                [0., 6.]])
     """
     if mode == "rev":
-        return jacrev(f, argnums)
+        return jacrev(f, argnums, holomorphic=holomorphic)
     if mode == "fwd":
-        return jacfwd(f, argnums)
+        return jacfwd(f, argnums, holomorphic=holomorphic)
     raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
 
 

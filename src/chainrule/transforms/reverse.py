@@ -165,15 +165,22 @@ def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., A
     return wrapper
 
 
-def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tuple[Any, ...]]]:
+def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     """``(f(*primals), vjp_fn)`` where ``vjp_fn(cotangent)`` returns one gradient per primal.
+
+    With ``has_aux=True`` (as JAX), ``f`` returns ``(value, aux)`` and the result is ``(value, vjp_fn, aux)``.
 
     Example:
         >>> import chainrule as cr, numpy as np
         >>> out, pullback = cr.vjp(lambda x: x * 3.0, np.array([1.0, 2.0]))
         >>> pullback(np.array([1.0, 10.0]))
         (array([ 3., 30.]),)
+        >>> out, pullback, aux = cr.vjp(lambda x: (x * 3.0, x.sum()), np.array([1.0, 2.0]), has_aux=True)
+        >>> float(aux)
+        3.0
     """
+    if has_aux:
+        return _vjp_with_aux(f, primals)
     if _batching.levels():
         return _lifted().vjp(f, primals)
     nums = tuple(range(len(primals)))
@@ -209,6 +216,29 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[[Any], tupl
     with _transform():
         value = _pytree.unflatten(out_def, [_output(o) for o in out_leaves])
     return value, pullback
+
+
+def _vjp_with_aux(f: Callable[..., Any], primals: tuple[Any, ...]) -> Any:
+    """``vjp(..., has_aux=True)``: aux goes out as a second output (so it is returned as the value is, inside
+    vmap too), and the pullback seeds it with zeros."""
+
+    def both(*args: Any) -> Any:
+        result = f(*args)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(
+                f"vjp: with has_aux=True the function must return a pair (value, aux), but it returned "
+                f"{type(result).__name__} {result!r:.60}"
+            )
+        return tuple(result)
+
+    (value, aux), pull = vjp(both, *primals)
+    aux_leaves, aux_def = _pytree.flatten(aux)
+    zeros = _pytree.unflatten(aux_def, [np.zeros(np.shape(a)) for a in aux_leaves])
+
+    def pullback(cotangent: Any) -> tuple[Any, ...]:
+        return pull((cotangent, zeros))
+
+    return value, pullback, aux
 
 
 def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:

@@ -10,9 +10,11 @@ from typing import Any
 import numpy as np
 
 from ...tensor import Tensor
+from .._define import raw
 from ..declare import TENSOR_METHODS, tensor_method
 from ..dim_args import ValuesIndices
 from ..numeric import add_at
+from ..torch_methods import _order
 from .common import (
     also_method,
     as_array,
@@ -51,9 +53,7 @@ def _picked(self: Tensor, idx: np.ndarray, axis: int, keepdim: bool) -> ValuesIn
 
 
 def _stable_order(data: np.ndarray, axis: int, descending: bool) -> np.ndarray:
-    if descending:
-        data = -(data if data.dtype.kind in "fc" else data.astype(np.int64))
-    return np.argsort(data, axis=axis, kind="stable")
+    return _order(data, axis, descending)  # NaN the largest, as PyTorch
 
 
 def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:
@@ -68,7 +68,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     axis = checked_axis(x, dim, "topk")
     if not 0 <= k <= x.shape[axis]:
         raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
-    idx = np.take(_stable_order(x.data, axis, largest), np.arange(k), axis=axis)
+    idx = np.take(_stable_order(raw(x), axis, largest), np.arange(k), axis=axis)
     out = _picked(x, idx, axis, True)
     return ValuesIndices(*(declared("reshape")(v, ()) for v in out)) if scalar else out
 
@@ -80,7 +80,7 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Valu
     axis = checked_axis(x, dim, "kthvalue")
     if not 1 <= k <= x.shape[axis]:
         raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
-    idx = np.take(_stable_order(x.data, axis, False), [k - 1], axis=axis)
+    idx = np.take(_stable_order(raw(x), axis, False), [k - 1], axis=axis)
     return _picked(x, idx, axis, keepdim and not scalar)
 
 
@@ -95,14 +95,14 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         flat = declared("ravel")(self)
         if flat.shape[0] == 0:
             raise ValueError("median: the Tensor is empty")
-        order = np.argsort(flat.data, kind="stable")
+        order = np.argsort(raw(flat), kind="stable")  # raw: a jit trace checks the values read
         value = flat.data[order[(flat.shape[0] - 1) // 2]]
         tied = (flat.data == value).astype(flat.dtype)
         total = declared("sum")(declared("multiply")(flat, tied))
         return declared("divide")(total, tied.sum())  # = value; d/dx = tied / count
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "median")
-    idx = np.take(_stable_order(x.data, axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
+    idx = np.take(_stable_order(raw(x), axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
     return _picked(x, idx, axis, keepdim and not scalar)
 
 
@@ -112,7 +112,7 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     values_of(self, "mode")
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "mode")
-    moved = np.moveaxis(x.data, axis, -1)
+    moved = np.moveaxis(raw(x), axis, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     best = np.empty(rows.shape[0], dtype=np.int64)
     for r, row in enumerate(rows):

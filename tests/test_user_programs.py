@@ -1,0 +1,195 @@
+"""Small programs a new user writes, at the points where a derivative is easy to get silently wrong.
+
+Each one was a silent wrong answer once; the oracle tests compare with PyTorch as the reference.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+
+def test_power_derivative_in_the_base_is_zero_where_the_exponent_is_zero():
+    # d/dx x ** y at x = 0, y = 0 is 0 (x ** 0 is 1 everywhere), not 0 * 0 ** -1 = nan
+    x = cr.Tensor(np.array([0.0, 0.0, 2.0]), requires_grad=True)
+    y = cr.Tensor(np.array([0.0, 1.0, 0.0]), requires_grad=True)
+    (x**y).sum().backward()
+    assert x.grad.tolist() == [0.0, 1.0, 0.0]
+    h = cr.hessian(lambda a: np.sum(a ** np.array([0.0, 1.0, 2.0])))(np.zeros(3))
+    assert h.tolist() == [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 2.0]]
+    assert cr.jvp(lambda a: a ** np.zeros(2), (np.zeros(2),), (np.ones(2),))[1].tolist() == [0.0, 0.0]
+
+
+@pytest.mark.oracle
+def test_power_at_zero_matches_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    base, expo = np.array([0.0, 0.0, 0.0, 2.0, -1.5]), np.array([0.0, 1.0, 2.0, 0.0, 2.0])
+    x, y = cr.Tensor(base, requires_grad=True), cr.Tensor(expo, requires_grad=True)
+    tx, ty = torch.tensor(base, requires_grad=True), torch.tensor(expo, requires_grad=True)
+    (x**y).sum().backward()
+    (tx**ty).sum().backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+    np.testing.assert_allclose(y.grad.data, ty.grad.numpy(), equal_nan=True)
+
+
+def test_autograd_grad_of_an_unused_input_follows_allow_unused():
+    x, y = cr.Tensor([1.0], requires_grad=True), cr.Tensor([2.0], requires_grad=True)
+    gx, gy = cr.autograd.grad((x * 2).sum(), [x, y], allow_unused=True, retain_graph=True)
+    assert gx.tolist() == [2.0] and gy is None  # PyTorch's None
+    gx, gy = cr.autograd.grad((x * 2).sum(), [x, y], allow_unused=True, materialize_grads=True)
+    assert gy.tolist() == [0.0]
+    assert cr.autograd.grad((x * 2).sum(), [x, y])[1].tolist() == [0.0]  # unset: zeros
+    with pytest.raises(RuntimeError, match=r"input of shape \(1,\) is not used.*Set allow_unused=True"):
+        cr.autograd.grad((x * 2).sum(), [x, y], allow_unused=False)
+
+
+@pytest.mark.oracle
+def test_arctan2_gradient_at_the_origin_is_zero_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    ys, xs = np.array([0.0, 1.0, 0.0]), np.array([0.0, 0.0, -2.0])
+    y, x = cr.Tensor(ys, requires_grad=True), cr.Tensor(xs, requires_grad=True)
+    ty, tx = torch.tensor(ys, requires_grad=True), torch.tensor(xs, requires_grad=True)
+    cr.arctan2(y, x).sum().backward()
+    torch.atan2(ty, tx).sum().backward()
+    np.testing.assert_array_equal(y.grad.data, ty.grad.numpy())
+    np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+    assert y.grad.tolist()[0] == 0.0 and x.grad.tolist()[0] == 0.0
+
+
+def test_vmap_names_a_keyword_argument_that_cannot_be_batched():
+    scaled = cr.vmap(lambda a, scale=1.0: a * scale)
+    with pytest.raises(ValueError, match=r"keyword argument 'scale' has shape \(\), but keyword arguments are always "
+                                         r"batched along axis 0.*functools.partial"):
+        scaled(np.ones(3), scale=2.0)
+    assert scaled(np.ones(3), scale=np.arange(3.0)).tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(ValueError, match=r"in_axes 0 is out of range for an argument of shape \(\); use None"):
+        cr.vmap(lambda a, b: a)(np.ones(3), 2.0)
+
+
+def test_item_assignment_in_the_graph_says_how_to_write_it_out_of_place():
+    x = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    h = x * 2
+    with pytest.raises(RuntimeError, match=r"__setitem__: in-place change .* \(h = cr.where\(mask, value, h\) or "
+                                           r"h.masked_fill\(mask, value\)"):
+        h[0] = 0.0
+    h = h.masked_fill(np.array([True, False, False]), 0.0)  # the suggested spelling gives PyTorch's gradient
+    h.sum().backward()
+    assert x.grad.tolist() == [0.0, 2.0, 2.0]
+
+
+def test_holomorphic_jacobians_refuse_a_real_output_and_jacobian_takes_holomorphic():
+    z = np.array([1.0 + 2.0j, -0.5 + 0.25j])
+    for jac in (cr.jacfwd, cr.jacrev):
+        with pytest.raises(TypeError, match=r"with holomorphic=True requires a complex output, got dtype float64"):
+            jac(np.abs, holomorphic=True)(z)
+    for mode in ("rev", "fwd"):
+        np.testing.assert_allclose(cr.jacobian(lambda w: w**2, mode=mode, holomorphic=True)(z), np.diag(2 * z))
+
+
+def test_autograd_grad_of_a_vector_output_asks_for_grad_outputs():
+    x = cr.Tensor([1.0, 2.0], requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"grad: an output has shape \(2,\), not one element; pass grad_outputs="):
+        cr.autograd.grad(x * 2, x)
+    assert cr.autograd.grad(x * 2, x, grad_outputs=cr.Tensor([1.0, 3.0]))[0].tolist() == [2.0, 6.0]
+
+
+@pytest.mark.parametrize("pick", [
+    lambda x: x.max(dim=0).values, lambda x: x.min(dim=0)[0], lambda x: x.sort(dim=0)[0][0],
+    lambda x: x.topk(1)[0].sum(), lambda x: x.median(dim=0)[0], lambda x: x.median(), lambda x: x.kthvalue(1)[0],
+    lambda x: x.mode()[0], lambda x: x[x.argsort(descending=True)][0],
+], ids=["max_dim", "min_dim", "sort", "topk", "median_dim", "median", "kthvalue", "mode", "argsort_descending"])
+def test_jit_never_replays_an_index_chosen_from_other_values(pick):
+    # the index these pick was computed from the traced values; a replay on other values must not reuse it
+    fn = cr.jit(lambda x: pick(x) * 1)
+    first = np.array([1.0, -1.0, 2.0])
+    assert float(fn(cr.Tensor(first, requires_grad=True))) == float(pick(cr.Tensor(first)))
+    assert float(fn(cr.Tensor(first, requires_grad=True))) == float(pick(cr.Tensor(first)))  # same values: replayed
+    with pytest.raises(cr.JitError, match="during the trace the function read a tensor's value with"):
+        fn(cr.Tensor(np.array([3.0, 1.0, -2.0]), requires_grad=True))
+
+
+@pytest.mark.oracle
+def test_vjp_has_aux_matches_jax():
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'jax[cpu]'; the dev extra has it)")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x = np.array([[1.0, 2.0], [3.0, 4.0]])
+    value, pullback, aux = cr.vjp(lambda v: (np.sin(v) * v, {"s": v.sum()}), x[0], has_aux=True)
+    jvalue, jpullback, jaux = jax.vjp(lambda v: (jnp.sin(v) * v, {"s": v.sum()}), x[0], has_aux=True)
+    np.testing.assert_allclose(value, jvalue)
+    np.testing.assert_allclose(pullback(np.array([1.0, -2.0]))[0], jpullback(jnp.array([1.0, -2.0]))[0])
+    assert float(aux["s"]) == float(jaux["s"]) == 3.0
+
+    def per_example(v):
+        _, pb, a = cr.vjp(lambda y: (np.sin(y) * y, y.sum() * 2), v, has_aux=True)
+        return pb(np.ones(2))[0], a
+
+    grads, auxes = cr.vmap(per_example)(x)
+    assert isinstance(auxes, np.ndarray) and auxes.tolist() == [6.0, 14.0]
+    np.testing.assert_allclose(grads, np.sin(x) + x * np.cos(x))
+    with pytest.raises(TypeError, match=r"vjp: with has_aux=True the function must return a pair \(value, aux\)"):
+        cr.vjp(lambda v: v, 1.0, has_aux=True)
+
+
+@pytest.mark.oracle
+def test_std_of_equal_entries_has_pytorchs_zero_gradient_to_second_order():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rows = np.array([[2.0, 2.0, 2.0], [1.0, 3.0, 0.5]])
+    for correction in (0, 1):
+        x = cr.Tensor(rows, requires_grad=True)
+        t = torch.tensor(rows, requires_grad=True)
+        (g,) = cr.autograd.grad(x.std(dim=1, correction=correction).sum(), x, create_graph=True)
+        (tg,) = torch.autograd.grad(t.std(dim=1, correction=correction).sum(), t, create_graph=True)
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-12)
+        assert g.data[0].tolist() == [0.0, 0.0, 0.0]
+        (h,) = cr.autograd.grad((g * g).sum(), x)
+        (th,) = torch.autograd.grad((tg * tg).sum(), t)
+        np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-10, atol=1e-12)
+    assert cr.hessian(np.std)(np.array([3.0, 3.0])).tolist() == [[0.0, 0.0], [0.0, 0.0]]
+
+
+@pytest.mark.oracle
+def test_topk_and_descending_sort_count_nan_as_the_largest_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rows = np.array([[1.0, np.nan, 2.0, np.inf, np.nan], [3.0, 1.0, 3.0, -np.inf, 0.0]])
+    x, t = cr.Tensor(rows, requires_grad=True), torch.tensor(rows, requires_grad=True)
+    for ours, theirs in [(x.topk(3), t.topk(3)), (x.sort(dim=1, descending=True), t.sort(dim=1, descending=True)),
+                         (x.topk(2, largest=False), t.topk(2, largest=False))]:
+        np.testing.assert_array_equal(ours[0].data, theirs[0].detach().numpy())
+        np.testing.assert_array_equal(ours[1].data, theirs[1].numpy())
+    np.testing.assert_array_equal(x.argsort(dim=1, descending=True), t.argsort(dim=1, descending=True).numpy())
+    x.topk(2)[0].sum().backward()
+    t.topk(2)[0].sum().backward()
+    np.testing.assert_array_equal(x.grad.data, t.grad.numpy())
+
+
+def test_set_grad_enabled_is_a_context_manager_as_in_pytorch():
+    x = cr.Tensor([1.0, 2.0], requires_grad=True)
+    with cr.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert (x * 2).requires_grad and cr.is_grad_enabled()
+    with cr.no_grad(), cr.set_grad_enabled(True):
+        assert (x * 2).requires_grad
+    previous = cr.set_grad_enabled(False)  # the function form switches at once
+    assert not cr.is_grad_enabled() and bool(previous) is True
+    cr.set_grad_enabled(previous)
+    assert cr.is_grad_enabled()
+
+
+@pytest.mark.oracle
+def test_backward_with_inputs_writes_only_their_grad_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    a, b = cr.Tensor([1.0, 2.0], requires_grad=True), cr.Tensor([3.0], requires_grad=True)
+    ta, tb = torch.tensor([1.0, 2.0], requires_grad=True), torch.tensor([3.0], requires_grad=True)
+    h, th = a * b, ta * tb
+    y, ty = (h**2).sum(), (th**2).sum()
+    for inputs, tinputs in [([a], [ta]), (b, tb), ([h], [th])]:
+        y.backward(inputs=inputs, retain_graph=True)
+        ty.backward(inputs=tinputs, retain_graph=True)
+    assert a.grad.tolist() == ta.grad.tolist() == [18.0, 36.0]
+    assert b.grad.tolist() == tb.grad.tolist() == [30.0]
+    assert h.grad.tolist() == th.grad.tolist() == [6.0, 12.0]
+    with pytest.raises(TypeError, match="backward: inputs must be a Tensor or a non-empty sequence of Tensors"):
+        y.backward(inputs=[])
