@@ -6,7 +6,6 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 
 from __future__ import annotations
 
-import functools
 import operator
 import weakref
 from collections.abc import Callable, Sequence
@@ -15,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from .core import clock, sweep
+from .core.hooks import LEAF_HOOKS, RemovableHandle, hooks_of, run_leaf_hooks
 from .core.node import Node
 from .core.state import reset_grad as _reset_grad
 from .core.state import set_grad as _set_grad
@@ -249,11 +249,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         if not callable(hook):
             raise TypeError(f"register_hook: the hook must be callable, got {type(hook).__name__} {hook!r:.40}")
         if self._node is None:
-            key = id(self)
-            entry = _LEAF_HOOKS.get(key)
-            if entry is None or entry[0]() is not self:
-                entry = _LEAF_HOOKS[key] = (weakref.ref(self, functools.partial(_forget_leaf_hooks, key)), [])
-            hooks = entry[1]
+            hooks = hooks_of(self)
         else:
             self._link(False)
             entry = self._node.outputs[self._index]
@@ -289,36 +285,6 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         if inputs is not None:
             return backward_into(self, gradient, inputs, create_graph, retain_graph)
         backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
-
-
-class RemovableHandle:
-    """What ``register_hook`` returns: ``remove()`` takes the hook off (a second call does nothing)."""
-
-    __slots__ = ("_hooks", "_hook")
-
-    def __init__(self, hooks: list[Any], hook: Any) -> None:
-        self._hooks, self._hook = hooks, hook
-
-    def remove(self) -> None:
-        if self._hook in self._hooks:
-            self._hooks.remove(self._hook)
-
-
-_LEAF_HOOKS: dict[int, tuple[weakref.ref, list[Any]]] = {}  # id(leaf) -> (weak leaf, its hooks)
-
-
-def _forget_leaf_hooks(key: int, ref: weakref.ref) -> None:
-    if _LEAF_HOOKS.get(key, (None,))[0] is ref:
-        del _LEAF_HOOKS[key]
-
-
-def _leaf_hooks(leaf: Any, g: Any) -> Any:
-    entry = _LEAF_HOOKS.get(id(leaf))
-    if entry is None or entry[0]() is not leaf:
-        return g
-    for hook in list(entry[1]):
-        g = hook(g)
-    return g
 
 
 def _raw_hook(hook: Callable[[Tensor], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:
@@ -470,7 +436,7 @@ def sweep_from(
     try:
         return sweep.backward_sweep(
             [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain,
-            _leaf_hooks if _LEAF_HOOKS else None,
+            run_leaf_hooks if LEAF_HOOKS else None,
         )
     finally:
         _reset_grad(token)
