@@ -13,8 +13,7 @@ from typing import Any
 from . import allocator, ops  # noqa: F401
 from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
-from .autodiff.engine import is_grad_enabled, set_grad_enabled  # noqa: F401
-from .autodiff.modes import enable_grad, no_grad  # noqa: F401
+from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
 from .scalar import Scalar
 from .tensor import Tensor, tensor  # noqa: F401

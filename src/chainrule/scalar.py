@@ -9,7 +9,7 @@ The local derivatives come from one table, :mod:`chainrule.scalar_rules`: each r
 evaluated on floats when a node is built (first order, fast) and on Scalars by
 ``backward(create_graph=True)`` (higher orders). A node's ``_op`` is its rule.
 
-Scalar keeps its own walk instead of the Tensor engine's (:mod:`chainrule.autodiff.engine`):
+Scalar keeps its own walk instead of the Tensor engine's (:mod:`chainrule.core.sweep`):
 that engine asks each node for a tuple of ``(argnum, parent)`` pairs and calls its
 primitive's ``vjp`` once per edge, where a Scalar keeps up to two parents in slots (no tuple
 per node) and its sweep is one inlined multiply-add per edge. Nodes in the engine's form ran

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _pytree, transforms
 from ..autodiff import batching as _state
-from ..autodiff.modes import tracing
+from ..core import state
 from ..scalar import Scalar
 from ..tensor import Tensor
 from ..transforms._common import register_lifted
@@ -48,7 +48,7 @@ def _level() -> tuple[int, int]:
 
 def _finish(x: Any) -> Any:
     """A Batched result handed back to the caller: plain values unless an outer transform traces them."""
-    outer_traced = tracing.depth > 0 and isinstance(x, Batched) and transforms._traced(x.value)
+    outer_traced = state.transform_depth() > 0 and isinstance(x, Batched) and transforms._traced(x.value)
     if isinstance(x, Batched) and isinstance(x.value, Tensor) and not outer_traced:
         return Batched(x.value.data, x.level)
     return x

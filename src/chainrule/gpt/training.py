@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.modes import no_grad
+from ..core.state import no_grad
 from ..nn import functional as F
 from ..nn.progress import progress as progress_bar
 from ..nn.serialize import save_checkpoint

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.modes import no_grad
+from ..core.state import no_grad
 from ..tensor import Tensor
 
 

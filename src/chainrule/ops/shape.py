@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..autodiff.sparse import SliceGrad
+from ..core.sparse import SliceGrad
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 from .declare import implements, linear_primitive, op
 from .dim_args import with_dim
@@ -278,7 +278,7 @@ _scatter_add = linear_primitive("scatter_add", _scatter_fn, lambda g, ans, x, in
 
 def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.dtype == x.dtype and _is_basic(index):
-        return SliceGrad(x.shape, x.dtype, [(index, g)])  # no full-size zeros per slice (see autodiff.sparse)
+        return SliceGrad(x.shape, x.dtype, [(index, g)])  # no full-size zeros per slice (see core.sparse)
     return _scatter_add(g, index=index, shape=np.shape(x))
 
 

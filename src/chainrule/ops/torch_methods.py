@@ -201,7 +201,7 @@ def cuda(self: Tensor, *args: Any, **kw: Any) -> Any:
     raise RuntimeError("cuda(): chainrule runs on the CPU (NumPy) only; there is no GPU to move the Tensor to")
 
 
-def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
+def stable_order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
     """Indices of a stable sort (equal entries keep their order), ascending or descending; NaN counts as
     the largest value, as in PyTorch (last ascending, first descending)."""
     if not descending:
@@ -217,7 +217,7 @@ def _order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
 
 def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
     """PyTorch's ``sort(dim, descending)``: the sorted values (differentiable) and their indices."""
-    idx = _order(raw(self), axis, descending)  # raw: a jit trace checks the values read
+    idx = stable_order(raw(self), axis, descending)  # raw: a jit trace checks the values read
     return ValuesIndices(shape_ops.take_along_axis(self, idx, axis), Tensor._wrap(idx))
 
 
@@ -226,7 +226,7 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
     """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``)."""
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
     if descending:
-        return _order(raw(self), axis, True)
+        return stable_order(raw(self), axis, True)
     return np.argsort(raw(self), axis=axis, kind=kind)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.modes import enable_grad
+from ..core.state import enable_grad
 from ..tensor import Tensor
 from . import rules
 from .params import Slot, as_param_list, make_slots

@@ -14,7 +14,7 @@ from .._define import raw
 from ..declare import TENSOR_METHODS, tensor_method
 from ..dim_args import ValuesIndices
 from ..numeric import add_at
-from ..torch_methods import _order
+from ..torch_methods import stable_order
 from .common import (
     also_method,
     as_array,
@@ -52,10 +52,6 @@ def _picked(self: Tensor, idx: np.ndarray, axis: int, keepdim: bool) -> ValuesIn
     return ValuesIndices(values, Tensor._wrap(np.asarray(idx, dtype=np.int64)))
 
 
-def _stable_order(data: np.ndarray, axis: int, descending: bool) -> np.ndarray:
-    return _order(data, axis, descending)  # NaN the largest, as PyTorch
-
-
 def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:
     return (declared("reshape")(self, (1,)), True) if self.ndim == 0 else (self, False)
 
@@ -68,7 +64,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     axis = checked_axis(x, dim, "topk")
     if not 0 <= k <= x.shape[axis]:
         raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
-    idx = np.take(_stable_order(raw(x), axis, largest), np.arange(k), axis=axis)
+    idx = np.take(stable_order(raw(x), axis, largest), np.arange(k), axis=axis)
     out = _picked(x, idx, axis, True)
     return ValuesIndices(*(declared("reshape")(v, ()) for v in out)) if scalar else out
 
@@ -80,7 +76,7 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Valu
     axis = checked_axis(x, dim, "kthvalue")
     if not 1 <= k <= x.shape[axis]:
         raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
-    idx = np.take(_stable_order(raw(x), axis, False), [k - 1], axis=axis)
+    idx = np.take(stable_order(raw(x), axis, False), [k - 1], axis=axis)
     return _picked(x, idx, axis, keepdim and not scalar)
 
 
@@ -102,7 +98,7 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         return declared("divide")(total, tied.sum())  # = value; d/dx = tied / count
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "median")
-    idx = np.take(_stable_order(raw(x), axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
+    idx = np.take(stable_order(raw(x), axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
     return _picked(x, idx, axis, keepdim and not scalar)
 
 

@@ -22,9 +22,9 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.backprop import grad as tensor_grad
-from ...autodiff.modes import no_grad
 from ...core.node import check_saved, freed_error
 from ...core.sparse import densify
+from ...core.state import no_grad
 from ...core.sweep import edge_gradient
 from ...scalar import Scalar
 from ...tensor import Tensor
