@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import allocator, ops  # noqa: F401
+from . import allocator, blas_threads, ops  # noqa: F401
 from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
@@ -31,6 +31,7 @@ rand, randn, zeros_like, ones_like, full_like = (
 Value = Scalar  # micrograd's name
 
 allocator._configure_from_environment()  # keep freed array memory for reuse (CHAINRULE_MALLOC=0: off)
+blas_threads._configure_from_environment()  # idle BLAS workers sleep, not spin (CHAINRULE_BLAS_SPIN=1: off)
 
 __version__ = "0.1.0"
 
@@ -45,6 +46,7 @@ _LAZY = {
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
     "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
+    "set_blas_spin": "blas_threads", "blas_threads_info": "blas_threads",
     "jit": "replay", "JitError": "replay",
     "vmap": "batching",
 }

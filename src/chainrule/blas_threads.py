@@ -1,0 +1,115 @@
+"""Idle BLAS worker threads sleep at once instead of spinning on a core for a tenth of a second.
+
+Why: NumPy's wheels ship OpenBLAS built with its own thread pool. After each threaded BLAS call
+(a large matmul) its worker threads busy-wait for the next one, by default for 2**28 CPU cycles
+(~0.1 s), before they sleep. A training step alternates matmuls with other work every few
+milliseconds, so the workers never sleep: on a machine with few cores one of them keeps a core
+busy doing nothing, and every other pass of the step (chainrule's own threads for GELU, layer norm
+and attention, or just the main thread) competes with it. On two cores a small GPT's training
+step took 280 ms with the default and 230 ms with the workers sleeping at once; the matmuls
+themselves lose nothing measurable (waking a sleeping worker costs microseconds, a matmul of a
+training step milliseconds). PyTorch runs its own pool and does not have this problem.
+
+What: at ``import chainrule`` (Linux with NumPy's OpenBLAS only) we set OpenBLAS's
+``OPENBLAS_THREAD_TIMEOUT`` to its minimum (2**4 cycles) through its exported ``openblas_read_env``
+and restart its thread pool (``blas_thread_shutdown_``; the next threaded call starts it again with
+the new setting). The process environment is left as it was. Results do not change: only what idle
+threads do.
+
+Switch: set ``CHAINRULE_BLAS_SPIN=1`` before importing chainrule, or set
+``OPENBLAS_THREAD_TIMEOUT`` yourself (chainrule then leaves OpenBLAS alone), or call
+:func:`set_blas_spin`. Elsewhere (another BLAS, macOS, Windows, OpenBLAS built with OpenMP) every
+function here does nothing and says so in its result.
+
+Example:
+    >>> from chainrule.blas_threads import blas_threads_info
+    >>> sorted(blas_threads_info())
+    ['active', 'libraries', 'timeout']
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+from typing import Any
+
+QUIET_TIMEOUT = 4  # log2 of the cycles an idle worker spins: OpenBLAS's smallest allowed value
+_SYMBOLS = ("openblas_read_env", "openblas_thread_timeout", "blas_thread_shutdown_")
+_state: dict[str, Any] = {"active": False}
+
+
+def _loaded_openblas() -> list[Any]:
+    """The OpenBLAS libraries already loaded in this process that export what we need (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return []
+    try:
+        with open("/proc/self/maps") as fh:
+            rows = [line.split(maxsplit=5) for line in fh]  # address perms offset device inode [path]
+        paths = {row[5].strip() for row in rows if len(row) == 6}
+    except OSError:
+        return []
+    found = []
+    for path in sorted(p for p in paths if "openblas" in os.path.basename(p).lower() and ".so" in p):
+        try:  # RTLD_NOLOAD: only a library that is already there, never a second copy
+            lib = ctypes.CDLL(path, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+            if all(hasattr(lib, name) for name in _SYMBOLS):
+                found.append((path, lib))
+        except OSError:
+            continue
+    return found
+
+
+def _with_timeout(lib: Any, value: str | None) -> None:
+    """Make OpenBLAS read its environment with OPENBLAS_THREAD_TIMEOUT=value (None: as the process has it),
+    then restart its pool so the workers pick it up; os.environ is restored afterwards."""
+    before = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
+    try:
+        if value is not None:
+            os.environ["OPENBLAS_THREAD_TIMEOUT"] = value
+        lib.openblas_read_env()
+    finally:
+        if before is None:
+            os.environ.pop("OPENBLAS_THREAD_TIMEOUT", None)
+        else:
+            os.environ["OPENBLAS_THREAD_TIMEOUT"] = before
+    lib.blas_thread_shutdown_()
+
+
+def set_blas_spin(spin: bool = False) -> bool:
+    """Let idle OpenBLAS workers spin as OpenBLAS does by default (``spin=True``) or sleep at once.
+
+    ``spin=False`` is what ``import chainrule`` does. Call it when no other thread is inside a
+    BLAS call (the pool is restarted). Returns True if an OpenBLAS was changed, False where none
+    is loaded (nothing is done).
+
+    Example:
+        >>> from chainrule.blas_threads import set_blas_spin
+        >>> changed = set_blas_spin(False)   # what `import chainrule` already did (False without OpenBLAS)
+    """
+    libs = _loaded_openblas()
+    for _, lib in libs:
+        _with_timeout(lib, None if spin else str(QUIET_TIMEOUT))
+    _state["active"] = bool(libs) and not spin
+    return bool(libs)
+
+
+def blas_threads_info() -> dict[str, Any]:
+    """``libraries`` (the OpenBLAS files found), ``timeout`` (log2 of the cycles idle workers spin,
+    0 for OpenBLAS's default of 28; None without OpenBLAS) and ``active`` (set by chainrule)."""
+    libs = _loaded_openblas()
+    timeout = None
+    if libs:
+        fn = libs[0][1].openblas_thread_timeout
+        fn.restype = ctypes.c_int
+        timeout = int(fn())
+    return {"libraries": [path for path, _ in libs], "timeout": timeout, "active": _state["active"]}
+
+
+def _configure_from_environment() -> None:
+    """Called once by ``import chainrule``: on unless ``CHAINRULE_BLAS_SPIN=1`` or the user set
+    ``OPENBLAS_THREAD_TIMEOUT`` themselves."""
+    setting = os.environ.get("CHAINRULE_BLAS_SPIN", "0").strip().lower()
+    if setting in ("1", "true", "yes", "on") or "OPENBLAS_THREAD_TIMEOUT" in os.environ:
+        return
+    set_blas_spin(False)

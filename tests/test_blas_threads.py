@@ -1,0 +1,64 @@
+"""Idle OpenBLAS workers sleep at once: on by default where NumPy's OpenBLAS is loaded, off with
+CHAINRULE_BLAS_SPIN=1 or a user's own OPENBLAS_THREAD_TIMEOUT, a no-op without OpenBLAS."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import blas_threads
+
+HAVE_OPENBLAS = bool(blas_threads._loaded_openblas())
+needs_openblas = pytest.mark.skipif(not HAVE_OPENBLAS, reason="NumPy here is not linked with an OpenBLAS")
+
+
+def _info_in_child(**env_values: str) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("CHAINRULE_BLAS_SPIN", "OPENBLAS_THREAD_TIMEOUT")}
+    env.update(env_values)
+    code = "import json, os, chainrule; i = chainrule.blas_threads_info(); " \
+           "i['env'] = os.environ.get('OPENBLAS_THREAD_TIMEOUT'); print(json.dumps(i))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    return json.loads(out.stdout)
+
+
+@needs_openblas
+def test_on_by_default_and_the_environment_is_left_as_it_was():
+    info = _info_in_child()
+    assert info["active"] and info["timeout"] == blas_threads.QUIET_TIMEOUT and info["env"] is None
+    assert info["libraries"] and all("openblas" in os.path.basename(p).lower() for p in info["libraries"])
+
+
+@needs_openblas
+def test_off_with_the_switch_or_the_users_own_timeout():
+    off = _info_in_child(CHAINRULE_BLAS_SPIN="1")
+    assert not off["active"] and off["timeout"] == 0  # OpenBLAS's default (2**28 cycles)
+    own = _info_in_child(OPENBLAS_THREAD_TIMEOUT="20")
+    assert not own["active"] and own["timeout"] == 20 and own["env"] == "20"
+
+
+@needs_openblas
+def test_switching_restarts_the_pool_and_results_do_not_change():
+    a = np.random.default_rng(0).standard_normal((600, 600))  # big enough for OpenBLAS to use its threads
+    expected = a @ a
+    try:
+        assert cr.set_blas_spin(True) is True
+        assert cr.blas_threads_info()["timeout"] == 0 and not cr.blas_threads_info()["active"]
+        np.testing.assert_array_equal(a @ a, expected)
+        assert cr.set_blas_spin(False) is True
+        assert cr.blas_threads_info()["timeout"] == blas_threads.QUIET_TIMEOUT and cr.blas_threads_info()["active"]
+        np.testing.assert_array_equal(a @ a, expected)  # the pool starts again on the next threaded call
+    finally:
+        cr.set_blas_spin(False)
+
+
+def test_without_openblas_nothing_is_done(monkeypatch):
+    monkeypatch.setitem(blas_threads._state, "active", blas_threads._state["active"])  # restored afterwards
+    monkeypatch.setattr(blas_threads, "_loaded_openblas", lambda: [])
+    assert cr.set_blas_spin(False) is False
+    assert cr.blas_threads_info() == {"libraries": [], "timeout": None, "active": False}
