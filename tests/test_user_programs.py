@@ -193,3 +193,28 @@ def test_backward_with_inputs_writes_only_their_grad_as_pytorch():
     assert h.grad.tolist() == th.grad.tolist() == [6.0, 12.0]
     with pytest.raises(TypeError, match="backward: inputs must be a Tensor or a non-empty sequence of Tensors"):
         y.backward(inputs=[])
+
+
+@pytest.mark.oracle
+def test_a_0d_tensor_has_one_entry_along_dim_0_or_minus_1_as_in_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    programs = [
+        lambda x: x.sum(dim=-1), lambda x: x.mean(dim=0, keepdim=True), lambda x: x.amax(dim=-1),
+        lambda x: x.max(dim=0)[0], lambda x: x.min(dim=-1, keepdim=True).values, lambda x: x.prod(dim=-1),
+        lambda x: x.var(dim=0, correction=0), lambda x: x.logsumexp(dim=-1), lambda x: x.softmax(dim=-1),
+        lambda x: x.log_softmax(dim=0), lambda x: x.cumsum(dim=0), lambda x: x.cumprod(dim=-1),
+        lambda x: x.sort(dim=-1)[0], lambda x: x.norm(dim=-1), lambda x: x.squeeze(0) * 2,
+    ]
+    for program in programs:
+        x, t = cr.Tensor(np.array(-1.5), requires_grad=True), torch.tensor(-1.5, dtype=torch.float64, requires_grad=True)
+        y, ty = program(x), program(t)
+        assert y.shape == tuple(ty.shape) == ()
+        (y * 3).sum().backward()
+        (ty * 3).sum().backward()
+        assert (float(y), float(x.grad)) == (float(ty), float(t.grad))
+    x = cr.Tensor(np.array(2.0))
+    assert x.max(dim=0).indices.shape == () and int(x.max(dim=-1).indices) == 0
+    with pytest.raises(np.exceptions.AxisError, match=r"sum: axis 1 is out of bounds .* use an axis in \[-1, 0\]"):
+        x.sum(dim=1)
+    with pytest.raises(IndexError, match=r"softmax: dim 2 is out of range for a 0-d Tensor \(expected -1 or 0\)"):
+        x.softmax(dim=2)

@@ -29,6 +29,24 @@ def resolve_dim(name: str, axis: Any, dim: Any, keepdims: Any = False, keepdim: 
     return axis, bool(keepdims)
 
 
+def scalar_along(self: Any, name: str, dim: Any) -> bool:
+    """Whether ``self`` is 0-d and ``dim`` (PyTorch's spelling) names its one element: PyTorch reads a 0-d
+    Tensor as one entry along dim 0 (or -1), so ``t.softmax(dim=-1)`` or ``t.max(dim=0)`` of a scalar work."""
+    if dim is None or np.ndim(raw(self)) != 0:
+        return False
+    for d in dim if isinstance(dim, (tuple, list)) else (dim,):
+        if int(d) not in (0, -1):
+            raise IndexError(f"{name}: dim {d} is out of range for a 0-d Tensor (expected -1 or 0)")
+    return True
+
+
+def as_scalar(out: Any) -> Any:
+    """A result computed on the 1-element view of a 0-d Tensor, back to 0-d (each part of a tuple)."""
+    if isinstance(out, tuple):
+        return type(out)(*(as_scalar(o) for o in out)) if hasattr(out, "_fields") else tuple(map(as_scalar, out))
+    return out.reshape(()) if hasattr(out, "reshape") else out
+
+
 class ValuesIndices(NamedTuple):
     """PyTorch's ``(values, indices)`` result of ``max(dim=...)`` and ``min(dim=...)``."""
 
@@ -61,6 +79,8 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
         if dim is None:
             axis, keepdims = resolve_dim(fn.__name__, axis, None, keepdims, keepdim)
             return fn(self, axis=axis, keepdims=keepdims, **kw)
+        if scalar_along(self, fn.__name__, dim):
+            return as_scalar(values_and_indices(self.reshape((1,)), dim=0, **kw))
         axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
         if kw:
             raise TypeError(f"{fn.__name__}(dim=...): unexpected arguments {sorted(kw)}")
@@ -108,6 +128,8 @@ def with_dim(fn: Any, name: str, default: Any = None) -> Any:
         if dim is not None:
             if axis is not default:
                 raise TypeError(f"{name}: got both axis={axis!r} and dim={dim!r}; pass one")
+            if scalar_along(self, name, dim):
+                return as_scalar(fn(self.reshape((1,)), 0, *args, **kw))
             axis = dim
         return fn(self, axis, *args, **kw)
 

@@ -27,7 +27,7 @@ from . import arrays, elementwise
 from . import shape as shape_ops
 from ._define import raw
 from .declare import tensor_method
-from .dim_args import ValuesIndices, resolve_dim
+from .dim_args import ValuesIndices, as_scalar, resolve_dim, scalar_along
 
 
 def _value_method(np_fn: Any, name: str) -> Any:
@@ -217,6 +217,8 @@ def stable_order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
 
 def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
     """PyTorch's ``sort(dim, descending)``: the sorted values (differentiable) and their indices."""
+    if scalar_along(self, "sort", axis):
+        return as_scalar(torch_sort(self.reshape((1,)), 0, descending))
     idx = stable_order(raw(self), axis, descending)  # raw: a jit trace checks the values read
     return ValuesIndices(shape_ops.take_along_axis(self, idx, axis), Tensor._wrap(idx))
 
@@ -225,6 +227,8 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
                   descending: bool = False, stable: Any = None) -> np.ndarray:
     """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``)."""
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
+    if scalar_along(self, "argsort", dim):
+        return np.zeros((), dtype=np.int64)
     if descending:
         return stable_order(raw(self), axis, True)
     return np.argsort(raw(self), axis=axis, kind=kind)
