@@ -206,7 +206,8 @@ def test_a_0d_tensor_has_one_entry_along_dim_0_or_minus_1_as_in_pytorch():
         lambda x: x.sort(dim=-1)[0], lambda x: x.norm(dim=-1), lambda x: x.squeeze(0) * 2,
     ]
     for program in programs:
-        x, t = cr.Tensor(np.array(-1.5), requires_grad=True), torch.tensor(-1.5, dtype=torch.float64, requires_grad=True)
+        x = cr.Tensor(np.array(-1.5), requires_grad=True)
+        t = torch.tensor(-1.5, dtype=torch.float64, requires_grad=True)
         y, ty = program(x), program(t)
         assert y.shape == tuple(ty.shape) == ()
         (y * 3).sum().backward()
