@@ -219,3 +219,16 @@ def test_a_0d_tensor_has_one_entry_along_dim_0_or_minus_1_as_in_pytorch():
         x.sum(dim=1)
     with pytest.raises(IndexError, match=r"softmax: dim 2 is out of range for a 0-d Tensor \(expected -1 or 0\)"):
         x.softmax(dim=2)
+
+
+@pytest.mark.oracle
+def test_nan_entries_take_the_gradient_of_max_and_none_of_abs_as_in_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    values = np.array([[np.nan, -2.0], [0.0, 3.0]])
+    for program in (lambda x: x.abs().sum(), lambda x: x.max(), lambda x: x.min(), lambda x: x.max(dim=1)[0].sum()):
+        x, t = cr.Tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+        program(x).backward()
+        program(t).backward()
+        np.testing.assert_array_equal(x.grad.data, t.grad.numpy())
+    assert cr.grad(np.max)(values).tolist() == [[1.0, 0.0], [0.0, 0.0]]  # not NaN for every entry
+    assert cr.jvp(np.abs, (values,), (np.ones((2, 2)),))[1].tolist() == [[0.0, -1.0], [0.0, 1.0]]

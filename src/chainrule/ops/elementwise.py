@@ -135,10 +135,17 @@ def _modulus_d(ans: Any, x: Any) -> Any:
     return np.conjugate(x) / np.where(raw(ans) == 0, 1.0, ans)
 
 
+def _sign0(x: Any) -> Any:
+    # sign(x) with 0 at NaN (PyTorch's sgn): a NaN entry of |x| passes no NaN back to the others
+    s = np.sign(x)
+    bad = np.isnan(raw(x))
+    return np.where(bad, 0.0, s) if bad.any() else s
+
+
 abs = primitive_op(  # noqa: A001
-    "abs", np.abs, (lambda g, ans, x: g * (_modulus_d(ans, x) if is_complex(x) else np.sign(x)),),
-    (lambda t, ans, x: np.real(t * _modulus_d(ans, x)) if is_complex(x) else t * np.sign(x),),
-    doc="|x|; derivative sign(x), 0 at 0.", numpy=(np.abs, np.absolute), method=("__abs__", "abs"),
+    "abs", np.abs, (lambda g, ans, x: g * (_modulus_d(ans, x) if is_complex(x) else _sign0(x)),),
+    (lambda t, ans, x: np.real(t * _modulus_d(ans, x)) if is_complex(x) else t * _sign0(x),),
+    doc="|x|; derivative sign(x), 0 at 0 and at NaN.", numpy=(np.abs, np.absolute), method=("__abs__", "abs"),
     domain="nonzero", torch="torch.abs", scalar=scalar_rules.ABS,
 )
 
