@@ -232,3 +232,32 @@ def test_nan_entries_take_the_gradient_of_max_and_none_of_abs_as_in_pytorch():
         np.testing.assert_array_equal(x.grad.data, t.grad.numpy())
     assert cr.grad(np.max)(values).tolist() == [[1.0, 0.0], [0.0, 0.0]]  # not NaN for every entry
     assert cr.jvp(np.abs, (values,), (np.ones((2, 2)),))[1].tolist() == [[0.0, -1.0], [0.0, 1.0]]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_class_weighted_cross_entropy_and_nll_match_pytorch_to_second_order(reduction, smoothing):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rng = np.random.default_rng(3)
+    logits, weight = rng.normal(size=(5, 4)), np.array([1.0, 2.0, 0.5, 3.0])
+    probs = rng.dirichlet(np.ones(4), size=5)
+    for target in (np.array([0, -100, 1, 3, 3]), probs):
+        x, t = cr.Tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+        y = cr.nn.functional.cross_entropy(x, target, weight=weight, reduction=reduction, label_smoothing=smoothing)
+        ty = torch.nn.functional.cross_entropy(t, torch.tensor(target), weight=torch.tensor(weight),
+                                               reduction=reduction, label_smoothing=smoothing)
+        np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=1e-12)
+        (g,) = cr.autograd.grad((y**2).sum(), x, create_graph=True)
+        (tg,) = torch.autograd.grad((ty**2).sum(), t, create_graph=True)
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-10, atol=1e-14)
+        (h,) = cr.autograd.grad((g * g).sum(), x)
+        (th,) = torch.autograd.grad((tg * tg).sum(), t)
+        np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-10, atol=1e-14)
+    target = np.array([0, -100, 1, 3, 3])
+    y = cr.nn.functional.nll_loss(cr.log_softmax(logits, axis=1), target, weight=weight, reduction=reduction)
+    ty = torch.nn.functional.nll_loss(torch.log_softmax(torch.tensor(logits), 1), torch.tensor(target),
+                                      weight=torch.tensor(weight), reduction=reduction)
+    np.testing.assert_allclose(y.data, ty.numpy(), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"cross_entropy: weight must have one entry per class, shape \(4,\), got \(3"):
+        cr.nn.functional.cross_entropy(logits, target, weight=weight[:3])

@@ -17,8 +17,9 @@ import numpy as np
 from ..autodiff.primitive import Primitive
 from ..ops._define import raw
 from ..ops._saved import Saved
-from ..ops.elementwise import sigmoid, square
-from ..ops.reductions import mean
+from ..ops.elementwise import multiply, sigmoid, square
+from ..ops.reductions import log_softmax, mean
+from ..ops.reductions import sum as reduce_sum
 from ..ops.shape import getitem, moveaxis, reshape
 from ..tensor import Tensor
 
@@ -163,14 +164,17 @@ def cross_entropy(
     ignore_index: int = -100,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
+    weight: Any = None,
 ) -> Any:
     """Cross-entropy between ``softmax(logits)`` and the targets, as ``torch.nn.functional.cross_entropy``.
 
     ``logits``: shape (N, C), (C,) or (N, C, d1, ...) (classes on axis 1). ``target``: integer
     class indices of shape (N,) / () / (N, d1, ...), or class probabilities of the logits'
     shape. Rows whose target is ``ignore_index`` count for nothing (and are left out of the
-    mean). ``label_smoothing`` mixes the target with the uniform distribution. Stable for
-    large logits; one fused node whose gradient is ``softmax - target``.
+    mean). ``label_smoothing`` mixes the target with the uniform distribution. ``weight`` (C,)
+    rescales each class; with class indices the mean divides by the summed weights of the
+    targets, as PyTorch's. Stable for large logits; one fused node whose gradient is
+    ``softmax - target`` (with ``weight``: log_softmax and a weighted sum).
 
     Example:
         >>> import numpy as np
@@ -229,6 +233,12 @@ def cross_entropy(
         t2 = np.moveaxis(t, 1, -1).reshape(-1, c) if soft else t.reshape(-1)
     else:
         t2 = t
+    if weight is not None:
+        out = _weighted_cross_entropy(x, t2, _class_weights("cross_entropy", weight, c, xr.dtype), ignore_index,
+                                      float(label_smoothing), reduction)
+        if reduction == "none":
+            out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
+        return out
     # None: no target can be the ignored index, so no row is looked at for it
     ignored = None if in_range and not 0 <= ignore_index < c else int(ignore_index)
     out = _cross_entropy(x, t2, ignore_index=ignored, smoothing=float(label_smoothing), reduction=reduction,
@@ -238,8 +248,44 @@ def cross_entropy(
     return out
 
 
-def nll_loss(log_probs: Any, target: Any, ignore_index: int = -100, reduction: str = "mean") -> Any:
+def _class_weights(name: str, weight: Any, c: int, dtype: Any) -> np.ndarray:
+    if isinstance(weight, Tensor) and weight._requires_grad:
+        raise TypeError(f"{name}: weight must be a constant (no gradient flows into it); pass weight.detach()")
+    w = np.asarray(raw(weight), dtype=dtype)
+    if w.shape != (c,):
+        raise ValueError(f"{name}: weight must have one entry per class, shape ({c},), got {w.shape}")
+    return w
+
+
+def _weighted_cross_entropy(x: Any, target: np.ndarray, w: np.ndarray, ignore_index: int, smoothing: float,
+                            reduction: str) -> Any:
+    """PyTorch's class-weighted cross-entropy of (N, C) logits, from log_softmax (so every order is exact)."""
+    n, c = np.shape(raw(x))
+    logp = log_softmax(x, axis=1)
+    if target.dtype.kind == "f":  # probabilities: -sum_c w_c q_c log p_c per row; the mean is over rows
+        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+        losses = -reduce_sum(multiply(logp, (q * w).astype(w.dtype)), axis=1)
+        return _reduce("cross_entropy", losses, reduction)
+    valid = target != ignore_index
+    t = np.where(valid, target, 0)
+    row_w = np.where(valid, w[t], 0.0).astype(w.dtype)
+    picked = np.zeros((n, c), dtype=w.dtype)
+    picked[np.arange(n), t] = row_w
+    losses = -reduce_sum(multiply(logp, picked), axis=1)  # w[t] * nll, 0 on ignored rows
+    if smoothing:
+        uniform = -reduce_sum(multiply(logp, np.where(valid[:, None], w, 0.0).astype(w.dtype)), axis=1)
+        losses = losses * (1.0 - smoothing) + uniform * (smoothing / c)
+    if reduction == "none":
+        return losses
+    total = reduce_sum(losses)
+    return total / row_w.sum() if reduction == "mean" else total
+
+
+def nll_loss(log_probs: Any, target: Any, ignore_index: int = -100, reduction: str = "mean",
+             weight: Any = None) -> Any:
     """Negative log-likelihood of integer targets given log-probabilities of shape (N, C).
+
+    ``weight`` (C,) rescales each class; the mean then divides by the summed weights of the targets.
 
     Example:
         >>> import numpy as np
@@ -257,12 +303,15 @@ def nll_loss(log_probs: Any, target: Any, ignore_index: int = -100, reduction: s
     valid = t != ignore_index
     if ((t < 0) | (t >= s[1]))[valid].any():
         raise IndexError(f"nll_loss: target outside [0, {s[1]}) (ignore_index={ignore_index})")
-    weights = valid.astype(np.result_type(raw(log_probs)))
+    dt = np.result_type(raw(log_probs))
+    weights = valid.astype(dt)
+    if weight is not None:
+        weights = weights * _class_weights("nll_loss", weight, s[1], dt)[np.where(valid, t, 0)]
     picked = -getitem(log_probs, (np.arange(s[0]), np.where(valid, t, 0))) * weights
     if reduction == "none":
         return picked
     total = picked.sum()
-    return total if reduction == "sum" else total / int(valid.sum())
+    return total if reduction == "sum" else total / (weights.sum() if weight is not None else int(valid.sum()))
 
 
 # == binary cross entropy with logits =======================================================

@@ -38,8 +38,10 @@ class MSELoss(Module):
 class CrossEntropyLoss(Module):
     """Softmax cross-entropy of logits against class indices (or probabilities)."""
 
-    def __init__(self, ignore_index: int = -100, reduction: str = "mean", label_smoothing: float = 0.0) -> None:
+    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean",
+                 label_smoothing: float = 0.0) -> None:
         super().__init__()
+        self.weight = weight
         self.ignore_index = ignore_index
         self.reduction = reduction
         self.label_smoothing = label_smoothing
@@ -47,7 +49,7 @@ class CrossEntropyLoss(Module):
     def forward(self, logits: Any, target: Any) -> Any:
         return cross_entropy(
             logits, target, ignore_index=self.ignore_index, reduction=self.reduction,
-            label_smoothing=self.label_smoothing,
+            label_smoothing=self.label_smoothing, weight=self.weight,
         )
 
     def extra_repr(self) -> str:
