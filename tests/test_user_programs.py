@@ -261,3 +261,31 @@ def test_class_weighted_cross_entropy_and_nll_match_pytorch_to_second_order(redu
     np.testing.assert_allclose(y.data, ty.numpy(), rtol=1e-12)
     with pytest.raises(ValueError, match=r"cross_entropy: weight must have one entry per class, shape \(4,\), got \(3"):
         cr.nn.functional.cross_entropy(logits, target, weight=weight[:3])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("program", [
+    lambda x, a: x.atan() + x.asinh() + x.sgn() * x + x.exp2() + x.deg2rad() + x.frac(),
+    lambda x, a: (x * x + 0.5).log2() + x.sigmoid().logit() + x.sigmoid().acos() + x.fmax(x.flip(0)),
+    lambda x, a: x.logaddexp(x.T.reshape(3, 4)) + x.copysign(-x) + x.clamp_min(0.1) + x.clamp_max(-0.1),
+    lambda x, a: x.diff(dim=0).sum() + x.dist(x.flip(1)) + x.cummax(dim=1).values + x.cummin(0)[0],
+    lambda x, a: x.logcumsumexp(1) + x.index_add(1, a([3, 3, 0, 1]), x * x, alpha=2.0),
+    lambda x, a: x.index_fill(0, a([1]), -1.0) * x + x.nansum(dim=1, keepdim=True) + x.aminmax(dim=0).max,
+    lambda x, a: (x[:, :3] @ x[:, :3].T + a(3 * np.eye(3))).logdet() + x[:, 1:].inverse().sum() + x.rot90().sum(),
+], ids=["unary", "unary_domain", "binary", "dim", "running", "index", "linalg"])
+def test_pytorch_method_names_give_pytorchs_numbers_to_second_order(program):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    values = np.random.default_rng(5).normal(size=(3, 4))
+    values[1, 2] = values[1, 1]  # a tie for cummax/cummin
+    x, t = cr.Tensor(values, requires_grad=True), torch.tensor(values, requires_grad=True)
+    y, ty = program(x, lambda v: cr.Tensor(np.asarray(v))), program(t, lambda v: torch.tensor(np.asarray(v)))
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=1e-12)
+    w = np.random.default_rng(6).normal(size=ty.shape)
+    (g,) = cr.autograd.grad((y * w).sum(), x, create_graph=True)
+    (tg,) = torch.autograd.grad((ty * torch.tensor(w)).sum(), t, create_graph=True)
+    np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (h,) = cr.autograd.grad((g * g).sum(), x)
+    (th,) = torch.autograd.grad((tg * tg).sum(), t)
+    np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-9, atol=1e-11)
+    indices = x.cummax(dim=1).indices.tolist(), x.cummin(dim=1).indices.tolist()
+    assert indices == (t.cummax(dim=1).indices.tolist(), t.cummin(dim=1).indices.tolist())

@@ -20,6 +20,7 @@ Example:
 """
 
 # each module adds its methods when imported, in this order (a declaration lists its methods in that order)
+from . import aliases as _aliases  # noqa: F401
 from . import arithmetic as _arithmetic  # noqa: F401
 from . import selection as _selection  # noqa: F401
 from . import shape_and_storage as _shape_and_storage  # noqa: F401
