@@ -289,3 +289,14 @@ def test_pytorch_method_names_give_pytorchs_numbers_to_second_order(program):
     np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-9, atol=1e-11)
     indices = x.cummax(dim=1).indices.tolist(), x.cummin(dim=1).indices.tolist()
     assert indices == (t.cummax(dim=1).indices.tolist(), t.cummin(dim=1).indices.tolist())
+
+
+def test_stack_and_concatenate_take_pytorchs_dim_and_torch_names_say_where_to_look():
+    x = cr.Tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+    (cr.stack([x, 2 * x], dim=1).sum(axis=1) * cr.concatenate([x, x], dim=1)[:, :3]).sum().backward()
+    assert cr.stack([x, x], dim=-1).shape == (2, 3, 2) and x.grad.tolist() == [[0.0, 6.0, 12.0], [18.0, 24.0, 30.0]]
+    with pytest.raises(TypeError, match=r"stack: got both axis=1 and dim=0; pass one"):
+        cr.stack([x, x], axis=1, dim=0)
+    with pytest.raises(AttributeError, match=r"no attribute 'cat': chainrule's functions follow NumPy; use "
+                                             r"chainrule.concatenate"):
+        cr.cat([x, x])

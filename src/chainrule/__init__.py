@@ -56,11 +56,29 @@ _SUBMODULES = {
 }
 
 
+# PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look
+_TORCH_NAMES = {
+    "cat": "chainrule.concatenate(tensors, axis=0) (dim= works too)", "clamp": "chainrule.clip(x, lo, hi) or x.clamp()",
+    "unsqueeze": "chainrule.expand_dims(x, axis) or x.unsqueeze(dim)", "topk": "x.topk(k, dim)",
+    "gather": "x.gather(dim, index) or chainrule.take_along_axis", "mm": "chainrule.matmul or x.mm",
+    "bmm": "chainrule.matmul or x.bmm", "amax": "chainrule.max(x, axis=) or x.amax(dim=)",
+    "amin": "chainrule.min(x, axis=) or x.amin(dim=)", "norm": "chainrule.linalg.norm or x.norm()",
+    "chunk": "chainrule.array_split or x.chunk", "manual_seed": "chainrule.nn.manual_seed",
+    "float32": "numpy.float32", "float64": "numpy.float64", "int64": "numpy.int64",
+    "is_tensor": "isinstance(x, chainrule.Tensor)", "from_numpy": "chainrule.Tensor(array)",
+    "as_tensor": "chainrule.tensor(data)", "inference_mode": "chainrule.no_grad()",
+    "func": "chainrule.grad, chainrule.vmap, chainrule.jacrev, ... (at the top level)",
+}
+
+
 def __getattr__(name: str) -> Any:
     if name in _LAZY:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _TORCH_NAMES:
+        raise AttributeError(f"module 'chainrule' has no attribute {name!r}: chainrule's functions follow NumPy; "
+                             f"use {_TORCH_NAMES[name]}")
     raise AttributeError(f"module 'chainrule' has no attribute {name!r}")
 
 

@@ -352,9 +352,9 @@ def broadcast_arrays(*args: Any, subok: bool = False) -> tuple[Any, ...]:
 
 @implements(np_attr("concat"))
 def concat(arrays: Any, /, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
-           casting: str = "same_kind") -> Any:
+           casting: str = "same_kind", dim: int | None = None) -> Any:
     """The array-API name of ``concatenate`` (NumPy's ``concat`` is ``concatenate``: same arguments)."""
-    return shape_ops.concatenate(arrays, axis, out, dtype=dtype, casting=casting)
+    return shape_ops.concatenate(arrays, axis, out, dtype=dtype, casting=casting, dim=dim)
 
 
 @implements(np_attr("permute_dims"))

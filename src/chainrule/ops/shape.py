@@ -184,8 +184,9 @@ def _cast(name: str, xs: list[Any], dtype: Any, out: Any = None) -> list[Any]:
 
 @op(primitive=_concatenate, kind="linear", numpy=np.concatenate, cases="none")
 def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: Any = None,
-                casting: str = "same_kind") -> Any:
-    """Join arrays along an existing axis (``axis=None`` flattens them first)."""
+                casting: str = "same_kind", dim: int | None = None) -> Any:
+    """Join arrays along an existing axis (``axis=None`` flattens them first; ``dim=`` is PyTorch's name)."""
+    axis = _dim_as_axis("concatenate", axis, 0, dim)
     xs = _cast("concatenate", _sequence("concatenate", arrays), dtype, out)
     if axis is None:
         xs, axis = [ravel(x) for x in xs], 0
@@ -198,9 +199,19 @@ def concatenate(arrays: Any, axis: int | None = 0, out: Any = None, *, dtype: An
     return _concatenate(*xs, axis=axis)
 
 
+def _dim_as_axis(name: str, axis: Any, default: Any, dim: Any) -> Any:
+    if dim is None:
+        return axis
+    if axis is not default:
+        raise TypeError(f"{name}: got both axis={axis!r} and dim={dim!r}; pass one (dim is PyTorch's name for axis)")
+    return dim
+
+
 @implements(np.stack)
-def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None, casting: str = "same_kind") -> Any:
-    """Join arrays of one shape along a new axis."""
+def stack(arrays: Any, axis: int = 0, out: Any = None, *, dtype: Any = None, casting: str = "same_kind",
+          dim: int | None = None) -> Any:
+    """Join arrays of one shape along a new axis (``dim=`` is PyTorch's name for ``axis``)."""
+    axis = _dim_as_axis("stack", axis, 0, dim)
     xs = _cast("stack", _sequence("stack", arrays), dtype, out)
     shapes = {shape_of(x) for x in xs}
     if len(shapes) != 1:
