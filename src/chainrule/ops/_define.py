@@ -114,15 +114,13 @@ def normalize_axis(axis: Any, ndim: int) -> tuple[int, ...] | None:
     out = []
     for a in axes:
         a = int(a)
-        if not -max(ndim, 1) <= a < max(ndim, 1):
+        if not -ndim <= a < max(ndim, 1):
             op = sys._getframe(1).f_code.co_name  # the public function that was called (error path only)
             raise np.exceptions.AxisError(
                 f"{op}: axis {a} is out of bounds for an array of dimension {ndim}; "
-                f"use an axis in [-{max(ndim, 1)}, {max(ndim, 1) - 1}]"
+                + (f"use an axis in [-{ndim}, {ndim - 1}]" if ndim else "a 0-d array has no axes; use axis=None")
             )
         out.append(a % max(ndim, 1))
-    if ndim == 0:  # PyTorch's reading: a 0-d value has one element along dim 0 (or -1), reduced over no axis
-        return ()
     return tuple(sorted(out))
 
 

@@ -60,6 +60,8 @@ def reduction(fn: Any) -> Any:
     def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
                **kw: Any) -> Any:
         if dim is not None or keepdim is not None:  # (t.sum() pays no keyword check)
+            if scalar_along(self, fn.__name__, dim):
+                return as_scalar(fn(self.reshape((1,)), axis=0, keepdims=False, **kw))
             axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
         return fn(self, axis=axis, keepdims=keepdims, **kw)
 
@@ -104,6 +106,9 @@ def spread(fn: Any) -> Any:
     def method(self: Tensor, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, dim: Any = None,
                keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
         torch_style = dim is not None or keepdim is not None or unbiased is not None or correction is not None
+        if scalar_along(self, fn.__name__, dim):
+            return as_scalar(method(self.reshape((1,)), ddof=ddof, dim=0, unbiased=unbiased, correction=correction,
+                                    **kw))
         axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
         given = [n for n, v in (("ddof", ddof), ("unbiased", unbiased), ("correction", correction)) if v is not None]
         if len(given) > 1:

@@ -92,6 +92,8 @@ def expand_dims(x: Any, axis: Any) -> Any:
 def squeeze(x: Any, axis: Any = None) -> Any:
     """Remove dimensions of size 1 (all of them, or those in ``axis``)."""
     shape = shape_of(x)
+    if axis is not None and not shape:  # PyTorch's t.squeeze(0) of a 0-d Tensor: the Tensor
+        return _reshape(x, shape=()) if set(np.atleast_1d(axis).tolist()) <= {0, -1} else normalize_axis(axis, 0)
     if axis is not None:
         for a in normalize_axis(axis, len(shape)):
             if shape[a] != 1:

@@ -134,6 +134,8 @@ def norm(self: Tensor, p: Any = "fro", dim: Any = None, keepdim: bool = False) -
     from .. import linalg
 
     order = 2 if p in ("fro", 2, 2.0) else p
+    if scalar_along(self, "norm", dim):
+        return as_scalar(norm(self.reshape((1,)), p, 0))
     if dim is None:
         out = linalg.norm(shape_ops.reshape(self, (-1,)), ord=order)
         return shape_ops.reshape(out, (1,) * self.ndim) if keepdim else out

@@ -36,7 +36,7 @@ for _name, _methods in [
     ("floor_divide", ("floor_divide",)), ("fmax", ("fmax",)), ("fmin", ("fmin",)), ("logaddexp", ("logaddexp",)),
     ("logaddexp2", ("logaddexp2",)), ("float_power", ("float_power",)), ("copysign", ("copysign",)),
     ("heaviside", ("heaviside",)), ("kron", ("kron",)), ("vdot", ("vdot",)), ("fliplr", ("fliplr",)),
-    ("flipud", ("flipud",)), ("rot90", ("rot90",)), ("moveaxis", ("moveaxis", "movedim")),
+    ("flipud", ("flipud",)), ("rot90", ("rot90",)), ("moveaxis", ("moveaxis",)),
     ("greater", ("greater",)), ("greater_equal", ("greater_equal",)), ("less", ("less",)),
     ("less_equal", ("less_equal",)), ("not_equal", ("not_equal",)), ("det", ("det",)),
     ("slogdet", ("slogdet",)), ("inv", ("inverse",)), ("pinv", ("pinverse",)),

@@ -12,7 +12,7 @@ import numpy as np
 from ...tensor import Tensor
 from .._define import raw
 from ..declare import TENSOR_METHODS, tensor_method
-from ..dim_args import ValuesIndices
+from ..dim_args import ValuesIndices, as_scalar, scalar_along
 from ..numeric import add_at
 from ..torch_methods import stable_order
 from .common import (
@@ -29,6 +29,8 @@ from .common import (
 # -- reductions ----------------------------------------------------------------------------------
 def _extreme(name: str, fn_name: str) -> Callable[..., Any]:
     def method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+        if scalar_along(self, name, dim):
+            return as_scalar(method(self.reshape((1,)), 0))
         axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
         if axis == ():
             axis = None  # PyTorch's dim=() reduces every dimension

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ..declare import TENSOR_METHODS, tensor_method
+from ..dim_args import scalar_along
 from .common import (
     also_method,
     as_array,
@@ -25,6 +26,8 @@ also_method("moveaxis", "movedim", lambda self, source, destination: declared("m
 def _flip(self: Tensor, *dims: Any) -> Any:
     if not dims:
         raise TypeError("flip: give the dims to flip (PyTorch's t.flip(dims)); numpy.flip(t) flips every axis")
+    if scalar_along(self, "flip", dims_tuple(dims)):
+        return declared("copy")(self)
     return declared("flip")(self, dims_tuple(dims))
 
 
