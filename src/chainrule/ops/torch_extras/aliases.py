@@ -17,11 +17,12 @@ from typing import Any
 
 import numpy as np
 
+from ...core.state import no_grad
 from ...tensor import Tensor
 from ..declare import tensor_method
 from ..dim_args import ValuesIndices, as_scalar, scalar_along
 from ..numeric import add_at
-from .common import also_method, checked_axis, declared, scaled
+from .common import also_method, checked_axis, declared, scaled, values_of
 
 # -- one op under PyTorch's name -------------------------------------------------------------------
 for _name, _methods in [
@@ -198,3 +199,34 @@ _logit = _special("logit", "logit")
 def logit(self: Tensor, eps: float | None = None) -> Any:
     """PyTorch's ``logit``: ``log(p / (1 - p))``; with ``eps``, ``p`` clamped to ``[eps, 1 - eps]`` first."""
     return _logit(self if eps is None else self.clamp(eps, 1.0 - eps))
+
+
+# -- in place: PyTorch's ``t.relu_()``, ``t.masked_fill_(m, v)``, ... (allowed under no_grad or outside the graph)
+def _in_place_of(name: str) -> Any:
+    """``t.<name>_(...)``: the out-of-place method ``t.<name>(...)``, written over the values."""
+    def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
+        values_of(self, f"{name}_")
+        self._inplace_guard(f"{name}_")
+        with no_grad():
+            result = np.asarray(getattr(Tensor._wrap(self.data), name)(*args, **kw).data)
+        if result.shape != self.shape:
+            raise ValueError(f"{name}_: the result has shape {result.shape}, which cannot be stored in place in a "
+                             f"Tensor of shape {self.shape}")
+        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
+            raise TypeError(f"{name}_: the result has dtype {result.dtype}, which cannot be stored in place in a "
+                            f"Tensor of dtype {self.dtype}; write it out of place")
+        self.data[...] = result
+        self._bump_version()
+        return self
+
+    method.__doc__ = f"In place: ``{name}`` (allowed under no_grad or outside the graph, as in PyTorch)."
+    return method
+
+
+for _name in ("relu", "sigmoid", "tanh", "log", "log1p", "log2", "log10", "expm1", "exp2", "sin", "cos", "tan",
+              "sinh", "cosh", "asin", "acos", "atan", "erf", "reciprocal", "rsqrt", "floor", "ceil", "round",
+              "trunc", "frac", "sign", "sgn", "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv",
+              "masked_fill", "index_fill", "index_add", "scatter", "scatter_add", "fmod", "remainder", "atan2",
+              "hypot", "copysign", "nan_to_num", "logit", "xlogy", "true_divide", "multiply", "subtract", "divide",
+              "tril", "triu", "absolute", "negative", "logaddexp"):
+    tensor_method(f"{_name}_", _in_place_of(_name))
