@@ -30,7 +30,7 @@ for _name, _methods in [
     ("arcsinh", ("asinh", "arcsinh")), ("arctan", ("atan", "arctan")), ("arctanh", ("atanh", "arctanh")),
     ("arctan2", ("arctan2",)), ("deg2rad", ("deg2rad",)), ("rad2deg", ("rad2deg",)), ("exp2", ("exp2",)),
     ("log2", ("log2",)), ("log10", ("log10",)), ("trunc", ("trunc", "fix")), ("sign", ("sgn",)),
-    ("signbit", ("signbit",)), ("sinc", ("sinc",)), ("positive", ("positive",)), ("isfinite", ("isfinite",)),
+    ("signbit", ("signbit",)), ("angle", ("angle",)), ("sinc", ("sinc",)), ("positive", ("positive",)), ("isfinite", ("isfinite",)),
     ("isinf", ("isinf",)), ("isposinf", ("isposinf",)), ("isneginf", ("isneginf",)),
     ("logical_and", ("logical_and",)), ("logical_or", ("logical_or",)), ("logical_xor", ("logical_xor",)),
     ("multiply", ("multiply",)), ("negative", ("negative",)), ("divide", ("true_divide",)),
