@@ -30,7 +30,10 @@ class Identity(Module):
 
 
 class ReLU(Module):
-    """max(x, 0)."""
+    """max(x, 0). (PyTorch's ``inplace`` flag is accepted: the same numbers, computed out of place.)"""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
 
     def forward(self, x: Any) -> Any:
         return relu(x)
@@ -53,7 +56,10 @@ class GELU(Module):
 
 
 class SiLU(Module):
-    """x * sigmoid(x)."""
+    """x * sigmoid(x). (PyTorch's ``inplace`` flag is accepted: the same numbers, computed out of place.)"""
+
+    def __init__(self, inplace: bool = False) -> None:
+        super().__init__()
 
     def forward(self, x: Any) -> Any:
         return silu(x)
@@ -74,11 +80,13 @@ class Sigmoid(Module):
 
 
 class Softmax(Module):
-    """softmax along ``axis``."""
+    """softmax along ``dim`` (PyTorch's name) or ``axis``; the last axis by default."""
 
-    def __init__(self, axis: int = -1) -> None:
+    def __init__(self, dim: int | None = None, *, axis: int | None = None) -> None:
         super().__init__()
-        self.axis = axis
+        if dim is not None and axis is not None:
+            raise TypeError(f"{type(self).__name__}: got both dim={dim} and axis={axis}; pass one")
+        self.axis = next((a for a in (dim, axis) if a is not None), -1)
 
     def forward(self, x: Any) -> Any:
         return softmax(x, axis=self.axis)

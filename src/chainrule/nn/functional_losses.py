@@ -161,10 +161,10 @@ def _check_reduction(name: str, reduction: str) -> None:
 def cross_entropy(
     logits: Any,
     target: Any,
+    weight: Any = None,
     ignore_index: int = -100,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
-    weight: Any = None,
 ) -> Any:
     """Cross-entropy between ``softmax(logits)`` and the targets, as ``torch.nn.functional.cross_entropy``.
 
@@ -281,8 +281,8 @@ def _weighted_cross_entropy(x: Any, target: np.ndarray, w: np.ndarray, ignore_in
     return total / row_w.sum() if reduction == "mean" else total
 
 
-def nll_loss(log_probs: Any, target: Any, ignore_index: int = -100, reduction: str = "mean",
-             weight: Any = None) -> Any:
+def nll_loss(log_probs: Any, target: Any, weight: Any = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Any:
     """Negative log-likelihood of integer targets given log-probabilities of shape (N, C).
 
     ``weight`` (C,) rescales each class; the mean then divides by the summed weights of the targets.

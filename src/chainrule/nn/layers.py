@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.elementwise import where
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -87,17 +88,33 @@ class Embedding(Module):
         (1, 3, 4)
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, dtype: Any = None, rng: Any = None) -> None:
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, *,
+                 dtype: Any = None, rng: Any = None) -> None:
         super().__init__()
         dt = resolve_dtype(dtype, "Embedding")
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
-        self.weight = Parameter(init.generator(rng).standard_normal((num_embeddings, embedding_dim)), dtype=dt)
+        table = init.generator(rng).standard_normal((num_embeddings, embedding_dim))
+        if padding_idx is not None:  # PyTorch's padding row: zeros, and it gets no gradient
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"Embedding: padding_idx {padding_idx} is out of range for {num_embeddings} rows")
+            padding_idx %= num_embeddings
+            table[padding_idx] = 0.0
+        self.padding_idx = padding_idx
+        self.weight = Parameter(table, dtype=dt)
 
     def forward(self, indices: Any) -> Any:
-        return F.embedding(indices, self.weight)
+        if self.padding_idx is None:
+            return F.embedding(indices, self.weight)
+        rows = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
+        out = F.embedding(rows, self.weight)
+        padded = rows == self.padding_idx
+        if not padded.any():
+            return out
+        return where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient
 
     def extra_repr(self) -> str:
-        return f"{self.num_embeddings}, {self.embedding_dim}"
+        pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
+        return f"{self.num_embeddings}, {self.embedding_dim}{pad}"
 
 
 def _shape(normalized_shape: Any) -> tuple[int, ...]:
@@ -181,8 +198,10 @@ class Dropout(Module):
         array([1., 1., 1.])
     """
 
-    def __init__(self, p: float = 0.5, rng: Any = None) -> None:
-        super().__init__()
+    def __init__(self, p: float = 0.5, inplace: bool = False, *, rng: Any = None) -> None:
+        super().__init__()  # inplace: PyTorch's flag, accepted; the result is the same numbers, computed out of place
+        if not isinstance(inplace, bool):
+            raise TypeError(f"Dropout: the second argument is PyTorch's inplace flag, got {inplace!r}; pass rng=")
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability p must be in [0, 1], got {p}")
         self.p = float(p)
