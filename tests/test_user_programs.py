@@ -322,3 +322,27 @@ def test_pytorchs_in_place_methods_work_under_no_grad_and_are_refused_in_the_gra
     w.relu_()  # w was saved by the product: backward must see the change
     with pytest.raises(RuntimeError, match="was modified in place after it was used"):
         y.backward()
+
+
+@pytest.mark.oracle
+def test_pytorch_layer_arguments_embedding_padding_idx_softmax_dim_and_positional_weight():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    emb, t_emb = cr.nn.Embedding(6, 3, 2, dtype=np.float64), torch.nn.Embedding(6, 3, padding_idx=2).double()
+    assert emb.weight.data[2].tolist() == [0.0, 0.0, 0.0]
+    emb.load_state_dict({"weight": t_emb.weight.detach().numpy()})
+    rows = np.array([[0, 2, 2], [5, 1, 2]])
+    w = np.random.default_rng(0).normal(size=(2, 3, 3))
+    (emb(rows) * w).sum().backward()
+    (t_emb(torch.tensor(rows)) * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(emb.weight.grad.data, t_emb.weight.grad.numpy())  # row 2 gets nothing
+    assert emb.weight.grad.data[2].tolist() == [0.0, 0.0, 0.0]
+    x = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]])
+    np.testing.assert_allclose(cr.nn.Softmax(dim=0)(cr.Tensor(x)).data, torch.nn.Softmax(dim=0)(torch.tensor(x)))
+    assert repr(cr.nn.ReLU(inplace=True)) == "ReLU()" and cr.nn.Dropout(0.1, inplace=False).p == 0.1
+    weight, target = np.array([1.0, 2.0, 3.0]), np.array([2, 0])
+    tx, tt, tw = torch.tensor(x), torch.tensor(target), torch.tensor(weight)
+    for ours, theirs in [(cr.nn.functional.cross_entropy(x, target, weight),  # torch's third positional argument
+                          torch.nn.functional.cross_entropy(tx, tt, tw)),
+                         (cr.nn.functional.nll_loss(cr.log_softmax(x, axis=1), target, weight),
+                          torch.nn.functional.nll_loss(torch.log_softmax(tx, 1), tt, tw))]:
+        assert float(ours) == pytest.approx(float(theirs), rel=1e-14)
