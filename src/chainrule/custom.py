@@ -82,6 +82,19 @@ class _Call:
     def __init__(self, out: Any, residuals: Any) -> None:
         self.out, self.residuals, self.cache = out, residuals, None
 
+    def for_example(self, pick: Callable[[Any], Any]) -> _Call:
+        """This call's part for one example of a vmap batch (``pick`` takes it from a batched value)."""
+
+        def part(x: Any) -> Any:
+            if isinstance(x, dict):
+                return {k: part(v) for k, v in x.items()}
+            if isinstance(x, (tuple, list)):
+                return type(x)(part(v) for v in x)
+            return pick(x)
+
+        out = part(self.out)  # the forward value: plain arrays (under vmap of grad an example's part is traced)
+        return _Call(out.data if isinstance(out, Tensor) else out, part(self.residuals))
+
 
 class _CustomVJP(Primitive):
     """The primitive of a custom_vjp function: its forward hands back fwd's output, its rule calls bwd."""

@@ -331,6 +331,8 @@ def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
             return a.value[i]
         if isinstance(a, (tuple, list)) and any(at(b, L) for b in a):
             return type(a)(pick(b, i) for b in a)
+        if hasattr(a, "for_example"):  # a custom_vjp call: its output and residuals, example i's part of them
+            return a.for_example(lambda b: pick(b, i))
         return a
 
     outs = [prim(*[pick(a, i) for a in args], **{k: pick(v, i) for k, v in kw.items()}) for i in range(B)]
