@@ -390,3 +390,19 @@ def test_custom_vjp_under_vmap_matches_jax():
                                jax.vmap(jax.grad(lambda v: jnp.sum(fj(v))))(xs), rtol=1e-14)
     np.testing.assert_allclose(cr.grad(lambda m: np.sum(cr.vmap(f)(m) * 2))(xs),
                                jax.grad(lambda m: jnp.sum(jax.vmap(fj)(m) * 2))(xs), rtol=1e-14)
+
+
+@pytest.mark.oracle
+def test_max_and_min_with_dim_work_under_vmap_as_jax_max():
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'jax[cpu]'; the dev extra has it)")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    xs = np.random.default_rng(0).normal(size=(3, 2, 4))
+    assert cr.vmap(lambda a: a.max(dim=1).indices)(xs).tolist() == xs.argmax(axis=2).tolist()
+    np.testing.assert_allclose(cr.vmap(cr.grad(lambda a: (a.max(dim=1)[0] ** 2).sum()))(xs),
+                               jax.vmap(jax.grad(lambda a: (jnp.max(a, axis=1) ** 2).sum()))(xs), rtol=1e-14)
+    x0, tangents = xs[0], xs[1:]
+    f = lambda a: (a.min(dim=0, keepdim=True).values ** 3).sum()  # noqa: E731
+    fj = lambda a: (jnp.min(a, axis=0, keepdims=True) ** 3).sum()  # noqa: E731
+    np.testing.assert_allclose(cr.vmap(lambda t: cr.jvp(cr.grad(f), (x0,), (t,))[1])(tangents),
+                               jax.vmap(lambda t: jax.jvp(jax.grad(fj), (x0,), (t,))[1])(tangents), rtol=1e-14)

@@ -87,7 +87,14 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
         if kw:
             raise TypeError(f"{fn.__name__}(dim=...): unexpected arguments {sorted(kw)}")
         # PyTorch's gradient goes to the returned index only (not shared among ties, as amax does)
-        kept = np.asarray(arg(raw(self), axis=axis, keepdims=True))  # raw: a jit trace checks the values read
+        data = raw(self)
+        if not isinstance(data, (np.ndarray, np.generic)):  # inside vmap: a batched index picks per example
+            kept = arg(data, axis=axis, keepdims=True)
+            values = np.take_along_axis(self, kept, axis)  # NumPy's names dispatch to vmap's batched rules
+            if keepdims:
+                return ValuesIndices(values, kept)
+            return ValuesIndices(np.squeeze(values, axis=axis), np.squeeze(kept, axis=axis))
+        kept = np.asarray(arg(data, axis=axis, keepdims=True))  # raw: a jit trace checks the values read
         values = take_along_axis(self, kept, axis)
         if not keepdims:
             values = squeeze(values, axis=axis)
