@@ -25,26 +25,54 @@ Example:
 
 from __future__ import annotations
 
-from . import functional, init
+from . import functional, functional_extras, init
 from . import scalar_nn as scalar
-from .activations import GELU, Identity, LogSoftmax, ReLU, Sigmoid, SiLU, Softmax, Tanh, activation
+from .activations import (
+    CELU,
+    ELU,
+    GELU,
+    GLU,
+    SELU,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    Identity,
+    LeakyReLU,
+    LogSigmoid,
+    LogSoftmax,
+    Mish,
+    ReLU,
+    ReLU6,
+    Sigmoid,
+    SiLU,
+    Softmax,
+    Softsign,
+    Tanh,
+    activation,
+)
 from .containers import ModuleList, Sequential
 from .generate import generate
 from .gpt import GPT, GPTConfig
 from .init import manual_seed
 from .layers import MLP, Dropout, Embedding, LayerNorm, Linear, RMSNorm
-from .losses import BCEWithLogitsLoss, CrossEntropyLoss, MSELoss
+from .losses import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, SmoothL1Loss
 from .module import LoadResult, Module, StateDictError
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
 
+# more of torch.nn.functional (leaky_relu, elu, l1_loss, kl_div, ...), importable from chainrule.nn.functional
+functional.__dict__.update({name: getattr(functional_extras, name) for name in functional_extras.__all__})
+functional.__all__ += [name for name in functional_extras.__all__ if name not in functional.__all__]
+
 __all__ = [
     "Module", "Parameter", "StateDictError", "LoadResult",
     "Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "MLP", "Sequential", "ModuleList",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "activation",
-    "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
+    "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss",
+    "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid", "Mish", "Hardswish",
+    "Hardsigmoid", "GLU",
     "functional", "init", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "DamagedFileError", "progress",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",

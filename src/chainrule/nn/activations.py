@@ -13,12 +13,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import functional_extras as F
 from .functional import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
 from .module import Module
 
 __all__ = [
     "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "activation",
+    "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid", "Mish", "Hardswish",
+    "Hardsigmoid", "GLU",
 ]
 
 
@@ -126,3 +129,40 @@ def activation(spec: Any) -> Module:
     if isinstance(spec, str) and spec.lower() in _BY_NAME:
         return _BY_NAME[spec.lower()]()
     raise ValueError(f"activation: unknown activation {spec!r}; use one of {sorted(_BY_NAME)} or a Module")
+
+
+def _layer(name: str, fn: Any, doc: str, **defaults: Any) -> type:
+    """A Module applying ``fn(x, **its arguments)``, with PyTorch's name, arguments and defaults."""
+
+    def __init__(self: Module, *args: Any, inplace: bool = False, **kw: Any) -> None:
+        Module.__init__(self)
+        names = list(defaults)
+        if len(args) > len(names):
+            raise TypeError(f"{name}: takes at most {len(names)} positional arguments ({', '.join(names)})")
+        unknown = set(kw) - set(names)
+        if unknown:
+            raise TypeError(f"{name}: unexpected arguments {sorted(unknown)}; it takes {names}")
+        self.arguments = {**defaults, **dict(zip(names, args, strict=False)), **kw}
+
+    def forward(self: Module, x: Any) -> Any:
+        return fn(x, **self.arguments)
+
+    def extra_repr(self: Module) -> str:
+        return ", ".join(f"{k}={v}" for k, v in self.arguments.items())
+
+    return type(name, (Module,), {"__init__": __init__, "forward": forward, "extra_repr": extra_repr,
+                                  "__doc__": doc, "__module__": __name__})
+
+
+LeakyReLU = _layer("LeakyReLU", F.leaky_relu, "``leaky_relu``: slope ``negative_slope`` below 0.", negative_slope=0.01)
+ELU = _layer("ELU", F.elu, "``elu``: ``alpha * (exp(x) - 1)`` below 0.", alpha=1.0)
+SELU = _layer("SELU", F.selu, "``selu``: self-normalising ELU.")
+CELU = _layer("CELU", F.celu, "``celu``: ``alpha * (exp(x / alpha) - 1)`` below 0.", alpha=1.0)
+Hardtanh = _layer("Hardtanh", F.hardtanh, "``hardtanh``: clip to [min_val, max_val].", min_val=-1.0, max_val=1.0)
+ReLU6 = _layer("ReLU6", F.relu6, "``relu6``: clip to [0, 6].")
+Softsign = _layer("Softsign", F.softsign, "``softsign``: ``x / (1 + |x|)``.")
+LogSigmoid = _layer("LogSigmoid", F.logsigmoid, "``logsigmoid``: ``log(sigmoid(x))``, stably.")
+Mish = _layer("Mish", F.mish, "``mish``: ``x * tanh(softplus(x))``.")
+Hardswish = _layer("Hardswish", F.hardswish, "``hardswish``: ``x * relu6(x + 3) / 6``.")
+Hardsigmoid = _layer("Hardsigmoid", F.hardsigmoid, "``hardsigmoid``: ``relu6(x + 3) / 6``.")
+GLU = _layer("GLU", F.glu, "``glu``: gated linear unit along ``dim``.", dim=-1)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import functional_extras as FX
 from .functional import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
 from .module import Module
 
 __all__ = [
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
-    "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss",
+    "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss",
 ]
 
 
@@ -66,6 +67,69 @@ class BCEWithLogitsLoss(Module):
 
     def forward(self, logits: Any, target: Any) -> Any:
         return binary_cross_entropy_with_logits(logits, target, reduction=self.reduction, pos_weight=self.pos_weight)
+
+    def extra_repr(self) -> str:
+        return f"reduction={self.reduction!r}"
+
+
+class _ReducedLoss(Module):
+    """A loss layer ``fn(input, target, reduction=..., **options)`` with PyTorch's name and arguments."""
+
+    fn: Any = None
+    options: dict[str, Any] = {}
+
+    def __init__(self, reduction: str = "mean", **options: Any) -> None:
+        super().__init__()
+        unknown = set(options) - set(self.options)
+        if unknown:
+            raise TypeError(f"{type(self).__name__}: unexpected arguments {sorted(unknown)}; it takes "
+                            f"{['reduction', *self.options]}")
+        self.reduction = reduction
+        self.settings = {**self.options, **options}
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return type(self).fn(input, target, reduction=self.reduction, **self.settings)
+
+    def extra_repr(self) -> str:
+        return ", ".join([f"reduction={self.reduction!r}", *(f"{k}={v}" for k, v in self.settings.items())])
+
+
+class L1Loss(_ReducedLoss):
+    """Mean absolute error (``F.l1_loss``)."""
+
+    fn = staticmethod(FX.l1_loss)
+
+
+class SmoothL1Loss(_ReducedLoss):
+    """``F.smooth_l1_loss``: quadratic below ``beta``, linear above."""
+
+    fn = staticmethod(FX.smooth_l1_loss)
+    options = {"beta": 1.0}
+
+
+class HuberLoss(_ReducedLoss):
+    """``F.huber_loss``: quadratic below ``delta``, linear (slope ``delta``) above."""
+
+    fn = staticmethod(FX.huber_loss)
+    options = {"delta": 1.0}
+
+
+class KLDivLoss(_ReducedLoss):
+    """``F.kl_div``: ``input`` holds log-probabilities (``reduction="batchmean"`` is the true KL divergence)."""
+
+    fn = staticmethod(FX.kl_div)
+    options = {"log_target": False}
+
+
+class BCELoss(Module):
+    """Binary cross-entropy of probabilities (``F.binary_cross_entropy``); for logits use ``BCEWithLogitsLoss``."""
+
+    def __init__(self, weight: Any = None, reduction: str = "mean") -> None:
+        super().__init__()
+        self.weight, self.reduction = weight, reduction
+
+    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
+        return FX.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"

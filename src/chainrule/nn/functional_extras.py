@@ -1,0 +1,266 @@
+"""More of ``torch.nn.functional``: activations (``leaky_relu``, ``elu``, ``hardtanh``, ``mish``, ...),
+losses (``l1_loss``, ``smooth_l1_loss``, ``huber_loss``, ``binary_cross_entropy``, ``kl_div``) and
+``normalize``, ``cosine_similarity``, ``one_hot``.
+
+Each is a plain function built from chainrule's ops (importable from ``chainrule.nn.functional``), so it
+has every derivative of them. PyTorch's derivative at a kink is kept by choosing which side a branch
+point belongs to (``hardtanh``'s derivative is 0 at its bounds, ``hardswish``'s 0 at -3 and 1 at 3,
+``elu``'s second derivative 0 at 0). Branches are selected with masks of the values and computed on safe
+inputs, so the branch not taken never sends ``0 * inf = nan`` back.
+
+Example:
+    >>> import numpy as np
+    >>> import chainrule.nn.functional as F
+    >>> F.leaky_relu(np.array([-2.0, 3.0]), 0.1)
+    array([-0.2,  3. ])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops import elementwise as ew
+from ..ops._define import raw
+from ..ops.reductions import mean
+from ..ops.reductions import sum as reduce_sum
+from ..tensor import Tensor
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _values(x: Any) -> np.ndarray:
+    return np.asarray(raw(x))
+
+
+def _floating(name: str, x: Any) -> Any:
+    if not isinstance(x, Tensor) and _values(x).dtype.kind not in "fc":
+        return np.asarray(x, dtype=np.float64)
+    return x
+
+
+# -- activations --------------------------------------------------------------------------------------
+def leaky_relu(x: Any, negative_slope: float = 0.01) -> Any:
+    """``x`` where ``x > 0``, else ``negative_slope * x`` (derivative ``negative_slope`` at 0, as PyTorch)."""
+    x = _floating("leaky_relu", x)
+    return ew.where(_values(x) > 0, x, ew.multiply(x, negative_slope))
+
+
+def _expm1_below(x: Any, scale: float = 1.0) -> Any:
+    # expm1(x / scale) on the non-positive side only (0 elsewhere, chosen by the values: no tie at 0 halves the
+    # gradient): the positive side never overflows into the gradient as 0 * inf
+    v = _values(x)
+    return ew.expm1(ew.multiply(ew.where(v <= 0, x, np.zeros((), v.dtype)), 1.0 / scale))
+
+
+def _joined(x: Any, below: Any, slope_at_0: float) -> Any:
+    """``x`` above 0, ``below`` under it; at 0 itself the line of slope ``slope_at_0`` (PyTorch's derivatives
+    there: the left one first, 0 second)."""
+    v = _values(x)
+    return ew.where(v > 0, x, ew.where(v == 0, ew.multiply(x, slope_at_0), below))
+
+
+def elu(x: Any, alpha: float = 1.0) -> Any:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x) - 1)``."""
+    x = _floating("elu", x)
+    return _joined(x, ew.multiply(_expm1_below(x), alpha), alpha)
+
+
+def selu(x: Any) -> Any:
+    """``scale * elu(x, alpha)`` with the self-normalising constants."""
+    return ew.multiply(elu(x, _SELU_ALPHA), _SELU_SCALE)
+
+
+def celu(x: Any, alpha: float = 1.0) -> Any:
+    """``x`` where ``x > 0``, else ``alpha * (exp(x / alpha) - 1)``."""
+    x = _floating("celu", x)
+    return _joined(x, ew.multiply(_expm1_below(x, alpha), alpha), 1.0)
+
+
+def hardtanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
+    """``x`` clipped to ``[min_val, max_val]``; derivative 1 strictly inside, 0 at the bounds (as PyTorch)."""
+    if min_val > max_val:
+        raise ValueError(f"hardtanh: min_val {min_val} is larger than max_val {max_val}")
+    x = _floating("hardtanh", x)
+    v = _values(x)
+    return ew.where((v > min_val) & (v < max_val), x, np.clip(v, min_val, max_val).astype(v.dtype))
+
+
+def relu6(x: Any) -> Any:
+    """``hardtanh(x, 0, 6)``."""
+    return hardtanh(x, 0.0, 6.0)
+
+
+def softsign(x: Any) -> Any:
+    """``x / (1 + |x|)``."""
+    return ew.divide(x, ew.add(ew.abs(x), 1.0))
+
+
+def logsigmoid(x: Any) -> Any:
+    """``log(sigmoid(x)) = -log(1 + exp(-x))``, stable for large ``|x|``."""
+    return ew.negative(ew.logaddexp(ew.negative(x), 0.0))
+
+
+def mish(x: Any) -> Any:
+    """``x * tanh(log(1 + exp(x)))``."""
+    return ew.multiply(x, ew.tanh(ew.logaddexp(x, 0.0)))
+
+
+def hardswish(x: Any) -> Any:
+    """0 up to -3, ``x * (x + 3) / 6`` on (-3, 3), ``x`` from 3 (derivative 0 at -3 and 1 at 3, as PyTorch)."""
+    x = _floating("hardswish", x)
+    v = _values(x)
+    middle = ew.multiply(ew.multiply(x, ew.add(x, 3.0)), 1.0 / 6.0)
+    return ew.where(v <= -3, np.zeros((), v.dtype), ew.where(v < 3, middle, x))
+
+
+def hardsigmoid(x: Any) -> Any:
+    """``x / 6 + 1/2`` clipped to [0, 1]; derivative 1/6 strictly inside (-3, 3), 0 elsewhere (as PyTorch)."""
+    x = _floating("hardsigmoid", x)
+    v = _values(x)
+    return ew.where((v > -3) & (v < 3), ew.add(ew.multiply(x, 1.0 / 6.0), 0.5), (v >= 3).astype(v.dtype))
+
+
+def glu(x: Any, dim: int = -1) -> Any:
+    """Gated linear unit: the first half of ``dim`` times the sigmoid of the second half."""
+    n = np.shape(raw(x))[dim]
+    if n % 2:
+        raise ValueError(f"glu: dim {dim} has odd size {n}; it must split into two halves")
+    index = [slice(None)] * np.ndim(raw(x))
+    first, second = list(index), list(index)
+    first[dim], second[dim] = slice(0, n // 2), slice(n // 2, n)
+    x = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+    return ew.multiply(x[tuple(first)], ew.sigmoid(x[tuple(second)]))
+
+
+# -- losses ---------------------------------------------------------------------------------------------
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+def _reduced(name: str, losses: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return mean(losses)
+    if reduction == "sum":
+        return reduce_sum(losses)
+    if reduction == "none":
+        return losses
+    raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _difference(name: str, x: Any, y: Any) -> Any:
+    if np.shape(raw(x)) != np.shape(raw(y)):
+        raise ValueError(f"{name}: input of shape {np.shape(raw(x))} and target of shape {np.shape(raw(y))} must "
+                         "have the same shape")
+    return ew.subtract(x, y)
+
+
+def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
+    """Mean (or sum) of ``|input - target|``."""
+    return _reduced("l1_loss", ew.abs(_difference("l1_loss", input, target)), reduction)
+
+
+def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Any:  # noqa: A002
+    """``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - beta / 2`` (``d = input - target``)."""
+    d = _difference("smooth_l1_loss", input, target)
+    if beta == 0:
+        return _reduced("smooth_l1_loss", ew.abs(d), reduction)
+    small = np.abs(_values(d)) < beta
+    inside = ew.multiply(ew.multiply(d, d), 0.5 / beta)
+    return _reduced("smooth_l1_loss", ew.where(small, inside, ew.subtract(ew.abs(d), 0.5 * beta)), reduction)
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Any:  # noqa: A002
+    """``0.5 d**2`` where ``|d| < delta``, else ``delta * (|d| - delta / 2)`` (``d = input - target``)."""
+    d = _difference("huber_loss", input, target)
+    small = np.abs(_values(d)) < delta
+    outside = ew.multiply(ew.subtract(ew.abs(d), 0.5 * delta), delta)
+    return _reduced("huber_loss", ew.where(small, ew.multiply(ew.multiply(d, d), 0.5), outside), reduction)
+
+
+def _clamped_log(arg: Any, arg_values: np.ndarray, log: Any, of: np.ndarray) -> Any:
+    """``max(log(of), -100)`` as PyTorch clamps it; where it is clamped the log is taken of a safe 1 instead, so
+    its derivative (1 / 0 at a probability of 0) never meets the zero cotangent as 0 * inf."""
+    with np.errstate(divide="ignore"):
+        kept = np.log(of) > -100
+    one = np.ones((), arg_values.dtype)
+    safe = ew.where(kept, arg, np.zeros((), arg_values.dtype) if log is ew.log1p else one)
+    return ew.where(kept, log(safe), np.full((), -100.0, arg_values.dtype))
+
+
+def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction: str = "mean") -> Any:  # noqa: A002
+    """``-(y log p + (1 - y) log(1 - p))`` of probabilities ``p`` in [0, 1]; each log is clamped at -100, as
+    PyTorch's (a probability of exactly 0 or 1 gives a finite loss); where ``p (1 - p) < 1e-12`` the gradient
+    is PyTorch's formula ``(p - y) / max(p (1 - p), 1e-12)``. For logits use ``binary_cross_entropy_with_logits``."""
+    _difference("binary_cross_entropy", input, target)  # (checks the shapes)
+    p = input
+    v = _values(p)
+    if v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
+        raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; for logits use "
+                         "binary_cross_entropy_with_logits")
+    log_p = _clamped_log(p, v, ew.log, v)
+    log_q = _clamped_log(ew.negative(p), -v, ew.log1p, 1.0 - v)
+    losses = ew.negative(ew.add(ew.multiply(target, log_p), ew.multiply(ew.subtract(1.0, target), log_q)))
+    edge = v * (1 - v) < 1e-12  # p at (or within 1e-12 of) 0 or 1: PyTorch's gradient is its formula there
+    if edge.any():
+        y = _values(target)
+        slope = np.where(edge, (v - y) / np.maximum(v * (1 - v), 1e-12), 0.0).astype(v.dtype)
+        losses = ew.where(edge, ew.add(_values(losses), ew.multiply(ew.subtract(p, v), slope)), losses)
+    if weight is not None:
+        losses = ew.multiply(losses, weight)
+    return _reduced("binary_cross_entropy", losses, reduction)
+
+
+def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Any:  # noqa: A002
+    """PyTorch's ``kl_div``: ``input`` holds log-probabilities; pointwise ``target * (log target - input)``
+    (0 where the target is 0), or ``exp(t) * (t - input)`` with ``log_target``. ``reduction="batchmean"``
+    divides the sum by the batch size (the true KL divergence); "mean" averages over every entry."""
+    if log_target:
+        pointwise = ew.multiply(ew.exp(target), ew.subtract(target, input))
+    else:
+        t = _values(target)
+        positive = t > 0
+        safe_log = ew.log(ew.where(positive, target, np.ones((), t.dtype)))
+        pointwise = ew.where(positive, ew.multiply(target, ew.subtract(safe_log, input)),
+                             ew.multiply(ew.negative(target), input))
+    if reduction == "batchmean":
+        n = np.shape(raw(input))[0] if np.ndim(raw(input)) else 1
+        return ew.divide(reduce_sum(pointwise), float(n))
+    return _reduced("kl_div", pointwise, reduction)
+
+
+# -- vectors ------------------------------------------------------------------------------------------
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    x = input if isinstance(input, Tensor) else Tensor(np.asarray(input, dtype=float))
+    norm = x.norm(p=p, dim=dim, keepdim=True)
+    return ew.divide(x, ew.maximum(norm, eps))
+
+
+def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
+    """``sum(x1 * x2) / sqrt(max(|x1|**2 * |x2|**2, eps**2))`` along ``dim`` (inputs broadcast), as PyTorch."""
+    a = x1 if isinstance(x1, Tensor) else Tensor(np.asarray(x1, dtype=float))
+    dot = reduce_sum(ew.multiply(a, x2), axis=dim)
+    sq1 = reduce_sum(ew.multiply(a, a), axis=dim)
+    sq2 = reduce_sum(ew.multiply(x2, x2), axis=dim)
+    return ew.divide(dot, ew.sqrt(ew.maximum(ew.multiply(sq1, sq2), eps * eps)))
+
+
+def one_hot(tensor: Any, num_classes: int = -1) -> Any:
+    """Integer class indices to one-hot int64 rows (``num_classes=-1``: one more than the largest index)."""
+    idx = np.asarray(raw(tensor))
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"one_hot: expected integer class indices, got dtype {idx.dtype}")
+    if idx.size and idx.min() < 0:
+        raise ValueError("one_hot: class indices must be non-negative")
+    n = int(idx.max()) + 1 if num_classes == -1 else int(num_classes)
+    if idx.size and idx.max() >= n:
+        raise ValueError(f"one_hot: class {int(idx.max())} is out of range for num_classes={n}")
+    out = (idx[..., None] == np.arange(n)).astype(np.int64)
+    return Tensor._wrap(out) if isinstance(tensor, Tensor) else out
+
+
+__all__ = ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softsign", "logsigmoid", "mish", "hardswish",
+           "hardsigmoid", "glu", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
+           "normalize", "cosine_similarity", "one_hot"]
