@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from . import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, vjp, jvp, hvp
 from .autodiff.backprop import backward, grad
 
-__all__ = ["backward", "grad"]
+__all__ = ["backward", "grad", "functional"]

@@ -1,0 +1,160 @@
+"""``chainrule.autograd.functional``: PyTorch's ``torch.autograd.functional`` (jacobian, hessian, vjp, jvp,
+hvp, vhp) on Tensors, built on ``chainrule.autograd.grad`` so ``create_graph=True`` gives results that are
+differentiable again.
+
+Shapes and nesting are PyTorch's: a Tensor input gives a Tensor, a tuple of inputs a tuple; ``jacobian`` is
+``output.shape + input.shape``; ``hessian`` of a tuple of inputs is a tuple of tuples ``H[i][j]``. The
+JAX-style ``chainrule.jacrev``, ``hessian``, ``jvp`` do the same on arrays without building a graph.
+
+Example:
+    >>> import chainrule as cr
+    >>> cr.autograd.functional.hessian(lambda x: (x ** 3).sum(), cr.Tensor([1.0, 2.0])).tolist()
+    [[6.0, 0.0], [0.0, 12.0]]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .autodiff.backprop import grad
+from .tensor import Tensor
+
+__all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
+
+
+def _inputs(inputs: Any, create_graph: bool) -> tuple[tuple[Tensor, ...], bool]:
+    """The inputs as a tuple of Tensors that require grad (the caller's own where their graph must be kept)."""
+    single = not isinstance(inputs, (tuple, list))
+    items = (inputs,) if single else tuple(inputs)
+    out = []
+    for x in items:
+        t = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+        if t.dtype.kind not in "fc":
+            raise TypeError(f"autograd.functional: inputs must be floating point Tensors, got dtype {t.dtype}")
+        out.append(t if create_graph and t.requires_grad else Tensor(t.data.copy(), requires_grad=True))
+    return tuple(out), single
+
+
+def _outputs(out: Any) -> tuple[tuple[Tensor, ...], bool]:
+    single = not isinstance(out, (tuple, list))
+    items = (out,) if single else tuple(out)
+    return tuple(o if isinstance(o, Tensor) else Tensor(np.asarray(o)) for o in items), single
+
+
+def _kept(t: Any, create_graph: bool) -> Tensor:
+    return t if create_graph else t.detach()
+
+
+def _grads(output: Any, xs: tuple[Tensor, ...], grad_output: Any, create_graph: bool) -> tuple[Tensor, ...]:
+    if not isinstance(output, Tensor) or not output.requires_grad:  # the output does not depend on the inputs
+        return tuple(Tensor(np.zeros(x.shape, dtype=x.dtype)) for x in xs)
+    return tuple(grad(output, xs, grad_outputs=grad_output, retain_graph=True, create_graph=create_graph,
+                      allow_unused=True, materialize_grads=True))
+
+
+def _stacked(rows: list[Tensor], shape: tuple[int, ...]) -> Tensor:
+    from .ops.shape import reshape, stack
+
+    return reshape(stack(rows), shape) if rows else Tensor(np.zeros(shape))
+
+
+def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """PyTorch's ``jacobian``: d output / d input, shaped ``output.shape + input.shape``, one reverse pass
+    per output entry."""
+    if strategy not in ("reverse-mode", "forward-mode"):
+        raise ValueError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got {strategy!r}")
+    xs, single_in = _inputs(inputs, create_graph)
+    outs, single_out = _outputs(func(*xs))
+    table = []
+    for out in outs:
+        rows: list[list[Tensor]] = [[] for _ in xs]
+        flat = out.reshape((-1,))
+        for k in range(flat.shape[0]):
+            seed = np.zeros(flat.shape, dtype=out.dtype)
+            seed[k] = 1.0
+            picked = (flat * Tensor(seed)).sum() if out.requires_grad else None
+            for i, g in enumerate(_grads(picked, xs, None, create_graph)):
+                rows[i].append(g)
+        per_input = tuple(_kept(_stacked(r, out.shape + x.shape), create_graph) for r, x in zip(rows, xs, strict=True))
+        table.append(per_input[0] if single_in else per_input)
+    return table[0] if single_out else tuple(table)
+
+
+def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """PyTorch's ``hessian`` of a function with one output entry: ``input.shape + input.shape`` (a tuple of
+    tuples ``H[i][j]`` for several inputs)."""
+    xs, single_in = _inputs(inputs, create_graph)
+
+    def gradient(*args: Tensor) -> Any:
+        (out,), _ = _outputs(func(*args))
+        if out.size != 1:
+            raise RuntimeError(f"hessian: the function must return one entry, got shape {out.shape}")
+        gs = _grads(out.reshape(()), args, None, True)
+        return gs[0] if single_in else gs
+
+    return jacobian(gradient, xs[0] if single_in else xs, create_graph=create_graph)
+
+
+def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """PyTorch's ``vjp``: ``(func(inputs), v^T J)``; ``v`` may be None for an output of one entry."""
+    xs, single_in = _inputs(inputs, create_graph)
+    outs, single_out = _outputs(func(*xs))
+    vs = _cotangents("vjp", outs, v)
+    total = sum((o * w).sum() for o, w in zip(outs, vs, strict=True))
+    gs = tuple(_kept(g, create_graph) for g in _grads(total, xs, None, create_graph))
+    shown = tuple(_kept(o, create_graph) for o in outs)
+    return (shown[0] if single_out else shown), (gs[0] if single_in else gs)
+
+
+def _cotangents(name: str, outs: tuple[Tensor, ...], v: Any) -> tuple[Tensor, ...]:
+    if v is None:
+        if any(o.size != 1 for o in outs):
+            raise RuntimeError(f"{name}: v can be None only when the function returns one entry; pass v with the "
+                               f"output's shape {[o.shape for o in outs]}")
+        return tuple(Tensor(np.ones(o.shape, dtype=o.dtype)) for o in outs)
+    vs = (v,) if not isinstance(v, (tuple, list)) else tuple(v)
+    if len(vs) != len(outs) or any(np.shape(w.data if isinstance(w, Tensor) else w) != o.shape
+                                   for w, o in zip(vs, outs, strict=False)):
+        raise RuntimeError(f"{name}: v must match the output's shapes {[o.shape for o in outs]}")
+    return tuple(w if isinstance(w, Tensor) else Tensor(np.asarray(w, dtype=o.dtype)) for w, o in zip(vs, outs))
+
+
+def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """PyTorch's ``jvp``: ``(func(inputs), J v)``, by the double-backward trick (as PyTorch does)."""
+    xs, single_in = _inputs(inputs, create_graph)
+    outs, single_out = _outputs(func(*xs))
+    ts = _cotangents("jvp", xs, v)
+    us = tuple(Tensor(np.zeros(o.shape, dtype=o.dtype), requires_grad=True) for o in outs)
+    total = sum((o * u).sum() for o, u in zip(outs, us, strict=True))
+    gs = _grads(total, xs, None, True)  # = J^T u, linear in u
+    inner = sum((g * t).sum() for g, t in zip(gs, ts, strict=True))
+    tangents = tuple(_kept(t, create_graph) for t in _grads(inner, us, None, create_graph))
+    shown = tuple(_kept(o, create_graph) for o in outs)
+    return (shown[0] if single_out else shown), (tangents[0] if single_out else tangents)
+
+
+def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """PyTorch's ``vhp``: ``(func(inputs), v^T H)`` for a function with one output entry."""
+    xs, single_in = _inputs(inputs, create_graph)
+    (out,), _ = _outputs(func(*xs))
+    if out.size != 1:
+        raise RuntimeError(f"vhp: the function must return one entry, got shape {out.shape}")
+    vs = _cotangents("vhp", xs, v)
+    gs = _grads(out.reshape(()), xs, None, True)
+    inner = sum((g * w).sum() for g, w in zip(gs, vs, strict=True))
+    products = tuple(_kept(h, create_graph) for h in _grads(inner, xs, None, create_graph))
+    return _kept(out, create_graph), (products[0] if single_in else products)
+
+
+def hvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """PyTorch's ``hvp``: ``(func(inputs), H v)`` (H is symmetric where the function is twice differentiable)."""
+    return vhp(func, inputs, v, create_graph, strict)
