@@ -13,7 +13,7 @@ Example:
 
 from __future__ import annotations
 
-from . import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, vjp, jvp, hvp
 from .autodiff.backprop import backward, grad
+from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
 __all__ = ["backward", "grad", "functional"]

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from .autodiff.backprop import grad
-from .tensor import Tensor
+from ..autodiff.backprop import grad
+from ..tensor import Tensor
 
 __all__ = ["jacobian", "hessian", "vjp", "jvp", "hvp", "vhp"]
 
@@ -56,7 +56,7 @@ def _grads(output: Any, xs: tuple[Tensor, ...], grad_output: Any, create_graph: 
 
 
 def _stacked(rows: list[Tensor], shape: tuple[int, ...]) -> Tensor:
-    from .ops.shape import reshape, stack
+    from ..ops.shape import reshape, stack
 
     return reshape(stack(rows), shape) if rows else Tensor(np.zeros(shape))
 
