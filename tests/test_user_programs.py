@@ -406,3 +406,20 @@ def test_max_and_min_with_dim_work_under_vmap_as_jax_max():
     fj = lambda a: (jnp.min(a, axis=0, keepdims=True) ** 3).sum()  # noqa: E731
     np.testing.assert_allclose(cr.vmap(lambda t: cr.jvp(cr.grad(f), (x0,), (t,))[1])(tangents),
                                jax.vmap(lambda t: jax.jvp(jax.grad(fj), (x0,), (t,))[1])(tangents), rtol=1e-14)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("loss", [
+    lambda F, W, x, y: F.cross_entropy(x, y), lambda F, W, x, y: F.cross_entropy(x[None], y[None], W),
+    lambda F, W, x, y: F.cross_entropy(x, y, label_smoothing=0.2), lambda F, W, x, y: F.mse_loss(x.tanh(), x * 0.5),
+    lambda F, W, x, y: F.binary_cross_entropy_with_logits(x, x.sigmoid() * 0.5),
+    lambda F, W, x, y: F.huber_loss(x, x * x), lambda F, W, x, y: F.elu(x).sum() + F.hardtanh(x * 2).sum(),
+], ids=["cross_entropy", "cross_entropy_weighted_rows", "label_smoothing", "mse", "bce_logits", "huber", "activations"])
+def test_per_example_gradients_of_losses_under_vmap_match_torch_func(loss):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rng = np.random.default_rng(0)
+    xs, ys, weight = rng.normal(size=(5, 4)), rng.integers(0, 4, 5), np.array([1.0, 2.0, 0.5, 1.5])
+    ours = cr.vmap(cr.grad(lambda x, y: loss(cr.nn.functional, weight, x, y)))(xs, ys)  # ConcreteValueError before
+    theirs = torch.func.vmap(torch.func.grad(lambda x, y: loss(torch.nn.functional, torch.tensor(weight), x, y)))(
+        torch.tensor(xs), torch.tensor(ys))
+    np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-12, atol=1e-15)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..batching.value import Batched
 from ..ops import elementwise as ew
 from ..ops._define import raw
 from ..ops.reductions import mean
@@ -31,8 +32,10 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _values(x: Any) -> np.ndarray:
-    return np.asarray(raw(x))
+def _values(x: Any) -> Any:
+    """The values, to choose branches by; inside ``vmap`` the batched value itself (its comparisons batch)."""
+    v = raw(x)
+    return v if isinstance(v, Batched) else np.asarray(v)
 
 
 def _floating(name: str, x: Any) -> Any:
@@ -85,7 +88,8 @@ def hardtanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
         raise ValueError(f"hardtanh: min_val {min_val} is larger than max_val {max_val}")
     x = _floating("hardtanh", x)
     v = _values(x)
-    return ew.where((v > min_val) & (v < max_val), x, np.clip(v, min_val, max_val).astype(v.dtype))
+    bound = ew.where(v >= max_val, np.full((), max_val, v.dtype), np.full((), min_val, v.dtype))
+    return ew.where((v > min_val) & (v < max_val), x, bound)
 
 
 def relu6(x: Any) -> Any:
@@ -131,7 +135,7 @@ def glu(x: Any, dim: int = -1) -> Any:
     index = [slice(None)] * np.ndim(raw(x))
     first, second = list(index), list(index)
     first[dim], second[dim] = slice(0, n // 2), slice(n // 2, n)
-    x = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
+    x = x if isinstance(x, (Tensor, Batched)) else Tensor(np.asarray(x))
     return ew.multiply(x[tuple(first)], ew.sigmoid(x[tuple(second)]))
 
 
@@ -179,11 +183,10 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     return _reduced("huber_loss", ew.where(small, ew.multiply(ew.multiply(d, d), 0.5), outside), reduction)
 
 
-def _clamped_log(arg: Any, arg_values: np.ndarray, log: Any, of: np.ndarray) -> Any:
+def _clamped_log(arg: Any, arg_values: Any, log: Any, of: Any) -> Any:
     """``max(log(of), -100)`` as PyTorch clamps it; where it is clamped the log is taken of a safe 1 instead, so
     its derivative (1 / 0 at a probability of 0) never meets the zero cotangent as 0 * inf."""
-    with np.errstate(divide="ignore"):
-        kept = np.log(of) > -100
+    kept = of > np.exp(-100.0)  # log(of) > -100
     one = np.ones((), arg_values.dtype)
     safe = ew.where(kept, arg, np.zeros((), arg_values.dtype) if log is ew.log1p else one)
     return ew.where(kept, log(safe), np.full((), -100.0, arg_values.dtype))
@@ -196,14 +199,15 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction:
     _difference("binary_cross_entropy", input, target)  # (checks the shapes)
     p = input
     v = _values(p)
-    if v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
+    batched = isinstance(v, Batched)
+    if not batched and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
         raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; for logits use "
                          "binary_cross_entropy_with_logits")
     log_p = _clamped_log(p, v, ew.log, v)
     log_q = _clamped_log(ew.negative(p), -v, ew.log1p, 1.0 - v)
     losses = ew.negative(ew.add(ew.multiply(target, log_p), ew.multiply(ew.subtract(1.0, target), log_q)))
-    edge = v * (1 - v) < 1e-12  # p at (or within 1e-12 of) 0 or 1: PyTorch's gradient is its formula there
-    if edge.any():
+    edge = None if batched else v * (1 - v) < 1e-12  # p at (or within 1e-12 of) 0 or 1: PyTorch's formula
+    if edge is not None and edge.any():
         y = _values(target)
         slope = np.where(edge, (v - y) / np.maximum(v * (1 - v), 1e-12), 0.0).astype(v.dtype)
         losses = ew.where(edge, ew.add(_values(losses), ew.multiply(ew.subtract(p, v), slope)), losses)
@@ -233,14 +237,14 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
 # -- vectors ------------------------------------------------------------------------------------------
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
     """``input / max(||input||_p, eps)`` along ``dim``."""
-    x = input if isinstance(input, Tensor) else Tensor(np.asarray(input, dtype=float))
+    x = input if isinstance(input, (Tensor, Batched)) else Tensor(np.asarray(input, dtype=float))
     norm = x.norm(p=p, dim=dim, keepdim=True)
     return ew.divide(x, ew.maximum(norm, eps))
 
 
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     """``sum(x1 * x2) / sqrt(max(|x1|**2 * |x2|**2, eps**2))`` along ``dim`` (inputs broadcast), as PyTorch."""
-    a = x1 if isinstance(x1, Tensor) else Tensor(np.asarray(x1, dtype=float))
+    a = x1 if isinstance(x1, (Tensor, Batched)) else Tensor(np.asarray(x1, dtype=float))
     dot = reduce_sum(ew.multiply(a, x2), axis=dim)
     sq1 = reduce_sum(ew.multiply(a, a), axis=dim)
     sq2 = reduce_sum(ew.multiply(x2, x2), axis=dim)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..batching.value import Batched
 from ..ops._define import raw
 from ..ops._saved import Saved
 from ..ops.elementwise import multiply, sigmoid, square
@@ -183,6 +184,8 @@ def cross_entropy(
         1000.0
     """
     _check_reduction("cross_entropy", reduction)
+    if _batched(logits, target, weight):
+        return _vmapped_cross_entropy(logits, target, weight, ignore_index, float(label_smoothing), reduction)
     if not 0.0 <= float(label_smoothing) <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if isinstance(target, Tensor) and target._requires_grad:
@@ -246,6 +249,38 @@ def cross_entropy(
     if reduction == "none":
         out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
     return out
+
+
+def _batched(*values: Any) -> bool:
+    """Whether any value is one example of a batch under ``vmap`` (its values cannot be read)."""
+    return any(isinstance(v, Batched) for v in values)
+
+
+def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, smoothing: float,
+                           reduction: str) -> Any:
+    """``cross_entropy`` inside ``vmap``, from ops that batch (log_softmax, take_along_axis, where): the fused
+    node reads the target's values, which differ between examples."""
+    axis = 0 if x.ndim == 1 else 1
+    c = x.shape[axis]
+    logp = log_softmax(x, axis=axis)
+    w = None if weight is None else Tensor(np.asarray(raw(weight), dtype=x.dtype))
+    w_shape = (c,) + (1,) * (x.ndim - axis - 1)
+    if np.dtype(target.dtype).kind == "f":  # class probabilities
+        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+        per_class = logp * q if w is None else logp * q * w.reshape(w_shape)
+        return _reduce("cross_entropy", -per_class.sum(axis=axis), reduction)
+    valid = target != ignore_index
+    t = np.where(valid, target, 0)
+    picked = -np.take_along_axis(logp, np.expand_dims(t, axis), axis=axis).squeeze(axis)
+    row_w = valid * (1.0 if w is None else w[t])
+    losses = picked * row_w
+    if smoothing:
+        spread = -(logp if w is None else logp * w.reshape(w_shape)).sum(axis=axis) * valid
+        losses = losses * (1.0 - smoothing) + spread * (smoothing / c)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    return total / row_w.sum() if reduction == "mean" else total
 
 
 def _class_weights(name: str, weight: Any, c: int, dtype: Any) -> np.ndarray:
@@ -373,7 +408,7 @@ def binary_cross_entropy_with_logits(
     dt = np.result_type(raw(logits))
     if dt.kind != "f":
         raise TypeError(f"binary_cross_entropy_with_logits: logits must be floating point, got dtype {dt}")
-    if not isinstance(target, Tensor):
+    if not isinstance(target, (Tensor, Batched)):
         target = np.asarray(target, dtype=dt)
     args = (logits, target) if pos_weight is None else (logits, target, np.asarray(raw(pos_weight), dtype=dt))
     return _reduce("binary_cross_entropy_with_logits", _bce(*args), reduction)
@@ -396,6 +431,6 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: 
             f"mse_loss: input of shape {si} and target of shape {st} must have the same shape "
             "(broadcasting them is usually a bug; reshape one, e.g. target.reshape(-1, 1))"
         )
-    if not isinstance(target, Tensor):
+    if not isinstance(target, (Tensor, Batched)):
         target = np.asarray(target, dtype=np.result_type(raw(input)))
     return _reduce("mse_loss", square(input - target), reduction)
