@@ -423,3 +423,26 @@ def test_per_example_gradients_of_losses_under_vmap_match_torch_func(loss):
     theirs = torch.func.vmap(torch.func.grad(lambda x, y: loss(torch.nn.functional, torch.tensor(weight), x, y)))(
         torch.tensor(xs), torch.tensor(ys))
     np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.oracle
+def test_index_put_and_fill_diagonal_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    x, t = cr.Tensor(np.zeros((2, 3)), requires_grad=True), torch.zeros(2, 3, dtype=torch.float64, requires_grad=True)
+    v, tv = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True), torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    rows, cols = np.array([0, 1, 1]), np.array([0, 2, 2])
+    y = x.index_put((rows, cols), v, accumulate=True)
+    ty = t.index_put((torch.tensor(rows), torch.tensor(cols)), tv, accumulate=True)
+    w = np.arange(6.0).reshape(2, 3)
+    (y * w).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    np.testing.assert_array_equal(y.data, ty.detach().numpy())
+    np.testing.assert_array_equal(v.grad.data, tv.grad.numpy())
+    with pytest.raises(ValueError, match="index_put: indices name some positions more than once"):
+        x.index_put((rows, cols), v)
+    a, ta = cr.Tensor(np.ones((3, 3))), torch.ones(3, 3, dtype=torch.float64)
+    a.fill_diagonal_(5.0)
+    ta.fill_diagonal_(5.0)
+    a.index_put_((np.array([2]), np.array([0])), cr.Tensor([7.0]))
+    ta.index_put_((torch.tensor([2]), torch.tensor([0])), torch.tensor([7.0], dtype=torch.float64))
+    np.testing.assert_array_equal(a.data, ta.numpy())

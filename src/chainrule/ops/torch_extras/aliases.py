@@ -202,6 +202,35 @@ def logit(self: Tensor, eps: float | None = None) -> Any:
     return _logit(self if eps is None else self.clamp(eps, 1.0 - eps))
 
 
+@tensor_method("index_put")
+def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Any:
+    """PyTorch's ``index_put``: ``self`` with ``values`` written (``accumulate=True``: added) at the positions
+    ``indices`` (a tuple of index arrays, one per leading dim). Repeated positions need ``accumulate=True``."""
+    position = tuple(np.asarray(i.data if isinstance(i, Tensor) else i) for i in indices)
+    if accumulate:
+        return add_at(self, position, values)
+    hit = np.zeros(self.shape, dtype=np.int64)
+    np.add.at(hit, position, 1)
+    if hit.max(initial=0) > 1:
+        raise ValueError("index_put: indices name some positions more than once, so the result would depend on the "
+                         "order; make them unique, or pass accumulate=True to add")
+    kept = declared("where")(hit.astype(bool), np.zeros((), dtype=self.dtype), self)
+    return add_at(kept, position, values)
+
+
+@tensor_method("fill_diagonal_")
+def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """PyTorch's ``fill_diagonal_``: the main diagonal set to ``fill_value``, in place (allowed under no_grad or
+    outside the graph)."""
+    values_of(self, "fill_diagonal_")
+    self._inplace_guard("fill_diagonal_")
+    if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
+        raise ValueError(f"fill_diagonal_: needs at least 2 dimensions, all of one size beyond 2, got {self.shape}")
+    np.fill_diagonal(self.data, fill_value, wrap=wrap)
+    self._bump_version()
+    return self
+
+
 # -- in place: PyTorch's ``t.relu_()``, ``t.masked_fill_(m, v)``, ... (allowed under no_grad or outside the graph)
 def _in_place_of(name: str) -> Any:
     """``t.<name>_(...)``: the out-of-place method ``t.<name>(...)``, written over the values."""
@@ -229,5 +258,5 @@ for _name in ("relu", "sigmoid", "tanh", "log", "log1p", "log2", "log10", "expm1
               "trunc", "frac", "sign", "sgn", "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv",
               "masked_fill", "index_fill", "index_add", "scatter", "scatter_add", "fmod", "remainder", "atan2",
               "hypot", "copysign", "nan_to_num", "logit", "xlogy", "true_divide", "multiply", "subtract", "divide",
-              "tril", "triu", "absolute", "negative", "logaddexp"):
+              "tril", "triu", "absolute", "negative", "logaddexp", "index_put"):
     tensor_method(f"{_name}_", _in_place_of(_name))
