@@ -429,7 +429,8 @@ def test_per_example_gradients_of_losses_under_vmap_match_torch_func(loss):
 def test_index_put_and_fill_diagonal_as_pytorch():
     torch = pytest.importorskip("torch", reason="torch is not installed")
     x, t = cr.Tensor(np.zeros((2, 3)), requires_grad=True), torch.zeros(2, 3, dtype=torch.float64, requires_grad=True)
-    v, tv = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True), torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    tv = torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64, requires_grad=True)
     rows, cols = np.array([0, 1, 1]), np.array([0, 2, 2])
     y = x.index_put((rows, cols), v, accumulate=True)
     ty = t.index_put((torch.tensor(rows), torch.tensor(cols)), tv, accumulate=True)
