@@ -447,3 +447,23 @@ def test_index_put_and_fill_diagonal_as_pytorch():
     a.index_put_((np.array([2]), np.array([0])), cr.Tensor([7.0]))
     ta.index_put_((torch.tensor([2]), torch.tensor([0])), torch.tensor([7.0], dtype=torch.float64))
     np.testing.assert_array_equal(a.data, ta.numpy())
+
+
+@pytest.mark.oracle
+def test_autograd_backward_and_grads_batched_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    x, t = cr.Tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    (g,) = cr.autograd.grad(x**3, x, grad_outputs=cr.Tensor(np.eye(2)), is_grads_batched=True, create_graph=True)
+    (tg,) = torch.autograd.grad(t**3, t, grad_outputs=torch.eye(2, dtype=torch.float64), is_grads_batched=True,
+                                create_graph=True)
+    np.testing.assert_array_equal(g.data, tg.detach().numpy())  # the rows of the Jacobian
+    g.sum().backward()
+    tg.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, t.grad.numpy())
+    x.grad, t.grad = None, None
+    cr.autograd.backward([(x * x).sum(), x * 3], [None, cr.Tensor([1.0, 2.0])])  # None for a one-element root
+    torch.autograd.backward([(t * t).sum(), t * 3], [None, torch.tensor([1.0, 2.0], dtype=torch.float64)])
+    np.testing.assert_array_equal(x.grad.data, t.grad.numpy())
+    w = cr.Tensor([2.0], requires_grad=True)
+    cr.autograd.backward((x * w).sum(), inputs=[w])
+    assert w.grad.tolist() == [3.0] and x.grad.tolist() == [5.0, 10.0]  # x.grad untouched

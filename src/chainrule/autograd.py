@@ -13,7 +13,81 @@ Example:
 
 from __future__ import annotations
 
-from .autodiff.backprop import backward, grad
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .autodiff.backprop import backward as _backward
+from .autodiff.backprop import grad as _grad
+from .ops.shape import stack
+from .tensor import Tensor
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
 __all__ = ["backward", "grad", "functional"]
+
+
+def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,
+         create_graph: bool = False, allow_unused: bool | None = None, retain_graph: bool | None = None,
+         materialize_grads: bool = False, is_grads_batched: bool = False) -> tuple[Tensor | None, ...]:
+    """PyTorch's ``torch.autograd.grad`` (see ``chainrule.autodiff.backprop.grad``).
+
+    ``is_grads_batched=True``: each ``grad_outputs`` has one more leading axis, a batch of cotangents; the
+    results have it too (one reverse pass per batch entry, stacked).
+
+    Example:
+        >>> import numpy as np, chainrule as cr
+        >>> x = cr.Tensor([1.0, 2.0], requires_grad=True)
+        >>> cr.autograd.grad(x ** 2, x, grad_outputs=cr.Tensor(np.eye(2)), is_grads_batched=True)[0].tolist()
+        [[2.0, 0.0], [0.0, 4.0]]
+    """
+    if not is_grads_batched:
+        return _grad(outputs, inputs, grad_outputs, create_graph, allow_unused, retain_graph, materialize_grads)
+    if grad_outputs is None:
+        raise RuntimeError("grad: is_grads_batched=True needs grad_outputs, with a leading batch axis")
+    single = isinstance(outputs, Tensor)
+    batches = [grad_outputs] if single else list(grad_outputs)
+    sizes = {int(np.shape(b.data if isinstance(b, Tensor) else b)[0]) for b in batches}
+    if len(sizes) != 1:
+        raise RuntimeError(f"grad: is_grads_batched=True needs one batch size in grad_outputs, got {sorted(sizes)}")
+    (n,) = sizes
+    rows = []
+    for i in range(n):
+        picked = [b[i] for b in batches]
+        rows.append(_grad(outputs, inputs, picked[0] if single else picked, create_graph, allow_unused,
+                          True if i < n - 1 else retain_graph, materialize_grads))
+    return tuple(None if rows[0][k] is None else stack([r[k] for r in rows]) for k in range(len(rows[0])))
+
+
+def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retain_graph: bool | None = None,
+             create_graph: bool = False, inputs: Any = None, *, gradients: Any = None) -> None:
+    """PyTorch's ``torch.autograd.backward``: add d(tensors)/d(leaf) into each leaf's ``.grad``.
+
+    ``grad_tensors`` (also ``gradients=``): one cotangent per tensor, None for a one-element tensor.
+    ``inputs``: only these Tensors' ``.grad`` are written.
+
+    Example:
+        >>> import chainrule as cr
+        >>> x = cr.Tensor([1.0, 2.0], requires_grad=True)
+        >>> cr.autograd.backward([(x * x).sum(), (3 * x).sum()])
+        >>> x.grad.tolist()
+        [5.0, 7.0]
+    """
+    if gradients is not None:
+        if grad_tensors is not None:
+            raise TypeError("backward: pass grad_tensors or gradients (its older name), not both")
+        grad_tensors = gradients
+    roots = [tensors] if isinstance(tensors, Tensor) else list(tensors)
+    cotangents = [None] * len(roots) if grad_tensors is None else (
+        [grad_tensors] if isinstance(tensors, Tensor) else list(grad_tensors))
+    if len(cotangents) != len(roots):
+        raise ValueError(f"backward: {len(roots)} tensors but {len(cotangents)} grad_tensors")
+    if inputs is None:
+        _backward(roots, cotangents, create_graph=create_graph, retain_graph=retain_graph)
+        return
+    wanted = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    found = grad(roots, wanted, cotangents, create_graph=create_graph, allow_unused=True,
+                 retain_graph=retain_graph)
+    for t, g in zip(wanted, found, strict=True):
+        if g is not None:
+            t.grad = g if t.grad is None else t.grad + g
