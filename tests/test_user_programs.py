@@ -272,7 +272,8 @@ def test_class_weighted_cross_entropy_and_nll_match_pytorch_to_second_order(redu
     lambda x, a: x.logcumsumexp(1) + x.index_add(1, a([3, 3, 0, 1]), x * x, alpha=2.0),
     lambda x, a: x.index_fill(0, a([1]), -1.0) * x + x.nansum(dim=1, keepdim=True) + x.aminmax(dim=0).max,
     lambda x, a: (x[:, :3] @ x[:, :3].T + a(3 * np.eye(3))).logdet() + x[:, 1:].inverse().sum() + x.rot90().sum(),
-], ids=["unary", "unary_domain", "binary", "dim", "running", "index", "linalg"])
+    lambda x, a: (x.diag_embed(1) * x.diag_embed(1)).sum() * x,
+], ids=["unary", "unary_domain", "binary", "dim", "running", "index", "linalg", "diag_embed"])
 def test_pytorch_method_names_give_pytorchs_numbers_to_second_order(program):
     torch = pytest.importorskip("torch", reason="torch is not installed")
     values = np.random.default_rng(5).normal(size=(3, 4))

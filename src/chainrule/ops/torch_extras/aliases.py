@@ -260,3 +260,17 @@ for _name in ("relu", "sigmoid", "tanh", "log", "log1p", "log2", "log10", "expm1
               "hypot", "copysign", "nan_to_num", "logit", "xlogy", "true_divide", "multiply", "subtract", "divide",
               "tril", "triu", "absolute", "negative", "logaddexp", "index_put"):
     tensor_method(f"{_name}_", _in_place_of(_name))
+
+
+@tensor_method("diag_embed")
+def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Any:
+    """PyTorch's ``diag_embed``: matrices whose ``offset`` diagonal holds the last axis (the last two dims)."""
+    if (dim1, dim2) not in ((-2, -1), (self.ndim - 1, self.ndim)):
+        raise NotImplementedError(f"diag_embed: only dim1=-2, dim2=-1 (the new last two dims) is supported, got "
+                                  f"dim1={dim1}, dim2={dim2}; move the axes afterwards with movedim")
+    n = self.shape[-1] if self.ndim else 1
+    m = n + abs(offset)
+    place = np.zeros((n, m, m), dtype=self.dtype)
+    i = np.arange(n)
+    place[i, i + max(-offset, 0), i + max(offset, 0)] = 1
+    return declared("einsum")("...i,ijk->...jk", self, place)
