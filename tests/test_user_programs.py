@@ -468,3 +468,19 @@ def test_autograd_backward_and_grads_batched_as_pytorch():
     w = cr.Tensor([2.0], requires_grad=True)
     cr.autograd.backward((x * w).sum(), inputs=[w])
     assert w.grad.tolist() == [3.0] and x.grad.tolist() == [5.0, 10.0]  # x.grad untouched
+
+
+@pytest.mark.oracle
+def test_nn_utils_has_pytorchs_clipping_and_parameter_vectors():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    p = cr.nn.Parameter(np.array([3.0, 4.0]), dtype=np.float64)
+    tp = torch.nn.Parameter(torch.tensor([3.0, 4.0], dtype=torch.float64))
+    (p * p).sum().backward()
+    (tp * tp).sum().backward()
+    assert cr.nn.utils.clip_grad_norm_([p], 1.0) == pytest.approx(float(torch.nn.utils.clip_grad_norm_([tp], 1.0)))
+    np.testing.assert_allclose(p.grad.data, tp.grad.numpy(), rtol=1e-15)
+    layer = cr.nn.Linear(3, 2, dtype=np.float64)
+    vector = cr.nn.utils.parameters_to_vector(layer.parameters())
+    assert vector.shape == (8,) and vector.requires_grad
+    cr.nn.utils.vector_to_parameters(np.arange(8.0), layer.parameters())
+    assert layer.weight.data.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and layer.bias.data.tolist() == [6.0, 7.0]

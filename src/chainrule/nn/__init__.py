@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from . import functional, functional_extras, init
+from . import functional, functional_extras, init, utils
 from . import scalar_nn as scalar
 from .activations import (
     CELU,
@@ -73,7 +73,7 @@ __all__ = [
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss",
     "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid", "Mish", "Hardswish",
     "Hardsigmoid", "GLU",
-    "functional", "init", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
+    "functional", "init", "utils", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "DamagedFileError", "progress",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
 ]

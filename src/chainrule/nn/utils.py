@@ -1,0 +1,46 @@
+"""``chainrule.nn.utils``: where PyTorch keeps ``clip_grad_norm_``, ``clip_grad_value_`` and
+``parameters_to_vector`` / ``vector_to_parameters`` (the clipping lives in ``chainrule.optim``).
+
+Example:
+    >>> import numpy as np
+    >>> from chainrule import nn
+    >>> p = nn.Parameter(np.array([3.0, 4.0]), dtype=np.float64)
+    >>> (p * p).sum().backward()
+    >>> round(nn.utils.clip_grad_norm_([p], 1.0), 6), nn.utils.parameters_to_vector([p, p]).shape
+    (10.0, (4,))
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.state import no_grad
+from ..ops.shape import concatenate, reshape
+from ..optim.clip import clip_grad_norm_, clip_grad_value_
+from ..tensor import Tensor
+
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+
+
+def parameters_to_vector(parameters: Any) -> Any:
+    """The parameters flattened and joined into one vector (in the graph, as PyTorch's)."""
+    return concatenate([reshape(p, (-1,)) for p in parameters])
+
+
+def vector_to_parameters(vec: Any, parameters: Any) -> None:
+    """Copy consecutive slices of ``vec`` into the parameters, in place (outside the graph, as PyTorch's)."""
+    values = np.asarray(vec.data if isinstance(vec, Tensor) else vec)
+    start = 0
+    with no_grad():
+        for p in parameters:
+            n = p.size
+            if start + n > values.size:
+                raise ValueError(f"vector_to_parameters: the vector has {values.size} entries, fewer than the "
+                                 "parameters need")
+            p.data[...] = values[start:start + n].reshape(p.shape)
+            p._bump_version()
+            start += n
+    if start != values.size:
+        raise ValueError(f"vector_to_parameters: the vector has {values.size} entries, the parameters {start}")
