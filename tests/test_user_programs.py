@@ -484,3 +484,21 @@ def test_nn_utils_has_pytorchs_clipping_and_parameter_vectors():
     assert vector.shape == (8,) and vector.requires_grad
     cr.nn.utils.vector_to_parameters(np.arange(8.0), layer.parameters())
     assert layer.weight.data.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]] and layer.bias.data.tolist() == [6.0, 7.0]
+
+
+@pytest.mark.oracle
+def test_logaddexp_with_an_infinite_argument_and_p_norms_at_zero_entries_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    xs, ys = np.array([np.inf, 1.0, -np.inf]), np.array([2.0, 1.0, 0.5])
+    x, y = cr.Tensor(xs, requires_grad=True), cr.Tensor(ys, requires_grad=True)
+    tx, ty = torch.tensor(xs, requires_grad=True), torch.tensor(ys, requires_grad=True)
+    cr.logaddexp(x, y).sum().backward()
+    torch.logaddexp(tx, ty).sum().backward()
+    np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())  # 1 for +inf, not exp(inf - inf) = NaN
+    np.testing.assert_array_equal(y.grad.data, ty.grad.numpy())
+    rows = np.array([[0.0, 0.0, 3.0, -2.0], [1.0, 5.0, 0.0, 2.0]])
+    for p in (0.5, 1.5, 3.0):
+        a, t = cr.Tensor(rows, requires_grad=True), torch.tensor(rows, requires_grad=True)
+        a.norm(p=p, dim=1).sum().backward()
+        t.norm(p=p, dim=1).sum().backward()
+        np.testing.assert_allclose(a.grad.data, t.grad.numpy(), rtol=1e-13)  # 0 at the zeros, not NaN

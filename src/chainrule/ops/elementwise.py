@@ -201,8 +201,9 @@ arctan2 = elementwise_op("arctan2", np.arctan2, lambda ans, y, x: x / _radius2(y
                          numpy=np.arctan2, domain="nonzero", torch="torch.atan2")
 hypot = elementwise_op("hypot", np.hypot, lambda ans, x, y: x / ans, lambda ans, x, y: y / ans,
                        doc="sqrt(x**2 + y**2).", numpy=np.hypot, domain="nonzero", torch="torch.hypot")
-logaddexp = elementwise_op("logaddexp", np.logaddexp, lambda ans, x, y: np.exp(x - ans),
-                           lambda ans, x, y: np.exp(y - ans), doc="log(exp(x) + exp(y)), stably.",
+# sigmoid(x - y), not exp(x - ans): with x = +inf and y finite that is exp(inf - inf) = NaN, PyTorch's is 1
+logaddexp = elementwise_op("logaddexp", np.logaddexp, lambda ans, x, y: sigmoid(x - y),
+                           lambda ans, x, y: sigmoid(y - x), doc="log(exp(x) + exp(y)), stably.",
                            numpy=np.logaddexp, domain="real", torch="torch.logaddexp")
 
 # -- selection ------------------------------------------------------------------------------

@@ -58,7 +58,15 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
         return reductions.sum(elementwise.abs(x), **ax)
     if isinstance(ord, str):
         raise ValueError(f"norm: ord {ord!r} is only for matrices (give a 2-tuple axis)")
-    return elementwise.power(reductions.sum(elementwise.power(elementwise.abs(x), float(ord)), **ax), 1.0 / float(ord))
+    size = elementwise.abs(x)
+    zero = np.asarray(raw(size)) == 0
+    if zero.any():  # |0| ** p: p * 0 ** (p - 1) times sign(0) is inf * 0 = NaN for p < 1; PyTorch's is 0
+        dt = np.result_type(raw(size))
+        size = elementwise.where(zero, np.zeros((), dt), elementwise.power(elementwise.where(zero, 1.0, size),
+                                                                           float(ord)))
+    else:
+        size = elementwise.power(size, float(ord))
+    return elementwise.power(reductions.sum(size, **ax), 1.0 / float(ord))
 
 
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
