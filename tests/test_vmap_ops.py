@@ -21,8 +21,6 @@ CONCRETE = {
     "select": "np.select([_vals(x) > 0.5, ...]) reads the values",
     "take_along_axis": "np.argsort(_vals(x)) reads the values",
     "special_logsumexp": "chainrule.special.logsumexp checks b >= 0 on its values",
-    "nn_cross_entropy": "nn.functional.cross_entropy converts its inputs with np.asarray",
-    "nn_bce_with_logits": "nn.functional.binary_cross_entropy_with_logits converts its target with np.asarray",
     "nn_sdpa_float_mask": "nn.functional.scaled_dot_product_attention converts attn_mask with np.asarray",
     "nn_masked_softmax": "masked_softmax converts a non-Tensor input with np.asarray",
     "masked_fill": "masked_fill converts a non-Tensor input with np.asarray",

@@ -18,10 +18,24 @@ import numpy as np
 
 from ..core.state import no_grad
 from ..ops.shape import concatenate, reshape
-from ..optim.clip import clip_grad_norm_, clip_grad_value_
 from ..tensor import Tensor
 
 __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+
+
+def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
+                    error_if_nonfinite: bool = False) -> float:
+    """``chainrule.optim.clip_grad_norm_``: scale the gradients so their total norm is at most ``max_norm``."""
+    from ..optim.clip import clip_grad_norm_ as clip  # (optim imports nn: imported when called)
+
+    return clip(parameters, max_norm, norm_type, error_if_nonfinite)
+
+
+def clip_grad_value_(parameters: Any, clip_value: float) -> None:
+    """``chainrule.optim.clip_grad_value_``: clip each gradient entry to ``[-clip_value, clip_value]``."""
+    from ..optim.clip import clip_grad_value_ as clip
+
+    clip(parameters, clip_value)
 
 
 def parameters_to_vector(parameters: Any) -> Any:
