@@ -502,3 +502,19 @@ def test_logaddexp_with_an_infinite_argument_and_p_norms_at_zero_entries_as_pyto
         a.norm(p=p, dim=1).sum().backward()
         t.norm(p=p, dim=1).sum().backward()
         np.testing.assert_allclose(a.grad.data, t.grad.numpy(), rtol=1e-13)  # 0 at the zeros, not NaN
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "nearest", "midpoint"])
+def test_quantile_interpolations_match_pytorch(interpolation):
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    rows = np.array([[1.0, 5.0, 2.0, 2.0, -1.0], [0.0, 0.0, 3.0, -2.0, 4.0]])
+    qs = np.array([0.0, 0.125, 0.3, 0.5, 0.625, 1.0])
+    x, t = cr.Tensor(rows, requires_grad=True), torch.tensor(rows, requires_grad=True)
+    y = x.quantile(qs, dim=1, interpolation=interpolation)
+    ty = t.quantile(torch.tensor(qs), dim=1, interpolation=interpolation)
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=1e-14)
+    w = np.random.default_rng(0).normal(size=ty.shape)
+    (y * w).sum().backward()
+    (ty * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-14)

@@ -145,16 +145,21 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 
 
 # -- order statistics ---------------------------------------------------------------------------
+_QUANTILE_METHODS = ("linear", "lower", "higher", "nearest", "midpoint")
+
+
 @implements(np.quantile)
 def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, **kw: Any) -> Any:
-    """The ``q``-th quantiles (0 <= q <= 1) over ``axis``, NumPy's 'linear' method.
+    """The ``q``-th quantiles (0 <= q <= 1) over ``axis``; ``method`` 'linear' (the default), 'lower',
+    'higher', 'nearest' or 'midpoint' (NumPy's, and PyTorch's ``interpolation``).
 
-    Differentiable in ``a`` and in ``q``; the result has ``q``'s dimensions first, as NumPy's.
+    Differentiable in ``a`` (and in ``q`` for 'linear'); the result has ``q``'s dimensions first, as NumPy's.
     """
     _no_out("quantile", out, {k: v for k, v in kw.items() if k != "weights"})
-    if method != "linear" or kw.get("weights") is not None:
-        raise NotImplementedError(f"quantile: only method='linear' without weights is supported, got {method!r}")
+    if method not in _QUANTILE_METHODS or kw.get("weights") is not None:
+        raise NotImplementedError(f"quantile: method must be one of {_QUANTILE_METHODS} (without weights), got "
+                                  f"{method!r}")
     qs = np.asarray(raw(q), dtype=float)
     if np.any(qs < 0) or np.any(qs > 1):
         raise ValueError(f"quantile: q must be in [0, 1], got {raw(q)!r}")
@@ -178,7 +183,11 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     lo = np.floor(pos).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
     frac: Any = (pos - lo).astype(np.result_type(raw(a), np.float64))
-    if isinstance(q, Tensor):  # a traced q: the weight of the upper neighbour is q * (n - 1) - lo, exactly
+    if method != "linear":  # one order statistic (or the mean of two): piecewise constant in q
+        if method in ("higher", "nearest"):
+            lo = hi = (np.ceil(pos) if method == "higher" else np.round(pos)).astype(np.int64)  # round: half to even
+        frac = np.where(frac > 0, 0.5, 0.0).astype(frac.dtype) if method == "midpoint" else np.zeros_like(frac)
+    elif isinstance(q, Tensor):  # a traced q: the weight of the upper neighbour is q * (n - 1) - lo, exactly
         frac = elementwise.subtract(elementwise.multiply(q, float(n - 1)), lo.astype(frac.dtype))
     frac = shape_ops.reshape(frac, qs.shape + (1,) * (ndim_of(flat) - ax - 1))
     v_lo, v_hi = shape_ops.take(ordered, lo, axis=ax), shape_ops.take(ordered, hi, axis=ax)

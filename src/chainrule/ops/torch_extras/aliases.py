@@ -274,3 +274,18 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
     i = np.arange(n)
     place[i, i + max(-offset, 0), i + max(offset, 0)] = 1
     return declared("einsum")("...i,ijk->...jk", self, place)
+
+
+def _quantile_method(function_name: str) -> Any:
+    def method(self: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
+               interpolation: str = "linear") -> Any:
+        return declared(function_name)(self, q.data if isinstance(q, Tensor) and not q.requires_grad else q,
+                                       axis=dim, keepdims=keepdim, method=interpolation)
+
+    method.__doc__ = (f"PyTorch's ``{function_name}(q, dim=None, keepdim=False, interpolation=...)``: "
+                      f"``chainrule.{function_name}`` (``q``'s dimensions first).")
+    return method
+
+
+also_method("quantile", "quantile", _quantile_method("quantile"))
+also_method("nanquantile", "nanquantile", _quantile_method("nanquantile"))
