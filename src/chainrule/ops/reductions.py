@@ -48,11 +48,12 @@ def _extreme(name: str, np_fn: Any) -> Primitive:
     prim = Primitive(name, lambda x, axis, keepdims: np_fn(x, axis=axis, keepdims=keepdims))
 
     def share(ans: Any, x: Any, axis: Any, keepdims: bool) -> Any:
-        # 1 / (number of ties) on each entry equal to the extreme, 0 elsewhere; where the extreme is NaN, the
-        # NaN entries share it (as PyTorch's max()/min()), not NaN gradients for the whole row (0 / 0)
+        # 1 / (number of ties) on each entry equal to the extreme, 0 elsewhere. A NaN extreme of every entry is
+        # shared by the NaN entries (PyTorch's max()/min()), not NaN for all (0 / 0); along an axis PyTorch's
+        # amax(dim) gives NaN there, and so does this
         xr, best = raw(x), raw(_restore(ans, axis, keepdims, np.ndim(x)))
         hit = xr == best
-        if xr.dtype.kind in "fc" and np.isnan(best).any():
+        if axis is None and xr.dtype.kind in "fc" and np.isnan(best).any():
             hit |= np.isnan(xr) & np.isnan(best)
         return hit / hit.sum(axis=axis, keepdims=True)
 
