@@ -97,3 +97,13 @@ def test_normalize_cosine_similarity_and_one_hot_match_pytorch():
     same_to_second_order(lambda x, y: F.cosine_similarity(x, y[:1], dim=-1),
                          lambda x, y: TF.cosine_similarity(x, y[:1], dim=-1), X, Y)
     assert F.one_hot(np.array([1, 0, 3])).tolist() == TF.one_hot(torch.tensor([1, 0, 3])).tolist()
+
+
+@pytest.mark.parametrize("pads, mode, value", [((1, 2), "constant", None), ((1, 1, 0, 2), "constant", 3.0),
+                                               ((2, 1), "reflect", None), ((1, 2, 2, 0), "replicate", None),
+                                               ((1, 1), "circular", None)])
+def test_pad_takes_pytorchs_last_dim_first_pairs(pads, mode, value):
+    values = np.arange(24.0).reshape(2, 3, 4)
+    options = {} if value is None else {"value": value}
+    same_to_second_order(lambda x: F.pad(x, pads, mode, **options) ** 2,
+                         lambda x: TF.pad(x, pads, mode, **options) ** 2, values)

@@ -1,6 +1,6 @@
 """More of ``torch.nn.functional``: activations (``leaky_relu``, ``elu``, ``hardtanh``, ``mish``, ...),
 losses (``l1_loss``, ``smooth_l1_loss``, ``huber_loss``, ``binary_cross_entropy``, ``kl_div``) and
-``normalize``, ``cosine_similarity``, ``one_hot``.
+``normalize``, ``cosine_similarity``, ``one_hot``, ``pad``.
 
 Each is a plain function built from chainrule's ops (importable from ``chainrule.nn.functional``), so it
 has every derivative of them. PyTorch's derivative at a kink is kept by choosing which side a branch
@@ -234,6 +234,35 @@ def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = 
     return _reduced("kl_div", pointwise, reduction)
 
 
+# -- padding ------------------------------------------------------------------------------------------
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+
+
+def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
+    """PyTorch's ``pad``: ``pad`` lists (before, after) pairs starting from the LAST dimension, e.g.
+    ``(1, 2)`` pads the last dim by 1 and 2, ``(1, 1, 0, 3)`` also the one before it. ``mode`` 'constant'
+    (with ``value``), 'reflect', 'replicate' or 'circular'."""
+    from ..ops.arrays import pad as numpy_pad
+
+    if mode not in _PAD_MODES:
+        raise ValueError(f"pad: mode must be one of {sorted(_PAD_MODES)}, got {mode!r}")
+    sizes = [int(n) for n in pad]
+    nd = np.ndim(raw(input))
+    if len(sizes) % 2 or len(sizes) // 2 > nd:
+        raise ValueError(f"pad: needs (before, after) pairs for at most {nd} dims, got {tuple(sizes)}")
+    if any(n < 0 for n in sizes):
+        raise NotImplementedError(f"pad: negative padding (cropping) is not supported, got {tuple(sizes)}; slice")
+    widths = [(0, 0)] * nd
+    for k in range(len(sizes) // 2):
+        widths[nd - 1 - k] = (sizes[2 * k], sizes[2 * k + 1])
+    x = input if isinstance(input, (Tensor, Batched)) else Tensor(np.asarray(input))
+    if mode == "constant":
+        return numpy_pad(x, tuple(widths), mode="constant", constant_values=0.0 if value is None else value)
+    if value is not None:
+        raise ValueError(f"pad: value is only for mode='constant', got mode={mode!r}")
+    return numpy_pad(x, tuple(widths), mode=_PAD_MODES[mode])
+
+
 # -- vectors ------------------------------------------------------------------------------------------
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
     """``input / max(||input||_p, eps)`` along ``dim``."""
@@ -267,4 +296,4 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
 
 __all__ = ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softsign", "logsigmoid", "mish", "hardswish",
            "hardsigmoid", "glu", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
-           "normalize", "cosine_similarity", "one_hot"]
+           "normalize", "cosine_similarity", "one_hot", "pad"]
