@@ -518,3 +518,26 @@ def test_quantile_interpolations_match_pytorch(interpolation):
     (y * w).sum().backward()
     (ty * torch.tensor(w)).sum().backward()
     np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=1e-14)
+
+
+@pytest.mark.oracle
+def test_module_forward_hooks_and_lookups_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    torch.manual_seed(0)
+    t_model = torch.nn.Sequential(torch.nn.Linear(2, 3), torch.nn.ReLU(), torch.nn.Linear(3, 1)).double()
+    model = cr.nn.Sequential(cr.nn.Linear(2, 3), cr.nn.ReLU(), cr.nn.Linear(3, 1)).double()
+    model.load_state_dict({k: v.detach().numpy() for k, v in t_model.state_dict().items()})
+    seen, t_seen = [], []
+    handles = [model[1].register_forward_hook(lambda m, args, out: seen.append(out.data.copy())),
+               model[0].register_forward_pre_hook(lambda m, args: (args[0] * 2,)),
+               model[2].register_forward_hook(lambda m, args, out: out + 1.0)]
+    t_handles = [t_model[1].register_forward_hook(lambda m, args, out: t_seen.append(out.detach().numpy().copy())),
+                 t_model[0].register_forward_pre_hook(lambda m, args: (args[0] * 2,)),
+                 t_model[2].register_forward_hook(lambda m, args, out: out + 1.0)]
+    x = np.random.default_rng(0).normal(size=(4, 2))
+    np.testing.assert_allclose(model(x).data, t_model(torch.tensor(x)).detach().numpy(), rtol=1e-14)
+    np.testing.assert_allclose(seen[0], t_seen[0], rtol=1e-14)
+    for h in handles + t_handles:
+        h.remove()
+    np.testing.assert_allclose(model(x).data, t_model(torch.tensor(x)).detach().numpy(), rtol=1e-14)
+    assert len(seen) == 1 and model.get_parameter("2.bias") is model[2].bias and model.get_submodule("0") is model[0]

@@ -355,7 +355,61 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}: define forward(self, ...) to compute the output")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self.forward(*args, **kwargs)
+        hooks = self.__dict__.get("_call_hooks")
+        if not hooks:
+            return self.forward(*args, **kwargs)
+        for hook in list(hooks["pre"].values()):  # PyTorch's: a pre-hook may replace the positional inputs
+            changed = hook(self, args)
+            if changed is not None:
+                args = changed if isinstance(changed, tuple) else (changed,)
+        out = self.forward(*args, **kwargs)
+        for hook in list(hooks["post"].values()):  # and a forward hook the output
+            changed = hook(self, args, out)
+            if changed is not None:
+                out = changed
+        return out
+
+    def _hook(self, kind: str, hook: Callable[..., Any]) -> _ModuleHookHandle:
+        hooks = self.__dict__.get("_call_hooks")
+        if hooks is None:
+            hooks = {"pre": {}, "post": {}}
+            object.__setattr__(self, "_call_hooks", hooks)
+        handle = _ModuleHookHandle(hooks[kind])
+        hooks[kind][handle.id] = hook
+        return handle
+
+    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
+        """``hook(module, args)`` before each call; a result (a tuple, or one value) replaces ``args``.
+        Returns a handle whose ``remove()`` takes the hook off (PyTorch's)."""
+        return self._hook("pre", hook)
+
+    def register_forward_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
+        """``hook(module, args, output)`` after each call; a result other than None replaces the output.
+        Returns a handle whose ``remove()`` takes the hook off (PyTorch's)."""
+        return self._hook("post", hook)
+
+    def get_submodule(self, target: str) -> Module:
+        """The sub-module at the dotted path ``target`` ("" is this module), as PyTorch's."""
+        mod: Module = self
+        for part in filter(None, target.split(".")):
+            child = mod._modules.get(part)
+            if child is None:
+                raise AttributeError(f"get_submodule: {type(mod).__name__} has no sub-module {part!r} (in {target!r})")
+            mod = child
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at the dotted path ``target`` (e.g. "0.weight"), as PyTorch's."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if name not in mod._parameters or mod._parameters[name] is None:
+            raise AttributeError(f"get_parameter: {type(mod).__name__} has no parameter {name!r} (in {target!r})")
+        return mod._parameters[name]
+
+    def buffers(self) -> Iterator[np.ndarray]:
+        """Every registered buffer (arrays that are state but not trained, e.g. running statistics)."""
+        for _, b in self.named_buffers():
+            yield b
 
     def extra_repr(self) -> str:
         """The text inside the parentheses of this module's repr (its settings)."""
@@ -402,3 +456,22 @@ def _dtype_name(dtype: Any) -> Any:
         name = dtype.removeprefix("torch.")
         return _DTYPE_NAMES.get(name, name)
     return dtype
+
+
+class _ModuleHookHandle:
+    """What ``register_forward_hook`` returns: ``remove()`` takes the hook off."""
+
+    _next = 0
+
+    def __init__(self, table: dict[int, Any]) -> None:
+        _ModuleHookHandle._next += 1
+        self.id, self._table = _ModuleHookHandle._next, table
+
+    def remove(self) -> None:
+        self._table.pop(self.id, None)
+
+    def __enter__(self) -> _ModuleHookHandle:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.remove()
