@@ -541,3 +541,29 @@ def test_module_forward_hooks_and_lookups_as_pytorch():
         h.remove()
     np.testing.assert_allclose(model(x).data, t_model(torch.tensor(x)).detach().numpy(), rtol=1e-14)
     assert len(seen) == 1 and model.get_parameter("2.bias") is model[2].bias and model.get_submodule("0") is model[0]
+
+
+@pytest.mark.oracle
+def test_jacrev_jacfwd_hessian_and_jvp_take_has_aux_as_jax():
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'jax[cpu]'; the dev extra has it)")
+    jax.config.update("jax_enable_x64", True)
+    jnp = jax.numpy
+    x = np.array([0.3, -1.2, 2.0])
+
+    def same(ours, theirs):
+        leaves, their_leaves = jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)
+        assert len(leaves) == len(their_leaves)
+        for a, b in zip(leaves, their_leaves, strict=True):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-13)
+
+    f = lambda v: (np.sin(v) * v.sum(), {"n": np.sum(v**2)})  # noqa: E731
+    fj = lambda v: (jnp.sin(v) * v.sum(), {"n": jnp.sum(v**2)})  # noqa: E731
+    same(cr.jacrev(f, has_aux=True)(x), jax.jacrev(fj, has_aux=True)(x))
+    same(cr.jacfwd(f, has_aux=True)(x), jax.jacfwd(fj, has_aux=True)(x))
+    same(cr.jvp(f, (x,), (np.ones(3),), has_aux=True), jax.jvp(fj, (x,), (jnp.ones(3),), has_aux=True))
+    same(cr.hessian(lambda v: (np.sum(np.sin(v) ** 3), v * 2), has_aux=True)(x),
+         jax.hessian(lambda v: (jnp.sum(jnp.sin(v) ** 3), v * 2), has_aux=True)(x))
+    xs = np.stack([x, 2 * x])
+    same(cr.vmap(cr.jacrev(f, has_aux=True))(xs), jax.vmap(jax.jacrev(fj, has_aux=True))(xs))
+    with pytest.raises(TypeError, match=r"jacrev: with has_aux=True the function must return a pair \(output, aux\)"):
+        cr.jacrev(lambda v: v, has_aux=True)(x)

@@ -3,7 +3,8 @@ checks, the transform's name for error messages, and one gradient sweep (``_grad
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -232,3 +233,24 @@ def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> 
     # retain: a pullback may be called again, and jacrev sweeps the same graph once per output entry
     return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create,
                               retain_graph=True))
+
+
+def with_aux(name: str, transform: Callable[[Callable[..., Any]], Callable[..., Any]],
+             f: Callable[..., Any]) -> Any:
+    """JAX's ``has_aux=True`` for ``transform``: ``f`` returns ``(output, aux)``; the result is
+    ``(transform(output), aux)``, ``aux`` from one more plain call of ``f`` (outer transforms still see it)."""
+
+    def pair(*args: Any) -> Any:
+        result = f(*args)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(f"{name}: with has_aux=True the function must return a pair (output, aux), but it "
+                            f"returned {type(result).__name__}")
+        return result
+
+    inner = transform(lambda *args: pair(*args)[0])
+
+    @functools.wraps(f)
+    def wrapper(*args: Any) -> Any:
+        return inner(*args), pair(*args)[1]
+
+    return wrapper

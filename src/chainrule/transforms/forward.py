@@ -21,11 +21,13 @@ from ._common import (
     _output,
     _traced,
     _transform,
+    with_aux,
 )
 
 
-def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> tuple[Any, Any]:
-    """Forward mode: ``(f(*primals), J @ tangents)`` in one pass.
+def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False) -> Any:
+    """Forward mode: ``(f(*primals), J @ tangents)`` in one pass (``has_aux=True``: ``f`` returns
+    ``(output, aux)`` and the result is ``(output, tangent, aux)``, as JAX's).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -34,6 +36,9 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) 
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: 'primals' and 'tangents' must be tuples (one entry per argument of f)")
+    if has_aux:
+        (out, tangent), aux = with_aux("jvp", lambda g: lambda *p: jvp(g, p, tangents), f)(*primals)
+        return out, tangent, aux
     if len(primals) != len(tangents):
         raise ValueError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     if _batching.levels():

@@ -27,6 +27,7 @@ from ._common import (
     _output,
     _prepare,
     _transform,
+    with_aux,
 )
 from .forward import jvp
 from .reverse import grad
@@ -40,15 +41,18 @@ def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
 
 
 def jacrev(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
 ) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one backward sweep per output entry.
 
     ``f`` may return a tuple, list or dict of arrays: the result has that structure, each
     entry holding the Jacobians for ``argnums`` (so ``hessian(f, argnums=(0, 1))[i][j]`` is
     d2f / d arg_i d arg_j, as in JAX). Complex inputs need real outputs (each row is a
-    gradient in ``grad``'s convention) unless ``holomorphic=True``.
+    gradient in ``grad``'s convention) unless ``holomorphic=True``. ``has_aux=True``: ``f`` returns
+    ``(output, aux)`` and the result is ``(jacobian, aux)``, as JAX's.
     """
+    if has_aux:
+        return with_aux("jacrev", lambda g: jacrev(g, argnums, holomorphic), f)
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
@@ -88,13 +92,16 @@ def jacrev(
 
 
 def jacfwd(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
 ) -> Callable[..., Any]:
     """The Jacobian by forward mode: one JVP per input entry (outputs may be tuples, lists, dicts).
 
     Complex inputs need ``holomorphic=True`` (as in JAX): the Jacobian of a holomorphic function
     is its complex derivative; for other functions of complex inputs use ``jvp`` directly.
+    ``has_aux=True``: ``f`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``, as JAX's.
     """
+    if has_aux:
+        return with_aux("jacfwd", lambda g: jacfwd(g, argnums, holomorphic), f)
 
     @functools.wraps(f)
     def wrapper(*args: Any) -> Any:
@@ -201,7 +208,7 @@ def jacobian(
 
 
 def hessian(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
 ) -> Callable[..., Any]:
     """The matrix of second derivatives of a scalar function (reverse over reverse).
 
@@ -210,6 +217,8 @@ def hessian(
         >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
         -12.0
     """
+    if has_aux:  # f returns (value, aux): the result is (hessian, aux), as JAX's
+        return with_aux("hessian", lambda g: hessian(g, argnums, holomorphic), f)
     return jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
 
 
