@@ -133,6 +133,22 @@ def chainrule_jit_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Cal
     return step
 
 
+def chainrule_jit_step_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
+    """The whole step (loss, backward, SGD update) traced once by ``chainrule.jit_step`` and replayed."""
+    from chainrule import nn, optim
+    from chainrule.nn import functional as F
+
+    try:
+        from chainrule import jit_step
+    except ImportError:
+        return None
+    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=x.dtype, rng=0)
+    for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
+        p.data[...] = w
+    step = jit_step(lambda xb, yb: F.cross_entropy(model(xb), yb), optim.SGD(model.parameters(), lr=LR))
+    return lambda: float(step(x, y).data)
+
+
 def torch_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
     try:
         import torch

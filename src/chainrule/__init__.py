@@ -45,7 +45,7 @@ _LAZY = {
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
     "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
-    "jit": "replay", "JitError": "replay",
+    "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
 }
 _SUBMODULES = {

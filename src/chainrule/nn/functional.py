@@ -113,10 +113,24 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     return g2.T @ x2
 
 
+_ONES: dict[tuple[int, Any], np.ndarray] = {}  # (length, dtype) -> a read-only row of ones
+
+
+def _ones_row(n: int, dtype: Any) -> np.ndarray:
+    """A row of ``n`` ones, made once per length and dtype (every bias gradient of a training loop needs one)."""
+    ones = _ONES.get((n, dtype))
+    if ones is None:
+        ones = np.ones(n, dtype=dtype)
+        ones.flags.writeable = False
+        if len(_ONES) < 64 and n <= 1 << 20:  # a training loop sees a few batch sizes; others are made per call
+            _ONES[(n, dtype)] = ones
+    return ones
+
+
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     g2 = _rows(g)
     if type(g2) is np.ndarray and g2.dtype.kind == "f" and g2.ndim == 2:  # a row of ones times g: BLAS, ~2x sum(0)
-        return np.ones(g2.shape[0], dtype=g2.dtype) @ g2
+        return _ones_row(g2.shape[0], g2.dtype) @ g2
     return g2.sum(axis=0)
 
 

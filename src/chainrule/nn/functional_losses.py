@@ -65,6 +65,21 @@ def _ce_rows(target: np.ndarray, ignore_index: int | None) -> tuple[np.ndarray, 
     return np.where(valid, target, 0), valid, int(valid.sum())
 
 
+_KEEP_EXP = 65536  # logits up to this size keep exp(x - max) for the reverse rule (larger: recomputed, less memory)
+_OFFSETS: dict[tuple[int, int], np.ndarray] = {}  # (rows, classes) -> read-only start of each row in the flat array
+
+
+def _row_starts(n: int, c: int) -> np.ndarray:
+    """``arange(0, n * c, c)``: where each row starts in an (n, c) array seen flat (made once per shape)."""
+    starts = _OFFSETS.get((n, c))
+    if starts is None:
+        starts = np.arange(0, n * c, c)
+        starts.flags.writeable = False
+        if len(_OFFSETS) < 64:  # a training loop sees a few shapes; anything else is made per call
+            _OFFSETS[(n, c)] = starts
+    return starts
+
+
 def _ce_fn(
     x: np.ndarray, target: np.ndarray, ignore_index: int | None, smoothing: float, reduction: str,
     *, saved: Saved | None = None,
@@ -72,9 +87,11 @@ def _ce_fn(
     n, c = x.shape
     top = np.maximum.reduce(x, axis=-1, keepdims=True)
     s = x - top
-    sums = np.add.reduce(np.exp(s), axis=-1)
-    if saved is not None and saved.wanted and type(x) is np.ndarray:
-        saved.values["stats"] = (x, top, sums)  # the reverse rule's softmax needs them again: O(N), not O(N C)
+    e = np.exp(s)
+    sums = np.add.reduce(e, axis=-1)
+    keep = saved is not None and saved.wanted and type(x) is np.ndarray
+    if keep:  # the reverse rule's softmax needs them again: O(N) (and exp(s) when small: no second exp)
+        saved.values["stats"] = (x, top, sums, e if e.size <= _KEEP_EXP else None)
     lse = np.log(sums)  # log-sum-exp of the shifted logits, per row
     if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
         q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
@@ -82,7 +99,10 @@ def _ce_fn(
         count, valid = n, None
     else:
         t, valid, count = _ce_rows(target, ignore_index)
-        losses = lse - s[np.arange(n), t]
+        picked = _row_starts(n, c) + t  # s[arange(n), t] on the flat array: one index, reused by the reverse rule
+        if keep and s.flags.c_contiguous:
+            saved.values["picked"] = (t, picked)
+        losses = lse - s.reshape(-1)[picked]
         if smoothing:
             losses = (1.0 - smoothing) * losses + smoothing * (lse - s.mean(axis=-1))
         if valid is not None:
@@ -108,8 +128,9 @@ def _ce_vjp(
     if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
         n, c = x.shape
         stats = saved.values.pop("stats", None) if saved is not None else None  # used once, then let go
+        picked = saved.values.pop("picked", None) if saved is not None else None
         if stats is not None and stats[0] is x:  # (not when a vmap loop shared one Saved between examples)
-            p = np.exp(x - stats[1])
+            p = stats[3] if stats[3] is not None else np.exp(x - stats[1])  # exp(x - max), as the forward's
             p /= stats[2].reshape(n, 1)  # the same sums as recomputing them: bit-identical
         else:
             p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
@@ -120,7 +141,8 @@ def _ce_vjp(
         else:
             t, valid, count = _ce_rows(target, ignore_index)
             if p.flags.c_contiguous:  # p[rows, t] -= ..., on the flat view (cheaper than 2-d fancy indexing)
-                p.reshape(-1)[np.arange(0, n * c, c) + t] -= 1.0 - smoothing
+                at = picked[1] if picked is not None and picked[0] is t else _row_starts(n, c) + t
+                p.reshape(-1)[at] -= 1.0 - smoothing
             else:
                 p[np.arange(n), t] -= 1.0 - smoothing
             if smoothing:

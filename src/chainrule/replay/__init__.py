@@ -38,6 +38,7 @@ Example:
 """
 
 from .jitted import Jitted, jit
+from .step import JittedStep, jit_step
 from .tape import JitError
 
-__all__ = ["jit", "Jitted", "JitError"]
+__all__ = ["jit", "Jitted", "JitError", "jit_step", "JittedStep"]
