@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..ops._define import raw
 from ..ops._saved import Saved
@@ -169,9 +170,36 @@ def _ce_jvp(
     return per_row if reduction == "none" else per_row.sum()
 
 
+def _ce_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
+    """For a jit replay: the calls ``_ce_fn`` and ``_ce_vjp`` make for class indices, no ignored index, no
+    smoothing, the mean, and logits small enough to keep exp(x - max) (the reverse rule reads it: no second exp)."""
+    x, target = args[0], args[1]
+    if (type(x) is not np.ndarray or type(target) is not np.ndarray or x.ndim != 2 or x.dtype.kind != "f"
+            or target.dtype.kind not in "iu" or target.shape != x.shape[:1] or not 0 < x.size <= _KEEP_EXP
+            or kw.get("ignore_index") is not None or kw.get("smoothing") != 0.0 or kw.get("reduction") != "mean"):
+        return None
+    n, c = x.shape
+    return Inlined(
+        forward=["{p}top = np.maximum.reduce({a0}, axis=-1, keepdims=True)",
+                 "{p}s = {a0} - {p}top",
+                 "{p}e = np.exp({p}s)",
+                 "{p}sums = np.add.reduce({p}e, axis=-1)",
+                 "{p}lse = np.log({p}sums)",
+                 "{p}picked = {p}starts + {a1}",
+                 "{out} = ({p}lse - {p}s.reshape(-1)[{p}picked]).astype({p}dtype, copy=False).sum() / {p}count"],
+        keep=("{p}e", "{p}sums", "{p}picked"),
+        # (out of place: a second backward through a replayed call reads the kept exp(x - max) again)
+        backward={0: ["t = {p}e / {p}sums.reshape({p}n, 1)",
+                      "t.reshape(-1)[{p}picked] -= 1.0",
+                      "t *= {g} / {p}count"]},
+        consts={"starts": _row_starts(n, c), "dtype": x.dtype, "count": n, "n": n},
+    )
+
+
 _cross_entropy = Primitive("nn.cross_entropy", _ce_fn)
 _cross_entropy.defvjp(_ce_vjp, None)
 _cross_entropy.defjvp(_ce_jvp, None)
+_cross_entropy.inline = _ce_inline
 
 
 def _check_reduction(name: str, reduction: str) -> None:
