@@ -151,8 +151,11 @@ def test_gradients_only_into_the_optimisers_parameters():
     other = cr.Tensor([3.0, 4.0], requires_grad=True)
     with pytest.raises(JitError, match="an argument requires grad"):
         jit_step(lambda x: (w * x).sum(), optim.SGD([w], lr=0.1))(cr.Tensor([1.0, 1.0], requires_grad=True))
-    with pytest.raises(JitError, match=r"gradient to a tensor of shape \(2,\) that the optimiser does not hold"):
-        jit_step(lambda x: (w * other * x).sum(), optim.SGD([w], lr=0.1))(np.ones(2))
+    step = jit_step(lambda x: (w * other * x).sum(), optim.SGD([w], lr=0.1))
+    for _ in range(2):  # refused before any update, and again on the next call (never a replay without a plan)
+        with pytest.raises(JitError, match=r"gradient to a tensor of shape \(2,\) that the optimiser does not hold"):
+            step(np.ones(2))
+        assert same(w.data, np.array([1.0, 2.0])) and w.grad is None
     with pytest.raises(JitError, match="must return one Tensor that requires grad"):
         jit_step(lambda x: (cr.Tensor(np.ones(2)) * x).sum(), optim.SGD([w], lr=0.1))(np.ones(2))
     with pytest.raises(TypeError, match="expected a chainrule optimiser"):
@@ -255,3 +258,17 @@ def test_docstring_examples_run():
     for module in (chainrule.replay.step, chainrule.autodiff.inlined):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(ignore_index=-1)])
+def test_a_replay_refuses_targets_outside_the_classes(kw):
+    # the call that traced had every target in range, so its replay looks no row up for ignore_index: a class
+    # outside [0, c) (or a row to ignore) must raise, never pick a neighbouring row's logit
+    w = cr.Tensor(np.ones((4, 3)), requires_grad=True)
+    loss_fn = cr.jit(lambda x, y: F.cross_entropy(F.linear(x, w), y, **kw))
+    x = np.arange(6.0).reshape(2, 3)
+    loss_fn(x, np.array([0, 3]))
+    loss_fn(x, np.array([1, 2]))
+    for bad in (4, -1, -100):
+        with pytest.raises(IndexError, match=f"target holds class {bad}, outside \\[0, 4\\)"):
+            loss_fn(x, np.array([1, bad]))

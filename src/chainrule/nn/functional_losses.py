@@ -81,6 +81,23 @@ def _row_starts(n: int, c: int) -> np.ndarray:
     return starts
 
 
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # an index seen unsigned: negative ones are huge
+
+
+def _classes_outside(t: np.ndarray, c: int) -> bool:
+    """True when a class index of ``t`` lies outside [0, c): one reduction (negative indices seen unsigned)."""
+    return bool(t.size) and np.maximum.reduce(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c
+
+
+def _class_error(t: np.ndarray, c: int) -> IndexError:
+    bad = t[(t < 0) | (t >= c)].flat[0]
+    return IndexError(
+        f"cross_entropy: target holds class {int(bad)}, outside [0, {c}). In a jit replay: the function was traced "
+        "with targets that were all classes (or rows to ignore), and a replay cannot change which rows it ignores; "
+        "call the function without jit for this batch"
+    )
+
+
 def _ce_fn(
     x: np.ndarray, target: np.ndarray, ignore_index: int | None, smoothing: float, reduction: str,
     *, saved: Saved | None = None,
@@ -100,6 +117,8 @@ def _ce_fn(
         count, valid = n, None
     else:
         t, valid, count = _ce_rows(target, ignore_index)
+        if _classes_outside(t, c):  # (cross_entropy checked this call's targets; a jit replay did not)
+            raise _class_error(t, c)
         picked = _row_starts(n, c) + t  # s[arange(n), t] on the flat array: one index, reused by the reverse rule
         if keep and s.flags.c_contiguous:
             saved.values["picked"] = (t, picked)
@@ -185,6 +204,7 @@ def _ce_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
                  "{p}e = np.exp({p}s)",
                  "{p}sums = np.add.reduce({p}e, axis=-1)",
                  "{p}lse = np.log({p}sums)",
+                 "if {p}outside({a1}, {p}c): raise {p}error({a1}, {p}c)",
                  "{p}picked = {p}starts + {a1}",
                  "{out} = ({p}lse - {p}s.reshape(-1)[{p}picked]).astype({p}dtype, copy=False).sum() / {p}count"],
         keep=("{p}e", "{p}sums", "{p}picked"),
@@ -192,7 +212,8 @@ def _ce_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
         backward={0: ["t = {p}e / {p}sums.reshape({p}n, 1)",
                       "t.reshape(-1)[{p}picked] -= 1.0",
                       "t *= {g} / {p}count"]},
-        consts={"starts": _row_starts(n, c), "dtype": x.dtype, "count": n, "n": n},
+        consts={"starts": _row_starts(n, c), "dtype": x.dtype, "count": n, "n": n, "c": c,
+                "outside": _classes_outside, "error": _class_error},
     )
 
 

@@ -99,20 +99,24 @@ class JittedStep:
                                "arguments without requires_grad")
         opt.zero_grad()
         loss = self.loss(*args)
-        if not isinstance(loss, Tensor) or self.loss._grad_out is None:
-            raise JitError(f"jit_step({self.name}): the loss function must return one Tensor that requires grad "
-                           f"(the loss), got {type(loss).__name__}")
+        try:  # checked before anything is updated; a refused trace is forgotten (the next call traces again)
+            if not isinstance(loss, Tensor) or self.loss._grad_out is None:
+                raise JitError(f"jit_step({self.name}): the loss function must return one Tensor that requires "
+                               f"grad (the loss), got {type(loss).__name__}")
+            tensors = [t for t, *_ in self.loss._captured]  # no argument requires grad: externals are all captured
+            n_args = len([s for s in self.loss._inputs if s is not None])
+            self._targets = [tensors[i - n_args] for i in self.loss._parents]
+            held = {id(p) for members in opt._members for _, p, _, _ in members}
+            for t in self._targets:
+                if id(t) not in held:
+                    raise JitError(f"jit_step({self.name}): the loss gives a gradient to a tensor of shape {t.shape} "
+                                   "that the optimiser does not hold; add it to the optimiser or make it not require "
+                                   "grad (e.g. .detach() it outside the loss function)")
+        except JitError:
+            self.loss = Jitted(self.loss.fn)
+            raise
         loss.backward()
         opt.step()
-        tensors = [t for t, *_ in self.loss._captured]  # no argument requires grad: externals are all captured
-        n_args = len([s for s in self.loss._inputs if s is not None])
-        self._targets = [tensors[i - n_args] for i in self.loss._parents]
-        held = {id(p) for members in opt._members for _, p, _, _ in members}
-        for t in self._targets:
-            if id(t) not in held:
-                raise JitError(f"jit_step({self.name}): the loss gives a gradient to a tensor of shape {t.shape} "
-                               "that the optimiser does not hold; add it to the optimiser or make it not require "
-                               "grad (e.g. .detach() it outside the loss function)")
         self._make_plan()
         return Tensor._wrap(loss.data)
 
