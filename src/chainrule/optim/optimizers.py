@@ -126,24 +126,24 @@ class Optimizer:
             maximize = group.get("maximize")
             hyper = self._hyper(group)
             for i, p, commit, k in members:
+                value = p.data
                 if grads is None:
                     grad = p.grad
                     if grad is None:
                         continue
                     if grad.__class__ is not ndarray:
                         grad = grad.data if isinstance(grad, Tensor) else np.asarray(grad)
+                    if grad.shape != value.shape:
+                        raise ValueError(
+                            f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
+                            f"parameter has shape {value.shape}"
+                        )
+                    if grad.dtype is not value.dtype and grad.dtype != value.dtype:
+                        grad = grad.astype(value.dtype)
                 elif k is None:
                     continue
-                else:
+                else:  # a replay's gradient: its parameter's shape and dtype (checked when the replay started)
                     grad = grads[k]
-                value = p.data
-                if grad.shape != value.shape:
-                    raise ValueError(
-                        f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
-                        f"parameter has shape {value.shape}"
-                    )
-                if grad.dtype is not value.dtype and grad.dtype != value.dtype:
-                    grad = grad.astype(value.dtype)
                 if maximize:
                     grad = -grad
                 st = state.get(i)

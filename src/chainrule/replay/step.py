@@ -85,10 +85,14 @@ class JittedStep:
         opt._apply(self._plan, grads)
         return Tensor._wrap(loss)
 
-    @staticmethod
-    def _hooked(t: Tensor, g: np.ndarray) -> np.ndarray:
+    def _hooked(self, t: Tensor, g: np.ndarray) -> np.ndarray:
+        """``g`` through ``t``'s hooks, then as the optimiser's step would take it from ``.grad``."""
         out = run_leaf_hooks(t, g)
-        return out.data if isinstance(out, Tensor) else np.asarray(out)
+        out = out.data if isinstance(out, Tensor) else np.asarray(out)
+        if out.shape != t.data.shape:
+            raise ValueError(f"{type(self.optimizer).__name__}: a hook made the gradient of a parameter of shape "
+                             f"{t.data.shape} an array of shape {out.shape}")
+        return out if out.dtype == t.data.dtype else out.astype(t.data.dtype)
 
     def _trace(self, args: tuple) -> Tensor:
         opt = self.optimizer
