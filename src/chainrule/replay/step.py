@@ -45,7 +45,10 @@ __all__ = ["jit_step", "JittedStep"]
 
 
 class JittedStep:
-    """A training step traced on its first call and replayed on later ones (see :func:`jit_step`)."""
+    """A training step traced on its first call and replayed on later ones (see :func:`jit_step`).
+
+    ``loss`` is the :class:`Jitted` loss function it traces; ``optimizer`` the optimiser it steps.
+    """
 
     def __init__(self, loss_fn: Callable[..., Any], optimizer: Any) -> None:
         from ..optim.optimizers import Optimizer  # (optim is heavier than jit: imported when a step is made)
@@ -63,13 +66,18 @@ class JittedStep:
         self._plan: list[list[tuple[int, Any, Any, int | None]]] = []
         self._planned_for: Any = None  # the optimiser's member lists the plan was made from
 
+    @property
+    def source(self) -> str:
+        """The generated Python of the loss's replay, forward and backward (after the first call)."""
+        return self.loss.source
+
     def __call__(self, *args: Any) -> Tensor:
         opt = self.optimizer
         if self.loss._program is None:
             return self._trace(args)
         if forward_levels() or batching.open:
             raise JitError(f"jit_step({self.name}): a training step cannot run inside jvp or vmap")
-        values, tensors = self.loss._run_forward(args)
+        values, _ = self.loss._run_forward(args)
         program = self.loss._program
         loss = values[program.out_positions[0]]
         grads = program.backward(np.array(1, dtype=loss.dtype) if loss.shape == () else np.ones_like(loss), values)
