@@ -63,7 +63,8 @@ class Primitive:
     """
 
     __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only",
-                 "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps")
+                 "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps",
+                 "inline")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True, *,
                  reads: Iterable[int | str] | None = None, n_outputs: int = 1) -> None:
@@ -84,6 +85,9 @@ class Primitive:
             raise ValueError(f"Primitive {name!r}: n_outputs must be a positive int, got {n_outputs!r}")
         self.n_outputs = n_outputs
         self.fast_vjps: tuple[Rule | None, ...] | None = None
+        # optional: ``inline(ans, args, kw) -> Inlined | None``, the same NumPy calls as ``fn`` and the reverse
+        # rules written out for a jit replay's generated code (chainrule.replay.program), for traced arguments
+        self.inline: Callable[..., Any] | None = None
         self.declare_reads(reads)
         if register:
             REGISTRY[name] = self

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from .. import scalar_rules
-from ..autodiff.primitive import Primitive, apply
+from ..autodiff.inlined import Inlined
+from ..autodiff.primitive import REGISTRY, Primitive, apply
 from ._define import is_complex, raw, wrap_like
 from .declare import declare_function, elementwise_op, linear_op, primitive_op
 from .gauss import erf as _gauss_erf
@@ -159,6 +160,17 @@ relu = elementwise_op("relu", lambda x: np.maximum(x, 0), lambda ans, x: ans > 0
                       reads=("ans",), doc="max(x, 0); derivative 0 at 0.",
                       method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu",
                       scalar=scalar_rules.RELU)
+
+
+def _relu_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
+    """For a jit replay: relu's function and reverse rule on a float array (see ``autodiff.inlined``)."""
+    x = args[0]
+    if kw or type(x) is not np.ndarray or type(ans) is not np.ndarray or x.ndim == 0 or x.dtype.kind != "f":
+        return None
+    return Inlined(forward=["{out} = np.maximum({a0}, 0)"], backward={0: ["t = {g} * ({out} > 0)"]})
+
+
+REGISTRY["relu"].inline = _relu_inline
 # softplus, with relu's parity (function, method, nn.functional, Scalar, docs, tests): this one statement
 softplus = elementwise_op("softplus", lambda x: np.logaddexp(x, 0.0), lambda ans, x: sigmoid(x),
                           doc="log(1 + e ** x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
