@@ -17,18 +17,19 @@ import numpy as np
 
 from .. import scalar_rules
 from ..autodiff.primitive import Primitive, apply
+from ..core.sweep import passthrough
 from ._define import is_complex, raw, wrap_like
 from .declare import declare_function, elementwise_op, linear_op, primitive_op
 from .gauss import erf as _gauss_erf
 
-# -- arithmetic (linear parts written out, so no multiplication by 1 is done) ----------------
+# -- arithmetic (linear parts written out, so no multiplication by 1 is done; ``passthrough``: the sweep skips the call)
 add = primitive_op(
-    "add", np.add, (lambda g, ans, x, y: g, lambda g, ans, x, y: g), (lambda t, ans, x, y: t, lambda t, ans, x, y: t),
+    "add", np.add, (passthrough, passthrough), (lambda t, ans, x, y: t, lambda t, ans, x, y: t),
     reads=(), doc="x + y, broadcasting.", numpy=np.add, method=("__add__", "__radd__"), domain="real",
     torch="torch.add",
 )
 subtract = primitive_op(
-    "subtract", np.subtract, (lambda g, ans, x, y: g, lambda g, ans, x, y: -g),
+    "subtract", np.subtract, (passthrough, lambda g, ans, x, y: -g),
     (lambda t, ans, x, y: t, lambda t, ans, x, y: -t),
     reads=(), doc="x - y, broadcasting.", numpy=np.subtract, method=("__sub__", "__rsub__"), domain="real",
     torch="torch.subtract",
