@@ -116,14 +116,15 @@ def unbroadcast(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     gshape = g.shape
     if gshape != shape:
         lead = len(gshape) - len(shape)
-        if lead >= 0:
+        if lead > 0 or (lead == 0 and 1 in shape):
             axes = tuple(range(lead)) + tuple(
                 i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1
             )
             if axes:
                 g = g.sum(axis=axes)
         if g.shape != shape:
-            if tuple(n for n in g.shape if n != 1) == tuple(n for n in shape if n != 1):
+            same_size = not array or g.size == _size(shape)  # (a cheap first test for arrays)
+            if same_size and tuple(n for n in g.shape if n != 1) == tuple(n for n in shape if n != 1):
                 g = g.reshape(shape)  # only size-1 axes differ (e.g. kept reduced axes)
             elif array and _size(shape) <= _SMALL:
                 # a small array: a new one costs ~0.3 us, broadcast_to's Python-level set-up ~2 us

@@ -128,11 +128,11 @@ def backward_sweep(
         ans, kw = node.ans, node.kw
         # first order: call the rules directly when the primitive says vjp would only do that
         rules = prim.fast_vjps if first_order else None
-        if rules is None or kw:
-            _through_vjp(node, g, rules, lift, grads, add)
+        if rules is None:
+            _through_vjp(node, g, lift, grads, add)
         else:
             # the arguments spread by hand for one or two (a call with *args costs ~60 ns more)
-            n_args = len(args)
+            n_args = -1 if kw else len(args)
             if n_args == 2:
                 a0, a1 = args
             elif n_args == 1:
@@ -150,6 +150,8 @@ def backward_sweep(
                     pg = rule(g, ans, a0, a1)
                 elif n_args == 1:
                     pg = rule(g, ans, a0)
+                elif kw:
+                    pg = rule(g, ans, *args, **kw)
                 else:
                     pg = rule(g, ans, *args)
                 cls = pg.__class__
@@ -173,20 +175,11 @@ def backward_sweep(
     return found
 
 
-def _through_vjp(
-    node: Node, g: Any, rules: Any, lift: Any, grads: dict[Any, Any], add: Callable[[Any, Any], Any]
-) -> None:
-    """The sweep's step for a node whose rules take keywords, or any node under ``create_graph``."""
-    prim, ans, args, kw = node.prim, node.ans, node.args, node.kw
-    n_rules = len(rules) if rules is not None else 0
+def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Callable[[Any, Any], Any]) -> None:
+    """The sweep's step for a node whose rules run through ``vjp`` (``create_graph``, or no fast rules)."""
+    prim = node.prim
     for argnum, parent, index, shape, dtype in node.parents:
-        rule = rules[argnum] if argnum < n_rules else None  # type: ignore[index]
-        if rule is None:
-            pg = prim.vjp(argnum, g, node, lift)
-        elif kw:
-            pg = rule(g, ans, *args, **kw)
-        else:
-            pg = rule(g, ans, *args)
+        pg = prim.vjp(argnum, g, node, lift)
         cls = pg.__class__
         if cls is _ndarray:
             if pg.shape != shape or pg.dtype is not dtype:
