@@ -276,3 +276,24 @@ def test_split_passes_work_in_a_forked_child(monkeypatch):
         os._exit(0 if np.array_equal(gelu_f32(x)[0], y) else 3)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("rows, count", [(7, 300), (300, 100)])  # few runs of equal indices / many runs
+def test_embedding_gradient_adds_repeated_rows_as_add_at(rows, count):
+    from chainrule.ops.shape import _scatter_fn
+
+    idx = R.integers(-rows, rows, size=(count, 2))  # repeats and negative indices
+    g = R.normal(size=(count, 2, 3, 2))
+    want = np.zeros((rows, 3, 2))
+    np.add.at(want, idx, g)
+    got = _scatter_fn(g, idx, (rows, 3, 2))
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+    if rows == 7:  # one sum per run, in np.add.at's order: the same bits
+        np.testing.assert_array_equal(got, want)
+    w = cr.Tensor(R.normal(size=(rows, 3)), requires_grad=True)
+    (F.embedding(idx % rows, w) ** 2).sum().backward()
+    want = np.zeros((rows, 3))
+    np.add.at(want, idx % rows, 2 * w.data[idx % rows])
+    np.testing.assert_allclose(w.grad.data, want, rtol=1e-13)
+    with pytest.raises(IndexError, match="out of bounds"):
+        _scatter_fn(g, np.full((count, 2), -rows - 1), (rows, 3, 2))
