@@ -136,16 +136,16 @@ def packed_backward(g: np.ndarray, ans: np.ndarray, qkv: np.ndarray, kept: Any, 
         dr_t = None if drop is None else drop[lo:hi].swapaxes(-1, -2)
         gs = g_h[lo:hi] * r.swapaxes(-1, -2)  # g' = g r, contiguous (..., L, E)
         np.matmul(e_t if dr_t is None else e_t * dr_t, gs, out=dv[lo:hi])  # dV = E^T g'
-        ds_t = np.matmul(v[lo:hi], _transposed(gs))  # dP'^T = v g'^T (a transposed view here is ~1000x slower
-        # when OpenBLAS runs this size on 2 threads)
+        ds_t = np.matmul(v[lo:hi], _transposed(gs, sc))  # dP'^T scale = v (g' scale)^T (a transposed view here
+        # is ~1000x slower when OpenBLAS runs this size on 2 threads)
         if dr_t is not None:
             ds_t *= dr_t
-        ds_t -= np.einsum("...i,...i->...", gs, ans_h[lo:hi])[..., None, :]  # rowsum(g' * out)
-        ds_t *= e_t  # dS^T
+        rows = np.einsum("...i,...i->...", gs, ans_h[lo:hi])  # rowsum(g' * out)
+        rows *= sc
+        ds_t -= rows[..., None, :]
+        ds_t *= e_t  # dS^T scale
         np.matmul(ds_t, q[lo:hi], out=dk[lo:hi])  # dK = dS^T q scale
-        dk[lo:hi] *= sc
         np.matmul(ds_t.swapaxes(-1, -2), k[lo:hi], out=dq[lo:hi])  # dQ = dS k scale
-        dq[lo:hi] *= sc
 
     for_blocks(work, b, _block(h, t), min_blocks=2)
     return grad
