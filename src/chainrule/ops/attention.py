@@ -252,9 +252,9 @@ def _fast(*xs: Any) -> bool:
 
 def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
     if _fast(qkv):
-        out, p = packed_forward(qkv, bias, scale, drop, keep_p=bool(saved.wanted))
-        if p is not None:
-            saved.values["p_t"] = p  # transposed: not the "p" the generic rules read
+        out, kept = packed_forward(qkv, bias, scale, drop, keep_p=bool(saved.wanted))
+        if kept is not None:
+            saved.values["p_t"] = kept  # (E^T, r), P^T = E^T r: not the "p" the generic rules read
         return out
     q, k, v = _unpack(qkv)
     return np.ascontiguousarray(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
@@ -262,8 +262,8 @@ def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) ->
 
 def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
     if _fast(g, ans, qkv) and g.dtype == qkv.dtype:  # dq, dk, dv written straight into qkv's layout
-        p = saved.values.pop("p_t", None)
-        return packed_backward(g, ans, qkv, p, bias, scale, drop)
+        kept = saved.values.pop("p_t", None)
+        return packed_backward(g, ans, qkv, kept, bias, scale, drop)
     q, k, v = _unpack(qkv)
     gh, outh = np.swapaxes(g, 1, 2), np.swapaxes(ans, 1, 2)
     if on_values(g, qkv):  # write dq, dk, dv straight into one array laid out like qkv: no zeros, no sums
