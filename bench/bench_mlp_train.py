@@ -133,6 +133,22 @@ def chainrule_jit_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Cal
     return step
 
 
+def chainrule_jit_step_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
+    """The whole step (loss, backward, SGD update) traced once by ``chainrule.jit_step`` and replayed."""
+    from chainrule import nn, optim
+    from chainrule.nn import functional as F
+
+    try:
+        from chainrule import jit_step
+    except ImportError:
+        return None
+    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=x.dtype, rng=0)
+    for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
+        p.data[...] = w
+    step = jit_step(lambda xb, yb: F.cross_entropy(model(xb), yb), optim.SGD(model.parameters(), lr=LR))
+    return lambda: float(step(x, y).data)
+
+
 def torch_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
     try:
         import torch
@@ -265,7 +281,7 @@ def fmt(v: float | None, spec: str = "9.3f") -> str:
 
 
 IMPLEMENTATIONS = {"numpy": "numpy_step_fn", "chainrule": "chainrule_step_fn", "chainrule.jit": "chainrule_jit_step_fn",
-                   "torch": "torch_step_fn"}
+                   "chainrule.jit_step": "chainrule_jit_step_step_fn", "torch": "torch_step_fn"}
 
 
 def case_data(sizes: list[int], batch: int, dtype: Any, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -335,18 +351,21 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
 
     print(f"threads={args.threads}  python {platform.python_version()}  numpy {np.__version__}  "
           f"machine {platform.machine()} ({os.cpu_count()} cpus)")
-    print("ms per step (median); cr = chainrule eager, jit = chainrule.jit replay")
-    print(f"{'case':28} {'numpy':>8} {'cr':>8} {'jit':>8} {'torch':>8} {'cr/numpy':>9} {'jit/numpy':>9} "
-          f"{'cr/torch':>9}")
+    print("ms per step (median); cr = chainrule eager, jit = chainrule.jit replay of the loss, "
+          "step = chainrule.jit_step replay of the whole step")
+    print(f"{'case':28} {'numpy':>8} {'cr':>8} {'jit':>8} {'step':>8} {'torch':>8} {'cr/numpy':>9} {'jit/numpy':>9} "
+          f"{'step/numpy':>10} {'cr/torch':>9}")
     for row in rows:
         if "numpy_ms" in row:
             c, n, j, t = row["chainrule_ms"], row["numpy_ms"], row["chainrule.jit_ms"], row["torch_ms"]
+            st = row["chainrule.jit_step_ms"]
             row["chainrule_over_numpy"] = c / n
             row["jit_over_numpy"] = None if j is None else j / n
+            row["jit_step_over_numpy"] = None if st is None else st / n
             row["chainrule_over_torch"] = None if t is None else c / t
-            print(f"{row['case']:28} {fmt(n, '8.3f')} {fmt(c, '8.3f')} {fmt(j, '8.3f')} {fmt(t, '8.3f')} "
-                  f"{fmt(row['chainrule_over_numpy'], '9.2f')} {fmt(row['jit_over_numpy'], '9.2f')} "
-                  f"{fmt(row['chainrule_over_torch'], '9.2f')}")
+            print(f"{row['case']:28} {fmt(n, '8.3f')} {fmt(c, '8.3f')} {fmt(j, '8.3f')} {fmt(st, '8.3f')} "
+                  f"{fmt(t, '8.3f')} {fmt(row['chainrule_over_numpy'], '9.2f')} {fmt(row['jit_over_numpy'], '9.2f')} "
+                  f"{fmt(row['jit_step_over_numpy'], '10.2f')} {fmt(row['chainrule_over_torch'], '9.2f')}")
     print("\nminor page faults per step (in this process) / peak MB above the set-up (each alone, a fresh process)")
     print(f"{'case':28} " + " ".join(f"{impl:>20}" for impl in IMPLEMENTATIONS))
     for row in rows:

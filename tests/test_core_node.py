@@ -203,6 +203,73 @@ def test_unbroadcast_reduces_and_names_a_bad_shape():
         unbroadcast(np.ones((2, 3)), (4,), np.dtype(float))
 
 
+@pytest.mark.parametrize("n", [4, 100])  # written into a new array (small) or a broadcast view (large)
+def test_unbroadcast_spreads_a_gradient_over_broadcast_axes_either_way(n):
+    g = np.arange(n, dtype=np.float32).reshape(1, n)
+    out = unbroadcast(g, (3, n), np.dtype(np.float64))
+    assert out.shape == (3, n) and out.dtype == np.float64
+    np.testing.assert_array_equal(out, np.broadcast_to(g, (3, n)))
+    with pytest.raises(ValueError):
+        unbroadcast(np.ones(3), (n, n), np.dtype(float))  # (3,) fits neither way
+
+
+def test_pass_through_rules_are_skipped_and_their_gradients_still_reduced_and_summed():
+    from chainrule.autodiff.primitive import REGISTRY
+    from chainrule.core.sweep import passthrough
+
+    assert REGISTRY["add"].fast_vjps == (passthrough, passthrough) and REGISTRY["subtract"].fast_vjps[0] is passthrough
+    x, b = leaf(np.ones((3, 2))), leaf([1.0, 2.0])
+    (x + b - b * 2.0 + (x + x)).sum().backward()
+    np.testing.assert_array_equal(b.grad.data, [-3.0, -3.0])  # (3, 2) -> (2,): summed over the broadcast axis
+    np.testing.assert_array_equal(x.grad.data, np.full((3, 2), 3.0))  # x + x: one array reaches x twice
+    assert x.grad.data is not b.grad.data
+
+
+# -- the unrolled forward (apply1 / apply2) builds the node apply builds ----------------------------
+def _record(node):
+    return (node.prim, [e[:1] + e[2:] for e in node.parents], [id(e[1]) for e in node.parents],
+            node.ans is None, [None if a is None else id(a) for a in node.args], node.kw, node.outputs, node.lifted)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "maximum", "arctan2"])
+@pytest.mark.parametrize("grads", [(True, True), (True, False), (False, True)])
+def test_apply2_records_the_node_apply_records(name, grads):
+    from chainrule.autodiff.primitive import REGISTRY, apply, apply2
+
+    prim = REGISTRY[name]
+    x = cr.Tensor(np.array([[1.0, 2.0]]), requires_grad=grads[0])
+    y = cr.Tensor(np.array([[0.5], [3.0]], dtype=np.float32), requires_grad=grads[1])
+    fast, slow = apply2(prim, x, y), apply(prim, (x, y), None)
+    np.testing.assert_array_equal(fast.data, slow.data)
+    assert fast.dtype == slow.dtype and fast._index is None and fast._stamp == fast._node.stamp
+    assert _record(fast._node) == _record(slow._node)
+
+
+@pytest.mark.parametrize("name", ["tanh", "exp", "negative", "sqrt"])
+def test_apply1_records_the_node_apply_records(name):
+    from chainrule.autodiff.primitive import REGISTRY, apply, apply1
+
+    prim = REGISTRY[name]
+    x = leaf([[1.0, 2.0]])
+    h = x * 2.0  # a node parent, not a leaf
+    fast, slow = apply1(prim, h), apply(prim, (h,), None)
+    np.testing.assert_array_equal(fast.data, slow.data)
+    assert _record(fast._node) == _record(slow._node)
+
+
+def test_apply2_falls_back_to_apply_for_constants_no_grad_and_errors():
+    from chainrule.autodiff.primitive import REGISTRY, apply2
+
+    prim = REGISTRY["multiply"]
+    assert isinstance(apply2(prim, np.ones(2), 3.0), np.ndarray)  # NumPy in, NumPy out
+    x = leaf([1.0, 2.0])
+    assert apply2(prim, x, 3.0)._node.parents[0][1] is x
+    with cr.no_grad():
+        assert apply2(prim, x, x)._node is None
+    with pytest.raises(ValueError, match=r"multiply: cannot combine inputs of shapes \(2,\) and \(3,\)"):
+        apply2(prim, x, leaf([1.0, 2.0, 3.0]))
+
+
 def test_a_replay_of_a_two_output_primitive_gives_the_eager_gradients_exactly():
     f = lambda x: (sincos(x)[0] * np.exp(sincos(x)[1])).sum() + sincos(x)[1][0]  # noqa: E731
     jitted = cr.jit(f)

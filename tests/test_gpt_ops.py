@@ -276,3 +276,48 @@ def test_split_passes_work_in_a_forked_child(monkeypatch):
         os._exit(0 if np.array_equal(gelu_f32(x)[0], y) else 3)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
+
+
+@pytest.mark.parametrize("rows, count", [(7, 300), (300, 100)])  # few runs of equal indices / many runs
+def test_embedding_gradient_adds_repeated_rows_as_add_at(rows, count):
+    from chainrule.ops.shape import _scatter_fn
+
+    idx = R.integers(-rows, rows, size=(count, 2))  # repeats and negative indices
+    g = R.normal(size=(count, 2, 3, 2))
+    want = np.zeros((rows, 3, 2))
+    np.add.at(want, idx, g)
+    got = _scatter_fn(g, idx, (rows, 3, 2))
+    np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-14)
+    if rows == 7:  # one sum per run, in np.add.at's order: the same bits
+        np.testing.assert_array_equal(got, want)
+    w = cr.Tensor(R.normal(size=(rows, 3)), requires_grad=True)
+    (F.embedding(idx % rows, w) ** 2).sum().backward()
+    want = np.zeros((rows, 3))
+    np.add.at(want, idx % rows, 2 * w.data[idx % rows])
+    np.testing.assert_allclose(w.grad.data, want, rtol=1e-13)
+    with pytest.raises(IndexError, match="out of bounds"):
+        _scatter_fn(g, np.full((count, 2), -rows - 1), (rows, 3, 2))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype, tol", [(np.float32, 2e-5), (np.float64, 1e-12)])
+def test_packed_attention_when_a_query_scores_far_below_the_block_maximum(dtype, tol):
+    """The blocked softmax shifts by the block's largest score; a query whose scores all lie far below
+    it (here: one batch item with scores ~1000x larger) must still get its exact softmax (the block is
+    redone with each query's own maximum), forward and backward."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    qkv = rng.normal(size=(3, 9, 3, 2, 4))
+    qkv[1, :, :2] *= 40.0  # batch item 1: scores ~1600x batch items 0 and 2's
+    qkv = qkv.astype(dtype)
+    g = rng.normal(size=(3, 9, 2, 4)).astype(dtype)
+    x = cr.Tensor(qkv, requires_grad=True)
+    y = F.qkv_attention(x)
+    (y * g).sum().backward()
+    t = torch.tensor(qkv, requires_grad=True)
+    q, k, v = (t[:, :, i].transpose(1, 2) for i in range(3))
+    want = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2)
+    (want * torch.tensor(g)).sum().backward()
+    scale = np.abs(want.detach().numpy()).max()
+    np.testing.assert_allclose(y.data, want.detach().numpy(), rtol=tol, atol=tol * scale)
+    np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=tol, atol=tol * np.abs(t.grad.numpy()).max())

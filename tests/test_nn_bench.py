@@ -31,6 +31,8 @@ def test_numpy_chainrule_and_torch_steps_compute_the_same_losses():
         steps.append(bench.torch_step_fn(sizes, x, y))
     losses = np.array([[step() for _ in range(4)] for step in steps])
     assert losses[0, -1] < losses[0, 0]  # they train
+    step = bench.chainrule_jit_step_step_fn(sizes, x, y)
+    assert [step() for _ in range(4)] == losses[1].tolist()  # the replayed step: bit for bit the eager one
     np.testing.assert_allclose(losses[1:], np.broadcast_to(losses[0], losses[1:].shape), rtol=2e-5)
 
 

@@ -47,7 +47,7 @@ _LAZY = {
     "minimize": "optimize",
     "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
     "set_blas_spin": "blas_threads", "blas_threads_info": "blas_threads",
-    "jit": "replay", "JitError": "replay",
+    "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
 }
 _SUBMODULES = {

@@ -63,7 +63,8 @@ class Primitive:
     """
 
     __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only",
-                 "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps")
+                 "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps",
+                 "inline")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True, *,
                  reads: Iterable[int | str] | None = None, n_outputs: int = 1) -> None:
@@ -84,6 +85,9 @@ class Primitive:
             raise ValueError(f"Primitive {name!r}: n_outputs must be a positive int, got {n_outputs!r}")
         self.n_outputs = n_outputs
         self.fast_vjps: tuple[Rule | None, ...] | None = None
+        # optional: ``inline(ans, args, kw) -> Inlined | None``, the same NumPy calls as ``fn`` and the reverse
+        # rules written out for a jit replay's generated code (chainrule.replay.program), for traced arguments
+        self.inline: Callable[..., Any] | None = None
         self.declare_reads(reads)
         if register:
             REGISTRY[name] = self
@@ -303,6 +307,113 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
         _propagate_tangents(prim, (out,), args, kw)
         if out._tangents and out._node is not None:
             _keep_traced(out._node, out, args)
+    return out
+
+
+def apply1(prim: Primitive, x: Any) -> Any:
+    """``apply(prim, (x,), None)``: the generated one-argument op functions call this.
+
+    The same result as ``apply``, with the loop over arguments unrolled for a plain call on one
+    Tensor (a chain of small ops is all Python overhead); anything else goes to ``apply``.
+    """
+    if batching.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
+        return apply(prim, (x,), None)
+    xd = x.data
+    try:
+        data = prim.fn(xd)
+    except (TypeError, ValueError) as e:
+        raise _explain(prim, (x,), [xd], e) from None
+    if data.__class__ is not np.ndarray:
+        if data is None:
+            raise _explain(prim, (x,), [xd], TypeError(f"{prim.name}: no result"))
+        data = np.asarray(data)
+    out = _new(Tensor)  # as in apply
+    out.data = data
+    out.grad = out._label = out._tangents = out._index = None
+    stamp = out._stamp = _tick()
+    if x._requires_grad and _grad_enabled():
+        node = out._node = _new(Node)
+        node.prim = prim
+        parent = x._node
+        node.parents = ((0, x if parent is None else parent, x._index, xd.shape, xd.dtype),)
+        node.stamp = stamp
+        node.kw = node.outputs = node.lifted = None
+        if prim.keep_args is None:
+            node.ans = data
+        else:  # keep_first > 0: the rules read argument 0
+            node.ans = data if prim.keep_ans else None
+            if not prim.keep_first:
+                xd = None
+        node.args = [xd]
+        out._requires_grad = True
+    else:
+        out._node = None
+        out._requires_grad = False
+    if _forward_levels():
+        _propagate_tangents(prim, (out,), (x,), None)
+        if out._tangents and out._node is not None:
+            _keep_traced(out._node, out, (x,))
+    return out
+
+
+def apply2(prim: Primitive, x: Any, y: Any) -> Any:
+    """``apply(prim, (x, y), None)``: the generated two-argument op functions and operators call this.
+
+    The same result as ``apply``, unrolled for a plain call on two Tensors; anything else goes to ``apply``.
+    """
+    if batching.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+        return apply(prim, (x, y), None)
+    xd = x.data
+    yd = y.data
+    try:
+        data = prim.fn(xd, yd)
+    except (TypeError, ValueError) as e:
+        raise _explain(prim, (x, y), [xd, yd], e) from None
+    if data.__class__ is not np.ndarray:
+        if data is None:
+            raise _explain(prim, (x, y), [xd, yd], TypeError(f"{prim.name}: no result"))
+        data = np.asarray(data)
+    out = _new(Tensor)  # as in apply
+    out.data = data
+    out.grad = out._label = out._tangents = out._index = None
+    stamp = out._stamp = _tick()
+    xg = x._requires_grad
+    yg = y._requires_grad
+    if (xg or yg) and _grad_enabled():
+        node = out._node = _new(Node)
+        node.prim = prim
+        if xg:
+            parent = x._node
+            edge = (0, x if parent is None else parent, x._index, xd.shape, xd.dtype)
+            if yg:
+                parent = y._node
+                node.parents = (edge, (1, y if parent is None else parent, y._index, yd.shape, yd.dtype))
+            else:
+                node.parents = (edge,)
+        else:
+            parent = y._node
+            node.parents = ((1, y if parent is None else parent, y._index, yd.shape, yd.dtype),)
+        node.stamp = stamp
+        node.kw = node.outputs = node.lifted = None
+        keep = prim.keep_args
+        if keep is None:
+            node.ans = data
+        else:  # only what the rules read; constants stay (keep_first 2: both are read)
+            node.ans = data if prim.keep_ans else None
+            if prim.keep_first < 2:
+                if xg and 0 not in keep:
+                    xd = None
+                if yg and 1 not in keep:
+                    yd = None
+        node.args = [xd, yd]
+        out._requires_grad = True
+    else:
+        out._node = None
+        out._requires_grad = False
+    if _forward_levels():
+        _propagate_tangents(prim, (out,), (x, y), None)
+        if out._tangents and out._node is not None:
+            _keep_traced(out._node, out, (x, y))
     return out
 
 

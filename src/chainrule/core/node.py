@@ -26,11 +26,14 @@ Example:
 
 from __future__ import annotations
 
+from math import prod as _size
 from typing import Any
 
 import numpy as np
 
 from . import clock
+
+_SMALL = 4096  # entries: below this, unbroadcast writes a broadcast gradient into a new array (see there)
 
 
 class Node:
@@ -113,15 +116,21 @@ def unbroadcast(g: Any, shape: tuple[int, ...], dtype: Any) -> Any:
     gshape = g.shape
     if gshape != shape:
         lead = len(gshape) - len(shape)
-        if lead >= 0:
+        if lead > 0 or (lead == 0 and 1 in shape):
             axes = tuple(range(lead)) + tuple(
                 i + lead for i, n in enumerate(shape) if n == 1 and gshape[i + lead] != 1
             )
             if axes:
                 g = g.sum(axis=axes)
         if g.shape != shape:
-            if tuple(n for n in g.shape if n != 1) == tuple(n for n in shape if n != 1):
+            same_size = not array or g.size == _size(shape)  # (a cheap first test for arrays)
+            if same_size and tuple(n for n in g.shape if n != 1) == tuple(n for n in shape if n != 1):
                 g = g.reshape(shape)  # only size-1 axes differ (e.g. kept reduced axes)
+            elif array and _size(shape) <= _SMALL:
+                # a small array: a new one costs ~0.3 us, broadcast_to's Python-level set-up ~2 us
+                out = np.empty(shape, g.dtype)
+                out[...] = g  # g has no more axes than shape here: the same rule as broadcast_to (and error)
+                g = out
             else:
                 g = np.broadcast_to(g, shape)  # raises for shapes that don't fit
     if not array:  # a graph value: differentiable conversions

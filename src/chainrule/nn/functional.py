@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..ops import reductions as _reductions
 from ..ops._define import raw
@@ -113,10 +114,24 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     return g2.T @ x2
 
 
+_ONES: dict[tuple[int, Any], np.ndarray] = {}  # (length, dtype) -> a read-only row of ones
+
+
+def _ones_row(n: int, dtype: Any) -> np.ndarray:
+    """A row of ``n`` ones, made once per length and dtype (every bias gradient of a training loop needs one)."""
+    ones = _ONES.get((n, dtype))
+    if ones is None:
+        ones = np.ones(n, dtype=dtype)
+        ones.flags.writeable = False
+        if len(_ONES) < 64 and n <= 1 << 20:  # a training loop sees a few batch sizes; others are made per call
+            _ONES[(n, dtype)] = ones
+    return ones
+
+
 def _linear_vjp_b(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     g2 = _rows(g)
     if type(g2) is np.ndarray and g2.dtype.kind == "f" and g2.ndim == 2:  # a row of ones times g: BLAS, ~2x sum(0)
-        return np.ones(g2.shape[0], dtype=g2.dtype) @ g2
+        return _ones_row(g2.shape[0], g2.dtype) @ g2
     return g2.sum(axis=0)
 
 
@@ -128,9 +143,27 @@ def _linear_jvp_w(t: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     return x @ t.T if x.ndim <= 2 else (_rows(x) @ t.T).reshape(*x.shape[:-1], w.shape[0])
 
 
+def _linear_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
+    """For a jit replay: the calls ``_linear_fn`` and its three rules make on 2-D arrays of one float dtype."""
+    x, w, b = (*args, None)[:3]
+    arrays = [v for v in (x, w, b) if v is not None]
+    if kw or not all(type(v) is np.ndarray and v.dtype == ans.dtype for v in (*arrays, ans)) or (
+            ans.dtype.kind != "f" or x.ndim != 2 or w.ndim != 2 or (b is not None and b.ndim != 1)
+            or ans.size >= _SPLIT_BIAS):
+        return None
+    n, wide = x.shape[0], 8 * w.shape[0] <= x.shape[1] and x.shape[0] > 128  # _linear_vjp_w's choice of product
+    return Inlined(
+        forward=["{out} = {a0} @ {a1}.T"] + (["{out} += {a2}"] if b is not None else []),
+        backward={0: ["t = {g} @ {a1}"], 1: ["t = ({a0}.T @ {g}).T" if wide else "t = {g}.T @ {a0}"],
+                  2: ["t = {p}ones @ {g}"]},
+        consts={"ones": _ones_row(n, ans.dtype)},
+    )
+
+
 _linear = Primitive("nn.linear", _linear_fn, reads=(0, 1))  # x and w: not the output, not the bias
 _linear.defvjp(_linear_vjp_x, _linear_vjp_w, _linear_vjp_b)
 _linear.defjvp(_linear_jvp_x, _linear_jvp_w, lambda t, ans, x, w, b=None: t)
+_linear.inline = _linear_inline
 
 
 def linear(x: Any, weight: Any, bias: Any = None) -> Any:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..batching.value import Batched
 from ..ops._define import raw
@@ -67,6 +68,38 @@ def _ce_rows(target: np.ndarray, ignore_index: int | None) -> tuple[np.ndarray, 
     return np.where(valid, target, 0), valid, int(valid.sum())
 
 
+_KEEP_EXP = 65536  # logits up to this size keep exp(x - max) for the reverse rule (larger: recomputed, less memory)
+_OFFSETS: dict[tuple[int, int], np.ndarray] = {}  # (rows, classes) -> read-only start of each row in the flat array
+
+
+def _row_starts(n: int, c: int) -> np.ndarray:
+    """``arange(0, n * c, c)``: where each row starts in an (n, c) array seen flat (made once per shape)."""
+    starts = _OFFSETS.get((n, c))
+    if starts is None:
+        starts = np.arange(0, n * c, c)
+        starts.flags.writeable = False
+        if len(_OFFSETS) < 64:  # a training loop sees a few shapes; anything else is made per call
+            _OFFSETS[(n, c)] = starts
+    return starts
+
+
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # an index seen unsigned: negative ones are huge
+
+
+def _classes_outside(t: np.ndarray, c: int) -> bool:
+    """True when a class index of ``t`` lies outside [0, c): one reduction (negative indices seen unsigned)."""
+    return bool(t.size) and np.maximum.reduce(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c
+
+
+def _class_error(t: np.ndarray, c: int) -> IndexError:
+    bad = t[(t < 0) | (t >= c)].flat[0]
+    return IndexError(
+        f"cross_entropy: target holds class {int(bad)}, outside [0, {c}). In a jit replay: the function was traced "
+        "with targets that were all classes (or rows to ignore), and a replay cannot change which rows it ignores; "
+        "call the function without jit for this batch"
+    )
+
+
 def _ce_fn(
     x: np.ndarray, target: np.ndarray, ignore_index: int | None, smoothing: float, reduction: str,
     *, saved: Saved | None = None,
@@ -74,9 +107,11 @@ def _ce_fn(
     n, c = x.shape
     top = np.maximum.reduce(x, axis=-1, keepdims=True)
     s = x - top
-    sums = np.add.reduce(np.exp(s), axis=-1)
-    if saved is not None and saved.wanted and type(x) is np.ndarray:
-        saved.values["stats"] = (x, top, sums)  # the reverse rule's softmax needs them again: O(N), not O(N C)
+    e = np.exp(s)
+    sums = np.add.reduce(e, axis=-1)
+    keep = saved is not None and saved.wanted and type(x) is np.ndarray
+    if keep:  # the reverse rule's softmax needs them again: O(N) (and exp(s) when small: no second exp)
+        saved.values["stats"] = (x, top, sums, e if e.size <= _KEEP_EXP else None)
     lse = np.log(sums)  # log-sum-exp of the shifted logits, per row
     if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
         q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
@@ -84,7 +119,12 @@ def _ce_fn(
         count, valid = n, None
     else:
         t, valid, count = _ce_rows(target, ignore_index)
-        losses = lse - s[np.arange(n), t]
+        if _classes_outside(t, c):  # (cross_entropy checked this call's targets; a jit replay did not)
+            raise _class_error(t, c)
+        picked = _row_starts(n, c) + t  # s[arange(n), t] on the flat array: one index, reused by the reverse rule
+        if keep and s.flags.c_contiguous:
+            saved.values["picked"] = (t, picked)
+        losses = lse - s.reshape(-1)[picked]
         if smoothing:
             losses = (1.0 - smoothing) * losses + smoothing * (lse - s.mean(axis=-1))
         if valid is not None:
@@ -110,8 +150,9 @@ def _ce_vjp(
     if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
         n, c = x.shape
         stats = saved.values.pop("stats", None) if saved is not None else None  # used once, then let go
+        picked = saved.values.pop("picked", None) if saved is not None else None
         if stats is not None and stats[0] is x:  # (not when a vmap loop shared one Saved between examples)
-            p = np.exp(x - stats[1])
+            p = stats[3] if stats[3] is not None else np.exp(x - stats[1])  # exp(x - max), as the forward's
             p /= stats[2].reshape(n, 1)  # the same sums as recomputing them: bit-identical
         else:
             p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
@@ -122,7 +163,8 @@ def _ce_vjp(
         else:
             t, valid, count = _ce_rows(target, ignore_index)
             if p.flags.c_contiguous:  # p[rows, t] -= ..., on the flat view (cheaper than 2-d fancy indexing)
-                p.reshape(-1)[np.arange(0, n * c, c) + t] -= 1.0 - smoothing
+                at = picked[1] if picked is not None and picked[0] is t else _row_starts(n, c) + t
+                p.reshape(-1)[at] -= 1.0 - smoothing
             else:
                 p[np.arange(n), t] -= 1.0 - smoothing
             if smoothing:
@@ -149,9 +191,38 @@ def _ce_jvp(
     return per_row if reduction == "none" else per_row.sum()
 
 
+def _ce_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
+    """For a jit replay: the calls ``_ce_fn`` and ``_ce_vjp`` make for class indices, no ignored index, no
+    smoothing, the mean, and logits small enough to keep exp(x - max) (the reverse rule reads it: no second exp)."""
+    x, target = args[0], args[1]
+    if (type(x) is not np.ndarray or type(target) is not np.ndarray or x.ndim != 2 or x.dtype.kind != "f"
+            or target.dtype.kind not in "iu" or target.shape != x.shape[:1] or not 0 < x.size <= _KEEP_EXP
+            or kw.get("ignore_index") is not None or kw.get("smoothing") != 0.0 or kw.get("reduction") != "mean"):
+        return None
+    n, c = x.shape
+    return Inlined(
+        forward=["{p}top = np.maximum.reduce({a0}, axis=-1, keepdims=True)",
+                 "{p}s = {a0} - {p}top",
+                 "{p}e = np.exp({p}s)",
+                 "{p}sums = np.add.reduce({p}e, axis=-1)",
+                 "{p}lse = np.log({p}sums)",
+                 "if {p}outside({a1}, {p}c): raise {p}error({a1}, {p}c)",
+                 "{p}picked = {p}starts + {a1}",
+                 "{out} = ({p}lse - {p}s.reshape(-1)[{p}picked]).astype({p}dtype, copy=False).sum() / {p}count"],
+        keep=("{p}e", "{p}sums", "{p}picked"),
+        # (out of place: a second backward through a replayed call reads the kept exp(x - max) again)
+        backward={0: ["t = {p}e / {p}sums.reshape({p}n, 1)",
+                      "t.reshape(-1)[{p}picked] -= 1.0",
+                      "t *= {g} / {p}count"]},
+        consts={"starts": _row_starts(n, c), "dtype": x.dtype, "count": n, "n": n, "c": c,
+                "outside": _classes_outside, "error": _class_error},
+    )
+
+
 _cross_entropy = Primitive("nn.cross_entropy", _ce_fn)
 _cross_entropy.defvjp(_ce_vjp, None)
 _cross_entropy.defjvp(_ce_jvp, None)
+_cross_entropy.inline = _ce_inline
 
 
 def _check_reduction(name: str, reduction: str) -> None:

@@ -41,9 +41,10 @@ def _pool(k: int) -> ThreadPoolExecutor:
 def for_blocks(work: Callable[[int, int], None], n: int, block: int, min_blocks: int = 4) -> None:
     """Run ``work(lo, hi)`` over [0, n) in blocks of ``block`` rows (the last one shorter).
 
-    With more than one thread and at least ``min_blocks`` blocks, whole blocks are dealt out
-    between the threads in contiguous runs (the calling thread takes the first run). The blocks
-    are the same on any number of threads.
+    With more than one thread and at least ``min_blocks`` blocks, the threads (the calling one
+    among them) take the next block as soon as they are free, so a thread the OS delays does
+    fewer blocks instead of holding the others up. The blocks are the same on any number of
+    threads, and each is computed the same way by whichever thread takes it.
     """
     block = max(1, int(block))
     if n <= block:  # one block (small arrays, e.g. one token at a time): no bookkeeping
@@ -56,15 +57,17 @@ def for_blocks(work: Callable[[int, int], None], n: int, block: int, min_blocks:
         for lo in range(0, n, block):
             work(lo, min(lo + block, n))
         return
-    k = min(k, count)
-    per = -(-count // k) * block  # rows per thread: whole blocks
+    starts = iter(range(0, n, block))  # shared: next() on a range iterator is atomic under the GIL
 
-    def run(start: int) -> None:
-        stop = min(start + per, n)
-        for lo in range(start, stop, block):
-            work(lo, min(lo + block, stop))
+    def run() -> None:
+        for lo in starts:
+            work(lo, min(lo + block, n))
 
-    futures = [_pool(k).submit(run, start) for start in range(per, n, per)]
-    run(0)
+    futures = [_pool(k - 1).submit(run) for _ in range(min(k, count) - 1)]
+    try:
+        run()
+    finally:  # never return (or raise) while a worker may still write into the caller's arrays
+        for f in futures:
+            f.exception()
     for f in futures:
         f.result()

@@ -21,6 +21,7 @@ from ._define import raw
 from ._saved import Saved, on_values
 from .arrays import repeat
 from .attention_blocks import packed_backward, packed_forward
+from .elementwise import where
 from .reductions import softmax
 
 _CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
@@ -186,7 +187,8 @@ def scaled_dot_product_attention(
     zeroes attention probabilities with that probability (``rng``: a seed or Generator).
     ``enable_gqa``: grouped-query attention; q (..., Hq, L, E) against k, v with Hkv heads
     (Hq a multiple of Hkv): each key/value head serves Hq / Hkv consecutive query heads.
-    A query that may attend to nothing gets NaN, as in PyTorch's reference implementation.
+    A query that may attend to nothing (its mask row all False or -inf) gets zeros and passes
+    no gradient, as PyTorch 2.13 does.
 
     Example:
         >>> import numpy as np
@@ -212,13 +214,21 @@ def scaled_dot_product_attention(
             bias = np.where(raw(m), dt.type(0), dt.type(-np.inf))
         else:
             bias = m
+    live = None
+    if bias is not None and not is_causal:
+        live = ~np.all(np.isneginf(raw(bias)), axis=-1, keepdims=True)  # queries that see at least one key
+        if live.all():
+            live = None
+        else:  # such a query's mask row is made finite (no NaN in any rule), and its output zeroed below
+            bias = where(live, bias, 0) if isinstance(bias, Tensor) else np.where(live, bias, dt.type(0))
     drop = None
     if dropout_p > 0.0:
         gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         shape = (*np.broadcast_shapes(np.shape(raw(q))[:-2], np.shape(raw(k))[:-2]), L, S)
         drop = (gen.random(shape) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
     args = (q, k, v) if bias is None else (q, k, v, bias)
-    return _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
+    out = _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
+    return out if live is None else out * live.astype(dt)
 
 
 def _share_heads(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
@@ -252,9 +262,9 @@ def _fast(*xs: Any) -> bool:
 
 def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
     if _fast(qkv):
-        out, p = packed_forward(qkv, bias, scale, drop, keep_p=bool(saved.wanted))
-        if p is not None:
-            saved.values["p_t"] = p  # transposed: not the "p" the generic rules read
+        out, kept = packed_forward(qkv, bias, scale, drop, keep_p=bool(saved.wanted))
+        if kept is not None:
+            saved.values["p_t"] = kept  # (E^T, r), P^T = E^T r: not the "p" the generic rules read
         return out
     q, k, v = _unpack(qkv)
     return np.ascontiguousarray(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
@@ -262,8 +272,8 @@ def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) ->
 
 def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
     if _fast(g, ans, qkv) and g.dtype == qkv.dtype:  # dq, dk, dv written straight into qkv's layout
-        p = saved.values.pop("p_t", None)
-        return packed_backward(g, ans, qkv, p, bias, scale, drop)
+        kept = saved.values.pop("p_t", None)
+        return packed_backward(g, ans, qkv, kept, bias, scale, drop)
     q, k, v = _unpack(qkv)
     gh, outh = np.swapaxes(g, 1, 2), np.swapaxes(ans, 1, 2)
     if on_values(g, qkv):  # write dq, dk, dv straight into one array laid out like qkv: no zeros, no sums

@@ -49,21 +49,35 @@ def _bias_t(bias: Any) -> Any:
     return hit[1]
 
 
-def _probabilities_t(q: np.ndarray, k: np.ndarray, bias_t: Any, scale: Any, out: np.ndarray) -> np.ndarray:
-    """P^T = softmax(q k^T scale + bias)^T for one block, as (..., S, L) in ``out``.
+def _exponentials_t(q: np.ndarray, k: np.ndarray, bias_t: Any, scale: Any, out: np.ndarray) -> np.ndarray:
+    """E^T = exp(q k^T scale + bias - m)^T for one block in ``out`` (..., S, L); returns r (..., 1, L), the
+    reciprocal of each query's sum, so that P^T = E^T r.
 
-    The transposed layout puts the softmax's reductions across rows (axis -2), where NumPy
-    runs them as vectorised row operations (a reduction along each short row is ~3x slower);
-    the sum is a product with a row of ones (BLAS), and one reciprocal per column replaces
-    S divisions.
+    The shift m is the block's largest score (one reduction, folded into the mask's add, instead of
+    a per-query maximum and a subtraction pass); a query whose own scores all lie far below it
+    (sum < 1e-20: its exponentials could lose precision to underflow) gets its block redone with
+    each query's own maximum. The transposed layout puts the softmax's sums across rows (axis -2),
+    where a product with a row of ones (BLAS) makes them; P itself is never formed: the output and
+    the reverse rule scale their small (..., L, E) factors by r instead of the score-sized array.
     """
     np.matmul(k, _transposed(q, scale), out=out)  # S^T = k (q scale)^T
+    if out.size == 0:
+        return np.ones((*out.shape[:-2], 1, out.shape[-1]), dtype=out.dtype)
+    top = np.maximum.reduce(out, axis=None)
     if bias_t is not None:
-        out += bias_t
-    out -= np.maximum.reduce(out, axis=-2, keepdims=True)
+        out += bias_t - top
+    else:
+        out -= top
     np.exp(out, out=out)
-    out *= np.reciprocal(np.matmul(np.ones((1, out.shape[-2]), dtype=out.dtype), out))  # (as PyTorch's CPU softmax)
-    return out
+    sums = np.matmul(np.ones((1, out.shape[-2]), dtype=out.dtype), out)
+    if sums.min() < 1e-20:  # some query's scores lie far below the block's largest: its own maximum instead
+        np.matmul(k, _transposed(q, scale), out=out)
+        if bias_t is not None:
+            out += bias_t
+        out -= np.maximum.reduce(out, axis=-2, keepdims=True)
+        np.exp(out, out=out)
+        sums = np.matmul(np.ones((1, out.shape[-2]), dtype=out.dtype), out)  # (as PyTorch's CPU softmax)
+    return np.reciprocal(sums, out=sums)
 
 
 def _block(heads: int, t: int) -> int:
@@ -71,31 +85,39 @@ def _block(heads: int, t: int) -> int:
 
 
 def packed_forward(qkv: np.ndarray, bias: Any, scale: float, drop: Any, keep_p: bool) -> tuple[np.ndarray, Any]:
-    """(output (B, T, H, E), the transposed probabilities P^T (B, H, S, L) when ``keep_p``, else None)."""
+    """(output (B, T, H, E), and when ``keep_p`` what the reverse rule needs: the transposed unnormalised
+    exponentials E^T (B, H, S, L) and the reciprocal sums r (B, H, 1, L), P^T = E^T r; else None)."""
     b, t, _, h, e = qkv.shape
     q, k, v = _views(qkv)
     sc, bias_t = qkv.dtype.type(scale), _bias_t(bias)
     out = np.empty((b, t, h, e), dtype=qkv.dtype)
     out_h = out.transpose(0, 2, 1, 3)
-    p_all = np.empty((b, h, t, t), dtype=qkv.dtype) if keep_p else None
+    e_all = np.empty((b, h, t, t), dtype=qkv.dtype) if keep_p else None
+    r_all = np.empty((b, h, 1, t), dtype=qkv.dtype) if keep_p else None
 
     def work(lo: int, hi: int) -> None:
-        p_t = p_all[lo:hi] if p_all is not None else np.empty((hi - lo, h, t, t), qkv.dtype)
-        _probabilities_t(q[lo:hi], k[lo:hi], bias_t, sc, p_t)
+        e_t = e_all[lo:hi] if e_all is not None else np.empty((hi - lo, h, t, t), qkv.dtype)
+        r = _exponentials_t(q[lo:hi], k[lo:hi], bias_t, sc, e_t)
+        if r_all is not None:
+            r_all[lo:hi] = r
         if drop is not None:
-            p_t = p_t * drop[lo:hi].swapaxes(-1, -2)
-        np.matmul(p_t.swapaxes(-1, -2), v[lo:hi], out=out_h[lo:hi])  # BLAS reads P^T transposed, writes in place
+            e_t = e_t * drop[lo:hi].swapaxes(-1, -2)
+        o = out_h[lo:hi]
+        np.matmul(e_t.swapaxes(-1, -2), v[lo:hi], out=o)  # BLAS reads E^T transposed, writes in place
+        o *= r.swapaxes(-1, -2)  # P v = (E v) r, on the small (L, E) side
 
     for_blocks(work, b, _block(h, t), min_blocks=2)
-    return out, p_all
+    return out, (None if e_all is None else (e_all, r_all))
 
 
-def packed_backward(g: np.ndarray, ans: np.ndarray, qkv: np.ndarray, p_all: Any, bias: Any, scale: float,
+def packed_backward(g: np.ndarray, ans: np.ndarray, qkv: np.ndarray, kept: Any, bias: Any, scale: float,
                     drop: Any) -> np.ndarray:
     """The gradient for qkv (B, T, 3, H, E) given the output gradient g (B, T, H, E).
 
-    Uses rowsum(dP * P) = rowsum(g * out) (as FlashAttention does), so no second score-sized
-    array; ``p_all`` (P^T from the forward pass) None: recomputed block by block.
+    ``kept``: (E^T, r) from the forward pass, or None (recomputed block by block). With g' = g r
+    (each query's row scaled: small), dV = P^T g = E^T g' and dS = P (dP - rowsum(dP P)) =
+    E (v g'^T - rowsum(g' out)), using rowsum(dP * P) = rowsum(g * out) (as FlashAttention does):
+    no second score-sized array, and no pass to normalise E.
     """
     b, t, _, h, e = qkv.shape
     q, k, v = _views(qkv)
@@ -103,23 +125,27 @@ def packed_backward(g: np.ndarray, ans: np.ndarray, qkv: np.ndarray, p_all: Any,
     g_h, ans_h = g.transpose(0, 2, 1, 3), ans.transpose(0, 2, 1, 3)
     grad = np.empty_like(qkv)
     dq, dk, dv = _views(grad)
+    e_all, r_all = kept if kept is not None else (None, None)
 
     def work(lo: int, hi: int) -> None:
-        p_t = p_all[lo:hi] if p_all is not None else _probabilities_t(
-            q[lo:hi], k[lo:hi], bias_t, sc, np.empty((hi - lo, h, t, t), qkv.dtype))
+        if e_all is not None:
+            e_t, r = e_all[lo:hi], r_all[lo:hi]
+        else:
+            e_t = np.empty((hi - lo, h, t, t), qkv.dtype)
+            r = _exponentials_t(q[lo:hi], k[lo:hi], bias_t, sc, e_t)
         dr_t = None if drop is None else drop[lo:hi].swapaxes(-1, -2)
-        gb = g_h[lo:hi]
-        np.matmul(p_t if dr_t is None else p_t * dr_t, gb, out=dv[lo:hi])  # dV = P^T g
-        ds_t = np.matmul(v[lo:hi], _transposed(gb))  # dP^T = v g^T (a transposed view here is ~1000x slower
-        # when OpenBLAS runs this size on 2 threads)
+        gs = g_h[lo:hi] * r.swapaxes(-1, -2)  # g' = g r, contiguous (..., L, E)
+        np.matmul(e_t if dr_t is None else e_t * dr_t, gs, out=dv[lo:hi])  # dV = E^T g'
+        ds_t = np.matmul(v[lo:hi], _transposed(gs, sc))  # dP'^T scale = v (g' scale)^T (a transposed view here
+        # is ~1000x slower when OpenBLAS runs this size on 2 threads)
         if dr_t is not None:
             ds_t *= dr_t
-        ds_t -= np.einsum("...i,...i->...", gb, ans_h[lo:hi])[..., None, :]  # rowsum(dP * P) = rowsum(g * out)
-        ds_t *= p_t  # dS^T
+        rows = np.einsum("...i,...i->...", gs, ans_h[lo:hi])  # rowsum(g' * out)
+        rows *= sc
+        ds_t -= rows[..., None, :]
+        ds_t *= e_t  # dS^T scale
         np.matmul(ds_t, q[lo:hi], out=dk[lo:hi])  # dK = dS^T q scale
-        dk[lo:hi] *= sc
         np.matmul(ds_t.swapaxes(-1, -2), k[lo:hi], out=dq[lo:hi])  # dQ = dS k scale
-        dq[lo:hi] *= sc
 
     for_blocks(work, b, _block(h, t), min_blocks=2)
     return grad

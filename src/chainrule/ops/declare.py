@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.primitive import REGISTRY, Primitive, apply
+from ..autodiff.primitive import REGISTRY, Primitive, apply, apply1, apply2  # noqa: F401  (apply1, apply2: generated code)
 from ..scalar import Scalar, ScalarMethods, scalar_function
 from ..scalar_rules import ScalarOp
 from ..tensor import Tensor, TensorMethods
@@ -109,12 +109,17 @@ _OWNER: dict[str, str] = {}  # method name -> the declaration that made it ("" f
 def _generated(name: str, qualname: str, params: tuple[str, ...], call_args: tuple[str, ...], prim: Primitive,
                doc: str, module: str) -> Callable[..., Any]:
     """``def name(*params): return apply(prim, (*call_args,), None)``, compiled: as fast as a hand-written
-    forwarder, with its own name, signature and docstring."""
+    forwarder, with its own name, signature and docstring. One or two arguments call ``apply1`` /
+    ``apply2`` instead (the same result, unrolled: the hot path of small ops)."""
     # made by a factory run in this module's globals: ``apply`` is looked up here at each call (so
-    # chainrule.jit's recording hook, which swaps the modules' ``apply``, sees these calls too)
+    # chainrule.jit's recording hook, which swaps the modules' ``apply``, ``apply1`` and ``apply2``, sees these
+    # calls too)
+    arity = len(call_args)
+    call = (f"apply{arity}(prim, {', '.join(call_args)})" if arity in (1, 2)
+            else f"apply(prim, ({', '.join(call_args)},), None)")
     source = (f"def make(prim):\n"
               f"    def {name}({', '.join(params)}):\n"
-              f"        return apply(prim, ({', '.join(call_args)},), None)\n"
+              f"        return {call}\n"
               f"    return {name}\n")
     scope: dict[str, Any] = {}
     filename = f"<chainrule op {qualname}>"

@@ -16,19 +16,21 @@ from typing import Any
 import numpy as np
 
 from .. import scalar_rules
-from ..autodiff.primitive import Primitive, apply
+from ..autodiff.inlined import Inlined
+from ..autodiff.primitive import REGISTRY, Primitive, apply
+from ..core.sweep import passthrough
 from ._define import is_complex, raw, wrap_like
 from .declare import declare_function, elementwise_op, linear_op, primitive_op
 from .gauss import erf as _gauss_erf
 
-# -- arithmetic (linear parts written out, so no multiplication by 1 is done) ----------------
+# -- arithmetic (linear parts written out, so no multiplication by 1 is done; ``passthrough``: the sweep skips the call)
 add = primitive_op(
-    "add", np.add, (lambda g, ans, x, y: g, lambda g, ans, x, y: g), (lambda t, ans, x, y: t, lambda t, ans, x, y: t),
+    "add", np.add, (passthrough, passthrough), (lambda t, ans, x, y: t, lambda t, ans, x, y: t),
     reads=(), doc="x + y, broadcasting.", numpy=np.add, method=("__add__", "__radd__"), domain="real",
     torch="torch.add",
 )
 subtract = primitive_op(
-    "subtract", np.subtract, (lambda g, ans, x, y: g, lambda g, ans, x, y: -g),
+    "subtract", np.subtract, (passthrough, lambda g, ans, x, y: -g),
     (lambda t, ans, x, y: t, lambda t, ans, x, y: -t),
     reads=(), doc="x - y, broadcasting.", numpy=np.subtract, method=("__sub__", "__rsub__"), domain="real",
     torch="torch.subtract",
@@ -118,7 +120,7 @@ sinh = elementwise_op("sinh", np.sinh, lambda ans, x: np.cosh(x), doc="Hyperboli
                       domain="real", torch="torch.sinh")
 cosh = elementwise_op("cosh", np.cosh, lambda ans, x: np.sinh(x), doc="Hyperbolic cosine.", numpy=np.cosh,
                       domain="real", torch="torch.cosh")
-tanh = elementwise_op("tanh", np.tanh, lambda ans, x: 1 - ans**2, reads=("ans",),
+tanh = elementwise_op("tanh", np.tanh, lambda ans, x: 1.0 - ans**2, reads=("ans",),  # 1.0: NumPy converts it faster
                       doc="Hyperbolic tangent.", numpy=np.tanh,
                       method=True, namespaces=("ops", "nn.functional"), domain="real", torch="torch.tanh",
                       scalar=scalar_rules.TANH)
@@ -158,7 +160,7 @@ def _sigmoid_fn(x: Any) -> Any:
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
-sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1 - ans),
+sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1.0 - ans),
                          reads=("ans",),
                          doc="1 / (1 + e ** -x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
                          domain="real", torch="torch.sigmoid", scalar=scalar_rules.SIGMOID)
@@ -166,6 +168,17 @@ relu = elementwise_op("relu", lambda x: np.maximum(x, 0), lambda ans, x: ans > 0
                       reads=("ans",), doc="max(x, 0); derivative 0 at 0.",
                       method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu",
                       scalar=scalar_rules.RELU)
+
+
+def _relu_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
+    """For a jit replay: relu's function and reverse rule on a float array (see ``autodiff.inlined``)."""
+    x = args[0]
+    if kw or type(x) is not np.ndarray or type(ans) is not np.ndarray or x.ndim == 0 or x.dtype.kind != "f":
+        return None
+    return Inlined(forward=["{out} = np.maximum({a0}, 0)"], backward={0: ["t = {g} * ({out} > 0)"]})
+
+
+REGISTRY["relu"].inline = _relu_inline
 # softplus, with relu's parity (function, method, nn.functional, Scalar, docs, tests): this one statement
 softplus = elementwise_op("softplus", lambda x: np.logaddexp(x, 0.0), lambda ans, x: sigmoid(x),
                           doc="log(1 + e ** x), computed stably.", method=True, namespaces=("ops", "nn.functional"),

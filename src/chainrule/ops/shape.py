@@ -277,7 +277,37 @@ def _is_basic(index: Any) -> bool:
     )
 
 
+def _scatter_rows(g: np.ndarray, index: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """The sum of g's rows into rows ``index`` of a zero array (``out[index] += g``, repeats adding up),
+    as an embedding's gradient. Rows are sorted by index (stable) and each run of equal indices is summed
+    down its rows, in the order np.add.at adds them (the same bits); many runs (a large vocabulary)
+    are summed by np.add.reduceat instead. Either is several times faster than np.add.at."""
+    n = shape[0]
+    flat = index.reshape(-1).astype(np.intp, copy=False)
+    out = np.zeros((n, int(np.prod(shape[1:], dtype=np.int64))), dtype=np.result_type(g))
+    if flat.size == 0 or out.size == 0:
+        return out.reshape(shape)
+    low, high = int(flat.min()), int(flat.max())
+    if low < -n or high >= n:  # np.add.at names the bad index
+        np.add.at(out.reshape(shape), index, g)
+    if low < 0:
+        flat = np.where(flat < 0, flat + n, flat)
+    order = np.argsort(flat, kind="stable")
+    ranked = flat[order]
+    rows = g.reshape(flat.size, -1)[order]
+    starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
+    if starts.size * 512 <= rows.size:  # few runs: one sum per run (a Python step each)
+        for lo, hi in zip(starts.tolist(), [*starts[1:].tolist(), flat.size]):
+            np.add.reduce(rows[lo:hi], axis=0, out=out[ranked[lo]])
+    else:
+        out[ranked[starts]] = np.add.reduceat(rows, starts, axis=0)
+    return out.reshape(shape)
+
+
 def _scatter_fn(g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
+    if (type(index) is np.ndarray and index.dtype.kind in "iu" and index.size > 64 and len(shape) >= 1
+            and type(g) is np.ndarray and g.shape == index.shape + tuple(shape[1:])):
+        return _scatter_rows(g, index, shape)  # integer rows (an embedding's gradient)
     out = np.zeros(shape, dtype=np.result_type(g))
     if _is_basic(index):
         out[index] = g

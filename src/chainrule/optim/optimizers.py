@@ -89,19 +89,20 @@ class Optimizer:
         return out
 
     def _index_slots(self) -> None:
-        """Per group, ``(state index, parameter, commit)`` for each slot: what ``step`` walks, prepared once."""
-        self._members: list[list[tuple[int, Any, Any]]] = []
+        """Per group, ``(state index, parameter, commit, None)`` for each slot: what ``step`` walks, prepared once
+        (the last entry says where else the gradient comes from: see ``_apply``)."""
+        self._members: list[list[tuple[int, Any, Any, int | None]]] = []
         i = 0
         for slots in self._slots:
-            self._members.append([(i + k, slot.param, slot.commit) for k, slot in enumerate(slots)])
+            self._members.append([(i + k, slot.param, slot.commit, None) for k, slot in enumerate(slots)])
             i += len(slots)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Forget the gradients: ``.grad = None`` on Tensors (or zeros), ``.grad = 0`` on Scalars."""
         if set_to_none:
             for members in self._members:
-                for _, p, _ in members:
-                    p.grad = None
+                for member in members:
+                    member[1].grad = None
             return
         for slots in self._slots:
             for slot in slots:
@@ -113,24 +114,36 @@ class Optimizer:
         if closure is not None:
             with enable_grad():
                 loss = closure()
+        self._apply(self._members, None)
+        return loss
+
+    def _apply(self, plan: list[list[tuple[int, Any, Any, int | None]]], grads: Any) -> None:
+        """One update of the parameters listed in ``plan`` (per group, ``(state index, parameter, commit, k)``):
+        from their ``.grad`` when ``grads`` is None, else from ``grads[k]`` (``k`` None: no gradient, no update),
+        the arrays of a replayed training step (``chainrule.jit_step``)."""
         state, update, ndarray = self.state, self._update, np.ndarray
-        for group, members in zip(self.param_groups, self._members, strict=True):
+        for group, members in zip(self.param_groups, plan, strict=True):
             maximize = group.get("maximize")
             hyper = self._hyper(group)
-            for i, p, commit in members:
-                grad = p.grad
-                if grad is None:
-                    continue
-                if grad.__class__ is not ndarray:
-                    grad = grad.data if isinstance(grad, Tensor) else np.asarray(grad)
+            for i, p, commit, k in members:
                 value = p.data
-                if grad.shape != value.shape:
-                    raise ValueError(
-                        f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
-                        f"parameter has shape {value.shape}"
-                    )
-                if grad.dtype is not value.dtype and grad.dtype != value.dtype:
-                    grad = grad.astype(value.dtype)
+                if grads is None:
+                    grad = p.grad
+                    if grad is None:
+                        continue
+                    if grad.__class__ is not ndarray:
+                        grad = grad.data if isinstance(grad, Tensor) else np.asarray(grad)
+                    if grad.shape != value.shape:
+                        raise ValueError(
+                            f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
+                            f"parameter has shape {value.shape}"
+                        )
+                    if grad.dtype is not value.dtype and grad.dtype != value.dtype:
+                        grad = grad.astype(value.dtype)
+                elif k is None:
+                    continue
+                else:  # a replay's gradient: its parameter's shape and dtype (checked when the replay started)
+                    grad = grads[k]
                 if maximize:
                     grad = -grad
                 st = state.get(i)
@@ -138,7 +151,6 @@ class Optimizer:
                     st = state[i] = {}
                 update(value, grad, hyper, st)
                 commit()
-        return loss
 
     def _hyper(self, group: dict[str, Any]) -> Any:
         """What ``_update`` receives as ``group``: the group itself, or its values read once per step."""

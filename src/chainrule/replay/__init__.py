@@ -18,6 +18,9 @@ turned into Python during the trace (``bool()``, ``float()``, ``int()``, ``.item
 query functions, integer and boolean operators) gives the same answer, so control flow and
 constants that depend on values are caught.
 
+``jit_step(loss_fn, optimizer)`` (:mod:`chainrule.replay.step`) replays a whole training step the same
+way: forward, backward and the optimiser's update, with no graph object at all.
+
 Limits (all raise, except the last): no forward mode (``jvp``) through a replay, no
 ``create_graph`` backward through one, no in-place changes and no ``backward`` inside the function,
 at most one output that requires grad. **Values taken out with ``.data`` and computed on with NumPy
@@ -38,6 +41,7 @@ Example:
 """
 
 from .jitted import Jitted, jit
+from .step import JittedStep, jit_step
 from .tape import JitError
 
-__all__ = ["jit", "Jitted", "JitError"]
+__all__ = ["jit", "Jitted", "JitError", "jit_step", "JittedStep"]

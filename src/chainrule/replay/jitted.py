@@ -128,6 +128,29 @@ class Jitted:
     # -- later calls: check, run the flat forward, hang one node --------------------------------
     def _replay(self, args: tuple) -> Any:
         program = self._program
+        values, tensors = self._run_forward(args)
+        outs = []
+        positions = iter(program.out_positions)
+        for k, passed in enumerate(self._passed):
+            if passed is not None:  # the function returned an argument (by position) or an outside tensor
+                outs.append(args[passed] if isinstance(passed, int) else passed)
+                continue
+            value = values[next(positions)]
+            if k == self._grad_out:
+                inputs = [tensors[i] for i in self._parents]
+                edges = tuple((j, p if p._node is None else p._node, p._index, p.data.shape, p.data.dtype)
+                              for j, p in enumerate(inputs))
+                # the inputs' arrays are kept so that backward can see whether they changed in place since this call
+                node = Node(ReplayNode(program, values), edges, None, [p.data for p in inputs], None, clock.tick())
+                outs.append(Tensor._linked(value, node))
+            else:
+                outs.append(Tensor._wrap(value))
+        return outs[0] if self._out is None else self._out(outs)
+
+    def _run_forward(self, args: tuple) -> tuple[tuple, list[Any]]:
+        """Check a call against the trace and run the flat forward: the slot values the backward reads,
+        and the argument and outside tensors in the order of ``_parents``' indices."""
+        program: Program = self._program  # type: ignore[assignment]  (set by the trace)
         sig = self._signature
         if len(args) != len(sig):
             raise JitError(f"jit({self.name}): called with {len(args)} arguments, traced with {len(sig)}")
@@ -171,23 +194,7 @@ class Jitted:
                     "not be the ones this call needs. Keep value-dependent branches out of the jitted function "
                     "(or call it without jit)"
                 )
-        outs = []
-        positions = iter(program.out_positions)
-        for k, passed in enumerate(self._passed):
-            if passed is not None:  # the function returned an argument (by position) or an outside tensor
-                outs.append(args[passed] if isinstance(passed, int) else passed)
-                continue
-            value = values[next(positions)]
-            if k == self._grad_out:
-                inputs = [tensors[i] for i in self._parents]
-                edges = tuple((j, p if p._node is None else p._node, p._index, p.data.shape, p.data.dtype)
-                              for j, p in enumerate(inputs))
-                # the inputs' arrays are kept so that backward can see whether they changed in place since this call
-                node = Node(ReplayNode(program, values), edges, None, [p.data for p in inputs], None, clock.tick())
-                outs.append(Tensor._linked(value, node))
-            else:
-                outs.append(Tensor._wrap(value))
-        return outs[0] if self._out is None else self._out(outs)
+        return values, tensors
 
 
 def _same_value(now: tuple, traced: tuple) -> bool:

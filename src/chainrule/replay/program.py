@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..core.node import unbroadcast
 from ..core.sparse import SliceGrad
@@ -45,13 +46,25 @@ def _fresh_saved(traced: Saved) -> Saved:
     return fresh
 
 
+def _inlined(op: Any, trace: Trace) -> Inlined | None:
+    """The op's NumPy calls written out (see ``autodiff.inlined``), when its primitive offers them for these
+    arguments and for every argument the backward asks a gradient for; else None (the op is called)."""
+    inline = getattr(op.prim, "inline", None)
+    if inline is None or isinstance(op.out, tuple):
+        return None
+    code = inline(trace.values[op.out], [trace.values[a] if is_slot else a for is_slot, a in op.spec], op.kw)
+    if code is None or not all(argnum in code.backward for argnum, _ in op.parents):
+        return None
+    return code
+
+
 class Program:
     """The tape compiled to two Python functions: ``forward(*inputs) -> slot values`` and
     ``backward(g, values) -> gradients of the differentiable inputs``."""
 
     def __init__(self, trace: Trace, out_slots: list[int], grad_slot: int | None) -> None:
         self.name = trace.name
-        env: dict[str, Any] = {"ndarray": np.ndarray, "asarray": np.asarray}
+        env: dict[str, Any] = {"ndarray": np.ndarray, "asarray": np.asarray, "np": np}
         consts: dict[int, str] = {}
 
         def const(v: Any) -> str:
@@ -66,9 +79,20 @@ class Program:
         lines = [f"def forward({', '.join(f'v{s}' for s in sources)}):"]
         calls: list[str] = []
         states: list[str] = []
+        inlined: dict[int, tuple[Inlined, dict[str, str]]] = {}  # ops written out as NumPy calls, with their names
         for n, op in enumerate(trace.ops):
             env[f"f{n}"] = op.prim.fn
             args = [f"v{a}" if is_slot else const(a) for is_slot, a in op.spec]
+            code = _inlined(op, trace)
+            if code is not None:
+                names = {"out": f"v{op.out}", "p": f"_{n}_", **{f"a{i}": a for i, a in enumerate(args)}}
+                env.update({f"_{n}_{key}": value for key, value in code.consts.items()})
+                lines.extend(f"    {line.format(**names)}" for line in code.forward)
+                lines.append(f"    if v{op.out}.__class__ is not ndarray: v{op.out} = asarray(v{op.out})")
+                states.extend(name.format(**names) for name in code.keep)
+                inlined[n] = (code, names)
+                calls.append("")
+                continue
             kw = dict(op.kw)
             for key, value in op.kw.items():
                 if isinstance(value, Saved):  # per-call state of a fused op: a fresh one on every replay
@@ -107,6 +131,12 @@ class Program:
                 else:
                     g_of, ans_of = f"g{op.out}", f"v{op.out}"
                 for argnum, parent in op.parents:
+                    if n in inlined:  # the rule's NumPy calls, written out: t has the argument's shape and dtype
+                        code, names = inlined[n]
+                        back.extend(f"    {line.format(g=g_of, **names)}" for line in code.backward[argnum])
+                        back.append(f"    g{parent} = g{parent} + t" if parent in have else f"    g{parent} = t")
+                        have.add(parent)
+                        continue
                     env[f"r{n}_{argnum}"] = _reverse_rule(op.prim, argnum)
                     x = trace.values[parent]
                     shape, dtype = x.shape, x.dtype

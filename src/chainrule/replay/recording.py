@@ -185,7 +185,11 @@ class RecordingHooks:
 
     def _install(self) -> None:
         # every chainrule module that bound these helpers by name
-        hooks = [("apply", primitive.apply, _recording_apply(primitive.apply)),
+        recording = _recording_apply(primitive.apply)
+        hooks = [("apply", primitive.apply, recording),
+                 # the unrolled forms (generated op functions) record through the general one
+                 ("apply1", primitive.apply1, lambda prim, x: recording(prim, (x,), None)),
+                 ("apply2", primitive.apply2, lambda prim, x, y: recording(prim, (x, y), None)),
                  ("wrap_like", _define.wrap_like, _recording_wrap_like(_define.wrap_like)),
                  ("raw", _define.raw, _guarded_raw(_define.raw))]
         for mod in list(sys.modules.values()):
