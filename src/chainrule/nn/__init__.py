@@ -25,7 +25,7 @@ Example:
 
 from __future__ import annotations
 
-from . import functional, functional_extras, init, utils
+from . import functional, init, utils
 from . import scalar_nn as scalar
 from .activations import (
     CELU,
@@ -61,10 +61,6 @@ from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
-
-# more of torch.nn.functional (leaky_relu, elu, l1_loss, kl_div, ...), importable from chainrule.nn.functional
-functional.__dict__.update({name: getattr(functional_extras, name) for name in functional_extras.__all__})
-functional.__all__ += [name for name in functional_extras.__all__ if name not in functional.__all__]
 
 __all__ = [
     "Module", "Parameter", "StateDictError", "LoadResult",

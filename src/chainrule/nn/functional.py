@@ -43,6 +43,8 @@ from ..ops.shape import getitem
 from ..ops.torch_methods import resolve_dim
 from ..tensor import Tensor
 from .functional_activations import gelu, silu
+from .functional_extras import *  # noqa: F403  (more of torch.nn.functional: leaky_relu, elu, l1_loss, ...)
+from .functional_extras import __all__ as _extras
 from .functional_losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
 
 __all__ = [
@@ -55,6 +57,7 @@ __all__ = [
 # Ops declared public in nn.functional (ops/declare.py: relu, sigmoid, tanh, softplus...), by their declarations.
 globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
+__all__ += [name for name in _extras if name not in __all__]
 
 
 def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
