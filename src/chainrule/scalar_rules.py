@@ -76,13 +76,9 @@ class SCALARS:
     sin = staticmethod(lambda x: x.sin())
     cos = staticmethod(lambda x: x.cos())
 
-    @staticmethod
-    def pole(x: Any, value: float, slope: float) -> Any:
-        """An infinite local derivative (sqrt at 0) as a node of ``x``, so that the second derivative is
-        its one-sided limit ``slope`` (-inf, as the Tensor engine and PyTorch give), not the 0 of a constant."""
-        from .scalar import _unary
-
-        return _unary(value, x, slope, POLE)
+    # pole(x, value, slope): an infinite local derivative (sqrt at 0) as a node of x whose own derivative is
+    # its one-sided limit ``slope``; set by chainrule.scalar (which builds nodes; importing it here would cycle)
+    pole: Callable[[Any, float, float], Any]
 
 
 # -- the rules ----------------------------------------------------------------------------------
