@@ -264,3 +264,12 @@ def test_casting_complex_to_real_keeps_the_real_part_of_the_tangent():
         warnings.simplefilter("ignore")  # NumPy warns that the cast drops the imaginary part
         assert cr.jvp(lambda z: z.astype(np.float64), (np.array([1 + 1j]),), (np.array([2 + 3j]),))[1] == [2.0]
         assert cr.gradcheck(lambda z: z.astype(np.float64) * z, np.array([1 + 1j]))
+
+
+def test_hessian_of_a_real_function_of_complex_inputs_names_hessian_and_the_split():
+    z = np.array([1 + 2j, 0.3 - 1j])
+    f = lambda a: cr.sum(cr.abs(a) ** 2 * cr.real(a))  # noqa: E731
+    with pytest.raises(TypeError, match=r"hessian: argument 0 is complex.*holomorphic=True.*z\.real, z\.imag"):
+        cr.hessian(f)(z)
+    h = cr.hessian(lambda re, im: f(re + 1j * im), argnums=(0, 1))(z.real, z.imag)
+    np.testing.assert_allclose(h[0][1], np.diag(2 * z.imag))  # d2/dre dim of (re^2 + im^2) re = 2 im

@@ -141,3 +141,5 @@ def test_explain_bad_input():
         explain(2.0, v["x"])
     with pytest.raises(ValueError, match="explain: max_paths must be an int >= 0"):
         explain(v["L"], v["x"], max_paths=-1)
+    with pytest.raises(TypeError, match=r"explain: wrt must be one Scalar or Tensor, got a list; call explain\(out, w"):
+        explain(v["L"], [v["x"], v["x"]])

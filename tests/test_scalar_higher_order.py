@@ -66,3 +66,19 @@ def test_seed_002_second_derivatives_with_scalars():
         a.grad = b.grad = 0.0
         g.backward()
         assert x.grad == expected
+
+
+@pytest.mark.parametrize("f", [lambda a: a.sqrt(), lambda a: a**0.5, lambda a: a**0.25])
+def test_second_derivative_at_the_infinite_slope_of_a_root_is_minus_inf(f):
+    """At 0 the first derivative is +inf; the second is the one-sided limit -inf (as the Tensor engine
+    and PyTorch give), not the 0 of a constant local derivative."""
+    import chainrule as cr
+
+    a = Scalar(0.0)
+    f(a).backward(create_graph=True)
+    g = a.grad
+    assert g.data == math.inf
+    a.grad = 0.0
+    g.backward()
+    assert a.grad == -math.inf
+    assert cr.grad(cr.grad(lambda x: x**0.5))(0.0) == -math.inf

@@ -261,3 +261,11 @@ def test_gradcheck_failures_name_the_argument_mode_and_order():
     assert cr.gradcheck(_broken(True, False), x, y, modes=("rev",))
     with pytest.raises(ValueError, match="modes"):
         cr.gradcheck(np.sin, x, modes=("both",))
+
+
+def test_custom_vjp_bwd_with_the_wrong_number_of_gradients_is_refused():
+    """One gradient too many would have been dropped silently (or landed on the wrong argument)."""
+    h = cr.custom_vjp(lambda a: a * 2)
+    h.defvjp(lambda a: (a * 2, None), lambda res, g: (2 * g, g))
+    with pytest.raises(TypeError, match=r"custom_vjp <lambda>: bwd returned 2 gradient\(s\) for a call with 1 arg"):
+        cr.grad(lambda a: cr.sum(h(a)))(np.array([1.0, 2.0]))

@@ -254,3 +254,12 @@ def test_a_batched_value_that_escapes_its_vmap_is_refused():
     cr.vmap(lambda x: kept.append(x) or x)(XS)
     with pytest.raises(TypeError, match="vmap: a batched value was used after its vmap returned"):
         np.sin(kept[0])
+
+
+def test_axis_size_when_no_argument_is_batched():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(cr.vmap(lambda a: a * 2, in_axes=None, axis_size=2)(x), np.stack([2 * x, 2 * x]))
+    np.testing.assert_array_equal(cr.vmap(lambda a, b: a * b, in_axes=(None, 0), axis_size=2)(x, np.array([1.0, 2.0])),
+                                  np.stack([x, 2 * x]))
+    with pytest.raises(ValueError, match=r"vmap: axis_size=2 but the batched arguments have batch size\(s\) \[3\]"):
+        cr.vmap(lambda a: a * 2, axis_size=2)(x)

@@ -150,3 +150,16 @@ def test_an_op_without_a_batching_rule_is_named():
             cr.vmap(lambda x: prim(x))(np.ones(3))
     finally:
         del REGISTRY["no_batch_rule_test_only"]
+
+
+def test_lstsq_under_vmap_equals_the_loop_and_refuses_a_rank_deficient_example():
+    """lstsq checks full rank with Python control flow: under vmap it checks every example of the batch."""
+    a = np.random.default_rng(0).normal(size=(2, 3, 2))
+    b = np.array([1.0, -2.0, 0.5])
+    solve = lambda m: cr.linalg.lstsq(m, b)[0]  # noqa: E731
+    np.testing.assert_allclose(cr.vmap(solve)(a), np.stack([np.linalg.lstsq(m, b)[0] for m in a]))
+    loss = lambda m: cr.sum(solve(m) ** 2)  # noqa: E731
+    np.testing.assert_allclose(cr.vmap(cr.grad(loss))(a), np.stack([cr.grad(loss)(m) for m in a]))
+    a[1, :, 1] = a[1, :, 0]
+    with pytest.raises(np.linalg.LinAlgError, match="lstsq: the 3x2 matrix is rank-deficient"):
+        cr.vmap(solve)(a)

@@ -14,7 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from . import transforms
+from . import _pytree, transforms
+from .scalar import Scalar
 from .tensor import Tensor
 
 
@@ -67,12 +68,39 @@ def gradcheck(
             raise ValueError(f"gradcheck: modes must be 'rev' and/or 'fwd', got {m!r}")
     if order < 1:
         raise ValueError(f"gradcheck: order must be >= 1, got {order}")
+    name = getattr(f, "__name__", f)
+    flat = [_pytree.flatten(a) for a in args]
+    for i, (leaves, _) in enumerate(flat):
+        if any(isinstance(leaf, Scalar) for leaf in leaves):
+            raise TypeError(f"gradcheck: argument {i} of {name} is a Scalar; gradcheck checks functions of arrays, "
+                            "numbers and Tensors: pass its float value (s.data) and write f with chainrule "
+                            "functions (cr.tanh(x), not x.tanh()) so it also runs on arrays")
+    chosen = set(argnums) if argnums is not None else None
+    # the differentiated leaves: (argument, leaf) positions, inside tuples, lists and dicts too
+    where = [(i, j) for i, (leaves, _) in enumerate(flat) for j, leaf in enumerate(leaves)
+             if (i in chosen if chosen is not None else _is_float(leaf))]
+    if not where:
+        raise ValueError(f"gradcheck: nothing to differentiate in the arguments of {name}: no floating-point array, "
+                         "number or Tensor among them (ints are passed through); pass floats, or argnums=")
+    arg_nums = sorted({i for i, _ in where})
+
+    def flat_f(*xs: Any) -> Any:
+        leaves = [list(lv) for lv, _ in flat]
+        for (i, j), x in zip(where, xs):
+            leaves[i][j] = x
+        out = f(*[_pytree.unflatten(d, lv) for lv, (_, d) in zip(leaves, flat)])
+        out_leaves, _ = _pytree.flatten(out)
+        if not out_leaves:
+            raise TypeError(f"gradcheck: {name} returned {out!r}; it must return an array, a number, a Tensor, "
+                            "or a tuple, list or dict of them")
+        return out_leaves[0] if len(out_leaves) == 1 and not isinstance(out, (tuple, list, dict)) else tuple(out_leaves)
+
+    flat_f.__name__ = str(name)
     rng = np.random.default_rng(seed)
-    nums = tuple(argnums) if argnums is not None else tuple(i for i, a in enumerate(args) if _is_float(a))
-    base = [_value(a) if i in nums else a for i, a in enumerate(args)]
+    base = [_value(flat[i][0][j]) for i, j in where]
     for mode in modes:
         for _ in range(n_directions):
-            _check(f, base, nums, mode, order, 1, eps, rtol, atol, rng)
+            _check(flat_f, base, tuple(range(len(base))), mode, order, 1, eps, rtol, atol, rng, arg_nums)
     return True
 
 
@@ -82,9 +110,16 @@ def _is_float(a: Any) -> bool:
     return isinstance(a, (float, complex, np.inexact)) or (isinstance(a, np.ndarray) and a.dtype.kind in "fc")
 
 
-def _call(f: Callable[..., Any], args: list[Any]) -> np.ndarray:
+def _call(f: Callable[..., Any], args: list[Any]) -> Any:
     out = f(*args)
-    return _value(out)
+    return tuple(_value(o) for o in out) if isinstance(out, tuple) else _value(out)
+
+
+def _dot(u: Any, out: Any) -> Any:
+    """The pairing of output directions ``u`` with ``out`` (one leaf, or a tuple of leaves)."""
+    if isinstance(u, tuple):
+        return sum((_dot(a, b) for a, b in zip(u, out)), 0.0)
+    return np.real((u * out).sum())
 
 
 def _check(
@@ -98,15 +133,21 @@ def _check(
     rtol: float,
     atol: float,
     rng: np.random.Generator,
+    arg_nums: list[int] | None = None,
 ) -> None:
     out = _call(f, args)
-    u = _direction(rng, out)
+    u = tuple(_direction(rng, o) for o in out) if isinstance(out, tuple) else _direction(rng, out)
     vs = {i: _direction(rng, _value(args[i])) for i in nums}
 
     def shifted(h: float) -> list[Any]:
         return [a + h * vs[i] if i in vs else a for i, a in enumerate(args)]
 
-    expected = float(np.real(np.sum(u * (_call(f, shifted(eps)) - _call(f, shifted(-eps))) / (2 * eps))))
+    plus, minus = _call(f, shifted(eps)), _call(f, shifted(-eps))
+    if isinstance(u, tuple):
+        diff: Any = tuple((p - m) / (2 * eps) for p, m in zip(plus, minus))
+    else:
+        diff = (plus - minus) / (2 * eps)
+    expected = float(_dot(u, diff))
 
     def directional(*diff_args: Any) -> Any:
         full = list(args)
@@ -115,7 +156,7 @@ def _check(
         g = lambda *xs: f(*_merge(full, nums, xs))  # noqa: E731
         if mode == "fwd":
             _, tangent = transforms.jvp(g, tuple(full[i] for i in nums), tuple(vs[i] for i in nums))
-            return np.real((tangent * u).sum())
+            return _dot(u, tangent)
         _, pullback = transforms.vjp(g, *[full[i] for i in nums])
         grads = pullback(u)
         total = 0.0
@@ -127,14 +168,15 @@ def _check(
     err = abs(obtained - expected)
     if not err <= atol + rtol * abs(expected):
         raise GradcheckError(
-            f"gradcheck: order {level} ({mode} mode) for argument(s) {list(nums)} of {getattr(f, '__name__', f)}: "
+            f"gradcheck: order {level} ({mode} mode) for argument(s) {arg_nums or list(nums)} of "
+            f"{getattr(f, '__name__', f)}: "
             f"expected {expected:.10g} (finite differences), got {obtained:.10g}, error {err:.3g} "
             f"(allowed {atol + rtol * abs(expected):.3g})"
         )
     if level < order:
         second = lambda *xs: directional(*xs)  # noqa: E731
         _check(second, [args[i] for i in nums], tuple(range(len(nums))), mode, order, level + 1,
-               eps ** 0.75, rtol * 10, atol * 10, rng)
+               eps ** 0.75, rtol * 10, atol * 10, rng, arg_nums)
 
 
 def _merge(full: list[Any], nums: tuple[int, ...], xs: tuple[Any, ...]) -> list[Any]:

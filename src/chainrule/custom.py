@@ -116,7 +116,12 @@ class _CustomVJP(Primitive):
                 grads = self.owner.bwd(residuals, g)
             else:
                 grads = self.owner.bwd(call.residuals, g.data if isinstance(g, Tensor) else g)
-            call.cache = (g, tuple(grads) if isinstance(grads, (tuple, list)) else (grads,))
+            grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+            if len(grads) != len(node.args):  # JAX refuses it too: a gradient would land on the wrong argument
+                raise TypeError(f"custom_vjp {self.name}: bwd returned {len(grads)} gradient(s) for a call with "
+                                f"{len(node.args)} argument(s); return a tuple with one gradient per argument "
+                                "(None for an argument with no gradient)")
+            call.cache = (g, grads)
         return call.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:

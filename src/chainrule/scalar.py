@@ -42,6 +42,7 @@ from .scalar_rules import (
     MUL_NUMBER,
     NEG,
     NUMBER_SUB,
+    POLE,
     POW,
     RELU,
     SCALARS,
@@ -387,6 +388,15 @@ def _node_with_parents(data: float, prev: tuple[Scalar, ...], local: tuple[float
         return out
     out = Scalar(data, _op=op)
     return out
+
+
+def _pole(x: Scalar, value: float, slope: float) -> Scalar:
+    """An infinite local derivative (sqrt at 0) as a node of ``x``, so that the second derivative is its
+    one-sided limit ``slope`` (-inf, as the Tensor engine and PyTorch give), not the 0 of a constant."""
+    return _unary(value, x, slope, POLE)
+
+
+SCALARS.pole = staticmethod(_pole)
 
 
 def _reachable(root: Scalar, reset: bool) -> list[Scalar]:

@@ -63,6 +63,10 @@ class FLOATS:
 
     exp, log, sin, cos = math.exp, math.log, math.sin, math.cos
 
+    @staticmethod
+    def pole(x: Any, value: float, slope: float) -> float:
+        return value
+
 
 class SCALARS:
     """The math namespace for rules evaluated on Scalars (each call is a graph node)."""
@@ -71,6 +75,10 @@ class SCALARS:
     log = staticmethod(lambda x: x.log())
     sin = staticmethod(lambda x: x.sin())
     cos = staticmethod(lambda x: x.cos())
+
+    # pole(x, value, slope): an infinite local derivative (sqrt at 0) as a node of x whose own derivative is
+    # its one-sided limit ``slope``; set by chainrule.scalar (which builds nodes; importing it here would cycle)
+    pole: Callable[[Any, float, float], Any]
 
 
 # -- the rules ----------------------------------------------------------------------------------
@@ -87,13 +95,13 @@ def d_power_base(a: Any, b: Any, m: Any) -> Any:
     exponent = plain(b)
     if exponent == 0:
         return 0.0
-    if plain(a) == 0 and exponent < 1:
-        return math.inf
+    if plain(a) == 0 and exponent < 1:  # d2/da2 = b (b - 1) a**(b-2): -inf from the right for 0 < b < 1
+        return m.pole(a, math.inf, -math.inf if exponent > 0 else math.nan)
     return b * a ** (b - 1.0)
 
 
 def _sqrt(x: Any, y: Any, c: Any, m: Any) -> Any:
-    return 0.5 / y if plain(y) else math.inf
+    return 0.5 / y if plain(y) else m.pole(x, math.inf, -math.inf)
 
 
 def _sign(x: Any, y: Any, c: Any, m: Any) -> float:
@@ -124,6 +132,8 @@ COS = ScalarOp("cos", 1, lambda x, y, c, m: -m.sin(x))
 TAN = ScalarOp("tan", 1, lambda x, y, c, m: 1.0 + y * y)
 TANH = ScalarOp("tanh", 1, lambda x, y, c, m: 1.0 - y * y)
 SIGMOID = ScalarOp("sigmoid", 1, lambda x, y, c, m: y * (1.0 - y))
+# an infinite first derivative at 0 (sqrt, x**0.5), made a node for the second derivative; no rule past that
+POLE = ScalarOp("pole", 1, None)
 
 
 

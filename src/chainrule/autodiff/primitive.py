@@ -499,7 +499,7 @@ def _propagate_tangents(prim: Primitive, outs: tuple[Tensor, ...], args: tuple[A
                 and (
                     (a._requires_grad and _grad_enabled())
                     or _has_visible_tangent(a)
-                    or _has_visible_tangent(a._tangents.get(level) if a._tangents else None)
+                    or _traced_tangent(a._tangents.get(level) if a._tangents else None)
                 )
                 for a in args
             )
@@ -528,6 +528,12 @@ def _propagate_tangents(prim: Primitive, outs: tuple[Tensor, ...], args: tuple[A
 
 def _has_visible_tangent(x: Any) -> bool:
     return isinstance(x, Tensor) and bool(x._tangents) and state.any_visible(x._tangents)
+
+
+def _traced_tangent(t: Any) -> bool:
+    """A tangent that an outer transform differentiates: reverse mode (grad with respect to the
+    tangent given to jvp) or forward mode; its rule must then run on Tensors, not on raw data."""
+    return isinstance(t, Tensor) and ((t._requires_grad and _grad_enabled()) or _has_visible_tangent(t))
 
 
 _new = object.__new__

@@ -94,13 +94,16 @@ def _as_value(x: Any) -> Any:
     return np.asarray(x)
 
 
-def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable[..., Any]:
+def vmap(
+    f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+) -> Callable[..., Any]:
     """Vectorize ``f``, written for one example, over a batch axis of its arguments.
 
     ``in_axes``: which axis of each argument is the batch (an int, None for an argument that is
     the same for every example, negative ints count from the end), one entry per argument or a
     pytree prefix of the arguments; ``out_axes``: where the batch axis goes in the results.
-    Keyword arguments are batched over axis 0. The batch runs as whole-array NumPy calls (no loop
+    Keyword arguments are batched over axis 0. ``axis_size``: the batch size, needed only when no
+    argument is batched (as JAX's). The batch runs as whole-array NumPy calls (no loop
     over examples); ``vmap`` nests and composes with ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
     ``jacrev`` and ``hessian`` in any order.
 
@@ -129,8 +132,14 @@ def vmap(f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable
             if not -len(shape) <= ax < len(shape):
                 raise ValueError(_axis_error(ax, shape, index, args, kwargs))
             sizes.add(shape[ax])
+        if axis_size is not None:
+            if sizes and sizes != {axis_size}:
+                raise ValueError(f"vmap: axis_size={axis_size} but the batched arguments have batch size(s) "
+                                 f"{sorted(sizes)}")
+            sizes = {int(axis_size)}
         if not sizes:
-            raise ValueError("vmap: no argument is batched (every in_axes is None); give one an axis")
+            raise ValueError("vmap: no argument is batched (every in_axes is None); give one an axis, "
+                             "or pass axis_size=")
         if len(sizes) > 1:
             raise ValueError(f"vmap: the batched arguments have different batch sizes {sorted(sizes)}")
         size = sizes.pop()

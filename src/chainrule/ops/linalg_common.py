@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff import batching as _batching
 from . import elementwise
 from ._define import conj, is_complex, raw, shape_of
 
@@ -104,7 +105,10 @@ def require_matrices(name: str, a: Any) -> tuple[int, ...]:
 
 def require_full_rank(name: str, a: Any) -> None:
     s = shape_of(a)
-    if np.any(np.linalg.matrix_rank(raw(a)) < min(s[-2], s[-1])):
+    whole = raw(a)
+    while isinstance(whole, _batching.BATCHED):  # under vmap: every example of the batch must have full rank
+        whole = raw(whole.value)
+    if np.any(np.linalg.matrix_rank(whole) < min(s[-2], s[-1])):
         raise np.linalg.LinAlgError(f"{name}: the {s[-2]}x{s[-1]} matrix is rank-deficient; chainrule's {name} needs "
                                     "full rank (its derivative does not exist where the rank changes)")
 

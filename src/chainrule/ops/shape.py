@@ -354,16 +354,23 @@ def getitem(x: Any, index: Any) -> Any:
 @op(numpy=np.take, cases="none", method={"take": lambda self, indices, axis=None: take(self, indices, axis)})
 def take(x: Any, indices: Any, axis: int | None = None) -> Any:
     """Entries at integer ``indices`` (along ``axis``, or of the flattened array)."""
+    idx = _index_array(indices)
     if axis is None:
-        return getitem(ravel(x), np.asarray(raw(indices)))
+        return getitem(ravel(x), idx)
     axis = normalize_axis(axis, ndim_of(x))[0]
-    return getitem(x, (slice(None),) * axis + (np.asarray(raw(indices)),))
+    return getitem(x, (slice(None),) * axis + (idx,))
+
+
+def _index_array(indices: Any) -> Any:
+    """An integer index as an array; a batched one (under vmap) stays batched, as getitem takes it."""
+    idx = raw(indices)
+    return idx if hasattr(idx, "ndim") and not isinstance(idx, (int, float)) else np.asarray(idx)
 
 
 @implements(np.take_along_axis)
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     """Pick entries along ``axis`` with an index array of matching shape."""
-    idx = np.asarray(raw(indices))
+    idx = _index_array(indices)
     axis = normalize_axis(axis, ndim_of(x))[0]
     grids = np.ogrid[tuple(slice(n) for n in idx.shape)]
     full = tuple(idx if a == axis else grids[a] for a in range(idx.ndim))

@@ -219,7 +219,28 @@ def hessian(
     """
     if has_aux:  # f returns (value, aux): the result is (hessian, aux), as JAX's
         return with_aux("hessian", lambda g: hessian(g, argnums, holomorphic), f)
-    return jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
+    inner = jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
+    if holomorphic:
+        return inner
+
+    @functools.wraps(f)
+    def wrapper(*args: Any) -> Any:
+        for i in _argnums(argnums, len(args), "hessian"):
+            if any(_is_complex(leaf) for leaf in _pytree.flatten(args[i])[0]):
+                # without this, the error would name the jacrev inside (the gradient it differentiates is complex)
+                raise TypeError(
+                    f"hessian: argument {i} is complex; the Hessian of a real function of complex inputs is "
+                    "not a complex matrix (JAX refuses it too). For a holomorphic f pass holomorphic=True; "
+                    "otherwise split the input: "
+                    "hessian(lambda re, im: f(re + 1j * im), argnums=(0, 1))(z.real, z.imag)")
+        return inner(*args)
+
+    return wrapper
+
+
+def _is_complex(x: Any) -> bool:
+    dtype = getattr(x, "dtype", None)
+    return isinstance(x, complex) if dtype is None else np.dtype(dtype).kind == "c"
 
 
 def hvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]) -> Any:

@@ -136,6 +136,9 @@ def explain(out: Any, wrt: Any, max_paths: int = 10, gradient: Any = None) -> Ex
         (2, [[3.0, 1.0], [7.0]], 10.0, True)
     """
     view = view_of(out, "explain")
+    if isinstance(wrt, (list, tuple, dict)):
+        raise TypeError(f"explain: wrt must be one Scalar or Tensor, got a {type(wrt).__name__}; "
+                        "call explain(out, w) once for each input w")
     if view_of(wrt, "explain") is not view:
         raise TypeError(
             f"explain: out is a {type(out).__name__} but wrt is a {type(wrt).__name__}; "
