@@ -89,13 +89,21 @@ def numpy_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[]
     return step
 
 
+def chainrule_mlp(sizes: list[int], dtype: np.dtype) -> Any:
+    """chainrule's MLP with the shared initial weights."""
+    from chainrule import nn
+
+    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=dtype, rng=0)
+    for p, w in zip(model.parameters(), init_weights(sizes, dtype=dtype), strict=True):
+        p.data[...] = w
+    return model
+
+
 def chainrule_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float]:
-    from chainrule import nn, optim
+    from chainrule import optim
     from chainrule.nn import functional as F
 
-    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=x.dtype, rng=0)
-    for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
-        p.data[...] = w
+    model = chainrule_mlp(sizes, x.dtype)
     opt = optim.SGD(model.parameters(), lr=LR)
 
     def step() -> float:
@@ -110,16 +118,14 @@ def chainrule_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callabl
 
 def chainrule_jit_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
     """The same step with the loss function traced once by ``chainrule.jit`` and replayed."""
-    from chainrule import nn, optim
+    from chainrule import optim
     from chainrule.nn import functional as F
 
     try:
         from chainrule import jit
     except ImportError:
         return None
-    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=x.dtype, rng=0)
-    for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
-        p.data[...] = w
+    model = chainrule_mlp(sizes, x.dtype)
     opt = optim.SGD(model.parameters(), lr=LR)
     loss_fn = jit(lambda xb, yb: F.cross_entropy(model(xb), yb))
 
@@ -135,16 +141,14 @@ def chainrule_jit_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Cal
 
 def chainrule_jit_step_step_fn(sizes: list[int], x: np.ndarray, y: np.ndarray) -> Callable[[], float] | None:
     """The whole step (loss, backward, SGD update) traced once by ``chainrule.jit_step`` and replayed."""
-    from chainrule import nn, optim
+    from chainrule import optim
     from chainrule.nn import functional as F
 
     try:
         from chainrule import jit_step
     except ImportError:
         return None
-    model = nn.MLP(sizes[0], sizes[1:], activation="relu", dtype=x.dtype, rng=0)
-    for p, w in zip(model.parameters(), init_weights(sizes, dtype=x.dtype), strict=True):
-        p.data[...] = w
+    model = chainrule_mlp(sizes, x.dtype)
     step = jit_step(lambda xb, yb: F.cross_entropy(model(xb), yb), optim.SGD(model.parameters(), lr=LR))
     return lambda: float(step(x, y).data)
 
