@@ -154,6 +154,7 @@ def backward_sweep(
                     pg = rule(g, ans, *args, **kw)
                 else:
                     pg = rule(g, ans, *args)
+                # reduce and accumulate as _through_vjp does, written out here: a call per edge costs ~0.1 us
                 cls = pg.__class__
                 if cls is _ndarray:
                     if pg.shape != shape or pg.dtype is not dtype:
