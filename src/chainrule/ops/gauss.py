@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ._parallel import for_blocks
+from ._parallel import for_blocks, num_threads
 
 _P = 0.5  # t = 1 / (1 + _P z)
 _S_SCALE, _S_SHIFT = 2.0 / 0.75, 1.0 + 2.0 * 0.25 / 0.75  # s = t * _S_SCALE - _S_SHIFT maps [1/4, 1] to [-1, 1]
@@ -124,6 +124,14 @@ _GELU_Q = (np.float32(27.08902683827426), np.float32(40.317032377855014), np.flo
            np.float32(7.44752171478982))  # Q(a) = a^4 + ... (monic)
 _GELU_CLAMP = np.float32(16.0)  # beyond, exp(-x^2/2) is 0 in float32; clipping keeps P and Q finite
 _CHUNK = 65536  # elements per block: a block's float32 arrays (256 KiB each) stay in L2
+
+
+def _chunk() -> int:
+    """Elements per block: twice as many when threads share the work. Each NumPy call hands the GIL
+    over between the threads; on 2 cores 64K-element blocks gained nothing from the second thread
+    (7.4 vs 7.3 ms for GELU on (4096, 512)), 128K-element blocks 1.3x. Every step is elementwise,
+    so the block size never changes a bit of the result."""
+    return _CHUNK if num_threads() == 1 else 2 * _CHUNK
 _F = np.float32
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _K = _F(_INV_SQRT_2PI)
@@ -190,7 +198,7 @@ def gelu_f32(x: np.ndarray, slope: bool = False) -> tuple[np.ndarray, np.ndarray
             q *= _K
             np.add(cdf, q, out=second[lo:hi])
 
-    for_blocks(work, n, _CHUNK)
+    for_blocks(work, n, _chunk())
     return y.reshape(x.shape), second.reshape(x.shape)
 
 
@@ -198,7 +206,7 @@ def times_f32(g: np.ndarray, slope: np.ndarray) -> np.ndarray:
     """g * slope for float32 arrays of one shape, in blocks split between threads."""
     fg, fs = _flat(g), _flat(slope)
     out = np.empty(fg.size, _F)
-    for_blocks(lambda lo, hi: np.multiply(fg[lo:hi], fs[lo:hi], out=out[lo:hi]), fg.size, _CHUNK)
+    for_blocks(lambda lo, hi: np.multiply(fg[lo:hi], fs[lo:hi], out=out[lo:hi]), fg.size, _chunk())
     return out.reshape(slope.shape)
 
 
@@ -216,5 +224,5 @@ def gelu_grad_f32(x: np.ndarray, cdf: np.ndarray, g: np.ndarray) -> np.ndarray:
         np.add(fc[lo:hi], oc, out=oc)
         oc *= fg[lo:hi]
 
-    for_blocks(work, fx.size, _CHUNK)
+    for_blocks(work, fx.size, _chunk())
     return out.reshape(x.shape)
