@@ -30,10 +30,10 @@ import numpy as np
 from ..core import state
 from ..core.clock import tick as _tick
 from ..core.node import Node
-from ..core.node import unbroadcast as _unbroadcast
 from ..scalar import Scalar
 from ..tensor import LIFTED, Tensor
 from . import batching
+from .tangents import propagate_tangents
 
 Rule = Callable[..., Any]
 
@@ -304,7 +304,7 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
         out._node = None
         out._requires_grad = False
     if _forward_levels():
-        _propagate_tangents(prim, (out,), args, kw)
+        propagate_tangents(prim, (out,), args, kw)
         if out._tangents and out._node is not None:
             _keep_traced(out._node, out, args)
     return out
@@ -350,7 +350,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
         out._node = None
         out._requires_grad = False
     if _forward_levels():
-        _propagate_tangents(prim, (out,), (x,), None)
+        propagate_tangents(prim, (out,), (x,), None)
         if out._tangents and out._node is not None:
             _keep_traced(out._node, out, (x,))
     return out
@@ -411,7 +411,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         out._node = None
         out._requires_grad = False
     if _forward_levels():
-        _propagate_tangents(prim, (out,), (x, y), None)
+        propagate_tangents(prim, (out,), (x, y), None)
         if out._tangents and out._node is not None:
             _keep_traced(out._node, out, (x, y))
     return out
@@ -452,7 +452,7 @@ def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | 
         outs.append(t)
     outs = tuple(outs)
     if _forward_levels():
-        _propagate_tangents(prim, outs, args, kw)
+        propagate_tangents(prim, outs, args, kw)
         if node is not None and outs[0]._tangents:
             _keep_traced(node, outs, args)
     return outs
@@ -480,60 +480,6 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
             "compatible (reshape, transpose, expand_dims or broadcast_to)"
         )
     return e
-
-
-def _propagate_tangents(prim: Primitive, outs: tuple[Tensor, ...], args: tuple[Any, ...], kw: dict[str, Any]) -> None:
-    levels = set()
-    for a in args:
-        if isinstance(a, Tensor) and a._tangents:
-            levels.update(lv for lv in a._tangents if state.visible(lv))
-    if not levels:
-        return
-    several = prim.n_outputs != 1
-    for out in outs:
-        out._tangents = {}
-    for level in sorted(levels):
-        with state.below(level):
-            traced = any(
-                isinstance(a, Tensor)
-                and (
-                    (a._requires_grad and _grad_enabled())
-                    or _has_visible_tangent(a)
-                    or _traced_tangent(a._tangents.get(level) if a._tangents else None)
-                )
-                for a in args
-            )
-            if traced:
-                vals, ans = args, (outs if several else outs[0])
-            else:
-                vals = [a.data if isinstance(a, Tensor) else a for a in args]
-                ans = tuple(o.data for o in outs) if several else outs[0].data
-            total: Any = None
-            for argnum, a in enumerate(args):
-                if not isinstance(a, Tensor) or not a._tangents:
-                    continue
-                t = a._tangents.get(level)
-                if t is None:
-                    continue
-                if not traced and isinstance(t, Tensor):
-                    t = t.data
-                part = prim.jvp(argnum, t, ans, vals, kw)
-                if several:
-                    total = list(part) if total is None else [x + y for x, y in zip(total, part)]
-                else:
-                    total = part if total is None else total + part
-            for out, tangent in zip(outs, total if several else (total,)):
-                out._tangents[level] = _unbroadcast(tangent, out.data.shape, out.data.dtype)
-
-
-def _has_visible_tangent(x: Any) -> bool:
-    return isinstance(x, Tensor) and bool(x._tangents) and state.any_visible(x._tangents)
-
-
-def _traced_tangent(t: Any) -> bool:
-    """A tangent that an outer transform differentiates: reverse mode (grad with respect to the
-    tangent given to jvp) or forward mode; its rule must then run on Tensors, not on raw data."""
-    return isinstance(t, Tensor) and ((t._requires_grad and _grad_enabled()) or _has_visible_tangent(t))
 
 
 _new = object.__new__
