@@ -64,10 +64,15 @@ def for_blocks(work: Callable[[int, int], None], n: int, block: int, min_blocks:
             work(lo, min(lo + block, n))
 
     futures = [_pool(k - 1).submit(run) for _ in range(min(k, count) - 1)]
+    started = futures
     try:
         run()
-    finally:  # never return (or raise) while a worker may still write into the caller's arrays
-        for f in futures:
+    finally:
+        # the caller's run ends when every block is taken: a worker that has not started has nothing left to
+        # do, and may never start (a for_blocks inside a pool worker), so it is cancelled, not waited for;
+        # one that has started is waited for, so no worker writes into the caller's arrays after we return
+        started = [f for f in futures if not f.cancel()]
+        for f in started:
             f.exception()
-    for f in futures:
+    for f in started:
         f.result()
