@@ -230,3 +230,12 @@ def test_a_new_array_at_a_freed_address_does_not_inherit_a_change():
         clock.record_change(a)
         del a
         assert clock.version(np.zeros(3)) == 0
+
+
+def test_in_place_methods_refuse_a_result_of_another_shape_and_leave_the_values():
+    t = Tensor(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(ValueError, match=r"lerp_: the result has shape \(2, 3\), which cannot be stored in place in "
+                                         r"a Tensor of shape \(3,\)"):
+        t.lerp_(np.zeros((2, 3)), 0.5)
+    np.testing.assert_array_equal(t.data, [1.0, 2.0, 3.0])
+    assert t.relu_() is t and t.lerp_(np.zeros(3), 0.5).data.tolist() == [0.5, 1.0, 1.5]

@@ -23,6 +23,7 @@ from ..declare import tensor_method
 from ..dim_args import ValuesIndices, as_scalar, scalar_along
 from ..numeric import add_at
 from .common import also_method, checked_axis, declared, scaled, values_of
+from .shape_and_storage import in_place
 
 # -- one op under PyTorch's name -------------------------------------------------------------------
 for _name, _methods in [
@@ -233,24 +234,12 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
 
 # -- in place: PyTorch's ``t.relu_()``, ``t.masked_fill_(m, v)``, ... (allowed under no_grad or outside the graph)
 def _in_place_of(name: str) -> Any:
-    """``t.<name>_(...)``: the out-of-place method ``t.<name>(...)``, written over the values."""
-    def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
-        values_of(self, f"{name}_")
-        self._inplace_guard(f"{name}_")
+    """``t.<name>_(...)``: the out-of-place method ``t.<name>(...)`` on the values (no graph), written over them."""
+    def on_values(values: np.ndarray, *args: Any, **kw: Any) -> np.ndarray:
         with no_grad():
-            result = np.asarray(getattr(Tensor._wrap(self.data), name)(*args, **kw).data)
-        if result.shape != self.shape:
-            raise ValueError(f"{name}_: the result has shape {result.shape}, which cannot be stored in place in a "
-                             f"Tensor of shape {self.shape}")
-        if not np.can_cast(result.dtype, self.dtype, casting="same_kind"):
-            raise TypeError(f"{name}_: the result has dtype {result.dtype}, which cannot be stored in place in a "
-                            f"Tensor of dtype {self.dtype}; write it out of place")
-        self.data[...] = result
-        self._bump_version()
-        return self
+            return np.asarray(getattr(Tensor._wrap(values), name)(*args, **kw).data)
 
-    method.__doc__ = f"In place: ``{name}`` (allowed under no_grad or outside the graph, as in PyTorch)."
-    return method
+    return in_place(f"{name}_", on_values)
 
 
 for _name in ("relu", "sigmoid", "tanh", "log", "log1p", "log2", "log10", "expm1", "exp2", "sin", "cos", "tan",

@@ -83,7 +83,10 @@ def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, name)
         self._inplace_guard(name)
-        result = fn(self.data, *args, **kw)
+        result = np.asarray(fn(self.data, *args, **kw))
+        if result.shape != self.shape:  # writing it would broadcast (or fail with NumPy's message)
+            raise ValueError(f"{name}: the result has shape {result.shape}, which cannot be stored in place in a "
+                             f"Tensor of shape {self.shape}")
         if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
             raise TypeError(f"{name}: the result has dtype {result.dtype}, which cannot be stored in place in a "
                             f"Tensor of dtype {self.data.dtype}; write it out of place")
