@@ -22,7 +22,7 @@ from ...tensor import Tensor
 from ..declare import tensor_method
 from ..dim_args import ValuesIndices, as_scalar, scalar_along
 from ..numeric import add_at
-from .common import also_method, checked_axis, declared, scaled, values_of
+from .common import also_method, checked_axis, declared, overwrite_at, scaled, values_of
 from .shape_and_storage import in_place
 
 # -- one op under PyTorch's name -------------------------------------------------------------------
@@ -210,13 +210,8 @@ def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False)
     position = tuple(np.asarray(i.data if isinstance(i, Tensor) else i) for i in indices)
     if accumulate:
         return add_at(self, position, values)
-    hit = np.zeros(self.shape, dtype=np.int64)
-    np.add.at(hit, position, 1)
-    if hit.max(initial=0) > 1:
-        raise ValueError("index_put: indices name some positions more than once, so the result would depend on the "
-                         "order; make them unique, or pass accumulate=True to add")
-    kept = declared("where")(hit.astype(bool), np.zeros((), dtype=self.dtype), self)
-    return add_at(kept, position, values)
+    return overwrite_at(self, position, values, "index_put: indices name some positions more than once, so the "
+                        "result would depend on the order; make them unique, or pass accumulate=True to add")
 
 
 @tensor_method("fill_diagonal_")

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
+from ..numeric import add_at
 
 
 def declared(name: str) -> Callable[..., Any]:
@@ -60,3 +61,14 @@ def scaled(other: Any, alpha: Any) -> Any:
 
 def dims_tuple(dims: tuple[Any, ...]) -> Any:
     return tuple(dims[0]) if len(dims) == 1 and isinstance(dims[0], (tuple, list)) else dims
+
+
+def overwrite_at(self: Tensor, positions: tuple[Any, ...], values: Any, repeated: str) -> Any:
+    """``self`` with ``values`` written at ``positions`` (no gradient to what they replace). Each position is
+    written at most once: a repeat would make the result depend on the order, so it raises ``repeated``."""
+    hit = np.zeros(self.shape, dtype=np.int64)
+    np.add.at(hit, positions, 1)
+    if hit.max(initial=0) > 1:
+        raise ValueError(repeated)
+    kept = declared("where")(hit.astype(bool), np.zeros((), dtype=self.dtype), self)
+    return add_at(kept, positions, values)

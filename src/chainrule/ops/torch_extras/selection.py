@@ -22,6 +22,7 @@ from .common import (
     declared,
     index_along,
     operand_shape,
+    overwrite_at,
     values_of,
 )
 
@@ -191,14 +192,9 @@ def scatter(self: Tensor, dim: int, index: Any, src: Any = None, *, value: Any =
     axis = checked_axis(self, dim, "scatter")
     idx = _index_array("scatter", index)
     _check_index("scatter", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
-    positions = _positions(idx, axis)
-    hit = np.zeros(self.shape, dtype=np.int64)
-    np.add.at(hit, positions, 1)
-    if hit.max(initial=0) > 1:
-        raise ValueError("scatter: index writes some positions more than once, so the result would depend on the "
-                         "order; make the indices unique along dim, or use scatter_add to add them")
-    kept = declared("where")(hit.astype(bool), np.zeros((), dtype=self.dtype), self)
-    return add_at(kept, positions, _src_part(src, idx, self.dtype))
+    return overwrite_at(self, _positions(idx, axis), _src_part(src, idx, self.dtype),
+                        "scatter: index writes some positions more than once, so the result would depend on the "
+                        "order; make the indices unique along dim, or use scatter_add to add them")
 
 
 def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Any:
