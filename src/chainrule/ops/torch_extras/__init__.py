@@ -24,6 +24,6 @@ from . import aliases as _aliases  # noqa: F401
 from . import arithmetic as _arithmetic  # noqa: F401
 from . import selection as _selection  # noqa: F401
 from . import shape_and_storage as _shape_and_storage  # noqa: F401
-from .shape_and_storage import in_place
+from .common import in_place
 
 __all__ = ["in_place"]

@@ -22,8 +22,7 @@ from ...tensor import Tensor
 from ..declare import tensor_method
 from ..dim_args import ValuesIndices, as_scalar, scalar_along
 from ..numeric import add_at
-from .common import also_method, checked_axis, declared, overwrite_at, scaled, values_of
-from .shape_and_storage import in_place
+from .common import also_method, checked_axis, declared, in_place, overwrite_at, scaled, values_of
 
 # -- one op under PyTorch's name -------------------------------------------------------------------
 for _name, _methods in [

@@ -72,3 +72,24 @@ def overwrite_at(self: Tensor, positions: tuple[Any, ...], values: Any, repeated
         raise ValueError(repeated)
     kept = declared("where")(hit.astype(bool), np.zeros((), dtype=self.dtype), self)
     return add_at(kept, positions, values)
+
+
+def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
+    """The method ``name``: ``fn(values, *args)`` written over the values, under the in-place rules."""
+
+    def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
+        values_of(self, name)
+        self._inplace_guard(name)
+        result = np.asarray(fn(self.data, *args, **kw))
+        if result.shape != self.shape:  # writing it would broadcast (or fail with NumPy's message)
+            raise ValueError(f"{name}: the result has shape {result.shape}, which cannot be stored in place in a "
+                             f"Tensor of shape {self.shape}")
+        if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
+            raise TypeError(f"{name}: the result has dtype {result.dtype}, which cannot be stored in place in a "
+                            f"Tensor of dtype {self.data.dtype}; write it out of place")
+        self.data[...] = result
+        self._bump_version()
+        return self
+
+    method.__doc__ = f"In place: ``{name[:-1]}`` (allowed under no_grad or outside the graph, as in PyTorch)."
+    return method

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ from .common import (
     checked_axis,
     declared,
     dims_tuple,
+    in_place,
     values_of,
 )
 
@@ -77,27 +77,6 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, requires_grad: boo
 
 
 # -- in place (PyTorch's rules: refused in the graph, allowed under no_grad and outside it) -----------
-def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
-    """The method ``name``: ``fn(values, *args)`` written over the values, under the in-place rules."""
-
-    def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
-        values_of(self, name)
-        self._inplace_guard(name)
-        result = np.asarray(fn(self.data, *args, **kw))
-        if result.shape != self.shape:  # writing it would broadcast (or fail with NumPy's message)
-            raise ValueError(f"{name}: the result has shape {result.shape}, which cannot be stored in place in a "
-                             f"Tensor of shape {self.shape}")
-        if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
-            raise TypeError(f"{name}: the result has dtype {result.dtype}, which cannot be stored in place in a "
-                            f"Tensor of dtype {self.data.dtype}; write it out of place")
-        self.data[...] = result
-        self._bump_version()
-        return self
-
-    method.__doc__ = f"In place: ``{name[:-1]}`` (allowed under no_grad or outside the graph, as in PyTorch)."
-    return method
-
-
 def _clamped(d: np.ndarray, min: Any = None, max: Any = None) -> np.ndarray:  # noqa: A002
     if min is None and max is None:
         raise ValueError("clamp_: give min, max or both")
