@@ -6,11 +6,15 @@ clipping at 1.0 (one training step = ``chainrule.gpt.Trainer.step`` and its PyTo
 bench/_torch_gpt.py). Each framework runs in its own subprocess (so peak memory and page faults
 are its own), with 2 threads (``--threads``), and reports:
 
-- training tokens/s: the median over ``--repeats`` timed blocks of steps, after warm-up steps;
+- training tokens/s: the median over ``--repeats`` timed blocks of steps, after warm-up steps.
+  chainrule's Trainer splits each batch between ``--threads`` processes by default (forked workers,
+  one thread each: chainrule.gpt.workers); ``--processes 1`` measures one process running
+  ``--threads`` threads instead. PyTorch runs one process with ``--threads`` intra-op threads;
 - peak memory: the process's peak resident set size (``ru_maxrss``), and its growth over the
-  size before the first step (the interpreter and the framework's import are in the first);
+  size before the first step (the interpreter and the framework's import are in the first); for
+  chainrule with workers, the sum over all its processes (pages they share counted once each);
 - minor page faults per training step (``ru_minflt``; each is the kernel handing out a fresh
-  page, mostly for new large arrays);
+  page, mostly for new large arrays), summed over the processes;
 - sampling tokens/s: 16-token prompt, 100 new tokens, batch 1, with a key/value cache in both
   (the same loop: the prompt once, then one token per forward step);
 - validation loss after ``--budget-seconds`` of training from the same initial weights (the
@@ -20,6 +24,7 @@ are its own), with 2 threads (``--threads``), and reports:
     python bench/bench_gpt.py --budget-seconds 300  # the 5-minute validation-loss race
     python bench/bench_gpt.py --tiny                # seconds, for CI (tests/test_bench.py)
     python bench/bench_gpt.py --threads 1 --profile # and where a step's time goes, op by op
+    python bench/bench_gpt.py --processes 1         # chainrule in one process, 2 threads per op
 """
 
 from __future__ import annotations
@@ -59,7 +64,7 @@ def peak_mb() -> float:
 
 # -- one framework, in its own process -----------------------------------------------------------------
 class ChainruleRun:
-    def __init__(self, cfg: dict[str, Any], data: str) -> None:
+    def __init__(self, cfg: dict[str, Any], data: str, workers: int | None = None) -> None:
         import numpy as np
 
         from chainrule import nn
@@ -75,12 +80,18 @@ class ChainruleRun:
             self.model, self.train, self.val,
             TrainConfig(batch_size=cfg["batch"], lr=LR, min_lr=LR / 10, warmup_steps=WARMUP,
                         max_steps=None if minutes else 10**6, minutes=minutes, eval_batches=EVAL_BATCHES,
-                        eval_interval=10**9, seed=SEED),
+                        eval_interval=10**9, seed=SEED, workers=workers),
         )
         self.trainer = self._trainer(None)
 
     def step(self) -> None:
         self.trainer.step()
+
+    def workers_usage(self) -> tuple[float, int]:
+        """(sum of the workers' peak resident MB, sum of their minor page faults so far)."""
+        workers = self.trainer._workers
+        usage = workers.usage if workers is not None else []
+        return sum(mb for mb, _ in usage), sum(f for _, f in usage)
 
     def sample(self) -> None:
         prompt = self.np.arange(self.cfg["prompt"])[None, :] % 256
@@ -188,9 +199,11 @@ def profile_chainrule(run: ChainruleRun, steps: int) -> dict[str, float]:
         return call
 
     saved_fns = {name: prim.fn for name, prim in P.REGISTRY.items()}
+    saved_fast = {name: prim.fast_vjps for name, prim in P.REGISTRY.items()}
     vjp, opt = P.Primitive.vjp, run.trainer.optimizer
     for name, prim in P.REGISTRY.items():
         prim.fn = timed(f"forward {name}", prim.fn)
+        prim.fast_vjps = None  # the sweep then calls every rule through vjp, which is timed
     P.Primitive.vjp = lambda self, *a, **k: timed(f"backward {self.name}", vjp)(self, *a, **k)
     opt.step = timed("optimizer step", opt.step)
     try:
@@ -201,6 +214,7 @@ def profile_chainrule(run: ChainruleRun, steps: int) -> dict[str, float]:
     finally:
         for name, fn in saved_fns.items():
             P.REGISTRY[name].fn = fn
+            P.REGISTRY[name].fast_vjps = saved_fast[name]
         P.Primitive.vjp = vjp
         del opt.step
     return {k: 1e3 * v / steps for k, v in spent.items()}
@@ -221,21 +235,23 @@ def profile_torch(run: TorchRun, steps: int) -> dict[str, float]:
 
 
 def worker(name: str, cfg: dict[str, Any], data: str, threads: int, repeats: int, budget: float,
-           profile: bool = False) -> dict[str, Any]:
-    run = ChainruleRun(cfg, data) if name == "chainrule" else TorchRun(cfg, data, threads)
+           profile: bool = False, workers: int | None = None) -> dict[str, Any]:
+    run = ChainruleRun(cfg, data, workers) if name == "chainrule" else TorchRun(cfg, data, threads)
+    helpers = getattr(run, "workers_usage", lambda: (0.0, 0))  # chainrule's worker processes, if any
     before = rss_mb()
     for _ in range(cfg["warmup"]):
         run.step()
     tokens = cfg["batch"] * cfg["context_length"] * cfg["steps"]
     speeds, faults = [], []
     for _ in range(repeats):
-        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        f0 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt + helpers()[1]
         t0 = time.perf_counter()
         for _ in range(cfg["steps"]):
             run.step()
         speeds.append(tokens / (time.perf_counter() - t0))
-        faults.append((resource.getrusage(resource.RUSAGE_SELF).ru_minflt - f0) / cfg["steps"])
-    peak = peak_mb()
+        f1 = resource.getrusage(resource.RUSAGE_SELF).ru_minflt + helpers()[1]
+        faults.append((f1 - f0) / cfg["steps"])
+    peak = peak_mb() + helpers()[0]
     samples = []
     for _ in range(repeats):
         t0 = time.perf_counter()
@@ -247,7 +263,8 @@ def worker(name: str, cfg: dict[str, Any], data: str, threads: int, repeats: int
     val_loss, race_steps = run.race(budget)
     return {"train_tokens_per_s": statistics.median(speeds), "peak_mb": peak, "growth_mb": peak - before,
             "faults_per_step": statistics.median(faults), "sample_tokens_per_s": statistics.median(samples),
-            "val_loss": val_loss, "race_steps": race_steps, "profile": breakdown}
+            "val_loss": val_loss, "race_steps": race_steps, "profile": breakdown,
+            "processes": getattr(getattr(run, "trainer", None), "processes", 1)}
 
 
 # -- the driver ---------------------------------------------------------------------------------------
@@ -271,6 +288,7 @@ def spawn(name: str, cfg: dict[str, Any], data: str, args: argparse.Namespace) -
            "--repeats", str(args.repeats), "--budget-seconds", str(args.budget_seconds)]
     cmd += ["--tiny"] if args.tiny else []
     cmd += ["--profile"] if args.profile else []
+    cmd += ["--processes", str(args.processes)] if args.processes else []
     done = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if done.returncode != 0:
         print(f"{name} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
@@ -297,6 +315,8 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     p.add_argument("--profile", action="store_true",
                    help="also time one block of steps op by op (chainrule: each primitive's forward and reverse "
                         "rules; PyTorch: torch.profiler's ATen ops) and print where a step's time goes")
+    p.add_argument("--processes", type=int, default=None,
+                   help="chainrule: processes sharing each batch (default: the Trainer's choice, one per thread)")
     p.add_argument("--worker", choices=["chainrule", "torch"], help=argparse.SUPPRESS)
     p.add_argument("--data", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
@@ -305,7 +325,7 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     cfg = TINY if args.tiny else FULL
     if args.worker:
         print(json.dumps(worker(args.worker, cfg, args.data, args.threads, args.repeats, args.budget_seconds,
-                                args.profile)))
+                                args.profile, args.processes)))
         return []
     with tempfile.TemporaryDirectory() as data:
         prepare_data(data, cfg["corpus_bytes"])
@@ -323,6 +343,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
     shape = f"{cfg['n_layers']} layers, d_model {cfg['d_model']}, {cfg['n_heads']} heads, context " \
             f"{cfg['context_length']}, batch {cfg['batch']}, float32, {args.threads} threads"
     print(f"\nGPT training and sampling ({shape}; budget {args.budget_seconds:g} s; medians of {args.repeats})")
+    print(f"  (chainrule trains in {cr['processes']} process{'es' if cr['processes'] > 1 else ''}, one thread each "
+          f"during a step; PyTorch in one, {args.threads} intra-op threads)" if cr["processes"] > 1 else
+          f"  (chainrule and PyTorch each in one process, {args.threads} threads)")
     print(f"  {'':<34}{'chainrule':>14}{'PyTorch eager':>16}{'chainrule/torch':>18}")
     rows = []
     for label, key, fmt, _higher_better in ROWS:

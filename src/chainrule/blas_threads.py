@@ -21,6 +21,10 @@ Switch: set ``CHAINRULE_BLAS_SPIN=1`` before importing chainrule, or set
 :func:`set_blas_spin`. Elsewhere (another BLAS, macOS, Windows, OpenBLAS built with OpenMP) every
 function here does nothing and says so in its result.
 
+:func:`blas_threads_limited` also caps OpenBLAS's thread count for a block of code (what
+``threadpoolctl.threadpool_limits`` does, without the dependency), for work that runs one process
+per core (:mod:`chainrule.gpt.workers`).
+
 Example:
     >>> from chainrule.blas_threads import blas_threads_info
     >>> sorted(blas_threads_info())
@@ -30,8 +34,11 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 QUIET_TIMEOUT = 4  # log2 of the cycles an idle worker spins: OpenBLAS's smallest allowed value
@@ -104,6 +111,54 @@ def blas_threads_info() -> dict[str, Any]:
         fn.restype = ctypes.c_int
         timeout = int(fn())
     return {"libraries": [path for path, _ in libs], "timeout": timeout, "active": _state["active"]}
+
+
+# the thread-count functions under the names OpenBLAS builds export them (NumPy's wheels prefix theirs)
+_SET_THREADS = ("openblas_set_num_threads", "scipy_openblas_set_num_threads64_", "openblas_set_num_threads64_",
+                "scipy_openblas_set_num_threads")
+_GET_THREADS = tuple(name.replace("_set_", "_get_") for name in _SET_THREADS)
+
+
+@functools.cache
+def _thread_count_functions() -> tuple[tuple[Any, Any], ...]:
+    """(get, set) of every loaded OpenBLAS that exports both (found once: a loaded library stays)."""
+    pairs = []
+    for _, lib in _loaded_openblas():
+        get = next((getattr(lib, n) for n in _GET_THREADS if hasattr(lib, n)), None)
+        put = next((getattr(lib, n) for n in _SET_THREADS if hasattr(lib, n)), None)
+        if get is not None and put is not None:
+            get.restype, put.argtypes = ctypes.c_int, [ctypes.c_int]
+            pairs.append((get, put))
+    return tuple(pairs)
+
+
+@contextmanager
+def blas_threads_limited(n: int) -> Iterator[None]:
+    """Inside the block, OpenBLAS runs at most ``n`` threads (the count is process-wide: use it around
+    work that runs one process per core). Without OpenBLAS it does nothing.
+
+    Example:
+        >>> import numpy as np
+        >>> with blas_threads_limited(1):
+        ...     float((np.ones((64, 64)) @ np.ones((64, 64)))[0, 0])
+        64.0
+    """
+    pairs = _thread_count_functions()
+    before = [get() for get, _ in pairs]
+    try:
+        for (_, put), was in zip(pairs, before):
+            if was > n:
+                put(max(1, int(n)))
+        yield
+    finally:
+        for (_, put), was in zip(pairs, before):
+            put(was)
+
+
+def blas_threads_count() -> int | None:
+    """The number of threads OpenBLAS uses now (None without OpenBLAS)."""
+    pairs = _thread_count_functions()
+    return int(pairs[0][0]()) if pairs else None
 
 
 def _configure_from_environment() -> None:

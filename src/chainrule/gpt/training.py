@@ -36,22 +36,28 @@ from ..core.state import no_grad
 from ..nn import functional as F
 from ..nn.progress import progress as progress_bar
 from ..nn.serialize import save_checkpoint
+from ..ops._parallel import num_threads
 from ..optim import AdamW, WarmupCosineLR, clip_grad_norm_, weight_decay_groups
 from .checkpoint import FORMAT, generator_states, read_checkpoint, set_generator_states
 from .dataset import TokenStream
 from .errors import GPTError
+from .workers import GradientWorkers, fork_available
 
 __all__ = ["TrainConfig", "Trainer", "lm_loss"]
 
 VAL_SEED_OFFSET = 7919  # the validation windows come from their own generator, the same at every evaluation
 UNFIXED = 10**9  # the schedule's length while a time budget has not yet been turned into steps
+SPLIT_WORK = 5e8  # automatic workers: a micro-batch of at least this many multiply-adds (6 per parameter and token)
 
 
 @dataclass
 class TrainConfig:
     """How to train. ``max_steps``: the schedule's length (``None``: chosen from ``minutes`` after
     timing the first steps); ``minutes``: a wall-clock budget (``None``: none). The cosine decays
-    from ``lr`` to ``min_lr`` over the steps after the ``warmup_steps`` linear warm-up."""
+    from ``lr`` to ``min_lr`` over the steps after the ``warmup_steps`` linear warm-up.
+    ``workers``: processes that share each micro-batch's rows (:mod:`chainrule.gpt.workers`; 1: this
+    process alone); ``None`` picks one per thread chainrule may use (``CHAINRULE_NUM_THREADS``, else
+    the CPU count, at most 4) where the platform can fork and a micro-batch is big enough to gain."""
 
     batch_size: int = 32
     accum_steps: int = 1
@@ -67,11 +73,14 @@ class TrainConfig:
     eval_interval: int = 100
     eval_batches: int = 8
     seed: int = 0
+    workers: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("batch_size", "accum_steps", "eval_interval", "eval_batches"):
             if int(getattr(self, name)) <= 0:
                 raise GPTError(f"TrainConfig: {name} must be a positive integer, got {getattr(self, name)!r}")
+        if self.workers is not None and int(self.workers) <= 0:
+            raise GPTError(f"TrainConfig: workers must be a positive integer or None (automatic), got {self.workers!r}")
         if self.max_steps is None and self.minutes is None:
             raise GPTError("TrainConfig: give max_steps, minutes, or both")
         if self.max_steps is not None and int(self.max_steps) <= 0:
@@ -133,6 +142,35 @@ class Trainer:
         self.tokens_per_step = c.batch_size * c.accum_steps * self.context
         self.history: dict[str, list[float]] = {"step": [], "train_loss": [], "lr": [], "val_step": [],
                                                 "val_loss": [], "tokens_per_s": []}
+        self.processes = self._processes()
+        self._workers: GradientWorkers | None = None
+
+    def _processes(self) -> int:
+        """How many processes share each micro-batch (see TrainConfig.workers)."""
+        c = self.config
+        if c.workers is not None:
+            wanted = int(c.workers)
+        else:
+            params = sum(int(p.data.size) for p in self.model.parameters())
+            big = 6.0 * params * c.batch_size * self.context >= SPLIT_WORK
+            wanted = num_threads() if big else 1
+        return max(1, min(wanted, c.batch_size)) if fork_available() else 1
+
+    def _gradient_workers(self) -> GradientWorkers | None:
+        """The workers for this step (started at the first, again if the model's parameters changed)."""
+        if self.processes == 1:
+            return None
+        if self._workers is not None and not self._workers.matches(self.model):
+            self.close()
+        if self._workers is None:
+            self._workers = GradientWorkers(self.model, lm_loss, self.processes)
+        return self._workers
+
+    def close(self) -> None:
+        """End the worker processes, if any (the next step starts new ones); :meth:`fit` calls it at the end."""
+        if self._workers is not None:
+            self._workers.close()
+            self._workers = None
 
     @property
     def total_steps(self) -> int:
@@ -144,9 +182,13 @@ class Trainer:
         c, model = self.config, self.model
         model.train()
         self.optimizer.zero_grad()
+        workers = self._gradient_workers()
         total = 0.0
         for _ in range(c.accum_steps):
             x, y = self.train_data.batch(c.batch_size, self.context, self.rng)
+            if workers is not None:
+                total += workers.accumulate(x, y, 1.0 / c.accum_steps, self.step_count, c.seed)
+                continue
             loss = lm_loss(model, x, y)
             scaled = loss / c.accum_steps if c.accum_steps > 1 else loss  # the summed gradients are the mean's
             scaled.backward()
@@ -214,6 +256,7 @@ class Trainer:
                 self._validate_and_save()
         finally:
             bar.close()
+            self.close()
         return self.history
 
     def _fix_length(self, seconds_left: float, seconds_per_step: float) -> None:

@@ -8,23 +8,46 @@ the split, so the results are bit-identical on any number of threads (reductions
 row, never across rows).
 
 ``CHAINRULE_NUM_THREADS`` sets the number of threads (default: the CPU count, at most 4); it is
-read at each call, so tests can change it.
+read at each call, so tests can change it. :func:`threads_limited` lowers it for a block of code in
+the calling thread (a data-parallel training step runs one thread per process).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 _POOL: ThreadPoolExecutor | None = None
 _DEFAULT = min(os.cpu_count() or 1, 4)
+_LIMIT: ContextVar[int | None] = ContextVar("chainrule_thread_limit", default=None)
 
 
 def num_threads() -> int:
-    """Worker threads for the split passes: CHAINRULE_NUM_THREADS, else the CPU count (at most 4)."""
+    """Worker threads for the split passes: CHAINRULE_NUM_THREADS, else the CPU count (at most 4),
+    at most the innermost :func:`threads_limited` around the call."""
     env = os.environ.get("CHAINRULE_NUM_THREADS", "")
-    return max(1, int(env)) if env.isdigit() else _DEFAULT
+    n = max(1, int(env)) if env.isdigit() else _DEFAULT
+    limit = _LIMIT.get()
+    return n if limit is None else min(n, limit)
+
+
+@contextmanager
+def threads_limited(n: int) -> Iterator[None]:
+    """Inside the block, the split passes of the calling thread use at most ``n`` threads.
+
+    Example:
+        >>> with threads_limited(1):
+        ...     num_threads()
+        1
+    """
+    token = _LIMIT.set(max(1, int(n)))
+    try:
+        yield
+    finally:
+        _LIMIT.reset(token)
 
 
 _POOL_PID = 0
