@@ -154,7 +154,7 @@ class TorchRun:
         self.model.train()
 
     def race(self, seconds: float) -> tuple[float, int]:
-        """Train for ``seconds`` as Trainer.fit does: time 4 steps, fit the schedule, go on; then validate."""
+        """Train for ``seconds`` as Trainer.fit does: time 8 steps, fit the schedule to the last 4, go on; validate."""
         start = time.perf_counter()
         self.model, self.opt, self.sched, self.rng = self._fresh(10**9)
         probe, steps, total = [], 0, 10**9
@@ -163,9 +163,9 @@ class TorchRun:
             self.step()
             steps += 1
             probe.append(time.perf_counter() - t0)
-            if len(probe) == 4:
+            if len(probe) == 8:
                 left = seconds - (time.perf_counter() - start)
-                total = max(steps + int(0.95 * left / statistics.median(probe[1:])), steps + 1)
+                total = max(steps + int(0.95 * left / statistics.median(probe[4:])), steps + 1)
                 self.sched = self._refit(total, steps)
         rng = self.np.random.default_rng(SEED + 7919)  # Trainer.evaluate's windows
         self.model.eval()

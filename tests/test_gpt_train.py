@@ -267,16 +267,16 @@ def test_a_time_budget_alone_fixes_the_schedule_after_timing_the_first_steps(tmp
                       TrainConfig(batch_size=4, max_steps=None, minutes=0.02, warmup_steps=2, eval_interval=1000))
     history = trainer.fit(progress=False)
     assert trainer.total_steps < 10**9 and trainer.scheduler.warmup_steps < trainer.total_steps
-    assert len(history["train_loss"]) >= 4 and history["val_step"][-1] == trainer.step_count
+    assert len(history["train_loss"]) >= training.PROBE_STEPS and history["val_step"][-1] == trainer.step_count
 
 
 def test_a_resumed_budget_run_keeps_the_schedule_it_fixed(tmp_path):
     train, val = streams(tmp_path)
     config = TrainConfig(batch_size=4, max_steps=None, minutes=10.0, warmup_steps=2, eval_interval=1000)
     first = Trainer(nn.GPT(nn.GPTConfig(**TINY), seed=0), train, val, config, checkpoint_path=tmp_path / "b.npz")
-    first.fit(progress=False, stop_after=4)  # the fourth step turns the budget into a schedule length
-    assert first.step_count == 4 and first.total_steps < 10**9
+    first.fit(progress=False, stop_after=training.PROBE_STEPS)  # that step turns the budget into a length
+    assert first.step_count == training.PROBE_STEPS and first.total_steps < 10**9
     again = Trainer(nn.GPT(nn.GPTConfig(**TINY), seed=0), train, val, config)
     again.resume(tmp_path / "b.npz")
     again.fit(progress=False, stop_after=5)
-    assert again.step_count == 9 and again.total_steps == first.total_steps
+    assert again.step_count == training.PROBE_STEPS + 5 and again.total_steps == first.total_steps

@@ -178,3 +178,16 @@ def test_thread_limits_nest_and_restore():
     with blas_threads_limited(1):
         assert blas_threads_count() in (None, 1)
     assert blas_threads_count() == before
+
+
+def test_workers_of_two_trainers_close_in_any_order():
+    # the second group's workers are forked while the first group's pipes are open: closing the first
+    # must not wait on a pipe end the second group's workers inherited
+    a = GradientWorkers(nn.GPT(nn.GPTConfig(**TINY), seed=0), training.lm_loss, processes=2)
+    b = GradientWorkers(nn.GPT(nn.GPTConfig(**TINY), seed=1), training.lm_loss, processes=2)
+    pids = a.pids + b.pids
+    a.close()
+    x = np.zeros((2, 17), dtype=np.int64)
+    assert np.isfinite(b.accumulate(x[:, :-1], x[:, 1:], 1.0, 0, 0))
+    b.close()
+    assert all(gone(pid) for pid in pids)

@@ -73,6 +73,8 @@ def add_gpt_parser(sub: Any) -> None:
     t.add_argument("--eval-batches", type=positive_int, default=8)
     t.add_argument("--dtype", choices=["float32", "float64"], default="float32")
     t.add_argument("--seed", type=int, default=0)
+    t.add_argument("--workers", type=positive_int, default=None,
+                   help="processes sharing each batch (default: one per core, up to 4, for models big enough to gain)")
     t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     s = cmds.add_parser("sample", help="continue a prompt with a trained GPT", description=SAMPLE_HELP)
@@ -121,6 +123,7 @@ def train_command(args: argparse.Namespace) -> int:
             raise GPTError(f"checkpoint {ckpt!r} is damaged: {str(e).splitlines()[0] if str(e) else e!r}") from None
         if args.minutes is not None:
             tconfig.minutes = args.minutes  # a new budget for this session; the schedule stays as saved
+        tconfig.workers = args.workers  # how this machine runs it, not part of the run
         dtype = np.float64 if extra.get("dtype") == "float64" else np.float32
         token_spec, corpus = extra.get("tokenizer"), extra.get("corpus", "?")
     else:
@@ -147,7 +150,8 @@ def train_command(args: argparse.Namespace) -> int:
             warmup = min(args.warmup, args.steps - 1) if args.steps is not None else args.warmup
             tconfig = TrainConfig(batch_size=args.batch_size, accum_steps=args.accum, lr=args.lr, min_lr=args.lr / 10,
                                   warmup_steps=max(warmup, 0), max_steps=args.steps, minutes=minutes,
-                                  eval_interval=args.eval_interval, eval_batches=args.eval_batches, seed=args.seed)
+                                  eval_interval=args.eval_interval, eval_batches=args.eval_batches, seed=args.seed,
+                                  workers=args.workers)
         except ValueError as e:
             raise GPTError(str(e).splitlines()[0]) from None
         dtype = np.dtype(args.dtype).type
@@ -162,6 +166,8 @@ def train_command(args: argparse.Namespace) -> int:
     print(f"model: {model.num_parameters():,} parameters ({config.n_layers} layer(s), d_model {config.d_model}, "
           f"{config.n_heads} heads, context {config.context_length}, vocabulary {config.vocab_size}); "
           f"{len(train):,} training and {len(val):,} validation tokens")
+    if trainer.processes > 1:
+        print(f"training in {trainer.processes} processes, each on its share of every batch (--workers 1: one)")
     start = time.perf_counter()
     try:
         history = trainer.fit(progress=not args.quiet)

@@ -47,6 +47,7 @@ __all__ = ["TrainConfig", "Trainer", "lm_loss"]
 
 VAL_SEED_OFFSET = 7919  # the validation windows come from their own generator, the same at every evaluation
 UNFIXED = 10**9  # the schedule's length while a time budget has not yet been turned into steps
+PROBE_STEPS, WARM_STEPS = 8, 4  # a time budget becomes a length after 8 steps, timed by the last 4 of them
 SPLIT_WORK = 5e8  # automatic workers: a micro-batch of at least this many multiply-adds (6 per parameter and token)
 
 
@@ -239,8 +240,10 @@ class Trainer:
                 dt = time.perf_counter() - t0
                 train_time += dt
                 durations.append(dt)
-                if self.total_steps == UNFIXED and len(durations) == 4:  # now the budget can be turned into steps
-                    self._fix_length(budget - (time.perf_counter() - start), float(np.median(durations[1:])))
+                if self.total_steps == UNFIXED and len(durations) == PROBE_STEPS:  # the budget becomes steps now
+                    # (the first steps are slower: memory is being mapped, workers started)
+                    left = budget - (time.perf_counter() - start)
+                    self._fix_length(left, float(np.median(durations[WARM_STEPS:])))
                     target = self.total_steps if stop_after is None else target
                     bar.total = self.total_steps
                 tps = self.tokens_per_step * len(durations) / train_time

@@ -40,7 +40,9 @@ import os
 import resource
 import signal
 import sys
+import time
 import traceback
+import weakref
 from collections.abc import Callable
 from multiprocessing.connection import Connection, Pipe
 from typing import Any
@@ -54,6 +56,8 @@ from ..tensor import Tensor
 __all__ = ["GradientWorkers", "fork_available"]
 
 _ALIGN = 64  # bytes: each shared array starts on a cache line
+_LIVE: weakref.WeakSet[GradientWorkers] = weakref.WeakSet()  # a new worker closes its copies of their pipes
+_STOP_WAIT = 10.0  # seconds a worker has to exit after being told to, before it is killed
 
 
 def fork_available() -> bool:
@@ -109,8 +113,8 @@ class GradientWorkers:
                 code = 0
                 try:
                     ours.close()
-                    for other in self.conns:
-                        other.close()
+                    for other in [*self.conns, *(c for group in _LIVE for c in group.conns)]:
+                        other.close()  # our copies only: their workers still end when their parent says so
                     _serve(theirs, model, loss_fn, self.params, shared.arrays, index)
                 except BaseException:
                     code = 1
@@ -120,6 +124,7 @@ class GradientWorkers:
             self.conns.append(ours)
             self.pids.append(pid)
             self.usage.append((0.0, 0))
+        _LIVE.add(self)
 
     @property
     def processes(self) -> int:
@@ -150,7 +155,10 @@ class GradientWorkers:
         training = bool(getattr(self.model, "training", True))
         for k, conn in enumerate(self.conns, start=1):
             lo, hi = bounds[k], bounds[k + 1]
-            conn.send((x[lo:hi], y[lo:hi], scale * (hi - lo) / rows, seed, step, training))
+            try:
+                conn.send((x[lo:hi], y[lo:hi], scale * (hi - lo) / rows, seed, step, training))
+            except OSError:
+                raise self._stopped(k - 1) from None
         total = 0.0
         try:
             if bounds[1] > 0:
@@ -173,24 +181,38 @@ class GradientWorkers:
         try:
             reply = self.conns[k].recv()
         except (EOFError, OSError):
-            pid = self.pids[k]
-            self.close()
-            raise RuntimeError(
-                f"GradientWorkers: worker {k + 1} (process {pid}) stopped during a step (killed, or out of memory?); "
-                "train in one process with TrainConfig(workers=1)"
-            ) from None
+            raise self._stopped(k) from None
         if reply[0] != "ok":
             self.close()
             raise RuntimeError(f"GradientWorkers: worker {k + 1} failed:\n{reply[1]}")
         return reply[1], reply[2], reply[3]
 
+    def _stopped(self, k: int) -> RuntimeError:
+        """Close every worker and say that worker k + 1 is gone."""
+        pid = self.pids[k]
+        self.close()
+        return RuntimeError(
+            f"GradientWorkers: worker {k + 1} (process {pid}) stopped during a step (killed, or out of memory?); "
+            "train in one process with TrainConfig(workers=1)"
+        )
+
     def close(self) -> None:
-        """End the workers (each exits when its pipe closes) and wait for them."""
+        """Tell the workers to exit and wait for them (one that does not exit in 10 s is killed)."""
         for conn in self.conns:
+            try:
+                conn.send(None)
+            except OSError:  # it is gone already
+                pass
             conn.close()
+        deadline = time.monotonic() + _STOP_WAIT
         for pid in self.pids:
             try:
-                os.waitpid(pid, 0)
+                while os.waitpid(pid, os.WNOHANG) == (0, 0):
+                    if time.monotonic() > deadline:
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
+                        break
+                    time.sleep(0.001)
             except ChildProcessError:
                 pass
         self.conns, self.pids = [], []
@@ -209,15 +231,18 @@ class GradientWorkers:
 def _serve(conn: Connection, model: Any, loss_fn: Callable[[Any, Any, Any], Any], params: list[Any],
            grads: list[np.ndarray], index: int) -> None:
     """A worker's loop: for each (x, y, scale, seed, step, training) received, write d(scale * loss)/d(params)
-    into ``grads`` and reply ("ok", loss, peak resident KiB, minor page faults); EOF ends it."""
+    into ``grads`` and reply ("ok", loss, peak resident KiB, minor page faults); None or EOF ends it."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then closes our pipe
     os.environ["CHAINRULE_NUM_THREADS"] = "1"
     with blas_threads_limited(1):
         while True:
             try:
-                x, y, scale, seed, step, training = conn.recv()
+                message = conn.recv()
             except (EOFError, OSError):
                 return
+            if message is None:  # close()
+                return
+            x, y, scale, seed, step, training = message
             try:
                 model.train(training)
                 for number, (_, mod) in enumerate(model.named_modules()):
