@@ -191,3 +191,20 @@ def test_workers_of_two_trainers_close_in_any_order():
     assert np.isfinite(b.accumulate(x[:, :-1], x[:, 1:], 1.0, 0, 0))
     b.close()
     assert all(gone(pid) for pid in pids)
+
+
+def test_fewer_rows_than_processes_leave_the_extra_workers_idle():
+    model = nn.GPT(nn.GPTConfig(**TINY), seed=0, dtype=np.float64)
+    x = np.random.default_rng(0).integers(0, 256, (2, 17))
+    with GradientWorkers(model, training.lm_loss, processes=4) as w:
+        loss = w.accumulate(x[:, :-1], x[:, 1:], 1.0, 0, 0)
+        split = [p.grad.data.copy() for p in model.parameters()]
+        with pytest.raises(ValueError, match="at least one"):
+            w.accumulate(x[:0, :-1], x[:0, 1:], 1.0, 1, 0)
+    for p in model.parameters():
+        p.grad = None
+    one = training.lm_loss(model, x[:, :-1], x[:, 1:])
+    one.backward()
+    assert abs(loss - float(one)) < 1e-12
+    for g, p in zip(split, model.parameters()):
+        np.testing.assert_allclose(g, p.grad.data, rtol=1e-10, atol=1e-14)

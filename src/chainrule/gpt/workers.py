@@ -149,14 +149,18 @@ class GradientWorkers:
         """
         if not self.conns:
             raise RuntimeError("GradientWorkers: the workers were closed; make new ones")
-        self._publish()
         rows = len(x)
-        bounds = [rows * k // self.processes for k in range(self.processes + 1)]
+        if rows == 0 or len(y) != rows:
+            raise ValueError(f"GradientWorkers.accumulate: need as many rows of x as of y, at least one; got "
+                             f"{len(x)} and {len(y)}")
+        self._publish()
+        bounds = [rows * k // self.processes for k in range(self.processes + 1)]  # part k: rows bounds[k]:bounds[k+1]
         training = bool(getattr(self.model, "training", True))
-        for k, conn in enumerate(self.conns, start=1):
+        busy = [k for k in range(1, self.processes) if bounds[k + 1] > bounds[k]]  # workers with rows to do
+        for k in busy:
             lo, hi = bounds[k], bounds[k + 1]
             try:
-                conn.send((x[lo:hi], y[lo:hi], scale * (hi - lo) / rows, seed, step, training))
+                self.conns[k - 1].send((x[lo:hi], y[lo:hi], scale * (hi - lo) / rows, seed, step, training))
             except OSError:
                 raise self._stopped(k - 1) from None
         total = 0.0
@@ -167,12 +171,11 @@ class GradientWorkers:
                     (loss * (scale * bounds[1] / rows)).backward()
                 total = float(loss) * bounds[1] / rows
         finally:
-            replies = [self._receive(k) for k in range(len(self.conns))]  # even if ours failed: keep in step
-        for k, (part, peak_kb, faults) in enumerate(replies):
-            lo, hi = bounds[k + 1], bounds[k + 2]
-            total += part * (hi - lo) / rows
-            self.usage[k] = (peak_kb / 1024.0, faults)
-            for p, g in zip(self.params, self.grads[k].arrays):
+            replies = [(k, self._receive(k - 1)) for k in busy]  # even if ours failed: keep the pipes in step
+        for k, (part, peak_kb, faults) in replies:
+            total += part * (bounds[k + 1] - bounds[k]) / rows
+            self.usage[k - 1] = (peak_kb / 1024.0, faults)
+            for p, g in zip(self.params, self.grads[k - 1].arrays):
                 if p.requires_grad:
                     p.grad = Tensor._wrap(g.copy() if p.grad is None else p.grad.data + g)
         return total
