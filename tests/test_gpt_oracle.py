@@ -15,6 +15,7 @@ import pytest
 
 from chainrule import nn, optim
 from chainrule.gpt import TokenStream, TrainConfig, Trainer, lm_loss
+from chainrule.gpt.workers import fork_available
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.oracle
@@ -81,13 +82,17 @@ def test_one_batch_gives_torch_loss_and_every_gradient(dtype, tied, tmp_path):
         assert rel(p.grad.data, tgrads[name]) <= tol, name
 
 
+@pytest.mark.parametrize("workers", [1, 2], ids=["one process", "split between 2"])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=["float32", "float64"])
-def test_ten_training_steps_match_torch_adamw_groups_clipping_and_schedule(dtype, tmp_path):
+def test_ten_training_steps_match_torch_adamw_groups_clipping_and_schedule(dtype, workers, tmp_path):
+    if workers > 1 and not fork_available():
+        pytest.skip("forked workers need Linux")
     T, model, tmodel = twins(dtype)
     train, val = stream(tmp_path), stream(tmp_path, seed=1, name="val")
     cfg = TrainConfig(batch_size=4, max_steps=8, warmup_steps=3, lr=1e-2, min_lr=1e-3, weight_decay=0.1,
-                      betas=(0.9, 0.95), grad_clip=0.5, seed=5)
+                      betas=(0.9, 0.95), grad_clip=0.5, seed=5, workers=workers)
     trainer = Trainer(model, train, val, cfg)
+    assert trainer.processes == workers
     topt = torch.optim.AdamW(T.torch_weight_decay_groups(tmodel, 0.1), lr=1e-2, betas=(0.9, 0.95), eps=1e-8)
     tsched = T.warmup_cosine(topt, 3, 8, eta_min=1e-3)
     rng = np.random.default_rng(5)  # the trainer's data generator, replayed for torch
@@ -122,6 +127,7 @@ def test_ten_training_steps_match_torch_adamw_groups_clipping_and_schedule(dtype
             assert rel(ours, theirs) <= tol, (step, name, "value")
     assert clipped >= 3, "the test must exercise clipping"
     assert loss < trainer.history["train_loss"][0]
+    trainer.close()
 
 
 def test_warmup_cosine_equals_pytorch_sequential_lr_then_holds_eta_min():
