@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import mmap
 import os
-import resource
 import signal
 import sys
 import time
@@ -235,6 +234,8 @@ def _serve(conn: Connection, model: Any, loss_fn: Callable[[Any, Any, Any], Any]
            grads: list[np.ndarray], index: int) -> None:
     """A worker's loop: for each (x, y, scale, seed, step, training) received, write d(scale * loss)/d(params)
     into ``grads`` and reply ("ok", loss, peak resident KiB, minor page faults); None or EOF ends it."""
+    import resource  # (Unix only, as fork is)
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it then closes our pipe
     os.environ["CHAINRULE_NUM_THREADS"] = "1"
     with blas_threads_limited(1):
