@@ -357,7 +357,9 @@ def main(argv: list[str] | None = None) -> list[dict[str, Any]]:
               f"{(f'{ratio:.2f}x' if ratio is not None else ''):>18}")
     for name, res in results.items():
         if res and res.get("profile"):
-            print(f"\n{name}: milliseconds per training step (one block of {cfg['steps']} steps, wall time)")
+            split = res.get("processes", 1) > 1
+            print(f"\n{name}: milliseconds per training step (one block of {cfg['steps']} steps, wall time"
+                  + (f"; ops: the main process's share of the batch, 1/{res['processes']})" if split else ")"))
             whole = res["profile"]["whole step"]
             for label, ms in sorted(res["profile"].items(), key=lambda kv: -kv[1]):
                 if label == "whole step" or ms >= 0.0025 * whole:  # the rows above a quarter of a percent
