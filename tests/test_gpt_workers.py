@@ -208,3 +208,18 @@ def test_fewer_rows_than_processes_leave_the_extra_workers_idle():
     assert abs(loss - float(one)) < 1e-12
     for g, p in zip(split, model.parameters()):
         np.testing.assert_allclose(g, p.grad.data, rtol=1e-10, atol=1e-14)
+
+
+def test_a_platform_that_refuses_fork_trains_in_one_process_with_a_warning(tmp_path, monkeypatch):
+    train, val = streams(tmp_path)
+    trainer = Trainer(nn.GPT(nn.GPTConfig(**TINY), seed=0), train, val, TrainConfig(batch_size=4, max_steps=2,
+                                                                                      workers=2))
+
+    def refuse():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(os, "fork", refuse)
+    with pytest.warns(UserWarning, match=r"could not start 1 worker process\(es\) .*alone"):
+        loss, _ = trainer.step()
+    assert trainer.processes == 1 and np.isfinite(loss) and trainer._workers is None
+    trainer.step()  # and on, without asking again

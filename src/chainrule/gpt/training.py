@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -164,7 +165,12 @@ class Trainer:
         if self._workers is not None and not self._workers.matches(self.model):
             self.close()
         if self._workers is None:
-            self._workers = GradientWorkers(self.model, lm_loss, self.processes)
+            try:
+                self._workers = GradientWorkers(self.model, lm_loss, self.processes)
+            except OSError as e:  # no fork here (a sandbox, a process limit): the same step in one process
+                warnings.warn(f"Trainer: could not start {self.processes - 1} worker process(es) ({e}); "
+                              "training in this process alone (TrainConfig(workers=1) silences this)", stacklevel=3)
+                self.processes = 1
         return self._workers
 
     def close(self) -> None:

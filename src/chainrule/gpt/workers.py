@@ -107,7 +107,13 @@ class GradientWorkers:
         self.usage: list[tuple[float, int]] = []  # (peak resident MB, minor page faults) of each worker, last step
         for index, shared in enumerate(self.grads, start=1):
             ours, theirs = Pipe()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # the workers started so far end too
+                ours.close()
+                theirs.close()
+                self.close()
+                raise
             if pid == 0:  # the worker: serve until the pipe closes, never return into the caller's code
                 code = 0
                 try:
