@@ -1,19 +1,23 @@
 """A GPT's forward pass on its parameters' NumPy arrays, for sampling.
 
 Generating a token with the key/value cache runs ~80 small ops; on Tensors each one pays for
-a Tensor wrapper and module dispatch, more than the arithmetic of one token. Here the same
-functions (``F.linear``, ``F.layer_norm``, ``F.gelu``, attention) run on the parameters'
-arrays, so they return arrays and skip that work; the arithmetic, and so every logit, is the
-same as ``model(idx, caches)``'s. Only models built the standard way (the layer classes of
-``nn.GPT``, in eval mode) take this path; :func:`standard_layout` says which.
+a Tensor wrapper and module dispatch, more than the arithmetic of one token. Here the forward
+functions of the same primitives (``nn.linear``, ``nn.layer_norm``, ``nn.gelu``, attention) run
+directly on the parameters' arrays: no wrappers, and none of the public functions' argument
+checks, which a standard model's shapes pass by construction. The arithmetic, and so every
+logit, is the same as ``model(idx, caches)``'s. Only models built the standard way (the layer
+classes of ``nn.GPT``, in eval mode) take this path; :func:`standard_layout` says which.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from ..autodiff.primitive import REGISTRY
+from ..ops._saved import Saved
 from . import functional as F
 from .activations import GELU
 from .containers import Sequential
@@ -44,12 +48,26 @@ def _data(p: Any) -> Any:
     return None if p is None else p.data
 
 
+_NOTHING_SAVED = Saved()  # no argument requires grad: the forward functions keep nothing in it
+
+
+def _kernel(name: str) -> Any:
+    """The forward function of the primitive ``name`` (what apply runs on arrays), looked up per call."""
+    return REGISTRY[name].fn
+
+
 def _linear(layer: Linear, x: np.ndarray) -> np.ndarray:
-    return F.linear(x, layer.weight.data, _data(layer.bias))
+    return _kernel("nn.linear")(x, layer.weight.data, _data(layer.bias))
 
 
 def _norm(ln: LayerNorm, x: np.ndarray) -> np.ndarray:
-    return F.layer_norm(x, ln.normalized_shape, _data(ln.weight), _data(ln.bias), ln.eps)
+    axes = tuple(range(x.ndim - len(ln.normalized_shape), x.ndim))
+    return _kernel("nn.layer_norm")(x, _data(ln.weight), _data(ln.bias), axes=axes, eps=float(ln.eps),
+                                    saved=_NOTHING_SAVED)
+
+
+def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
+    return _kernel("nn.gelu")(x, saved=_NOTHING_SAVED) if approximate == "none" else F.gelu(x, approximate)
 
 
 def _attention(attn: CausalSelfAttention, x: np.ndarray, cache: KVCache | None) -> np.ndarray:
@@ -62,10 +80,13 @@ def _attention(attn: CausalSelfAttention, x: np.ndarray, cache: KVCache | None) 
         q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
         start = cache.length
         keys, values = cache.append(k, v)
-        mask = None
         if t > 1:
             mask = np.arange(start + t)[None, :] <= (start + np.arange(t))[:, None]
-        y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask).transpose(0, 2, 1, 3)
+            y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
+        else:  # one new token sees every cached key: no mask
+            y = _kernel("nn.scaled_dot_product_attention")(q, keys, values, scale=1.0 / math.sqrt(d // h),
+                                                          drop=None, saved=_NOTHING_SAVED)
+        y = y.transpose(0, 2, 1, 3)
     return _linear(attn.c_proj, y.reshape(b, t, d))
 
 
@@ -77,6 +98,6 @@ def forward_arrays(model: Any, idx: np.ndarray, caches: list[KVCache] | None = N
     for i, block in enumerate(model.blocks):
         x = x + _attention(block.attn, _norm(block.ln_1, x), caches[i] if caches else None)
         fc, act, proj, _ = block.mlp
-        x = x + _linear(proj, F.gelu(_linear(fc, _norm(block.ln_2, x)), act.approximate))
+        x = x + _linear(proj, _gelu(_linear(fc, _norm(block.ln_2, x)), act.approximate))
     x = _norm(model.ln_f, x)
     return F.linear(x, model.wte.weight.data) if model.lm_head is None else _linear(model.lm_head, x)
