@@ -9,6 +9,7 @@ with differentiable ops (gradients of gradients work).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -20,7 +21,7 @@ from ._saved import Saved, on_values
 
 def _rows(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     """x as (rows, features): the normalised axes are the trailing ones."""
-    return x.reshape(-1, int(np.prod([x.shape[a] for a in axes], dtype=np.int64)))
+    return x.reshape(-1, math.prod([x.shape[a] for a in axes]))
 
 
 # -- NumPy fast paths (first order) -------------------------------------------------------------
