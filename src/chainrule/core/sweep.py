@@ -108,8 +108,9 @@ def backward_sweep(
     # The order (toposort's, found as the sweep goes, with no walk of the graph beforehand): the nodes that got
     # a gradient, the latest made first, from a heap of (-stamp, node). A node is made after its parents, so every
     # child of a node ran before it (two nodes made by hand with one stamp tie-break on Node.__lt__).
-    pending = [(-node.stamp, node) for node in _unique_nodes(key for key, _ in roots)]
-    pending.sort()
+    pending = [(-key.stamp, key) for key, _ in roots if key.__class__ is Node]
+    if len(pending) > 1:  # each node once (a node given twice, or two outputs of one node)
+        pending = sorted({entry[1]: entry for entry in pending}.values())
     # the hot loop: names bound once, attribute reads hoisted per node (a chain of 4x4 ops is all overhead)
     while pending:
         node = heappop(pending)[1]
@@ -203,11 +204,6 @@ def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Call
             pg = _reduced(node, argnum, pg, shape, dtype)
         if _accumulate(grads, parent, index, pg, add) and parent.__class__ is Node:
             heappush(pending, (-parent.stamp, parent))
-
-
-def _unique_nodes(keys: Iterable[Any]) -> list[Node]:
-    """The nodes among ``keys``, each once, in their first order (leaves left out)."""
-    return list({key: None for key in keys if key.__class__ is Node})
 
 
 def _run_hooks(outputs: dict[Any, list], g: Any) -> Any:
