@@ -305,3 +305,24 @@ def test_custom_vjp_keeps_each_calls_residuals_on_its_node():
     np.testing.assert_allclose(x.grad.data, np.cos([0.1, 0.2]) + 2 * np.cos([0.2, 0.4]))
     with pytest.raises(cr.JitError, match="per-call state"):
         cr.jit(lambda v: f(v).sum())(leaf([1.0]))
+
+
+# -- the sweep's order ---------------------------------------------------------------------------
+def test_the_sweep_runs_each_node_once_children_first_and_ties_in_stamp_do_not_compare_nodes():
+    from chainrule.core.sweep import backward_sweep
+
+    ran = []
+
+    def step(name, parents, stamp):  # a node made by hand: its rule notes when it ran and doubles g
+        prim = Primitive(f"order_{name}", lambda x: x, register=False, reads=())
+        prim.defvjp(lambda g, ans, x: (ran.append(name), g * 2.0)[1])
+        return Node(prim, tuple((0, p, None, (2,), np.dtype(float)) for p in parents), None, [None], None, stamp)
+
+    x = leaf([1.0, 2.0])
+    a = step("a", [x], 10)
+    b = step("b", [a], 20)
+    c = step("c", [a], 20)  # the same stamp as b (made by hand): a tie, broken without comparing the nodes' values
+    d = step("d", [b, c, a], 30)  # a diamond: a gets three gradients and runs once, after b and c
+    found = dict(backward_sweep([(d, None), (b, None)], [np.ones(2), np.ones(2)], np.add))
+    assert ran[:3] == ["d"] * 3 and sorted(ran[3:5]) == ["b", "c"] and ran[5:] == ["a"]
+    np.testing.assert_array_equal(found[x], np.full(2, 2.0 * (2.0 + 2.0 * 3.0 + 4.0)))

@@ -173,3 +173,24 @@ def test_docs_ops_page_is_up_to_date():
     if rendered.splitlines()[2] != committed.splitlines()[2]:  # "(NumPy x, SciPy y)": another environment
         pytest.skip("docs/ops.md was generated with other NumPy/SciPy versions")
     assert rendered == committed, "docs/ops.md is out of date: run python docs/gen_ops_table.py"
+
+
+@pytest.mark.parametrize("name", ["tanh", "sigmoid", "relu"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex128])
+def test_a_reverse_rule_written_out_gives_the_bits_of_g_times_the_derivative(name, dtype):
+    # elementwise_op(vjp=...): the rule written as one function must equal g * d(ans, x), which is also the
+    # forward rule t * d(ans, x) with t = g (on arrays: a first-order pass; on Tensors: create_graph)
+    if name == "relu" and dtype is np.complex128:
+        pytest.skip("relu is real only")
+    prim = REGISTRY[name]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(24).astype(dtype) * 3
+    x[:3] = 0  # exact zeros: relu's kink
+    if dtype is np.complex128:
+        x = x + 1j * rng.standard_normal(24)
+    ans, g = prim.fn(x), rng.standard_normal(24).astype(dtype)
+    fused, product = prim.vjps[0](g, ans, x), prim.jvps[0](g, ans, x)
+    assert fused.dtype == product.dtype == g.dtype and np.array_equal(fused, product, equal_nan=True)
+    traced = [rule(cr.Tensor(g), cr.Tensor(ans), cr.Tensor(x)) for rule in (prim.vjps[0], prim.jvps[0])]
+    assert all(isinstance(t, cr.Tensor) for t in traced)
+    assert np.array_equal(traced[0].data, traced[1].data, equal_nan=True)

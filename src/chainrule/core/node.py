@@ -62,6 +62,10 @@ class Node:
         self.outputs: dict[Any, Any] | None = None
         self.lifted: Any = None
 
+    def __lt__(self, other: Node) -> bool:
+        # the reverse sweep orders nodes by (-stamp, node): two nodes made with one stamp (by hand) tie-break here
+        return id(self) < id(other)
+
     @property
     def n_outputs(self) -> int:
         """How many outputs the call returned (a tuple of them when more than one)."""

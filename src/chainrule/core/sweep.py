@@ -8,6 +8,7 @@ got no gradient). Nothing here recurses, so graphs of any depth are fine.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from heapq import heappop, heappush
 from operator import attrgetter
 from typing import Any
 
@@ -19,6 +20,7 @@ from .sparse import SliceGrad
 
 _creation = attrgetter("stamp")
 _ndarray = np.ndarray
+_MISSING = object()  # no gradient yet (a rule may hand back None, so None cannot say it)
 
 
 def passthrough(g: Any, ans: Any, *args: Any, **kw: Any) -> Any:
@@ -103,8 +105,15 @@ def backward_sweep(
     pop, get, keep = grads.pop, grads.get, found.append
     first_order = lift is None
     free = not retain
+    # The order (toposort's, found as the sweep goes, with no walk of the graph beforehand): the nodes that got
+    # a gradient, the latest made first, from a heap of (-stamp, node). A node is made after its parents, so every
+    # child of a node ran before it (two nodes made by hand with one stamp tie-break on Node.__lt__).
+    pending = [(-key.stamp, key) for key, _ in roots if key.__class__ is Node]
+    if len(pending) > 1:  # each node once (a node given twice, or two outputs of one node)
+        pending = sorted({entry[1]: entry for entry in pending}.values())
     # the hot loop: names bound once, attribute reads hoisted per node (a chain of 4x4 ops is all overhead)
-    for node in toposort([key for key, _ in roots]):
+    while pending:
+        node = heappop(pending)[1]
         g = pop(node, None)
         if g is None:
             continue
@@ -129,7 +138,7 @@ def backward_sweep(
         # first order: call the rules directly when the primitive says vjp would only do that
         rules = prim.fast_vjps if first_order else None
         if rules is None:
-            _through_vjp(node, g, lift, grads, add)
+            _through_vjp(node, g, lift, grads, add, pending)
         else:
             # the arguments spread by hand for one or two (a call with *args costs ~60 ns more)
             n_args = -1 if kw else len(args)
@@ -162,10 +171,15 @@ def backward_sweep(
                 elif cls is not SliceGrad:
                     pg = _reduced(node, argnum, pg, shape, dtype)
                 if index is None:
-                    prev = get(parent)
-                    grads[parent] = pg if prev is None else add(prev, pg)
-                else:
-                    _accumulate(grads, parent, index, pg, add)
+                    prev = get(parent, _MISSING)
+                    if prev is _MISSING:  # its first gradient: a node joins the order
+                        grads[parent] = pg
+                        if parent.__class__ is Node:
+                            heappush(pending, (-parent.stamp, parent))
+                    else:
+                        grads[parent] = pg if prev is None else add(prev, pg)
+                elif _accumulate(grads, parent, index, pg, add):
+                    heappush(pending, (-parent.stamp, parent))
         if free and prim.keeps:  # what the rules read (and per-call state in kw) goes now
             node.args = node.ans = node.lifted = node.kw = None
     # what is left are the leaves' gradients
@@ -176,7 +190,8 @@ def backward_sweep(
     return found
 
 
-def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Callable[[Any, Any], Any]) -> None:
+def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Callable[[Any, Any], Any],
+                 pending: list[tuple[int, Node]]) -> None:
     """The sweep's step for a node whose rules run through ``vjp`` (``create_graph``, or no fast rules)."""
     prim = node.prim
     for argnum, parent, index, shape, dtype in node.parents:
@@ -187,11 +202,8 @@ def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Call
                 pg = _reduced(node, argnum, pg, shape, dtype)
         elif cls is not SliceGrad:
             pg = _reduced(node, argnum, pg, shape, dtype)
-        if index is None:
-            prev = grads.get(parent)
-            grads[parent] = pg if prev is None else add(prev, pg)
-        else:
-            _accumulate(grads, parent, index, pg, add)
+        if _accumulate(grads, parent, index, pg, add) and parent.__class__ is Node:
+            heappush(pending, (-parent.stamp, parent))
 
 
 def _run_hooks(outputs: dict[Any, list], g: Any) -> Any:
@@ -222,12 +234,12 @@ def _reduced(node: Node, argnum: int, pg: Any, shape: tuple[int, ...], dtype: An
         ) from None
 
 
-def _accumulate(grads: dict[Any, Any], key: Any, index: int | None, g: Any, add: Callable[[Any, Any], Any]) -> None:
+def _accumulate(grads: dict[Any, Any], key: Any, index: int | None, g: Any, add: Callable[[Any, Any], Any]) -> bool:
+    """Add ``g`` into ``key``'s gradient (output ``index`` of it); True when ``key`` had none before."""
+    prev = grads.get(key, _MISSING)
     if index is None:
-        prev = grads.get(key)
-        grads[key] = g if prev is None else add(prev, g)
-        return
-    parts = grads.get(key)
-    if parts is None:
-        parts = grads[key] = [None] * key.n_outputs
+        grads[key] = g if prev is _MISSING or prev is None else add(prev, g)
+        return prev is _MISSING
+    parts = grads[key] = [None] * key.n_outputs if prev is _MISSING or prev is None else prev
     parts[index] = g if parts[index] is None else add(parts[index], g)
+    return prev is _MISSING

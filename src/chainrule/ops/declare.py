@@ -315,16 +315,18 @@ def primitive_op(
 
 
 def elementwise_op(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None, doc: str,
-                   params: tuple[str, ...] | None = None, reads: Any = None,
+                   params: tuple[str, ...] | None = None, reads: Any = None, vjp: Callable[..., Any] | None = None,
                    **declaration: Any) -> Callable[..., Any]:
     """An elementwise op from its local derivatives ``d(ans, *args)`` (None: not differentiable there).
 
-    ``reads``: what the derivatives read (e.g. ``("ans",)`` for ``exp``; None: everything)."""
+    ``reads``: what the derivatives read (e.g. ``("ans",)`` for ``exp``; None: everything). ``vjp``: for a
+    one-argument op, its reverse rule ``g * d(ans, x)`` written out as one function (a call fewer per node on
+    the hot path of small arrays); it must give the same bits (tests/test_ops_registry.py checks)."""
     _check_new(name, name)
     prim = Primitive(name, fn, reads=reads)
     if len(derivatives) == 1 and derivatives[0] is not None:  # the common case, without *args packing
         d = derivatives[0]
-        prim.defvjp(lambda g, ans, x: g * d(ans, x))
+        prim.defvjp(vjp or (lambda g, ans, x: g * d(ans, x)))
         prim.defjvp(lambda t, ans, x: t * d(ans, x))
     else:
         prim.defvjp(*[_times(d) for d in derivatives])
