@@ -394,7 +394,7 @@ ARRAYS = [
          torch=lambda x, axis: _torch().repeat_interleave(x, 2, dim=axis)),
     case("repeat_counts", lambda x: np.repeat(x, [2, 0, 1], axis=0), fixed((3, 2)), prims="getitem",
          torch=lambda x: _torch().repeat_interleave(x, _torch().tensor([2, 0, 1]), dim=0)),
-    case("repeat_method", lambda x: x.repeat(3) if hasattr(x, "repeat") and not isinstance(x, np.ndarray)
+    case("repeat_method", lambda x: x.repeat(repeats=3) if hasattr(x, "repeat") and not isinstance(x, np.ndarray)
          else np.repeat(x, 3), one(1), prims="getitem"),
     case("pad_constant", lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=((7, 8), (9, 10))), one(2, 2),
          prims="concatenate"),

@@ -266,7 +266,10 @@ def test_numpy_meanings_of_shared_names_are_kept():
     x = Tensor(np.array([4.0, 1.0, 3.0, 2.0]))
     assert float(cr.median(x)) == 2.5  # NumPy's function: the mean of the middle two
     assert float(x.median()) == 2.0  # PyTorch's method: the lower middle entry
-    np.testing.assert_array_equal(x.repeat(2).data, np.repeat(x.data, 2))  # ndarray's repeat, not torch's tile
+    np.testing.assert_array_equal(x.repeat(2, axis=0).data, np.repeat(x.data, 2))  # ndarray's repeat with axis=
+    np.testing.assert_array_equal(x.repeat(2, 1).data, np.tile(x.data, (2, 1)))  # only PyTorch reads it: a tile
+    with pytest.raises(ValueError, match=r"repeat\(2,\) of a Tensor of shape \(4,\) reads differently in NumPy"):
+        x.repeat(2)  # NumPy repeats each entry, PyTorch the whole vector: neither is guessed
     np.testing.assert_allclose(float(x.std()), np.std(x.data))  # ddof=0 without dim
     assert [p.shape for p in cr.split(Tensor(A), 3, axis=0)] == [(1, 4)] * 3  # numpy.split: 3 sections
     assert [p.shape for p in Tensor(A).split(3, dim=0)] == [(3, 4)]  # Tensor.split: pieces of size 3

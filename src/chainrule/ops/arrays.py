@@ -189,7 +189,50 @@ def tile(a: Any, reps: Any) -> Any:
     return shape_ops.reshape(tiled, tuple(r * n for r, n in zip(reps, shape, strict=False)))
 
 
-@op(numpy=np.repeat, cases="none", method={"repeat": lambda self, repeats, axis=None: repeat(self, repeats, axis)})
+def _repeat_method(self: Any, *args: Any, axis: Any = None, repeats: Any = None) -> Any:
+    """``t.repeat``: NumPy's ``repeat(repeats, axis=)`` or PyTorch's ``repeat(*sizes)`` (a tile), by which reading
+    the call allows; a call both read differently (``t.repeat(3)`` of a vector, ``t.repeat(2, 1)`` of a matrix)
+    is refused: NumPy repeats each entry, PyTorch the whole tensor."""
+    if repeats is not None or axis is not None:
+        if repeats is not None and args:
+            raise TypeError("repeat: got repeats both positionally and as a keyword; pass one")
+        return repeat(self, repeats if repeats is not None else args[0], axis) if args or repeats is not None \
+            else repeat(self, None, axis)
+    if not args:
+        raise TypeError("repeat: give the repeats (NumPy's repeat(repeats, axis=)) or sizes (PyTorch's repeat(*sizes))")
+    nd = ndim_of(self)
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):  # PyTorch's repeat((2, 1)) / torch.Size
+        return tile(self, _torch_sizes(args[0], nd))
+    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        if len(args) == 1:  # per-entry counts: NumPy's
+            return repeat(self, args[0], None)
+        raise TypeError(f"repeat: expected integer sizes, got {args!r}")
+    numpy_reads = len(args) == 1 or (len(args) == 2 and nd >= 1 and -nd <= int(args[1]) < nd)
+    torch_reads = len(args) >= nd
+    if numpy_reads and torch_reads and not (len(args) == 1 and (int(args[0]) == 1 or int(np.prod(shape_of(self))) <= 1)):
+        np_form = f"t.repeat({args[0]}, axis={args[1]})" if len(args) == 2 else f"t.repeat({args[0]}, axis=0)"
+        raise ValueError(
+            f"repeat{tuple(args)!r} of a Tensor of shape {shape_of(self)} reads differently in NumPy (each entry "
+            f"repeated: {np_form}, or t.repeat_interleave) and in PyTorch (the whole tensor tiled: "
+            f"t.tile({tuple(int(a) for a in args)!r})); say which"
+        )
+    if torch_reads:
+        return tile(self, _torch_sizes(args, nd))
+    if numpy_reads:
+        return repeat(self, args[0], args[1] if len(args) == 2 else None)
+    raise ValueError(f"repeat: {len(args)} sizes {tuple(args)} for a Tensor of {nd} dimensions (PyTorch's repeat "
+                     f"needs at least one size per dimension)")
+
+
+def _torch_sizes(sizes: Any, nd: int) -> tuple[int, ...]:
+    sizes = tuple(int(n) for n in sizes)
+    if len(sizes) < nd:
+        raise ValueError(f"repeat: {len(sizes)} sizes {sizes} for a Tensor of {nd} dimensions (PyTorch's repeat "
+                         f"needs at least one size per dimension)")
+    return sizes
+
+
+@op(numpy=np.repeat, cases="none", method={"repeat": _repeat_method})
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     """Repeat each entry ``repeats`` times along ``axis`` (of the flattened array when None)."""
     if axis is None:
