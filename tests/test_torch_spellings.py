@@ -278,3 +278,28 @@ def test_sort_argsort_and_selection_with_pytorchs_keywords_match_pytorch():
     u = Tensor([3.0, 1.0, 2.0])
     assert u.sort() is None
     np.testing.assert_array_equal(u.data, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.oracle
+def test_positional_dim_of_max_and_min_is_pytorchs_values_and_indices_and_a_tensor_is_the_elementwise_form():
+    torch = _torch()
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
+    for name in ("max", "min"):
+        x, tx = Tensor(ties, requires_grad=True), torch.tensor(ties, requires_grad=True)
+        values, indices = getattr(x, name)(1)  # was NumPy's values only: unpacking took its two rows
+        tvalues, tindices = getattr(tx, name)(1)
+        np.testing.assert_array_equal(indices.data, tindices.numpy())
+        kept, tkept = getattr(x, name)(0, True)[0], getattr(tx, name)(0, True)[0]
+        assert kept.shape == tuple(tkept.shape) == (1, 3)
+        other = ties[::-1].copy()
+        both, tboth = getattr(x, name)(Tensor(other)), getattr(tx, name)(torch.tensor(other))
+        ((values * values).sum() + (kept * 3.0).sum() + (both * both).sum()).backward()
+        ((tvalues * tvalues).sum() + (tkept * 3.0).sum() + (tboth * tboth).sum()).backward()
+        np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+        np.testing.assert_array_equal(getattr(x, name)(1, keepdims=True).data, getattr(ties, name)(1, keepdims=True))
+        np.testing.assert_array_equal(getattr(x, name)((0, 1)).data, getattr(ties, name)((0, 1)))  # NumPy's tuple
+    with pytest.raises(AttributeError, match=r"'ValuesIndices' has no attribute 'sum': this is PyTorch's \(values, "
+                                             r"indices\) pair .* use .values.sum \(or axis= for NumPy's values only\)"):
+        Tensor(ties).max(1).sum()
+    with pytest.raises(TypeError, match=r"max: the second positional argument is PyTorch's keepdim \(a bool\)"):
+        Tensor(ties).max(1, 0)
