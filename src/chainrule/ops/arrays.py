@@ -209,7 +209,8 @@ def _repeat_method(self: Any, *args: Any, axis: Any = None, repeats: Any = None)
         raise TypeError(f"repeat: expected integer sizes, got {args!r}")
     numpy_reads = len(args) == 1 or (len(args) == 2 and nd >= 1 and -nd <= int(args[1]) < nd)
     torch_reads = len(args) >= nd
-    if numpy_reads and torch_reads and not (len(args) == 1 and (int(args[0]) == 1 or int(np.prod(shape_of(self))) <= 1)):
+    same = len(args) == 1 and (int(args[0]) == 1 or int(np.prod(shape_of(self))) <= 1)  # both read it alike
+    if numpy_reads and torch_reads and not same:
         np_form = f"t.repeat({args[0]}, axis={args[1]})" if len(args) == 2 else f"t.repeat({args[0]}, axis=0)"
         raise ValueError(
             f"repeat{tuple(args)!r} of a Tensor of shape {shape_of(self)} reads differently in NumPy (each entry "
