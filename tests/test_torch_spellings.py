@@ -303,3 +303,19 @@ def test_positional_dim_of_max_and_min_is_pytorchs_values_and_indices_and_a_tens
         Tensor(ties).max(1).sum()
     with pytest.raises(TypeError, match=r"max: the second positional argument is PyTorch's keepdim \(a bool\)"):
         Tensor(ties).max(1, 0)
+
+
+@pytest.mark.oracle
+def test_softplus_takes_pytorchs_beta_and_threshold_to_second_order():
+    torch = _torch()
+    data = np.array([-3.0, -0.2, 0.4, 0.6, 2.5, 30.0])
+    for beta, threshold in [(1.0, 20.0), (2.0, 1.0), (0.5, 3.0)]:
+        x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        (g,) = cr.autograd.grad(F.softplus(x, beta=beta, threshold=threshold).sum(), [x], create_graph=True)
+        (tg,) = torch.autograd.grad(torch.nn.functional.softplus(tx, beta, threshold).sum(), [tx], create_graph=True)
+        (h,) = cr.autograd.grad((g * g).sum(), [x])
+        (th,) = torch.autograd.grad((tg * tg).sum(), [tx])
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(nn.Softplus(beta, threshold)(Tensor(data)).data,
+                                   torch.nn.Softplus(beta, threshold)(torch.tensor(data)).numpy(), rtol=1e-12)

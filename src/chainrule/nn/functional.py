@@ -58,6 +58,7 @@ __all__ = [
 globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
 __all__ += [name for name in _extras if name not in __all__]
+from .functional_activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
 
 
 def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
