@@ -319,3 +319,28 @@ def test_softplus_takes_pytorchs_beta_and_threshold_to_second_order():
         np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-12, atol=1e-15)
         np.testing.assert_allclose(nn.Softplus(beta, threshold)(Tensor(data)).data,
                                    torch.nn.Softplus(beta, threshold)(torch.tensor(data)).numpy(), rtol=1e-12)
+
+
+@pytest.mark.oracle
+def test_bce_with_logits_takes_pytorchs_weight_and_embedding_its_padding_idx():
+    torch = _torch()
+    logits = np.array([[0.3, -1.2, 2.0], [-0.4, 0.9, -2.5]])
+    target = np.array([[1.0, 0.0, 0.6], [0.0, 1.0, 1.0]])
+    weight, pos_weight = np.array([1.0, 2.0, 0.5]), np.array([0.5, 3.0, 1.5])
+    for reduction in ("mean", "sum", "none"):
+        x, tx = Tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+        loss = nn.BCEWithLogitsLoss(Tensor(weight), reduction=reduction, pos_weight=pos_weight)(x, target)
+        tloss = torch.nn.functional.binary_cross_entropy_with_logits(
+            tx, torch.tensor(target), torch.tensor(weight), reduction=reduction, pos_weight=torch.tensor(pos_weight))
+        (g,) = cr.autograd.grad((loss * loss).sum(), [x], create_graph=True)
+        (tg,) = torch.autograd.grad((tloss * tloss).sum(), [tx], create_graph=True)
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(cr.autograd.grad(g.sum(), [x])[0].data,
+                                   torch.autograd.grad(tg.sum(), [tx])[0].numpy(), rtol=1e-12)
+    with pytest.raises(TypeError, match=r"BCEWithLogitsLoss: the first argument is weight .* pass reduction='sum'"):
+        nn.BCEWithLogitsLoss("sum")
+    table = np.arange(12.0).reshape(4, 3)
+    w, tw = Tensor(table, requires_grad=True), torch.tensor(table, requires_grad=True)
+    (F.embedding(np.array([[0, 2], [2, 3]]), w, padding_idx=-2) ** 2).sum().backward()
+    (torch.nn.functional.embedding(torch.tensor([[0, 2], [2, 3]]), tw, padding_idx=-2) ** 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.data, tw.grad.numpy())

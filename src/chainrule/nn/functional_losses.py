@@ -458,10 +458,12 @@ def _reduce(name: str, losses: Any, reduction: str) -> Any:
 
 
 def binary_cross_entropy_with_logits(
-    logits: Any, target: Any, reduction: str = "mean", pos_weight: Any = None
+    logits: Any, target: Any, weight: Any = None, reduction: str = "mean", pos_weight: Any = None
 ) -> Any:
     """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], computed stably from
-    the logits (as ``torch.nn.functional.binary_cross_entropy_with_logits``).
+    the logits (as ``torch.nn.functional.binary_cross_entropy_with_logits``, whose argument order it
+    keeps: ``weight`` rescales each entry's loss, broadcast, before the reduction; ``pos_weight`` the
+    positive term, per class).
 
     Example:
         >>> import numpy as np
@@ -482,7 +484,10 @@ def binary_cross_entropy_with_logits(
     if not isinstance(target, (Tensor, Batched)):
         target = np.asarray(target, dtype=dt)
     args = (logits, target) if pos_weight is None else (logits, target, np.asarray(raw(pos_weight), dtype=dt))
-    return _reduce("binary_cross_entropy_with_logits", _bce(*args), reduction)
+    losses = _bce(*args)
+    if weight is not None:
+        losses = losses * (weight if isinstance(weight, (Tensor, Batched)) else np.asarray(weight, dtype=dt))
+    return _reduce("binary_cross_entropy_with_logits", losses, reduction)
 
 
 # == mean squared error ======================================================================

@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.elementwise import where
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -103,14 +102,7 @@ class Embedding(Module):
         self.weight = Parameter(table, dtype=dt)
 
     def forward(self, indices: Any) -> Any:
-        if self.padding_idx is None:
-            return F.embedding(indices, self.weight)
-        rows = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
-        out = F.embedding(rows, self.weight)
-        padded = rows == self.padding_idx
-        if not padded.any():
-            return out
-        return where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient
+        return F.embedding(indices, self.weight, self.padding_idx)  # (the padding row gets no gradient)
 
     def extra_repr(self) -> str:
         pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"

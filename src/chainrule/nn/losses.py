@@ -60,13 +60,18 @@ class CrossEntropyLoss(Module):
 class BCEWithLogitsLoss(Module):
     """Binary cross-entropy computed stably from logits."""
 
-    def __init__(self, reduction: str = "mean", pos_weight: Any = None) -> None:
+    def __init__(self, weight: Any = None, reduction: str = "mean", pos_weight: Any = None) -> None:
         super().__init__()
+        if isinstance(weight, str):  # PyTorch's first argument is weight: a reduction there is a misplaced name
+            raise TypeError(f"BCEWithLogitsLoss: the first argument is weight (as PyTorch's), got {weight!r}; "
+                            f"pass reduction={weight!r}")
+        self.weight = weight
         self.reduction = reduction
         self.pos_weight = pos_weight
 
     def forward(self, logits: Any, target: Any) -> Any:
-        return binary_cross_entropy_with_logits(logits, target, reduction=self.reduction, pos_weight=self.pos_weight)
+        return binary_cross_entropy_with_logits(logits, target, weight=self.weight, reduction=self.reduction,
+                                                pos_weight=self.pos_weight)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"
