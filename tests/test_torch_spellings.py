@@ -344,3 +344,12 @@ def test_bce_with_logits_takes_pytorchs_weight_and_embedding_its_padding_idx():
     (F.embedding(np.array([[0, 2], [2, 3]]), w, padding_idx=-2) ** 2).sum().backward()
     (torch.nn.functional.embedding(torch.tensor([[0, 2], [2, 3]]), tw, padding_idx=-2) ** 2).sum().backward()
     np.testing.assert_array_equal(w.grad.data, tw.grad.numpy())
+
+
+def test_grad_fn_and_swapdims_as_pytorch():
+    x = Tensor(np.ones((2, 3)), requires_grad=True)
+    y = (x * 2).swapdims(0, 1)
+    assert x.grad_fn is None and y.grad_fn is not None and y.grad_fn.name() == y.op and y.shape == (3, 2)
+    assert (Tensor([1.0]) * 2).grad_fn is None and x.detach().grad_fn is None
+    with cr.no_grad():
+        assert (x * 2).grad_fn is None

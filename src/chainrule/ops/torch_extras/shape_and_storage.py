@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -21,6 +21,7 @@ from .common import (
 )
 
 also_method("moveaxis", "movedim", lambda self, source, destination: declared("moveaxis")(self, source, destination))
+also_method("swapaxes", "swapdims", lambda self, dim0, dim1: declared("swapaxes")(self, dim0, dim1))
 
 
 def _flip(self: Tensor, *dims: Any) -> Any:
@@ -136,6 +137,23 @@ def _matrix_adjoint(self: Tensor) -> Any:
 
 tensor_method("mH", property(_adjoint, doc="PyTorch's ``mH``: the conjugate transpose of the last two dims."))
 tensor_method("H", property(_matrix_adjoint, doc="PyTorch's ``H``: the conjugate transpose of a matrix."))
+
+
+class GradFn(NamedTuple):
+    """What PyTorch's ``t.grad_fn`` tells: the op that computed a tensor in the graph (``name()``)."""
+
+    op: str
+
+    def name(self) -> str:
+        return self.op
+
+
+def _grad_fn(self: Tensor) -> GradFn | None:
+    return None if self.is_leaf else GradFn(self.op)
+
+
+tensor_method("grad_fn", property(_grad_fn, doc="PyTorch's ``grad_fn``: None for a leaf (or a tensor outside the "
+                                              "graph), else the op that computed it (``t.op``)."))
 
 
 @tensor_method("half")
