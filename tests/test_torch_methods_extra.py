@@ -129,10 +129,15 @@ CASES = {
     "cross": (lambda x, y, L: (x.cross(y, dim=0), x.cross(y)), [RNG.uniform(-1, 1, (3, 2)),
                                                                RNG.uniform(-1, 1, (3, 2))]),
     "outer_inner": (lambda x, y, L: (x.outer(y), x.inner(x)), [V3, V3[::-1].copy()]),
+    "addmv_addr_ger": (lambda c, m, v, L: (c[:, 0].addmv(m, v, beta=0.5, alpha=2.0), c.addr(c[:, 1], v, alpha=-1.0),
+                                           v.ger(c[:, 2]), m.absolute()), [A, A, V4]),
+    "addbmm": (lambda c, x, y, L: c.addbmm(x, y, beta=0.3, alpha=-1.0), [BC[0], BA, BB]),
+    "tensor_split": (lambda x, L: (*x.tensor_split(3, dim=1), *x.tensor_split([1, 2], dim=0),
+                                   *x.tensor_split(L(np.array([2])), -1)), [A]),
 }
 SECOND_ORDER = {"div", "rsqrt", "mm", "baddbmm", "addcdiv", "lerp", "hypot", "atan2", "gather_repeated",
                 "scatter_add_repeated", "scatter_unique", "scatter_value", "topk", "median_ties_whole", "amax_dim",
-                "cross"}
+                "cross", "addmv_addr_ger", "addbmm"}
 
 
 @pytest.mark.oracle

@@ -353,3 +353,14 @@ def test_grad_fn_and_swapdims_as_pytorch():
     assert (Tensor([1.0]) * 2).grad_fn is None and x.detach().grad_fn is None
     with cr.no_grad():
         assert (x * 2).grad_fn is None
+
+
+def test_device_facts_and_device_arguments_as_pytorch():
+    x = cr.tensor([1.0, 2.0], requires_grad=True, device="cpu")
+    assert str(x.device) == "cpu" and x.device == "cpu" and x.device.type == "cpu" and not x.is_cuda
+    assert x.is_floating_point() and not x.is_complex() and x.ndimension() == 1
+    assert not cr.Tensor([1, 2]).is_floating_point()
+    assert cr.zeros(2, device=x.device).shape == (2,) and x.to(x.device) is x
+    assert cr.ones_like(x, device=x.device).tolist() == [1.0, 1.0] and cr.zeros_like(x, device="cpu").shape == (2,)
+    with pytest.raises(ValueError, match=r"tensor: chainrule runs on the CPU \(NumPy\) only; device 'cuda'"):
+        cr.tensor([1.0], device="cuda")

@@ -194,7 +194,7 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bo
 
 
 def _is_device(a: Any) -> bool:
-    return type(a).__name__ == "device"
+    return type(a).__name__ in ("device", "Device")  # PyTorch's, or chainrule's t.device
 
 
 @tensor_method("cuda")

@@ -24,6 +24,17 @@ also_method("moveaxis", "movedim", lambda self, source, destination: declared("m
 also_method("swapaxes", "swapdims", lambda self, dim0, dim1: declared("swapaxes")(self, dim0, dim1))
 
 
+def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> Any:
+    """PyTorch's ``tensor_split``: ``n`` pieces as even as can be (the first ones one longer), or the pieces
+    between the given indices, along ``dim`` (NumPy's ``array_split``)."""
+    cut = indices_or_sections
+    cut = cut.tolist() if isinstance(cut, Tensor) else cut
+    return tuple(declared("array_split")(self, cut, axis=checked_axis(self, dim, "tensor_split")))
+
+
+also_method("array_split", "tensor_split", tensor_split)
+
+
 def _flip(self: Tensor, *dims: Any) -> Any:
     if not dims:
         raise TypeError("flip: give the dims to flip (PyTorch's t.flip(dims)); numpy.flip(t) flips every axis")
@@ -172,3 +183,50 @@ def int32(self: Tensor) -> Tensor:
 def boolean(self: Tensor) -> Tensor:
     """PyTorch's ``bool()``: the values as booleans (out of the graph)."""
     return Tensor._wrap(values_of(self, "bool").astype(bool))
+
+
+class Device(NamedTuple):
+    """What PyTorch's ``t.device`` tells: always the CPU (``str(t.device) == "cpu"``, ``t.device.type``); it may be
+    passed on as ``device=`` to the constructors and to ``t.to``."""
+
+    type: str = "cpu"
+    index: int | None = None
+
+    def __str__(self) -> str:
+        return self.type
+
+    def __eq__(self, other: object) -> bool:
+        return str(other) == self.type if isinstance(other, (str, Device)) or _is_torch_device(other) else False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+
+def _is_torch_device(a: Any) -> bool:
+    return type(a).__name__ == "device"
+
+
+_CPU = Device()
+tensor_method("device", property(lambda self: _CPU, doc="PyTorch's ``device``: the CPU, where chainrule runs."))
+tensor_method("is_cuda", property(lambda self: False, doc="PyTorch's ``is_cuda``: False (chainrule runs on the CPU)."))
+
+
+@tensor_method("is_floating_point")
+def is_floating_point(self: Tensor) -> bool:
+    """PyTorch's ``is_floating_point()``: whether the dtype is a real floating one."""
+    return np.dtype(self.dtype).kind == "f"
+
+
+@tensor_method("is_complex")
+def is_complex(self: Tensor) -> bool:
+    """PyTorch's ``is_complex()``: whether the dtype is complex."""
+    return np.dtype(self.dtype).kind == "c"
+
+
+@tensor_method("ndimension")
+def ndimension(self: Tensor) -> int:
+    """PyTorch's ``ndimension()``: the number of dimensions (``ndim``)."""
+    return self.ndim
