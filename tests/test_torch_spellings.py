@@ -364,3 +364,12 @@ def test_device_facts_and_device_arguments_as_pytorch():
     assert cr.ones_like(x, device=x.device).tolist() == [1.0, 1.0] and cr.zeros_like(x, device="cpu").shape == (2,)
     with pytest.raises(ValueError, match=r"tensor: chainrule runs on the CPU \(NumPy\) only; device 'cuda'"):
         cr.tensor([1.0], device="cuda")
+
+
+def test_layers_take_pytorchs_device_argument_for_the_cpu():
+    assert nn.Linear(2, 3, device="cpu").weight.shape == (3, 2)
+    assert nn.LayerNorm(3, device=cr.zeros(1).device).weight.shape == (3,)
+    assert nn.Embedding(4, 2, device="cpu").weight.shape == (4, 2) and nn.RMSNorm(3, device="cpu").weight.shape == (3,)
+    assert nn.MultiheadAttention(4, 2, device="cpu").embed_dim == 4
+    with pytest.raises(ValueError, match=r"Linear: chainrule runs on the CPU \(NumPy\) only; device 'cuda:0'"):
+        nn.Linear(2, 3, device="cuda:0")

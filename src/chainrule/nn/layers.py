@@ -52,13 +52,14 @@ class Linear(Module):
         ((4, 2), dtype('float32'))
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, rng: Any = None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, rng: Any = None,
+                 *, device: Any = None):
         super().__init__()
         if in_features <= 0 or out_features <= 0:
             raise ValueError(
                 f"Linear: sizes must be positive, got in_features={in_features}, out_features={out_features}"
             )
-        dt = resolve_dtype(dtype, "Linear")
+        dt = resolve_dtype(dtype, "Linear", device)
         gen = init.generator(rng)
         self.in_features, self.out_features = int(in_features), int(out_features)
         bound = 1.0 / math.sqrt(in_features)
@@ -88,9 +89,9 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, *,
-                 dtype: Any = None, rng: Any = None) -> None:
+                 dtype: Any = None, rng: Any = None, device: Any = None) -> None:
         super().__init__()
-        dt = resolve_dtype(dtype, "Embedding")
+        dt = resolve_dtype(dtype, "Embedding", device)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         table = init.generator(rng).standard_normal((num_embeddings, embedding_dim))
         if padding_idx is not None:  # PyTorch's padding row: zeros, and it gets no gradient
@@ -128,10 +129,10 @@ class LayerNorm(Module):
 
     def __init__(
         self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-        dtype: Any = None,
+        dtype: Any = None, *, device: Any = None,
     ) -> None:
         super().__init__()
-        dt = resolve_dtype(dtype, "LayerNorm")
+        dt = resolve_dtype(dtype, "LayerNorm", device)
         self.normalized_shape = _shape(normalized_shape)
         self.eps = float(eps)
         self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
@@ -159,10 +160,11 @@ class RMSNorm(Module):
     """
 
     def __init__(
-        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, dtype: Any = None
+        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, dtype: Any = None,
+        *, device: Any = None,
     ) -> None:
         super().__init__()
-        dt = resolve_dtype(dtype, "RMSNorm")
+        dt = resolve_dtype(dtype, "RMSNorm", device)
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
