@@ -353,6 +353,10 @@ def test_grad_fn_and_swapdims_as_pytorch():
     assert (Tensor([1.0]) * 2).grad_fn is None and x.detach().grad_fn is None
     with cr.no_grad():
         assert (x * 2).grad_fn is None
+    kept, labelled = x * 3, x * 4
+    kept.retain_grad()
+    labelled.label = "h"
+    assert kept.retains_grad and not labelled.retains_grad and not x.retains_grad
 
 
 def test_device_facts_and_device_arguments_as_pytorch():

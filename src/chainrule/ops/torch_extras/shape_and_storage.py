@@ -230,3 +230,15 @@ def is_complex(self: Tensor) -> bool:
 def ndimension(self: Tensor) -> int:
     """PyTorch's ``ndimension()``: the number of dimensions (``ndim``)."""
     return self.ndim
+
+
+def _retains_grad(self: Tensor) -> bool:
+    node = self._node
+    if node is None or not node.outputs:
+        return False
+    entry = node.outputs.get(self._index)
+    return bool(entry and entry[0]() is self and entry[1])
+
+
+tensor_method("retains_grad", property(_retains_grad, doc="PyTorch's ``retains_grad``: whether ``retain_grad()`` "
+                                                          "was called on this computed tensor (False for a leaf)."))
