@@ -377,3 +377,18 @@ def test_layers_take_pytorchs_device_argument_for_the_cpu():
     assert nn.MultiheadAttention(4, 2, device="cpu").embed_dim == 4
     with pytest.raises(ValueError, match=r"Linear: chainrule runs on the CPU \(NumPy\) only; device 'cuda:0'"):
         nn.Linear(2, 3, device="cuda:0")
+
+
+@pytest.mark.oracle
+def test_unique_argwhere_nonzero_as_tuple_and_new_tensors_as_pytorch():
+    torch = _torch()
+    a = np.array([[3.0, 1.0], [3.0, 0.0]])
+    x, t = Tensor(a, requires_grad=True), torch.tensor(a)
+    ours = [x.unique(), *x.unique(return_inverse=True, return_counts=True), x.unique(dim=1), x.argwhere(),
+            x.nonzero(as_tuple=False), *x.nonzero(as_tuple=True)]
+    theirs = [t.unique(), *t.unique(return_inverse=True, return_counts=True), t.unique(dim=1), t.argwhere(),
+              t.nonzero(as_tuple=False), *t.nonzero(as_tuple=True)]
+    for o, th in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(np.asarray(o.data if isinstance(o, Tensor) else o), th.numpy())
+    assert x.new_zeros(2, 3, requires_grad=True).requires_grad and x.new_empty((2,)).shape == (2,)
+    assert x.new_full((2,), 3.0, device="cpu").tolist() == [3.0, 3.0]

@@ -64,22 +64,35 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(n) for n in dims_tuple(size))
 
 
+def _new(name: str, values: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
+    if device is not None and str(device) != "cpu":
+        raise ValueError(f"{name}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+    return Tensor(values, requires_grad=True) if requires_grad else Tensor._wrap(values)
+
+
 @tensor_method("new_zeros")
-def new_zeros(self: Tensor, *size: Any, dtype: Any = None) -> Tensor:
-    """PyTorch's ``new_zeros``: zeros of ``size``, this Tensor's dtype (out of the graph)."""
-    return Tensor._wrap(np.zeros(_size(size), dtype=dtype or self.dtype))
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``new_zeros``: zeros of ``size``, this Tensor's dtype (a new leaf, out of the graph)."""
+    return _new("new_zeros", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad)
 
 
 @tensor_method("new_ones")
-def new_ones(self: Tensor, *size: Any, dtype: Any = None) -> Tensor:
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_ones``: ones of ``size``, this Tensor's dtype."""
-    return Tensor._wrap(np.ones(_size(size), dtype=dtype or self.dtype))
+    return _new("new_ones", np.ones(_size(size), dtype=dtype or self.dtype), device, requires_grad)
+
+
+@tensor_method("new_empty")
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``new_empty``: a Tensor of ``size`` and this Tensor's dtype (zeros here: never garbage)."""
+    return _new("new_empty", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad)
 
 
 @tensor_method("new_full")
-def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_full``: ``fill_value`` everywhere in ``size``, this Tensor's dtype."""
-    return Tensor._wrap(np.full(_size((size,)), fill_value, dtype=dtype or self.dtype))
+    return _new("new_full", np.full(_size((size,)), fill_value, dtype=dtype or self.dtype), device, requires_grad)
 
 
 @tensor_method("new_tensor")
