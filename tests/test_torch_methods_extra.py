@@ -132,6 +132,8 @@ CASES = {
     "addmv_addr_ger": (lambda c, m, v, L: (c[:, 0].addmv(m, v, beta=0.5, alpha=2.0), c.addr(c[:, 1], v, alpha=-1.0),
                                            v.ger(c[:, 2]), m.absolute()), [A, A, V4]),
     "addbmm": (lambda c, x, y, L: c.addbmm(x, y, beta=0.3, alpha=-1.0), [BC[0], BA, BB]),
+    "diagonal_dims": (lambda x, L: (x.diagonal(dim1=0, dim2=-1), x.diagonal(offset=1, dim1=2, dim2=1),
+                                    x.diagonal(-1, 1, 2)), [BA]),
     "tensor_split": (lambda x, L: (*x.tensor_split(3, dim=1), *x.tensor_split([1, 2], dim=0),
                                    *x.tensor_split(L(np.array([2])), -1)), [A]),
 }

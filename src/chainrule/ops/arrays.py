@@ -16,6 +16,7 @@ from . import elementwise
 from . import shape as shape_ops
 from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
 from .declare import implements, op
+from .dim_args import resolve_dim
 
 
 def _axis(name: str, axis: Any, ndim: int) -> int:
@@ -53,8 +54,15 @@ def diagflat(v: Any, k: int = 0) -> Any:
     return diag(shape_ops.ravel(v), k)
 
 
-@op(numpy=np.diagonal, cases="none",
-    method={"diagonal": lambda self, offset=0, axis1=0, axis2=1: diagonal(self, offset, axis1, axis2)})
+def _diagonal_method(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, *, dim1: Any = None,
+                     dim2: Any = None) -> Any:
+    """``t.diagonal``: ndarray's ``axis1``/``axis2`` or PyTorch's ``dim1``/``dim2`` (the same positions)."""
+    axis1, _ = resolve_dim("diagonal", None if dim1 is not None and axis1 == 0 else axis1, dim1)
+    axis2, _ = resolve_dim("diagonal", None if dim2 is not None and axis2 == 1 else axis2, dim2)
+    return diagonal(self, offset, axis1, axis2)
+
+
+@op(numpy=np.diagonal, cases="none", method={"diagonal": _diagonal_method})
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis."""
     nd = ndim_of(a)
