@@ -392,3 +392,30 @@ def test_unique_argwhere_nonzero_as_tuple_and_new_tensors_as_pytorch():
         np.testing.assert_array_equal(np.asarray(o.data if isinstance(o, Tensor) else o), th.numpy())
     assert x.new_zeros(2, 3, requires_grad=True).requires_grad and x.new_empty((2,)).shape == (2,)
     assert x.new_full((2,), 3.0, device="cpu").tolist() == [3.0, 3.0]
+
+
+@pytest.mark.oracle
+def test_module_dict_named_sequential_flatten_and_nll_loss_layer_as_pytorch():
+    torch = _torch()
+    from collections import OrderedDict
+
+    net = nn.Sequential(OrderedDict([("fc", nn.Linear(4, 3, dtype=np.float64)), ("act", nn.ReLU()),
+                                     ("flat", nn.Flatten(0))]))
+    assert [n for n, _ in net.named_parameters()] == ["fc.weight", "fc.bias"] and net(np.ones((2, 4))).shape == (6,)
+    heads = nn.ModuleDict({"a": nn.Linear(2, 1), "b": nn.Linear(2, 2)})
+    heads["c"] = nn.Linear(2, 3)
+    assert list(heads) == ["a", "b", "c"] and "c" in heads and len(list(heads.parameters())) == 6
+    heads.pop("a")
+    assert list(heads.state_dict()) == ["b.weight", "b.bias", "c.weight", "c.bias"]
+    with pytest.raises(KeyError, match=r"ModuleDict: no module named 'a'"):
+        heads["a"]
+    assert nn.Unflatten(1, (2, 2))(np.zeros((3, 4))).shape == (3, 2, 2)
+    assert nn.Flatten()(cr.zeros(2, 3, 4)).shape == (2, 12)
+    logits, target, weight = RNG_X, np.array([1, -100, 0]), np.array([1.0, 2.0, 0.5])
+    x, tx = Tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    nn.NLLLoss(weight)(x.log_softmax(dim=1), target).backward()
+    torch.nn.NLLLoss(torch.tensor(weight))(tx.log_softmax(dim=1), torch.tensor(target)).backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+
+
+RNG_X = np.array([[0.3, -1.2, 2.0], [-0.4, 0.9, -2.5], [1.1, 0.2, -0.3]])

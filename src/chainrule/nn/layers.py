@@ -250,3 +250,38 @@ class MLP(Module):
         for layer in self.layers._modules.values():  # (Sequential's loop, one call less per step)
             x = layer(x)
         return x
+
+
+class Flatten(Module):
+    """Merge dims ``start_dim`` to ``end_dim`` into one (PyTorch's ``Flatten``: the batch dim 0 is kept).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.Flatten()(np.zeros((2, 3, 4))).shape, nn.Unflatten(1, (2, 2))(np.zeros((3, 4))).shape
+        ((2, 12), (3, 2, 2))
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = int(start_dim), int(end_dim)
+
+    def forward(self, x: Any) -> Any:
+        return (x if isinstance(x, Tensor) else Tensor(x)).flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size`` (PyTorch's ``Unflatten``)."""
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = int(dim), tuple(int(n) for n in unflattened_size)
+
+    def forward(self, x: Any) -> Any:
+        return (x if isinstance(x, Tensor) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

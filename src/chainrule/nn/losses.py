@@ -19,6 +19,7 @@ from .module import Module
 __all__ = [
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss",
+    "NLLLoss",
 ]
 
 
@@ -55,6 +56,21 @@ class CrossEntropyLoss(Module):
 
     def extra_repr(self) -> str:
         return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, label_smoothing={self.label_smoothing}"
+
+
+class NLLLoss(Module):
+    """Negative log-likelihood of log-probabilities (``F.nll_loss``; after ``LogSoftmax``) against class indices."""
+
+    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean") -> None:
+        super().__init__()
+        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+
+    def forward(self, log_probs: Any, target: Any) -> Any:
+        return nll_loss(log_probs, target, weight=self.weight, ignore_index=self.ignore_index,
+                        reduction=self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}"
 
 
 class BCEWithLogitsLoss(Module):
