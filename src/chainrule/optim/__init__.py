@@ -14,6 +14,7 @@ Example:
 from __future__ import annotations
 
 from . import rules
+from . import schedules as lr_scheduler  # PyTorch's path: optim.lr_scheduler.StepLR
 from .adaptive import Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
@@ -25,13 +26,15 @@ from .schedules import (
     LambdaLR,
     LinearLR,
     LRScheduler,
+    MultiStepLR,
     StepLR,
     WarmupCosineLR,
 )
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad",
-    "LRScheduler", "LambdaLR", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
+    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "lr_scheduler",
+    "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
     "weight_decay_groups", "rules",
 ]
