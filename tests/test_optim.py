@@ -402,8 +402,8 @@ def test_blocked_axpy_is_bit_identical_to_numpy(dtype, shape):
 
 @pytest.mark.oracle
 def test_multistep_lr_by_pytorchs_lr_scheduler_path():
-    ours, theirs = run_both("SGD", dict(lr=0.1, momentum=0.9), None, ("MultiStepLR", dict(milestones=[7, 3], gamma=0.5)),
-                            steps=10)
+    schedule = ("MultiStepLR", dict(milestones=[7, 3], gamma=0.5))
+    ours, theirs = run_both("SGD", dict(lr=0.1, momentum=0.9), None, schedule, steps=10)
     for p, tp in zip(ours.parameters(), theirs.parameters(), strict=True):
         np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-10, atol=1e-12)
     assert optim.lr_scheduler.MultiStepLR is optim.MultiStepLR and optim.lr_scheduler.StepLR is optim.StepLR
