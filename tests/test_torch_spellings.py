@@ -419,3 +419,22 @@ def test_module_dict_named_sequential_flatten_and_nll_loss_layer_as_pytorch():
 
 
 RNG_X = np.array([[0.3, -1.2, 2.0], [-0.4, 0.9, -2.5], [1.1, 0.2, -0.3]])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_takes_pytorchs_extra_dims_and_a_single_example(reduction):
+    torch = _torch()
+    logits = np.random.default_rng(3).normal(size=(2, 5, 2, 2))
+    target = np.array([[[1, 0], [4, 4]], [[2, -100], [3, 0]]])
+    weight = np.array([1.0, 2.0, 0.5, 1.0, 3.0])
+    x, tx = Tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    loss = F.nll_loss(x.log_softmax(dim=1), target, weight=weight, reduction=reduction)
+    tloss = torch.nn.functional.nll_loss(tx.log_softmax(dim=1), torch.tensor(target), weight=torch.tensor(weight),
+                                         reduction=reduction)
+    single = F.nll_loss(x[0, :, 0, 0].log_softmax(dim=0), np.array(3), reduction=reduction)
+    tsingle = torch.nn.functional.nll_loss(tx[0, :, 0, 0].log_softmax(dim=0), torch.tensor(3), reduction=reduction)
+    ((loss * loss).sum() + single * 3.0).backward()
+    ((tloss * tloss).sum() + tsingle * 3.0).backward()
+    assert loss.shape == tuple(tloss.shape) and single.shape == tuple(tsingle.shape)
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12, atol=1e-15)
