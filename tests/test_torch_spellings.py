@@ -438,3 +438,22 @@ def test_nll_loss_takes_pytorchs_extra_dims_and_a_single_example(reduction):
     ((tloss * tloss).sum() + tsingle * 3.0).backward()
     assert loss.shape == tuple(tloss.shape) and single.shape == tuple(tsingle.shape)
     np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["std", "var"])
+def test_positional_dim_of_std_and_var_is_pytorchs_unbiased_one(name):
+    torch = _torch()
+    for args in [(1,), (0, True), (1, False, True), ((0, 1),)]:
+        x, tx = Tensor(X, requires_grad=True), torch.tensor(X, requires_grad=True)
+        out, tout = getattr(x, name)(*args), getattr(tx, name)(*args)  # x.std(1) was NumPy's ddof=0
+        assert out.shape == tuple(tout.shape)
+        (g,) = cr.autograd.grad((out * out).sum(), [x], create_graph=True)
+        (tg,) = torch.autograd.grad((tout * tout).sum(), [tx], create_graph=True)
+        np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(cr.autograd.grad(g.sum(), [x])[0].data,
+                                   torch.autograd.grad(tg.sum(), [tx])[0].numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(getattr(Tensor(X), name)().data, getattr(X, name)())  # no arguments: NumPy's
+    np.testing.assert_allclose(getattr(Tensor(X), name)(axis=1).data, getattr(X, name)(axis=1))
+    with pytest.raises(TypeError, match=rf"{name}: got a positional dim 1 and an axis/dim keyword; pass one"):
+        getattr(Tensor(X), name)(1, axis=0)

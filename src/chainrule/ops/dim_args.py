@@ -162,11 +162,17 @@ def _positional_extreme(self: Any, name: str, args: tuple, axis: Any, dim: Any, 
 
 
 def spread(fn: Any) -> Any:
-    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis``; PyTorch's ``correction`` (1) with ``dim``."""
+    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis`` or no arguments; PyTorch's ``correction`` (1) with a
+    ``dim``, given by name or positionally (``t.std(1)``, ``t.var(0, True, True)``: PyTorch's dim, unbiased,
+    keepdim)."""
 
-    def method(self: Tensor, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, dim: Any = None,
-               keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
-        torch_style = dim is not None or keepdim is not None or unbiased is not None or correction is not None
+    def method(self: Tensor, *args: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False,
+               dim: Any = None, keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
+        if args:
+            dim, unbiased, ddof, keepdim = _positional_spread(fn.__name__, args, axis, dim, unbiased, ddof,
+                                                              correction, keepdims, keepdim)
+        torch_style = (bool(args) or dim is not None or keepdim is not None or unbiased is not None
+                       or correction is not None)
         if scalar_along(self, fn.__name__, dim):
             return as_scalar(method(self.reshape((1,)), ddof=ddof, dim=0, unbiased=unbiased, correction=correction,
                                     **kw))
@@ -183,8 +189,31 @@ def spread(fn: Any) -> Any:
         return fn(self, axis=axis, ddof=ddof, keepdims=keepdims, **kw)
 
     method.__name__ = fn.__name__
-    method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling) the default is PyTorch's unbiased one."
+    method.__doc__ = (fn.__doc__ or "") + (" With a dim (``dim=`` or positional: PyTorch's spelling) the default is "
+                                           "PyTorch's unbiased one; with ``axis=`` or no arguments NumPy's ddof=0.")
     return method
+
+
+def _positional_spread(name: str, args: tuple, axis: Any, dim: Any, unbiased: Any, ddof: Any, correction: Any,
+                       keepdims: Any, keepdim: Any) -> tuple[Any, Any, Any, Any]:
+    """PyTorch's ``std(dim, unbiased, keepdim)`` read from positional arguments."""
+    if len(args) > 3:
+        raise TypeError(f"{name}: takes at most dim, unbiased and keepdim positionally, got {len(args)} arguments")
+    if axis is not None or dim is not None:
+        raise TypeError(f"{name}: got a positional dim {args[0]!r} and an axis/dim keyword; pass one")
+    dim = args[0]
+    if len(args) > 1:
+        if unbiased is not None or ddof is not None or correction is not None:
+            raise TypeError(f"{name}: got unbiased positionally and ddof/unbiased/correction by name; pass one")
+        if isinstance(args[1], (bool, np.bool_)):
+            unbiased = bool(args[1])
+        else:
+            ddof = args[1]  # (a number there: the degrees-of-freedom correction)
+    if len(args) > 2:
+        if keepdim is not None or keepdims:
+            raise TypeError(f"{name}: got keepdim both positionally and by name; pass one")
+        keepdim = bool(args[2])
+    return dim, unbiased, ddof, keepdim
 
 
 def with_dim(fn: Any, name: str, default: Any = None) -> Any:
