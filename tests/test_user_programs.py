@@ -584,3 +584,19 @@ def test_fmax_and_fmin_give_a_tie_to_the_first_argument_as_pytorch():
         (tout * torch.tensor(w)).nansum().backward()
         np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())  # (was half of it at each tie)
         np.testing.assert_array_equal(y.grad.data, ty.grad.numpy())
+
+
+@pytest.mark.oracle
+def test_backward_and_autograd_grad_take_pytorchs_positional_order():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    x, tx = cr.Tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y, ty = x.exp().sum(), tx.exp().sum()
+    y.backward(None, True)  # retain_graph=True positionally (was read as create_graph)
+    ty.backward(None, True)
+    assert not x.grad.requires_grad
+    y.backward()
+    ty.backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+    (g,) = cr.autograd.grad((x**3).sum(), x, None, True, True)  # retain_graph, create_graph
+    (tg,) = torch.autograd.grad((tx**3).sum(), tx, None, True, True)
+    np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].data, torch.autograd.grad(tg.sum(), tx)[0].numpy())

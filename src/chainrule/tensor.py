@@ -270,8 +270,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
         return draw(self, **kw)
 
-    def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None,
-                 inputs: Any = None) -> None:
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Any = None) -> None:  # (PyTorch's order: backward(g, True) retains, as there)
         """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
 
         A one-element output needs no ``gradient``; a larger one needs the gradient of some
