@@ -457,3 +457,10 @@ def test_positional_dim_of_std_and_var_is_pytorchs_unbiased_one(name):
     np.testing.assert_allclose(getattr(Tensor(X), name)(axis=1).data, getattr(X, name)(axis=1))
     with pytest.raises(TypeError, match=rf"{name}: got a positional dim 1 and an axis/dim keyword; pass one"):
         getattr(Tensor(X), name)(1, axis=0)
+
+
+def test_argsort_takes_pytorchs_positional_descending():
+    a = np.array([[2.0, 1.0, 2.0], [0.0, 3.0, 3.0]])
+    np.testing.assert_array_equal(Tensor(a).argsort(1, True), [[0, 2, 1], [1, 2, 0]])  # stable, as PyTorch's
+    np.testing.assert_array_equal(Tensor(a).argsort(0, False), np.argsort(a, axis=0, kind="stable"))
+    np.testing.assert_array_equal(Tensor(a).argsort(kind="stable"), np.argsort(a, kind="stable"))  # NumPy's kind
