@@ -299,11 +299,11 @@ ELEMENTWISE = [
          torch=lambda x, y: _torch().copysign(x, y.detach())),
     binary("logaddexp2", np.logaddexp2, uniform(-3, 3), "logaddexp2", prims="logaddexp"),
     binary("fmax", np.fmax, lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(-2, 2, s[1]) + 5.0], "fmax",
-           prims="maximum"),
+           prims="where"),
     binary("fmin", np.fmin, lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(-2, 2, s[1]) + 5.0], "fmin",
-           prims="minimum"),
+           prims="where"),
     case("fmax_nan", lambda x, y: np.fmax(np.where(np.arange(np.size(x)).reshape(np.shape(x)) % 2 == 0, np.nan, x), y),
-         bcast(2), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(-2, 2, s[1]) + 5.0], prims="maximum"),
+         bcast(2), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(-2, 2, s[1]) + 5.0], prims="where"),
     binary("float_power", np.float_power, first_pos(0.5, 2.0), "float_power", prims="power"),
     case("mod", lambda x: np.mod(x, 0.7), one(), off_grid(0.7), prims="subtract",
          torch=lambda x: _torch().remainder(x, 0.7)),
@@ -394,7 +394,7 @@ ARRAYS = [
          torch=lambda x, axis: _torch().repeat_interleave(x, 2, dim=axis)),
     case("repeat_counts", lambda x: np.repeat(x, [2, 0, 1], axis=0), fixed((3, 2)), prims="getitem",
          torch=lambda x: _torch().repeat_interleave(x, _torch().tensor([2, 0, 1]), dim=0)),
-    case("repeat_method", lambda x: x.repeat(3) if hasattr(x, "repeat") and not isinstance(x, np.ndarray)
+    case("repeat_method", lambda x: x.repeat(repeats=3) if hasattr(x, "repeat") and not isinstance(x, np.ndarray)
          else np.repeat(x, 3), one(1), prims="getitem"),
     case("pad_constant", lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=((7, 8), (9, 10))), one(2, 2),
          prims="concatenate"),

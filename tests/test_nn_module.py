@@ -306,3 +306,17 @@ def test_layers_match_torch_modules(dtype):
     out.sum().backward()
     t_out.sum().backward()
     np.testing.assert_allclose(emb.weight.grad.data, t_emb.weight.grad.numpy())
+
+
+def test_trunc_normal_orthogonal_and_eye_initialisers_as_pytorch():
+    w = nn.Parameter(np.zeros((300, 200)))
+    nn.init.trunc_normal_(w, std=0.02, a=-0.04, b=0.04, rng=0)
+    assert -0.04 <= w.data.min() and w.data.max() <= 0.04
+    assert abs(w.data.std() - 0.02 * 0.8796) < 5e-4  # the std of N(0, 1) cut at +-2 is 0.8796
+    for shape in [(3, 5), (5, 3), (4, 2, 3)]:
+        q = nn.init.orthogonal_(nn.Parameter(np.zeros(shape)), gain=2.0, rng=1).data.reshape(shape[0], -1)
+        small = min(q.shape)
+        np.testing.assert_allclose((q @ q.T if q.shape[0] == small else q.T @ q), 4.0 * np.eye(small), atol=1e-12)
+    np.testing.assert_array_equal(nn.init.eye_(nn.Parameter(np.ones((2, 3)))).data, np.eye(2, 3))
+    with pytest.raises(ValueError, match=r"eye_: needs a matrix \(2 dimensions\), got shape \(3,\)"):
+        nn.init.eye_(nn.Parameter(np.zeros(3)))

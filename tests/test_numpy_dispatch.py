@@ -241,11 +241,12 @@ def test_tensor_methods_like_ndarray():
     t = Tensor(a)
     for name, args in [("cumsum", (1,)), ("cumprod", ()), ("diagonal", ()), ("trace", ()), ("repeat", (2,)),
                        ("round", ()), ("conj", ()), ("take", ([0, 4],)), ("argsort", ()), ("nonzero", ()),
-                       ("flatten", ()), ("clip", (2, 4)), ("std", ()), ("max", (0,))]:
+                       ("flatten", ()), ("clip", (2, 4)), ("std", ()), ("max", ())]:
         got = getattr(t, name)(*args)
         want = getattr(a, name)(*args)
         got = [g.data if isinstance(g, Tensor) else g for g in got] if isinstance(got, tuple) else got
         np.testing.assert_array_equal(got.data if isinstance(got, Tensor) else got, want, err_msg=name)
+    np.testing.assert_array_equal(t.max(axis=0).data, a.max(0))  # (t.max(0) is PyTorch's (values, indices))
     np.testing.assert_array_equal(t.real.data, a)
     np.testing.assert_array_equal(t.imag.data, np.zeros_like(a))
     np.testing.assert_array_equal((t // 2).data, a // 2)

@@ -25,8 +25,10 @@ def make_pair(dtype=np.float64):
     return ours, theirs
 
 
-TORCH_OPT = {"SGD": torch.optim.SGD, "Adam": torch.optim.Adam, "AdamW": torch.optim.AdamW}
-OUR_OPT = {"SGD": optim.SGD, "Adam": optim.Adam, "AdamW": optim.AdamW}
+TORCH_OPT = {"SGD": torch.optim.SGD, "Adam": torch.optim.Adam, "AdamW": torch.optim.AdamW,
+             "RMSprop": torch.optim.RMSprop, "Adagrad": torch.optim.Adagrad}
+OUR_OPT = {"SGD": optim.SGD, "Adam": optim.Adam, "AdamW": optim.AdamW, "RMSprop": optim.RMSprop,
+           "Adagrad": optim.Adagrad}
 
 SETTINGS = [
     ("SGD", dict(lr=0.1)),
@@ -97,6 +99,24 @@ def test_matches_torch_for_20_steps(name, kwargs, extra):
         np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-9, atol=1e-10, err_msg=pname)
         moved += float(np.abs(p.data - make_pair()[0].state_dict()[pname]).sum())
     assert moved > 1e-3  # the runs really trained
+
+
+ADAPTIVE = [
+    ("RMSprop", dict(lr=0.01)),
+    ("RMSprop", dict(lr=0.01, alpha=0.9, momentum=0.5, weight_decay=0.05)),
+    ("RMSprop", dict(lr=0.005, centered=True, momentum=0.9, eps=1e-4, maximize=True)),
+    ("Adagrad", dict(lr=0.1)),
+    ("Adagrad", dict(lr=0.1, lr_decay=0.05, weight_decay=0.1, initial_accumulator_value=0.3, eps=1e-6)),
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name,kwargs", ADAPTIVE, ids=[f"{n}-{i}" for i, (n, _) in enumerate(ADAPTIVE)])
+def test_rmsprop_and_adagrad_match_torch_for_20_steps(name, kwargs):
+    ours, theirs = run_both(name, kwargs, ("norm", 0.5), ("StepLR", dict(step_size=5, gamma=0.5)))
+    for (pname, p), tp in zip(ours.named_parameters(), theirs.parameters(), strict=True):
+        np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-9, atol=1e-10, err_msg=pname)
+        assert not np.allclose(p.data, make_pair()[0].state_dict()[pname])  # it trained
 
 
 @pytest.mark.oracle
@@ -378,3 +398,12 @@ def test_blocked_axpy_is_bit_identical_to_numpy(dtype, shape):
     assert y.ctypes.data == before and y.dtype == dtype
     np.testing.assert_array_equal(y, expected)
 
+
+
+@pytest.mark.oracle
+def test_multistep_lr_by_pytorchs_lr_scheduler_path():
+    schedule = ("MultiStepLR", dict(milestones=[7, 3], gamma=0.5))
+    ours, theirs = run_both("SGD", dict(lr=0.1, momentum=0.9), None, schedule, steps=10)
+    for p, tp in zip(ours.parameters(), theirs.parameters(), strict=True):
+        np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-10, atol=1e-12)
+    assert optim.lr_scheduler.MultiStepLR is optim.MultiStepLR and optim.lr_scheduler.StepLR is optim.StepLR

@@ -129,10 +129,17 @@ CASES = {
     "cross": (lambda x, y, L: (x.cross(y, dim=0), x.cross(y)), [RNG.uniform(-1, 1, (3, 2)),
                                                                RNG.uniform(-1, 1, (3, 2))]),
     "outer_inner": (lambda x, y, L: (x.outer(y), x.inner(x)), [V3, V3[::-1].copy()]),
+    "addmv_addr_ger": (lambda c, m, v, L: (c[:, 0].addmv(m, v, beta=0.5, alpha=2.0), c.addr(c[:, 1], v, alpha=-1.0),
+                                           v.ger(c[:, 2]), m.absolute()), [A, A, V4]),
+    "addbmm": (lambda c, x, y, L: c.addbmm(x, y, beta=0.3, alpha=-1.0), [BC[0], BA, BB]),
+    "diagonal_dims": (lambda x, L: (x.diagonal(dim1=0, dim2=-1), x.diagonal(offset=1, dim1=2, dim2=1),
+                                    x.diagonal(-1, 1, 2)), [BA]),
+    "tensor_split": (lambda x, L: (*x.tensor_split(3, dim=1), *x.tensor_split([1, 2], dim=0),
+                                   *x.tensor_split(L(np.array([2])), -1)), [A]),
 }
 SECOND_ORDER = {"div", "rsqrt", "mm", "baddbmm", "addcdiv", "lerp", "hypot", "atan2", "gather_repeated",
                 "scatter_add_repeated", "scatter_unique", "scatter_value", "topk", "median_ties_whole", "amax_dim",
-                "cross"}
+                "cross", "addmv_addr_ger", "addbmm"}
 
 
 @pytest.mark.oracle
@@ -266,7 +273,10 @@ def test_numpy_meanings_of_shared_names_are_kept():
     x = Tensor(np.array([4.0, 1.0, 3.0, 2.0]))
     assert float(cr.median(x)) == 2.5  # NumPy's function: the mean of the middle two
     assert float(x.median()) == 2.0  # PyTorch's method: the lower middle entry
-    np.testing.assert_array_equal(x.repeat(2).data, np.repeat(x.data, 2))  # ndarray's repeat, not torch's tile
+    np.testing.assert_array_equal(x.repeat(2, axis=0).data, np.repeat(x.data, 2))  # ndarray's repeat with axis=
+    np.testing.assert_array_equal(x.repeat(2, 1).data, np.tile(x.data, (2, 1)))  # only PyTorch reads it: a tile
+    with pytest.raises(ValueError, match=r"repeat\(2,\) of a Tensor of shape \(4,\) reads differently in NumPy"):
+        x.repeat(2)  # NumPy repeats each entry, PyTorch the whole vector: neither is guessed
     np.testing.assert_allclose(float(x.std()), np.std(x.data))  # ddof=0 without dim
     assert [p.shape for p in cr.split(Tensor(A), 3, axis=0)] == [(1, 4)] * 3  # numpy.split: 3 sections
     assert [p.shape for p in Tensor(A).split(3, dim=0)] == [(3, 4)]  # Tensor.split: pieces of size 3

@@ -278,3 +278,189 @@ def test_sort_argsort_and_selection_with_pytorchs_keywords_match_pytorch():
     u = Tensor([3.0, 1.0, 2.0])
     assert u.sort() is None
     np.testing.assert_array_equal(u.data, [1.0, 2.0, 3.0])
+
+
+@pytest.mark.oracle
+def test_positional_dim_of_max_and_min_is_pytorchs_values_and_indices_and_a_tensor_is_the_elementwise_form():
+    torch = _torch()
+    ties = np.array([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]])
+    for name in ("max", "min"):
+        x, tx = Tensor(ties, requires_grad=True), torch.tensor(ties, requires_grad=True)
+        values, indices = getattr(x, name)(1)  # was NumPy's values only: unpacking took its two rows
+        tvalues, tindices = getattr(tx, name)(1)
+        np.testing.assert_array_equal(indices.data, tindices.numpy())
+        kept, tkept = getattr(x, name)(0, True)[0], getattr(tx, name)(0, True)[0]
+        assert kept.shape == tuple(tkept.shape) == (1, 3)
+        other = ties[::-1].copy()
+        both, tboth = getattr(x, name)(Tensor(other)), getattr(tx, name)(torch.tensor(other))
+        ((values * values).sum() + (kept * 3.0).sum() + (both * both).sum()).backward()
+        ((tvalues * tvalues).sum() + (tkept * 3.0).sum() + (tboth * tboth).sum()).backward()
+        np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())
+        np.testing.assert_array_equal(getattr(x, name)(1, keepdims=True).data, getattr(ties, name)(1, keepdims=True))
+        np.testing.assert_array_equal(getattr(x, name)((0, 1)).data, getattr(ties, name)((0, 1)))  # NumPy's tuple
+    with pytest.raises(AttributeError, match=r"'ValuesIndices' has no attribute 'sum': this is PyTorch's \(values, "
+                                             r"indices\) pair .* use .values.sum \(or axis= for NumPy's values only\)"):
+        Tensor(ties).max(1).sum()
+    with pytest.raises(TypeError, match=r"max: the second positional argument is PyTorch's keepdim \(a bool\)"):
+        Tensor(ties).max(1, 0)
+
+
+@pytest.mark.oracle
+def test_softplus_takes_pytorchs_beta_and_threshold_to_second_order():
+    torch = _torch()
+    data = np.array([-3.0, -0.2, 0.4, 0.6, 2.5, 30.0])
+    for beta, threshold in [(1.0, 20.0), (2.0, 1.0), (0.5, 3.0)]:
+        x, tx = Tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+        (g,) = cr.autograd.grad(F.softplus(x, beta=beta, threshold=threshold).sum(), [x], create_graph=True)
+        (tg,) = torch.autograd.grad(torch.nn.functional.softplus(tx, beta, threshold).sum(), [tx], create_graph=True)
+        (h,) = cr.autograd.grad((g * g).sum(), [x])
+        (th,) = torch.autograd.grad((tg * tg).sum(), [tx])
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(h.data, th.numpy(), rtol=1e-12, atol=1e-15)
+        np.testing.assert_allclose(nn.Softplus(beta, threshold)(Tensor(data)).data,
+                                   torch.nn.Softplus(beta, threshold)(torch.tensor(data)).numpy(), rtol=1e-12)
+
+
+@pytest.mark.oracle
+def test_bce_with_logits_takes_pytorchs_weight_and_embedding_its_padding_idx():
+    torch = _torch()
+    logits = np.array([[0.3, -1.2, 2.0], [-0.4, 0.9, -2.5]])
+    target = np.array([[1.0, 0.0, 0.6], [0.0, 1.0, 1.0]])
+    weight, pos_weight = np.array([1.0, 2.0, 0.5]), np.array([0.5, 3.0, 1.5])
+    for reduction in ("mean", "sum", "none"):
+        x, tx = Tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+        loss = nn.BCEWithLogitsLoss(Tensor(weight), reduction=reduction, pos_weight=pos_weight)(x, target)
+        tloss = torch.nn.functional.binary_cross_entropy_with_logits(
+            tx, torch.tensor(target), torch.tensor(weight), reduction=reduction, pos_weight=torch.tensor(pos_weight))
+        (g,) = cr.autograd.grad((loss * loss).sum(), [x], create_graph=True)
+        (tg,) = torch.autograd.grad((tloss * tloss).sum(), [tx], create_graph=True)
+        np.testing.assert_allclose(g.data, tg.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(cr.autograd.grad(g.sum(), [x])[0].data,
+                                   torch.autograd.grad(tg.sum(), [tx])[0].numpy(), rtol=1e-12)
+    with pytest.raises(TypeError, match=r"BCEWithLogitsLoss: the first argument is weight .* pass reduction='sum'"):
+        nn.BCEWithLogitsLoss("sum")
+    table = np.arange(12.0).reshape(4, 3)
+    w, tw = Tensor(table, requires_grad=True), torch.tensor(table, requires_grad=True)
+    (F.embedding(np.array([[0, 2], [2, 3]]), w, padding_idx=-2) ** 2).sum().backward()
+    (torch.nn.functional.embedding(torch.tensor([[0, 2], [2, 3]]), tw, padding_idx=-2) ** 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.data, tw.grad.numpy())
+
+
+def test_grad_fn_and_swapdims_as_pytorch():
+    x = Tensor(np.ones((2, 3)), requires_grad=True)
+    y = (x * 2).swapdims(0, 1)
+    assert x.grad_fn is None and y.grad_fn is not None and y.grad_fn.name() == y.op and y.shape == (3, 2)
+    assert (Tensor([1.0]) * 2).grad_fn is None and x.detach().grad_fn is None
+    with cr.no_grad():
+        assert (x * 2).grad_fn is None
+    kept, labelled = x * 3, x * 4
+    kept.retain_grad()
+    labelled.label = "h"
+    assert kept.retains_grad and not labelled.retains_grad and not x.retains_grad
+
+
+def test_device_facts_and_device_arguments_as_pytorch():
+    x = cr.tensor([1.0, 2.0], requires_grad=True, device="cpu")
+    assert str(x.device) == "cpu" and x.device == "cpu" and x.device.type == "cpu" and not x.is_cuda
+    assert x.is_floating_point() and not x.is_complex() and x.ndimension() == 1
+    assert not cr.Tensor([1, 2]).is_floating_point()
+    assert cr.zeros(2, device=x.device).shape == (2,) and x.to(x.device) is x
+    assert cr.ones_like(x, device=x.device).tolist() == [1.0, 1.0] and cr.zeros_like(x, device="cpu").shape == (2,)
+    with pytest.raises(ValueError, match=r"tensor: chainrule runs on the CPU \(NumPy\) only; device 'cuda'"):
+        cr.tensor([1.0], device="cuda")
+
+
+def test_layers_take_pytorchs_device_argument_for_the_cpu():
+    assert nn.Linear(2, 3, device="cpu").weight.shape == (3, 2)
+    assert nn.LayerNorm(3, device=cr.zeros(1).device).weight.shape == (3,)
+    assert nn.Embedding(4, 2, device="cpu").weight.shape == (4, 2) and nn.RMSNorm(3, device="cpu").weight.shape == (3,)
+    assert nn.MultiheadAttention(4, 2, device="cpu").embed_dim == 4
+    with pytest.raises(ValueError, match=r"Linear: chainrule runs on the CPU \(NumPy\) only; device 'cuda:0'"):
+        nn.Linear(2, 3, device="cuda:0")
+
+
+@pytest.mark.oracle
+def test_unique_argwhere_nonzero_as_tuple_and_new_tensors_as_pytorch():
+    torch = _torch()
+    a = np.array([[3.0, 1.0], [3.0, 0.0]])
+    x, t = Tensor(a, requires_grad=True), torch.tensor(a)
+    ours = [x.unique(), *x.unique(return_inverse=True, return_counts=True), x.unique(dim=1), x.argwhere(),
+            x.nonzero(as_tuple=False), *x.nonzero(as_tuple=True)]
+    theirs = [t.unique(), *t.unique(return_inverse=True, return_counts=True), t.unique(dim=1), t.argwhere(),
+              t.nonzero(as_tuple=False), *t.nonzero(as_tuple=True)]
+    for o, th in zip(ours, theirs, strict=True):
+        np.testing.assert_array_equal(np.asarray(o.data if isinstance(o, Tensor) else o), th.numpy())
+    assert x.new_zeros(2, 3, requires_grad=True).requires_grad and x.new_empty((2,)).shape == (2,)
+    assert x.new_full((2,), 3.0, device="cpu").tolist() == [3.0, 3.0]
+
+
+@pytest.mark.oracle
+def test_module_dict_named_sequential_flatten_and_nll_loss_layer_as_pytorch():
+    torch = _torch()
+    from collections import OrderedDict
+
+    net = nn.Sequential(OrderedDict([("fc", nn.Linear(4, 3, dtype=np.float64)), ("act", nn.ReLU()),
+                                     ("flat", nn.Flatten(0))]))
+    assert [n for n, _ in net.named_parameters()] == ["fc.weight", "fc.bias"] and net(np.ones((2, 4))).shape == (6,)
+    heads = nn.ModuleDict({"a": nn.Linear(2, 1), "b": nn.Linear(2, 2)})
+    heads["c"] = nn.Linear(2, 3)
+    assert list(heads) == ["a", "b", "c"] and "c" in heads and len(list(heads.parameters())) == 6
+    heads.pop("a")
+    assert list(heads.state_dict()) == ["b.weight", "b.bias", "c.weight", "c.bias"]
+    with pytest.raises(KeyError, match=r"ModuleDict: no module named 'a'"):
+        heads["a"]
+    assert nn.Unflatten(1, (2, 2))(np.zeros((3, 4))).shape == (3, 2, 2)
+    assert nn.Flatten()(cr.zeros(2, 3, 4)).shape == (2, 12)
+    logits, target, weight = RNG_X, np.array([1, -100, 0]), np.array([1.0, 2.0, 0.5])
+    x, tx = Tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    nn.NLLLoss(weight)(x.log_softmax(dim=1), target).backward()
+    torch.nn.NLLLoss(torch.tensor(weight))(tx.log_softmax(dim=1), torch.tensor(target)).backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+
+
+RNG_X = np.array([[0.3, -1.2, 2.0], [-0.4, 0.9, -2.5], [1.1, 0.2, -0.3]])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_nll_loss_takes_pytorchs_extra_dims_and_a_single_example(reduction):
+    torch = _torch()
+    logits = np.random.default_rng(3).normal(size=(2, 5, 2, 2))
+    target = np.array([[[1, 0], [4, 4]], [[2, -100], [3, 0]]])
+    weight = np.array([1.0, 2.0, 0.5, 1.0, 3.0])
+    x, tx = Tensor(logits, requires_grad=True), torch.tensor(logits, requires_grad=True)
+    loss = F.nll_loss(x.log_softmax(dim=1), target, weight=weight, reduction=reduction)
+    tloss = torch.nn.functional.nll_loss(tx.log_softmax(dim=1), torch.tensor(target), weight=torch.tensor(weight),
+                                         reduction=reduction)
+    single = F.nll_loss(x[0, :, 0, 0].log_softmax(dim=0), np.array(3), reduction=reduction)
+    tsingle = torch.nn.functional.nll_loss(tx[0, :, 0, 0].log_softmax(dim=0), torch.tensor(3), reduction=reduction)
+    ((loss * loss).sum() + single * 3.0).backward()
+    ((tloss * tloss).sum() + tsingle * 3.0).backward()
+    assert loss.shape == tuple(tloss.shape) and single.shape == tuple(tsingle.shape)
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["std", "var"])
+def test_positional_dim_of_std_and_var_is_pytorchs_unbiased_one(name):
+    torch = _torch()
+    for args in [(1,), (0, True), (1, False, True), ((0, 1),)]:
+        x, tx = Tensor(X, requires_grad=True), torch.tensor(X, requires_grad=True)
+        out, tout = getattr(x, name)(*args), getattr(tx, name)(*args)  # x.std(1) was NumPy's ddof=0
+        assert out.shape == tuple(tout.shape)
+        (g,) = cr.autograd.grad((out * out).sum(), [x], create_graph=True)
+        (tg,) = torch.autograd.grad((tout * tout).sum(), [tx], create_graph=True)
+        np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(cr.autograd.grad(g.sum(), [x])[0].data,
+                                   torch.autograd.grad(tg.sum(), [tx])[0].numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(getattr(Tensor(X), name)().data, getattr(X, name)())  # no arguments: NumPy's
+    np.testing.assert_allclose(getattr(Tensor(X), name)(axis=1).data, getattr(X, name)(axis=1))
+    with pytest.raises(TypeError, match=rf"{name}: got a positional dim 1 and an axis/dim keyword; pass one"):
+        getattr(Tensor(X), name)(1, axis=0)
+
+
+def test_argsort_takes_pytorchs_positional_descending():
+    a = np.array([[2.0, 1.0, 2.0], [0.0, 3.0, 3.0]])
+    np.testing.assert_array_equal(Tensor(a).argsort(1, True), [[0, 2, 1], [1, 2, 0]])  # stable, as PyTorch's
+    np.testing.assert_array_equal(Tensor(a).argsort(0, False), np.argsort(a, axis=0, kind="stable"))
+    np.testing.assert_array_equal(Tensor(a).argsort(kind="stable"), np.argsort(a, kind="stable"))  # NumPy's kind

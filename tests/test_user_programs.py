@@ -566,3 +566,37 @@ def test_jacrev_jacfwd_hessian_and_jvp_take_has_aux_as_jax():
     same(cr.vmap(cr.jacrev(f, has_aux=True))(xs), jax.vmap(jax.jacrev(fj, has_aux=True))(xs))
     with pytest.raises(TypeError, match=r"jacrev: with has_aux=True the function must return a pair \(output, aux\)"):
         cr.jacrev(lambda v: v, has_aux=True)(x)
+
+
+@pytest.mark.oracle
+def test_fmax_and_fmin_give_a_tie_to_the_first_argument_as_pytorch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    a = np.array([[1.0, 3.0, 3.0, 0.0], [2.0, 2.0, 2.0, 2.0], [0.0, -1.0, np.nan, -1.0]])
+    b = np.array([[1.0, np.nan, 3.0, 5.0], [2.0, 1.0, 3.0, np.nan], [0.0, -1.0, np.nan, 0.0]])
+    w = np.arange(1.0, 13.0).reshape(3, 4)
+    for name in ("fmax", "fmin"):
+        x, y = cr.Tensor(a, requires_grad=True), cr.Tensor(b, requires_grad=True)
+        tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+        out = getattr(cr, name)(x, y) + getattr(x, name)(x.flip(1))
+        tout = getattr(torch, name)(tx, ty) + getattr(tx, name)(tx.flip(1))
+        np.testing.assert_array_equal(out.data, tout.detach().numpy())
+        (out * cr.Tensor(w)).nansum().backward()
+        (tout * torch.tensor(w)).nansum().backward()
+        np.testing.assert_array_equal(x.grad.data, tx.grad.numpy())  # (was half of it at each tie)
+        np.testing.assert_array_equal(y.grad.data, ty.grad.numpy())
+
+
+@pytest.mark.oracle
+def test_backward_and_autograd_grad_take_pytorchs_positional_order():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    x, tx = cr.Tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    y, ty = x.exp().sum(), tx.exp().sum()
+    y.backward(None, True)  # retain_graph=True positionally (was read as create_graph)
+    ty.backward(None, True)
+    assert not x.grad.requires_grad
+    y.backward()
+    ty.backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy(), rtol=1e-12)
+    (g,) = cr.autograd.grad((x**3).sum(), x, None, True, True)  # retain_graph, create_graph
+    (tg,) = torch.autograd.grad((tx**3).sum(), tx, None, True, True)
+    np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].data, torch.autograd.grad(tg.sum(), tx)[0].numpy())

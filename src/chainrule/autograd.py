@@ -28,9 +28,11 @@ __all__ = ["backward", "grad", "functional"]
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,
-         create_graph: bool = False, allow_unused: bool | None = None, retain_graph: bool | None = None,
-         materialize_grads: bool = False, is_grads_batched: bool = False) -> tuple[Tensor | None, ...]:
-    """PyTorch's ``torch.autograd.grad`` (see ``chainrule.autodiff.backprop.grad``).
+         retain_graph: bool | None = None, create_graph: bool = False, only_inputs: bool = True,
+         allow_unused: bool | None = None, is_grads_batched: bool = False,
+         materialize_grads: bool = False) -> tuple[Tensor | None, ...]:
+    """PyTorch's ``torch.autograd.grad``, its arguments in PyTorch's order (see
+    ``chainrule.autodiff.backprop.grad``; ``only_inputs`` is PyTorch's deprecated flag, ignored as there).
 
     ``is_grads_batched=True``: each ``grad_outputs`` has one more leading axis, a batch of cotangents; the
     results have it too (one reverse pass per batch entry, stacked).

@@ -170,7 +170,7 @@ def _like(x: Any) -> np.ndarray:
     return x.data if isinstance(x, Tensor) else np.asarray(x)
 
 
-def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A Tensor of zeros with the shape and dtype of ``x`` (a new leaf, not linked to ``x``).
 
     Example:
@@ -178,10 +178,11 @@ def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor
         >>> cr.zeros_like(cr.Tensor([1.0, 2.0]))
         Tensor([0., 0.])
     """
+    _check_device("zeros_like", device)
     return _make(np.zeros_like(_like(x), dtype=dtype), requires_grad)
 
 
-def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A Tensor of ones with the shape and dtype of ``x`` (a new leaf, not linked to ``x``).
 
     Example:
@@ -189,9 +190,12 @@ def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
         >>> cr.ones_like(cr.Tensor([1.0, 2.0]))
         Tensor([1., 1.])
     """
+    _check_device("ones_like", device)
     return _make(np.ones_like(_like(x), dtype=dtype), requires_grad)
 
 
-def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
+              device: Any = None) -> Tensor:
     """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``."""
+    _check_device("full_like", device)
     return _make(np.full_like(_like(x), fill_value, dtype=dtype), requires_grad)

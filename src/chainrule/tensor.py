@@ -270,8 +270,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
         return draw(self, **kw)
 
-    def backward(self, gradient: Any = None, create_graph: bool = False, retain_graph: bool | None = None,
-                 inputs: Any = None) -> None:
+    def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
+                 inputs: Any = None) -> None:  # (PyTorch's order: backward(g, True) retains, as there)
         """Add d(self)/d(leaf) into ``leaf.grad`` for every leaf that requires grad.
 
         A one-element output needs no ``gradient``; a larger one needs the gradient of some
@@ -493,6 +493,8 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
     t.grad = g if prev is None else prev + g
 
 
-def tensor(data: Any, requires_grad: bool = False, dtype: Any = None) -> Tensor:
-    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)``."""
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
+    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only)."""
+    if device is not None and str(device) != "cpu":
+        raise ValueError(f"tensor: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)

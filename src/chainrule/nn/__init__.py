@@ -46,16 +46,27 @@ from .activations import (
     Sigmoid,
     SiLU,
     Softmax,
+    Softplus,
     Softsign,
     Tanh,
     activation,
 )
-from .containers import ModuleList, Sequential
+from .containers import ModuleDict, ModuleList, Sequential
 from .generate import generate
 from .gpt import GPT, GPTConfig
 from .init import manual_seed
-from .layers import MLP, Dropout, Embedding, LayerNorm, Linear, RMSNorm
-from .losses import BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, HuberLoss, KLDivLoss, L1Loss, MSELoss, SmoothL1Loss
+from .layers import MLP, Dropout, Embedding, Flatten, LayerNorm, Linear, RMSNorm, Unflatten
+from .losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    CrossEntropyLoss,
+    HuberLoss,
+    KLDivLoss,
+    L1Loss,
+    MSELoss,
+    NLLLoss,
+    SmoothL1Loss,
+)
 from .module import LoadResult, Module, StateDictError
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
@@ -64,11 +75,12 @@ from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, Trans
 
 __all__ = [
     "Module", "Parameter", "StateDictError", "LoadResult",
-    "Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "MLP", "Sequential", "ModuleList",
+    "Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "MLP", "Sequential", "ModuleList", "ModuleDict",
+    "Flatten", "Unflatten", "NLLLoss",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "activation",
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss",
     "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid", "Mish", "Hardswish",
-    "Hardsigmoid", "GLU",
+    "Hardsigmoid", "GLU", "Softplus",
     "functional", "init", "utils", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "DamagedFileError", "progress",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",

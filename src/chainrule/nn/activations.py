@@ -14,14 +14,14 @@ from __future__ import annotations
 from typing import Any
 
 from . import functional_extras as F
-from .functional import gelu, log_softmax, relu, sigmoid, silu, softmax, tanh
+from .functional import gelu, log_softmax, relu, sigmoid, silu, softmax, softplus, tanh
 from .module import Module
 
 __all__ = [
     "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "activation",
     "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid", "Mish", "Hardswish",
-    "Hardsigmoid", "GLU",
+    "Hardsigmoid", "GLU", "Softplus",
 ]
 
 
@@ -166,3 +166,5 @@ Mish = _layer("Mish", F.mish, "``mish``: ``x * tanh(softplus(x))``.")
 Hardswish = _layer("Hardswish", F.hardswish, "``hardswish``: ``x * relu6(x + 3) / 6``.")
 Hardsigmoid = _layer("Hardsigmoid", F.hardsigmoid, "``hardsigmoid``: ``relu6(x + 3) / 6``.")
 GLU = _layer("GLU", F.glu, "``glu``: gated linear unit along ``dim``.", dim=-1)
+Softplus = _layer("Softplus", softplus, "``softplus``: ``log(1 + exp(beta * x)) / beta``, linear above ``threshold``.",
+                  beta=1.0, threshold=20.0)

@@ -1,8 +1,9 @@
-"""Containers: ``Sequential`` (call in order) and ``ModuleList`` (hold a list of modules)."""
+"""Containers: ``Sequential`` (call in order), ``ModuleList`` (hold a list of modules) and ``ModuleDict``
+(modules by name)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from .module import Module
@@ -69,6 +70,11 @@ class Sequential(ModuleList):
     """
 
     def __init__(self, *modules: Module) -> None:
+        if len(modules) == 1 and isinstance(modules[0], Mapping):  # PyTorch's Sequential(OrderedDict(name=m))
+            super().__init__()
+            for name, m in modules[0].items():
+                self.add_module(str(name), _check(m, "Sequential", len(self._modules)))
+            return
         if len(modules) == 1 and not isinstance(modules[0], Module) and isinstance(modules[0], Iterable):
             modules = tuple(modules[0])
         super().__init__(modules)
@@ -77,3 +83,61 @@ class Sequential(ModuleList):
         for m in self._modules.values():
             x = m(x)
         return x
+
+
+class ModuleDict(Module):
+    """Modules held by name, their parameters registered under those names (PyTorch's ``ModuleDict``).
+
+    Example:
+        >>> from chainrule import nn
+        >>> heads = nn.ModuleDict({"a": nn.Linear(2, 1, rng=0), "b": nn.Linear(2, 3, rng=1)})
+        >>> list(heads), heads["b"].out_features, [n for n, _ in heads.named_parameters()][:2]
+        (['a', 'b'], 3, ['a.weight', 'a.bias'])
+    """
+
+    def __init__(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]] | None = None) -> None:
+        super().__init__()
+        if modules is not None:
+            self.update(modules)
+
+    def update(self, modules: Mapping[str, Module] | Iterable[tuple[str, Module]]) -> None:
+        pairs = modules.items() if isinstance(modules, Mapping) else modules
+        for i, (name, m) in enumerate(pairs):
+            self.add_module(str(name), _check(m, "ModuleDict", i))
+
+    def __getitem__(self, name: str) -> Module:
+        try:
+            return self._modules[name]
+        except KeyError:
+            raise KeyError(f"ModuleDict: no module named {name!r} (it has {list(self._modules)})") from None
+
+    def __setitem__(self, name: str, module: Module) -> None:
+        self.add_module(str(name), _check(module, "ModuleDict", len(self._modules)))
+
+    def __delitem__(self, name: str) -> None:
+        self[name]  # (a clear KeyError for a missing name)
+        del self._modules[name]
+        self.__dict__.pop(name, None)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._modules
+
+    def __len__(self) -> int:
+        return len(self._modules)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(list(self._modules))
+
+    def keys(self) -> list[str]:
+        return list(self._modules)
+
+    def values(self) -> list[Module]:
+        return list(self._modules.values())
+
+    def items(self) -> list[tuple[str, Module]]:
+        return list(self._modules.items())
+
+    def pop(self, name: str) -> Module:
+        module = self[name]
+        del self[name]
+        return module

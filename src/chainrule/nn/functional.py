@@ -36,6 +36,7 @@ from ..ops._saved import Saved
 from ..ops.attention import qkv_attention, scaled_dot_product_attention
 from ..ops.declare import declared_in
 from ..ops.elementwise import relu, sigmoid, tanh
+from ..ops.elementwise import where as _where
 from ..ops.masking import masked_fill, masked_softmax
 from ..ops.normalization import layer_norm_primitive as _layer_norm
 from ..ops.normalization import rms_norm_primitive as _rms_norm
@@ -58,6 +59,7 @@ __all__ = [
 globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
 __all__ += [name for name in _extras if name not in __all__]
+from .functional_activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
 
 
 def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
@@ -278,8 +280,9 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> A
     return x * mask
 
 
-def embedding(indices: Any, weight: Any) -> Any:
-    """Rows of ``weight`` (num_embeddings, dim) picked by integer ``indices`` of any shape.
+def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
+    """Rows of ``weight`` (num_embeddings, dim) picked by integer ``indices`` of any shape; the row
+    ``padding_idx`` (PyTorch's) is picked without its gradient.
 
     Example:
         >>> import numpy as np
@@ -294,4 +297,12 @@ def embedding(indices: Any, weight: Any) -> Any:
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx[(idx < 0) | (idx >= n)].flat[0]
         raise IndexError(f"embedding: index {int(bad)} is out of range for an embedding table of {n} rows")
-    return getitem(weight, idx)
+    out = getitem(weight, idx)
+    if padding_idx is None:
+        return out
+    if not -n <= int(padding_idx) < n:
+        raise ValueError(f"embedding: padding_idx {padding_idx} is out of range for an embedding table of {n} rows")
+    padded = idx == int(padding_idx) % n
+    if not padded.any() or not isinstance(out, Tensor):
+        return out
+    return _where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient

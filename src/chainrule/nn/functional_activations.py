@@ -17,11 +17,14 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..batching.value import Batched
+from ..ops import elementwise as _ew
+from ..ops._define import raw
 from ..ops._saved import Saved, on_values
 from ..ops.elementwise import erf, sigmoid, tanh
 from ..ops.gauss import gelu_f32, gelu_grad_f32, ndtr, times_f32
 
-__all__ = ["gelu", "silu"]
+__all__ = ["gelu", "silu", "softplus"]
 
 
 _SQRT_HALF = 1.0 / math.sqrt(2.0)
@@ -122,3 +125,23 @@ def silu(x: Any) -> Any:
         0.7311
     """
     return _silu(x)
+
+
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold`` (PyTorch's linear
+    tail: derivative 1 there), as ``torch.nn.functional.softplus``.
+
+    Example:
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.softplus(1.0)), 4), round(float(F.softplus(1.0, beta=2.0)), 4), float(F.softplus(30.0))
+        (1.3133, 1.0635, 30.0)
+    """
+    scaled = x if beta == 1 else _ew.multiply(x, beta)
+    smooth = _ew.softplus(scaled)
+    if beta != 1:
+        smooth = _ew.divide(smooth, beta)
+    values = raw(scaled)
+    if isinstance(values, Batched):  # inside vmap: the comparison batches
+        return _ew.where(values > threshold, x, smooth)
+    tail = np.asarray(values) > threshold
+    return _ew.where(tail, x, smooth) if tail.any() else smooth

@@ -389,7 +389,8 @@ def _weighted_cross_entropy(x: Any, target: np.ndarray, w: np.ndarray, ignore_in
 
 def nll_loss(log_probs: Any, target: Any, weight: Any = None, ignore_index: int = -100,
              reduction: str = "mean") -> Any:
-    """Negative log-likelihood of integer targets given log-probabilities of shape (N, C).
+    """Negative log-likelihood of integer targets given log-probabilities of shape (N, C) (or PyTorch's
+    (C,) with a 0-d target, and (N, C, d1, ...) with targets (N, d1, ...)).
 
     ``weight`` (C,) rescales each class; the mean then divides by the summed weights of the targets.
 
@@ -402,6 +403,11 @@ def nll_loss(log_probs: Any, target: Any, weight: Any = None, ignore_index: int 
     _check_reduction("nll_loss", reduction)
     s = np.shape(raw(log_probs))
     t = np.asarray(raw(target))
+    if (len(s) == 1 and t.ndim == 0) or (len(s) > 2 and t.shape == s[:1] + s[2:]):
+        # one example, or a class dim 1 with more dims after it: the rows of (N * d1 * ..., C), and back
+        rows = reshape(log_probs, (1, s[0])) if len(s) == 1 else reshape(moveaxis(log_probs, 1, -1), (-1, s[1]))
+        out = nll_loss(rows, t.reshape(-1), weight, ignore_index, reduction)
+        return reshape(out, t.shape) if reduction == "none" else out
     if len(s) != 2 or t.shape != (s[0],) or t.dtype.kind not in "iu":
         raise ValueError(
             f"nll_loss: expected log_probs (N, C) and integer target (N,), got {s} and {t.shape} {t.dtype}"
@@ -458,10 +464,12 @@ def _reduce(name: str, losses: Any, reduction: str) -> Any:
 
 
 def binary_cross_entropy_with_logits(
-    logits: Any, target: Any, reduction: str = "mean", pos_weight: Any = None
+    logits: Any, target: Any, weight: Any = None, reduction: str = "mean", pos_weight: Any = None
 ) -> Any:
     """Binary cross-entropy of ``sigmoid(logits)`` against targets in [0, 1], computed stably from
-    the logits (as ``torch.nn.functional.binary_cross_entropy_with_logits``).
+    the logits (as ``torch.nn.functional.binary_cross_entropy_with_logits``, whose argument order it
+    keeps: ``weight`` rescales each entry's loss, broadcast, before the reduction; ``pos_weight`` the
+    positive term, per class).
 
     Example:
         >>> import numpy as np
@@ -482,7 +490,10 @@ def binary_cross_entropy_with_logits(
     if not isinstance(target, (Tensor, Batched)):
         target = np.asarray(target, dtype=dt)
     args = (logits, target) if pos_weight is None else (logits, target, np.asarray(raw(pos_weight), dtype=dt))
-    return _reduce("binary_cross_entropy_with_logits", _bce(*args), reduction)
+    losses = _bce(*args)
+    if weight is not None:
+        losses = losses * (weight if isinstance(weight, (Tensor, Batched)) else np.asarray(weight, dtype=dt))
+    return _reduce("binary_cross_entropy_with_logits", losses, reduction)
 
 
 # == mean squared error ======================================================================

@@ -1,4 +1,5 @@
-"""Weight initialisers (Xavier/Glorot, Kaiming/He, uniform, normal, constants), seeded.
+"""Weight initialisers (Xavier/Glorot, Kaiming/He, uniform, normal, truncated normal, orthogonal, constants),
+seeded.
 
 Each ``*_`` function fills a Parameter (or Tensor, or ndarray) in place, keeps its dtype and
 returns it. ``rng`` is a ``numpy.random.Generator`` or an int seed; without one the
@@ -162,3 +163,43 @@ def kaiming_normal_(
 ) -> Any:
     """He/Kaiming normal: N(0, std**2) with std = gain / sqrt(fan)."""
     return normal_(t, 0.0, _kaiming_std(t, a, mode, nonlinearity, "kaiming_normal_"), rng)
+
+
+def trunc_normal_(t: Any, mean: float = 0.0, std: float = 1.0, a: float = -2.0, b: float = 2.0,
+                  rng: Any = None) -> Any:
+    """Fill with N(mean, std**2) truncated to [a, b] (PyTorch's ``trunc_normal_``: ``a``, ``b`` are values,
+    not numbers of standard deviations); draws outside are redrawn."""
+    arr = _array(t, "trunc_normal_")
+    if not a < b:
+        raise ValueError(f"trunc_normal_: need a < b, got a={a}, b={b}")
+    gen = generator(rng)
+    values = gen.normal(mean, std, size=arr.shape)
+    outside = (values < a) | (values > b)
+    for _ in range(1000):  # (each round keeps the draws inside; at most a few rounds unless [a, b] is far out)
+        if not outside.any():
+            break
+        values[outside] = gen.normal(mean, std, size=int(outside.sum()))
+        outside = (values < a) | (values > b)
+    return _fill(t, np.clip(values, a, b))
+
+
+def eye_(t: Any) -> Any:
+    """Fill a matrix with the identity (ones on the diagonal), as PyTorch's ``eye_``."""
+    arr = _array(t, "eye_")
+    if arr.ndim != 2:
+        raise ValueError(f"eye_: needs a matrix (2 dimensions), got shape {arr.shape}")
+    return _fill(t, np.eye(*arr.shape))
+
+
+def orthogonal_(t: Any, gain: float = 1.0, rng: Any = None) -> Any:
+    """Fill with a (semi-)orthogonal matrix, rows flattened after the first dim (PyTorch's ``orthogonal_``:
+    the Q of a Gaussian matrix's QR, its signs fixed by R's diagonal), times ``gain``."""
+    arr = _array(t, "orthogonal_")
+    if arr.ndim < 2:
+        raise ValueError(f"orthogonal_: needs at least 2 dimensions, got shape {arr.shape}")
+    rows, cols = arr.shape[0], arr.size // arr.shape[0]
+    flat = generator(rng).standard_normal((rows, cols))
+    q, r = np.linalg.qr(flat.T if rows < cols else flat)
+    q = q * np.sign(np.diag(r))
+    q = q.T if rows < cols else q
+    return _fill(t, gain * q.reshape(arr.shape))

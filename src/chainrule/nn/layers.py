@@ -13,7 +13,6 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.elementwise import where
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -53,13 +52,14 @@ class Linear(Module):
         ((4, 2), dtype('float32'))
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, rng: Any = None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, rng: Any = None,
+                 *, device: Any = None):
         super().__init__()
         if in_features <= 0 or out_features <= 0:
             raise ValueError(
                 f"Linear: sizes must be positive, got in_features={in_features}, out_features={out_features}"
             )
-        dt = resolve_dtype(dtype, "Linear")
+        dt = resolve_dtype(dtype, "Linear", device)
         gen = init.generator(rng)
         self.in_features, self.out_features = int(in_features), int(out_features)
         bound = 1.0 / math.sqrt(in_features)
@@ -89,9 +89,9 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, *,
-                 dtype: Any = None, rng: Any = None) -> None:
+                 dtype: Any = None, rng: Any = None, device: Any = None) -> None:
         super().__init__()
-        dt = resolve_dtype(dtype, "Embedding")
+        dt = resolve_dtype(dtype, "Embedding", device)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
         table = init.generator(rng).standard_normal((num_embeddings, embedding_dim))
         if padding_idx is not None:  # PyTorch's padding row: zeros, and it gets no gradient
@@ -103,14 +103,7 @@ class Embedding(Module):
         self.weight = Parameter(table, dtype=dt)
 
     def forward(self, indices: Any) -> Any:
-        if self.padding_idx is None:
-            return F.embedding(indices, self.weight)
-        rows = np.asarray(indices.data if isinstance(indices, Tensor) else indices)
-        out = F.embedding(rows, self.weight)
-        padded = rows == self.padding_idx
-        if not padded.any():
-            return out
-        return where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient
+        return F.embedding(indices, self.weight, self.padding_idx)  # (the padding row gets no gradient)
 
     def extra_repr(self) -> str:
         pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
@@ -136,10 +129,10 @@ class LayerNorm(Module):
 
     def __init__(
         self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-        dtype: Any = None,
+        dtype: Any = None, *, device: Any = None,
     ) -> None:
         super().__init__()
-        dt = resolve_dtype(dtype, "LayerNorm")
+        dt = resolve_dtype(dtype, "LayerNorm", device)
         self.normalized_shape = _shape(normalized_shape)
         self.eps = float(eps)
         self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
@@ -167,10 +160,11 @@ class RMSNorm(Module):
     """
 
     def __init__(
-        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, dtype: Any = None
+        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, dtype: Any = None,
+        *, device: Any = None,
     ) -> None:
         super().__init__()
-        dt = resolve_dtype(dtype, "RMSNorm")
+        dt = resolve_dtype(dtype, "RMSNorm", device)
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
@@ -256,3 +250,38 @@ class MLP(Module):
         for layer in self.layers._modules.values():  # (Sequential's loop, one call less per step)
             x = layer(x)
         return x
+
+
+class Flatten(Module):
+    """Merge dims ``start_dim`` to ``end_dim`` into one (PyTorch's ``Flatten``: the batch dim 0 is kept).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.Flatten()(np.zeros((2, 3, 4))).shape, nn.Unflatten(1, (2, 2))(np.zeros((3, 4))).shape
+        ((2, 12), (3, 2, 2))
+    """
+
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
+        super().__init__()
+        self.start_dim, self.end_dim = int(start_dim), int(end_dim)
+
+    def forward(self, x: Any) -> Any:
+        return (x if isinstance(x, Tensor) else Tensor(x)).flatten(self.start_dim, self.end_dim)
+
+    def extra_repr(self) -> str:
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
+
+class Unflatten(Module):
+    """Split dim ``dim`` into ``unflattened_size`` (PyTorch's ``Unflatten``)."""
+
+    def __init__(self, dim: int, unflattened_size: Any) -> None:
+        super().__init__()
+        self.dim, self.unflattened_size = int(dim), tuple(int(n) for n in unflattened_size)
+
+    def forward(self, x: Any) -> Any:
+        return (x if isinstance(x, Tensor) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
+
+    def extra_repr(self) -> str:
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

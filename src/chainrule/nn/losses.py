@@ -19,6 +19,7 @@ from .module import Module
 __all__ = [
     "mse_loss", "cross_entropy", "binary_cross_entropy_with_logits", "nll_loss",
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss",
+    "NLLLoss",
 ]
 
 
@@ -57,16 +58,36 @@ class CrossEntropyLoss(Module):
         return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}, label_smoothing={self.label_smoothing}"
 
 
+class NLLLoss(Module):
+    """Negative log-likelihood of log-probabilities (``F.nll_loss``; after ``LogSoftmax``) against class indices."""
+
+    def __init__(self, weight: Any = None, ignore_index: int = -100, reduction: str = "mean") -> None:
+        super().__init__()
+        self.weight, self.ignore_index, self.reduction = weight, ignore_index, reduction
+
+    def forward(self, log_probs: Any, target: Any) -> Any:
+        return nll_loss(log_probs, target, weight=self.weight, ignore_index=self.ignore_index,
+                        reduction=self.reduction)
+
+    def extra_repr(self) -> str:
+        return f"ignore_index={self.ignore_index}, reduction={self.reduction!r}"
+
+
 class BCEWithLogitsLoss(Module):
     """Binary cross-entropy computed stably from logits."""
 
-    def __init__(self, reduction: str = "mean", pos_weight: Any = None) -> None:
+    def __init__(self, weight: Any = None, reduction: str = "mean", pos_weight: Any = None) -> None:
         super().__init__()
+        if isinstance(weight, str):  # PyTorch's first argument is weight: a reduction there is a misplaced name
+            raise TypeError(f"BCEWithLogitsLoss: the first argument is weight (as PyTorch's), got {weight!r}; "
+                            f"pass reduction={weight!r}")
+        self.weight = weight
         self.reduction = reduction
         self.pos_weight = pos_weight
 
     def forward(self, logits: Any, target: Any) -> Any:
-        return binary_cross_entropy_with_logits(logits, target, reduction=self.reduction, pos_weight=self.pos_weight)
+        return binary_cross_entropy_with_logits(logits, target, weight=self.weight, reduction=self.reduction,
+                                                pos_weight=self.pos_weight)
 
     def extra_repr(self) -> str:
         return f"reduction={self.reduction!r}"

@@ -39,8 +39,11 @@ def set_default_dtype(dtype: Any) -> None:
     _default_dtype = dt
 
 
-def resolve_dtype(dtype: Any, where: str) -> np.dtype:
-    """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise."""
+def resolve_dtype(dtype: Any, where: str, device: Any = None) -> np.dtype:
+    """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise. ``device``
+    (PyTorch's layer argument) may only be the CPU."""
+    if device is not None and str(device) != "cpu":
+        raise ValueError(f"{where}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
     if dtype is None:
         return _default_dtype
     dt = np.dtype(dtype)

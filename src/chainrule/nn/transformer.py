@@ -181,7 +181,7 @@ class MultiheadAttention(Module):
 
     def __init__(
         self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = False,
-        dtype: Any = None, rng: Any = None,
+        dtype: Any = None, rng: Any = None, *, device: Any = None,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
@@ -190,7 +190,7 @@ class MultiheadAttention(Module):
             )
         if not 0.0 <= dropout < 1.0:
             raise ValueError(f"MultiheadAttention: dropout must be in [0, 1), got {dropout}")
-        dt = resolve_dtype(dtype, "MultiheadAttention")
+        dt = resolve_dtype(dtype, "MultiheadAttention", device)
         gen = init.generator(rng)
         self.embed_dim, self.num_heads, self.head_dim = int(embed_dim), int(num_heads), embed_dim // num_heads
         self.dropout, self.batch_first = float(dropout), bool(batch_first)

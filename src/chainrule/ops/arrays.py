@@ -16,6 +16,7 @@ from . import elementwise
 from . import shape as shape_ops
 from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
 from .declare import implements, op
+from .dim_args import resolve_dim
 
 
 def _axis(name: str, axis: Any, ndim: int) -> int:
@@ -53,8 +54,15 @@ def diagflat(v: Any, k: int = 0) -> Any:
     return diag(shape_ops.ravel(v), k)
 
 
-@op(numpy=np.diagonal, cases="none",
-    method={"diagonal": lambda self, offset=0, axis1=0, axis2=1: diagonal(self, offset, axis1, axis2)})
+def _diagonal_method(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, *, dim1: Any = None,
+                     dim2: Any = None) -> Any:
+    """``t.diagonal``: ndarray's ``axis1``/``axis2`` or PyTorch's ``dim1``/``dim2`` (the same positions)."""
+    axis1, _ = resolve_dim("diagonal", None if dim1 is not None and axis1 == 0 else axis1, dim1)
+    axis2, _ = resolve_dim("diagonal", None if dim2 is not None and axis2 == 1 else axis2, dim2)
+    return diagonal(self, offset, axis1, axis2)
+
+
+@op(numpy=np.diagonal, cases="none", method={"diagonal": _diagonal_method})
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis."""
     nd = ndim_of(a)
@@ -189,7 +197,51 @@ def tile(a: Any, reps: Any) -> Any:
     return shape_ops.reshape(tiled, tuple(r * n for r, n in zip(reps, shape, strict=False)))
 
 
-@op(numpy=np.repeat, cases="none", method={"repeat": lambda self, repeats, axis=None: repeat(self, repeats, axis)})
+def _repeat_method(self: Any, *args: Any, axis: Any = None, repeats: Any = None) -> Any:
+    """``t.repeat``: NumPy's ``repeat(repeats, axis=)`` or PyTorch's ``repeat(*sizes)`` (a tile), by which reading
+    the call allows; a call both read differently (``t.repeat(3)`` of a vector, ``t.repeat(2, 1)`` of a matrix)
+    is refused: NumPy repeats each entry, PyTorch the whole tensor."""
+    if repeats is not None or axis is not None:
+        if repeats is not None and args:
+            raise TypeError("repeat: got repeats both positionally and as a keyword; pass one")
+        return repeat(self, repeats if repeats is not None else args[0], axis) if args or repeats is not None \
+            else repeat(self, None, axis)
+    if not args:
+        raise TypeError("repeat: give the repeats (NumPy's repeat(repeats, axis=)) or sizes (PyTorch's repeat(*sizes))")
+    nd = ndim_of(self)
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):  # PyTorch's repeat((2, 1)) / torch.Size
+        return tile(self, _torch_sizes(args[0], nd))
+    if not all(isinstance(a, (int, np.integer)) and not isinstance(a, bool) for a in args):
+        if len(args) == 1:  # per-entry counts: NumPy's
+            return repeat(self, args[0], None)
+        raise TypeError(f"repeat: expected integer sizes, got {args!r}")
+    numpy_reads = len(args) == 1 or (len(args) == 2 and nd >= 1 and -nd <= int(args[1]) < nd)
+    torch_reads = len(args) >= nd
+    same = len(args) == 1 and (int(args[0]) == 1 or int(np.prod(shape_of(self))) <= 1)  # both read it alike
+    if numpy_reads and torch_reads and not same:
+        np_form = f"t.repeat({args[0]}, axis={args[1]})" if len(args) == 2 else f"t.repeat({args[0]}, axis=0)"
+        raise ValueError(
+            f"repeat{tuple(args)!r} of a Tensor of shape {shape_of(self)} reads differently in NumPy (each entry "
+            f"repeated: {np_form}, or t.repeat_interleave) and in PyTorch (the whole tensor tiled: "
+            f"t.tile({tuple(int(a) for a in args)!r})); say which"
+        )
+    if torch_reads:
+        return tile(self, _torch_sizes(args, nd))
+    if numpy_reads:
+        return repeat(self, args[0], args[1] if len(args) == 2 else None)
+    raise ValueError(f"repeat: {len(args)} sizes {tuple(args)} for a Tensor of {nd} dimensions (PyTorch's repeat "
+                     f"needs at least one size per dimension)")
+
+
+def _torch_sizes(sizes: Any, nd: int) -> tuple[int, ...]:
+    sizes = tuple(int(n) for n in sizes)
+    if len(sizes) < nd:
+        raise ValueError(f"repeat: {len(sizes)} sizes {sizes} for a Tensor of {nd} dimensions (PyTorch's repeat "
+                         f"needs at least one size per dimension)")
+    return sizes
+
+
+@op(numpy=np.repeat, cases="none", method={"repeat": _repeat_method})
 def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     """Repeat each entry ``repeats`` times along ``axis`` (of the flattened array when None)."""
     if axis is None:

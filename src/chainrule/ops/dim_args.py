@@ -53,6 +53,15 @@ class ValuesIndices(NamedTuple):
     values: Any
     indices: Any
 
+    def __getattr__(self, name: str) -> Any:
+        # a NumPy reader's t.max(1).sum(): say what came back instead of a bare missing-attribute error
+        if name.startswith("_"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"'ValuesIndices' has no attribute {name!r}: this is PyTorch's (values, indices) pair (from max/min/"
+            f"sort/topk with a dim); use .values.{name} (or axis= for NumPy's values only)"
+        )
+
 
 def reduction(fn: Any) -> Any:
     """A reduction method taking ``axis``/``keepdims`` or ``dim``/``keepdim``."""
@@ -76,8 +85,12 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
     (``take_along_axis`` and ``squeeze`` are the shape ops, passed in: this module is below them.)
     """
 
-    def values_and_indices(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None,
+    def values_and_indices(self: Tensor, *args: Any, axis: Any = None, keepdims: Any = None, dim: Any = None,
                            keepdim: Any = None, **kw: Any) -> Any:
+        if args:
+            axis, dim, keepdims, keepdim = _positional_extreme(self, fn.__name__, args, axis, dim, keepdims, keepdim)
+            if axis is _OTHER:  # PyTorch's t.max(other): the elementwise maximum
+                return (elementwise_max if fn.__name__ == "max" else elementwise_min)(self, dim)
         if dim is None:
             axis, keepdims = resolve_dim(fn.__name__, axis, None, keepdims, keepdim)
             return fn(self, axis=axis, keepdims=keepdims, **kw)
@@ -107,12 +120,59 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
     return values_and_indices
 
 
-def spread(fn: Any) -> Any:
-    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis``; PyTorch's ``correction`` (1) with ``dim``."""
+_OTHER = object()  # marks t.max(other) / t.min(other), PyTorch's elementwise form
 
-    def method(self: Tensor, axis: Any = None, ddof: Any = None, keepdims: bool = False, *, dim: Any = None,
-               keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
-        torch_style = dim is not None or keepdim is not None or unbiased is not None or correction is not None
+
+def elementwise_max(x: Any, y: Any) -> Any:
+    return np.maximum(x, y)  # dispatches to chainrule's maximum for Tensors (this module is below elementwise)
+
+
+def elementwise_min(x: Any, y: Any) -> Any:
+    return np.minimum(x, y)
+
+
+def _positional_extreme(self: Any, name: str, args: tuple, axis: Any, dim: Any, keepdims: Any,
+                        keepdim: Any) -> tuple[Any, Any, Any, Any]:
+    """Read ``t.max(...)``'s positional arguments: PyTorch's ``max(dim[, keepdim])`` and ``max(other)``, or NumPy's
+    ``max(axis)`` when a NumPy keyword (``keepdims``) says so or the axis is a tuple (PyTorch takes one dim)."""
+    first = args[0]
+    if axis is not None or dim is not None:
+        raise TypeError(f"{name}: got a positional argument {first!r} and an axis/dim keyword; pass one")
+    if len(args) > 2:
+        raise TypeError(f"{name}: takes at most dim and keepdim positionally, got {len(args)} arguments")
+    if isinstance(first, (tuple, list)) or first is None:
+        if len(args) > 1:
+            raise TypeError(f"{name}: a second positional argument with axis={first!r}; pass keepdims=")
+        return first, None, keepdims, keepdim
+    if not isinstance(first, (int, np.integer)) or isinstance(first, bool):
+        if len(args) > 1 or keepdims is not None or keepdim is not None:
+            raise TypeError(f"{name}(other): PyTorch's elementwise {name} takes no other arguments")
+        return _OTHER, first, None, None
+    if keepdims is not None:  # NumPy's t.max(1, keepdims=True): values only
+        if len(args) > 1:
+            raise TypeError(f"{name}: got a second positional argument and keepdims=; pass keepdims= only")
+        return first, None, keepdims, None
+    if len(args) > 1:
+        if keepdim is not None:
+            raise TypeError(f"{name}: got keepdim both positionally and as a keyword; pass one")
+        if not isinstance(args[1], (bool, np.bool_)):
+            raise TypeError(f"{name}: the second positional argument is PyTorch's keepdim (a bool), got {args[1]!r}")
+        keepdim = bool(args[1])
+    return None, first, None, keepdim  # PyTorch's t.max(1): (values, indices)
+
+
+def spread(fn: Any) -> Any:
+    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis`` or no arguments; PyTorch's ``correction`` (1) with a
+    ``dim``, given by name or positionally (``t.std(1)``, ``t.var(0, True, True)``: PyTorch's dim, unbiased,
+    keepdim)."""
+
+    def method(self: Tensor, *args: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False,
+               dim: Any = None, keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
+        if args:
+            dim, unbiased, ddof, keepdim = _positional_spread(fn.__name__, args, axis, dim, unbiased, ddof,
+                                                              correction, keepdims, keepdim)
+        torch_style = (bool(args) or dim is not None or keepdim is not None or unbiased is not None
+                       or correction is not None)
         if scalar_along(self, fn.__name__, dim):
             return as_scalar(method(self.reshape((1,)), ddof=ddof, dim=0, unbiased=unbiased, correction=correction,
                                     **kw))
@@ -129,8 +189,31 @@ def spread(fn: Any) -> Any:
         return fn(self, axis=axis, ddof=ddof, keepdims=keepdims, **kw)
 
     method.__name__ = fn.__name__
-    method.__doc__ = (fn.__doc__ or "") + " With ``dim=`` (PyTorch's spelling) the default is PyTorch's unbiased one."
+    method.__doc__ = (fn.__doc__ or "") + (" With a dim (``dim=`` or positional: PyTorch's spelling) the default is "
+                                           "PyTorch's unbiased one; with ``axis=`` or no arguments NumPy's ddof=0.")
     return method
+
+
+def _positional_spread(name: str, args: tuple, axis: Any, dim: Any, unbiased: Any, ddof: Any, correction: Any,
+                       keepdims: Any, keepdim: Any) -> tuple[Any, Any, Any, Any]:
+    """PyTorch's ``std(dim, unbiased, keepdim)`` read from positional arguments."""
+    if len(args) > 3:
+        raise TypeError(f"{name}: takes at most dim, unbiased and keepdim positionally, got {len(args)} arguments")
+    if axis is not None or dim is not None:
+        raise TypeError(f"{name}: got a positional dim {args[0]!r} and an axis/dim keyword; pass one")
+    dim = args[0]
+    if len(args) > 1:
+        if unbiased is not None or ddof is not None or correction is not None:
+            raise TypeError(f"{name}: got unbiased positionally and ddof/unbiased/correction by name; pass one")
+        if isinstance(args[1], (bool, np.bool_)):
+            unbiased = bool(args[1])
+        else:
+            ddof = args[1]  # (a number there: the degrees-of-freedom correction)
+    if len(args) > 2:
+        if keepdim is not None or keepdims:
+            raise TypeError(f"{name}: got keepdim both positionally and by name; pass one")
+        keepdim = bool(args[2])
+    return dim, unbiased, ddof, keepdim
 
 
 def with_dim(fn: Any, name: str, default: Any = None) -> Any:

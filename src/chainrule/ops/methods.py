@@ -46,8 +46,11 @@ def _fill(self: Tensor, value: Any) -> None:
 
 
 @tensor_method("nonzero")
-def _nonzero(self: Tensor) -> Any:
-    """Indices of the non-zero entries, as ndarray.nonzero (no gradient)."""
+def _nonzero(self: Tensor, *, as_tuple: Any = None) -> Any:
+    """Indices of the non-zero entries, as ndarray.nonzero (a tuple of index arrays, no gradient); PyTorch's
+    ``as_tuple=False`` gives them as one ``(n, ndim)`` Tensor of rows instead."""
+    if as_tuple is False:
+        return Tensor._wrap(np.argwhere(self.data).astype(np.int64))
     return np.nonzero(self.data)
 
 

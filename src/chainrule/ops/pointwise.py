@@ -4,8 +4,8 @@ Most are composites of the ops in :mod:`elementwise` (so they need no rules of t
 ``sinc`` and ``ldexp`` are primitives. Conventions at points where a function has no
 derivative:
 
-- ``fmax``/``fmin``: as ``maximum``/``minimum`` (ties share the gradient), NaN entries lose
-  to numbers and get no gradient;
+- ``fmax``/``fmin``: at a tie the first argument takes the whole gradient (PyTorch's rule; ``maximum``
+  and ``minimum`` share it), NaN entries lose to numbers and get no gradient;
 - ``mod``/``remainder``/``fmod``: derivative 1 in ``x`` and ``-floor(x / y)`` (``-trunc`` for
   ``fmod``) in ``y``, the one-sided value at the jumps;
 - ``copysign(x, y)``: derivative ``sign(x) * sign(y)`` in ``x`` (0 at ``x == 0``), 0 in ``y``;
@@ -62,24 +62,25 @@ def _nan_mask(x: Any) -> np.ndarray:
     return np.isnan(raw(x))
 
 
+def _first_wins(x: Any, y: Any, larger: bool) -> Any:
+    # PyTorch's fmax/fmin: x where it wins or ties (or y is NaN), else y; the gradient follows the pick
+    xv, yv = raw(x), raw(y)
+    keep = ((xv >= yv) if larger else (xv <= yv)) | np.isnan(yv)
+    return elementwise.where(keep, x, y)
+
+
 @implements(np.fmax)
 def fmax(x: Any, y: Any) -> Any:
-    """Elementwise max ignoring NaNs (a NaN loses to a number and gets no gradient)."""
-    nx, ny = _nan_mask(x), _nan_mask(y)
-    if not (nx.any() or ny.any()):
-        return elementwise.maximum(x, y)
-    larger = elementwise.maximum(elementwise.where(nx, 0.0, x), y)
-    return elementwise.where(nx & ~ny, y, elementwise.where(ny, x, larger))
+    """Elementwise max ignoring NaNs (a NaN loses to a number and gets no gradient); at a tie ``x`` takes the
+    gradient, as PyTorch's ``fmax``."""
+    return _first_wins(x, y, True)
 
 
 @implements(np.fmin)
 def fmin(x: Any, y: Any) -> Any:
-    """Elementwise min ignoring NaNs (a NaN loses to a number and gets no gradient)."""
-    nx, ny = _nan_mask(x), _nan_mask(y)
-    if not (nx.any() or ny.any()):
-        return elementwise.minimum(x, y)
-    smaller = elementwise.minimum(elementwise.where(nx, 0.0, x), y)
-    return elementwise.where(nx & ~ny, y, elementwise.where(ny, x, smaller))
+    """Elementwise min ignoring NaNs (a NaN loses to a number and gets no gradient); at a tie ``x`` takes the
+    gradient, as PyTorch's ``fmin``."""
+    return _first_wins(x, y, False)
 
 
 _LN2 = float(np.log(2.0))

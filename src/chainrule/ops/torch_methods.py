@@ -194,7 +194,7 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bo
 
 
 def _is_device(a: Any) -> bool:
-    return type(a).__name__ == "device"
+    return type(a).__name__ in ("device", "Device")  # PyTorch's, or chainrule's t.device
 
 
 @tensor_method("cuda")
@@ -227,7 +227,10 @@ def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> Values
 
 def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
                   descending: bool = False, stable: Any = None) -> np.ndarray:
-    """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``)."""
+    """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``; PyTorch's
+    positional ``argsort(dim, descending)`` too)."""
+    if isinstance(kind, (bool, np.bool_)):  # PyTorch's second positional argument is descending, not a kind
+        kind, descending = None, bool(kind) or descending
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
     if scalar_along(self, "argsort", dim):
         return np.zeros((), dtype=np.int64)

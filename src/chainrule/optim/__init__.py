@@ -1,4 +1,5 @@
-"""Optimisers, learning-rate schedules and gradient clipping, for Tensor and Scalar parameters.
+"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad), learning-rate schedules and gradient clipping, for Tensor
+and Scalar parameters.
 
 The update arithmetic lives in :mod:`chainrule.optim.rules` (plain functions on arrays, shared
 with ``chainrule.optimize.minimize``).
@@ -13,6 +14,8 @@ Example:
 from __future__ import annotations
 
 from . import rules
+from . import schedules as lr_scheduler  # PyTorch's path: optim.lr_scheduler.StepLR
+from .adaptive import Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
 from .optimizers import SGD, Adam, AdamW, Optimizer
@@ -23,13 +26,15 @@ from .schedules import (
     LambdaLR,
     LinearLR,
     LRScheduler,
+    MultiStepLR,
     StepLR,
     WarmupCosineLR,
 )
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW",
-    "LRScheduler", "LambdaLR", "StepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad",
+    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "lr_scheduler",
+    "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
     "weight_decay_groups", "rules",
 ]

@@ -1,4 +1,5 @@
-"""Learning-rate schedules: step decay, exponential, cosine, linear warm-up, warm-up then cosine.
+"""Learning-rate schedules: step decay (every ``step_size`` or at milestones), exponential, cosine,
+linear warm-up, warm-up then cosine.
 
 Used as in PyTorch: make the scheduler after the optimiser (this sets the learning rate of
 step 0), call ``optimizer.step()`` then ``scheduler.step()`` once per step (or epoch). Each
@@ -19,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from typing import Any
@@ -96,6 +98,17 @@ class StepLR(LRScheduler):
 
     def lr_at(self, base_lr: float, epoch: int) -> float:
         return base_lr * self.gamma ** (epoch // self.step_size)
+
+
+class MultiStepLR(LRScheduler):
+    """Multiply the rate by ``gamma`` at each step count in ``milestones``."""
+
+    def __init__(self, optimizer: Optimizer, milestones: Any, gamma: float = 0.1, last_epoch: int = -1) -> None:
+        self.milestones, self.gamma = sorted(int(m) for m in milestones), float(gamma)
+        super().__init__(optimizer, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        return base_lr * self.gamma ** bisect.bisect_right(self.milestones, epoch)
 
 
 class ExponentialLR(LRScheduler):

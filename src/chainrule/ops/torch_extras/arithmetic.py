@@ -115,7 +115,19 @@ def baddbmm(self: Tensor, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any
     return _add_product(self, bmm(batch1 if isinstance(batch1, Tensor) else Tensor(batch1), batch2), beta, alpha)
 
 
-for _method, _body in [("mm", mm), ("bmm", bmm), ("mv", mv), ("addmm", addmm), ("baddbmm", baddbmm)]:
+def addmv(self: Tensor, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """PyTorch's ``addmv``: ``beta * self + alpha * (mat @ vec)``."""
+    return _add_product(self, mv(mat if isinstance(mat, Tensor) else Tensor(mat), vec), beta, alpha)
+
+
+def addbmm(self: Tensor, batch1: Any, batch2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """PyTorch's ``addbmm``: ``beta * self + alpha * sum_b (batch1[b] @ batch2[b])``."""
+    product = bmm(batch1 if isinstance(batch1, Tensor) else Tensor(batch1), batch2)
+    return _add_product(self, declared("sum")(product, axis=0), beta, alpha)
+
+
+for _method, _body in [("mm", mm), ("bmm", bmm), ("mv", mv), ("addmm", addmm), ("baddbmm", baddbmm),
+                       ("addmv", addmv), ("addbmm", addbmm)]:
     also_method("matmul", _method, _body)
 
 
@@ -136,5 +148,13 @@ def cross(self: Tensor, other: Any, dim: int | None = None) -> Any:
     return declared("cross")(self, other, axis=dim)
 
 
+def addr(self: Tensor, vec1: Any, vec2: Any, *, beta: Any = 1, alpha: Any = 1) -> Any:
+    """PyTorch's ``addr``: ``beta * self + alpha * outer(vec1, vec2)``."""
+    return _add_product(self, outer(vec1 if isinstance(vec1, Tensor) else Tensor(vec1), vec2), beta, alpha)
+
+
 also_method("outer", "outer", outer)
+also_method("outer", "ger", outer)
+also_method("outer", "addr", addr)
+also_method("abs", "absolute", lambda self: declared("abs")(self))
 also_method("cross", "cross", cross)

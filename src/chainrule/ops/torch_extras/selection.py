@@ -283,3 +283,28 @@ def unflatten(self: Tensor, dim: int, sizes: Any) -> Any:
     """PyTorch's ``unflatten``: dim ``dim`` split into ``sizes`` (one may be -1)."""
     axis = checked_axis(self, dim, "unflatten")
     return declared("reshape")(self, self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])
+
+
+# -- index and value queries (no gradient: integer indices, or values picked without a rule) ---------------
+@tensor_method("unique")
+def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: Any = None) -> Any:
+    """PyTorch's ``unique``: the distinct values in increasing order (no gradient, as PyTorch has none), with
+    the inverse indices and counts when asked; ``dim`` takes distinct slices along it."""
+    axis = None if dim is None else checked_axis(self, dim, "unique")
+    found = np.unique(values_of(self, "unique"), return_inverse=True, return_counts=True, axis=axis)
+    values, inverse, counts = found
+    if axis is None:
+        inverse = inverse.reshape(self.shape)
+    out = [Tensor._wrap(values)]
+    if return_inverse:
+        out.append(Tensor._wrap(inverse.astype(np.int64)))
+    if return_counts:
+        out.append(Tensor._wrap(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@tensor_method("argwhere")
+def argwhere(self: Tensor) -> Any:
+    """PyTorch's ``argwhere``: the indices of the non-zero entries, one row each (shape ``(n, ndim)``)."""
+    return Tensor._wrap(np.argwhere(values_of(self, "argwhere")).astype(np.int64))

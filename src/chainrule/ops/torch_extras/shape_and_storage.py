@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -21,6 +21,18 @@ from .common import (
 )
 
 also_method("moveaxis", "movedim", lambda self, source, destination: declared("moveaxis")(self, source, destination))
+also_method("swapaxes", "swapdims", lambda self, dim0, dim1: declared("swapaxes")(self, dim0, dim1))
+
+
+def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> Any:
+    """PyTorch's ``tensor_split``: ``n`` pieces as even as can be (the first ones one longer), or the pieces
+    between the given indices, along ``dim`` (NumPy's ``array_split``)."""
+    cut = indices_or_sections
+    cut = cut.tolist() if isinstance(cut, Tensor) else cut
+    return tuple(declared("array_split")(self, cut, axis=checked_axis(self, dim, "tensor_split")))
+
+
+also_method("array_split", "tensor_split", tensor_split)
 
 
 def _flip(self: Tensor, *dims: Any) -> Any:
@@ -52,22 +64,35 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(n) for n in dims_tuple(size))
 
 
+def _new(name: str, values: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
+    if device is not None and str(device) != "cpu":
+        raise ValueError(f"{name}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+    return Tensor(values, requires_grad=True) if requires_grad else Tensor._wrap(values)
+
+
 @tensor_method("new_zeros")
-def new_zeros(self: Tensor, *size: Any, dtype: Any = None) -> Tensor:
-    """PyTorch's ``new_zeros``: zeros of ``size``, this Tensor's dtype (out of the graph)."""
-    return Tensor._wrap(np.zeros(_size(size), dtype=dtype or self.dtype))
+def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``new_zeros``: zeros of ``size``, this Tensor's dtype (a new leaf, out of the graph)."""
+    return _new("new_zeros", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad)
 
 
 @tensor_method("new_ones")
-def new_ones(self: Tensor, *size: Any, dtype: Any = None) -> Tensor:
+def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_ones``: ones of ``size``, this Tensor's dtype."""
-    return Tensor._wrap(np.ones(_size(size), dtype=dtype or self.dtype))
+    return _new("new_ones", np.ones(_size(size), dtype=dtype or self.dtype), device, requires_grad)
+
+
+@tensor_method("new_empty")
+def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``new_empty``: a Tensor of ``size`` and this Tensor's dtype (zeros here: never garbage)."""
+    return _new("new_empty", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad)
 
 
 @tensor_method("new_full")
-def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None) -> Tensor:
+def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
+             requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_full``: ``fill_value`` everywhere in ``size``, this Tensor's dtype."""
-    return Tensor._wrap(np.full(_size((size,)), fill_value, dtype=dtype or self.dtype))
+    return _new("new_full", np.full(_size((size,)), fill_value, dtype=dtype or self.dtype), device, requires_grad)
 
 
 @tensor_method("new_tensor")
@@ -138,6 +163,23 @@ tensor_method("mH", property(_adjoint, doc="PyTorch's ``mH``: the conjugate tran
 tensor_method("H", property(_matrix_adjoint, doc="PyTorch's ``H``: the conjugate transpose of a matrix."))
 
 
+class GradFn(NamedTuple):
+    """What PyTorch's ``t.grad_fn`` tells: the op that computed a tensor in the graph (``name()``)."""
+
+    op: str
+
+    def name(self) -> str:
+        return self.op
+
+
+def _grad_fn(self: Tensor) -> GradFn | None:
+    return None if self.is_leaf else GradFn(self.op)
+
+
+tensor_method("grad_fn", property(_grad_fn, doc="PyTorch's ``grad_fn``: None for a leaf (or a tensor outside the "
+                                              "graph), else the op that computed it (``t.op``)."))
+
+
 @tensor_method("half")
 def half(self: Tensor) -> Any:
     """PyTorch's ``half()``: the values as float16."""
@@ -154,3 +196,62 @@ def int32(self: Tensor) -> Tensor:
 def boolean(self: Tensor) -> Tensor:
     """PyTorch's ``bool()``: the values as booleans (out of the graph)."""
     return Tensor._wrap(values_of(self, "bool").astype(bool))
+
+
+class Device(NamedTuple):
+    """What PyTorch's ``t.device`` tells: always the CPU (``str(t.device) == "cpu"``, ``t.device.type``); it may be
+    passed on as ``device=`` to the constructors and to ``t.to``."""
+
+    type: str = "cpu"
+    index: int | None = None
+
+    def __str__(self) -> str:
+        return self.type
+
+    def __eq__(self, other: object) -> bool:
+        return str(other) == self.type if isinstance(other, (str, Device)) or _is_torch_device(other) else False
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+
+def _is_torch_device(a: Any) -> bool:
+    return type(a).__name__ == "device"
+
+
+_CPU = Device()
+tensor_method("device", property(lambda self: _CPU, doc="PyTorch's ``device``: the CPU, where chainrule runs."))
+tensor_method("is_cuda", property(lambda self: False, doc="PyTorch's ``is_cuda``: False (chainrule runs on the CPU)."))
+
+
+@tensor_method("is_floating_point")
+def is_floating_point(self: Tensor) -> bool:
+    """PyTorch's ``is_floating_point()``: whether the dtype is a real floating one."""
+    return np.dtype(self.dtype).kind == "f"
+
+
+@tensor_method("is_complex")
+def is_complex(self: Tensor) -> bool:
+    """PyTorch's ``is_complex()``: whether the dtype is complex."""
+    return np.dtype(self.dtype).kind == "c"
+
+
+@tensor_method("ndimension")
+def ndimension(self: Tensor) -> int:
+    """PyTorch's ``ndimension()``: the number of dimensions (``ndim``)."""
+    return self.ndim
+
+
+def _retains_grad(self: Tensor) -> bool:
+    node = self._node
+    if node is None or not node.outputs:
+        return False
+    entry = node.outputs.get(self._index)
+    return bool(entry and entry[0]() is self and entry[1])
+
+
+tensor_method("retains_grad", property(_retains_grad, doc="PyTorch's ``retains_grad``: whether ``retain_grad()`` "
+                                                          "was called on this computed tensor (False for a leaf)."))
