@@ -277,7 +277,9 @@ def test_numpy_meanings_of_shared_names_are_kept():
     np.testing.assert_array_equal(x.repeat(2, 1).data, np.tile(x.data, (2, 1)))  # only PyTorch reads it: a tile
     with pytest.raises(ValueError, match=r"repeat\(2,\) of a Tensor of shape \(4,\) reads differently in NumPy"):
         x.repeat(2)  # NumPy repeats each entry, PyTorch the whole vector: neither is guessed
-    np.testing.assert_allclose(float(x.std()), np.std(x.data))  # ddof=0 without dim
+    np.testing.assert_allclose(float(x.std()), np.std(x.data, ddof=1))  # the object API: PyTorch's unbiased
+    np.testing.assert_allclose(float(x.var(axis=0)), np.var(x.data))  # NumPy's axis=: ddof=0
+    np.testing.assert_allclose(float(np.std(x)), np.std(x.data))  # NumPy's function on a Tensor: NumPy's meaning
     assert [p.shape for p in cr.split(Tensor(A), 3, axis=0)] == [(1, 4)] * 3  # numpy.split: 3 sections
     assert [p.shape for p in Tensor(A).split(3, dim=0)] == [(3, 4)]  # Tensor.split: pieces of size 3
 

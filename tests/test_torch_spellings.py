@@ -453,7 +453,9 @@ def test_positional_dim_of_std_and_var_is_pytorchs_unbiased_one(name):
         np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12)
         np.testing.assert_allclose(cr.autograd.grad(g.sum(), [x])[0].data,
                                    torch.autograd.grad(tg.sum(), [tx])[0].numpy(), rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(getattr(Tensor(X), name)().data, getattr(X, name)())  # no arguments: NumPy's
+    np.testing.assert_allclose(getattr(Tensor(X), name)().data, getattr(torch.tensor(X), name)().numpy(),
+                               rtol=1e-12)  # no arguments: PyTorch's (unbiased)
+    np.testing.assert_allclose(getattr(np, name)(Tensor(X)).data, getattr(np, name)(X))  # NumPy's function: NumPy's
     np.testing.assert_allclose(getattr(Tensor(X), name)(axis=1).data, getattr(X, name)(axis=1))
     with pytest.raises(TypeError, match=rf"{name}: got a positional dim 1 and an axis/dim keyword; pass one"):
         getattr(Tensor(X), name)(1, axis=0)

@@ -162,17 +162,17 @@ def _positional_extreme(self: Any, name: str, args: tuple, axis: Any, dim: Any, 
 
 
 def spread(fn: Any) -> Any:
-    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis`` or no arguments; PyTorch's ``correction`` (1) with a
-    ``dim``, given by name or positionally (``t.std(1)``, ``t.var(0, True, True)``: PyTorch's dim, unbiased,
-    keepdim)."""
+    """``var``/``std``: NumPy's ``ddof`` (0) with ``axis=`` or ``keepdims=``; PyTorch's ``correction`` (1) otherwise:
+    with no arguments (the object API is PyTorch's: ``t.std()`` is unbiased, as ``torch.std``; ``np.std(t)``
+    stays NumPy's) and with a ``dim``, given by name or positionally (``t.std(1)``, ``t.var(0, True, True)``:
+    PyTorch's dim, unbiased, keepdim)."""
 
     def method(self: Tensor, *args: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False,
                dim: Any = None, keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
         if args:
             dim, unbiased, ddof, keepdim = _positional_spread(fn.__name__, args, axis, dim, unbiased, ddof,
                                                               correction, keepdims, keepdim)
-        torch_style = (bool(args) or dim is not None or keepdim is not None or unbiased is not None
-                       or correction is not None)
+        torch_style = axis is None and not keepdims  # NumPy's spelling names axis= (or keepdims=)
         if scalar_along(self, fn.__name__, dim):
             return as_scalar(method(self.reshape((1,)), ddof=ddof, dim=0, unbiased=unbiased, correction=correction,
                                     **kw))
@@ -189,8 +189,9 @@ def spread(fn: Any) -> Any:
         return fn(self, axis=axis, ddof=ddof, keepdims=keepdims, **kw)
 
     method.__name__ = fn.__name__
-    method.__doc__ = (fn.__doc__ or "") + (" With a dim (``dim=`` or positional: PyTorch's spelling) the default is "
-                                           "PyTorch's unbiased one; with ``axis=`` or no arguments NumPy's ddof=0.")
+    method.__doc__ = (fn.__doc__ or "") + (" Without arguments or with a dim (``dim=`` or positional: PyTorch's "
+                                           "spelling) the default is PyTorch's unbiased one; with ``axis=`` NumPy's "
+                                           "ddof=0.")
     return method
 
 
