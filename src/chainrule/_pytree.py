@@ -3,14 +3,19 @@
 As in JAX, ``None`` is an empty subtree (no leaves; it comes back as None), and a
 container comes back with its own type: a namedtuple stays that namedtuple, an
 ``OrderedDict`` an OrderedDict, a ``defaultdict`` keeps its default factory.
+Also as in JAX, a dict's leaves come in the order of its sorted keys (an ``OrderedDict``'s in
+its own order), so two dicts with the same keys inserted in different orders (a primal and
+its tangent, an output and its cotangent) line up key by key; the rebuilt dict keeps the
+original's key order.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
-# ("leaf", index) | ("none",) | (sequence type, [children defs]) | ("dict", rebuild, keys, [children defs])
+# ("leaf", index) | ("none",) | (sequence type, [children defs])
+# | ("dict", rebuild, keys in leaf order, [children defs], keys in the dict's own order)
 Treedef = Any
 
 
@@ -23,6 +28,18 @@ def _dict_maker(node: dict) -> Any:
     if kind is dict:
         return dict
     return lambda pairs: kind(pairs)
+
+
+def leaf_order(node: dict) -> list[Any]:
+    """The keys of ``node`` in the order its leaves are listed: sorted (as JAX), unless the order is the
+    mapping's meaning (an OrderedDict) or the keys cannot be compared with each other."""
+    keys = list(node)
+    if isinstance(node, OrderedDict):
+        return keys
+    try:
+        return sorted(keys)
+    except TypeError:
+        return keys
 
 
 def flatten(tree: Any) -> tuple[list[Any], Treedef]:
@@ -39,9 +56,9 @@ def flatten(tree: Any) -> tuple[list[Any], Treedef]:
             parent[slot] = (type(node), kids)
             stack.extend((child, kids, i) for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, dict):
-            keys = list(node)
+            keys = leaf_order(node)
             kids = [None] * len(keys)
-            parent[slot] = ("dict", _dict_maker(node), keys, kids)
+            parent[slot] = ("dict", _dict_maker(node), keys, kids, list(node))
             stack.extend((node[k], kids, i) for i, k in reversed(list(enumerate(keys))))
         else:
             parent[slot] = ("leaf", len(leaves))
@@ -60,7 +77,7 @@ def leaf_paths(tree: Any) -> list[str]:
         if isinstance(node, (tuple, list)):
             stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, dict):
-            stack.extend((node[k], f"{path}[{k!r}]") for k in reversed(list(node)))
+            stack.extend((node[k], f"{path}[{k!r}]") for k in reversed(leaf_order(node)))
         else:
             paths.append(path)
     return paths
@@ -74,8 +91,9 @@ def unflatten(treedef: Treedef, leaves: list[Any]) -> Any:
     if tag == "none":
         return None
     if tag == "dict":
-        _, make, keys, kids = treedef
-        return make([(k, unflatten(d, leaves)) for k, d in zip(keys, kids)])
+        _, make, keys, kids, order = treedef
+        built = {k: unflatten(d, leaves) for k, d in zip(keys, kids)}
+        return make([(k, built[k]) for k in order])
     kind, kids = treedef
     items = [unflatten(d, leaves) for d in kids]
     return kind(*items) if hasattr(kind, "_fields") else kind(items)  # a namedtuple takes its fields one by one
