@@ -43,3 +43,14 @@ def test_dict_tangents_match_jax():
     f = lambda p: np.tanh(p["w"] @ p["b"][0]) * p["b"][1]  # noqa: E731
     fj = lambda p: jax.numpy.tanh(p["w"] @ p["b"][0]) * p["b"][1]  # noqa: E731
     np.testing.assert_allclose(cr.jvp(f, (p,), (t,))[1], jax.jvp(fj, (p,), (t,))[1], rtol=1e-12)
+
+
+def test_keyword_arguments_pass_through_jacobians_and_hessian():
+    # JAX's jacrev/jacfwd/hessian pass keyword arguments to f undifferentiated; these once refused them
+    x = np.array([1.0, 2.0])
+    f = lambda x, s=2.0: x ** 3 * s  # noqa: E731
+    assert cr.jacrev(f)(x, s=3.0).tolist() == [[9.0, 0.0], [0.0, 36.0]]
+    assert cr.jacfwd(f)(x, s=3.0).tolist() == [[9.0, 0.0], [0.0, 36.0]]
+    assert cr.hessian(lambda x, s: np.sum(f(x, s)))(x, s=3.0).tolist() == [[18.0, 0.0], [0.0, 36.0]]
+    jac, aux = cr.jacrev(lambda x, s: (x * s, s), has_aux=True)(x, s=5.0)
+    assert jac.tolist() == [[5.0, 0.0], [0.0, 5.0]] and aux == 5.0

@@ -55,7 +55,9 @@ def jacrev(
         return with_aux("jacrev", lambda g: jacrev(g, argnums, holomorphic), f)
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # as JAX: keyword arguments are passed through, not differentiated
+            return jacrev(functools.partial(f, **kwargs), argnums, holomorphic)(*args)
         if _batching.levels():
             return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
@@ -104,7 +106,9 @@ def jacfwd(
         return with_aux("jacfwd", lambda g: jacfwd(g, argnums, holomorphic), f)
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # as JAX: keyword arguments are passed through, not differentiated
+            return jacfwd(functools.partial(f, **kwargs), argnums, holomorphic)(*args)
         if _batching.levels():
             return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
@@ -224,7 +228,7 @@ def hessian(
         return inner
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         for i in _argnums(argnums, len(args), "hessian"):
             if any(_is_complex(leaf) for leaf in _pytree.flatten(args[i])[0]):
                 # without this, the error would name the jacrev inside (the gradient it differentiates is complex)
@@ -233,7 +237,7 @@ def hessian(
                     "not a complex matrix (JAX refuses it too). For a holomorphic f pass holomorphic=True; "
                     "otherwise split the input: "
                     "hessian(lambda re, im: f(re + 1j * im), argnums=(0, 1))(z.real, z.imag)")
-        return inner(*args)
+        return inner(*args, **kwargs)
 
     return wrapper
 
