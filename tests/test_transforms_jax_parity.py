@@ -111,3 +111,12 @@ def test_custom_vjp_matches_jax_with_nondiff_and_tuple_outputs():
     np.testing.assert_allclose(cr.grad(build(cr, np))(x), jax.grad(build(jax, jnp))(x), rtol=1e-13)
     np.testing.assert_allclose(cr.vmap(cr.grad(build(cr, np)))(np.stack([x, -x])),
                                jax.vmap(jax.grad(build(jax, jnp)))(np.stack([x, -x])), rtol=1e-13)
+
+
+def test_stop_gradient_stops_pytrees_and_batched_values():
+    # a dict came back unchanged (the gradient flowed through it), and so did a value inside vmap
+    assert cr.grad(lambda x: x * cr.stop_gradient({"k": x})["k"])(3.0) == 3.0
+    assert cr.grad(lambda x: x * cr.stop_gradient([x, None])[0])(3.0) == 3.0
+    xs = np.array([1.0, 2.0, 3.0])
+    assert cr.vmap(cr.grad(lambda x: x * cr.stop_gradient(x)))(xs).tolist() == [1.0, 2.0, 3.0]
+    assert cr.grad(lambda w: np.sum(cr.vmap(lambda x: x * cr.stop_gradient(x * w))(xs)))(2.0) == 0.0

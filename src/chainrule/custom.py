@@ -239,5 +239,24 @@ def _grad_leaves(name: str, grads: tuple[Any, ...], sizes: tuple[int, ...]) -> l
 
 
 def stop_gradient(x: Any) -> Any:
-    """The value of ``x`` with no gradient (reverse or forward) flowing through it."""
-    return Tensor._wrap(x.data) if isinstance(x, Tensor) else x
+    """The value of ``x`` with no gradient (reverse or forward) flowing through it; ``x`` may be a tuple,
+    list or dict of values (as JAX's ``lax.stop_gradient``), each leaf is stopped.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.grad(lambda x: x * cr.stop_gradient({"k": x})["k"])(3.0)
+        3.0
+    """
+    leaves, treedef = _pytree.flatten(x)
+    return _pytree.unflatten(treedef, [_stopped(leaf) for leaf in leaves])
+
+
+def _stopped(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return Tensor._wrap(x.data)
+    if hasattr(type(x), "__array_function__") and type(x) is not np.ndarray and not isinstance(x, np.generic):
+        from .batching.value import Batched  # a batched value under vmap: stop each example's part
+
+        if isinstance(x, Batched):
+            return Batched(_stopped(x.value), x.level)
+    return x
