@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("autodiff", ("chainrule.autodiff",)),
     ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special")),
     ("transforms", ("chainrule.transforms", "chainrule.batching", "chainrule.custom", "chainrule.autograd",
-                    "chainrule.checking", "chainrule._checkpoint")),
+                    "chainrule.checking", "chainrule._checkpoint", "chainrule._custom_jvp")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.gpt",
                   "chainrule.constructors", "chainrule.replay")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),

@@ -41,7 +41,7 @@ _LAZY = {
     "jacrev": "transforms", "jacfwd": "transforms", "hessian": "transforms", "jvp": "transforms",
     "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
     "linearize": "transforms", "holomorphic_grad": "transforms",
-    "custom_vjp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
+    "custom_vjp": "custom", "custom_jvp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
     "gradcheck": "checking", "GradcheckError": "checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",

@@ -1,4 +1,5 @@
-"""Your own differentiable functions: ``primitive``, ``custom_vjp``; and ``stop_gradient``, ``checkpoint``."""
+"""Your own differentiable functions: ``primitive``, ``custom_vjp``, ``custom_jvp``; and ``stop_gradient``,
+``checkpoint``."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 
 from . import _pytree
 from ._checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.checkpoint)
+from ._custom_jvp import custom_jvp  # noqa: F401  (re-exported: chainrule.custom_jvp)
 from .autodiff.primitive import Primitive, apply
 from .tensor import Tensor
 
