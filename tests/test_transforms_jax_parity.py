@@ -172,3 +172,15 @@ def test_custom_jvp_matches_jax():
         np.testing.assert_allclose(ours(build(cr, np))(x), theirs(build(jax, jnp))(x), rtol=1e-12)
     np.testing.assert_allclose(cr.vmap(cr.grad(build(cr, np)))(np.stack([x, -x])),
                                jax.vmap(jax.grad(build(jax, jnp)))(np.stack([x, -x])), rtol=1e-12)
+
+
+def test_checkpoint_takes_jax_keywords():
+    import functools
+
+    x = np.array([0.3, -1.2])
+    want = 3 * x ** 2
+    block = cr.checkpoint(lambda b, n: b ** n, static_argnums=(1,))
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(block(a, 3)))(x), want, rtol=1e-14)
+    block = functools.partial(cr.checkpoint, policy=None, prevent_cse=False)(lambda b: b ** 3)
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(block(a)))(x), want, rtol=1e-14)
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(cr.remat(lambda b: b ** 3)(a)))(x), want, rtol=1e-14)

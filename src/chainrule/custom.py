@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _pytree
 from ._checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.checkpoint)
+from ._checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for it)
 from ._custom_jvp import custom_jvp  # noqa: F401  (re-exported: chainrule.custom_jvp)
 from .autodiff.primitive import Primitive, apply
 from .tensor import Tensor
