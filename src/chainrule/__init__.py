@@ -15,6 +15,7 @@ from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
+from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))
 from .scalar import Scalar
 from .tensor import Tensor, tensor  # noqa: F401
 
