@@ -220,3 +220,16 @@ def test_index_updates_match_jax():
             return m.sum(getattr(a.at[idx], method)(a[1:4] ** 2 + 1.0) ** 2)
 
         np.testing.assert_allclose(cr.hessian(f)(x), jax.hessian(lambda a: f(a, jnp))(x), rtol=1e-12, err_msg=method)
+
+
+def test_hessian_of_array_and_pytree_outputs():
+    # JAX's hessian (jacfwd of jacrev) takes any output; chainrule's once required a scalar
+    x = np.array([0.5, -1.0])
+    h = cr.hessian(lambda a: a ** 3)(x)
+    assert h.shape == (2, 2, 2)
+    np.testing.assert_allclose(h[0], [[3.0, 0.0], [0.0, 0.0]])
+    np.testing.assert_allclose(h[1], [[0.0, 0.0], [0.0, -6.0]])
+    h = cr.hessian(lambda a: {"u": np.sum(a ** 3), "v": a[0] * a[1]})(x)
+    np.testing.assert_allclose(h["u"], [[3.0, 0.0], [0.0, -6.0]])
+    np.testing.assert_allclose(h["v"], [[0.0, 1.0], [1.0, 0.0]])
+    assert cr.hessian(lambda a: a ** 4)(2.0) == 48.0

@@ -214,7 +214,8 @@ def jacobian(
 def hessian(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
 ) -> Callable[..., Any]:
-    """The matrix of second derivatives of a scalar function (reverse over reverse).
+    """The matrix of second derivatives of a scalar function (reverse over reverse); for an array or pytree
+    output, each entry's, with shape ``out.shape + in.shape + in.shape`` (as JAX's).
 
     Example:
         >>> import chainrule as cr
@@ -223,7 +224,8 @@ def hessian(
     """
     if has_aux:  # f returns (value, aux): the result is (hessian, aux), as JAX's
         return with_aux("hessian", lambda g: hessian(g, argnums, holomorphic), f)
-    inner = jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
+    # jacrev twice, as JAX's jacfwd(jacrev): f may return an array or a pytree (each entry gets its Hessian)
+    inner = jacrev(jacrev(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
     if holomorphic:
         return inner
 
