@@ -17,7 +17,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("values", ("chainrule.tensor", "chainrule.tensor_inplace", "chainrule.tensor_convert", "chainrule.scalar",
                 "chainrule.scalar_rules")),
     ("autodiff", ("chainrule.autodiff",)),
-    ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special")),
+    ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special", "chainrule.fft")),
     ("transforms", ("chainrule.transforms", "chainrule.batching", "chainrule.custom", "chainrule.autograd",
                     "chainrule.checking", "chainrule._checkpoint", "chainrule._custom_jvp")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.gpt",

@@ -233,3 +233,24 @@ def test_hessian_of_array_and_pytree_outputs():
     np.testing.assert_allclose(h["u"], [[3.0, 0.0], [0.0, -6.0]])
     np.testing.assert_allclose(h["v"], [[0.0, 1.0], [1.0, 0.0]])
     assert cr.hessian(lambda a: a ** 4)(2.0) == 48.0
+
+
+def test_fft_matches_jax():
+    # numpy.fft had no rules (cnp.fft raised AttributeError, np.fft.fft(tensor) TypeError)
+    jax = _jax()
+    jnp = jax.numpy
+    x = np.array([0.3, -1.2, 2.0, 0.5, 1.1])
+
+    def f(a, m):
+        spectrum = m.fft.rfft(a, n=6, norm="ortho") * (1 + 0.5j)
+        return m.sum(m.fft.irfft(spectrum, n=5) ** 3) + m.sum(m.abs(m.fft.fft(a * 1j + a ** 2)) ** 2)
+
+    np.testing.assert_allclose(cr.grad(lambda a: f(a, np))(x), jax.grad(lambda a: f(a, jnp))(x), rtol=1e-11)
+    np.testing.assert_allclose(cr.hessian(lambda a: f(a, np))(x), jax.hessian(lambda a: f(a, jnp))(x), rtol=1e-10)
+    z = x[:3] + 1j * x[2:]
+    np.testing.assert_allclose(cr.jacrev(lambda z: np.fft.ifft(z ** 2), holomorphic=True)(z),
+                               jax.jacrev(lambda z: jnp.fft.ifft(z ** 2), holomorphic=True)(z), rtol=1e-12)
+    m = x[:4].reshape(2, 2)
+    np.testing.assert_allclose(cr.vmap(cr.grad(lambda r: np.sum(np.abs(np.fft.fft2(np.outer(r, r))) ** 3)))(m),
+                               jax.vmap(jax.grad(lambda r: jnp.sum(jnp.abs(jnp.fft.fft2(jnp.outer(r, r))) ** 3)))(m),
+                               rtol=1e-11)

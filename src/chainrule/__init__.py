@@ -54,7 +54,7 @@ _LAZY = {
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special", "batching",
+    "linalg", "special", "batching", "fft",
 }
 
 

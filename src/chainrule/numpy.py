@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as _np
 
-from . import linalg  # noqa: F401  (cnp.linalg)
+from . import fft, linalg  # noqa: F401  (cnp.fft, cnp.linalg)
 from .ops import _define
 from .ops import shape as _shape
 from .tensor import Tensor as _Tensor
@@ -150,7 +150,8 @@ FUNCTIONS = _numpy_functions()
 globals().update({name: fn if name in _SEQUENCE_FUNCTIONS else _reads_lists(fn) for name, fn in FUNCTIONS.items()})
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
 
-__all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "linalg", "r_", "c_"])
+__all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "fft", "linalg", "r_",
+                  "c_"])
 
 
 def __getattr__(name: str) -> Any:
