@@ -254,3 +254,19 @@ def test_fft_matches_jax():
     np.testing.assert_allclose(cr.vmap(cr.grad(lambda r: np.sum(np.abs(np.fft.fft2(np.outer(r, r))) ** 3)))(m),
                                jax.vmap(jax.grad(lambda r: jnp.sum(jnp.abs(jnp.fft.fft2(jnp.outer(r, r))) ** 3)))(m),
                                rtol=1e-11)
+
+
+def test_tree_util_as_jax():
+    from chainrule.tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
+
+    params = {"w": np.array([1.0, 2.0]), "b": (0.5, None)}
+    grads = cr.grad(lambda p: np.sum(p["w"] ** 2) + p["b"][0])(params)
+    new = tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    np.testing.assert_allclose(new["w"], [0.8, 1.6])
+    assert new["b"] == (0.4, None) and list(new) == ["w", "b"]
+    leaves, treedef = tree_flatten(params)
+    assert leaves[0] == 0.5 and treedef.num_leaves == 2  # sorted keys: "b" before "w"
+    assert tree_unflatten(treedef, [1, 2]) == {"w": 2, "b": (1, None)}
+    assert tree_structure({"b": (0, None), "w": 1}) == treedef and len(tree_leaves([1, (2, {"k": 3})])) == 3
+    with pytest.raises(ValueError, match="tree_map: tree 1 has structure"):
+        tree_map(lambda a, b: a + b, params, {"w": 1.0})

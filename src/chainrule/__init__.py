@@ -54,7 +54,7 @@ _LAZY = {
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special", "batching", "fft",
+    "linalg", "special", "batching", "fft", "tree_util",
 }
 
 
