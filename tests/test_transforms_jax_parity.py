@@ -270,3 +270,13 @@ def test_tree_util_as_jax():
     assert tree_structure({"b": (0, None), "w": 1}) == treedef and len(tree_leaves([1, (2, {"k": 3})])) == 3
     with pytest.raises(ValueError, match="tree_map: tree 1 has structure"):
         tree_map(lambda a, b: a + b, params, {"w": 1.0})
+
+
+def test_numpy_like_constructors_of_a_traced_value_take_at():
+    # jnp.zeros_like(x).at[0].set(v) is JAX's way to build an array from traced entries; cnp.zeros_like gave an
+    # ndarray, which has no .at
+    import chainrule.numpy as cnp
+
+    f = lambda a: cnp.sum(cnp.zeros_like(a).at[0].set(a[1] ** 2) + cnp.full_like(a, 2.0).at[1].set(a[0]) * a)  # noqa: E731
+    assert cr.grad(f)(np.array([3.0, 5.0])).tolist() == [2.0 + 5.0, 10.0 + 3.0]
+    assert type(cnp.zeros_like(np.ones(2))) is np.ndarray  # NumPy's result for NumPy input
