@@ -280,3 +280,17 @@ def test_numpy_like_constructors_of_a_traced_value_take_at():
     f = lambda a: cnp.sum(cnp.zeros_like(a).at[0].set(a[1] ** 2) + cnp.full_like(a, 2.0).at[1].set(a[0]) * a)  # noqa: E731
     assert cr.grad(f)(np.array([3.0, 5.0])).tolist() == [2.0 + 5.0, 10.0 + 3.0]
     assert type(cnp.zeros_like(np.ones(2))) is np.ndarray  # NumPy's result for NumPy input
+
+
+def test_tangents_and_cotangents_must_have_the_structure_they_stand_for():
+    # a tangent dict with other keys, or a cotangent dict for a tuple output, was paired leaf by leaf silently
+    x = np.array([1.0, 2.0])
+    with pytest.raises(ValueError, match=r"jvp: each tangent must have the same structure as its primal, got a "
+                                         r"tangent \{'b': \*\} for a primal \{'a': \*\}"):
+        cr.jvp(lambda p: p["a"], ({"a": x},), ({"b": x},))
+    _, pullback = cr.vjp(lambda a: {"u": a, "v": 2 * a}, x)
+    with pytest.raises(ValueError, match=r"vjp: the cotangent must have the output's structure, got \(\*, \*\) for "
+                                         r"an output \{'u': \*, 'v': \*\}"):
+        pullback((x, x))
+    _, pullback = cr.vjp(lambda a: (a, 2 * a), x)
+    assert pullback([x, x])[0].tolist() == [3.0, 6.0]  # a list for a tuple is the same structure

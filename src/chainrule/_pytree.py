@@ -97,3 +97,40 @@ def unflatten(treedef: Treedef, leaves: list[Any]) -> Any:
     kind, kids = treedef
     items = [unflatten(d, leaves) for d in kids]
     return kind(*items) if hasattr(kind, "_fields") else kind(items)  # a namedtuple takes its fields one by one
+
+
+def same_structure(a: Treedef, b: Treedef) -> bool:
+    """Whether two treedefs have the same shape: the same dict keys, sequence lengths and leaf places
+    (a tuple and a list count as the same, as the transforms read either for one another)."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        tx, ty = x[0], y[0]
+        if tx in ("leaf", "none") or ty in ("leaf", "none"):
+            if tx != ty:
+                return False
+            continue
+        if (tx == "dict") != (ty == "dict"):
+            return False
+        if tx == "dict":
+            if list(x[2]) != list(y[2]):
+                return False
+            stack.extend(zip(x[3], y[3]))
+        else:
+            if len(x[1]) != len(y[1]):
+                return False
+            stack.extend(zip(x[1], y[1]))
+    return True
+
+
+def describe(treedef: Treedef) -> str:
+    """A short text for a structure in error messages: ``{'a': *, 'b': (*, *)}``."""
+    tag = treedef[0]
+    if tag == "leaf":
+        return "*"
+    if tag == "none":
+        return "None"
+    if tag == "dict":
+        return "{" + ", ".join(f"{k!r}: {describe(d)}" for k, d in zip(treedef[2], treedef[3])) + "}"
+    inner = ", ".join(describe(d) for d in treedef[1])
+    return f"[{inner}]" if treedef[0] is list else f"({inner}{',' if len(treedef[1]) == 1 else ''})"
