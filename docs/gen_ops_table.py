@@ -26,8 +26,8 @@ edit by hand.
 Plain NumPy code works on `Tensor`s: `np.sin(t)`, `np.cumsum(t, axis=0)`, `np.linalg.inv(t)` and
 `scipy.special.gammaln(t)` are traced (NumPy hands them to chainrule through `__array_ufunc__` and
 `__array_function__`), and `import chainrule.numpy as cnp` gives the same functions as a module.
-{n_names} NumPy names ({n_top} in `numpy`, {n_linalg} in `numpy.linalg`) have derivative rules in
-both modes, reverse and forward, to any order; {n_special} more come from `scipy.special`.
+{n_names} NumPy names ({n_top} in `numpy`, {n_linalg} in `numpy.linalg`, {n_fft} in `numpy.fft`) have derivative
+rules in both modes, reverse and forward, to any order; {n_special} more come from `scipy.special`.
 A NumPy function without a rule raises a `TypeError` naming it, on a Tensor that carries a
 gradient, instead of silently dropping the gradient.
 
@@ -79,8 +79,9 @@ def render() -> str:
     rows = cr.ops.table()
     spaces = ("numpy.", "numpy.linalg.", "scipy.special.")
     names = {n for r in rows if r.kind != "constant" for n in r.numpy}
-    top = sorted(n for n in names if n.startswith("numpy.") and not n.startswith("numpy.linalg."))
+    top = sorted(n for n in names if n.startswith("numpy.") and not n.startswith(("numpy.linalg.", "numpy.fft.")))
     linalg = sorted(n for n in names if n.startswith("numpy.linalg."))
+    fft = sorted(n for n in names if n.startswith("numpy.fft."))
     special = sorted(n for n in names if n.startswith("scipy.special."))
     try:
         import scipy
@@ -90,8 +91,8 @@ def render() -> str:
         scipy_version = ", without SciPy"
     lines = [
         INTRO.format(
-            numpy=np.__version__, scipy=scipy_version, n_names=len(top) + len(linalg), n_top=len(top),
-            n_linalg=len(linalg), n_special=len(special), methods=", t.".join(cr.ops.METHODS),
+            numpy=np.__version__, scipy=scipy_version, n_names=len(top) + len(linalg) + len(fft), n_top=len(top),
+            n_linalg=len(linalg), n_fft=len(fft), n_special=len(special), methods=", t.".join(cr.ops.METHODS),
         ),
         f"{len(rows)} functions ({sum(r.kind == 'primitive' for r in rows)} primitives, "
         f"{sum(r.kind == 'composite' for r in rows)} composites, {sum(r.kind == 'constant' for r in rows)} "

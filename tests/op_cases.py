@@ -761,6 +761,33 @@ NUMPY_GAPS = [  # NumPy functions and spellings that used to fail on Tensors
          fixed((3, 3)), rotation_like, prims="eig", tol=10),
 ]
 
+
+def _ri(z: Any) -> Any:
+    """A complex result as one real array (its real part plus twice its imaginary part): torch compares
+    gradients of real outputs in the same convention as chainrule."""
+    return z.real + 2 * z.imag
+
+
+# numpy.fft: composites of matmul with the DFT matrix (chainrule/ops/fft.py)
+FFT = [
+    case("fft", lambda x: _ri(np.fft.fft(x)), vector(), prims=(), torch=lambda x: _ri(_torch().fft.fft(x))),
+    case("fft_n_ortho", lambda x: _ri(np.fft.fft(x, n=4, norm="ortho")), vector(min_side=2), prims=(),
+         torch=lambda x: _ri(_torch().fft.fft(x, n=4, norm="ortho"))),
+    case("ifft_forward", lambda x: _ri(np.fft.ifft(x, norm="forward")), vector(), prims=(),
+         torch=lambda x: _ri(_torch().fft.ifft(x, norm="forward"))),
+    case("rfft", lambda x: _ri(np.fft.rfft(x)), vector(), prims=(), torch=lambda x: _ri(_torch().fft.rfft(x))),
+    case("irfft", lambda x: np.fft.irfft(np.fft.rfft(x) * (1 + 0.5j), n=5), vector(min_side=2), prims=(),
+         torch=lambda x: _torch().fft.irfft(_torch().fft.rfft(x) * (1 + 0.5j), n=5)),
+    case("fft2_rfftn", lambda x: [_ri(np.fft.fft2(x)), _ri(np.fft.rfftn(x, axes=(0,)))], fixed((3, 4)), prims=(),
+         torch=lambda x: [_ri(_torch().fft.fft2(x)), _ri(_torch().fft.rfftn(x, dim=(0,)))]),
+    case("irfft2", lambda x: np.fft.irfft2(np.fft.rfft2(x) ** 2), fixed((2, 3)), prims=(),
+         torch=lambda x: _torch().fft.irfft2(_torch().fft.rfft2(x) ** 2)),
+    case("fftshift", lambda x: np.fft.ifftshift(np.fft.fftshift(x, axes=1) * np.arange(x.size).reshape(x.shape)),
+         fixed((3, 4)), prims=(), torch=lambda x: _torch().fft.ifftshift(
+             _torch().fft.fftshift(x, dim=1) * _torch().arange(12.0, dtype=x.dtype).reshape(3, 4))),
+    case("fft_complex", lambda z: [np.fft.fft(z), np.fft.ifftn(z * z)], fixed((3,)), complex_uniform(), prims=()),
+]
+
 _SDPA_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)
 _KEEP = np.array([[True, False, True, True], [True, True, False, True], [False, False, False, True]])
 
@@ -851,7 +878,7 @@ FIRST_OPS = [
 
 CASES: list[Case] = (
     FIRST_OPS + DECLARED + NUMPY_SPELLINGS + COMPLEX + NUMPY_GAPS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS
-    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS
+    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS + FFT
 )
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"

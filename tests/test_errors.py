@@ -155,8 +155,8 @@ def test_integer_tensor_cannot_require_grad_and_says_how_to_fix_it():
 def test_numpy_function_without_a_rule_refuses_to_drop_the_gradient():
     x = Tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(TypeError, match=r"no derivative rule for numpy\..*drop the gradient"):
-        np.fft.fft(x)
-    np.testing.assert_allclose(np.fft.fft(x.detach()), np.fft.fft([1.0, 2.0]))
+        np.fft.hfft(x)
+    np.testing.assert_allclose(np.fft.hfft(x.detach()), np.fft.hfft([1.0, 2.0]))
 
 
 def test_in_place_change_message_names_the_op_and_the_fix():

@@ -13,13 +13,13 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("chainrule.core", "chainrule._pytree", "chainrule.allocator", "chainrule.blas_threads",
-              "chainrule._conversion")),
+              "chainrule._conversion", "chainrule.tree_util")),
     ("values", ("chainrule.tensor", "chainrule.tensor_inplace", "chainrule.tensor_convert", "chainrule.scalar",
                 "chainrule.scalar_rules")),
     ("autodiff", ("chainrule.autodiff",)),
-    ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special")),
+    ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special", "chainrule.fft")),
     ("transforms", ("chainrule.transforms", "chainrule.batching", "chainrule.custom", "chainrule.autograd",
-                    "chainrule.checking", "chainrule._checkpoint")),
+                    "chainrule.checking", "chainrule._checkpoint", "chainrule._custom_jvp")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.gpt",
                   "chainrule.constructors", "chainrule.replay")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),

@@ -15,6 +15,7 @@ from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
+from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))
 from .scalar import Scalar
 from .tensor import Tensor, tensor  # noqa: F401
 
@@ -41,7 +42,8 @@ _LAZY = {
     "jacrev": "transforms", "jacfwd": "transforms", "hessian": "transforms", "jvp": "transforms",
     "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
     "linearize": "transforms", "holomorphic_grad": "transforms",
-    "custom_vjp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
+    "custom_vjp": "custom", "custom_jvp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
+    "remat": "custom",
     "gradcheck": "checking", "GradcheckError": "checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
@@ -52,7 +54,7 @@ _LAZY = {
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special", "batching",
+    "linalg", "special", "batching", "fft", "tree_util",
 }
 
 

@@ -27,12 +27,16 @@ from .core.state import grad_mode
 from .tensor import Tensor, _output, sweep_from
 
 
-def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
+def checkpoint(f: Callable[..., Any] | None = None, *, prevent_cse: bool = True, policy: Any = None,
+               static_argnums: int | tuple[int, ...] = ()) -> Any:
     """``f`` that stores only its inputs and recomputes its insides during backward.
 
     Trades compute for memory on long chains (each checkpointed block keeps no intermediates).
     Arguments may be any pytree (tuples, lists, dicts) with non-array leaves (``axis=None``,
     strings); Tensors the block closes over (e.g. a module's weights) get their gradients.
+    JAX's keywords are accepted (``checkpoint(f, static_argnums=1)``, ``functools.partial(checkpoint,
+    policy=...)``): non-array arguments need no ``static_argnums`` here, there is no compiler to
+    ``prevent_cse`` in, and ``policy`` is ignored (nothing inside the block is saved).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -42,6 +46,8 @@ def checkpoint(f: Callable[..., Any]) -> Callable[..., Any]:
         >>> w.grad, x.grad
         (Tensor([1., 1.]), Tensor([2., 3.]))
     """
+    if f is None:  # used as @checkpoint(...) with keywords only
+        return functools.partial(checkpoint, prevent_cse=prevent_cse, policy=policy, static_argnums=static_argnums)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:

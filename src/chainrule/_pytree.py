@@ -3,14 +3,19 @@
 As in JAX, ``None`` is an empty subtree (no leaves; it comes back as None), and a
 container comes back with its own type: a namedtuple stays that namedtuple, an
 ``OrderedDict`` an OrderedDict, a ``defaultdict`` keeps its default factory.
+Also as in JAX, a dict's leaves come in the order of its sorted keys (an ``OrderedDict``'s in
+its own order), so two dicts with the same keys inserted in different orders (a primal and
+its tangent, an output and its cotangent) line up key by key; the rebuilt dict keeps the
+original's key order.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import Any
 
-# ("leaf", index) | ("none",) | (sequence type, [children defs]) | ("dict", rebuild, keys, [children defs])
+# ("leaf", index) | ("none",) | (sequence type, [children defs])
+# | ("dict", rebuild, keys in leaf order, [children defs], keys in the dict's own order)
 Treedef = Any
 
 
@@ -23,6 +28,18 @@ def _dict_maker(node: dict) -> Any:
     if kind is dict:
         return dict
     return lambda pairs: kind(pairs)
+
+
+def leaf_order(node: dict) -> list[Any]:
+    """The keys of ``node`` in the order its leaves are listed: sorted (as JAX), unless the order is the
+    mapping's meaning (an OrderedDict) or the keys cannot be compared with each other."""
+    keys = list(node)
+    if isinstance(node, OrderedDict):
+        return keys
+    try:
+        return sorted(keys)
+    except TypeError:
+        return keys
 
 
 def flatten(tree: Any) -> tuple[list[Any], Treedef]:
@@ -39,9 +56,9 @@ def flatten(tree: Any) -> tuple[list[Any], Treedef]:
             parent[slot] = (type(node), kids)
             stack.extend((child, kids, i) for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, dict):
-            keys = list(node)
+            keys = leaf_order(node)
             kids = [None] * len(keys)
-            parent[slot] = ("dict", _dict_maker(node), keys, kids)
+            parent[slot] = ("dict", _dict_maker(node), keys, kids, list(node))
             stack.extend((node[k], kids, i) for i, k in reversed(list(enumerate(keys))))
         else:
             parent[slot] = ("leaf", len(leaves))
@@ -60,7 +77,7 @@ def leaf_paths(tree: Any) -> list[str]:
         if isinstance(node, (tuple, list)):
             stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, dict):
-            stack.extend((node[k], f"{path}[{k!r}]") for k in reversed(list(node)))
+            stack.extend((node[k], f"{path}[{k!r}]") for k in reversed(leaf_order(node)))
         else:
             paths.append(path)
     return paths
@@ -74,8 +91,46 @@ def unflatten(treedef: Treedef, leaves: list[Any]) -> Any:
     if tag == "none":
         return None
     if tag == "dict":
-        _, make, keys, kids = treedef
-        return make([(k, unflatten(d, leaves)) for k, d in zip(keys, kids)])
+        _, make, keys, kids, order = treedef
+        built = {k: unflatten(d, leaves) for k, d in zip(keys, kids)}
+        return make([(k, built[k]) for k in order])
     kind, kids = treedef
     items = [unflatten(d, leaves) for d in kids]
     return kind(*items) if hasattr(kind, "_fields") else kind(items)  # a namedtuple takes its fields one by one
+
+
+def same_structure(a: Treedef, b: Treedef) -> bool:
+    """Whether two treedefs have the same shape: the same dict keys, sequence lengths and leaf places
+    (a tuple and a list count as the same, as the transforms read either for one another)."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        tx, ty = x[0], y[0]
+        if tx in ("leaf", "none") or ty in ("leaf", "none"):
+            if tx != ty:
+                return False
+            continue
+        if (tx == "dict") != (ty == "dict"):
+            return False
+        if tx == "dict":
+            if list(x[2]) != list(y[2]):
+                return False
+            stack.extend(zip(x[3], y[3]))
+        else:
+            if len(x[1]) != len(y[1]):
+                return False
+            stack.extend(zip(x[1], y[1]))
+    return True
+
+
+def describe(treedef: Treedef) -> str:
+    """A short text for a structure in error messages: ``{'a': *, 'b': (*, *)}``."""
+    tag = treedef[0]
+    if tag == "leaf":
+        return "*"
+    if tag == "none":
+        return "None"
+    if tag == "dict":
+        return "{" + ", ".join(f"{k!r}: {describe(d)}" for k, d in zip(treedef[2], treedef[3])) + "}"
+    inner = ", ".join(describe(d) for d in treedef[1])
+    return f"[{inner}]" if treedef[0] is list else f"({inner}{',' if len(treedef[1]) == 1 else ''})"

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as _np
 
-from . import linalg  # noqa: F401  (cnp.linalg)
+from . import fft, linalg  # noqa: F401  (cnp.fft, cnp.linalg)
 from .ops import _define
 from .ops import shape as _shape
 from .tensor import Tensor as _Tensor
@@ -150,7 +150,27 @@ FUNCTIONS = _numpy_functions()
 globals().update({name: fn if name in _SEQUENCE_FUNCTIONS else _reads_lists(fn) for name, fn in FUNCTIONS.items()})
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
 
-__all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "linalg", "r_", "c_"])
+
+
+def _like(name: str) -> Any:
+    """``cnp.zeros_like`` and friends: given a Tensor, a constant Tensor (as ``jnp.zeros_like`` gives a jax array),
+    so that JAX's ``cnp.zeros_like(x).at[i].set(v)`` works; given anything else, NumPy's result."""
+    numpy_fn = globals()[name]
+
+    @_functools.wraps(numpy_fn)
+    def like(a: Any, *args: Any, **kwargs: Any) -> Any:
+        out = numpy_fn(a, *args, **kwargs)
+        return _Tensor._wrap(out) if isinstance(a, _Tensor) and type(out) is _np.ndarray else out
+
+    return like
+
+
+for _name in ("zeros_like", "ones_like", "full_like", "empty_like"):
+    if _name in globals():
+        globals()[_name] = _like(_name)
+
+__all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "fft", "linalg", "r_",
+                  "c_"])
 
 
 def __getattr__(name: str) -> Any:

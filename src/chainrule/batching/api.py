@@ -69,7 +69,7 @@ def _prefix(spec: Any, tree: Any, what: str) -> list[Any]:
         elif isinstance(s, (tuple, list)) and isinstance(t, (tuple, list)) and len(s) == len(t):
             stack.extend(reversed(list(zip(s, t))))
         elif isinstance(s, dict) and isinstance(t, dict) and set(s) == set(t):
-            stack.extend(reversed([(s[k], t[k]) for k in t]))
+            stack.extend(reversed([(s[k], t[k]) for k in _pytree.leaf_order(t)]))
         else:
             raise ValueError(
                 f"vmap: {what} {spec!r} does not match the structure of the values it describes "

@@ -10,6 +10,7 @@ from ..ops import methods as _tensor_methods  # noqa: F401  (Tensor's methods th
 from ..ops import pointwise
 from ..ops import shape as shape_ops
 from ..ops.declare import TENSOR_METHODS
+from ..ops.index_update import IndexUpdates
 from .value import Batched
 
 
@@ -45,3 +46,4 @@ Batched.T = property(lambda self: shape_ops.transpose(self), doc="The transpose 
 Batched.mT = property(lambda self: shape_ops.swapaxes(self, -1, -2), doc="Transpose of the last two axes.")
 Batched.real = property(pointwise.real)
 Batched.imag = property(pointwise.imag)
+Batched.at = property(IndexUpdates, doc="JAX's functional index update of one example: x.at[idx].set(v).")

@@ -30,6 +30,7 @@ from . import (  # noqa: F401
     statistics,
 )
 from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
+from . import fft as _fft  # noqa: F401  (registers numpy.fft)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
 from . import torch_extras as _torch_extras  # noqa: F401  (more of PyTorch's Tensor methods)
@@ -64,7 +65,7 @@ class OpInfo(NamedTuple):
 
 
 def numpy_names(fn: Any) -> tuple[str, ...]:
-    """Every public name in numpy, numpy.linalg and (if loaded) scipy.special that ``fn`` stands for."""
+    """Every public name in numpy, numpy.linalg, numpy.fft and (if loaded) scipy.special that ``fn`` stands for."""
     import sys
 
     import numpy as np
@@ -72,7 +73,7 @@ def numpy_names(fn: Any) -> tuple[str, ...]:
     targets = {id(f) for f in NUMPY_NAMES.get(fn, ())}
     if not targets:
         return ()
-    spaces = [("numpy.", np), ("numpy.linalg.", np.linalg)]
+    spaces = [("numpy.", np), ("numpy.linalg.", np.linalg), ("numpy.fft.", np.fft)]
     if "scipy.special" in sys.modules:
         spaces.append(("scipy.special.", sys.modules["scipy.special"]))
     found = []
@@ -88,6 +89,7 @@ def _namespaces() -> list[tuple[str, Any]]:
 
     spaces: list[tuple[str, Any]] = [("", importlib.import_module(__name__))]
     spaces.append(("linalg.", importlib.import_module("chainrule.linalg")))
+    spaces.append(("fft.", importlib.import_module("chainrule.fft")))
     try:
         spaces.append(("special.", importlib.import_module("chainrule.special")))
     except ImportError:  # pragma: no cover - without SciPy

@@ -240,17 +240,17 @@ def with_aux(name: str, transform: Callable[[Callable[..., Any]], Callable[..., 
     """JAX's ``has_aux=True`` for ``transform``: ``f`` returns ``(output, aux)``; the result is
     ``(transform(output), aux)``, ``aux`` from one more plain call of ``f`` (outer transforms still see it)."""
 
-    def pair(*args: Any) -> Any:
-        result = f(*args)
+    def pair(*args: Any, **kwargs: Any) -> Any:
+        result = f(*args, **kwargs)
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
             raise TypeError(f"{name}: with has_aux=True the function must return a pair (output, aux), but it "
                             f"returned {type(result).__name__}")
         return result
 
-    inner = transform(lambda *args: pair(*args)[0])
+    inner = transform(lambda *args, **kwargs: pair(*args, **kwargs)[0])
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
-        return inner(*args), pair(*args)[1]
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        return inner(*args, **kwargs), pair(*args, **kwargs)[1]
 
     return wrapper

@@ -49,9 +49,11 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
             args = []
             for p, t in zip(primals, tangents):
                 p_leaves, p_def = _pytree.flatten(p)
-                t_leaves, _ = _pytree.flatten(t)
-                if len(p_leaves) != len(t_leaves):
-                    raise ValueError("jvp: each tangent must have the same structure as its primal")
+                t_leaves, t_def = _pytree.flatten(t)
+                if len(p_leaves) != len(t_leaves) or not _pytree.same_structure(p_def, t_def):
+                    raise ValueError(
+                        f"jvp: each tangent must have the same structure as its primal, got a tangent "
+                        f"{_pytree.describe(t_def)} for a primal {_pytree.describe(p_def)}")
                 duals = [_dual(pl, tl, level) for pl, tl in zip(p_leaves, t_leaves)]
                 args.append(_pytree.unflatten(p_def, duals))
             out = f(*args)

@@ -55,7 +55,9 @@ def jacrev(
         return with_aux("jacrev", lambda g: jacrev(g, argnums, holomorphic), f)
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # as JAX: keyword arguments are passed through, not differentiated
+            return jacrev(functools.partial(f, **kwargs), argnums, holomorphic)(*args)
         if _batching.levels():
             return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
@@ -104,7 +106,9 @@ def jacfwd(
         return with_aux("jacfwd", lambda g: jacfwd(g, argnums, holomorphic), f)
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # as JAX: keyword arguments are passed through, not differentiated
+            return jacfwd(functools.partial(f, **kwargs), argnums, holomorphic)(*args)
         if _batching.levels():
             return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
@@ -210,7 +214,8 @@ def jacobian(
 def hessian(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
 ) -> Callable[..., Any]:
-    """The matrix of second derivatives of a scalar function (reverse over reverse).
+    """The matrix of second derivatives of a scalar function (reverse over reverse); for an array or pytree
+    output, each entry's, with shape ``out.shape + in.shape + in.shape`` (as JAX's).
 
     Example:
         >>> import chainrule as cr
@@ -219,12 +224,13 @@ def hessian(
     """
     if has_aux:  # f returns (value, aux): the result is (hessian, aux), as JAX's
         return with_aux("hessian", lambda g: hessian(g, argnums, holomorphic), f)
-    inner = jacrev(grad(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
+    # jacrev twice, as JAX's jacfwd(jacrev): f may return an array or a pytree (each entry gets its Hessian)
+    inner = jacrev(jacrev(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
     if holomorphic:
         return inner
 
     @functools.wraps(f)
-    def wrapper(*args: Any) -> Any:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         for i in _argnums(argnums, len(args), "hessian"):
             if any(_is_complex(leaf) for leaf in _pytree.flatten(args[i])[0]):
                 # without this, the error would name the jacrev inside (the gradient it differentiates is complex)
@@ -233,7 +239,7 @@ def hessian(
                     "not a complex matrix (JAX refuses it too). For a holomorphic f pass holomorphic=True; "
                     "otherwise split the input: "
                     "hessian(lambda re, im: f(re + 1j * im), argnums=(0, 1))(z.real, z.imag)")
-        return inner(*args)
+        return inner(*args, **kwargs)
 
     return wrapper
 

@@ -196,8 +196,9 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         if _batching.open and _batching.batched_tree(cotangent):  # vmap of a pullback: once per example
             return _lifted().pullback_per_example(pullback, cotangent)
         cts, ct_def = _pytree.flatten(cotangent)
-        if len(cts) != len(out_leaves):
-            raise ValueError(f"vjp: the cotangent has {len(cts)} leaves, the output {len(out_leaves)}")
+        if len(cts) != len(out_leaves) or not _pytree.same_structure(ct_def, out_def):
+            raise ValueError(f"vjp: the cotangent must have the output's structure, got {_pytree.describe(ct_def)} "
+                             f"for an output {_pytree.describe(out_def)}")
         seeds = []
         for ct, o in zip(cts, out_leaves):
             shape = np.shape(o.data if isinstance(o, Tensor) else o)

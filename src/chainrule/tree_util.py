@@ -1,0 +1,87 @@
+"""``chainrule.tree_util``: JAX's pytree helpers, for the nested tuples, lists and dicts the transforms take and give.
+
+As in JAX, ``None`` is an empty subtree, a dict's leaves come in sorted-key order, and containers come back
+with their own types (namedtuples, OrderedDicts). Typical use: an update step over a parameter dict.
+
+Example:
+    >>> import numpy as np, chainrule as cr
+    >>> from chainrule.tree_util import tree_map
+    >>> params = {"w": np.array([1.0, 2.0]), "b": 0.5}
+    >>> grads = cr.grad(lambda p: np.sum(p["w"] ** 2) + p["b"])(params)
+    >>> tree_map(lambda p, g: p - 0.1 * g, params, grads)
+    {'w': array([0.8, 1.6]), 'b': 0.4}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from . import _pytree
+
+__all__ = ["tree_flatten", "tree_leaves", "tree_map", "tree_structure", "tree_unflatten"]
+
+
+class PyTreeDef:
+    """The structure of a pytree, without its leaves (what ``tree_flatten`` and ``tree_structure`` give)."""
+
+    __slots__ = ("_treedef", "num_leaves")
+
+    def __init__(self, treedef: Any, num_leaves: int) -> None:
+        self._treedef, self.num_leaves = treedef, num_leaves
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PyTreeDef) and _shape(self._treedef) == _shape(other._treedef)
+
+    def __hash__(self) -> int:
+        return hash(repr(_shape(self._treedef)))
+
+    def __repr__(self) -> str:
+        return f"PyTreeDef({_shape(self._treedef)!r})"
+
+
+def _shape(treedef: Any) -> Any:
+    """A comparable description of a treedef (container types and keys, no rebuild functions)."""
+    tag = treedef[0]
+    if tag in ("leaf", "none"):
+        return tag
+    if tag == "dict":
+        return ("dict", tuple(treedef[2]), tuple(_shape(k) for k in treedef[3]))
+    return (treedef[0].__name__, tuple(_shape(k) for k in treedef[1]))
+
+
+def tree_flatten(tree: Any) -> tuple[list[Any], PyTreeDef]:
+    """``(leaves, treedef)``: the leaves in order and the structure to rebuild ``tree`` with ``tree_unflatten``."""
+    leaves, treedef = _pytree.flatten(tree)
+    return leaves, PyTreeDef(treedef, len(leaves))
+
+
+def tree_unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
+    """The structure ``treedef`` rebuilt with ``leaves``."""
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"tree_unflatten: the structure has {treedef.num_leaves} leaves, got {len(leaves)}")
+    return _pytree.unflatten(treedef._treedef, leaves)
+
+
+def tree_leaves(tree: Any) -> list[Any]:
+    """The leaves of ``tree``, in order."""
+    return _pytree.flatten(tree)[0]
+
+
+def tree_structure(tree: Any) -> PyTreeDef:
+    """The structure of ``tree`` without its leaves."""
+    return tree_flatten(tree)[1]
+
+
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+    """``f`` applied leaf by leaf to ``tree`` and the trees in ``rest`` (which must have its structure)."""
+    leaves, treedef = tree_flatten(tree)
+    others = []
+    for k, other in enumerate(rest):
+        other_leaves, other_def = tree_flatten(other)
+        if other_def != treedef:
+            raise ValueError(f"tree_map: tree {k + 1} has structure {other_def}, the first tree {treedef}; "
+                             "they must match")
+        others.append(other_leaves)
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
