@@ -214,3 +214,19 @@ def test_elementwise_grad_of_a_non_elementwise_function_raises(f):
 def test_elementwise_grad_of_a_shape_changing_function_raises():
     with pytest.raises(ValueError, match=r"elementwise_grad: the output has shape \(\) but argument 0 has shape"):
         cr.elementwise_grad(np.sum)(np.array([0.5, 1.0]))
+
+
+def test_a_new_tensor_of_a_value_being_differentiated_is_refused_not_silently_cut():
+    a = np.array([1.0, 2.0, 3.0])
+    with pytest.raises(ValueError, match=r"Tensor\(x\): x is a value being differentiated.*stop_gradient"):
+        cr.grad(lambda a: cr.Tensor(a).sum() * a.sum())(a)  # would give 3, not 6
+    with pytest.raises(ValueError, match="value being differentiated"):
+        cr.jvp(lambda a: cr.tensor(a) * a, (a,), (np.ones(3),))
+    np.testing.assert_allclose(cr.grad(lambda a: a.clone().sum() * a.sum())(a), 12.0)  # the graph kept
+    np.testing.assert_allclose(cr.grad(lambda a: cr.stop_gradient(a).sum() * a.sum())(a), 6.0)  # cut on purpose
+    x = cr.Tensor(a, requires_grad=True)
+    with pytest.warns(UserWarning, match=r"copies its values and cuts them from the graph \(as torch.tensor"):
+        y = cr.Tensor(x)
+    assert not y.requires_grad and np.array_equal(y.data, a) and y.data is not x.data
+    with cr.no_grad():
+        cr.Tensor(x)  # nothing to warn about: no graph is being built

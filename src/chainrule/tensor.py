@@ -7,6 +7,7 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 from __future__ import annotations
 
 import operator
+import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,8 +17,10 @@ import numpy as np
 from .core import clock, sweep
 from .core.hooks import LEAF_HOOKS, RemovableHandle, hooks_of, run_leaf_hooks
 from .core.node import Node
+from .core.state import grad_enabled as _grad_enabled
 from .core.state import reset_grad as _reset_grad
 from .core.state import set_grad as _set_grad
+from .core.state import transform_depth as _transform_depth
 from .tensor_convert import ConversionMethods, _check_data, _Size
 from .tensor_inplace import InPlaceMethods
 
@@ -68,6 +71,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         label: str | None = None,
     ) -> None:
         if isinstance(data, Tensor):
+            if data._requires_grad or data._tangents:
+                _copy_of_tracked(data)
             data = data.data
         _check_data(data)
         try:
@@ -498,3 +503,20 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: An
     if device is not None and str(device) != "cpu":
         raise ValueError(f"tensor: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _copy_of_tracked(x: Tensor) -> None:
+    """Tensor(x) of a value in a graph copies the values only, as torch.tensor(x) does: an error inside a
+    transform (the derivative would change without a word), a warning elsewhere (PyTorch's habit)."""
+    if _transform_depth() > 0:
+        raise ValueError(
+            "Tensor(x): x is a value being differentiated, and a new Tensor of it would cut it from the graph, so "
+            "the derivative would silently miss that path; use x itself (x.clone() for a copy that keeps the "
+            "graph), or cr.stop_gradient(x) / x.detach() to cut it on purpose"
+        )
+    if _grad_enabled():
+        warnings.warn(
+            "Tensor(x) of a Tensor that requires grad copies its values and cuts them from the graph (as "
+            "torch.tensor(x) does); use x.clone() to keep the graph, or x.detach().clone() to say the cut is meant",
+            UserWarning, stacklevel=3,
+        )
