@@ -55,8 +55,10 @@ from .scalar_rules import (
     TANH,
     ScalarOp,
     base_to,
+    power,
     power_of,
 )
+from .scalar_rules import float_exp as _exp
 
 Number = Union[int, float]
 
@@ -70,7 +72,8 @@ def _number(value: Any, name: str) -> float:
             )
         if hasattr(value, "item") and getattr(value, "size", None) == 1:
             return float(value.item())
-        raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}")
+        hint = f" ({value}); pass float({value}) if you mean {float(value)}" if isinstance(value, bool) else ""
+        raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}{hint}")
     return float(value)
 
 
@@ -204,6 +207,25 @@ class Scalar(ScalarMethods):
     def __float__(self) -> float:
         return self.data
 
+    # Python's number spellings on the value, as float and a PyTorch 0-d tensor give them
+    # (without these, bool(Scalar(0.0)) was True and f"{loss:.4f}" raised).
+    def __bool__(self) -> bool:
+        return self.data != 0.0
+
+    def __int__(self) -> int:
+        return int(self.data)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return round(self.data, ndigits)
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` formats the value; no spec gives ``repr``-like ``str(s)``."""
+        return format(self.data, spec) if spec else str(self)
+
+    def item(self) -> float:
+        """The value as a Python float (PyTorch's spelling of ``.data``)."""
+        return self.data
+
     # -- arithmetic: the local derivatives come from the rule table (scalar_rules) -------------
     def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
@@ -272,7 +294,7 @@ class Scalar(ScalarMethods):
     # -- functions of one Scalar: value and rule from the table --------------------------------
     __neg__ = scalar_function(NEG, operator.neg, "-x", "__neg__")
     __abs__ = scalar_function(ABS, abs, "|x|", "__abs__")
-    exp = scalar_function(EXP, math.exp, "e**x")
+    exp = scalar_function(EXP, _exp, "e**x (inf past the largest float)")
     log = scalar_function(LOG, _log, "the natural logarithm (x > 0)")
     sqrt = scalar_function(SQRT, _sqrt, "the square root (x >= 0)")
     sin = scalar_function(SIN, math.sin, "sin x")
@@ -428,7 +450,8 @@ def _backward_graph(root: Scalar, order: list[Scalar], gradient: float) -> None:
         g = grads.pop(node, None)
         if g is None:
             continue
-        node.grad = node.grad + g if node.grad else g
+        # a Scalar grad of value 0 (an earlier create_graph pass) still carries its graph: keep it
+        node.grad = node.grad + g if isinstance(node.grad, Scalar) or node.grad else g
         if node._a is None:
             continue
         for parent, local in zip(node._prev, _differentiable_locals(node)):
@@ -465,7 +488,7 @@ def _nonzero(b: float, op: str) -> None:
 
 def _power(a: float, b: float) -> float:
     try:
-        out = a**b
+        out = power(a, b)
     except ZeroDivisionError:
         raise ZeroDivisionError(f"Scalar **: 0.0 cannot be raised to a negative power ({b})") from None
     if isinstance(out, complex):

@@ -52,16 +52,43 @@ class ScalarOp(str):
         op.derivative, op.arity, op.constant, op.piecewise_constant = derivative, arity, constant, piecewise_constant
         return op
 
+    # An op is immutable and its rule a function: copies share it (copy.deepcopy of a graph, of a model
+    # holding Scalars computed from others, failed on str's default copy protocol).
+    def __copy__(self) -> ScalarOp:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> ScalarOp:
+        return self
+
 
 def plain(v: Any) -> float:
     """The float inside a Scalar, or the number itself."""
     return getattr(v, "data", v)
 
 
+def power(a: float, b: float) -> float:
+    """``a ** b`` on floats, inf (signed as the true result) where Python raises OverflowError, as PyTorch and
+    NumPy give it (Scalar(10.0) ** 400 raised a bare OverflowError while Scalar(1e200) * 1e200 gave inf)."""
+    try:
+        return a**b
+    except OverflowError:
+        odd = b == int(b) and int(b) % 2 == 1
+        return -math.inf if a < 0 and odd else math.inf
+
+
+def float_exp(x: float) -> float:
+    """``e ** x`` on floats, inf past the largest float (as PyTorch and NumPy), not OverflowError."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
 class FLOATS:
     """The math namespace for rules evaluated on floats."""
 
-    exp, log, sin, cos = math.exp, math.log, math.sin, math.cos
+    log, sin, cos = math.log, math.sin, math.cos
+    exp = staticmethod(float_exp)
 
     @staticmethod
     def pole(x: Any, value: float, slope: float) -> float:
@@ -97,6 +124,8 @@ def d_power_base(a: Any, b: Any, m: Any) -> Any:
         return 0.0
     if plain(a) == 0 and exponent < 1:  # d2/da2 = b (b - 1) a**(b-2): -inf from the right for 0 < b < 1
         return m.pole(a, math.inf, -math.inf if exponent > 0 else math.nan)
+    if isinstance(a, float) and isinstance(b, float):
+        return b * power(a, b - 1.0)
     return b * a ** (b - 1.0)
 
 
