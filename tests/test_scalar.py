@@ -412,3 +412,21 @@ def test_overflow_gives_signed_inf_as_torch():
         ty = f(t)
         ty.backward()
         assert (y.data, x.grad) == (ty.item(), t.grad.item()), start
+
+
+def test_manual_backward_steps_as_in_the_micrograd_lecture():
+    x1, w1, x2, w2, b = (Scalar(v) for v in (2.0, -3.0, 0.0, 1.0, 6.8813735870195432))
+    n = x1 * w1 + x2 * w2 + b
+    o = n.tanh()
+    o.grad = 1.0
+    o._backward()
+    n._backward()
+    n.parents[0]._backward()  # x1*w1 + x2*w2
+    for product in n.parents[0].parents:
+        product._backward()
+    by_hand = [v.grad for v in (x1, w1, x2, w2, b)]
+    for v in (x1, w1, x2, w2, b):
+        v.grad = 0.0
+    o.backward()
+    assert by_hand == [v.grad for v in (x1, w1, x2, w2, b)]
+    assert x1.grad == pytest.approx(-1.5) and w2.grad == 0.0

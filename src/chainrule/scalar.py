@@ -352,6 +352,25 @@ class Scalar(ScalarMethods):
                 for parent, local in node._rest:
                     parent.grad += g * local
 
+    def _backward(self) -> None:
+        """One step of the backward pass, by hand: add ``self.grad * local`` to each parent's ``.grad``.
+
+        micrograd's per-node ``_backward()``, which its lecture calls node by node from the output
+        (``o.grad = 1.0; o._backward(); n._backward(); ...``) before ``backward()`` automates it.
+
+        Example:
+            >>> from chainrule import Scalar
+            >>> x, w = Scalar(3.0), Scalar(-2.0)
+            >>> o = x * w
+            >>> o.grad = 1.0
+            >>> o._backward()
+            >>> x.grad, w.grad
+            (-2.0, 3.0)
+        """
+        g = self.grad
+        for parent, local in zip(self.parents, self.local_derivatives, strict=True):
+            parent.grad += g * local
+
     def zero_grad(self) -> None:
         """Set ``.grad`` to 0 on this node and every node it was computed from."""
         for node in _reachable(self, reset=False):
