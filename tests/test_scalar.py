@@ -430,3 +430,17 @@ def test_manual_backward_steps_as_in_the_micrograd_lecture():
     o.backward()
     assert by_hand == [v.grad for v in (x1, w1, x2, w2, b)]
     assert x1.grad == pytest.approx(-1.5) and w2.grad == 0.0
+
+
+def test_deepcopy_of_a_deep_graph_needs_no_recursion():
+    import copy
+
+    x = Scalar(0.5)
+    y = x
+    for _ in range(20_000):
+        y = y * 1.0 + x * 0.0
+    twin = copy.deepcopy(y)
+    twin.backward()
+    assert x.grad == 0.0 and twin.data == 0.5 and twin._stamp > y._stamp
+    leaves = [n for n in chainrule.graph.collect(twin).nodes if not n.parents]
+    assert len(leaves) == 1 and leaves[0] is not x and leaves[0].grad == 1.0

@@ -352,6 +352,31 @@ class Scalar(ScalarMethods):
                 for parent, local in node._rest:
                     parent.grad += g * local
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Scalar:
+        """A copy of this node and of everything it was computed from, made without recursion (Python's
+        default copy recursed once per node: RecursionError on a chain of a few thousand operations)."""
+        import copy
+
+        if id(self) in memo:
+            return memo[id(self)]
+        nodes = [n for n in _reachable(self, reset=False) if id(n) not in memo]
+        nodes.sort(key=_creation)  # parents first, and the copies keep that order in their numbers
+        for node in nodes:
+            twin = _new(Scalar)
+            twin.data, twin.label, twin._op, twin._stamp = node.data, node.label, node._op, _next_number()
+            twin._da = node._da
+            twin._a = None if node._a is None else memo[id(node._a)]
+            twin._b = None
+            if node._b is not None:  # a one-parent node never sets _db
+                twin._b, twin._db = memo[id(node._b)], node._db
+            twin._rest = tuple((memo[id(p)], local) for p, local in node._rest)
+            twin.grad = node.grad
+            memo[id(node)] = twin
+        for node in nodes:  # a Scalar grad (create_graph) is a graph of its own, copied once all nodes are mapped
+            if isinstance(node.grad, Scalar):
+                memo[id(node)].grad = copy.deepcopy(node.grad, memo)
+        return memo[id(self)]
+
     def _backward(self) -> None:
         """One step of the backward pass, by hand: add ``self.grad * local`` to each parent's ``.grad``.
 
