@@ -59,6 +59,7 @@ from .scalar_rules import (
     power_of,
 )
 from .scalar_rules import float_exp as _exp
+from .scalar_rules import float_sigmoid
 
 Number = Union[int, float]
 
@@ -87,10 +88,6 @@ def _sqrt(x: float) -> float:
     if x < 0:
         raise ValueError(f"sqrt: argument must be non-negative, got {x}")
     return math.sqrt(x)
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
 def _relu(x: float) -> float:
@@ -301,7 +298,7 @@ class Scalar(ScalarMethods):
     cos = scalar_function(COS, math.cos, "cos x")
     tan = scalar_function(TAN, math.tan, "tan x")
     tanh = scalar_function(TANH, math.tanh, "tanh x")
-    sigmoid = scalar_function(SIGMOID, _sigmoid, "1 / (1 + e**-x), computed without overflow")
+    sigmoid = scalar_function(SIGMOID, float_sigmoid, "1 / (1 + e**-x), computed without overflow")
     relu = scalar_function(RELU, _relu, "max(x, 0), with derivative 0 at 0")
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------

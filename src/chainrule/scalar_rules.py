@@ -84,11 +84,20 @@ def float_exp(x: float) -> float:
         return math.inf
 
 
+def float_sigmoid(x: float) -> float:
+    """``1 / (1 + e ** -x)`` on floats, without overflow for large ``|x|``."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
 class FLOATS:
     """The math namespace for rules evaluated on floats."""
 
     log, sin, cos = math.log, math.sin, math.cos
     exp = staticmethod(float_exp)
+    sigmoid = staticmethod(float_sigmoid)
 
     @staticmethod
     def pole(x: Any, value: float, slope: float) -> float:
@@ -102,6 +111,7 @@ class SCALARS:
     log = staticmethod(lambda x: x.log())
     sin = staticmethod(lambda x: x.sin())
     cos = staticmethod(lambda x: x.cos())
+    sigmoid = staticmethod(lambda x: x.sigmoid())
 
     # pole(x, value, slope): an infinite local derivative (sqrt at 0) as a node of x whose own derivative is
     # its one-sided limit ``slope``; set by chainrule.scalar (which builds nodes; importing it here would cycle)
