@@ -55,11 +55,11 @@ from .scalar_rules import (
     TANH,
     ScalarOp,
     base_to,
+    float_sigmoid,
     power,
     power_of,
 )
 from .scalar_rules import float_exp as _exp
-from .scalar_rules import float_sigmoid
 
 Number = Union[int, float]
 
