@@ -444,3 +444,18 @@ def test_deepcopy_of_a_deep_graph_needs_no_recursion():
     assert x.grad == 0.0 and twin.data == 0.5 and twin._stamp > y._stamp
     leaves = [n for n in chainrule.graph.collect(twin).nodes if not n.parents]
     assert len(leaves) == 1 and leaves[0] is not x and leaves[0].grad == 1.0
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_at_infinity_is_nan_as_torch(name):
+    # math.sin(inf) raises a ValueError that names no op; PyTorch and NumPy give nan (value and derivatives)
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    for v in (math.inf, -math.inf):
+        x = Scalar(v)
+        y = getattr(x, name)()
+        y.backward()
+        t = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+        ty = getattr(torch, name)(t)
+        ty.backward()
+        assert math.isnan(y.data) and math.isnan(x.grad) and math.isnan(ty.item()) and math.isnan(t.grad.item())

@@ -55,7 +55,10 @@ from .scalar_rules import (
     TANH,
     ScalarOp,
     base_to,
+    float_cos,
     float_sigmoid,
+    float_sin,
+    float_tan,
     power,
     power_of,
 )
@@ -294,9 +297,9 @@ class Scalar(ScalarMethods):
     exp = scalar_function(EXP, _exp, "e**x (inf past the largest float)")
     log = scalar_function(LOG, _log, "the natural logarithm (x > 0)")
     sqrt = scalar_function(SQRT, _sqrt, "the square root (x >= 0)")
-    sin = scalar_function(SIN, math.sin, "sin x")
-    cos = scalar_function(COS, math.cos, "cos x")
-    tan = scalar_function(TAN, math.tan, "tan x")
+    sin = scalar_function(SIN, float_sin, "sin x")
+    cos = scalar_function(COS, float_cos, "cos x")
+    tan = scalar_function(TAN, float_tan, "tan x")
     tanh = scalar_function(TANH, math.tanh, "tanh x")
     sigmoid = scalar_function(SIGMOID, float_sigmoid, "1 / (1 + e**-x), computed without overflow")
     relu = scalar_function(RELU, _relu, "max(x, 0), with derivative 0 at 0")

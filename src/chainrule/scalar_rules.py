@@ -92,10 +92,25 @@ def float_sigmoid(x: float) -> float:
     return z / (1.0 + z)
 
 
+def _nan_at_infinity(f: Callable[[float], float]) -> Callable[[float], float]:
+    """``f`` (sin, cos, tan) with NaN at +-inf, as PyTorch and NumPy give, where ``math`` raises
+    a bare ValueError('math domain error') that names no op."""
+
+    def periodic(x: float) -> float:
+        return math.nan if math.isinf(x) else f(x)
+
+    periodic.__name__ = f.__name__
+    return periodic
+
+
+float_sin, float_cos, float_tan = _nan_at_infinity(math.sin), _nan_at_infinity(math.cos), _nan_at_infinity(math.tan)
+
+
 class FLOATS:
     """The math namespace for rules evaluated on floats."""
 
-    log, sin, cos = math.log, math.sin, math.cos
+    log = math.log
+    sin, cos = staticmethod(float_sin), staticmethod(float_cos)
     exp = staticmethod(float_exp)
     sigmoid = staticmethod(float_sigmoid)
 
