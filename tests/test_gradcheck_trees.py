@@ -42,6 +42,11 @@ def test_what_cannot_be_checked_is_refused_by_name():
         cr.gradcheck(lambda a: None, X)
     with pytest.raises(TypeError, match=r"argument 0 of .* is a Scalar.*s\.data"):
         cr.gradcheck(lambda a: a * a, cr.Scalar(0.5))
+    # a micrograd-style method, run on the NumPy values of the finite differences: told why and what to write
+    with pytest.raises(TypeError, match=r"calls a method NumPy values lack .*'tanh'.*cr\.tanh\(x\)"):
+        cr.gradcheck(lambda a: (a * a).tanh(), 0.3)
+    with pytest.raises(AttributeError, match="no_such_attribute"):  # other AttributeErrors pass through
+        cr.gradcheck(lambda a: cr.Scalar.no_such_attribute, 0.3)
 
 
 def test_argnums_still_picks_arguments_and_ints_pass_through():

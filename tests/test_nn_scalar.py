@@ -102,3 +102,12 @@ def test_both_mlps_come_from_one_layer_description():
             make(2, [])
         with pytest.raises(ValueError, match=r"MLP: layer sizes must be positive, got \[2, 0, 1\]"):
             make(2, [0, 1])
+
+
+def test_nn_scalar_imports_as_a_module_path():
+    # the documented name nn.scalar is also importable by path (micrograd's `from micrograd.nn import MLP` twin)
+    from chainrule.nn.scalar import MLP, Layer, Neuron
+
+    from chainrule import nn
+
+    assert MLP is nn.scalar.MLP and Layer is nn.scalar.Layer and Neuron is nn.scalar.Neuron

@@ -64,6 +64,19 @@ def test_tangent_without_analytic_and_errors():
         tangent(cubic, 6.0, h=0.0)
 
 
+def test_tangent_of_a_function_written_with_scalar_methods():
+    # micrograd style: x.tanh() runs on a Scalar (and on the Tensor chainrule.grad passes), not on a float
+    def f(x):
+        return x.tanh() * x
+
+    s = slopes(f, 0.5, h=1e-7)
+    exact = np.tanh(0.5) + 0.5 * (1 - np.tanh(0.5) ** 2)
+    assert s["autodiff"] == pytest.approx(exact, abs=1e-15) and s["finite difference"] == pytest.approx(exact, abs=1e-6)
+    fig = tangent(f, 0.5, xrange=(-1.0, 1.0))
+    curve = fig.axes[0].lines[0].get_ydata()
+    assert curve[0] == pytest.approx(np.tanh(-1.0) * -1.0) and curve[-1] == pytest.approx(np.tanh(1.0))
+
+
 def test_gradient_grid_is_one_vectorised_call():
     calls = []
 

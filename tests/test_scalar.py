@@ -358,3 +358,104 @@ def test_a_tensor_that_requires_grad_is_refused_rather_than_dropped():
     for call in (lambda: Scalar(2.0) + t, lambda: Scalar(2.0) ** t, lambda: Scalar(t), lambda: Scalar(2.0) * t):
         with pytest.raises(TypeError, match=r"Scalar: argument '\w+' is a Tensor that requires grad"):
             call()
+
+
+# -- Python's number spellings and overflow (as float and a PyTorch 0-d tensor) ------------------
+def test_bool_int_round_format_item_follow_the_value():
+    assert not Scalar(0.0) and Scalar(-2.0) and bool(Scalar(0.5)) is True
+    assert int(Scalar(2.7)) == 2 and int(Scalar(-2.7)) == -2
+    assert round(Scalar(2.7)) == 3 and round(Scalar(2.345), 2) == 2.35
+    assert f"{Scalar(3.14159):.2f}" == "3.14" and f"{Scalar(1.0)}" == str(Scalar(1.0))
+    assert Scalar(2.5).item() == 2.5 and isinstance(Scalar(2).item(), float)
+
+
+def test_zero_valued_scalar_gradient_keeps_its_graph_in_create_graph():
+    # d/dx of x**2 at 0 is a Scalar of value 0 that still depends on x: a second create_graph
+    # pass adds into it and the second derivative is 2 + 2, not the 2 of a dropped first pass
+    x = Scalar(0.0)
+    y = x**2
+    y.backward(create_graph=True)
+    y.backward(create_graph=True)
+    g = x.grad
+    assert isinstance(g, Scalar) and g.data == 0.0
+    x.grad = 0.0
+    g.backward()
+    assert x.grad == 4.0
+
+
+def test_bool_argument_error_says_what_to_pass():
+    with pytest.raises(TypeError, match=r"argument 'other' must be a real number, got bool \(True\); pass float"):
+        Scalar(1.0) + True
+
+
+def test_deepcopy_of_a_graph_keeps_values_and_derivatives():
+    import copy
+
+    x = Scalar(2.0)
+    y = copy.deepcopy((x * x * 3).tanh())
+    y.backward()
+    assert y.op == "tanh" and y.data == math.tanh(12.0)
+    (leaf,) = {id(n): n for n in (y.parents[0].parents[0].parents)}.values()
+    assert leaf is not x and leaf.grad == pytest.approx(12.0 * (1 - math.tanh(12.0) ** 2))
+
+
+@pytest.mark.oracle
+def test_overflow_gives_signed_inf_as_torch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    cases = [(1000.0, lambda v: v.exp()), (10.0, lambda v: v**400), (-10.0, lambda v: v**401),
+             (-10.0, lambda v: v**400.0), (400.0, lambda v: 10.0**v)]
+    for start, f in cases:
+        x = Scalar(start)
+        y = f(x)
+        y.backward()
+        t = torch.tensor(start, dtype=torch.float64, requires_grad=True)
+        ty = f(t)
+        ty.backward()
+        assert (y.data, x.grad) == (ty.item(), t.grad.item()), start
+
+
+def test_manual_backward_steps_as_in_the_micrograd_lecture():
+    x1, w1, x2, w2, b = (Scalar(v) for v in (2.0, -3.0, 0.0, 1.0, 6.8813735870195432))
+    n = x1 * w1 + x2 * w2 + b
+    o = n.tanh()
+    o.grad = 1.0
+    o._backward()
+    n._backward()
+    n.parents[0]._backward()  # x1*w1 + x2*w2
+    for product in n.parents[0].parents:
+        product._backward()
+    by_hand = [v.grad for v in (x1, w1, x2, w2, b)]
+    for v in (x1, w1, x2, w2, b):
+        v.grad = 0.0
+    o.backward()
+    assert by_hand == [v.grad for v in (x1, w1, x2, w2, b)]
+    assert x1.grad == pytest.approx(-1.5) and w2.grad == 0.0
+
+
+def test_deepcopy_of_a_deep_graph_needs_no_recursion():
+    import copy
+
+    x = Scalar(0.5)
+    y = x
+    for _ in range(20_000):
+        y = y * 1.0 + x * 0.0
+    twin = copy.deepcopy(y)
+    twin.backward()
+    assert x.grad == 0.0 and twin.data == 0.5 and twin._stamp > y._stamp
+    leaves = [n for n in chainrule.graph.collect(twin).nodes if not n.parents]
+    assert len(leaves) == 1 and leaves[0] is not x and leaves[0].grad == 1.0
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
+def test_trig_at_infinity_is_nan_as_torch(name):
+    # math.sin(inf) raises a ValueError that names no op; PyTorch and NumPy give nan (value and derivatives)
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    for v in (math.inf, -math.inf):
+        x = Scalar(v)
+        y = getattr(x, name)()
+        y.backward()
+        t = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+        ty = getattr(torch, name)(t)
+        ty.backward()
+        assert math.isnan(y.data) and math.isnan(x.grad) and math.isnan(ty.item()) and math.isnan(t.grad.item())

@@ -82,3 +82,31 @@ def test_second_derivative_at_the_infinite_slope_of_a_root_is_minus_inf(f):
     g.backward()
     assert a.grad == -math.inf
     assert cr.grad(cr.grad(lambda x: x**0.5))(0.0) == -math.inf
+
+
+def _three_derivatives(f, v: float) -> list[float]:
+    x = Scalar(v)
+    y = f(x)
+    out = [y.data]
+    for _ in range(3):
+        y.backward(create_graph=True) if len(out) < 3 else y.backward()
+        g = x.grad
+        out.append(g.data if isinstance(g, Scalar) else g)
+        x.grad = 0.0
+        y = g
+    return out
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("v", [-800.0, -30.0, 0.0, 2.0, 800.0])
+def test_softplus_and_sigmoid_derivatives_far_out_match_torch(v):
+    # softplus' derivative was 1 / (1 + e**-x): inf / inf = nan in the 2nd derivative at x << 0
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    for f, tf in [(lambda x: x.softplus(), torch.nn.functional.softplus), (lambda x: x.sigmoid(), torch.sigmoid)]:
+        t = torch.tensor(v, dtype=torch.float64, requires_grad=True)
+        y = tf(t)
+        expected = [y.item()]
+        for k in range(3):
+            (y,) = torch.autograd.grad(y, t, create_graph=k < 2)
+            expected.append(y.item())
+        assert _three_derivatives(f, v) == pytest.approx(expected, rel=1e-12, abs=1e-28)

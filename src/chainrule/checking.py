@@ -88,7 +88,16 @@ def gradcheck(
         leaves = [list(lv) for lv, _ in flat]
         for (i, j), x in zip(where, xs):
             leaves[i][j] = x
-        out = f(*[_pytree.unflatten(d, lv) for lv, (_, d) in zip(leaves, flat)])
+        try:
+            out = f(*[_pytree.unflatten(d, lv) for lv, (_, d) in zip(leaves, flat)])
+        except AttributeError as err:
+            # f is evaluated on NumPy values for the finite differences: a Scalar-style method (x.tanh(),
+            # x.relu()) is not there, and the bare AttributeError did not say why
+            if "'numpy." not in str(err):
+                raise
+            raise TypeError(f"gradcheck: {name} calls a method NumPy values lack ({err}); gradcheck evaluates f on "
+                            "arrays for the finite differences: write it with chainrule functions (cr.tanh(x), "
+                            "cr.relu(x), not x.tanh()), which run on arrays and Tensors alike") from err
         out_leaves, _ = _pytree.flatten(out)
         if not out_leaves:
             raise TypeError(f"gradcheck: {name} returned {out!r}; it must return an array, a number, a Tensor, "

@@ -55,8 +55,14 @@ from .scalar_rules import (
     TANH,
     ScalarOp,
     base_to,
+    float_cos,
+    float_sigmoid,
+    float_sin,
+    float_tan,
+    power,
     power_of,
 )
+from .scalar_rules import float_exp as _exp
 
 Number = Union[int, float]
 
@@ -70,7 +76,8 @@ def _number(value: Any, name: str) -> float:
             )
         if hasattr(value, "item") and getattr(value, "size", None) == 1:
             return float(value.item())
-        raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}")
+        hint = f" ({value}); pass float({value}) if you mean {float(value)}" if isinstance(value, bool) else ""
+        raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}{hint}")
     return float(value)
 
 
@@ -84,10 +91,6 @@ def _sqrt(x: float) -> float:
     if x < 0:
         raise ValueError(f"sqrt: argument must be non-negative, got {x}")
     return math.sqrt(x)
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
 
 def _relu(x: float) -> float:
@@ -204,6 +207,25 @@ class Scalar(ScalarMethods):
     def __float__(self) -> float:
         return self.data
 
+    # Python's number spellings on the value, as float and a PyTorch 0-d tensor give them
+    # (without these, bool(Scalar(0.0)) was True and f"{loss:.4f}" raised).
+    def __bool__(self) -> bool:
+        return self.data != 0.0
+
+    def __int__(self) -> int:
+        return int(self.data)
+
+    def __round__(self, ndigits: int | None = None) -> Any:
+        return round(self.data, ndigits)
+
+    def __format__(self, spec: str) -> str:
+        """``f"{loss:.4f}"`` formats the value; no spec gives ``repr``-like ``str(s)``."""
+        return format(self.data, spec) if spec else str(self)
+
+    def item(self) -> float:
+        """The value as a Python float (PyTorch's spelling of ``.data``)."""
+        return self.data
+
     # -- arithmetic: the local derivatives come from the rule table (scalar_rules) -------------
     def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
@@ -272,14 +294,14 @@ class Scalar(ScalarMethods):
     # -- functions of one Scalar: value and rule from the table --------------------------------
     __neg__ = scalar_function(NEG, operator.neg, "-x", "__neg__")
     __abs__ = scalar_function(ABS, abs, "|x|", "__abs__")
-    exp = scalar_function(EXP, math.exp, "e**x")
+    exp = scalar_function(EXP, _exp, "e**x (inf past the largest float)")
     log = scalar_function(LOG, _log, "the natural logarithm (x > 0)")
     sqrt = scalar_function(SQRT, _sqrt, "the square root (x >= 0)")
-    sin = scalar_function(SIN, math.sin, "sin x")
-    cos = scalar_function(COS, math.cos, "cos x")
-    tan = scalar_function(TAN, math.tan, "tan x")
+    sin = scalar_function(SIN, float_sin, "sin x")
+    cos = scalar_function(COS, float_cos, "cos x")
+    tan = scalar_function(TAN, float_tan, "tan x")
     tanh = scalar_function(TANH, math.tanh, "tanh x")
-    sigmoid = scalar_function(SIGMOID, _sigmoid, "1 / (1 + e**-x), computed without overflow")
+    sigmoid = scalar_function(SIGMOID, float_sigmoid, "1 / (1 + e**-x), computed without overflow")
     relu = scalar_function(RELU, _relu, "max(x, 0), with derivative 0 at 0")
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------
@@ -329,6 +351,50 @@ class Scalar(ScalarMethods):
                 b.grad += g * node._db
                 for parent, local in node._rest:
                     parent.grad += g * local
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Scalar:
+        """A copy of this node and of everything it was computed from, made without recursion (Python's
+        default copy recursed once per node: RecursionError on a chain of a few thousand operations)."""
+        import copy
+
+        if id(self) in memo:
+            return memo[id(self)]
+        nodes = [n for n in _reachable(self, reset=False) if id(n) not in memo]
+        nodes.sort(key=_creation)  # parents first, and the copies keep that order in their numbers
+        for node in nodes:
+            twin = _new(Scalar)
+            twin.data, twin.label, twin._op, twin._stamp = node.data, node.label, node._op, _next_number()
+            twin._da = node._da
+            twin._a = None if node._a is None else memo[id(node._a)]
+            twin._b = None
+            if node._b is not None:  # a one-parent node never sets _db
+                twin._b, twin._db = memo[id(node._b)], node._db
+            twin._rest = tuple((memo[id(p)], local) for p, local in node._rest)
+            twin.grad = node.grad
+            memo[id(node)] = twin
+        for node in nodes:  # a Scalar grad (create_graph) is a graph of its own, copied once all nodes are mapped
+            if isinstance(node.grad, Scalar):
+                memo[id(node)].grad = copy.deepcopy(node.grad, memo)
+        return memo[id(self)]
+
+    def _backward(self) -> None:
+        """One step of the backward pass, by hand: add ``self.grad * local`` to each parent's ``.grad``.
+
+        micrograd's per-node ``_backward()``, which its lecture calls node by node from the output
+        (``o.grad = 1.0; o._backward(); n._backward(); ...``) before ``backward()`` automates it.
+
+        Example:
+            >>> from chainrule import Scalar
+            >>> x, w = Scalar(3.0), Scalar(-2.0)
+            >>> o = x * w
+            >>> o.grad = 1.0
+            >>> o._backward()
+            >>> x.grad, w.grad
+            (-2.0, 3.0)
+        """
+        g = self.grad
+        for parent, local in zip(self.parents, self.local_derivatives, strict=True):
+            parent.grad += g * local
 
     def zero_grad(self) -> None:
         """Set ``.grad`` to 0 on this node and every node it was computed from."""
@@ -428,7 +494,8 @@ def _backward_graph(root: Scalar, order: list[Scalar], gradient: float) -> None:
         g = grads.pop(node, None)
         if g is None:
             continue
-        node.grad = node.grad + g if node.grad else g
+        # a Scalar grad of value 0 (an earlier create_graph pass) still carries its graph: keep it
+        node.grad = node.grad + g if isinstance(node.grad, Scalar) or node.grad else g
         if node._a is None:
             continue
         for parent, local in zip(node._prev, _differentiable_locals(node)):
@@ -465,7 +532,7 @@ def _nonzero(b: float, op: str) -> None:
 
 def _power(a: float, b: float) -> float:
     try:
-        out = a**b
+        out = power(a, b)
     except ZeroDivisionError:
         raise ZeroDivisionError(f"Scalar **: 0.0 cannot be raised to a negative power ({b})") from None
     if isinstance(out, complex):

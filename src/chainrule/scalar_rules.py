@@ -52,16 +52,67 @@ class ScalarOp(str):
         op.derivative, op.arity, op.constant, op.piecewise_constant = derivative, arity, constant, piecewise_constant
         return op
 
+    # An op is immutable and its rule a function: copies share it (copy.deepcopy of a graph, of a model
+    # holding Scalars computed from others, failed on str's default copy protocol).
+    def __copy__(self) -> ScalarOp:
+        return self
+
+    def __deepcopy__(self, memo: Any) -> ScalarOp:
+        return self
+
 
 def plain(v: Any) -> float:
     """The float inside a Scalar, or the number itself."""
     return getattr(v, "data", v)
 
 
+def power(a: float, b: float) -> float:
+    """``a ** b`` on floats, inf (signed as the true result) where Python raises OverflowError, as PyTorch and
+    NumPy give it (Scalar(10.0) ** 400 raised a bare OverflowError while Scalar(1e200) * 1e200 gave inf)."""
+    try:
+        return a**b
+    except OverflowError:
+        odd = b == int(b) and int(b) % 2 == 1
+        return -math.inf if a < 0 and odd else math.inf
+
+
+def float_exp(x: float) -> float:
+    """``e ** x`` on floats, inf past the largest float (as PyTorch and NumPy), not OverflowError."""
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return math.inf
+
+
+def float_sigmoid(x: float) -> float:
+    """``1 / (1 + e ** -x)`` on floats, without overflow for large ``|x|``."""
+    if x >= 0:
+        return 1.0 / (1.0 + math.exp(-x))
+    z = math.exp(x)
+    return z / (1.0 + z)
+
+
+def _nan_at_infinity(f: Callable[[float], float]) -> Callable[[float], float]:
+    """``f`` (sin, cos, tan) with NaN at +-inf, as PyTorch and NumPy give, where ``math`` raises
+    a bare ValueError('math domain error') that names no op."""
+
+    def periodic(x: float) -> float:
+        return math.nan if math.isinf(x) else f(x)
+
+    periodic.__name__ = f.__name__
+    return periodic
+
+
+float_sin, float_cos, float_tan = _nan_at_infinity(math.sin), _nan_at_infinity(math.cos), _nan_at_infinity(math.tan)
+
+
 class FLOATS:
     """The math namespace for rules evaluated on floats."""
 
-    exp, log, sin, cos = math.exp, math.log, math.sin, math.cos
+    log = math.log
+    sin, cos = staticmethod(float_sin), staticmethod(float_cos)
+    exp = staticmethod(float_exp)
+    sigmoid = staticmethod(float_sigmoid)
 
     @staticmethod
     def pole(x: Any, value: float, slope: float) -> float:
@@ -75,6 +126,7 @@ class SCALARS:
     log = staticmethod(lambda x: x.log())
     sin = staticmethod(lambda x: x.sin())
     cos = staticmethod(lambda x: x.cos())
+    sigmoid = staticmethod(lambda x: x.sigmoid())
 
     # pole(x, value, slope): an infinite local derivative (sqrt at 0) as a node of x whose own derivative is
     # its one-sided limit ``slope``; set by chainrule.scalar (which builds nodes; importing it here would cycle)
@@ -97,6 +149,8 @@ def d_power_base(a: Any, b: Any, m: Any) -> Any:
         return 0.0
     if plain(a) == 0 and exponent < 1:  # d2/da2 = b (b - 1) a**(b-2): -inf from the right for 0 < b < 1
         return m.pole(a, math.inf, -math.inf if exponent > 0 else math.nan)
+    if isinstance(a, float) and isinstance(b, float):
+        return b * power(a, b - 1.0)
     return b * a ** (b - 1.0)
 
 

@@ -25,6 +25,8 @@ Example:
 
 from __future__ import annotations
 
+import sys as _sys
+
 from . import functional, init, utils
 from . import scalar_nn as scalar
 from .activations import (
@@ -72,6 +74,10 @@ from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
+
+# ``from chainrule.nn.scalar import MLP`` (the documented name) as well as ``nn.scalar.MLP``: the module is
+# scalar_nn.py, so without this entry the import statement found no chainrule.nn.scalar
+_sys.modules[f"{__name__}.scalar"] = scalar
 
 __all__ = [
     "Module", "Parameter", "StateDictError", "LoadResult",

@@ -205,7 +205,7 @@ REGISTRY["relu"].inline = _relu_inline
 softplus = elementwise_op("softplus", lambda x: np.logaddexp(x, 0.0), lambda ans, x: sigmoid(x),
                           doc="log(1 + e ** x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
                           domain="real", torch="torch.nn.functional.softplus",
-                          scalar=lambda x, y, m: 1 / (1 + m.exp(-x)))
+                          scalar=lambda x, y, m: m.sigmoid(x))  # not 1 / (1 + e**-x): nan at x << 0 in 2nd order
 
 
 # -- functions of two arguments -------------------------------------------------------------

@@ -11,14 +11,25 @@ import numpy as np
 from ..mpl import finish, new_axes
 
 
+def _at(f: Callable[[Any], Any], x: float) -> float:
+    """``f(x)`` as a float. An ``f`` written with Scalar methods (``lambda x: x.tanh()``, which
+    ``chainrule.grad`` differentiates) fails on a float: it is evaluated on ``Scalar(x)`` instead."""
+    try:
+        return float(f(x))
+    except AttributeError:
+        from ...scalar import Scalar
+
+        return float(f(Scalar(x)))
+
+
 def _curve(f: Callable[[Any], Any], xs: np.ndarray) -> np.ndarray:
     try:
         ys = np.asarray(f(xs), dtype=float)
         if ys.shape == xs.shape:
             return ys
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, AttributeError):
         pass
-    return np.array([float(f(float(x))) for x in xs])
+    return np.array([_at(f, float(x)) for x in xs])
 
 
 def slopes(f: Callable[[Any], Any], x0: float, h: float = 1e-5, analytic: Callable[[float], float] | None = None):
@@ -36,7 +47,7 @@ def slopes(f: Callable[[Any], Any], x0: float, h: float = 1e-5, analytic: Callab
     x0 = float(x0)
     out = {
         "autodiff": float(grad(f)(x0)),
-        "finite difference": (float(f(x0 + h)) - float(f(x0))) / h,
+        "finite difference": (_at(f, x0 + h) - _at(f, x0)) / h,
     }
     if analytic is not None:
         out["analytic"] = float(analytic(x0))
@@ -74,7 +85,7 @@ def tangent(
     s = slopes(f, x0, h, analytic)
     fig, ax = new_axes("tangent", ax)
     xs = np.linspace(lo, hi, 400)
-    y0 = float(f(x0))
+    y0 = _at(f, x0)
     ax.plot(xs, _curve(f, xs), color="C0", lw=2, label=label)
     span = 0.12 * (hi - lo)
     xt = np.linspace(x0 - span, x0 + span, 2)
