@@ -134,3 +134,10 @@ def test_demo_out_to_an_unwritable_place_prints_one_line(tmp_path, capsys, where
 def test_cr_namespace_still_has_numpy_dispatch_helpers():
     # np.zeros_like on a Tensor goes to chainrule.ops (an ndarray constant); cr.zeros_like is the constructor
     assert type(cr.ops.zeros_like(Tensor([1.0]))) is np.ndarray
+
+
+def test_a_tensor_function_given_a_scalar_names_the_scalars_own_method():
+    import chainrule as cr
+
+    with pytest.raises(TypeError, match=r"tanh: argument 0 is a Scalar; .*the Scalar's own method \(s\.tanh\(\)\)"):
+        cr.tanh(cr.Scalar(0.5))

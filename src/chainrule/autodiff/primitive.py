@@ -462,9 +462,11 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
     """A clearer error for a failed forward computation: a wrong type, or shapes that don't fit."""
     for i, a in enumerate(args):
         if isinstance(a, Scalar):
+            method = prim.name.rsplit(".", 1)[-1]
+            hint = f"call the Scalar's own method (s.{method}()), " if callable(getattr(Scalar, method, None)) else ""
             return TypeError(
-                f"{prim.name}: argument {i} is a Scalar; Scalars and Tensors do not mix in one graph: "
-                "use Tensor(s.data, requires_grad=True), or a Scalar-only expression"
+                f"{prim.name}: argument {i} is a Scalar; the Tensor functions do not take Scalars: {hint}"
+                "write a Scalar-only expression, or use Tensor(s.data, requires_grad=True)"
             )
         if a is None or isinstance(a, (str, bytes)) or (
             isinstance(a, (list, tuple)) and any(isinstance(v, (str, bytes)) or v is None for v in a)
