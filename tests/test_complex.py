@@ -273,3 +273,28 @@ def test_hessian_of_a_real_function_of_complex_inputs_names_hessian_and_the_spli
         cr.hessian(f)(z)
     h = cr.hessian(lambda re, im: f(re + 1j * im), argnums=(0, 1))(z.real, z.imag)
     np.testing.assert_allclose(h[0][1], np.diag(2 * z.imag))  # d2/dre dim of (re^2 + im^2) re = 2 im
+
+
+@pytest.mark.oracle
+def test_vmap_of_a_holomorphic_grad_matches_jax():
+    jax = _jax()
+    jnp = jax.numpy
+    zs = _z(np.random.default_rng(5), 3, 2)
+    f = lambda m: (lambda z: m.sum(m.exp(z) * z))  # noqa: E731
+    got = cr.vmap(cr.grad(f(np), holomorphic=True))(zs)  # the flag was dropped inside vmap: a TypeError
+    np.testing.assert_allclose(got, jax.vmap(jax.grad(f(jnp), holomorphic=True))(zs), rtol=1e-12)
+    np.testing.assert_allclose(got, (zs + 1) * np.exp(zs), rtol=1e-12)
+    with pytest.raises(TypeError, match="holomorphic=True requires a complex output"):
+        cr.vmap(cr.grad(lambda z: np.sum(np.abs(z)), holomorphic=True))(zs)
+
+
+def test_real_transforms_refuse_a_complex_input():
+    # NumPy, JAX and PyTorch raise; taking the real part silently gave the imaginary part a zero gradient
+    z = np.array([1.0 + 1.0j, 2.0, 3.0, 4.0 - 2.0j])
+    for fn in (np.fft.rfft, np.fft.rfftn, np.fft.rfft2):
+        with pytest.raises(TypeError, match=r"fft\.rfftn?: the input must be real, got dtype complex128"):
+            fn(cr.Tensor(z.reshape(2, 2)))
+    with pytest.raises(TypeError, match=r"fft\.rfft: the input must be real.*np\.real\(x\)"):
+        cr.grad(lambda z: np.sum(np.abs(np.fft.rfft(z))))(z)
+    g = cr.grad(lambda z: np.sum(np.abs(np.fft.rfft(np.real(z)))))(z)  # the fix the message names
+    assert np.all(np.imag(g) == 0)
