@@ -298,3 +298,18 @@ def test_real_transforms_refuse_a_complex_input():
         cr.grad(lambda z: np.sum(np.abs(np.fft.rfft(z))))(z)
     g = cr.grad(lambda z: np.sum(np.abs(np.fft.rfft(np.real(z)))))(z)  # the fix the message names
     assert np.all(np.imag(g) == 0)
+
+
+def test_real_and_imag_are_settable_outside_the_graph_only():
+    z = cr.Tensor(np.array([1 + 2j, 3 - 1j]))
+    z.real = cr.Tensor([5.0, 6.0])
+    z.imag = np.array([0.5, 0.25])
+    np.testing.assert_array_equal(z.data, [5 + 0.5j, 6 + 0.25j])
+    w = cr.Tensor(np.array([1 + 2j]), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Tensor\.real = \.\.\.: a leaf Tensor .* z = x \+ 1j \* z\.imag"):
+        w.real = 1.0
+    v = w * 2
+    with pytest.raises(RuntimeError, match=r"Tensor\.imag = \.\.\.: in-place change .* z = z\.real \+ 1j \* x"):
+        v.imag = 1.0
+    with pytest.raises(TypeError, match=r"Tensor\.imag = \.\.\.: a float64 tensor has no imaginary part"):
+        cr.Tensor([1.0]).imag = 1.0
