@@ -313,3 +313,33 @@ def test_real_and_imag_are_settable_outside_the_graph_only():
         v.imag = 1.0
     with pytest.raises(TypeError, match=r"Tensor\.imag = \.\.\.: a float64 tensor has no imaginary part"):
         cr.Tensor([1.0]).imag = 1.0
+
+
+@pytest.mark.oracle
+def test_autograd_functional_vjp_and_jvp_on_complex_functions():
+    """PyTorch's jvp is the true J t; its vjp is conj(chainrule's vjp at conj(v)), chainrule's being cr.vjp's.
+    Both raised 'the output is complex' (a sum of output * v was differentiated)."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    z, v = np.array([1 + 2j, 0.5 - 1j]), np.array([1.0 + 1j, 2 - 1j])
+    cases = [(lambda z: torch.abs(z) ** 2 * torch.exp(z), lambda z: np.abs(z) ** 2 * np.exp(z)),  # not holomorphic
+             (lambda z: z ** 2 * torch.exp(z), lambda z: z ** 2 * np.exp(z)),
+             (lambda z: torch.conj(z) * z.real, lambda z: np.conj(z) * np.real(z))]
+    for tf, cf in cases:
+        want = torch.autograd.functional.jvp(tf, torch.tensor(z), torch.tensor(v))[1].numpy()
+        got = cr.autograd.functional.jvp(cf, cr.Tensor(z), cr.Tensor(v))[1]
+        np.testing.assert_allclose(got.data, want, rtol=1e-12)
+        np.testing.assert_allclose(got.data, cr.jvp(cf, (z,), (v,))[1], rtol=1e-12)
+        want = torch.autograd.functional.vjp(tf, torch.tensor(z), torch.tensor(np.conj(v)))[1].numpy()
+        got = cr.autograd.functional.vjp(cf, cr.Tensor(z), cr.Tensor(v))[1]
+        np.testing.assert_allclose(got.data, np.conj(want), rtol=1e-12)
+        np.testing.assert_allclose(got.data, cr.vjp(cf, z)[1](v)[0], rtol=1e-12)
+    x = np.array([0.3, -1.2])  # real input, complex output: a real tangent out of a complex J t
+    got = cr.autograd.functional.jvp(lambda x: np.exp(1j * x) * x, cr.Tensor(x), cr.Tensor([1.0, 2.0]))[1]
+    np.testing.assert_allclose(got.data, (1j * x + 1) * np.exp(1j * x) * [1.0, 2.0], rtol=1e-12)
+    zt = cr.Tensor(z, requires_grad=True)  # create_graph: the complex jvp is differentiable again
+    _, tangent = cr.autograd.functional.jvp(lambda z: np.exp(z) * np.abs(z), zt, cr.Tensor(v), create_graph=True)
+    (g,) = cr.autograd.grad(np.sum(np.abs(tangent) ** 2), zt)
+    f = lambda z: np.sum(np.abs(cr.jvp(lambda w: np.exp(w) * np.abs(w), (z,), (v,))[1]) ** 2)  # noqa: E731
+    np.testing.assert_allclose(g.data, cr.grad(f)(z), rtol=1e-10)
+    with pytest.raises(TypeError, match=r"autograd\.functional\.jacobian: the output is complex .*holomorphic=True"):
+        cr.autograd.functional.jacobian(lambda z: z * z, cr.Tensor(z))
