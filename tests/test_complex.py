@@ -343,3 +343,10 @@ def test_autograd_functional_vjp_and_jvp_on_complex_functions():
     np.testing.assert_allclose(g.data, cr.grad(f)(z), rtol=1e-10)
     with pytest.raises(TypeError, match=r"autograd\.functional\.jacobian: the output is complex .*holomorphic=True"):
         cr.autograd.functional.jacobian(lambda z: z * z, cr.Tensor(z))
+    tf = lambda z: (torch.abs(torch.sin(z)) ** 2 * z.real).sum()  # noqa: E731
+    cf = lambda z: np.sum(np.abs(np.sin(z)) ** 2 * np.real(z))  # noqa: E731
+    for fn in ("vhp", "hvp"):  # raised 'the output is complex': PyTorch's is the conjugate of cr.hvp's
+        want = getattr(torch.autograd.functional, fn)(tf, torch.tensor(z), torch.tensor(v))[1].numpy()
+        got = getattr(cr.autograd.functional, fn)(cf, cr.Tensor(z), cr.Tensor(v))[1]
+        np.testing.assert_allclose(got.data, np.conj(want), rtol=1e-12)
+        np.testing.assert_allclose(got.data, cr.hvp(cf, (z,), (v,)), rtol=1e-12)

@@ -181,8 +181,8 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         raise RuntimeError(f"vhp: the function must return one entry, got shape {out.shape}")
     vs = _cotangents("vhp", xs, v)
     gs = _grads(out.reshape(()), xs, None, True)
-    inner = sum((g * w).sum() for g, w in zip(gs, vs, strict=True))
-    products = tuple(_kept(h, create_graph) for h in _grads(inner, xs, None, create_graph))
+    # v pulled back through the gradient (not the gradient of sum(g * v): complex for complex inputs)
+    products = tuple(_kept(h, create_graph) for h in _grads_of(gs, xs, vs, create_graph))
     return _kept(out, create_graph), (products[0] if single_in else products)
 
 
