@@ -350,3 +350,14 @@ def test_autograd_functional_vjp_and_jvp_on_complex_functions():
         got = getattr(cr.autograd.functional, fn)(cf, cr.Tensor(z), cr.Tensor(v))[1]
         np.testing.assert_allclose(got.data, np.conj(want), rtol=1e-12)
         np.testing.assert_allclose(got.data, cr.hvp(cf, (z,), (v,)), rtol=1e-12)
+
+
+def test_minimize_refuses_a_complex_start():
+    # x0 was cast to float: the imaginary part dropped (a ComplexWarning only) and a wrong minimum returned
+    target = np.array([1 - 2j, 0.5 + 1j])
+    loss = lambda z: np.sum(np.abs(z - target) ** 2)  # noqa: E731
+    for x0 in (np.zeros(2, complex), [1j, 2.0], cr.Tensor(np.zeros(2, complex))):
+        with pytest.raises(TypeError, match=r"minimize: x0 must be real, got complex values .*z\.real, z\.imag"):
+            cr.optimize.minimize(loss, x0)
+    r = cr.optimize.minimize(lambda v: loss(v[:2] + 1j * v[2:]), np.zeros(4))  # the split the message names
+    np.testing.assert_allclose(r.x, [1.0, 0.5, -2.0, 1.0], atol=1e-6)
