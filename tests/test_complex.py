@@ -273,3 +273,91 @@ def test_hessian_of_a_real_function_of_complex_inputs_names_hessian_and_the_spli
         cr.hessian(f)(z)
     h = cr.hessian(lambda re, im: f(re + 1j * im), argnums=(0, 1))(z.real, z.imag)
     np.testing.assert_allclose(h[0][1], np.diag(2 * z.imag))  # d2/dre dim of (re^2 + im^2) re = 2 im
+
+
+@pytest.mark.oracle
+def test_vmap_of_a_holomorphic_grad_matches_jax():
+    jax = _jax()
+    jnp = jax.numpy
+    zs = _z(np.random.default_rng(5), 3, 2)
+    f = lambda m: (lambda z: m.sum(m.exp(z) * z))  # noqa: E731
+    got = cr.vmap(cr.grad(f(np), holomorphic=True))(zs)  # the flag was dropped inside vmap: a TypeError
+    np.testing.assert_allclose(got, jax.vmap(jax.grad(f(jnp), holomorphic=True))(zs), rtol=1e-12)
+    np.testing.assert_allclose(got, (zs + 1) * np.exp(zs), rtol=1e-12)
+    with pytest.raises(TypeError, match="holomorphic=True requires a complex output"):
+        cr.vmap(cr.grad(lambda z: np.sum(np.abs(z)), holomorphic=True))(zs)
+
+
+def test_real_transforms_refuse_a_complex_input():
+    # NumPy, JAX and PyTorch raise; taking the real part silently gave the imaginary part a zero gradient
+    z = np.array([1.0 + 1.0j, 2.0, 3.0, 4.0 - 2.0j])
+    for fn in (np.fft.rfft, np.fft.rfftn, np.fft.rfft2):
+        with pytest.raises(TypeError, match=r"fft\.rfftn?: the input must be real, got dtype complex128"):
+            fn(cr.Tensor(z.reshape(2, 2)))
+    with pytest.raises(TypeError, match=r"fft\.rfft: the input must be real.*np\.real\(x\)"):
+        cr.grad(lambda z: np.sum(np.abs(np.fft.rfft(z))))(z)
+    g = cr.grad(lambda z: np.sum(np.abs(np.fft.rfft(np.real(z)))))(z)  # the fix the message names
+    assert np.all(np.imag(g) == 0)
+
+
+def test_real_and_imag_are_settable_outside_the_graph_only():
+    z = cr.Tensor(np.array([1 + 2j, 3 - 1j]))
+    z.real = cr.Tensor([5.0, 6.0])
+    z.imag = np.array([0.5, 0.25])
+    np.testing.assert_array_equal(z.data, [5 + 0.5j, 6 + 0.25j])
+    w = cr.Tensor(np.array([1 + 2j]), requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"Tensor\.real = \.\.\.: a leaf Tensor .* z = x \+ 1j \* z\.imag"):
+        w.real = 1.0
+    v = w * 2
+    with pytest.raises(RuntimeError, match=r"Tensor\.imag = \.\.\.: in-place change .* z = z\.real \+ 1j \* x"):
+        v.imag = 1.0
+    with pytest.raises(TypeError, match=r"Tensor\.imag = \.\.\.: a float64 tensor has no imaginary part"):
+        cr.Tensor([1.0]).imag = 1.0
+
+
+@pytest.mark.oracle
+def test_autograd_functional_vjp_and_jvp_on_complex_functions():
+    """PyTorch's jvp is the true J t; its vjp is conj(chainrule's vjp at conj(v)), chainrule's being cr.vjp's.
+    Both raised 'the output is complex' (a sum of output * v was differentiated)."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    z, v = np.array([1 + 2j, 0.5 - 1j]), np.array([1.0 + 1j, 2 - 1j])
+    cases = [(lambda z: torch.abs(z) ** 2 * torch.exp(z), lambda z: np.abs(z) ** 2 * np.exp(z)),  # not holomorphic
+             (lambda z: z ** 2 * torch.exp(z), lambda z: z ** 2 * np.exp(z)),
+             (lambda z: torch.conj(z) * z.real, lambda z: np.conj(z) * np.real(z))]
+    for tf, cf in cases:
+        want = torch.autograd.functional.jvp(tf, torch.tensor(z), torch.tensor(v))[1].numpy()
+        got = cr.autograd.functional.jvp(cf, cr.Tensor(z), cr.Tensor(v))[1]
+        np.testing.assert_allclose(got.data, want, rtol=1e-12)
+        np.testing.assert_allclose(got.data, cr.jvp(cf, (z,), (v,))[1], rtol=1e-12)
+        want = torch.autograd.functional.vjp(tf, torch.tensor(z), torch.tensor(np.conj(v)))[1].numpy()
+        got = cr.autograd.functional.vjp(cf, cr.Tensor(z), cr.Tensor(v))[1]
+        np.testing.assert_allclose(got.data, np.conj(want), rtol=1e-12)
+        np.testing.assert_allclose(got.data, cr.vjp(cf, z)[1](v)[0], rtol=1e-12)
+    x = np.array([0.3, -1.2])  # real input, complex output: a real tangent out of a complex J t
+    got = cr.autograd.functional.jvp(lambda x: np.exp(1j * x) * x, cr.Tensor(x), cr.Tensor([1.0, 2.0]))[1]
+    np.testing.assert_allclose(got.data, (1j * x + 1) * np.exp(1j * x) * [1.0, 2.0], rtol=1e-12)
+    zt = cr.Tensor(z, requires_grad=True)  # create_graph: the complex jvp is differentiable again
+    _, tangent = cr.autograd.functional.jvp(lambda z: np.exp(z) * np.abs(z), zt, cr.Tensor(v), create_graph=True)
+    (g,) = cr.autograd.grad(np.sum(np.abs(tangent) ** 2), zt)
+    f = lambda z: np.sum(np.abs(cr.jvp(lambda w: np.exp(w) * np.abs(w), (z,), (v,))[1]) ** 2)  # noqa: E731
+    np.testing.assert_allclose(g.data, cr.grad(f)(z), rtol=1e-10)
+    with pytest.raises(TypeError, match=r"autograd\.functional\.jacobian: the output is complex .*holomorphic=True"):
+        cr.autograd.functional.jacobian(lambda z: z * z, cr.Tensor(z))
+    tf = lambda z: (torch.abs(torch.sin(z)) ** 2 * z.real).sum()  # noqa: E731
+    cf = lambda z: np.sum(np.abs(np.sin(z)) ** 2 * np.real(z))  # noqa: E731
+    for fn in ("vhp", "hvp"):  # raised 'the output is complex': PyTorch's is the conjugate of cr.hvp's
+        want = getattr(torch.autograd.functional, fn)(tf, torch.tensor(z), torch.tensor(v))[1].numpy()
+        got = getattr(cr.autograd.functional, fn)(cf, cr.Tensor(z), cr.Tensor(v))[1]
+        np.testing.assert_allclose(got.data, np.conj(want), rtol=1e-12)
+        np.testing.assert_allclose(got.data, cr.hvp(cf, (z,), (v,)), rtol=1e-12)
+
+
+def test_minimize_refuses_a_complex_start():
+    # x0 was cast to float: the imaginary part dropped (a ComplexWarning only) and a wrong minimum returned
+    target = np.array([1 - 2j, 0.5 + 1j])
+    loss = lambda z: np.sum(np.abs(z - target) ** 2)  # noqa: E731
+    for x0 in (np.zeros(2, complex), [1j, 2.0], cr.Tensor(np.zeros(2, complex))):
+        with pytest.raises(TypeError, match=r"minimize: x0 must be real, got complex values .*z\.real, z\.imag"):
+            cr.optimize.minimize(loss, x0)
+    r = cr.optimize.minimize(lambda v: loss(v[:2] + 1j * v[2:]), np.zeros(4))  # the split the message names
+    np.testing.assert_allclose(r.x, [1.0, 0.5, -2.0, 1.0], atol=1e-6)

@@ -69,7 +69,8 @@ def _batched_fn(f: Callable[..., Any], args: Sequence[Any], nums: Sequence[int],
     return whole
 
 
-def value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, args: tuple, kwargs: dict) -> Any:
+def value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, args: tuple, kwargs: dict,
+                   holomorphic: bool = False) -> Any:
     level, size = _level()
     nums = transforms._argnums(argnums, len(args), "grad")
     batches = [_tree_map(lambda x: _full(x, level, size), args[i]) for i in nums]
@@ -93,7 +94,9 @@ def value_and_grad(f: Callable[..., Any], argnums: Any, has_aux: bool, args: tup
             return whole.sum(), (whole, aux)
 
     with hidden(level):
-        summed_grad = transforms.value_and_grad(summed, argnums=tuple(range(len(nums))), has_aux=True)
+        # the per-example outputs are summed: each example's f'(z) is the sum's derivative at its own input
+        summed_grad = transforms.value_and_grad(summed, argnums=tuple(range(len(nums))), has_aux=True,
+                                                holomorphic=holomorphic)
         (_, (whole, aux)), grads = summed_grad(*batches)
     value = _finish(Batched(whole, level))
     grads = tuple(_tree_map(lambda g: _finish(Batched(g, level)), g) for g in grads)

@@ -88,8 +88,14 @@ def _c2c(x: Any, n: int | None, axis: int, norm: str | None, inverse: bool, name
     return _along(x, axis, _dft(n, inverse) * _scale(n, norm, inverse, name))
 
 
-def _real(x: Any) -> Any:
-    return np.real(x) if np.iscomplexobj(x) else x
+def _real_input(x: Any, name: str) -> Any:
+    """NumPy, JAX and PyTorch refuse a complex input to the real transforms; dropping its imaginary part would
+    be a silent wrong answer (and a zero gradient for it)."""
+    if np.iscomplexobj(x):
+        dtype = getattr(x, "dtype", None) or np.result_type(x)
+        raise TypeError(f"fft.{name}: the input must be real, got dtype {dtype}. Use fft.fft for a "
+                        f"complex signal, or pass np.real(x) to transform its real part")
+    return x
 
 
 @implements(np.fft.fft, namespaces=("fft",))
@@ -120,7 +126,7 @@ def ifft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, 
 def rfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Any:
     """Discrete Fourier transform of a real signal, the ``n // 2 + 1`` non-negative frequencies."""
     _no_out("rfft", out)
-    a = _real(a)
+    a = _real_input(a, "rfft")
     n = _length(a, n, axis, "rfft")
     a = _resized(a, n, axis)
     half = _dft(n, False)[:, : n // 2 + 1] * _scale(n, norm, False, "rfft")
@@ -204,6 +210,7 @@ def rfftn(a: Any, s: Sequence[int] | None = None, axes: Sequence[int] | None = N
           out: Any = None) -> Any:
     """N-dimensional transform of a real input: ``rfft`` along the last of ``axes``, ``fft`` along the others."""
     _no_out("rfftn", out)
+    a = _real_input(a, "rfftn")
     sizes, axes = _axes(a, s, axes, "rfftn")
     a = rfft(a, sizes[-1], axes[-1], norm)
     for n, ax in zip(sizes[:-1], axes[:-1]):

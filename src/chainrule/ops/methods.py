@@ -89,8 +89,30 @@ def _invert(self: Tensor) -> Any:
 tensor_method("T", property(lambda self: shape_ops.transpose(self), doc="The transpose (dimensions reversed)."))
 tensor_method("mT", property(lambda self: shape_ops.swapaxes(self, -1, -2),
                              doc="Transpose of the last two dimensions."))
-tensor_method("real", property(pointwise.real, doc="The real part (the tensor itself for real tensors)."))
-tensor_method("imag", property(pointwise.imag, doc="The imaginary part (zeros for real tensors)."))
+
+
+def _part_setter(part: str) -> Any:
+    """``t.real = v`` / ``t.imag = v`` in place, as PyTorch and NumPy allow, only outside the graph."""
+    rebuilt = "x + 1j * z.imag" if part == "real" else "z.real + 1j * x"
+
+    def setter(self: Tensor, value: Any) -> None:
+        try:
+            self._inplace_guard(f"Tensor.{part} = ...", value)
+        except RuntimeError as e:
+            raise RuntimeError(f"{e}. To replace the {part} part of z differentiably: z = {rebuilt}") from None
+        if part == "imag" and self.data.dtype.kind != "c":
+            raise TypeError(f"Tensor.imag = ...: a {self.data.dtype} tensor has no imaginary part to set; make it "
+                            "complex first (z = t.astype(complex))")
+        setattr(self.data, part, raw(value))
+        self._bump_version()
+
+    return setter
+
+
+tensor_method("real", property(pointwise.real, _part_setter("real"),
+                               doc="The real part (the tensor itself for real tensors); settable outside the graph."))
+tensor_method("imag", property(pointwise.imag, _part_setter("imag"),
+                               doc="The imaginary part (zeros for real tensors); settable outside the graph."))
 
 
 @tensor_method("__iter__")

@@ -25,6 +25,11 @@ class DivergenceError(FloatingPointError):
 
 def _starts(x0: Any) -> tuple[np.ndarray, str]:
     """x0 as an (n_starts, dim) float array, and its kind: 'number', 'vector' or 'batch'."""
+    if np.iscomplexobj(x0):  # the float conversion below would drop the imaginary part (with a warning only)
+        raise TypeError(
+            f"minimize: x0 must be real, got complex values ({type(x0).__name__}); minimize over the real and "
+            "imaginary parts: x0 = np.concatenate([z.real, z.imag]), f(v) = g(v[:n] + 1j * v[n:])"
+        )
     try:
         arr = np.array(x0, dtype=float)
     except (TypeError, ValueError):

@@ -44,6 +44,12 @@ def _outputs(out: Any) -> tuple[tuple[Tensor, ...], bool]:
     return tuple(o if isinstance(o, Tensor) else Tensor(np.asarray(o)) for o in items), single
 
 
+def _real_part(t: Any) -> Any:
+    from ..ops.pointwise import real
+
+    return real(t) if isinstance(t, Tensor) and t.dtype.kind == "c" else t
+
+
 def _kept(t: Any, create_graph: bool) -> Tensor:
     return t if create_graph else t.detach()
 
@@ -53,6 +59,16 @@ def _grads(output: Any, xs: tuple[Tensor, ...], grad_output: Any, create_graph: 
         return tuple(Tensor(np.zeros(x.shape, dtype=x.dtype)) for x in xs)
     return tuple(grad(output, xs, grad_outputs=grad_output, retain_graph=True, create_graph=create_graph,
                       allow_unused=True, materialize_grads=True))
+
+
+def _grads_of(outs: tuple[Tensor, ...], xs: tuple[Tensor, ...], cotangents: tuple[Tensor, ...],
+              create_graph: bool) -> tuple[Tensor, ...]:
+    """d(outs)/d(xs) pulled back from ``cotangents`` (chainrule's transpose rules: no conjugation)."""
+    live = [(o, w) for o, w in zip(outs, cotangents, strict=True) if isinstance(o, Tensor) and o.requires_grad]
+    if not live:
+        return tuple(Tensor(np.zeros(x.shape, dtype=x.dtype)) for x in xs)
+    return tuple(grad([o for o, _ in live], xs, grad_outputs=[w for _, w in live], retain_graph=True,
+                      create_graph=create_graph, allow_unused=True, materialize_grads=True))
 
 
 def _stacked(rows: list[Tensor], shape: tuple[int, ...]) -> Tensor:
@@ -71,6 +87,12 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
     outs, single_out = _outputs(func(*xs))
     table = []
     for out in outs:
+        if out.dtype.kind == "c":
+            raise TypeError(
+                f"autograd.functional.jacobian: the output is complex ({out.dtype}), which has a Jacobian only for a "
+                "holomorphic function (PyTorch's reverse mode refuses it too); use cr.jacrev(f, holomorphic=True) or "
+                "cr.jacfwd(f, holomorphic=True), or return np.real(out) and np.imag(out)"
+            )
         rows: list[list[Tensor]] = [[] for _ in xs]
         flat = out.reshape((-1,))
         for k in range(flat.shape[0]):
@@ -106,8 +128,8 @@ def vjp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     xs, single_in = _inputs(inputs, create_graph)
     outs, single_out = _outputs(func(*xs))
     vs = _cotangents("vjp", outs, v)
-    total = sum((o * w).sum() for o, w in zip(outs, vs, strict=True))
-    gs = tuple(_kept(g, create_graph) for g in _grads(total, xs, None, create_graph))
+    # the cotangents go in as grad_outputs (not as a sum of o * v, which is complex for a complex output)
+    gs = tuple(_kept(g, create_graph) for g in _grads_of(outs, xs, vs, create_graph))
     shown = tuple(_kept(o, create_graph) for o in outs)
     return (shown[0] if single_out else shown), (gs[0] if single_in else gs)
 
@@ -122,7 +144,9 @@ def _cotangents(name: str, outs: tuple[Tensor, ...], v: Any) -> tuple[Tensor, ..
     if len(vs) != len(outs) or any(np.shape(w.data if isinstance(w, Tensor) else w) != o.shape
                                    for w, o in zip(vs, outs, strict=False)):
         raise RuntimeError(f"{name}: v must match the output's shapes {[o.shape for o in outs]}")
-    return tuple(w if isinstance(w, Tensor) else Tensor(np.asarray(w, dtype=o.dtype)) for w, o in zip(vs, outs))
+    # a complex v for a real output keeps its dtype (and is refused by the backward pass, not silently cut)
+    return tuple(w if isinstance(w, Tensor) else Tensor(np.asarray(w, dtype=np.result_type(o.dtype, np.asarray(w))))
+                 for w, o in zip(vs, outs))
 
 
 def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool = False,
@@ -131,11 +155,19 @@ def jvp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     xs, single_in = _inputs(inputs, create_graph)
     outs, single_out = _outputs(func(*xs))
     ts = _cotangents("jvp", xs, v)
-    us = tuple(Tensor(np.zeros(o.shape, dtype=o.dtype), requires_grad=True) for o in outs)
-    total = sum((o * u).sum() for o, u in zip(outs, us, strict=True))
-    gs = _grads(total, xs, None, True)  # = J^T u, linear in u
-    inner = sum((g * t).sum() for g, t in zip(gs, ts, strict=True))
-    tangents = tuple(_kept(t, create_graph) for t in _grads(inner, us, None, create_graph))
+    # u = a + i b with real a, b: gs = J^T u and real(<gs, t>) = real(<u, J t>) = <a, Re Jt> - <b, Im Jt>, so
+    # J t = d/da - i d/db. That holds for non-holomorphic functions too, where J^T u is only real-linear in u.
+    real_dtype = [np.zeros((), dtype=o.dtype).real.dtype for o in outs]
+    a_s = tuple(Tensor(np.zeros(o.shape, dtype=d), requires_grad=True) for o, d in zip(outs, real_dtype))
+    b_s = tuple(Tensor(np.zeros(o.shape, dtype=d), requires_grad=True) if o.dtype.kind == "c" else None
+                for o, d in zip(outs, real_dtype))
+    us = tuple(a if b is None else a + 1j * b for a, b in zip(a_s, b_s))
+    gs = _grads_of(outs, xs, us, True)
+    inner = sum(_real_part((g * t).sum()) for g, t in zip(gs, ts, strict=True))
+    wrt = a_s + tuple(b for b in b_s if b is not None)
+    found = list(_grads(inner, wrt, None, create_graph))
+    d_a, d_b = found[: len(a_s)], iter(found[len(a_s):])
+    tangents = tuple(_kept(da if b is None else da - 1j * next(d_b), create_graph) for da, b in zip(d_a, b_s))
     shown = tuple(_kept(o, create_graph) for o in outs)
     return (shown[0] if single_out else shown), (tangents[0] if single_out else tangents)
 
@@ -149,8 +181,8 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
         raise RuntimeError(f"vhp: the function must return one entry, got shape {out.shape}")
     vs = _cotangents("vhp", xs, v)
     gs = _grads(out.reshape(()), xs, None, True)
-    inner = sum((g * w).sum() for g, w in zip(gs, vs, strict=True))
-    products = tuple(_kept(h, create_graph) for h in _grads(inner, xs, None, create_graph))
+    # v pulled back through the gradient (not the gradient of sum(g * v): complex for complex inputs)
+    products = tuple(_kept(h, create_graph) for h in _grads_of(gs, xs, vs, create_graph))
     return _kept(out, create_graph), (products[0] if single_in else products)
 
 

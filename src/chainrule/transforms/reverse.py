@@ -45,7 +45,7 @@ def value_and_grad(
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if _batching.levels():  # inside vmap: every example's gradient at once
-            return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs)
+            return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic)
         nums = _argnums(argnums, len(args), "grad")
         with _transform():
             new_args, parts = _prepare(args, nums, "grad")
