@@ -252,3 +252,43 @@ def test_onecycle_needs_momentum_or_cycle_momentum_false():
     assert "max_lr" not in opt.param_groups[0]  # a refused scheduler leaves the optimiser as it was
     assert optim.OneCycleLR(opt, max_lr=0.3, total_steps=4, cycle_momentum=False).get_last_lr() == [
         pytest.approx(0.3 / 25, rel=1e-14)]
+
+
+def test_parameter_containers_and_non_persistent_buffers_match_pytorch():
+    def build(lib):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                mk = (lambda *s: torch.ones(*s, dtype=torch.float64)) if lib is torch else (lambda *s: np.ones(s))
+                self.ws = lib.nn.ParameterList([lib.nn.Parameter(mk(3, 3)) for _ in range(2)])
+                self.d = lib.nn.ParameterDict({"scale": lib.nn.Parameter(mk(3))})
+                self.plain = [lib.nn.Parameter(mk(1))]  # a plain list is not registered, in either library
+                self.register_buffer("steps", mk(1))
+                self.register_buffer("cache", mk(2), persistent=False)
+
+            def forward(self, x):
+                for w in self.ws:
+                    x = (x @ w).tanh()
+                return (x * self.d["scale"]).sum()
+
+        return M()
+
+    tm, cm = build(torch), build(cr)
+    assert [n for n, _ in cm.named_parameters()] == [n for n, _ in tm.named_parameters()] == ["ws.0", "ws.1", "d.scale"]
+    assert list(cm.state_dict()) == list(tm.state_dict()) == ["steps", "ws.0", "ws.1", "d.scale"]
+    assert [n for n, _ in cm.named_buffers()] == [n for n, _ in tm.named_buffers()] == ["steps", "cache"]
+    rng = np.random.default_rng(0)
+    cm.load_state_dict({k: rng.normal(size=v.shape) for k, v in tm.state_dict().items()})
+    tm.load_state_dict({k: torch.tensor(v) for k, v in cm.state_dict().items()})
+    x = rng.normal(size=(2, 3))
+    tm(torch.tensor(x)).backward()
+    cm(cr.Tensor(x)).backward()
+    for p, q in zip(tm.parameters(), cm.parameters()):
+        np.testing.assert_allclose(q.grad.data, p.grad.numpy(), rtol=1e-13)
+
+
+def test_module_backward_hooks_raise_with_the_alternative():
+    with pytest.raises(NotImplementedError, match="Linear.register_full_backward_hook: .*output.register_hook"):
+        nn.Linear(2, 2).register_full_backward_hook(lambda m, gi, go: None)
+    with pytest.raises(NotImplementedError, match="register_full_backward_hook"):
+        nn.Linear(2, 2).register_backward_hook(lambda m, gi, go: None)
