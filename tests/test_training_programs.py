@@ -292,3 +292,66 @@ def test_module_backward_hooks_raise_with_the_alternative():
         nn.Linear(2, 2).register_full_backward_hook(lambda m, gi, go: None)
     with pytest.raises(NotImplementedError, match="register_full_backward_hook"):
         nn.Linear(2, 2).register_backward_hook(lambda m, gi, go: None)
+
+
+class _DictSet:
+    def __init__(self, lib, x, y):
+        self.lib, self.x, self.y = lib, x, y
+
+    def __len__(self):
+        return len(self.y)
+
+    def __getitem__(self, i):
+        as_t = torch.tensor if self.lib is torch else np.asarray
+        return {"x": as_t(self.x[i]), "y": int(self.y[i]), "pair": (as_t(self.x[i, 0]), as_t(self.x[i, 1]))}
+
+
+def test_dataloader_batches_match_pytorch_and_train_alike():
+    from chainrule import data
+
+    rng = np.random.default_rng(0)
+    x, y = rng.normal(size=(7, 4)), rng.integers(0, 3, size=7)
+    for kw in [dict(batch_size=3), dict(batch_size=3, drop_last=True), dict(batch_size=None)]:
+        tl = torch.utils.data.DataLoader(_DictSet(torch, x, y), **kw)
+        cl = data.DataLoader(_DictSet(cr, x, y), **kw)
+        assert len(cl) == len(tl)
+        got, want = list(cl), list(tl)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert sorted(g) == sorted(w)
+            np.testing.assert_array_equal(g["x"], w["x"].numpy())
+            np.testing.assert_array_equal(g["y"], np.asarray(w["y"]))
+            for a, b in zip(g["pair"], w["pair"]):
+                np.testing.assert_array_equal(a, b.numpy())
+    # a training loop over TensorDataset batches ends where PyTorch's does
+    tm, cm = _pair()
+    tl = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x), torch.tensor(y)), batch_size=3)
+    cl = data.DataLoader(data.TensorDataset(x, cr.Tensor(y)), batch_size=3)
+    to, co = torch.optim.Adam(tm.parameters(), lr=0.01), optim.Adam(cm.parameters(), lr=0.01)
+    for _ in range(2):
+        for (tx, ty), (cx, cy) in zip(tl, cl, strict=True):
+            to.zero_grad()
+            co.zero_grad()
+            torch.nn.functional.cross_entropy(tm(tx), ty).backward()
+            nn.functional.cross_entropy(cm(cx), cy).backward()
+            to.step()
+            co.step()
+    for p, q in zip(tm.parameters(), cm.parameters()):
+        np.testing.assert_allclose(q.data, p.detach().numpy(), rtol=1e-10, atol=1e-13)
+
+
+def test_dataloader_shuffle_is_seeded_and_reshuffles_each_epoch():
+    from chainrule import data
+
+    ds = data.TensorDataset(np.arange(10), np.arange(10) * 2)
+    a, b = data.DataLoader(ds, batch_size=4, shuffle=True, seed=3), data.DataLoader(ds, batch_size=4, shuffle=True,
+                                                                                     seed=3)
+    epochs_a = [np.concatenate([xb for xb, _ in a]) for _ in range(2)]
+    epochs_b = [np.concatenate([xb for xb, _ in b]) for _ in range(2)]
+    for ea, eb in zip(epochs_a, epochs_b):
+        np.testing.assert_array_equal(ea, eb)
+        assert sorted(ea.tolist()) == list(range(10))
+    assert epochs_a[0].tolist() != epochs_a[1].tolist()
+    assert all((yb == xb * 2).all() for xb, yb in a)
+    with pytest.raises(TypeError, match="DataLoader: generator must be a numpy.random.Generator, got Generator"):
+        data.DataLoader(ds, shuffle=True, generator=torch.Generator())
