@@ -355,3 +355,34 @@ def test_dataloader_shuffle_is_seeded_and_reshuffles_each_epoch():
     assert all((yb == xb * 2).all() for xb, yb in a)
     with pytest.raises(TypeError, match="DataLoader: generator must be a numpy.random.Generator, got Generator"):
         data.DataLoader(ds, shuffle=True, generator=torch.Generator())
+
+
+def test_a_rate_changed_behind_a_schedulers_back_raises_instead_of_being_overwritten():
+    # PyTorch's chainable schedulers build on the current rate: two schedulers compose, and a rate set by hand
+    # sticks. chainrule's are closed-form in the step count; they used to overwrite such a change silently.
+    def pair(lib):
+        w = torch.zeros(1, requires_grad=True) if lib is torch else cr.Tensor([0.0], requires_grad=True)
+        opt = lib.optim.SGD([w], lr=1.0)
+        return opt, lib.optim.lr_scheduler.ExponentialLR(opt, 0.9), lib.optim.lr_scheduler.StepLR(opt, 2, 0.5)
+
+    topt, t1, t2 = pair(torch)
+    copt, c1, c2 = pair(cr)
+    topt.step()
+    t1.step()
+    t2.step()
+    assert topt.param_groups[0]["lr"] == pytest.approx(0.9)  # PyTorch composes the two
+    copt.step()
+    c1.step()
+    with pytest.raises(ValueError, match=r"StepLR.step: the learning rate of parameter group 0 is 0.9, but this "
+                                         r"scheduler set 1.0: another scheduler .* base_lrs\[0\]"):
+        c2.step()
+    opt, sched = optim.SGD([cr.Tensor([0.0], requires_grad=True)], lr=1.0), None
+    sched = optim.lr_scheduler.ExponentialLR(opt, 0.5)
+    sched.step()
+    opt.param_groups[0]["lr"] = 10.0
+    with pytest.raises(ValueError, match="ExponentialLR.step: the learning rate of parameter group 0 is 10.0"):
+        sched.step()
+    opt.param_groups[0]["lr"] = sched.get_last_lr()[0]
+    sched.base_lrs[0] = 10.0  # the supported way to change the rate under a schedule
+    sched.step()
+    assert sched.get_last_lr() == [10.0 * 0.5**2]

@@ -93,6 +93,7 @@ class OneCycleLR(LRScheduler):
 
     def step(self) -> None:
         """Advance one step and set the optimiser's learning rates (and momenta, with ``cycle_momentum``)."""
+        self._check_untouched()
         self.last_epoch += 1
         self._apply()
 
