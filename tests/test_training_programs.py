@@ -386,3 +386,27 @@ def test_a_rate_changed_behind_a_schedulers_back_raises_instead_of_being_overwri
     sched.base_lrs[0] = 10.0  # the supported way to change the rate under a schedule
     sched.step()
     assert sched.get_last_lr() == [10.0 * 0.5**2]
+
+
+@pytest.mark.parametrize("kw", [dict(patience=1, factor=0.5), dict(mode="max", threshold_mode="abs", threshold=0.1,
+                                                                     patience=0, cooldown=2, min_lr=[0.2, 0.01])])
+def test_reduce_lr_on_plateau_matches_pytorch_and_resumes(kw):
+    metrics = [3.0, 2.0, 2.5, 2.4, 2.05, 2.6, 1.0, 1.5, 1.6, 1.7, 1.2, 0.9]
+
+    def make(lib):
+        ws = [torch.zeros(1, requires_grad=True) if lib is torch else cr.Tensor([0.0], requires_grad=True)
+              for _ in range(2)]
+        opt = lib.optim.SGD([{"params": ws[:1]}, {"params": ws[1:], "lr": 0.5}], lr=1.0)
+        return opt, lib.optim.lr_scheduler.ReduceLROnPlateau(opt, **kw)
+
+    (topt, ts), (copt, cs) = make(torch), make(cr)
+    for i, m in enumerate(metrics):
+        ts.step(m)
+        cs.step(cr.Tensor(m) if i % 2 else m)
+        np.testing.assert_allclose(cs.get_last_lr(), ts.get_last_lr(), rtol=1e-15)
+        if i == 5:
+            copt2, cs2 = make(cr)
+            copt2.load_state_dict(copt.state_dict())
+            cs2.load_state_dict(cs.state_dict())
+            copt, cs = copt2, cs2
+    assert [g["lr"] for g in copt.param_groups] == [g["lr"] for g in topt.param_groups]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from .onecycle import OneCycleLR
+from .plateau import ReduceLROnPlateau
 from .schedules import (
     CosineAnnealingLR,
     ExponentialLR,
@@ -16,5 +17,5 @@ from .schedules import (
 
 __all__ = [
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-    "WarmupCosineLR", "OneCycleLR",
+    "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau",
 ]
