@@ -20,11 +20,12 @@ import numpy as np
 
 from .autodiff.backprop import backward as _backward
 from .autodiff.backprop import grad as _grad
+from .autograd_function import Function, FunctionCtx
 from .ops.shape import stack
 from .tensor import Tensor
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
-__all__ = ["backward", "grad", "functional"]
+__all__ = ["backward", "grad", "functional", "Function", "FunctionCtx"]
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,

@@ -25,9 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from .dataloader import DataLoader, Dataset, TensorDataset, default_collate
 from .tensor import Tensor
 
-__all__ = ["Batches", "batches", "train_val_split", "make_moons", "make_spirals"]
+__all__ = ["Batches", "batches", "train_val_split", "make_moons", "make_spirals", "Dataset", "TensorDataset",
+           "DataLoader", "default_collate"]
 
 
 def _as_arrays(arrays: tuple[Any, ...], where: str) -> list[np.ndarray]:

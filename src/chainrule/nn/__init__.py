@@ -70,6 +70,7 @@ from .losses import (
     SmoothL1Loss,
 )
 from .module import LoadResult, Module, StateDictError
+from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
@@ -80,7 +81,7 @@ from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, Trans
 _sys.modules[f"{__name__}.scalar"] = scalar
 
 __all__ = [
-    "Module", "Parameter", "StateDictError", "LoadResult",
+    "Module", "Parameter", "ParameterList", "ParameterDict", "StateDictError", "LoadResult",
     "Linear", "Embedding", "LayerNorm", "RMSNorm", "Dropout", "MLP", "Sequential", "ModuleList", "ModuleDict",
     "Flatten", "Unflatten", "NLLLoss",
     "ReLU", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Identity", "activation",

@@ -109,6 +109,7 @@ class Module:
         for kind in ("_parameters", "_modules", "_buffers"):
             if kind != keep:
                 self.__dict__.get(kind, {}).pop(name, None)
+        self.__dict__.get("_non_persistent", set()).discard(name)
 
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register ``param`` under ``name`` (same as assigning the attribute)."""
@@ -126,10 +127,14 @@ class Module:
         self._registry("_modules", name)[name] = module
         object.__setattr__(self, name, module)
 
-    def register_buffer(self, name: str, value: Any) -> None:
-        """Register an array that is saved in ``state_dict`` but not trained (e.g. running statistics)."""
+    def register_buffer(self, name: str, value: Any, persistent: bool = True) -> None:
+        """Register an array that is not trained (e.g. running statistics); it is saved in ``state_dict``
+        unless ``persistent=False`` (PyTorch's flag, for caches that a checkpoint should not hold)."""
         self._forget(name)
         self._registry("_buffers", name)[name] = None if value is None else _as_buffer(value, name)
+        if not persistent:
+            # created on first use: modules restored by older code paths may lack the set
+            self.__dict__.setdefault("_non_persistent", set()).add(name)
         object.__setattr__(self, name, self._buffers[name])
 
     # -- the tree ----------------------------------------------------------------------------
@@ -284,8 +289,9 @@ class Module:
             for name, p in mod._parameters.items():
                 if p is not None:
                     out[_join(mprefix, name)] = (mod, name, "parameter")
+            skip = mod.__dict__.get("_non_persistent", ())
             for name, b in mod._buffers.items():
-                if b is not None:
+                if b is not None and name not in skip:
                     out[_join(mprefix, name)] = (mod, name, "buffer")
         return out
 
@@ -387,6 +393,18 @@ class Module:
         """``hook(module, args, output)`` after each call; a result other than None replaces the output.
         Returns a handle whose ``remove()`` takes the hook off (PyTorch's)."""
         return self._hook("post", hook)
+
+    def register_full_backward_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
+        """Not supported: raises, naming the hooks that give the same gradients (kept so the error says how)."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.register_full_backward_hook: module backward hooks are not supported; to see or "
+            "change the gradient of a module's output use a forward hook that calls output.register_hook(fn) "
+            "(fn(grad) may return a replacement), and for its inputs call register_hook on the input Tensors"
+        )
+
+    def register_backward_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
+        """Not supported (PyTorch's deprecated spelling): see ``register_full_backward_hook``."""
+        return self.register_full_backward_hook(hook)
 
     def get_submodule(self, target: str) -> Module:
         """The sub-module at the dotted path ``target`` ("" is this module), as PyTorch's."""

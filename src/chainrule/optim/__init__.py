@@ -13,13 +13,17 @@ Example:
 
 from __future__ import annotations
 
-from . import rules
-from . import schedules as lr_scheduler  # PyTorch's path: optim.lr_scheduler.StepLR
+from . import (
+    lr_scheduler,  # PyTorch's path: optim.lr_scheduler.StepLR
+    rules,
+)
 from .adaptive import Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
+from .onecycle import OneCycleLR
 from .optimizers import SGD, Adam, AdamW, Optimizer
 from .params import ScalarSlot, ScalarVector, Slot, TensorSlot
+from .plateau import ReduceLROnPlateau
 from .schedules import (
     CosineAnnealingLR,
     ExponentialLR,
@@ -34,7 +38,7 @@ from .schedules import (
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad",
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "lr_scheduler",
-    "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR",
+    "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau",
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
     "weight_decay_groups", "rules",
 ]

@@ -53,8 +53,10 @@ def _total(grads: list[tuple[Slot, np.ndarray]], p: float) -> float:
     return float(sum(float(np.sum(np.abs(g) ** p)) for _, g in grads) ** (1.0 / p))
 
 
-def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False) -> float:
+def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
+                    foreach: bool | None = None) -> float:
     """Scale all gradients by ``min(1, max_norm / (total_norm + 1e-6))``; returns the norm before clipping.
+    ``foreach`` (PyTorch's choice of kernel) is accepted and changes nothing.
 
     ``params``: Tensors and/or Scalars (an iterable, one parameter, or a Module).
     """
@@ -72,8 +74,8 @@ def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_
     return norm
 
 
-def clip_grad_value_(params: Any, clip_value: float) -> None:
-    """Clip every gradient entry to [-clip_value, clip_value]."""
+def clip_grad_value_(params: Any, clip_value: float, foreach: bool | None = None) -> None:
+    """Clip every gradient entry to [-clip_value, clip_value]. ``foreach`` is accepted and changes nothing."""
     if clip_value < 0:
         raise ValueError(f"clip_grad_value_: clip_value must be >= 0, got {clip_value}")
     for slot, g in _grads(_slots(params, "clip_grad_value_")):

@@ -4,7 +4,9 @@ linear warm-up, warm-up then cosine.
 Used as in PyTorch: make the scheduler after the optimiser (this sets the learning rate of
 step 0), call ``optimizer.step()`` then ``scheduler.step()`` once per step (or epoch). Each
 schedule is a closed-form function of the step count ``last_epoch``, so resuming from
-``state_dict()`` is exact.
+``state_dict()`` is exact. Unlike PyTorch's chainable schedulers they do not build on the current
+rate, so two schedulers on one optimiser, or a rate set by hand in ``param_groups``, would be
+overwritten: ``step()`` raises instead (change a scheduled rate through ``scheduler.base_lrs``).
 
 Example:
     >>> from chainrule import Tensor, optim
@@ -47,10 +49,25 @@ class LRScheduler:
 
     def step(self) -> None:
         """Advance one step and set the optimiser's learning rates."""
+        self._check_untouched()
         self.last_epoch += 1
         self._last_lr = [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
             group["lr"] = lr
+
+    def _check_untouched(self) -> None:
+        """Refuse to overwrite a rate set since this scheduler's last step (PyTorch would build on it)."""
+        for g, (group, mine) in enumerate(zip(self.optimizer.param_groups, self._last_lr, strict=False)):
+            if group["lr"] != mine:
+                name = type(self).__name__
+                raise ValueError(
+                    f"{name}.step: the learning rate of parameter group {g} is {group['lr']!r}, but this scheduler "
+                    f"set {mine!r}: another scheduler on the same optimiser, or code that set "
+                    "param_groups[...]['lr'], changed it. chainrule's schedules are functions of the step count "
+                    "from the base rates and do not compose with such changes as PyTorch's chainable ones do; "
+                    "use one scheduler (e.g. LambdaLR with the product of the factors), and to change the rate set "
+                    f"the scheduler's base_lrs[{g}], not param_groups[{g}]['lr']"
+                )
 
     def get_last_lr(self) -> list[float]:
         """The learning rates set by the latest ``step()`` (one per parameter group)."""

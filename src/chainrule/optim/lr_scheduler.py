@@ -1,0 +1,21 @@
+"""PyTorch's path for the schedules: ``optim.lr_scheduler.StepLR``, ``optim.lr_scheduler.OneCycleLR`` and so on."""
+
+from __future__ import annotations
+
+from .onecycle import OneCycleLR
+from .plateau import ReduceLROnPlateau
+from .schedules import (
+    CosineAnnealingLR,
+    ExponentialLR,
+    LambdaLR,
+    LinearLR,
+    LRScheduler,
+    MultiStepLR,
+    StepLR,
+    WarmupCosineLR,
+)
+
+__all__ = [
+    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
+    "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau",
+]
