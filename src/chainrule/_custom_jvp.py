@@ -133,15 +133,22 @@ class _JvpCall:
         return tuple(_pytree.unflatten(self.diff_def, diff_leaves))
 
 
-class _CustomJVP(Primitive):
-    """The primitive of a custom_jvp function: forward mode runs the rule, reverse mode its transpose."""
+class OwnedPrimitive(Primitive):
+    """The primitive of one custom_jvp / custom_vjp function (``owner``): its forward hands back the output
+    the call computed before (kept in the keyword ``call``); the subclass gives the rule."""
 
     __slots__ = ("owner",)
 
-    def __init__(self, owner: custom_jvp, n_outputs: int) -> None:
+    def __init__(self, owner: Any, n_outputs: int) -> None:
         fn = (lambda *a, call: call.out[0]) if n_outputs == 1 else (lambda *a, call: tuple(call.out))
         super().__init__(owner.fn.__name__, fn, register=False, n_outputs=n_outputs)
         self.owner = owner
+
+
+class _CustomJVP(OwnedPrimitive):
+    """The primitive of a custom_jvp function: forward mode runs the rule, reverse mode its transpose."""
+
+    __slots__ = ()
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
         call = kw["call"]

@@ -13,7 +13,10 @@ import numpy as np
 from . import _pytree
 from ._checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.checkpoint)
 from ._checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for it)
-from ._custom_jvp import custom_jvp  # noqa: F401  (re-exported: chainrule.custom_jvp)
+from ._custom_jvp import (
+    OwnedPrimitive,
+    custom_jvp,  # noqa: F401  (re-exported: chainrule.custom_jvp)
+)
 from .autodiff.primitive import Primitive, apply
 from .tensor import Tensor
 
@@ -166,15 +169,10 @@ class _Call:
         return _pytree.unflatten(self.out_def, gs)
 
 
-class _CustomVJP(Primitive):
+class _CustomVJP(OwnedPrimitive):
     """The primitive of a custom_vjp function: its forward hands back fwd's output, its rule calls bwd."""
 
-    __slots__ = ("owner",)
-
-    def __init__(self, owner: custom_vjp, n_outputs: int) -> None:
-        fn = (lambda *a, call: call.out[0]) if n_outputs == 1 else (lambda *a, call: tuple(call.out))
-        super().__init__(owner.fn.__name__, fn, register=False, n_outputs=n_outputs)
-        self.owner = owner
+    __slots__ = ()
 
     def vjp(self, argnum: int, g: Any, node: Any, lift: Any) -> Any:
         call = node.kw["call"]
