@@ -86,19 +86,12 @@ class custom_jvp:
         return result[1]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:  # as JAX: keyword arguments are bound to their positions
-            bound = inspect.signature(self.fn).bind(*args, **kwargs)
-            bound.apply_defaults()
-            args = bound.args
+        args = bind_positions(self.fn, args, kwargs)
         if self._in_rule:
             return self.fn(*args)
         if self.jvp is None:
             raise TypeError(f"custom_jvp {self.fn.__name__}: call defjvp(jvp) before using it")
-        for i in self.nondiff_argnums:
-            if not -len(args) <= i < len(args):
-                raise ValueError(f"custom_jvp {self.fn.__name__}: nondiff_argnums {self.nondiff_argnums} out of "
-                                 f"range for a call with {len(args)} argument(s)")
-        positions = {i % len(args) for i in self.nondiff_argnums}
+        positions = nondiff_positions("custom_jvp", self.fn, self.nondiff_argnums, len(args))
         diff_leaves, diff_def = _pytree.flatten(tuple(a for i, a in enumerate(args) if i not in positions))
         leaves, treedef = _pytree.flatten(args)
         out = self.fn(*_pytree.unflatten(treedef, [a.data if isinstance(a, Tensor) else a for a in leaves]))
@@ -131,6 +124,24 @@ class _JvpCall:
 
     def primals(self, diff_leaves: list[Any]) -> tuple[Any, ...]:
         return tuple(_pytree.unflatten(self.diff_def, diff_leaves))
+
+
+def bind_positions(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, ...]:
+    """The call's arguments by position: as JAX, keyword arguments are bound to their positions."""
+    if not kwargs:
+        return args
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args
+
+
+def nondiff_positions(kind: str, fn: Callable[..., Any], nondiff_argnums: tuple[int, ...], n: int) -> set[int]:
+    """The positions ``nondiff_argnums`` name in a call with ``n`` arguments (negative ones counted from the end)."""
+    for i in nondiff_argnums:
+        if not -n <= i < n:
+            raise ValueError(f"{kind} {fn.__name__}: nondiff_argnums {nondiff_argnums} out of range for a call with "
+                             f"{n} argument(s)")
+    return {i % n for i in nondiff_argnums}
 
 
 class OwnedPrimitive(Primitive):

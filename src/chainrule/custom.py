@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +14,9 @@ from ._checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.check
 from ._checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for it)
 from ._custom_jvp import (
     OwnedPrimitive,
+    bind_positions,
     custom_jvp,  # noqa: F401  (re-exported: chainrule.custom_jvp)
+    nondiff_positions,
 )
 from .autodiff.primitive import Primitive, apply
 from .tensor import Tensor
@@ -99,19 +100,12 @@ class custom_vjp:
         return result[0], result[1]
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if kwargs:  # as JAX: keyword arguments are bound to their positions
-            bound = inspect.signature(self.fn).bind(*args, **kwargs)
-            bound.apply_defaults()
-            args = bound.args
+        args = bind_positions(self.fn, args, kwargs)
         if self._in_rule:
             return self.fn(*args)
         if self.fwd is None or self.bwd is None:
             raise TypeError(f"custom_vjp {self.fn.__name__}: call defvjp(fwd, bwd) before using it")
-        for i in self.nondiff_argnums:
-            if not -len(args) <= i < len(args):
-                raise ValueError(f"custom_vjp {self.fn.__name__}: nondiff_argnums {self.nondiff_argnums} out of "
-                                 f"range for a call with {len(args)} argument(s)")
-        nondiff = {i % len(args) for i in self.nondiff_argnums}
+        nondiff = nondiff_positions("custom_vjp", self.fn, self.nondiff_argnums, len(args))
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         diff_leaves, diff_def = _pytree.flatten(diff_args)
         sizes = tuple(len(_pytree.flatten(a)[0]) for a in diff_args)
