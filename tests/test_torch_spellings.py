@@ -222,6 +222,18 @@ def test_constructors_return_tensors_in_the_default_dtype():
         cr.ones(2, device="cuda")
 
 
+@pytest.mark.parametrize("make", [
+    lambda d: cr.ones(2, device=d), lambda d: cr.tensor([1.0], device=d), lambda d: Tensor([1.0]).to(d),
+    lambda d: Tensor([1.0]).new_zeros(2, device=d), lambda d: nn.Linear(2, 3, device=d),
+    lambda d: nn.Linear(2, 3).to(d),
+], ids=["zeros", "tensor", "Tensor.to", "new_zeros", "Linear", "Module.to"])
+def test_every_device_argument_takes_the_cpu_in_pytorchs_spellings_and_refuses_others(make):
+    for cpu in ("cpu", "cpu:0"):
+        make(cpu)
+    with pytest.raises(ValueError, match=r"chainrule runs on the CPU \(NumPy\) only; device 'cuda:1' is not available"):
+        make("cuda:1")
+
+
 def test_a_training_loop_written_the_pytorch_way():
     nn.init.manual_seed(0)
     model = nn.Linear(3, 1).to("cpu")

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .core.device import check_cpu
 from .tensor import Tensor
 
 __all__ = ["zeros", "ones", "full", "empty", "eye", "arange", "rand", "randn", "zeros_like", "ones_like", "full_like"]
@@ -59,11 +60,6 @@ def _make(arr: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def _check_device(name: str, device: Any) -> None:
-    if device is not None and str(device) != "cpu":
-        raise ValueError(f"{name}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
-
-
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A Tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``.
 
@@ -72,7 +68,7 @@ def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: An
         >>> cr.zeros(2)
         Tensor([0., 0.], dtype=float32)
     """
-    _check_device("zeros", device)
+    check_cpu("zeros", device)
     return _make(np.zeros(_shape("zeros", size), dtype=_dtype(dtype)), requires_grad)
 
 
@@ -84,13 +80,13 @@ def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any
         >>> cr.ones(2, dtype=float)
         Tensor([1., 1.])
     """
-    _check_device("ones", device)
+    check_cpu("ones", device)
     return _make(np.ones(_shape("ones", size), dtype=_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A Tensor of the given size (zeros here: chainrule never hands out uninitialised memory)."""
-    _check_device("empty", device)
+    check_cpu("empty", device)
     return _make(np.zeros(_shape("empty", size), dtype=_dtype(dtype)), requires_grad)
 
 
@@ -102,7 +98,7 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
         >>> cr.full((2,), 7)
         Tensor([7, 7])
     """
-    _check_device("full", device)
+    check_cpu("full", device)
     size = _shape("full", (size,) if isinstance(size, (int, np.integer)) else tuple(size))
     if dtype is None:
         kind = np.result_type(fill_value).kind
@@ -119,7 +115,7 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
         Tensor([[1., 0.],
                 [0., 1.]])
     """
-    _check_device("eye", device)
+    check_cpu("eye", device)
     return _make(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
@@ -133,7 +129,7 @@ def arange(
         >>> cr.arange(4)
         Tensor([0, 1, 2, 3])
     """
-    _check_device("arange", device)
+    check_cpu("arange", device)
     arr = np.arange(start, end, step) if end is not None else np.arange(start, step=step)
     if dtype is None:
         dtype = get_default_dtype() if arr.dtype.kind == "f" else np.int64
@@ -148,7 +144,7 @@ def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = 
         >>> cr.rand(2, 3).shape
         (2, 3)
     """
-    _check_device("rand", device)
+    check_cpu("rand", device)
     values = _generator(rng).random(_shape("rand", size))
     return _make(values.astype(_dtype(dtype)), requires_grad)
 
@@ -161,7 +157,7 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
         >>> cr.randn(4, requires_grad=True).requires_grad
         True
     """
-    _check_device("randn", device)
+    check_cpu("randn", device)
     values = _generator(rng).standard_normal(_shape("randn", size))
     return _make(values.astype(_dtype(dtype)), requires_grad)
 
@@ -178,7 +174,7 @@ def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: A
         >>> cr.zeros_like(cr.Tensor([1.0, 2.0]))
         Tensor([0., 0.])
     """
-    _check_device("zeros_like", device)
+    check_cpu("zeros_like", device)
     return _make(np.zeros_like(_like(x), dtype=dtype), requires_grad)
 
 
@@ -190,12 +186,12 @@ def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: An
         >>> cr.ones_like(cr.Tensor([1.0, 2.0]))
         Tensor([1., 1.])
     """
-    _check_device("ones_like", device)
+    check_cpu("ones_like", device)
     return _make(np.ones_like(_like(x), dtype=dtype), requires_grad)
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
               device: Any = None) -> Tensor:
     """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``."""
-    _check_device("full_like", device)
+    check_cpu("full_like", device)
     return _make(np.full_like(_like(x), fill_value, dtype=dtype), requires_grad)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .core import clock, sweep
+from .core.device import check_cpu
 from .core.hooks import LEAF_HOOKS, RemovableHandle, hooks_of, run_leaf_hooks
 from .core.node import Node
 from .core.state import grad_enabled as _grad_enabled
@@ -500,8 +501,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
     """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only)."""
-    if device is not None and str(device) != "cpu":
-        raise ValueError(f"tensor: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+    check_cpu("tensor", device)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
 
 

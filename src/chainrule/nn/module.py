@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core.device import check_cpu
 from ..tensor import Tensor
 from .parameter import Parameter, resolve_dtype
 
@@ -247,8 +248,7 @@ class Module:
                 dtype = a
             else:
                 raise TypeError(f"{where}: expected a device and/or a dtype, got {args!r}")
-        if device is not None and str(device).split(":")[0] != "cpu":
-            raise ValueError(f"{where}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not there")
+        check_cpu(where, device)
         if dtype is None:
             return self
         dt = resolve_dtype(_dtype_name(dtype), where)

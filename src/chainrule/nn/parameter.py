@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import check_cpu
 from ..tensor import Tensor
 
 _default_dtype = np.dtype(np.float32)
@@ -42,8 +43,7 @@ def set_default_dtype(dtype: Any) -> None:
 def resolve_dtype(dtype: Any, where: str, device: Any = None) -> np.dtype:
     """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise. ``device``
     (PyTorch's layer argument) may only be the CPU."""
-    if device is not None and str(device) != "cpu":
-        raise ValueError(f"{where}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+    check_cpu(where, device)
     if dtype is None:
         return _default_dtype
     dt = np.dtype(dtype)

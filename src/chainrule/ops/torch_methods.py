@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import check_cpu
 from ..tensor import Tensor
 from . import arrays, elementwise
 from . import shape as shape_ops
@@ -183,8 +184,7 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bo
             device = a
         else:
             dtype = a
-    if device is not None and str(device) != "cpu":
-        raise ValueError(f"to: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+    check_cpu("to", device)
     if dtype is None:
         return shape_ops.copy(self) if copy else self
     dt = _dtype_of(dtype)

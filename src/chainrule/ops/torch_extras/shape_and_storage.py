@@ -7,6 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...core.device import check_cpu
 from ...tensor import Tensor
 from ..declare import TENSOR_METHODS, tensor_method
 from ..dim_args import scalar_along
@@ -65,8 +66,7 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
 
 
 def _new(name: str, values: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
-    if device is not None and str(device) != "cpu":
-        raise ValueError(f"{name}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+    check_cpu(name, device)
     return Tensor(values, requires_grad=True) if requires_grad else Tensor._wrap(values)
 
 
