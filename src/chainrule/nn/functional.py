@@ -8,7 +8,7 @@ gradient, stable for large logits), ``binary_cross_entropy_with_logits``, ``laye
 ``rms_norm``, ``scaled_dot_product_attention``, ``masked_softmax``. The others (``mse_loss``,
 ``dropout``, ...) are built from existing ops. This file holds linear, softmax, normalisation,
 dropout and embedding; the activations live in ``functional_activations`` and the losses in
-``functional_losses``, and every name is importable from here.
+``functional_losses`` and ``functional_entry_losses``, and every name is importable from here.
 
 Example:
     >>> import numpy as np
@@ -44,9 +44,10 @@ from ..ops.shape import getitem
 from ..ops.torch_methods import resolve_dim
 from ..tensor import Tensor
 from .functional_activations import gelu, silu
+from .functional_entry_losses import binary_cross_entropy_with_logits, mse_loss
 from .functional_extras import *  # noqa: F403  (more of torch.nn.functional: leaky_relu, elu, l1_loss, ...)
 from .functional_extras import __all__ as _extras
-from .functional_losses import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
+from .functional_losses import cross_entropy, nll_loss
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
