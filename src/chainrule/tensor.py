@@ -7,7 +7,6 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 from __future__ import annotations
 
 import operator
-import warnings
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -18,11 +17,9 @@ from .core import clock, sweep
 from .core.device import check_cpu
 from .core.hooks import LEAF_HOOKS, RemovableHandle, hooks_of, run_leaf_hooks
 from .core.node import Node
-from .core.state import grad_enabled as _grad_enabled
 from .core.state import reset_grad as _reset_grad
 from .core.state import set_grad as _set_grad
-from .core.state import transform_depth as _transform_depth
-from .tensor_convert import ConversionMethods, _check_data, _Size
+from .tensor_convert import ConversionMethods, _check_data, _copy_of_tracked, _Size
 from .tensor_inplace import InPlaceMethods
 
 _new = object.__new__
@@ -503,20 +500,3 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: An
     """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only)."""
     check_cpu("tensor", device)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
-
-
-def _copy_of_tracked(x: Tensor) -> None:
-    """Tensor(x) of a value in a graph copies the values only, as torch.tensor(x) does: an error inside a
-    transform (the derivative would change without a word), a warning elsewhere (PyTorch's habit)."""
-    if _transform_depth() > 0:
-        raise ValueError(
-            "Tensor(x): x is a value being differentiated, and a new Tensor of it would cut it from the graph, so "
-            "the derivative would silently miss that path; use x itself (x.clone() for a copy that keeps the "
-            "graph), or cr.stop_gradient(x) / x.detach() to cut it on purpose"
-        )
-    if _grad_enabled():
-        warnings.warn(
-            "Tensor(x) of a Tensor that requires grad copies its values and cuts them from the graph (as "
-            "torch.tensor(x) does); use x.clone() to keep the graph, or x.detach().clone() to say the cut is meant",
-            UserWarning, stacklevel=3,
-        )

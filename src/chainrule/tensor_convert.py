@@ -6,6 +6,7 @@ array would lose its derivative: these conversions refuse, with the fix in the m
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -40,6 +41,23 @@ class _Size(int):
 
     def __reduce__(self) -> Any:
         return (int, (int(self),))
+
+
+def _copy_of_tracked(x: Any) -> None:
+    """Tensor(x) of a value in a graph copies the values only, as torch.tensor(x) does: an error inside a
+    transform (the derivative would change without a word), a warning elsewhere (PyTorch's habit)."""
+    if state.transform_depth() > 0:
+        raise ValueError(
+            "Tensor(x): x is a value being differentiated, and a new Tensor of it would cut it from the graph, so "
+            "the derivative would silently miss that path; use x itself (x.clone() for a copy that keeps the "
+            "graph), or cr.stop_gradient(x) / x.detach() to cut it on purpose"
+        )
+    if state.grad_enabled():
+        warnings.warn(
+            "Tensor(x) of a Tensor that requires grad copies its values and cuts them from the graph (as "
+            "torch.tensor(x) does); use x.clone() to keep the graph, or x.detach().clone() to say the cut is meant",
+            UserWarning, stacklevel=3,
+        )
 
 
 def _check_data(data: Any, name: str = "data") -> None:
