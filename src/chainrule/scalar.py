@@ -28,6 +28,7 @@ from numbers import Real
 from operator import attrgetter
 from typing import Any, Union
 
+from .scalar_number import NumberSpellings
 from .scalar_rules import (
     ABS,
     ADD,
@@ -56,10 +57,13 @@ from .scalar_rules import (
     ScalarOp,
     base_to,
     float_cos,
+    float_log,
+    float_power,
+    float_relu,
     float_sigmoid,
     float_sin,
+    float_sqrt,
     float_tan,
-    power,
     power_of,
 )
 from .scalar_rules import float_exp as _exp
@@ -79,22 +83,6 @@ def _number(value: Any, name: str) -> float:
         hint = f" ({value}); pass float({value}) if you mean {float(value)}" if isinstance(value, bool) else ""
         raise TypeError(f"Scalar: argument '{name}' must be a real number, got {type(value).__name__}{hint}")
     return float(value)
-
-
-def _log(x: float) -> float:
-    if x <= 0:
-        raise ValueError(f"log: argument must be positive, got {x}")
-    return math.log(x)
-
-
-def _sqrt(x: float) -> float:
-    if x < 0:
-        raise ValueError(f"sqrt: argument must be non-negative, got {x}")
-    return math.sqrt(x)
-
-
-def _relu(x: float) -> float:
-    return x if x > 0 else 0.0
 
 
 def scalar_function(
@@ -132,7 +120,7 @@ class ScalarMethods:
     __slots__ = ()
 
 
-class Scalar(ScalarMethods):
+class Scalar(ScalarMethods, NumberSpellings):
     """A number that remembers how it was computed, for reverse-mode differentiation.
 
     Example:
@@ -204,28 +192,6 @@ class Scalar(ScalarMethods):
         label = f", label={self.label!r}" if self.label else ""
         return f"Scalar(data={self.data!r}, grad={self.grad!r}{label})"
 
-    def __float__(self) -> float:
-        return self.data
-
-    # Python's number spellings on the value, as float and a PyTorch 0-d tensor give them
-    # (without these, bool(Scalar(0.0)) was True and f"{loss:.4f}" raised).
-    def __bool__(self) -> bool:
-        return self.data != 0.0
-
-    def __int__(self) -> int:
-        return int(self.data)
-
-    def __round__(self, ndigits: int | None = None) -> Any:
-        return round(self.data, ndigits)
-
-    def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` formats the value; no spec gives ``repr``-like ``str(s)``."""
-        return format(self.data, spec) if spec else str(self)
-
-    def item(self) -> float:
-        """The value as a Python float (PyTorch's spelling of ``.data``)."""
-        return self.data
-
     # -- arithmetic: the local derivatives come from the rule table (scalar_rules) -------------
     def __add__(self, other: Any) -> Scalar:
         if isinstance(other, Scalar):
@@ -274,17 +240,17 @@ class Scalar(ScalarMethods):
         a = self.data
         if isinstance(other, Scalar):
             b = other.data
-            y = _power(a, b)
+            y = float_power(a, b)
             da, db = POW.derivative(a, b, y, FLOATS)
             return _binary(y, self, da, other, db, POW)
         c = _number(other, "exponent")
-        y = _power(a, c)
+        y = float_power(a, c)
         op = power_of(c)
         return _unary(y, self, op.derivative(a, y, c, FLOATS), op)
 
     def __rpow__(self, other: Any) -> Scalar:
         c = _number(other, "base")
-        y = _power(c, self.data)
+        y = float_power(c, self.data)
         op = base_to(c)
         return _unary(y, self, op.derivative(self.data, y, c, FLOATS), op)
 
@@ -295,14 +261,14 @@ class Scalar(ScalarMethods):
     __neg__ = scalar_function(NEG, operator.neg, "-x", "__neg__")
     __abs__ = scalar_function(ABS, abs, "|x|", "__abs__")
     exp = scalar_function(EXP, _exp, "e**x (inf past the largest float)")
-    log = scalar_function(LOG, _log, "the natural logarithm (x > 0)")
-    sqrt = scalar_function(SQRT, _sqrt, "the square root (x >= 0)")
+    log = scalar_function(LOG, float_log, "the natural logarithm (x > 0)")
+    sqrt = scalar_function(SQRT, float_sqrt, "the square root (x >= 0)")
     sin = scalar_function(SIN, float_sin, "sin x")
     cos = scalar_function(COS, float_cos, "cos x")
     tan = scalar_function(TAN, float_tan, "tan x")
     tanh = scalar_function(TANH, math.tanh, "tanh x")
     sigmoid = scalar_function(SIGMOID, float_sigmoid, "1 / (1 + e**-x), computed without overflow")
-    relu = scalar_function(RELU, _relu, "max(x, 0), with derivative 0 at 0")
+    relu = scalar_function(RELU, float_relu, "max(x, 0), with derivative 0 at 0")
 
     # -- comparisons with numbers or Scalars: plain bools ---------------------------------
     def __lt__(self, other: Any) -> bool:
@@ -528,13 +494,3 @@ def _float_of(x: Any) -> float:
 def _nonzero(b: float, op: str) -> None:
     if b == 0:
         raise ZeroDivisionError(f"Scalar {op}: division by zero")
-
-
-def _power(a: float, b: float) -> float:
-    try:
-        out = power(a, b)
-    except ZeroDivisionError:
-        raise ZeroDivisionError(f"Scalar **: 0.0 cannot be raised to a negative power ({b})") from None
-    if isinstance(out, complex):
-        raise ValueError(f"Scalar **: a negative base ({a}) to a fractional power ({b}) is not a real number")
-    return out

@@ -76,6 +76,34 @@ def power(a: float, b: float) -> float:
         return -math.inf if a < 0 and odd else math.inf
 
 
+def float_power(a: float, b: float) -> float:
+    """A Scalar's ``a ** b``: :func:`power`, with errors that name the op for 0 to a negative power and a
+    negative base to a fractional one."""
+    try:
+        out = power(a, b)
+    except ZeroDivisionError:
+        raise ZeroDivisionError(f"Scalar **: 0.0 cannot be raised to a negative power ({b})") from None
+    if isinstance(out, complex):
+        raise ValueError(f"Scalar **: a negative base ({a}) to a fractional power ({b}) is not a real number")
+    return out
+
+
+def float_log(x: float) -> float:
+    if x <= 0:
+        raise ValueError(f"log: argument must be positive, got {x}")
+    return math.log(x)
+
+
+def float_sqrt(x: float) -> float:
+    if x < 0:
+        raise ValueError(f"sqrt: argument must be non-negative, got {x}")
+    return math.sqrt(x)
+
+
+def float_relu(x: float) -> float:
+    return x if x > 0 else 0.0
+
+
 def float_exp(x: float) -> float:
     """``e ** x`` on floats, inf past the largest float (as PyTorch and NumPy), not OverflowError."""
     try:
