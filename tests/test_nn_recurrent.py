@@ -299,3 +299,30 @@ def test_a_packed_sequence_is_refused_with_what_to_do_instead():
     packed = torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 2, 3), [5, 3])
     with pytest.raises(TypeError, match=r"LSTM: PackedSequence inputs are not supported; pass the padded batch"):
         nn.LSTM(3, 4)(packed)
+
+
+def test_jit_step_replays_a_recurrent_model_bit_for_bit():
+    def make():
+        return nn.Sequential(nn.GRU(4, 6, num_layers=2, batch_first=True, bidirectional=True, dtype=np.float64,
+                                    rng=0), _First(), nn.Linear(12, 3, dtype=np.float64, rng=1))
+
+    rng = np.random.default_rng(0)
+    xb, yb = rng.normal(size=(5, 7, 4)), rng.integers(0, 3, 35)
+    eager, jitted = make(), make()
+    opt, jit_opt = optim.Adam(eager.parameters(), lr=1e-2), optim.Adam(jitted.parameters(), lr=1e-2)
+    step = cr.jit_step(lambda x, y: F.cross_entropy(jitted(x).reshape(-1, 3), y), jit_opt)
+    for _ in range(3):  # the first call traces, the others replay
+        opt.zero_grad()
+        loss = F.cross_entropy(eager(xb).reshape(-1, 3), yb)
+        loss.backward()
+        opt.step()
+        assert float(step(xb, yb)) == float(loss)
+    for p, q in zip(eager.parameters(), jitted.parameters(), strict=True):
+        np.testing.assert_array_equal(p.data, q.data)
+
+
+class _First(nn.Module):
+    """The output of a recurrent layer, without its final state (to put one in a Sequential)."""
+
+    def forward(self, result):
+        return result[0]

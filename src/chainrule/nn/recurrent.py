@@ -173,11 +173,7 @@ class _RNNBase(Module):
                 f"got shape {shape}"
             )
         unbatched = len(shape) == 2
-        if unbatched:
-            x = getitem(x, (slice(None), None))
-        elif self.batch_first:
-            x = swapaxes(x, 0, 1)
-        length, n = shape_of(x)[:2]
+        length, n = (shape[0], 1) if unbatched else (shape[1], shape[0]) if self.batch_first else shape[:2]
         if length == 0:
             raise ValueError(f"{where}: the input sequence is empty (length 0); there is no step to run")
         init_states = self._states(hx, n, unbatched, dt)
@@ -191,6 +187,9 @@ class _RNNBase(Module):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)
                 k = layer * self.num_directions + direction
                 xw = F.linear(layer_input, w_ih, b_ih)  # every time step's input part in one product
+                if layer == 0:  # the input's own layout as (L, N, gates): the first op on it involves a weight (jit)
+                    xw = getitem(xw, (slice(None), None)) if unbatched else swapaxes(xw, 0, 1) if self.batch_first \
+                        else xw
                 out, last = self._run(xw, [s[k] for s in init_states], w_hh, b_hh, reverse=direction == 1)
                 outs.append(out)
                 for f, s in zip(finals, last, strict=True):
