@@ -199,6 +199,8 @@ def test_dropout_between_layers_follows_training_mode():
     half = nn.GRU(IN, HID, num_layers=2, dropout=0.5, dtype=np.float64, rng=0)
     a, b = half(x)[0].data, half(x)[0].data
     assert not np.allclose(a, b)  # a fresh mask per call in training mode
+    again = nn.GRU(IN, HID, num_layers=2, dropout=0.5, dtype=np.float64, rng=0)
+    np.testing.assert_array_equal(again(x)[0].data, a)  # rng=seed: the same weights and the same masks
     half.eval()
     np.testing.assert_array_equal(half(x)[0].data, half(x)[0].data)
     with pytest.warns(UserWarning, match="with num_layers=1 it does nothing"):

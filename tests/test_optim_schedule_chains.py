@@ -38,6 +38,8 @@ SEQUENCES = {
                                          m.CosineAnnealingLR(o, T_max=8, eta_min=0.01)], [4]),
     "three parts": (lambda m, o: [m.ExponentialLR(o, gamma=0.8), m.StepLR(o, step_size=2, gamma=0.5),
                                   m.MultiStepLR(o, milestones=[2, 5], gamma=0.3)], [3, 7]),
+    "milestone at 0": (lambda m, o: [m.ExponentialLR(o, gamma=0.5), m.StepLR(o, step_size=2, gamma=0.5),
+                                     m.LinearLR(o, 0.5, 1.0, total_iters=2)], [0, 4]),
     "lambda first": (lambda m, o: [m.LambdaLR(o, lambda e: 1 / (e + 1)), m.LinearLR(o, 0.5, 1.0, total_iters=3)],
                      [5]),
 }

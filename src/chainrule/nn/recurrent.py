@@ -88,7 +88,8 @@ class _RNNBase(Module):
                 if bias:
                     setattr(self, f"bias_ih_l{layer}{suffix}", uniform_parameter(gen, (rows,), hidden_size, dt))
                     setattr(self, f"bias_hh_l{layer}{suffix}", uniform_parameter(gen, (rows,), hidden_size, dt))
-        self._rng = gen  # dropout masks between layers
+        # dropout masks between layers, from ``.rng`` as nn.Dropout's (checkpoints save a module's .rng)
+        self.rng = np.random.default_rng(gen.integers(2**63)) if rng is None else gen
 
     def reset_parameters(self, rng: Any = None) -> None:
         """Draw every weight and bias again from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch."""
@@ -160,8 +161,8 @@ class _RNNBase(Module):
             raise TypeError(
                 f"{where}: PackedSequence inputs are not supported; pass the padded batch as one array (L, N, "
                 "input_size) and read each sequence's result at its own length: output[lengths - 1, arange(N)] "
-                "(for a bidirectional layer the reverse direction then also reads the padding: pad at the start, "
-                "or run sequences of one length together)"
+                "(h_n is then the state after the padding, and a bidirectional layer's reverse direction reads the "
+                "padding first: run sequences of one length together where that matters)"
             )
         dt = self.weight_ih_l0.data.dtype
         x = _input(input, dt, where)
@@ -181,7 +182,7 @@ class _RNNBase(Module):
         layer_input = x
         for layer in range(self.num_layers):
             if layer and self.dropout and self.training:
-                layer_input = F.dropout(layer_input, self.dropout, True, self._rng)
+                layer_input = F.dropout(layer_input, self.dropout, True, self.rng)
             outs = []
             for direction in range(self.num_directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)

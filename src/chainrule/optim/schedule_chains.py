@@ -105,26 +105,40 @@ class SequentialLR(_Combined):
             raise ValueError(f"SequentialLR: {len(schedulers)} schedulers need {len(schedulers) - 1} milestone(s), "
                              f"got {len(milestones)}: {milestones}")
         if milestones != sorted(milestones):
-            raise ValueError(f"SequentialLR: milestones must be increasing, got {milestones}")
+            raise ValueError(f"SequentialLR: milestones must be in increasing order, got {milestones}")
         self._schedulers, self.milestones = schedulers, milestones
         for group in optimizer.param_groups:  # the parts' own first steps changed it: start from the base rate
+            group.setdefault("initial_lr", group["lr"])
             group["lr"] = group["initial_lr"]
-        super().__init__(optimizer, last_epoch)
+        for s in schedulers:  # their own first steps are undone, as PyTorch does
+            s.last_epoch -= 1
+        self.optimizer = optimizer
+        self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
+        self.last_epoch = last_epoch + 1
+        self._last_lr: list[float] = []
+        self._set(self._step_part(schedulers[bisect.bisect_right(milestones, 0)]))  # (a milestone may be 0)
 
     def step(self) -> None:
         """Advance one step: the scheduler whose segment holds the new step sets the rates."""
         self._check_untouched()
         self.last_epoch += 1
-        self._set(self._rates())
-
-    def _rates(self) -> list[float]:
         idx = bisect.bisect_right(self.milestones, self.last_epoch)
         part = self._schedulers[idx]
-        # the part runs its own step, counted from its milestone (PyTorch restarts it with step(0) there)
-        part.last_epoch = self.last_epoch - (self.milestones[idx - 1] if idx else 0) - 1
+        if idx and self.milestones[idx - 1] == self.last_epoch:
+            part.last_epoch = -1  # at its milestone a scheduler starts afresh (PyTorch's step(0))
+        self._set(self._step_part(part))
+
+    def _step_part(self, part: LRScheduler) -> list[float]:
         part._last_lr = [g["lr"] for g in self.optimizer.param_groups]  # its check: the rates it finds are its own
         part.step()
         return part.get_last_lr()
+
+    def _rates(self) -> list[float]:
+        """The rates of the restored step (each part's own step count was restored with it)."""
+        idx = bisect.bisect_right(self.milestones, self.last_epoch)
+        part = self._schedulers[idx]
+        part.last_epoch -= 1
+        return self._step_part(part)
 
 
 _FACTORS = (StepLR, MultiStepLR, ExponentialLR, LinearLR)
