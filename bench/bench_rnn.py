@@ -6,7 +6,7 @@ A 2-layer LSTM(32 -> 64) and GRU(32 -> 64) on a batch (L=16, N=8, 32), sequence 
 the sum of the output, one backward (every parameter's gradient), in float32 and float64. Both
 libraries run with the same number of threads (NumPy's OpenBLAS through chainrule.blas_threads,
 ``torch.set_num_threads``). chainrule's layers are ordinary ops in a Python loop over time steps, so the
-time is mostly per-op bookkeeping (about 15 ops per LSTM step), which PyTorch's fused kernels do not pay.
+time is mostly per-op bookkeeping (about 16 ops per LSTM step), which PyTorch's fused kernels do not pay.
 """
 
 from __future__ import annotations

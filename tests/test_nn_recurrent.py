@@ -135,7 +135,7 @@ def test_cells_match_torch(kind, kw, batched, with_state):
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+@pytest.mark.parametrize("kind", ["RNN", "LSTM", "GRU"])
 def test_second_order_gradient_of_the_gradient_norm_matches_torch(kind):
     ours, theirs = pair(kind, num_layers=2, bidirectional=True)
     x = weights((3, 2, IN), 5)
@@ -186,6 +186,8 @@ def test_a_torch_state_dict_loads_and_names_shapes_and_init_match(kind):
     out, t_out = ours(x)[0], theirs(torch.tensor(x))[0]
     np.testing.assert_allclose(out.data, _np(t_out), atol=1e-5)
     assert repr(ours) == repr(theirs)
+    assert [[tuple(p.shape) for p in ps] for ps in ours.all_weights] == \
+        [[tuple(p.shape) for p in ps] for ps in theirs.all_weights]
 
 
 @pytest.mark.oracle

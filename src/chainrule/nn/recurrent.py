@@ -105,6 +105,12 @@ class _RNNBase(Module):
     def num_directions(self) -> int:
         return 2 if self.bidirectional else 1
 
+    @property
+    def all_weights(self) -> list[list[Any]]:
+        """PyTorch's ``all_weights``: per layer and direction, ``[weight_ih, weight_hh(, bias_ih, bias_hh)]``."""
+        return [[p for p in self._weights(layer, d) if p is not None]
+                for layer in range(self.num_layers) for d in range(self.num_directions)]
+
     def _weights(self, layer: int, direction: int) -> tuple[Any, Any, Any, Any]:
         s = f"l{layer}" + ("_reverse" if direction else "")
         p = self._parameters
