@@ -1,7 +1,8 @@
 """Neural networks: modules, layers, activations, losses, initialisers, saving; both engines.
 
 Tensor engine: :class:`Module`, :class:`Parameter`, ``Linear``, ``Embedding``, ``LayerNorm``,
-``RMSNorm``, ``Dropout``, ``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers;
+``RMSNorm``, ``Dropout``, ``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers; recurrent
+layers ``RNN``, ``LSTM``, ``GRU`` and their cells (PyTorch's parameter layout);
 transformers: ``MultiheadAttention``, ``CausalSelfAttention``, ``TransformerBlock``, and a small
 language model ``GPT`` / ``GPTConfig`` with seeded sampling (``generate``, key/value cache);
 ``nn.functional`` (as ``torch.nn.functional``); ``nn.init``. Scalar engine: ``nn.scalar``
@@ -73,6 +74,7 @@ from .module import LoadResult, Module, StateDictError
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
 
@@ -91,4 +93,5 @@ __all__ = [
     "functional", "init", "utils", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "DamagedFileError", "progress",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
 ]
