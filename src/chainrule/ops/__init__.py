@@ -31,6 +31,7 @@ from . import (  # noqa: F401
 )
 from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
 from . import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
+from . import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)
 from . import fft as _fft  # noqa: F401  (registers numpy.fft)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
