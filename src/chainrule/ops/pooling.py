@@ -223,7 +223,7 @@ def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
         >>> import numpy as np
         >>> import chainrule.nn.functional as F
         >>> F.adaptive_avg_pool1d(np.array([[[1.0, 2.0, 3.0, 4.0, 5.0]]]), 2)
-        array([[[2. , 4. ]]])
+        array([[[2., 4.]]])
     """
     return _adaptive("adaptive_avg_pool1d", 1, input, output_size)
 
