@@ -85,7 +85,7 @@ class _ConvNd(Module):
     def extra_repr(self) -> str:
         s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
         if self.padding != (0,) * self._d:
-            s += f", padding={self.padding!r}" if isinstance(self.padding, str) else f", padding={self.padding}"
+            s += f", padding={self.padding}"  # ('same' unquoted, as PyTorch prints it)
         if self.dilation != (1,) * self._d:
             s += f", dilation={self.dilation}"
         if self.groups != 1:

@@ -91,6 +91,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
     return y
 
 
-declare_function(batch_norm, namespaces=("nn.functional",), cases="none", torch="torch.nn.functional.batch_norm")
+declare_function(batch_norm, namespaces=("ops", "nn.functional"), cases="none",
+                 torch="torch.nn.functional.batch_norm")
 
 __all__ = ["batch_norm"]

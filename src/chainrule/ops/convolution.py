@@ -252,7 +252,8 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
 
 
 for _fn in (conv1d, conv2d):
-    declare_function(_fn, primitive=conv_primitive, kind="bilinear", arity=2, namespaces=("nn.functional",),
+    declare_function(_fn, primitive=conv_primitive, arity=2,
+                     namespaces=("ops", "nn.functional"),
                      cases="none", torch=f"torch.nn.functional.{_fn.__name__}")
 
 __all__ = ["conv1d", "conv2d"]

@@ -242,6 +242,7 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
 
 
 for _fn in (max_pool1d, max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool1d, adaptive_avg_pool2d):
-    declare_function(_fn, namespaces=("nn.functional",), cases="none", torch=f"torch.nn.functional.{_fn.__name__}")
+    declare_function(_fn, namespaces=("ops", "nn.functional"), cases="none",
+                     torch=f"torch.nn.functional.{_fn.__name__}")
 
 __all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
