@@ -52,14 +52,15 @@ def windows(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], dil
 
 def _columns(x: np.ndarray, kernel: tuple[int, ...], stride: tuple[int, ...], padding: Pairs,
              dilation: tuple[int, ...], groups: int) -> tuple[np.ndarray, tuple[int, ...]]:
-    """im2col: (groups, N * positions, C / groups * kernel size), and the output's spatial shape."""
+    """im2col: (groups, N, C / groups * kernel size, positions), and the output's spatial shape. The positions
+    are the last axis: the copy reads rows of the input in order, and each product is one BLAS call."""
     d = len(kernel)
     view = windows(pad_or_crop(x, padding), kernel, stride, dilation)  # (N, C, *out, *kernel)
     n, c = view.shape[:2]
     out = view.shape[2:2 + d]
     view = view.reshape(n, groups, c // groups, *out, *kernel)
-    order = (1, 0, *range(3, 3 + d), 2, *range(3 + d, 3 + 2 * d))  # (G, N, *out, C/G, *kernel)
-    cols = view.transpose(order).reshape(groups, n * math.prod(out), (c // groups) * math.prod(kernel))
+    order = (1, 0, 2, *range(3 + d, 3 + 2 * d), *range(3, 3 + d))  # (G, N, C/G, *kernel, *out)
+    cols = view.transpose(order).reshape(groups, n, (c // groups) * math.prod(kernel), math.prod(out))
     return cols, out
 
 
@@ -68,11 +69,10 @@ def _conv_fn(x: np.ndarray, w: np.ndarray, *, stride: tuple[int, ...], padding: 
     o, kernel = w.shape[0], w.shape[2:]
     dt = np.result_type(x, w)
     cols, out = _columns(np.asarray(x, dtype=dt), kernel, stride, padding, dilation, groups)
-    wm = np.asarray(w, dtype=dt).reshape(groups, o // groups, -1).transpose(0, 2, 1)  # (G, C/G * k, O/G)
-    y = np.matmul(cols, wm)  # (G, N * positions, O/G)
+    wm = np.asarray(w, dtype=dt).reshape(groups, 1, o // groups, -1)  # (G, 1, O/G, C/G * k)
+    y = np.matmul(wm, cols)  # (G, N, O/G, positions): one product per group and example
     n = x.shape[0]
-    y = y.reshape(groups, n, math.prod(out), o // groups).transpose(1, 0, 3, 2)  # (N, G, O/G, positions)
-    return np.ascontiguousarray(y).reshape(n, o, *out)
+    return np.ascontiguousarray(y.transpose(1, 0, 2, 3)).reshape(n, o, *out)  # (no copy when groups == 1)
 
 
 def _weight_grad_fn(x: np.ndarray, g: np.ndarray, *, stride: tuple[int, ...], padding: Pairs,
@@ -83,9 +83,13 @@ def _weight_grad_fn(x: np.ndarray, g: np.ndarray, *, stride: tuple[int, ...], pa
     if tuple(g.shape[2:]) != tuple(out):  # (only reachable by calling the primitive directly)
         raise ValueError(f"nn.conv_weight_grad: gradient of spatial shape {g.shape[2:]} does not fit the output "
                          f"{out} of the convolution")
-    gm = np.asarray(g, dtype=dt).reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3)
-    gm = gm.reshape(groups, o // groups, -1)  # (G, O/G, N * positions)
-    return np.matmul(gm, cols).reshape(o, x.shape[1] // groups, *kernel)
+    # sums over examples and positions: (G, O/G, N * positions) times (G, C/G * k, N * positions)^T
+    gm = np.asarray(g, dtype=dt).reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3).reshape(groups, o // groups,
+                                                                                                 -1)
+    cm = cols.transpose(0, 2, 1, 3).reshape(groups, cols.shape[2], -1)
+    # one 2-D product per group: NumPy's stacked matmul has no BLAS path for a transposed operand
+    dw = np.stack([gm[i] @ cm[i].T for i in range(groups)])
+    return dw.reshape(o, x.shape[1] // groups, *kernel)
 
 
 def _input_grad_fn(g: np.ndarray, w: np.ndarray, *, stride: tuple[int, ...], padding: Pairs,
