@@ -105,6 +105,25 @@ def test_conv2d_equals_its_definition_and_gradients_pass_finite_differences(stri
                         x[:1, :, :5, :4], w, modes=("rev", "fwd"), order=2)
 
 
+@pytest.mark.parametrize("xs, ws, stride, padding, dilation, groups", [
+    ((2, 4, 7, 6), (6, 2, 3, 3), (2, 2), ((1, 1), (1, 1)), (1, 1), 2),
+    ((1, 4, 9, 8), (4, 1, 3, 2), (1, 3), ((2, 2), (0, 0)), (2, 1), 4),
+    ((3, 2, 10), (4, 2, 3), (3,), ((4, 4),), (2,), 1),
+    ((2, 3, 11), (2, 3, 2), (3,), ((0, -1),), (1,), 1),  # a crop (avg_pool's unused last entry)
+    ((2, 2, 5, 6), (2, 2, 3, 3), (1, 1), ((1, 3), (2, 0)), (1, 2), 1),
+])
+def test_both_input_gradient_kernels_give_the_same_sums(xs, ws, stride, padding, dilation, groups):
+    """The transposed convolution and col2im (chosen by stride and channel counts) are one sum."""
+    from chainrule.ops import convolution as C
+
+    rng = np.random.default_rng(9)
+    w = rng.normal(size=ws)
+    geometry = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+    g = rng.normal(size=C._conv_fn(rng.normal(size=xs), w, **geometry).shape)
+    args = (g, w, stride, padding, dilation, groups, xs[2:])
+    _close(C._input_grad_transposed(*args), C._input_grad_col2im(*args), atol=1e-12)
+
+
 def test_conv_gradients_are_transposed_convolutions_closed_under_differentiation():
     """The gradient of a conv uses the three conv primitives only (so every order has rules)."""
     from test_ops_registry import ops_in_graph

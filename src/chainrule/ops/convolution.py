@@ -4,7 +4,9 @@ The convolution is the trilinear form ``T(x, w, g) = <conv(x, w), g>`` read thre
 
 - ``nn.conv(x, w)``: the output (what ``T`` pairs with ``g``);
 - ``nn.conv_input_grad(g, w)``: the input's gradient, a transposed convolution: the gradient spread
-  by the stride, padded, and correlated with the flipped kernel (in and out channels swapped);
+  by the stride, padded, and correlated with the flipped kernel (in and out channels swapped); for
+  strided convolutions, and fewer input than output channels, the same sum is computed as col2im
+  (the kernel's transpose times g, added back per kernel offset), which skips the spread's zeros;
 - ``nn.conv_weight_grad(x, g)``: the weight's gradient, a correlation of the input with the gradient.
 
 Each is linear in each argument, and the transpose of each with respect to one argument is another of
@@ -16,6 +18,7 @@ does the products; there is no Python loop over pixels or over the batch. Paddin
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -94,6 +97,15 @@ def _weight_grad_fn(x: np.ndarray, g: np.ndarray, *, stride: tuple[int, ...], pa
 
 def _input_grad_fn(g: np.ndarray, w: np.ndarray, *, stride: tuple[int, ...], padding: Pairs,
                    dilation: tuple[int, ...], groups: int, size: tuple[int, ...]) -> np.ndarray:
+    if any(s > 1 for s in stride) or w.shape[1] * groups < w.shape[0]:
+        return _input_grad_col2im(g, w, stride, padding, dilation, groups, size)
+    return _input_grad_transposed(g, w, stride, padding, dilation, groups, size)
+
+
+def _input_grad_transposed(g: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: Pairs,
+                           dilation: tuple[int, ...], groups: int, size: tuple[int, ...]) -> np.ndarray:
+    """The input gradient as a transposed convolution: the gradient spread by the stride, padded, correlated
+    with the flipped kernel (in and out channels swapped). Its im2col has out_channels * kernel rows."""
     d = len(size)
     n, o = g.shape[:2]
     kernel = w.shape[2:]
@@ -114,6 +126,27 @@ def _input_grad_fn(g: np.ndarray, w: np.ndarray, *, stride: tuple[int, ...], pad
     flipped = flipped.reshape(groups, o // groups, cg, *kernel).swapaxes(1, 2).reshape(groups * cg, o // groups,
                                                                                           *kernel)
     return _conv_fn(spread, flipped, stride=(1,) * d, padding=tuple(pads), dilation=dilation, groups=groups)
+
+
+def _input_grad_col2im(g: np.ndarray, w: np.ndarray, stride: tuple[int, ...], padding: Pairs,
+                       dilation: tuple[int, ...], groups: int, size: tuple[int, ...]) -> np.ndarray:
+    """The same gradient as the kernel's transpose times g (one product per group), each kernel offset's
+    columns added back onto the padded input with one strided slice. Cheaper than the transposed
+    convolution for strided convolutions (no products with the spread's zeros) and for fewer input than
+    output channels; the loop is over kernel offsets, never over pixels or examples."""
+    n, o = g.shape[:2]
+    kernel, cg, out = w.shape[2:], w.shape[1], g.shape[2:]
+    dt = np.result_type(g, w)
+    wt = np.asarray(w, dtype=dt).reshape(groups, 1, o // groups, -1).swapaxes(-1, -2)  # (G, 1, C/G * k, O/G)
+    gm = np.asarray(g, dtype=dt).reshape(n, groups, o // groups, -1).swapaxes(0, 1)  # (G, N, O/G, positions)
+    cols = np.matmul(wt, gm).reshape(groups, n, cg, math.prod(kernel), *out)
+    padded = tuple(m + lo + hi for m, (lo, hi) in zip(size, padding))
+    dxp = np.zeros((groups, n, cg, *padded), dtype=dt)
+    for i, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
+        at = tuple(slice(k * dl, k * dl + (m - 1) * s + 1, s) for k, dl, m, s in zip(offset, dilation, out, stride))
+        dxp[(slice(None),) * 3 + at] += cols[:, :, :, i]
+    dx = dxp.swapaxes(0, 1).reshape(n, groups * cg, *padded)
+    return np.ascontiguousarray(pad_or_crop(dx, tuple((-lo, -hi) for lo, hi in padding)))  # undo the padding
 
 
 # -- the three primitives: each one's transposes are the other two ---------------------------------------------
