@@ -838,6 +838,45 @@ GPT_OPS = [
          torch=lambda x: x.masked_fill(_torch().tensor(_KEEP[0]), -1.0)),
 ]
 
+_CONV_PRIMS = ("nn.conv", "nn.conv_input_grad", "nn.conv_weight_grad")  # the gradient of a conv uses all three
+
+
+def _torch_batch_norm(x: Any, w: Any, b: Any) -> Any:
+    return _torch().nn.functional.batch_norm(x, None, None, w, b, training=True, eps=1e-3)
+
+
+CONV = [  # convolution, pooling, batch norm (ops/convolution.py, ops/pooling.py, ops/batch_norm.py)
+    case("nn_conv2d", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), fixed((2, 2, 5, 4), (3, 2, 3, 2), (3,)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv2d", stride=2, padding=1), order=3),
+    case("nn_conv2d_groups_dilation", lambda x, w: F.conv2d(x, w, stride=(1, 2), padding=(2, 0), dilation=(2, 1),
+                                                              groups=2), fixed((1, 4, 5, 5), (2, 2, 2, 2)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv2d", stride=(1, 2), padding=(2, 0), dilation=(2, 1), groups=2)),
+    case("nn_conv1d_same", lambda x, w, b: F.conv1d(x, w, b, padding="same", dilation=2), fixed((2, 2, 6), (2, 2, 2),
+                                                                                               (2,)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv1d", padding="same", dilation=2)),
+    case("nn_conv1d_unbatched_strided", lambda x, w: F.conv1d(x, w, stride=3, padding=2), fixed((2, 7), (3, 2, 3)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv1d", stride=3, padding=2)),
+    case("nn_max_pool2d", lambda x: F.max_pool2d(x, 3, stride=2, padding=1), fixed((1, 2, 5, 4)), all_distinct,
+         torch=T("nn.functional.max_pool2d", kernel_size=3, stride=2, padding=1)),
+    case("nn_max_pool1d_ceil", lambda x: F.max_pool1d(x, 2, dilation=2, ceil_mode=True), fixed((2, 1, 6)),
+         all_distinct, torch=T("nn.functional.max_pool1d", kernel_size=2, dilation=2, ceil_mode=True)),
+    case("nn_avg_pool2d", lambda x: F.avg_pool2d(x, (2, 3), stride=2, padding=1, ceil_mode=True,
+                                                 count_include_pad=False), fixed((1, 2, 5, 4)), prims="nn.conv",
+         torch=T("nn.functional.avg_pool2d", kernel_size=(2, 3), stride=2, padding=1, ceil_mode=True,
+                 count_include_pad=False)),
+    case("nn_avg_pool1d", lambda x: F.avg_pool1d(x, 3, stride=2, padding=1), fixed((2, 2, 6)), prims="nn.conv",
+         torch=T("nn.functional.avg_pool1d", kernel_size=3, stride=2, padding=1)),
+    case("nn_adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), fixed((1, 2, 5, 4)), prims="matmul",
+         torch=T("nn.functional.adaptive_avg_pool2d", output_size=(2, 3))),
+    case("nn_adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), fixed((2, 1, 7)), prims="matmul",
+         torch=T("nn.functional.adaptive_avg_pool1d", output_size=3)),
+    case("nn_batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-3),
+         fixed((3, 2, 2, 2), (2,), (2,)), prims="nn.layer_norm", torch=_torch_batch_norm),
+    case("nn_batch_norm_eval", lambda x, w, b: F.batch_norm(x, np.array([0.5, -1.0]), np.array([2.0, 0.5]), w, b),
+         fixed((3, 2, 4), (2,), (2,)), torch=lambda x, w, b: _torch().nn.functional.batch_norm(
+             x, _torch().tensor([0.5, -1.0], dtype=x.dtype), _torch().tensor([2.0, 0.5], dtype=x.dtype), w, b)),
+]
+
 NUMPY_SPELLINGS = [  # the first ops again, called through NumPy's own functions
     case("np_reductions", lambda x, axis, keepdims: [
         f(x, axis=axis, keepdims=keepdims) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
@@ -878,7 +917,7 @@ FIRST_OPS = [
 
 CASES: list[Case] = (
     FIRST_OPS + DECLARED + NUMPY_SPELLINGS + COMPLEX + NUMPY_GAPS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS
-    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS + FFT
+    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS + FFT + CONV
 )
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"
