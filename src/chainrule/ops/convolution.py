@@ -90,8 +90,10 @@ def _weight_grad_fn(x: np.ndarray, g: np.ndarray, *, stride: tuple[int, ...], pa
     gm = np.asarray(g, dtype=dt).reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3).reshape(groups, o // groups,
                                                                                                  -1)
     cm = cols.transpose(0, 2, 1, 3).reshape(groups, cols.shape[2], -1)
-    # one 2-D product per group: NumPy's stacked matmul has no BLAS path for a transposed operand
-    dw = np.stack([gm[i] @ cm[i].T for i in range(groups)])
+    # one 2-D product per group: NumPy's stacked matmul has no BLAS path for a transposed operand. The long
+    # operand goes on the left: threaded OpenBLAS took 1.8 s for gm @ cm.T (16 x 50176 by 50176 x 72) on a busy
+    # two-core machine, 3 ms for (cm @ gm.T).T
+    dw = np.stack([(cm[i] @ gm[i].T).T for i in range(groups)])
     return dw.reshape(o, x.shape[1] // groups, *kernel)
 
 
