@@ -37,6 +37,17 @@ def sym(x: Any) -> Any:
     return (x + transpose_last(x)) / 2
 
 
+def from_lower(t: Any) -> Any:
+    """The symmetric matrix that NumPy's cholesky and eigh read from ``t``: its lower triangle, mirrored."""
+    return np.tril(t) + transpose_last(np.tril(t, -1))
+
+
+def to_lower(g: Any) -> Any:
+    """The adjoint of :func:`from_lower`: a gradient with respect to the symmetric matrix read, as one with
+    respect to the matrix passed (lower triangle; the entries above the diagonal are never read, gradient 0)."""
+    return np.tril(g + transpose_last(g), -1) + diag_embed(diag_part(g))
+
+
 def diag_part(m: Any) -> Any:
     return np.diagonal(m, axis1=-2, axis2=-1)
 

@@ -9,9 +9,11 @@ derivatives of every order are exact.
 
 Assumptions (where the derivative does not exist or is not unique):
 
-- ``cholesky``, ``eigh``, ``eigvalsh``: the input is symmetric and only its lower triangle is
-  read (as NumPy's); gradients are returned symmetrised, i.e. as derivatives with respect to a
-  symmetric matrix (the forward rule uses the symmetric part of the tangent);
+- ``cholesky``, ``eigh``, ``eigvalsh``: only the lower triangle of the input is read (as NumPy's;
+  ``UPLO='U'``: the upper), and the derivatives are those of that function, as HIPS autograd's eigh:
+  the gradient is zero above the diagonal (those entries are never read) and the forward rule reads
+  the tangent's lower triangle. For a matrix built symmetric (``b + b.T``) this gives the same
+  gradient of ``b`` as differentiating with respect to a symmetric matrix would;
 - ``eigh`` vectors: eigenvalues are distinct (repeated ones give inf/NaN); ``svd`` vectors:
   singular values are distinct and non-zero. Eigenvalues or singular values alone
   (``eigvalsh``, ``svd(compute_uv=False)``, ``svdvals``) need only distinct values for first order;
@@ -48,10 +50,11 @@ from .linalg_common import (
     describe,
     diag_embed,
     diag_part,
+    from_lower,
     inverse_gaps,
     require_matrices,
     require_square,
-    sym,
+    to_lower,
     transpose_last,
 )
 
@@ -92,12 +95,12 @@ def _half_lower(x: Any) -> Any:
 
 def _chol_vjp(g: Any, ans: Any, a: Any) -> Any:
     linv = np.linalg.inv(ans)
-    return sym(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
+    return to_lower(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
 
 
 def _chol_jvp(t: Any, ans: Any, a: Any) -> Any:
     linv = np.linalg.inv(ans)
-    return ans @ _half_lower(linv @ sym(t) @ _T(linv))
+    return ans @ _half_lower(linv @ from_lower(t) @ _T(linv))
 
 
 def _cholesky_fn(a: np.ndarray) -> np.ndarray:
@@ -119,8 +122,9 @@ _cholesky.defjvp(_chol_jvp)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Lower-triangular L with a = L @ L.T (upper=True: U = L.T) for symmetric positive-definite a."""
     require_square("cholesky", a)
-    low = _cholesky(a)
-    return _T(low) if upper else low
+    if upper:  # NumPy's upper=True reads the upper triangle: the lower factor of a.T, transposed
+        return _T(_cholesky(_T(a)))
+    return _cholesky(a)
 
 
 # -- symmetric eigendecomposition: one node, outputs (w, v) ------------------------------------------
@@ -131,13 +135,13 @@ def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
     if gw is not None:  # d w_i = v_i.T da v_i
         parts.append((v * np.expand_dims(gw, -2)) @ _T(v))
     if gv is not None:  # needs distinct eigenvalues (inverse_gaps)
-        parts.append(sym(v @ (inverse_gaps(w) * (_T(v) @ gv)) @ _T(v)))
-    return _total(parts, v)
+        parts.append(v @ (inverse_gaps(w) * (_T(v) @ gv)) @ _T(v))
+    return to_lower(_total(parts, v))
 
 
 def _eigh_jvp(t: Any, ans: tuple[Any, Any], a: Any) -> tuple[Any, Any]:
     w, v = ans
-    inner = _T(v) @ sym(t) @ v
+    inner = _T(v) @ from_lower(t) @ v
     with np.errstate(divide="ignore", invalid="ignore"):  # repeated eigenvalues: inf/NaN vector tangents only
         dv = v @ (inverse_gaps(w) * inner)
     return diag_part(inner), dv

@@ -1,0 +1,72 @@
+"""Found by running HIPS autograd's own test suites through an adapter onto chainrule: each test is one
+difference that suite exposed, checked here against finite differences of the function chainrule computes
+(and against autograd, JAX or PyTorch where they compute the same function)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+RNG = np.random.default_rng(7)
+
+
+def _fd_directional(f, x, v, eps=1e-6):
+    return (np.sum(f(x + eps * v / 2)) - np.sum(f(x - eps * v / 2))) / eps
+
+
+def _spd(n):
+    m = RNG.normal(size=(n, n))
+    return m @ m.T + n * np.eye(n)
+
+
+# NumPy's eigh, eigvalsh and cholesky read one triangle of the input; the derivatives are those of that
+# function: for an input that is not symmetric, finite differences move the result only through the
+# triangle read. The gradient used to be the symmetric part, which is not the derivative there.
+@pytest.mark.parametrize("name,fn,make", [
+    ("eigvalsh", lambda a: np.linalg.eigvalsh(a) * np.arange(1.0, 5.0), lambda: RNG.normal(size=(4, 4))),
+    ("eigvalsh_U", lambda a: np.linalg.eigvalsh(a, "U") * np.arange(1.0, 5.0), lambda: RNG.normal(size=(4, 4))),
+    ("eigh_vectors", lambda a: np.linalg.eigh(a)[1] ** 2 * np.arange(16.0).reshape(4, 4), lambda: RNG.normal(size=(4, 4))),
+    ("eigh_U", lambda a: np.linalg.eigh(a, UPLO="U")[0] ** 3, lambda: RNG.normal(size=(2, 4, 4))),
+    ("cholesky", lambda a: np.linalg.cholesky(a) * np.arange(16.0).reshape(4, 4),
+     lambda: _spd(4) + np.triu(RNG.normal(size=(4, 4)), 1)),
+    ("cholesky_upper", lambda a: np.linalg.cholesky(a, upper=True) ** 2,
+     lambda: _spd(4) + np.triu(RNG.normal(size=(4, 4)), 1)),
+])
+def test_triangle_reading_decompositions_match_finite_differences_off_symmetric(name, fn, make):
+    a = make()
+    assert cr.gradcheck(fn, a, order=2)
+    g = cr.grad(lambda x: np.sum(fn(x)))(a)
+    v = RNG.normal(size=a.shape)
+    np.testing.assert_allclose(np.sum(g * v), _fd_directional(fn, a, v), rtol=1e-5, atol=1e-6)
+
+
+def test_eigh_gradient_lies_on_the_triangle_read():
+    a = RNG.normal(size=(3, 3))
+    g_low = cr.grad(lambda x: np.linalg.eigh(x)[0][-1])(a)
+    g_up = cr.grad(lambda x: np.linalg.eigh(x, "U")[0][-1])(a)
+    assert np.all(np.triu(g_low, 1) == 0) and np.all(np.tril(g_up, -1) == 0)
+    # on a matrix built symmetric, the gradient of what it was built from is the symmetric convention's
+    b = RNG.normal(size=(3, 3))
+    gb = cr.grad(lambda x: np.linalg.eigh(x + x.T)[0][-1])(b)
+    v = np.linalg.eigh(b + b.T)[1][:, -1]
+    np.testing.assert_allclose(gb, 2 * np.outer(v, v), atol=1e-12)
+
+
+@pytest.mark.oracle
+def test_eigh_matches_autograd_off_symmetric():
+    ag = pytest.importorskip("autograd", reason="HIPS autograd is not installed")
+    anp = pytest.importorskip("autograd.numpy")
+    a = RNG.normal(size=(4, 4))
+    w = np.arange(16.0).reshape(4, 4)
+    ours = cr.grad(lambda x: np.sum(np.linalg.eigh(x)[1] ** 2 * w) + np.sum(np.linalg.eigh(x)[0] ** 2))(a)
+    theirs = ag.grad(lambda x: anp.sum(anp.linalg.eigh(x)[1] ** 2 * w) + anp.sum(anp.linalg.eigh(x)[0] ** 2))(a)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
+
+
+def test_cholesky_upper_reads_the_upper_triangle_as_numpy():
+    a = np.array([[4.0, 1.0], [-50.0, 3.0]])  # lower triangle not positive definite, upper triangle is
+    np.testing.assert_allclose(np.linalg.cholesky(cr.Tensor(a), upper=True).data, np.linalg.cholesky(a, upper=True))
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(cr.Tensor(a.T), upper=True)
