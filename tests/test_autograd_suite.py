@@ -27,7 +27,8 @@ def _spd(n):
 @pytest.mark.parametrize("name,fn,make", [
     ("eigvalsh", lambda a: np.linalg.eigvalsh(a) * np.arange(1.0, 5.0), lambda: RNG.normal(size=(4, 4))),
     ("eigvalsh_U", lambda a: np.linalg.eigvalsh(a, "U") * np.arange(1.0, 5.0), lambda: RNG.normal(size=(4, 4))),
-    ("eigh_vectors", lambda a: np.linalg.eigh(a)[1] ** 2 * np.arange(16.0).reshape(4, 4), lambda: RNG.normal(size=(4, 4))),
+    ("eigh_vectors", lambda a: np.linalg.eigh(a)[1] ** 2 * np.arange(16.0).reshape(4, 4),
+     lambda: RNG.normal(size=(4, 4))),
     ("eigh_U", lambda a: np.linalg.eigh(a, UPLO="U")[0] ** 3, lambda: RNG.normal(size=(2, 4, 4))),
     ("cholesky", lambda a: np.linalg.cholesky(a) * np.arange(16.0).reshape(4, 4),
      lambda: _spd(4) + np.triu(RNG.normal(size=(4, 4)), 1)),
