@@ -71,3 +71,24 @@ def test_cholesky_upper_reads_the_upper_triangle_as_numpy():
     np.testing.assert_allclose(np.linalg.cholesky(cr.Tensor(a), upper=True).data, np.linalg.cholesky(a, upper=True))
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.cholesky(cr.Tensor(a.T), upper=True)
+
+
+def test_integer_casts_of_a_traced_tensor_give_indices():
+    def fun(w):
+        rows = np.int64(w[:, -1] * 0 + np.arange(3.0))  # an integer copy: used as indices, no derivative
+        assert rows.dtype == np.int64
+        return np.sum(w[:, :-1][rows] ** 2) + np.sum(np.asarray(w, dtype=bool))
+
+    w = RNG.normal(size=(3, 4))
+    np.testing.assert_allclose(cr.grad(fun)(w), np.concatenate([2 * w[:, :-1], np.zeros((3, 1))], axis=1))
+    with pytest.raises(TypeError, match="converted to a NumPy array"):
+        cr.grad(lambda x: np.sum(np.asarray(x, dtype=np.float32)))(w)
+
+
+def test_cnp_linalg_reads_lists_of_tensors():
+    import chainrule.numpy as cnp
+
+    assert cr.grad(lambda x: cnp.linalg.norm([x, x + 2]))(0.0) == 1.0
+    assert cr.grad(lambda x: cnp.linalg.norm((x, x + 2)))(0.0) == 1.0
+    assert cr.grad(lambda x: cnp.linalg.det([[x, 1.0], [2.0, x]]))(3.0) == 6.0
+    assert cnp.fft.fftfreq(4).tolist() == [0.0, 0.25, -0.5, -0.25]
