@@ -632,6 +632,17 @@ def _special_cases() -> list[Case]:
              torch=lambda x, w: _torch().logsumexp(x + _torch().log(w), -1)),
         case("special_softmax", lambda x: [crs.softmax(x), crs.log_softmax(x, axis=0)], one(1), prims=("softmax",
                                                                                                       "log_softmax")),
+        # Bessel functions of a constant order, incomplete gamma of a constant shape (autograd's scipy.special)
+        case("jn", lambda x: crs.jn(2, x), one(), uniform(0.5, 8), prims="jn"),
+        case("jv", lambda x: crs.jv(np.array([0.5, 2.5]), x), fixed((3, 2)), uniform(0.5, 8), prims="jv"),
+        case("yn", lambda x: crs.yn(3, x), one(), uniform(0.8, 8), prims="yn"),
+        case("yv", lambda x: crs.yv(1.5, x), one(), uniform(0.8, 8), prims="yv"),
+        case("iv", lambda x: crs.iv(np.array([1.0, 3.0]), x), fixed((3, 2)), uniform(-3, 3), prims="iv"),
+        case("ive", lambda x: crs.ive(2.0, x), one(), nonzero(-4, 4, 0.3), prims="ive"),
+        # (no PyTorch twins: its gammainc has no forward mode, its Bessel j/y functions no derivative)
+        case("gammainc", lambda x: crs.gammainc(np.array([0.7, 2.5]), x), fixed((3, 2)), uniform(0.3, 4),
+             prims="gammainc"),
+        case("gammaincc", lambda x: crs.gammaincc(1.5, x), one(), uniform(0.3, 4), prims="gammaincc"),
     ]
 
 

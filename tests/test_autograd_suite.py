@@ -92,3 +92,32 @@ def test_cnp_linalg_reads_lists_of_tensors():
     assert cr.grad(lambda x: cnp.linalg.norm((x, x + 2)))(0.0) == 1.0
     assert cr.grad(lambda x: cnp.linalg.det([[x, 1.0], [2.0, x]]))(3.0) == 6.0
     assert cnp.fft.fftfreq(4).tolist() == [0.0, 0.25, -0.5, -0.25]
+
+
+# scipy.special functions HIPS autograd differentiates and chainrule lacked: j0, j1, y0, y1, jn, yn, jv, yv, i0, i1,
+# i0e, i1e, iv, ive, gammainc, gammaincc, rgamma (their derivatives: op_cases.py, by finite differences)
+@pytest.mark.oracle
+@pytest.mark.parametrize("name,args", [
+    ("j0", ()), ("j1", ()), ("y0", ()), ("y1", ()), ("i0", ()), ("i1", ()), ("rgamma", ()),
+    ("jn", (2,)), ("yn", (2,)), ("iv", (1.5,)), ("ive", (2.5,)), ("gammainc", (1.5,)), ("gammaincc", (2.0,)),
+])
+def test_special_functions_match_autograd(name, args):
+    ag = pytest.importorskip("autograd", reason="HIPS autograd is not installed")
+    asp = pytest.importorskip("autograd.scipy.special")
+    import scipy.special as sc
+
+    from chainrule import special
+
+    x = np.array([0.7, 1.9, 3.4])
+    ours = cr.elementwise_grad(lambda z: getattr(special, name)(*args, z))(x)
+    theirs = ag.elementwise_grad(lambda z: getattr(asp, name)(*args, z))(x)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(getattr(special, name)(*args, cr.Tensor(x)).data, getattr(sc, name)(*args, x))
+    assert cr.grad(lambda z: np.sum(getattr(sc, name)(*args, z)))(x).shape == (3,)  # SciPy's ufunc is traced too
+
+
+def test_special_orders_are_constants():
+    from chainrule import special
+
+    with pytest.raises(TypeError, match="jn: argument 0 is not differentiable"):
+        cr.grad(lambda n: special.jn(n, 1.0))(2.0)
