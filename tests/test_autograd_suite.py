@@ -121,3 +121,21 @@ def test_special_orders_are_constants():
 
     with pytest.raises(TypeError, match="jn: argument 0 is not differentiable"):
         cr.grad(lambda n: special.jn(n, 1.0))(2.0)
+
+
+@pytest.mark.parametrize("axis,keepdims", [(None, False), (0, True), (1, False)])
+def test_logsumexp_weights_of_both_signs(axis, keepdims):
+    import scipy.special as sc
+
+    from chainrule import special
+
+    a = np.array([[1.0, 2.0, 0.5], [0.3, -1.0, 2.0]])
+    b = np.array([1.0, -1.0, 0.7])
+    value, sign = special.logsumexp(cr.Tensor(a), axis=axis, b=b, keepdims=keepdims, return_sign=True)
+    want_value, want_sign = sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=True)
+    np.testing.assert_allclose(value.data, want_value)
+    np.testing.assert_array_equal(sign, want_sign)
+    with np.errstate(invalid="ignore"):  # SciPy: NaN for a negative sum without return_sign
+        np.testing.assert_array_equal(np.isnan(special.logsumexp(cr.Tensor(a), axis=axis, b=b, keepdims=keepdims).data),
+                                      np.isnan(sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims)))
+    assert cr.gradcheck(lambda x, w: special.logsumexp(x, axis=axis, b=w, keepdims=keepdims, return_sign=True)[0], a, b)
