@@ -401,6 +401,9 @@ ARRAYS = [
     *[case(f"pad_{mode}", lambda x, mode=mode: np.pad(x, ((1, 2), (2, 0)), mode=mode), one(2, 2, ),
            lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 3) for n in s[0]))], prims="getitem")
       for mode in ("edge", "reflect", "symmetric", "wrap")],
+    *[case(f"pad_{mode}_odd", lambda x, mode=mode: np.pad(x, ((3, 1), (0, 2)), mode=mode, reflect_type="odd"),
+           one(2, 2), lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 2) for n in s[0]))], prims="matmul")
+      for mode in ("reflect", "symmetric")],
     case("atleast_3d", lambda x: np.atleast_3d(x) * 1.0, one(0, 3), prims=(), torch=lambda x: _torch().atleast_3d(x)),
     case("dstack", lambda x, y: np.dstack([x, y]), fixed((2, 3), (2, 3)), prims="concatenate",
          torch=lambda x, y: _torch().dstack([x, y])),

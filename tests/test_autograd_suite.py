@@ -139,3 +139,15 @@ def test_logsumexp_weights_of_both_signs(axis, keepdims):
         np.testing.assert_array_equal(np.isnan(special.logsumexp(cr.Tensor(a), axis=axis, b=b, keepdims=keepdims).data),
                                       np.isnan(sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims)))
     assert cr.gradcheck(lambda x, w: special.logsumexp(x, axis=axis, b=w, keepdims=keepdims, return_sign=True)[0], a, b)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+@pytest.mark.parametrize("widths", [(2, 0), (1, 3), (5, 4)])
+def test_pad_odd_reflection_values(mode, widths):
+    # odd reflection pads 2 * edge - mirrored entry; the padded entries were taken as indices (-1 wrapped round)
+    x = np.array([1.0, 5.0, 2.0])
+    got = np.pad(cr.Tensor(x), widths, mode=mode, reflect_type="odd")
+    np.testing.assert_allclose(got.data, np.pad(x, widths, mode=mode, reflect_type="odd"))
+    assert cr.gradcheck(lambda a: np.pad(a, widths, mode=mode, reflect_type="odd") ** 2, x)
+    with pytest.raises(ValueError, match="reflect_type"):
+        np.pad(cr.Tensor(x), 1, mode="edge", reflect_type="odd")
