@@ -143,6 +143,20 @@ def symmetric_spread(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[
     return [out]
 
 
+def hermitian_spread(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Complex matrices whose Hermitian parts have eigenvalues at least 1 apart, off Hermitian by a small skew part
+    (eigh reads one triangle: the part it ignores must get no gradient)."""
+    s = shapes[0]
+    n = s[-1]
+    out = np.empty(s, dtype=complex)
+    for idx in np.ndindex(*s[:-2]):
+        q, _ = np.linalg.qr(rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n)))
+        lam = np.arange(n) * 1.5 + rng.uniform(-2, 0) + rng.uniform(0, 0.3, size=n)
+        skew = rng.uniform(-0.3, 0.3, size=(n, n)) + 1j * rng.uniform(-0.3, 0.3, size=(n, n))
+        out[idx] = (q * lam) @ q.conj().T + (skew - skew.conj().T) / 2
+    return [out]
+
+
 def positive_definite(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
     s = shapes[0]
     n = s[-1]
@@ -709,6 +723,11 @@ COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs,
          prims=("matmul", "einsum", "conjugate")),
     case("real_if_close", lambda z: np.real_if_close(z * np.array([1.0, 0.0]) + np.array([0.0, 2.0])), fixed((2,)),
          lambda r, s, p: [r.uniform(-2, 2, size=s[0]) + 0j], prims="real"),
+    # Hermitian eigh reads the lower triangle (and the diagonal's real part); the eigenvectors' phases are not
+    # unique, so the case reads them through the projector v v^H and |v|
+    case("complex_eigh", lambda a: (lambda r: [r[0], r[1][..., :1] @ np.conj(np.swapaxes(r[1][..., :1], -1, -2)),
+                                               np.abs(r[1]), np.linalg.eigvalsh(a, "U")])(np.linalg.eigh(a)),
+         fixed((2, 3, 3)), hermitian_spread, prims="eigh"),  # (PyTorch's eigh reads both triangles: no twin)
 ]
 
 def distinct_eigenvalues(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:

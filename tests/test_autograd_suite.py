@@ -151,3 +151,24 @@ def test_pad_odd_reflection_values(mode, widths):
     assert cr.gradcheck(lambda a: np.pad(a, widths, mode=mode, reflect_type="odd") ** 2, x)
     with pytest.raises(ValueError, match="reflect_type"):
         np.pad(cr.Tensor(x), 1, mode="edge", reflect_type="odd")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_complex_eigh_matches_autograd(uplo):
+    # Hermitian eigh had no complex rule (it raised); autograd's test_eigvalh_*_complex differentiate it
+    ag = pytest.importorskip("autograd", reason="HIPS autograd is not installed")
+    anp = pytest.importorskip("autograd.numpy")
+    a = RNG.normal(size=(4, 4)) + 1j * RNG.normal(size=(4, 4))
+    w = RNG.normal(size=(4, 4))
+
+    def ours(x):
+        vals, vecs = np.linalg.eigh(x, uplo)
+        return np.sum(np.abs(vecs) ** 2 * w) + np.sum(vals ** 3)
+
+    def theirs(x):
+        vals, vecs = anp.linalg.eigh(x, uplo)
+        return anp.sum(anp.abs(vecs) ** 2 * w) + anp.sum(vals ** 3)
+
+    np.testing.assert_allclose(cr.grad(ours)(a), ag.grad(theirs)(a), rtol=1e-8, atol=1e-10)
+    assert cr.gradcheck(lambda x: (lambda r: (r[0], np.abs(r[1])))(np.linalg.eigh(x, uplo)), a)

@@ -41,7 +41,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from . import shape as shape_ops
-from ._define import np_attr, raw, shape_of
+from ._define import conj, np_attr, raw, shape_of
 from .contraction import matmul
 from .declare import implements
 from .linalg_common import (
@@ -52,6 +52,7 @@ from .linalg_common import (
     diag_part,
     from_lower,
     inverse_gaps,
+    real_part,
     require_matrices,
     require_square,
     to_lower,
@@ -128,23 +129,40 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Any:
 
 
 # -- symmetric eigendecomposition: one node, outputs (w, v) ------------------------------------------
+# dS (Hermitian) gives dw = real(diag(V^H dS V)) and dV = V (F * (V^H dS V)), F the inverse gaps (the gauge where
+# V^H dV has a zero diagonal); the reverse rule is its transpose for the pairing real(sum(g * t)), JAX's:
+# G_S = conj(V) (diag(gw) + F * (V^T gV)) V^T. For real matrices conj(V) = V and these are the familiar ones.
 def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
     gw, gv = g
     w, v = ans
+    vc = conj(v)
     parts = []
-    if gw is not None:  # d w_i = v_i.T da v_i
-        parts.append((v * np.expand_dims(gw, -2)) @ _T(v))
+    if gw is not None:  # d w_i = v_i^H da v_i
+        parts.append((vc * np.expand_dims(gw, -2)) @ _T(v))
     if gv is not None:  # needs distinct eigenvalues (inverse_gaps)
-        parts.append(v @ (inverse_gaps(w) * (_T(v) @ gv)) @ _T(v))
+        vtg = _T(v) @ gv
+        _check_phase_free(vtg)
+        parts.append(vc @ (inverse_gaps(w) * vtg) @ _T(v))
     return to_lower(_total(parts, v))
+
+
+def _check_phase_free(vtg: Any) -> None:
+    """Complex eigenvectors are unique only up to a phase each; a loss that depends on those phases has no
+    derivative (moving v_j to v_j e^(i t) changes it by t imag((V^T gV)_jj), which must be 0)."""
+    drift = np.imag(np.diagonal(np.asarray(raw(vtg)), axis1=-2, axis2=-1))
+    if drift.size and np.max(np.abs(drift)) > 1e-8 * (1.0 + np.max(np.abs(raw(vtg)))):
+        raise TypeError(
+            "eigh: the derivative is not defined for complex eigenvectors through their phases: each eigenvector is "
+            "unique only up to a factor e^(i phi), and this function of them depends on it. Differentiate a "
+            "phase-free function of them instead (np.abs(v), v @ v.conj().T, |v^H x|)")
 
 
 def _eigh_jvp(t: Any, ans: tuple[Any, Any], a: Any) -> tuple[Any, Any]:
     w, v = ans
-    inner = _T(v) @ from_lower(t) @ v
+    inner = conj_transpose(v) @ from_lower(t) @ v
     with np.errstate(divide="ignore", invalid="ignore"):  # repeated eigenvalues: inf/NaN vector tangents only
         dv = v @ (inverse_gaps(w) * inner)
-    return diag_part(inner), dv
+    return real_part(diag_part(inner)), dv
 
 
 _eigh = Primitive("eigh", lambda a: tuple(np.linalg.eigh(a)), n_outputs=2, reads=("ans",))
@@ -349,6 +367,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
-# Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas.
-for _prim in (_cholesky, _eigh, _svd, _qr):
+# Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas
+# (eigh's are written for Hermitian matrices too).
+for _prim in (_cholesky, _svd, _qr):
     _prim.no_complex("the rule is derived for real matrices")

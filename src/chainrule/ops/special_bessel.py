@@ -21,7 +21,7 @@ import scipy.special as _sc
 
 from . import elementwise
 from ._define import raw
-from .declare import elementwise_op
+from .declare import DECLARATIONS, elementwise_op
 
 _SPECIAL = ("special",)
 
@@ -112,3 +112,8 @@ def _rgamma_d(ans: Any, x: Any) -> Any:
 
 rgamma = elementwise_op("rgamma", _sc.rgamma, _rgamma_d, numpy=_sc.rgamma, namespaces=_SPECIAL, domain="(0.3,4)",
                         doc="1 / Gamma(x); derivative -rgamma(x) digamma(x).")
+
+
+# exp(-|x|) is not holomorphic: the scaled functions' rules hold for real x only
+for _scaled in ("ive", "i0e", "i1e"):
+    DECLARATIONS[_scaled].primitive.no_complex("exp(-|x|) is not holomorphic; the rule is for real x")
