@@ -728,6 +728,11 @@ COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs,
     case("complex_eigh", lambda a: (lambda r: [r[0], r[1][..., :1] @ np.conj(np.swapaxes(r[1][..., :1], -1, -2)),
                                                np.abs(r[1]), np.linalg.eigvalsh(a, "U")])(np.linalg.eigh(a)),
          fixed((2, 3, 3)), hermitian_spread, prims="eigh"),  # (PyTorch's eigh reads both triangles: no twin)
+    # complex SVD: singular vectors through phase-free functions (|u|, |vh|, u vh), tall and wide
+    *[case(f"complex_svd_{shape[0]}x{shape[1]}", lambda a: (lambda r: [np.abs(r[0]), r[1], np.abs(r[2]), r[0] @ r[2],
+                                                                       np.linalg.svdvals(a)])(
+        np.linalg.svd(a, full_matrices=False)), fixed(shape), complex_uniform(), prims="svd")
+      for shape in ((3, 2), (2, 3))],
 ]
 
 def distinct_eigenvalues(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:

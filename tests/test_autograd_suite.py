@@ -172,3 +172,21 @@ def test_complex_eigh_matches_autograd(uplo):
 
     np.testing.assert_allclose(cr.grad(ours)(a), ag.grad(theirs)(a), rtol=1e-8, atol=1e-10)
     assert cr.gradcheck(lambda x: (lambda r: (r[0], np.abs(r[1])))(np.linalg.eigh(x, uplo)), a)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shape", [(3, 3), (4, 3), (3, 5), (2, 4, 3)])
+def test_complex_svd_matches_autograd(shape):
+    # svd had no complex rule (it raised); autograd's test_svd_*_complex differentiate it through |u|, s, |v|
+    ag = pytest.importorskip("autograd", reason="HIPS autograd is not installed")
+    anp = pytest.importorskip("autograd.numpy")
+    a = RNG.normal(size=shape) + 1j * RNG.normal(size=shape)
+    k = min(shape[-2:])
+    w1, w2 = RNG.normal(size=shape[:-1] + (k,)), RNG.normal(size=shape[:-2] + (k, shape[-1]))
+
+    def loss(mod, x):
+        u, s, vh = mod.linalg.svd(x, full_matrices=False)
+        return mod.sum(mod.abs(u) ** 2 * w1) + mod.sum(s ** 3) + mod.sum(mod.abs(vh) ** 3 * w2)
+
+    np.testing.assert_allclose(cr.grad(lambda x: loss(np, x))(a), ag.grad(lambda x: loss(anp, x))(a), rtol=1e-8,
+                               atol=1e-10)

@@ -20,7 +20,10 @@ Assumptions (where the derivative does not exist or is not unique):
 - ``svd`` with ``full_matrices=True`` on a non-square matrix and ``qr(mode='complete')`` on a tall
   one have extra columns that are not unique: a gradient reaching them raises (their forward-mode
   tangents are NaN);
-- the rules are derived for real matrices: a complex input's derivative raises.
+- ``cholesky`` and ``qr`` rules are derived for real matrices: a complex input's derivative raises.
+  ``eigh`` and ``svd`` have complex rules too; complex eigenvectors and singular vectors are unique
+  only up to a phase each, and a loss that depends on those phases raises (reverse mode; forward
+  mode returns the tangent in the gauge ``diag(V^H dV) = 0``).
 
 Example:
     >>> import chainrule as cr, numpy as np
@@ -41,7 +44,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from . import shape as shape_ops
-from ._define import conj, np_attr, raw, shape_of
+from ._define import conj, is_complex, np_attr, raw, shape_of
 from .contraction import matmul
 from .declare import implements
 from .linalg_common import (
@@ -263,9 +266,74 @@ def _svd_jvp(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> 
     return du, diag_part(dp), dvh
 
 
+# Complex matrices: a = U S V^H with U, V unique up to a phase per singular value (U -> U D, V -> V D). The forward
+# rule fixes the gauge diag(V^H dV) = 0, which puts i imag(diag(U^H da V)) / s into U^H dU; the reverse rule is its
+# transpose for the pairing real(sum(g * t)) (JAX's), after checking that the loss does not depend on the phases.
+# For real matrices both reduce to the rules above (which keep their own code: they are the hot path).
+def _svd_vjp_complex(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> Any:
+    gu, gs, gvh, u, s, vh = _svd_reduced(g, ans)
+    uc, v = conj(u), conj_transpose(vh)
+    row, col = np.expand_dims(s, -2), np.expand_dims(s, -1)
+    parts = []
+    if gs is not None:
+        parts.append((uc * np.expand_dims(gs, -2)) @ _T(v))
+    if gu is not None or gvh is not None:
+        f = inverse_gaps(s * s)  # needs distinct singular values, and non-zero ones below
+        drift = 0.0
+    if gu is not None:
+        k_u = _T(u) @ gu
+        drift = np.imag(diag_part(np.asarray(raw(k_u))))
+        inner = (f * (k_u - conj_transpose(k_u))) * row + diag_embed(1j * np.imag(diag_part(k_u)) / s)
+        outside = gu / row
+        parts.append(uc @ inner @ _T(v) + (outside - uc @ (_T(u) @ outside)) @ _T(v))
+    if gvh is not None:
+        x_v = conj_transpose(gvh)  # the cotangent of V
+        k_v = _T(v) @ x_v
+        drift = drift + np.imag(diag_part(np.asarray(raw(k_v))))
+        inner = col * (f * (k_v - conj_transpose(k_v)))
+        outside_h = conj_transpose(x_v / row)
+        parts.append(uc @ inner @ _T(v) + uc @ (outside_h - (outside_h @ conj(v)) @ _T(v)))
+    if gu is not None or gvh is not None:
+        scale = 1.0 + max(float(np.max(np.abs(raw(x)))) for x in (gu, gvh) if x is not None)
+        if np.size(drift) and np.max(np.abs(drift)) > 1e-8 * scale:
+            raise TypeError(
+                "svd: the derivative is not defined for complex singular vectors through their phases: each pair "
+                "(u_j, v_j) is unique only up to a common factor e^(i phi), and this function of them depends on it. "
+                "Differentiate a phase-free function of them instead (np.abs(u), u @ u.conj().T, U S Vh)")
+    return _total(parts, uc @ _T(v))
+
+
+def _svd_jvp_complex(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
+    _, _, _, u, s, vh = _svd_reduced((None, None, None), ans)
+    v, uh = conj_transpose(vh), conj_transpose(u)
+    tv = t @ v
+    dp = uh @ tv  # U^H t V
+    dph = conj_transpose(dp)
+    row, col = np.expand_dims(s, -2), np.expand_dims(s, -1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # repeated or zero singular values: inf/NaN U, V tangents
+        f = inverse_gaps(s * s)
+        du = u @ (f * (dp * row + col * dph) + diag_embed(1j * np.imag(diag_part(dp)) / s)) + (tv - u @ dp) / row
+        dv = v @ (f * (col * dp + dph * row)) + (conj_transpose(t) @ u - v @ dph) / row
+    dvh = conj_transpose(dv)
+    m, n, k = shape_of(ans[0])[-2], shape_of(ans[2])[-1], shape_of(s)[-1]
+    if shape_of(ans[0])[-1] > k:
+        du = _nan_beyond(du, shape_of(du)[:-1] + (m - k,), -1)
+    if shape_of(ans[2])[-2] > k:
+        dvh = _nan_beyond(dvh, shape_of(dvh)[:-2] + (n - k, n), -2)
+    return du, real_part(diag_part(dp)), dvh
+
+
+def _svd_vjp_any(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> Any:
+    return (_svd_vjp_complex if is_complex(ans[0]) else _svd_vjp)(g, ans, a, full_matrices)
+
+
+def _svd_jvp_any(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
+    return (_svd_jvp_complex if is_complex(ans[0]) else _svd_jvp)(t, ans, a, full_matrices)
+
+
 _svd = Primitive("svd", _svd_fn, n_outputs=3, reads=("ans",))
-_svd.defvjp(_svd_vjp)
-_svd.defjvp(_svd_jvp)
+_svd.defvjp(_svd_vjp_any)
+_svd.defjvp(_svd_jvp_any)
 
 
 class SVDResult(NamedTuple):
@@ -368,6 +436,6 @@ def qr(a: Any, mode: str = "reduced") -> Any:
 
 
 # Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas
-# (eigh's are written for Hermitian matrices too).
-for _prim in (_cholesky, _svd, _qr):
+# (eigh's and svd's are written for complex matrices too).
+for _prim in (_cholesky, _qr):
     _prim.no_complex("the rule is derived for real matrices")
