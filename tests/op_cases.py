@@ -824,6 +824,10 @@ FFT = [
          fixed((3, 4)), prims=(), torch=lambda x: _torch().fft.ifftshift(
              _torch().fft.fftshift(x, dim=1) * _torch().arange(12.0, dtype=x.dtype).reshape(3, 4))),
     case("fft_complex", lambda z: [np.fft.fft(z), np.fft.ifftn(z * z)], fixed((3,)), complex_uniform(), prims=()),
+    case("hfft_ihfft", lambda x: [np.fft.hfft(np.fft.ihfft(x) * (1 + 0.5j), n=6), _ri(np.fft.ihfft(x, norm="ortho")),
+                                  np.fft.hfft(x, norm="forward")], fixed((2, 5)), prims=(),
+         torch=lambda x: [_torch().fft.hfft(_torch().fft.ihfft(x) * (1 + 0.5j), n=6),
+                          _ri(_torch().fft.ihfft(x, norm="ortho")), _torch().fft.hfft(x, norm="forward")]),
 ]
 
 _SDPA_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)

@@ -190,3 +190,13 @@ def test_complex_svd_matches_autograd(shape):
 
     np.testing.assert_allclose(cr.grad(lambda x: loss(np, x))(a), ag.grad(lambda x: loss(anp, x))(a), rtol=1e-8,
                                atol=1e-10)
+
+
+@pytest.mark.parametrize("norm", [None, "ortho", "forward"])
+def test_hfft_and_ihfft(norm):
+    x = RNG.normal(size=(3, 5))
+    z = x + 1j * RNG.normal(size=(3, 5))
+    np.testing.assert_allclose(np.fft.hfft(cr.Tensor(z), 7, 0, norm).data, np.fft.hfft(z, 7, 0, norm))
+    np.testing.assert_allclose(np.fft.ihfft(cr.Tensor(x), None, -1, norm).data, np.fft.ihfft(x, None, -1, norm))
+    assert cr.gradcheck(lambda t: np.fft.hfft(t, 6, -1, norm), z)
+    assert cr.gradcheck(lambda t: np.fft.ihfft(t, 4, 0, norm), x)
