@@ -1,5 +1,5 @@
-"""``scipy.special``'s Bessel functions, regularised incomplete gamma functions and ``rgamma``, with derivatives
-(HIPS autograd's ``autograd.scipy.special`` has them).
+"""``scipy.special``'s Bessel functions, regularised incomplete gamma functions, ``rgamma`` and ``gammasgn``, with
+derivatives (HIPS autograd's ``autograd.scipy.special`` has them).
 
 Each derivative is written with these same functions, so derivatives of every order are exact. The order
 ``n`` / ``v`` of a Bessel function and the shape ``a`` of ``gammainc`` are constants: differentiating with
@@ -110,6 +110,8 @@ def _rgamma_d(ans: Any, x: Any) -> Any:
     return elementwise.negative(elementwise.multiply(ans, digamma(x)))
 
 
+gammasgn = elementwise_op("gammasgn", _sc.gammasgn, lambda ans, x: np.zeros_like(raw(x)), numpy=_sc.gammasgn,
+                          namespaces=_SPECIAL, domain="(0.3,4)", doc="The sign of Gamma(x), -1 or 1; zero gradient.")
 rgamma = elementwise_op("rgamma", _sc.rgamma, _rgamma_d, numpy=_sc.rgamma, namespaces=_SPECIAL, domain="(0.3,4)",
                         doc="1 / Gamma(x); derivative -rgamma(x) digamma(x).")
 
