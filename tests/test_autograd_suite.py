@@ -200,3 +200,14 @@ def test_hfft_and_ihfft(norm):
     np.testing.assert_allclose(np.fft.ihfft(cr.Tensor(x), None, -1, norm).data, np.fft.ihfft(x, None, -1, norm))
     assert cr.gradcheck(lambda t: np.fft.hfft(t, 6, -1, norm), z)
     assert cr.gradcheck(lambda t: np.fft.ihfft(t, 4, 0, norm), x)
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+def test_take_modes(mode):
+    x = RNG.normal(size=(3, 4))
+    for axis, indices in [(None, [0, 13, -20]), (1, [[1, 9], [-1, -20]])]:
+        np.testing.assert_allclose(np.take(cr.Tensor(x), indices, axis=axis, mode=mode).data,
+                                   np.take(x, indices, axis=axis, mode=mode))
+        assert cr.gradcheck(lambda t: np.take(t, indices, axis=axis, mode=mode), x)
+    with pytest.raises(ValueError, match="mode must be"):
+        np.take(cr.Tensor(x), [0], mode="nearest")
