@@ -148,6 +148,26 @@ def _reads_lists(fn: Any) -> Any:
 
 FUNCTIONS = _numpy_functions()
 globals().update({name: fn if name in _SEQUENCE_FUNCTIONS else _reads_lists(fn) for name, fn in FUNCTIONS.items()})
+
+
+def _list_reading_namespace(module: Any, sequence_functions: frozenset[str]) -> Any:
+    """``module`` (chainrule.linalg, chainrule.fft) as ``cnp.linalg`` / ``cnp.fft``: its functions read lists of
+    Tensors as NumPy reads lists as arrays (``cnp.linalg.norm([x, y])``), as the other ``cnp`` functions do."""
+    import types
+
+    space = types.ModuleType(f"{__name__}.{module.__name__.rsplit('.', 1)[-1]}", module.__doc__)
+    for name in dir(module):
+        obj = getattr(module, name)
+        if name.startswith("_") or isinstance(obj, types.ModuleType) or name in ("annotations", "declared_in"):
+            continue
+        wrap = callable(obj) and not isinstance(obj, type) and name not in sequence_functions
+        setattr(space, name, _reads_lists(obj) if wrap else obj)
+    space.__all__ = list(getattr(module, "__all__", []))
+    return space
+
+
+linalg = _list_reading_namespace(linalg, frozenset({"multi_dot"}))
+fft = _list_reading_namespace(fft, frozenset())
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
 
 

@@ -179,13 +179,31 @@ def multigammaln(a: Any, d: int) -> Any:
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:
-    """log(sum(b * exp(a))) over ``axis``, stably (``b`` >= 0 scales the terms)."""
+    """log|sum(b * exp(a))| over ``axis``, stably, as SciPy's: ``b`` scales the terms; with ``return_sign=True``
+    the result is ``(log|sum|, sign(sum))``, and without it a negative sum gives NaN."""
+    if b is not None and np.any(np.asarray(raw(b)) < 0):
+        return _signed_logsumexp(a, b, axis, keepdims, return_sign)
     if b is not None:
-        if np.any(np.asarray(raw(b)) < 0):
-            raise ValueError("logsumexp: negative weights b are not supported on Tensors")
         a = elementwise.add(a, elementwise.log(b))
     out = reductions.logsumexp(a, axis=axis, keepdims=keepdims)
     return (out, np.ones(np.shape(raw(out)))) if return_sign else out
+
+
+def _signed_logsumexp(a: Any, b: Any, axis: Any, keepdims: bool, return_sign: bool) -> Any:
+    """Weights of both signs: log|S| with S = sum(b exp(a - m)) + m, m the (constant) largest entry, so that
+    d log|S| = dS / S carries the sign; the sign itself is locally constant."""
+    shift = np.max(np.asarray(raw(a)) + np.zeros(np.shape(raw(b))), axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    total = reductions.sum(elementwise.multiply(b, elementwise.exp(elementwise.subtract(a, shift))), axis=axis,
+                           keepdims=True)
+    sign = np.sign(np.asarray(raw(total)))
+    out = elementwise.add(elementwise.log(elementwise.abs(total)), shift)
+    if not keepdims:
+        kept = tuple(range(np.ndim(raw(out)))) if axis is None else axis
+        out, sign = shape_ops.squeeze(out, axis=kept), np.squeeze(sign, axis=kept)
+    if return_sign:
+        return out, sign
+    return elementwise.where(sign < 0, np.nan, out) if np.any(sign < 0) else out
 
 
 def softmax(x: Any, axis: Any = None) -> Any:
