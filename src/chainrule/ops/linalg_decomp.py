@@ -13,7 +13,10 @@ Assumptions (where the derivative does not exist or is not unique):
   ``UPLO='U'``: the upper), and the derivatives are those of that function, as HIPS autograd's eigh:
   the gradient is zero above the diagonal (those entries are never read) and the forward rule reads
   the tangent's lower triangle. For a matrix built symmetric (``b + b.T``) this gives the same
-  gradient of ``b`` as differentiating with respect to a symmetric matrix would;
+  gradient of ``b`` as differentiating with respect to a symmetric matrix would. PyTorch (and JAX,
+  which symmetrises the input) return that symmetric gradient for the matrix itself instead: it is
+  ``(g + g.T) / 2`` of this one (``g.mT`` conjugated for complex); unlike it, this one matches
+  finite differences in every direction;
 - ``eigh`` vectors: eigenvalues are distinct (repeated ones give inf/NaN); ``svd`` vectors:
   singular values are distinct and non-zero. Eigenvalues or singular values alone
   (``eigvalsh``, ``svd(compute_uv=False)``, ``svdvals``) need only distinct values for first order;
