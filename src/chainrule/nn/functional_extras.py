@@ -26,6 +26,7 @@ from ..ops import elementwise as ew
 from ..ops._define import raw
 from ..ops.reductions import mean
 from ..ops.reductions import sum as reduce_sum
+from ..ops.shape import broadcast_to
 from ..tensor import Tensor
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -272,12 +273,26 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> A
 
 
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
-    """``sum(x1 * x2) / sqrt(max(|x1|**2 * |x2|**2, eps**2))`` along ``dim`` (inputs broadcast), as PyTorch."""
+    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along ``dim`` (inputs broadcast), as PyTorch.
+
+    As in PyTorch, the clamp at ``eps`` changes the norms' values only: the gradient flows through the
+    unclamped norms (whose gradient at a zero vector is 0), so first and second derivatives match
+    PyTorch's also at a zero vector."""
     a = x1 if isinstance(x1, (Tensor, Batched)) else Tensor(np.asarray(x1, dtype=float))
-    dot = reduce_sum(ew.multiply(a, x2), axis=dim)
-    sq1 = reduce_sum(ew.multiply(a, a), axis=dim)
-    sq2 = reduce_sum(ew.multiply(x2, x2), axis=dim)
-    return ew.divide(dot, ew.sqrt(ew.maximum(ew.multiply(sq1, sq2), eps * eps)))
+    b = x2 if isinstance(x2, (Tensor, Batched)) else Tensor(np.asarray(x2, dtype=float))
+    if not isinstance(raw(a), Batched) and not isinstance(raw(b), Batched):
+        # the norms are taken over the broadcast inputs, as PyTorch does: (3, 1) against (4,) counts each entry 4 times
+        shape = np.broadcast_shapes(np.shape(raw(a)), np.shape(raw(b)))
+        a, b = broadcast_to(a, shape), broadcast_to(b, shape)
+    unit_a = ew.divide(a, _clamped_below(a.norm(dim=dim, keepdim=True), eps))
+    unit_b = ew.divide(b, _clamped_below(b.norm(dim=dim, keepdim=True), eps))
+    return reduce_sum(ew.multiply(unit_a, unit_b), axis=dim)
+
+
+def _clamped_below(norm: Any, eps: float) -> Any:
+    """``norm`` with its value raised to ``eps`` where smaller, its derivative left that of ``norm``."""
+    value = _values(norm)
+    return ew.add(norm, np.maximum(value, eps) - value)
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:
