@@ -186,7 +186,8 @@ sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1.0 - ans
                          reads=("ans",),
                          doc="1 / (1 + e ** -x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
                          domain="real", torch="torch.sigmoid", scalar=scalar_rules.SIGMOID)
-relu = elementwise_op("relu", lambda x: np.maximum(x, 0), selects(lambda ans, x: ans > 0),  # ans > 0 exactly where x > 0
+# ans > 0 exactly where x > 0; selected (not multiplied): x <= 0 gets 0 even from an infinite gradient
+relu = elementwise_op("relu", lambda x: np.maximum(x, 0), selects(lambda ans, x: ans > 0),
                       reads=("ans",), vjp=lambda g, ans, x: selected(g, ans > 0), doc="max(x, 0); derivative 0 at 0.",
                       method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu",
                       scalar=scalar_rules.RELU)
