@@ -109,3 +109,23 @@ def test_sort_of_a_tensor_in_the_graph_is_pytorchs_sort():
     x = [[3.0, 1.0, 2.0, 1.0], [0.0, -1.0, 0.0, 2.0]]
     assert_same_to_second_order(lambda s, a: weighted((a * a).sort()[0] * a), x)
     assert_same_to_second_order(lambda s, a: weighted((a * a).sort(0, True)[0] * a), x)
+
+
+def test_topk_and_kthvalue_send_a_ties_gradient_where_pytorch_does():
+    # PyTorch's CPU topk/kthvalue are not stable: which equal entry wins follows their swaps (replayed)
+    x = [[1.0, 0.0, 2.0, 2.0], [2.0, 2.0, 2.0, 2.0], [0.0, 2.0, 0.5, 0.0], [3.0, 1.0, 3.0, 1.0]]
+    assert_same_to_second_order(lambda s, a: weighted(a.topk(2, dim=-1)[0] * a.sum()), x)
+    assert_same_to_second_order(lambda s, a: weighted((a * a).topk(3, dim=0, largest=False)[0]), x)
+    assert_same_to_second_order(lambda s, a: weighted(a.kthvalue(1, dim=-1)[0] * a[:, 0]), x)
+    assert_same_to_second_order(lambda s, a: weighted(a.kthvalue(2, dim=0, keepdim=True)[0] ** 2), x)
+    assert_same_to_second_order(lambda s, a: weighted(a.take_along_dim(a.argsort(dim=1), dim=1) ** 2), x)
+
+
+def test_topk_tie_order_matches_pytorch_on_long_rows():
+    # long rows take std::partial_sort (64 k <= n) or introsort (k > 17): replayed too
+    rng = np.random.default_rng(0)
+    x = rng.integers(0, 3, size=(3, 200)).astype(float)
+    for k, largest in [(1, True), (3, False), (40, True)]:
+        ours, theirs = cr.Tensor(x).topk(k, largest=largest), torch.tensor(x).topk(k, largest=largest)
+        np.testing.assert_array_equal(ours[1].data, theirs.indices.numpy())
+        np.testing.assert_array_equal(cr.Tensor(x).kthvalue(k)[1].data, torch.tensor(x).kthvalue(k).indices.numpy())

@@ -236,7 +236,8 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
         return np.zeros((), dtype=np.int64)
     if descending:
         return stable_order(raw(self), axis, True)
-    return np.argsort(raw(self), axis=axis, kind=kind)
+    # stable unless a kind is named: ties in PyTorch's order (its sort keeps them in place), as with descending
+    return np.argsort(raw(self), axis=axis, kind="stable" if kind is None else kind)
 
 
 @tensor_method("repeat_interleave")
