@@ -129,3 +129,16 @@ def test_topk_tie_order_matches_pytorch_on_long_rows():
         ours, theirs = cr.Tensor(x).topk(k, largest=largest), torch.tensor(x).topk(k, largest=largest)
         np.testing.assert_array_equal(ours[1].data, theirs.indices.numpy())
         np.testing.assert_array_equal(cr.Tensor(x).kthvalue(k)[1].data, torch.tensor(x).kthvalue(k).indices.numpy())
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_with_probability_targets_that_do_not_sum_to_one(smoothing):
+    # PyTorch takes -sum(q * log_softmax(x)) as it is: its gradient is softmax * sum(q) - q, not softmax - q
+    rng = np.random.default_rng(0)
+    x, q = rng.normal(size=(2, 3, 4)), rng.random((2, 3, 4))
+
+    def loss(s, a):
+        return weighted(s.F.cross_entropy(a, s.T(q), label_smoothing=smoothing, reduction="none"))
+
+    assert_same_to_second_order(loss, x)
+    assert_same_to_second_order(lambda s, a: s.F.cross_entropy(a * a, s.T(q[0])), x[0])
