@@ -84,6 +84,8 @@ def test_xlogy_derivative_in_x_is_zero_where_x_and_y_are_zero():
     # y is a constant: PyTorch's derivative in y at x == y == 0 is 0/0 = NaN (chainrule's is 0)
     assert_same_to_second_order(lambda s, a: weighted(a.xlogy(s.T(y)) + a * a), x)
     assert_same_to_second_order(lambda s, a: weighted(a.xlogy(s.T(y) * a)), x)
+    # PyTorch masks (masked_fill), so an infinite gradient from further on (sqrt at 0) gives 0 there, not nan
+    assert_same_to_second_order(lambda s, a: weighted(a.xlogy(s.T(y)).clamp(min=0.0).sqrt() + a * a), x)
 
 
 @pytest.mark.parametrize("cut", ["relu", "clamp", "clamp_min", "clamp_max", "maximum", "minimum", "F.relu", "hardtanh"])
