@@ -144,3 +144,17 @@ def test_cross_entropy_with_probability_targets_that_do_not_sum_to_one(smoothing
 
     assert_same_to_second_order(loss, x)
     assert_same_to_second_order(lambda s, a: s.F.cross_entropy(a * a, s.T(q[0])), x[0])
+
+
+def test_sort_and_argsort_of_rows_longer_than_16_with_ties_match_pytorch():
+    # PyTorch's default sort is std::sort: stable (insertion sort) up to 16 entries, an introsort beyond
+    x = np.tile([1.0, 0.0, 2.0], (2, 7))  # rows of 21 with many ties
+    for descending in (False, True):
+        ours, theirs = cr.Tensor(x, requires_grad=True).sort(dim=-1, descending=descending), torch.tensor(x).sort(
+            dim=-1, descending=descending)
+        np.testing.assert_array_equal(ours[1].data, theirs.indices.numpy())
+        np.testing.assert_array_equal(cr.Tensor(x).argsort(dim=-1, descending=descending),
+                                      torch.tensor(x).argsort(dim=-1, descending=descending).numpy())
+        np.testing.assert_array_equal(cr.Tensor(x).sort(dim=-1, stable=True, descending=descending)[1].data,
+                                      torch.tensor(x).sort(dim=-1, stable=True, descending=descending).indices.numpy())
+    assert_same_to_second_order(lambda s, a: weighted(a.sort(dim=-1)[0] * a), x)

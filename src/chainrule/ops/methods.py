@@ -33,7 +33,7 @@ def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = 
         kind, descending = None, kind
     graph_tensor = self.requires_grad and kind is None and order is None and dim is None
     if dim is not None or descending is not None or stable is not None or graph_tensor:
-        return torch_sort(self, axis=(axis if dim is None else dim), descending=bool(descending))
+        return torch_sort(self, axis=(axis if dim is None else dim), descending=bool(descending), stable=bool(stable))
     self._inplace_guard("sort (in place; use np.sort(t) or chainrule.sort(t) for a differentiable sorted copy)")
     self.data.sort(axis=axis, kind=kind)
     self._bump_version()

@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 
 from ...tensor import Tensor
+from .. import tie_order
 from .._define import raw
 from ..declare import TENSOR_METHODS, tensor_method
 from ..dim_args import ValuesIndices, as_scalar, scalar_along
 from ..numeric import add_at
 from ..torch_methods import stable_order
-from . import tie_order
 from .common import (
     also_method,
     as_array,
@@ -78,7 +78,7 @@ def _rows_back(picked: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
 def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """PyTorch's ``topk``: the ``k`` largest (or smallest) entries along ``dim`` and their indices; each value's
     gradient goes to its index. Among equal entries the one PyTorch's CPU ``topk`` picks wins (its sort is not
-    stable: ``ops/torch_extras/tie_order.py`` replays it for rows with ties)."""
+    stable: ``ops/tie_order.py`` replays it for rows with ties)."""
     values_of(self, "topk")
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "topk")
@@ -100,7 +100,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
 
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """PyTorch's ``kthvalue``: the ``k``-th smallest entry (1-based) along ``dim`` and its index (among equal
-    entries, the one PyTorch's CPU quickselect picks, replayed by ``ops/torch_extras/tie_order.py``)."""
+    entries, the one PyTorch's CPU quickselect picks, replayed by ``ops/tie_order.py``)."""
     values_of(self, "kthvalue")
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "kthvalue")

@@ -1,9 +1,10 @@
-"""Which of several equal entries PyTorch's ``topk`` and ``kthvalue`` pick (on the CPU), so that a tie's
-gradient goes to the same entry as PyTorch's.
+"""Which of several equal entries PyTorch's ``sort``, ``argsort``, ``topk`` and ``kthvalue`` pick (on the
+CPU), so that a tie's gradient goes to the same entry as PyTorch's.
 
-Neither sort is stable: ``kthvalue`` runs PyTorch's own quickselect, ``topk`` the C++ library's
-``std::nth_element`` (or ``std::partial_sort`` when ``64 * k <= n``) and then ``std::sort`` of the first
-``k - 1``. Which equal entry lands where follows from the exact sequence of swaps, so it is replayed here
+None of them is stable: ``sort`` (without ``stable=True``) is the C++ library's ``std::sort``, an insertion
+sort (stable) for rows of up to 16 and an introsort beyond; ``kthvalue`` runs PyTorch's own quickselect;
+``topk`` ``std::nth_element`` (or ``std::partial_sort`` when ``64 * k <= n``) and then ``std::sort`` of
+the first ``k - 1``. Which equal entry lands where follows from the exact sequence of swaps, so it is replayed here
 (the GNU libstdc++ algorithms PyTorch's Linux wheels are built with). Only rows with a tie where it matters
 are replayed, in Python; the others take NumPy's stable order, which then gives the same answer.
 NaN is not handled (it is ordered as PyTorch orders it only in the stable path).
@@ -191,6 +192,26 @@ def _greater(x: float, y: float) -> bool:
 
 def _less(x: float, y: float) -> bool:
     return x < y
+
+
+def sort_rows(data: np.ndarray, axis: int, order: np.ndarray, descending: bool) -> np.ndarray:
+    """PyTorch's ``sort`` order along ``axis``, from NumPy's stable ``order``: rows longer than 16 with a tie
+    are replayed (shorter rows are insertion-sorted by PyTorch too: stably)."""
+    n = data.shape[axis]
+    if n <= _THRESHOLD or data.dtype.kind != "f":
+        return order
+    rows = np.moveaxis(data, axis, -1).reshape(-1, n)
+    moved = np.moveaxis(order, axis, -1).reshape(-1, n)
+    ranked = np.take_along_axis(rows, moved, -1)
+    tied = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1) & ~np.isnan(rows).any(axis=1)
+    if not tied.any():
+        return order
+    moved = moved.copy()
+    for r in np.flatnonzero(tied):
+        row = _Row(rows[r], _greater if descending else _less)
+        row.sort(0, n)
+        moved[r] = row.i
+    return np.moveaxis(moved.reshape(np.moveaxis(data, axis, -1).shape), -1, axis)
 
 
 def topk_row(values: np.ndarray, k: int, largest: bool) -> list[int]:
