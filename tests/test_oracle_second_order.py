@@ -158,3 +158,10 @@ def test_sort_and_argsort_of_rows_longer_than_16_with_ties_match_pytorch():
         np.testing.assert_array_equal(cr.Tensor(x).sort(dim=-1, stable=True, descending=descending)[1].data,
                                       torch.tensor(x).sort(dim=-1, stable=True, descending=descending).indices.numpy())
     assert_same_to_second_order(lambda s, a: weighted(a.sort(dim=-1)[0] * a), x)
+
+
+def test_binary_cross_entropy_at_saturated_probabilities_has_pytorchs_second_derivative():
+    # where p (1 - p) < 1e-12 PyTorch's backward divides by 1e-12 and its double backward adds 1e-12 to p, 1 - p
+    p = [0.0, 1.0, 1.0 - 1e-13, 1e-13, 0.5, 1.0]
+    y = np.array([0.3, 0.3, 0.0, 1.0, 0.2, 1.0])
+    assert_same_to_second_order(lambda s, a: weighted(s.F.binary_cross_entropy(a, s.T(y), reduction="none")), p)

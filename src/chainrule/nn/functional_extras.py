@@ -193,10 +193,15 @@ def _clamped_log(arg: Any, arg_values: Any, log: Any, of: Any) -> Any:
     return ew.where(kept, log(safe), np.full((), -100.0, arg_values.dtype))
 
 
+_BCE_EPS = float(np.float32(1e-12))  # PyTorch's backward clamps p (1 - p) at its float constant 1e-12f
+
+
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction: str = "mean") -> Any:  # noqa: A002
     """``-(y log p + (1 - y) log(1 - p))`` of probabilities ``p`` in [0, 1]; each log is clamped at -100, as
     PyTorch's (a probability of exactly 0 or 1 gives a finite loss); where ``p (1 - p) < 1e-12`` the gradient
-    is PyTorch's formula ``(p - y) / max(p (1 - p), 1e-12)``. For logits use ``binary_cross_entropy_with_logits``."""
+    is PyTorch's formula ``(p - y) / max(p (1 - p), 1e-12)`` and the second derivative its double backward's
+    ``(p**2 - 2 p y + y) / ((p + 1e-12)**2 (1 - p + 1e-12)**2)``. For logits use
+    ``binary_cross_entropy_with_logits``."""
     _difference("binary_cross_entropy", input, target)  # (checks the shapes)
     p = input
     v = _values(p)
@@ -207,11 +212,16 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction:
     log_p = _clamped_log(p, v, ew.log, v)
     log_q = _clamped_log(ew.negative(p), -v, ew.log1p, 1.0 - v)
     losses = ew.negative(ew.add(ew.multiply(target, log_p), ew.multiply(ew.subtract(1.0, target), log_q)))
-    edge = None if batched else v * (1 - v) < 1e-12  # p at (or within 1e-12 of) 0 or 1: PyTorch's formula
+    edge = None if batched else v * (1 - v) < _BCE_EPS  # p at (or within 1e-12 of) 0 or 1: PyTorch's formulas
     if edge is not None and edge.any():
+        # the loss's Taylor polynomial at v with PyTorch's first and second derivatives there (its backward
+        # and double backward), so both orders match PyTorch where the exact ones would be infinite
         y = _values(target)
-        slope = np.where(edge, (v - y) / np.maximum(v * (1 - v), 1e-12), 0.0).astype(v.dtype)
-        losses = ew.where(edge, ew.add(_values(losses), ew.multiply(ew.subtract(p, v), slope)), losses)
+        slope = np.where(edge, (v - y) / np.maximum(v * (1 - v), _BCE_EPS), 0.0).astype(v.dtype)
+        curvature = np.where(edge, (v * v - 2 * v * y + y) / ((v + 1e-12) ** 2 * (1 - v + 1e-12) ** 2), 0.0)
+        step = ew.subtract(p, v)
+        taylor = ew.multiply(step, ew.add(slope, ew.multiply(step, (0.5 * curvature).astype(v.dtype))))
+        losses = ew.where(edge, ew.add(_values(losses), taylor), losses)
     if weight is not None:
         losses = ew.multiply(losses, weight)
     return _reduced("binary_cross_entropy", losses, reduction)
