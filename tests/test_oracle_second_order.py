@@ -165,3 +165,13 @@ def test_binary_cross_entropy_at_saturated_probabilities_has_pytorchs_second_der
     p = [0.0, 1.0, 1.0 - 1e-13, 1e-13, 0.5, 1.0]
     y = np.array([0.3, 0.3, 0.0, 1.0, 0.2, 1.0])
     assert_same_to_second_order(lambda s, a: weighted(s.F.binary_cross_entropy(a, s.T(y), reduction="none")), p)
+
+
+def test_reductions_over_an_empty_axis_and_over_empty_tensors_where_pytorch_allows_them():
+    # logsumexp over nothing is -inf, softmax of nothing is empty; amax along a full axis of a (0, 3) is empty
+    x = [[1.0, 2.0, 3.0], [0.0, -1.0, 2.0]]
+    assert_same_to_second_order(lambda s, a: (a[:, :0].logsumexp(-1).clamp(min=-5.0) * a[:, 0]).sum(), x)
+    assert_same_to_second_order(lambda s, a: a[:, :0].softmax(-1).sum() + a[:, :0].log_softmax(-1).sum() + a.sum(), x)
+    assert_same_to_second_order(lambda s, a: a[:0].amax(dim=1).sum() + a[:0].max(dim=1)[0].sum() + (a * a).sum(), x)
+    with pytest.raises(ValueError, match=r"max: zero-size input of shape \(0, 3\) has no maximum along axis 0"):
+        cr.Tensor(np.zeros((0, 3))).amax(dim=0)
