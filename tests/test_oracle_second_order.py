@@ -161,10 +161,16 @@ def test_sort_and_argsort_of_rows_longer_than_16_with_ties_match_pytorch():
 
 
 def test_binary_cross_entropy_at_saturated_probabilities_has_pytorchs_second_derivative():
-    # where p (1 - p) < 1e-12 PyTorch's backward divides by 1e-12 and its double backward adds 1e-12 to p, 1 - p
-    p = [0.0, 1.0, 1.0 - 1e-13, 1e-13, 0.5, 1.0]
-    y = np.array([0.3, 0.3, 0.0, 1.0, 0.2, 1.0])
+    # PyTorch's backward divides by max(p (1 - p), 1e-12) and its double backward adds 1e-12 to p and 1 - p:
+    # far from the exact second derivative for a saturated sigmoid (1 - p = 4e-11 at a logit of 24)
+    p = [0.0, 1.0, 1.0 - 1e-13, 1e-13, 0.5, 1.0, 1.0 - 3.8e-11, 1e-7]
+    y = np.array([0.3, 0.3, 0.0, 1.0, 0.2, 1.0, 0.3, 0.9])
     assert_same_to_second_order(lambda s, a: weighted(s.F.binary_cross_entropy(a, s.T(y), reduction="none")), p)
+    logits = [30.0, 24.0, -24.0, 14.0, 0.0, 3.0, -30.0, 9.0]
+    assert_same_to_second_order(lambda s, a: s.F.binary_cross_entropy(a.sigmoid(), s.T(y), weight=s.T(y + 1)), logits)
+    # the target's derivatives (-logit(p)) and the mixed partials too
+    assert_same_to_second_order(lambda s, a, b: weighted(s.F.binary_cross_entropy(a, b, reduction="none")),
+                                p[2:], y[2:])
 
 
 def test_reductions_over_an_empty_axis_and_over_empty_tensors_where_pytorch_allows_them():

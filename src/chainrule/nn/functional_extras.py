@@ -28,6 +28,7 @@ from ..ops.reductions import mean
 from ..ops.reductions import sum as reduce_sum
 from ..ops.shape import broadcast_to
 from ..tensor import Tensor
+from .functional_bce import bce_terms
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -184,44 +185,18 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     return _reduced("huber_loss", ew.where(small, ew.multiply(ew.multiply(d, d), 0.5), outside), reduction)
 
 
-def _clamped_log(arg: Any, arg_values: Any, log: Any, of: Any) -> Any:
-    """``max(log(of), -100)`` as PyTorch clamps it; where it is clamped the log is taken of a safe 1 instead, so
-    its derivative (1 / 0 at a probability of 0) never meets the zero cotangent as 0 * inf."""
-    kept = of > np.exp(-100.0)  # log(of) > -100
-    one = np.ones((), arg_values.dtype)
-    safe = ew.where(kept, arg, np.zeros((), arg_values.dtype) if log is ew.log1p else one)
-    return ew.where(kept, log(safe), np.full((), -100.0, arg_values.dtype))
-
-
-_BCE_EPS = float(np.float32(1e-12))  # PyTorch's backward clamps p (1 - p) at its float constant 1e-12f
-
-
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction: str = "mean") -> Any:  # noqa: A002
     """``-(y log p + (1 - y) log(1 - p))`` of probabilities ``p`` in [0, 1]; each log is clamped at -100, as
-    PyTorch's (a probability of exactly 0 or 1 gives a finite loss); where ``p (1 - p) < 1e-12`` the gradient
-    is PyTorch's formula ``(p - y) / max(p (1 - p), 1e-12)`` and the second derivative its double backward's
-    ``(p**2 - 2 p y + y) / ((p + 1e-12)**2 (1 - p + 1e-12)**2)``. For logits use
+    PyTorch's (a probability of exactly 0 or 1 gives a finite loss). The derivatives are PyTorch's formulas,
+    to second order (``nn/functional_bce.py``): ``(p - y) / max(p (1 - p), 1e-12)``, and a second derivative
+    that departs from the exact one where ``p`` or ``1 - p`` is tiny. For logits use
     ``binary_cross_entropy_with_logits``."""
     _difference("binary_cross_entropy", input, target)  # (checks the shapes)
-    p = input
-    v = _values(p)
-    batched = isinstance(v, Batched)
-    if not batched and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
+    v = _values(input)
+    if not isinstance(v, Batched) and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
         raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; for logits use "
                          "binary_cross_entropy_with_logits")
-    log_p = _clamped_log(p, v, ew.log, v)
-    log_q = _clamped_log(ew.negative(p), -v, ew.log1p, 1.0 - v)
-    losses = ew.negative(ew.add(ew.multiply(target, log_p), ew.multiply(ew.subtract(1.0, target), log_q)))
-    edge = None if batched else v * (1 - v) < _BCE_EPS  # p at (or within 1e-12 of) 0 or 1: PyTorch's formulas
-    if edge is not None and edge.any():
-        # the loss's Taylor polynomial at v with PyTorch's first and second derivatives there (its backward
-        # and double backward), so both orders match PyTorch where the exact ones would be infinite
-        y = _values(target)
-        slope = np.where(edge, (v - y) / np.maximum(v * (1 - v), _BCE_EPS), 0.0).astype(v.dtype)
-        curvature = np.where(edge, (v * v - 2 * v * y + y) / ((v + 1e-12) ** 2 * (1 - v + 1e-12) ** 2), 0.0)
-        step = ew.subtract(p, v)
-        taylor = ew.multiply(step, ew.add(slope, ew.multiply(step, (0.5 * curvature).astype(v.dtype))))
-        losses = ew.where(edge, ew.add(_values(losses), taylor), losses)
+    losses = bce_terms(input, target)
     if weight is not None:
         losses = ew.multiply(losses, weight)
     return _reduced("binary_cross_entropy", losses, reduction)
