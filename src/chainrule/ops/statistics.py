@@ -61,7 +61,8 @@ def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
 
 def _real_float(a: Any) -> np.dtype:
     """The real floating dtype of ``a``'s values (float32 stays float32; integers give float64)."""
-    dt = np.asarray(raw(a)).dtype
+    values = raw(a)
+    dt = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype  # (a vmap value has one too)
     return np.finfo(dt).dtype if dt.kind in "fc" else np.dtype(np.float64)
 
 
