@@ -678,6 +678,11 @@ NN = [
     case("nn_bce_with_logits", lambda x, y: F.binary_cross_entropy_with_logits(x, y), fixed((3, 2), (3, 2)),
          lambda r, s, p: [r.uniform(-3, 3, s[0]), r.uniform(0, 1, s[1])], prims="nn.binary_cross_entropy_with_logits",
          torch=T("nn.functional.binary_cross_entropy_with_logits")),
+    # PyTorch's second derivative (nn/functional_bce.py) is the exact one up to 1e-12 / p(1 - p): inside the domain
+    case("nn_bce", lambda x, y: F.binary_cross_entropy(x, y), fixed((3, 2), (3, 2)),
+         lambda r, s, p: [r.uniform(0.1, 0.9, s[0]), r.uniform(0, 1, s[1])],
+         prims=("nn.binary_cross_entropy", "nn.binary_cross_entropy_gradient"),
+         torch=T("nn.functional.binary_cross_entropy")),
 ]
 
 def complex_uniform(lo: float = -2, hi: float = 2, gap: float = 0.0) -> Maker:

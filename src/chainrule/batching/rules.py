@@ -379,7 +379,8 @@ ELEMENTWISE = (
     "abs add arccos arccosh arcsin arcsinh arctan arctan2 arctanh astype cbrt ceil clip cos cosh divide erf exp "
     "exp2 expm1 floor hypot identity ldexp log log10 log1p log2 logaddexp maximum minimum multiply negative power "
     "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where masked_fill "
-    "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits "
+    "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits nn.binary_cross_entropy "
+    "nn.binary_cross_entropy_gradient "
     "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma real imag conjugate"
 ).split()
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()

@@ -8,7 +8,9 @@ input to an array and would drop the gradient: call the functions here instead
 (``chainrule.special.logsumexp``).
 
 Conventions: ``xlogy(0, y) = 0`` with derivative 0 in ``y`` (also at ``y = 0``) and ``log(y)``
-in ``x`` (``-inf`` at ``y = 0``), and ``entr(0) = 0`` (its derivative there is infinite).
+in ``x``, except 0 where ``x == 0`` and ``y <= 0`` (PyTorch's choice: ``xlogy(0, y)`` is 0 for every
+``y``, so a zero probability times the log of a zero probability sends back no ``-inf``; ``xlog1py``
+likewise at ``y <= -1``), and ``entr(0) = 0`` (its derivative there is infinite).
 """
 
 from __future__ import annotations
@@ -121,25 +123,37 @@ def _safe_y(x: Any, y: Any, at: float, pole: float) -> Any:
     return np.where(zero, at, y) if zero.any() else y
 
 
+def _log_in_x(g: Any, x: Any, y: Any, log: Any, pole: float) -> Any:
+    """``g * log(y)`` (through the derivative of ``x * log(y)`` in x), 0 where x == 0 and y is at or past the
+    pole, as PyTorch: there ``x * log(y)`` is 0 for every y. Selected, not multiplied (an infinite ``g`` there
+    gives 0, as PyTorch's masked_fill), and ``y`` made safe first, so the rule's own derivative is 0 there."""
+    x_data, y_data = np.asarray(raw(x)), np.asarray(raw(y))
+    masked = (x_data == 0) & (y_data <= pole)
+    if not masked.any():
+        return g * log(y)
+    return np.where(masked, 0.0, g * log(np.where(masked, pole + 1.0, y)))
+
+
 _xlogy = Primitive("xlogy", _sc.xlogy)
-_xlogy.defvjp(lambda g, ans, x, y: g * np.log(y),
+_xlogy.defvjp(lambda g, ans, x, y: _log_in_x(g, x, y, np.log, 0.0),
               lambda g, ans, x, y: g * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
-_xlogy.defjvp(lambda t, ans, x, y: t * np.log(y),
+_xlogy.defjvp(lambda t, ans, x, y: _log_in_x(t, x, y, np.log, 0.0),
               lambda t, ans, x, y: t * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
 _xlog1py = Primitive("xlog1py", _sc.xlog1py)
 _xlog1py.defvjp(
-    lambda g, ans, x, y: g * np.log1p(y),
+    lambda g, ans, x, y: _log_in_x(g, x, y, np.log1p, -1.0),
     lambda g, ans, x, y: g * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
 )
 _xlog1py.defjvp(
-    lambda t, ans, x, y: t * np.log1p(y),
+    lambda t, ans, x, y: _log_in_x(t, x, y, np.log1p, -1.0),
     lambda t, ans, x, y: t * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
 )
 
 
 @implements(_sc.xlogy, namespaces=("special",))
 def xlogy(x: Any, y: Any) -> Any:
-    """x * log(y), 0 where x == 0; derivatives log(y) in x and x / y in y (0 where x == 0)."""
+    """x * log(y), 0 where x == 0; derivatives log(y) in x (0 where x == 0 and y <= 0, as PyTorch) and x / y
+    in y (0 where x == 0)."""
     return _xlogy(x, y)
 
 
