@@ -181,3 +181,17 @@ def test_reductions_over_an_empty_axis_and_over_empty_tensors_where_pytorch_allo
     assert_same_to_second_order(lambda s, a: a[:0].amax(dim=1).sum() + a[:0].max(dim=1)[0].sum() + (a * a).sum(), x)
     with pytest.raises(ValueError, match=r"max: zero-size input of shape \(0, 3\) has no maximum along axis 0"):
         cr.Tensor(np.zeros((0, 3))).amax(dim=0)
+
+
+def test_ties_beyond_the_replay_limit_keep_numpys_stable_order(monkeypatch):
+    # the replay runs in Python: past REPLAY_LIMIT entries a call keeps NumPy's stable order (a valid choice)
+    from chainrule.ops import tie_order
+
+    x = np.tile([1.0, 0.0, 2.0], (2, 7))
+    monkeypatch.setattr(tie_order, "REPLAY_LIMIT", x.size - 1)
+    stable = np.argsort(x, axis=-1, kind="stable")
+    np.testing.assert_array_equal(cr.Tensor(x, requires_grad=True).sort(dim=-1)[1].data, stable)
+    np.testing.assert_array_equal(cr.Tensor(x).topk(4, dim=-1, largest=False)[1].data, stable[:, :4])
+    np.testing.assert_array_equal(cr.Tensor(x).kthvalue(3, dim=-1)[1].data, stable[:, 2])
+    monkeypatch.setattr(tie_order, "REPLAY_LIMIT", x.size)  # at the limit: replayed as PyTorch's
+    np.testing.assert_array_equal(cr.Tensor(x).sort(dim=-1)[1].data, torch.tensor(x).sort(dim=-1).indices.numpy())

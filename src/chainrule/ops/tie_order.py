@@ -7,7 +7,9 @@ sort (stable) for rows of up to 16 and an introsort beyond; ``kthvalue`` runs Py
 the first ``k - 1``. Which equal entry lands where follows from the exact sequence of swaps, so it is replayed here
 (the GNU libstdc++ algorithms PyTorch's Linux wheels are built with). Only rows with a tie where it matters
 are replayed, in Python; the others take NumPy's stable order, which then gives the same answer.
-NaN is not handled (it is ordered as PyTorch orders it only in the stable path).
+NaN is not handled (it is ordered as PyTorch orders it only in the stable path). The replay runs in
+Python, so a call whose tied rows hold more than ``REPLAY_LIMIT`` entries in all is not replayed: ties then
+keep NumPy's stable order (still a valid choice of the equal entry, not PyTorch's).
 """
 
 from __future__ import annotations
@@ -18,6 +20,14 @@ import numpy as np
 
 Less = Callable[[float, float], bool]
 _THRESHOLD = 16  # libstdc++'s _S_threshold: std::sort leaves runs this short to insertion sort
+REPLAY_LIMIT = 1 << 17  # entries replayed per call at most (~0.25 s of Python); beyond, NumPy's stable order
+
+
+def rows_to_replay(tied: np.ndarray, n: int) -> np.ndarray:
+    """The rows (of length ``n``) whose ties are replayed: every tied row, or none when they hold more than
+    ``REPLAY_LIMIT`` entries in all (a replay of millions of entries in Python would take minutes)."""
+    rows = np.flatnonzero(tied)
+    return rows if rows.size * n <= REPLAY_LIMIT else rows[:0]
 
 
 def _lg(n: int) -> int:
@@ -204,10 +214,11 @@ def sort_rows(data: np.ndarray, axis: int, order: np.ndarray, descending: bool) 
     moved = np.moveaxis(order, axis, -1).reshape(-1, n)
     ranked = np.take_along_axis(rows, moved, -1)
     tied = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1) & ~np.isnan(rows).any(axis=1)
-    if not tied.any():
+    replay = rows_to_replay(tied, n)
+    if not replay.size:
         return order
     moved = moved.copy()
-    for r in np.flatnonzero(tied):
+    for r in replay:
         row = _Row(rows[r], _greater if descending else _less)
         row.sort(0, n)
         moved[r] = row.i

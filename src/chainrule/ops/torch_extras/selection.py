@@ -89,9 +89,10 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     idx = np.take(order, np.arange(k), axis=axis)
     if k > 0 and data.size:
         rows, tied = _tied_rows(data, axis, order, k)
-        if tied.any():
+        replay = tie_order.rows_to_replay(tied, data.shape[axis])
+        if replay.size:
             picked = np.moveaxis(idx, axis, -1).reshape(-1, k).copy()
-            for r in np.flatnonzero(tied):
+            for r in replay:
                 picked[r] = tie_order.topk_row(rows[r], k, largest)
             idx = _rows_back(picked, data, axis)
     out = _picked(x, idx, axis, True)
@@ -112,9 +113,10 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Valu
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
     kth = np.moveaxis(np.take_along_axis(data, idx, axis), axis, -1).reshape(-1, 1)
     tied = ((rows == kth).sum(axis=1) > 1) & ~np.isnan(rows).any(axis=1)
-    if tied.any():  # which of the equal entries PyTorch's quickselect leaves at k: replayed
+    replay = tie_order.rows_to_replay(tied, data.shape[axis])
+    if replay.size:  # which of the equal entries PyTorch's quickselect leaves at k: replayed
         picked = np.moveaxis(idx, axis, -1).reshape(-1, 1).copy()
-        for r in np.flatnonzero(tied):
+        for r in replay:
             picked[r, 0] = tie_order.kthvalue_row(rows[r], k)
         idx = _rows_back(picked, data, axis)
     return _picked(x, idx, axis, keepdim and not scalar)
