@@ -164,9 +164,10 @@ def vmap(
 
 
 def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
+    _check_result(x)
     if axis is None:
         if isinstance(x, Batched) and x.level == level:
-            raise ValueError("vmap: out_axes is None for a result that differs per example; give it an axis")
+            return _same_for_every_example(x)
         return x
     if isinstance(x, Batched) and x.level == level:
         v = x.value
@@ -178,6 +179,27 @@ def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
     if not -nd <= axis < nd:
         raise ValueError(f"vmap: out_axes {axis} is out of range for a result with {nd - 1} axes per example")
     return v if axis % nd == 0 else np.moveaxis(v, 0, axis)
+
+
+def _check_result(x: Any) -> None:
+    """A result leaf must be an array or a number (JAX's rule): a string or another object cannot be stacked."""
+    if isinstance(x, (Batched, Tensor, Scalar, np.ndarray, np.generic, int, float, complex, bool)):
+        return
+    raise TypeError(f"vmap: the function returned a {type(x).__name__} ({x!r:.60}), which is not an array; return "
+                    "arrays or numbers, or tuples, lists and dicts of them")
+
+
+def _same_for_every_example(x: Batched) -> Any:
+    """A result given out_axes None: one example's value, if it is the same for every example.
+
+    Batching cannot always see that a result does not depend on the batch (a jvp's primal output, a
+    gradient at a point closed over): JAX's tracing can, so such results are compared here instead.
+    """
+    v = x.value
+    data = v.value if isinstance(v, Batched) else v.data if isinstance(v, Tensor) else v
+    if isinstance(data, np.ndarray) and (data.shape[0] <= 1 or bool(np.all(data == data[:1]))):
+        return v[0]
+    raise ValueError("vmap: out_axes is None for a result that differs per example; give it an axis")
 
 
 def _axis_error(ax: int, shape: tuple[int, ...], index: int, args: tuple, kwargs: dict) -> str:
