@@ -15,6 +15,7 @@ from ..autodiff import batching as _state
 from ..scalar import Scalar
 from ..tensor import Tensor
 from .rules import broadcast_batch
+from .unbatched import handed_back, handed_over
 from .value import Batched
 
 _ids = itertools.count(1)
@@ -147,7 +148,7 @@ def vmap(
             wrapped = []
             for leaf, ax in zip(leaves, axes):
                 if ax is None:
-                    wrapped.append(leaf)
+                    wrapped.append(handed_over(leaf))
                     continue
                 v = _as_value(leaf)
                 if ax % len(_leaf_shape(leaf)) != 0:
@@ -165,6 +166,7 @@ def vmap(
 
 def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
     _check_result(x)
+    x = handed_back(x)
     if axis is None:
         if isinstance(x, Batched) and x.level == level:
             return _same_for_every_example(x)
