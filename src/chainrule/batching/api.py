@@ -159,6 +159,8 @@ def vmap(
             out_leaves, out_def = _pytree.flatten(out)
             oaxes = _prefix(out_axes, out, "out_axes")
             results = [_unbatch(o, ax, level, size) for o, ax in zip(out_leaves, oaxes)]
+            if not any(isinstance(leaf, Tensor) for leaf in leaves):  # NumPy in, NumPy out (a constant Tensor made
+                results = [_untraced_as_array(r) for r in results]  # inside, as x.at[i].set on an array makes)
         return _pytree.unflatten(out_def, results)
 
     return wrapper
@@ -183,6 +185,12 @@ def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
     return v if axis % nd == 0 else np.moveaxis(v, 0, axis)
 
 
+def _untraced_as_array(x: Any) -> Any:
+    from ..transforms._common import _traced
+
+    return x.data if isinstance(x, Tensor) and not _traced(x) else x
+
+
 def _check_result(x: Any) -> None:
     """A result leaf must be an array or a number (JAX's rule): a string or another object cannot be stacked."""
     if isinstance(x, (Batched, Tensor, Scalar, np.ndarray, np.generic, int, float, complex, bool)):
@@ -197,10 +205,14 @@ def _same_for_every_example(x: Batched) -> Any:
     Batching cannot always see that a result does not depend on the batch (a jvp's primal output, a
     gradient at a point closed over): JAX's tracing can, so such results are compared here instead.
     """
-    v = x.value
-    data = v.value if isinstance(v, Batched) else v.data if isinstance(v, Tensor) else v
-    if isinstance(data, np.ndarray) and (data.shape[0] <= 1 or bool(np.all(data == data[:1]))):
-        return v[0]
+    v, data, depth = x.value, x.value, 0
+    while isinstance(data, Batched):  # a value of outer vmaps: their batch axes come first in the array
+        data, depth = data.value, depth + 1
+    data = data.data if isinstance(data, Tensor) else data
+    if isinstance(data, np.ndarray):
+        first = np.take(data, [0], axis=depth) if data.shape[depth] else data
+        if bool(np.all(data == first)):
+            return v[0]
     raise ValueError("vmap: out_axes is None for a result that differs per example; give it an axis")
 
 
