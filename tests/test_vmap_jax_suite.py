@@ -117,3 +117,19 @@ def test_compositions_match_jax():
         assert len(got) == len(want), name
         for a, b in zip(got, want):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11, atol=1e-12, err_msg=name)
+
+
+def test_reductions_take_where_and_initial():
+    # jnp.sum(x, where=m) and jnp.max(x, where=m, initial=i) once raised a bare "unexpected keyword argument"
+    x = np.array([[1.0, -2.0, 3.0], [0.5, 4.0, -1.0]])
+    m = x > 0
+    assert cnp.sum(x, where=m, initial=1.5) == 10.0
+    np.testing.assert_array_equal(cnp.mean(x, axis=1, where=m), [2.0, 2.25])
+    np.testing.assert_array_equal(cnp.max(x, axis=1, where=~m, initial=-5.0), [-2.0, -1.0])
+    np.testing.assert_array_equal(cnp.prod(x, axis=0, where=m, initial=2.0), [1.0, 8.0, 6.0])
+    np.testing.assert_array_equal(cr.grad(lambda a: cnp.sum(a, where=m))(x), m.astype(float))
+    np.testing.assert_array_equal(cr.grad(lambda a: cnp.min(a, initial=0.0))(x), [[0, 1, 0], [0, 0, 0]])
+    np.testing.assert_array_equal(cr.grad(lambda a: cnp.max(a, initial=9.0))(x), np.zeros((2, 3)))
+    np.testing.assert_array_equal(cr.vmap(lambda a, k: cnp.mean(a, where=k))(x, m), [2.0, 2.25])
+    with pytest.raises(ValueError, match="max: 'where' needs 'initial'"):
+        cnp.max(x, where=m)
