@@ -133,3 +133,23 @@ def test_reductions_take_where_and_initial():
     np.testing.assert_array_equal(cr.vmap(lambda a, k: cnp.mean(a, where=k))(x, m), [2.0, 2.25])
     with pytest.raises(ValueError, match="max: 'where' needs 'initial'"):
         cnp.max(x, where=m)
+
+
+def test_tree_util_reduce_all_and_is_leaf():
+    from chainrule import tree_util as tu
+
+    tree = {"b": [3.0, {"c": 4.0}], "a": (1.0, 2.0)}
+    assert tu.tree_reduce(lambda s, x: s * 10 + x, tree) == 1234.0  # leaves in sorted-key order
+    assert tu.tree_reduce(lambda s, x: s + x, tree, 0.5) == 10.5
+    with pytest.raises(TypeError, match="tree_reduce: the tree has no leaves and no initializer"):
+        tu.tree_reduce(lambda s, x: s + x, {})
+    assert tu.tree_all({"a": True, "b": [1, 2.0]}) and not tu.tree_all([True, (0,)]) and tu.tree_all(None)
+    whole_tuples = tu.tree_map(lambda x: sum(x) if isinstance(x, tuple) else -x, tree,
+                               is_leaf=lambda x: isinstance(x, tuple))
+    assert whole_tuples == {"b": [-3.0, {"c": -4.0}], "a": 3.0}
+    assert tu.tree_leaves(tree, is_leaf=lambda x: isinstance(x, list)) == [1.0, 2.0, [3.0, {"c": 4.0}]]
+    # the parameters of a model as JAX users add up a penalty over them
+    params = {"w": np.array([1.0, -2.0]), "b": np.array(0.5)}
+    g = cr.grad(lambda p: tu.tree_reduce(lambda s, x: s + cnp.sum(x ** 2), p, 0.0))(params)
+    np.testing.assert_array_equal(g["w"], [2.0, -4.0])
+    assert float(g["b"]) == 1.0
