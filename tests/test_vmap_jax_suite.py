@@ -153,3 +153,12 @@ def test_tree_util_reduce_all_and_is_leaf():
     g = cr.grad(lambda p: tu.tree_reduce(lambda s, x: s + cnp.sum(x ** 2), p, 0.0))(params)
     np.testing.assert_array_equal(g["w"], [2.0, -4.0])
     assert float(g["b"]) == 1.0
+
+
+def test_functions_that_read_values_batch_per_example():
+    # cnp.select (a list of batched conditions) and norm's order-p path once raised under vmap
+    xs = RNG.normal(size=(2, 3, 4))
+    got = cr.vmap(lambda a: cnp.select([a > 0.5, a < -0.5], [a, a ** 2], 0.1))(xs)
+    np.testing.assert_array_equal(got, np.select([xs > 0.5, xs < -0.5], [xs, xs ** 2], 0.1))
+    got = cr.vmap(lambda a: cnp.linalg.norm(a, ord=3, axis=1))(xs)
+    np.testing.assert_allclose(got, np.linalg.norm(xs, ord=3, axis=2), rtol=1e-14)

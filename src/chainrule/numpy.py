@@ -161,9 +161,23 @@ def _reads_lists(fn: Any, numpy_fn: Any) -> Any:
     return wrapper
 
 
+def _batches_as_numpy(fn: Any, numpy_fn: Any) -> Any:
+    """A function of a sequence of arrays (stack, select...): under vmap, numpy_fn's path (see _reads_lists)."""
+
+    @_functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _vmap_state.open and _vmap_state.batched_in(args, kwargs or {}):
+            from .batching import protocol
+
+            return protocol.function(numpy_fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
 FUNCTIONS = _numpy_functions()
-globals().update({name: fn if name in _SEQUENCE_FUNCTIONS else _reads_lists(fn, _NUMPY_OF[name])
-                  for name, fn in FUNCTIONS.items()})
+globals().update({name: _batches_as_numpy(fn, _NUMPY_OF[name]) if name in _SEQUENCE_FUNCTIONS
+                  else _reads_lists(fn, _NUMPY_OF[name]) for name, fn in FUNCTIONS.items()})
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
 
 
