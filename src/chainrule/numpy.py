@@ -151,11 +151,7 @@ def _reads_lists(fn: Any, numpy_fn: Any) -> Any:
             kwargs = {k: _build(v, None) if v.__class__ in (list, tuple) and _has_tensor(v) else v
                       for k, v in kwargs.items()}
         if _vmap_state.open and _vmap_state.batched_in(args, kwargs or {}):
-            from .batching import protocol
-
-            if isinstance(numpy_fn, _np.ufunc):
-                return protocol.ufunc(numpy_fn, "__call__", args, kwargs)
-            return protocol.function(numpy_fn, args, kwargs)
+            return _vmap_state.numpy_call(numpy_fn, args, kwargs)
         return fn(*args, **kwargs)
 
     return wrapper
@@ -167,9 +163,7 @@ def _batches_as_numpy(fn: Any, numpy_fn: Any) -> Any:
     @_functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if _vmap_state.open and _vmap_state.batched_in(args, kwargs or {}):
-            from .batching import protocol
-
-            return protocol.function(numpy_fn, args, kwargs)
+            return _vmap_state.numpy_call(numpy_fn, args, kwargs)
         return fn(*args, **kwargs)
 
     return wrapper

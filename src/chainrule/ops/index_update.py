@@ -98,12 +98,10 @@ class _IndexUpdate:
 def _per_example_update(name: str, x: Any, index: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
     """``x.at[index].name(*args)`` under vmap with an index that differs per example: once per example
     (the positions written differ between examples, so no one whole-batch update exists)."""
-    from ..batching.protocol import per_example
-
     def one(x: Any, index: Any, *args: Any, **kwargs: Any) -> Any:
         return getattr(IndexUpdates(x)[index], name)(*args, **kwargs)
 
-    return per_example(one, (x, index, *args), kwargs)
+    return _batching.per_example(one, (x, index, *args), kwargs)
 
 
 def _refuse_options(method: str, options: dict[str, Any]) -> None:
