@@ -162,3 +162,23 @@ def test_functions_that_read_values_batch_per_example():
     np.testing.assert_array_equal(got, np.select([xs > 0.5, xs < -0.5], [xs, xs ** 2], 0.1))
     got = cr.vmap(lambda a: cnp.linalg.norm(a, ord=3, axis=1))(xs)
     np.testing.assert_allclose(got, np.linalg.norm(xs, ord=3, axis=2), rtol=1e-14)
+
+
+def test_methods_take_numpys_meaning_when_transforms_are_given_arrays():
+    # x.std() is NumPy's (ddof 0) on an array but PyTorch's (unbiased) on a Tensor; grad and vmap of f once used
+    # PyTorch's, so they differentiated / batched another function than f(x) on the arrays they were given
+    x = np.arange(1.0, 7.0).reshape(2, 3)
+
+    def f(a):
+        return a.std() + a.var(1).sum() + a.max(1).sum() + a.min(0, None, True).sum()
+
+    want = x.std() + x.var(1).sum() + x.max(1).sum() + x.min(0).sum()
+    assert cr.value_and_grad(f)(x)[0] == pytest.approx(want, rel=1e-14)
+    np.testing.assert_allclose(cr.vmap(f)(np.stack([x, 2 * x])), [want, 2 * want], rtol=1e-14)
+    h = 1e-6 * np.eye(6).reshape(6, 2, 3)
+    numeric = np.array([(f(x + d) - f(x - d)) / 2e-6 for d in h]).reshape(2, 3)
+    np.testing.assert_allclose(cr.grad(f)(x), numeric, rtol=1e-6)
+    np.testing.assert_allclose(cr.jacfwd(f)(x), numeric, rtol=1e-6)
+    # given Tensors, the object API stays PyTorch's
+    t = cr.Tensor(x)
+    assert float(cr.value_and_grad(lambda a: a.std())(t)[0]) == pytest.approx(x.std(ddof=1), rel=1e-14)

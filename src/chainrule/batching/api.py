@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _pytree
 from ..autodiff import batching as _state
+from ..ops.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
 from .rules import broadcast_batch
@@ -144,7 +145,7 @@ def vmap(
         if len(sizes) > 1:
             raise ValueError(f"vmap: the batched arguments have different batch sizes {sorted(sizes)}")
         size = sizes.pop()
-        with new_level(size) as level:
+        with new_level(size) as level, numpy_methods_for(leaves):
             wrapped = []
             for leaf, ax in zip(leaves, axes):
                 if ax is None:
