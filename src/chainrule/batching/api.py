@@ -212,7 +212,10 @@ def _same_for_every_example(x: Batched) -> Any:
     data = data.data if isinstance(data, Tensor) else data
     if isinstance(data, np.ndarray):
         first = np.take(data, [0], axis=depth) if data.shape[depth] else data
-        if bool(np.all(data == first)):
+        same = data == first
+        if data.dtype.kind in "fc":  # a NaN result the same for every example is the same
+            same |= np.isnan(data) & np.isnan(first)
+        if bool(np.all(same)):
             return v[0]
     raise ValueError("vmap: out_axes is None for a result that differs per example; give it an axis")
 
