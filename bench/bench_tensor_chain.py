@@ -3,7 +3,9 @@
     python bench/bench_tensor_chain.py [--tiny]
 
 This measures per-op overhead (the arrays are tiny), against PyTorch eager, HIPS autograd,
-MyGrad and the same computation written by hand in NumPy (forward and backward).
+MyGrad and the same computation written by hand in NumPy (forward and backward). The "floor" row is
+the leanest reverse-mode engine we could write in Python (``_floor_engine.py``: no features, no
+checks): what an eager Python engine cannot go below.
 """
 
 from __future__ import annotations
@@ -85,6 +87,18 @@ def make_mygrad(x0, w0, n_ops):
     return run
 
 
+def make_floor(x0, w0, n_ops):
+    import _floor_engine as floor
+
+    def run():
+        x, w = floor.leaf(x0), floor.leaf(w0)
+        y = ops(x, w, floor.tanh, n_ops)
+        y.data.sum()  # the forward's sum (the sweep is seeded with ones, its gradient)
+        return floor.backward(y)[x]
+
+    return run
+
+
 def make_numpy(x0, w0, n_ops):
     def run():
         xs, x = [], x0
@@ -110,6 +124,7 @@ PEERS = {
     "pytorch eager": ("torch", make_torch),
     "HIPS autograd": ("autograd", make_autograd),
     "MyGrad": ("mygrad", make_mygrad),
+    "floor: leanest Python engine": (None, make_floor),
     "NumPy by hand": (None, make_numpy),
 }
 

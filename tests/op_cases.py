@@ -143,6 +143,20 @@ def symmetric_spread(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[
     return [out]
 
 
+def hermitian_spread(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
+    """Complex matrices whose Hermitian parts have eigenvalues at least 1 apart, off Hermitian by a small skew part
+    (eigh reads one triangle: the part it ignores must get no gradient)."""
+    s = shapes[0]
+    n = s[-1]
+    out = np.empty(s, dtype=complex)
+    for idx in np.ndindex(*s[:-2]):
+        q, _ = np.linalg.qr(rng.normal(size=(n, n)) + 1j * rng.normal(size=(n, n)))
+        lam = np.arange(n) * 1.5 + rng.uniform(-2, 0) + rng.uniform(0, 0.3, size=n)
+        skew = rng.uniform(-0.3, 0.3, size=(n, n)) + 1j * rng.uniform(-0.3, 0.3, size=(n, n))
+        out[idx] = (q * lam) @ q.conj().T + (skew - skew.conj().T) / 2
+    return [out]
+
+
 def positive_definite(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
     s = shapes[0]
     n = s[-1]
@@ -401,6 +415,9 @@ ARRAYS = [
     *[case(f"pad_{mode}", lambda x, mode=mode: np.pad(x, ((1, 2), (2, 0)), mode=mode), one(2, 2, ),
            lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 3) for n in s[0]))], prims="getitem")
       for mode in ("edge", "reflect", "symmetric", "wrap")],
+    *[case(f"pad_{mode}_odd", lambda x, mode=mode: np.pad(x, ((3, 1), (0, 2)), mode=mode, reflect_type="odd"),
+           one(2, 2), lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 2) for n in s[0]))], prims="matmul")
+      for mode in ("reflect", "symmetric")],
     case("atleast_3d", lambda x: np.atleast_3d(x) * 1.0, one(0, 3), prims=(), torch=lambda x: _torch().atleast_3d(x)),
     case("dstack", lambda x, y: np.dstack([x, y]), fixed((2, 3), (2, 3)), prims="concatenate",
          torch=lambda x, y: _torch().dstack([x, y])),
@@ -632,6 +649,17 @@ def _special_cases() -> list[Case]:
              torch=lambda x, w: _torch().logsumexp(x + _torch().log(w), -1)),
         case("special_softmax", lambda x: [crs.softmax(x), crs.log_softmax(x, axis=0)], one(1), prims=("softmax",
                                                                                                       "log_softmax")),
+        # Bessel functions of a constant order, incomplete gamma of a constant shape (autograd's scipy.special)
+        case("jn", lambda x: crs.jn(2, x), one(), uniform(0.5, 8), prims="jn"),
+        case("jv", lambda x: crs.jv(np.array([0.5, 2.5]), x), fixed((3, 2)), uniform(0.5, 8), prims="jv"),
+        case("yn", lambda x: crs.yn(3, x), one(), uniform(0.8, 8), prims="yn"),
+        case("yv", lambda x: crs.yv(1.5, x), one(), uniform(0.8, 8), prims="yv"),
+        case("iv", lambda x: crs.iv(np.array([1.0, 3.0]), x), fixed((3, 2)), uniform(-3, 3), prims="iv"),
+        case("ive", lambda x: crs.ive(2.0, x), one(), nonzero(-4, 4, 0.3), prims="ive"),
+        # (no PyTorch twins: its gammainc has no forward mode, its Bessel j/y functions no derivative)
+        case("gammainc", lambda x: crs.gammainc(np.array([0.7, 2.5]), x), fixed((3, 2)), uniform(0.3, 4),
+             prims="gammainc"),
+        case("gammaincc", lambda x: crs.gammaincc(1.5, x), one(), uniform(0.3, 4), prims="gammaincc"),
     ]
 
 
@@ -650,6 +678,11 @@ NN = [
     case("nn_bce_with_logits", lambda x, y: F.binary_cross_entropy_with_logits(x, y), fixed((3, 2), (3, 2)),
          lambda r, s, p: [r.uniform(-3, 3, s[0]), r.uniform(0, 1, s[1])], prims="nn.binary_cross_entropy_with_logits",
          torch=T("nn.functional.binary_cross_entropy_with_logits")),
+    # PyTorch's second derivative (nn/functional_bce.py) is the exact one up to 1e-12 / p(1 - p): inside the domain
+    case("nn_bce", lambda x, y: F.binary_cross_entropy(x, y), fixed((3, 2), (3, 2)),
+         lambda r, s, p: [r.uniform(0.1, 0.9, s[0]), r.uniform(0, 1, s[1])],
+         prims=("nn.binary_cross_entropy", "nn.binary_cross_entropy_gradient"),
+         torch=T("nn.functional.binary_cross_entropy")),
 ]
 
 def complex_uniform(lo: float = -2, hi: float = 2, gap: float = 0.0) -> Maker:
@@ -695,6 +728,16 @@ COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs,
          prims=("matmul", "einsum", "conjugate")),
     case("real_if_close", lambda z: np.real_if_close(z * np.array([1.0, 0.0]) + np.array([0.0, 2.0])), fixed((2,)),
          lambda r, s, p: [r.uniform(-2, 2, size=s[0]) + 0j], prims="real"),
+    # Hermitian eigh reads the lower triangle (and the diagonal's real part); the eigenvectors' phases are not
+    # unique, so the case reads them through the projector v v^H and |v|
+    case("complex_eigh", lambda a: (lambda r: [r[0], r[1][..., :1] @ np.conj(np.swapaxes(r[1][..., :1], -1, -2)),
+                                               np.abs(r[1]), np.linalg.eigvalsh(a, "U")])(np.linalg.eigh(a)),
+         fixed((2, 3, 3)), hermitian_spread, prims="eigh"),  # (PyTorch's eigh reads both triangles: no twin)
+    # complex SVD: singular vectors through phase-free functions (|u|, |vh|, u vh), tall and wide
+    *[case(f"complex_svd_{shape[0]}x{shape[1]}", lambda a: (lambda r: [np.abs(r[0]), r[1], np.abs(r[2]), r[0] @ r[2],
+                                                                       np.linalg.svdvals(a)])(
+        np.linalg.svd(a, full_matrices=False)), fixed(shape), complex_uniform(), prims="svd")
+      for shape in ((3, 2), (2, 3))],
 ]
 
 def distinct_eigenvalues(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
@@ -786,6 +829,10 @@ FFT = [
          fixed((3, 4)), prims=(), torch=lambda x: _torch().fft.ifftshift(
              _torch().fft.fftshift(x, dim=1) * _torch().arange(12.0, dtype=x.dtype).reshape(3, 4))),
     case("fft_complex", lambda z: [np.fft.fft(z), np.fft.ifftn(z * z)], fixed((3,)), complex_uniform(), prims=()),
+    case("hfft_ihfft", lambda x: [np.fft.hfft(np.fft.ihfft(x) * (1 + 0.5j), n=6), _ri(np.fft.ihfft(x, norm="ortho")),
+                                  np.fft.hfft(x, norm="forward")], fixed((2, 5)), prims=(),
+         torch=lambda x: [_torch().fft.hfft(_torch().fft.ihfft(x) * (1 + 0.5j), n=6),
+                          _ri(_torch().fft.ihfft(x, norm="ortho")), _torch().fft.hfft(x, norm="forward")]),
 ]
 
 _SDPA_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)
@@ -838,6 +885,45 @@ GPT_OPS = [
          torch=lambda x: x.masked_fill(_torch().tensor(_KEEP[0]), -1.0)),
 ]
 
+_CONV_PRIMS = ("nn.conv", "nn.conv_input_grad", "nn.conv_weight_grad")  # the gradient of a conv uses all three
+
+
+def _torch_batch_norm(x: Any, w: Any, b: Any) -> Any:
+    return _torch().nn.functional.batch_norm(x, None, None, w, b, training=True, eps=1e-3)
+
+
+CONV = [  # convolution, pooling, batch norm (ops/convolution.py, ops/pooling.py, ops/batch_norm.py)
+    case("nn_conv2d", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), fixed((2, 2, 5, 4), (3, 2, 3, 2), (3,)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv2d", stride=2, padding=1), order=3),
+    case("nn_conv2d_groups_dilation", lambda x, w: F.conv2d(x, w, stride=(1, 2), padding=(2, 0), dilation=(2, 1),
+                                                              groups=2), fixed((1, 4, 5, 5), (2, 2, 2, 2)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv2d", stride=(1, 2), padding=(2, 0), dilation=(2, 1), groups=2)),
+    case("nn_conv1d_same", lambda x, w, b: F.conv1d(x, w, b, padding="same", dilation=2), fixed((2, 2, 6), (2, 2, 2),
+                                                                                               (2,)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv1d", padding="same", dilation=2)),
+    case("nn_conv1d_unbatched_strided", lambda x, w: F.conv1d(x, w, stride=3, padding=2), fixed((2, 7), (3, 2, 3)),
+         prims=_CONV_PRIMS, torch=T("nn.functional.conv1d", stride=3, padding=2)),
+    case("nn_max_pool2d", lambda x: F.max_pool2d(x, 3, stride=2, padding=1), fixed((1, 2, 5, 4)), all_distinct,
+         torch=T("nn.functional.max_pool2d", kernel_size=3, stride=2, padding=1)),
+    case("nn_max_pool1d_ceil", lambda x: F.max_pool1d(x, 2, dilation=2, ceil_mode=True), fixed((2, 1, 6)),
+         all_distinct, torch=T("nn.functional.max_pool1d", kernel_size=2, dilation=2, ceil_mode=True)),
+    case("nn_avg_pool2d", lambda x: F.avg_pool2d(x, (2, 3), stride=2, padding=1, ceil_mode=True,
+                                                 count_include_pad=False), fixed((1, 2, 5, 4)), prims="nn.conv",
+         torch=T("nn.functional.avg_pool2d", kernel_size=(2, 3), stride=2, padding=1, ceil_mode=True,
+                 count_include_pad=False)),
+    case("nn_avg_pool1d", lambda x: F.avg_pool1d(x, 3, stride=2, padding=1), fixed((2, 2, 6)), prims="nn.conv",
+         torch=T("nn.functional.avg_pool1d", kernel_size=3, stride=2, padding=1)),
+    case("nn_adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), fixed((1, 2, 5, 4)), prims="matmul",
+         torch=T("nn.functional.adaptive_avg_pool2d", output_size=(2, 3))),
+    case("nn_adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), fixed((2, 1, 7)), prims="matmul",
+         torch=T("nn.functional.adaptive_avg_pool1d", output_size=3)),
+    case("nn_batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-3),
+         fixed((3, 2, 2, 2), (2,), (2,)), prims="nn.layer_norm", torch=_torch_batch_norm),
+    case("nn_batch_norm_eval", lambda x, w, b: F.batch_norm(x, np.array([0.5, -1.0]), np.array([2.0, 0.5]), w, b),
+         fixed((3, 2, 4), (2,), (2,)), torch=lambda x, w, b: _torch().nn.functional.batch_norm(
+             x, _torch().tensor([0.5, -1.0], dtype=x.dtype), _torch().tensor([2.0, 0.5], dtype=x.dtype), w, b)),
+]
+
 NUMPY_SPELLINGS = [  # the first ops again, called through NumPy's own functions
     case("np_reductions", lambda x, axis, keepdims: [
         f(x, axis=axis, keepdims=keepdims) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
@@ -878,7 +964,7 @@ FIRST_OPS = [
 
 CASES: list[Case] = (
     FIRST_OPS + DECLARED + NUMPY_SPELLINGS + COMPLEX + NUMPY_GAPS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS
-    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS + FFT
+    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS + FFT + CONV
 )
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"

@@ -227,9 +227,21 @@ def test_jvp_and_vjp_on_complex_in_and_out():
 
 def test_derivatives_without_a_complex_rule_raise_naming_the_op():
     a = np.array([[2.0, 1j], [-1j, 3.0]])
-    with pytest.raises(TypeError, match=r"eigh: the derivative is not defined for complex inputs"):
-        cr.grad(lambda a: np.sum(np.linalg.eigvalsh(a)))(a)
-    np.testing.assert_allclose(np.linalg.eigvalsh(cr.Tensor(a)).data, np.linalg.eigvalsh(a))  # values still work
+    with pytest.raises(TypeError, match=r"qr: the derivative is not defined for complex inputs"):
+        cr.grad(lambda a: np.sum(np.abs(np.linalg.qr(a)[1])))(a)
+    np.testing.assert_allclose(np.linalg.qr(cr.Tensor(a))[1].data, np.linalg.qr(a)[1])  # values still work
+
+
+def test_complex_eigenvectors_phase_dependence_raises():
+    # eigh has complex (Hermitian) rules; a function of the eigenvectors' arbitrary phases has no derivative
+    a = np.array([[2.0, 1j], [-1j, 3.0]])
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(np.linalg.eigvalsh(a)))(a), np.eye(2), atol=1e-12)
+    with pytest.raises(TypeError, match=r"eigh: the derivative is not defined for complex eigenvectors"):
+        cr.grad(lambda a: np.sum(np.real(np.linalg.eigh(a)[1])))(a)
+    assert cr.gradcheck(lambda a: np.abs(np.linalg.eigh(a)[1]), a)
+    with pytest.raises(TypeError, match=r"svd: the derivative is not defined for complex singular vectors"):
+        cr.grad(lambda a: np.sum(np.real(np.linalg.svd(a)[0])))(a)
+    assert cr.gradcheck(lambda a: (lambda r: np.real(r.U @ r.Vh))(np.linalg.svd(a)), a)  # one SVD: phase-free
 
 
 def test_sign_of_a_complex_number_moves():

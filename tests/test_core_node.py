@@ -326,3 +326,44 @@ def test_the_sweep_runs_each_node_once_children_first_and_ties_in_stamp_do_not_c
     found = dict(backward_sweep([(d, None), (b, None)], [np.ones(2), np.ones(2)], np.add))
     assert ran[:3] == ["d"] * 3 and sorted(ran[3:5]) == ["b", "c"] and ran[5:] == ["a"]
     np.testing.assert_array_equal(found[x], np.full(2, 2.0 * (2.0 + 2.0 * 3.0 + 4.0)))
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_sweep_runs_children_first_in_random_graphs(seed):
+    # Random DAGs: a node may take any earlier nodes as parents (a chain's next node, a far one, twice), so the
+    # sweep's heap and its shortcut for the newest pending node both get used; each node must run once, after
+    # every child, and the leaf's gradient must be the sum over all paths (each node multiplies by its factor).
+    from chainrule.core.sweep import backward_sweep
+
+    rng = np.random.default_rng(seed)
+    x = leaf([1.0])
+    ran, nodes, factor = [], [], {}
+
+    for k in range(40):
+        f = float(rng.integers(1, 4))
+        prim = Primitive(f"random_order_{k}", lambda v: v, register=False, reads=())
+        prim.defvjp(lambda g, ans, v, k=k, f=f: (ran.append(k), g * f)[1])
+        earlier = [x, *nodes]
+        picks = [earlier[-1]] + [earlier[i] for i in rng.integers(0, len(earlier), size=rng.integers(0, 3))]
+        node = Node(prim, tuple((0, p, None, (1,), np.dtype(float)) for p in picks), None, [None], None, 10 * k + 1)
+        nodes.append(node)
+        factor[node] = f
+    found = dict(backward_sweep([(nodes[-1], None)], [np.ones(1)], np.add))
+
+    # the reference: paths counted in reverse creation order
+    paths = {nodes[-1]: 1.0}
+    expected = 0.0
+    for node in reversed(nodes):
+        if node not in paths:
+            continue
+        for _, parent, *_ in node.parents:
+            share = paths[node] * factor[node]
+            if parent is x:
+                expected += share
+            else:
+                paths[parent] = paths.get(parent, 0.0) + share
+    order = [k for i, k in enumerate(ran) if i == 0 or ran[i - 1] != k]  # a node's rule runs once per edge, in a row
+    assert len(order) == len(set(order))  # each node ran once
+    assert order == sorted(order, reverse=True)  # children (made later) always ran first
+    assert sorted(order) == sorted(nodes.index(n) for n in paths)
+    np.testing.assert_allclose(found[x], [expected])

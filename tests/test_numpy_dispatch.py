@@ -130,7 +130,7 @@ def test_scipy_special_functions_are_traced(dispatched):
     [
         (lambda x: np.unique(x), "numpy.unique"),
         (lambda x: np.unwrap(x), "numpy.unwrap"),
-        (lambda x: np.fft.hfft(x), "hfft"),
+        (lambda x: np.resize(x, 5), "numpy.resize"),
         (lambda x: np.add.reduce(x), "numpy.add.reduce"),
         (lambda x: np.sin(x, out=np.empty(4)), "numpy.sin"),
         (lambda x: np.polyfit(x, x, 1), "numpy.polyfit"),
@@ -209,7 +209,7 @@ def test_cumprod_gradient_is_exact_at_a_zero():
 def test_xlogy_at_zero():
     sc = pytest.importorskip("scipy.special")
     gx, gy = cr.grad(lambda x, y: sc.xlogy(x, y), argnums=(0, 1))(0.0, 0.0)
-    assert gy == 0.0 and gx == -math.inf
+    assert gy == 0.0 and gx == 0.0  # PyTorch's convention: xlogy(0, y) is 0 for every y, so no -inf in x
     gx, gy = cr.grad(lambda x, y: sc.xlogy(x, y), argnums=(0, 1))(0.0, 2.0)
     assert gy == 0.0 and gx == math.log(2.0)
     assert cr.grad(lambda y: sc.xlogy(0.0, y))(2.0) == 0.0
@@ -225,14 +225,14 @@ def test_svd_extra_columns_have_no_derivative():
         cr.grad(lambda m: np.sum(np.linalg.qr(m, mode="complete")[0]))(a)
 
 
-def test_eigh_gradient_is_symmetric():
+def test_eigh_gradient_is_that_of_the_lower_triangle_read():
     a = np.array([[2.0, 1.0], [0.3, 5.0]])
     g = cr.grad(lambda m: np.linalg.eigh(m)[0][1])(a)
-    np.testing.assert_allclose(g, g.T)
-    # NumPy reads the lower triangle: the gradient is that of the symmetric matrix built from it
+    # NumPy reads the lower triangle: the entry above the diagonal has no effect, the one below counts twice
     s = np.tril(a) + np.tril(a, -1).T
     w, v = np.linalg.eigh(s)
-    np.testing.assert_allclose(g, np.outer(v[:, 1], v[:, 1]))
+    p = np.outer(v[:, 1], v[:, 1])
+    np.testing.assert_allclose(g, [[p[0, 0], 0.0], [2 * p[1, 0], p[1, 1]]])
 
 
 # -- Tensor methods that ndarray has ----------------------------------------------------------------
@@ -263,9 +263,13 @@ def test_sort_method_sorts_in_place_outside_the_graph_only():
     t = Tensor([3.0, 1.0, 2.0])
     assert t.sort() is None
     assert t.tolist() == [1.0, 2.0, 3.0]
+    # a Tensor in the graph cannot be sorted in place: x.sort() is PyTorch's, a sorted copy and the indices
     x = Tensor([3.0, 1.0], requires_grad=True)
-    with pytest.raises(RuntimeError, match=r"np\.sort\(t\)"):
-        x.sort()
+    values, indices = x.sort()
+    assert x.tolist() == [3.0, 1.0] and values.tolist() == [1.0, 3.0] and indices.tolist() == [1, 0]
+    values[0].backward()
+    assert x.grad.tolist() == [0.0, 1.0]
+    assert Tensor([1.0, 3.0, 2.0]).sort(0, True)[0].tolist() == [3.0, 2.0, 1.0]  # PyTorch's positional descending
     np.testing.assert_array_equal(cr.grad(lambda v: np.sort(v)[0] * 2)(np.array([3.0, 1.0])), [0.0, 2.0])
 
 
@@ -287,7 +291,7 @@ def test_float32_stays_float32():
 
 # -- chainrule.numpy --------------------------------------------------------------------------------
 def test_chainrule_numpy_module():
-    assert cnp.cumsum.__wrapped__ is cr.cumsum and cnp.linalg.inv is cr.linalg.inv  # cnp's reads lists of Tensors
+    assert cnp.cumsum.__wrapped__ is cr.cumsum and cnp.linalg.inv.__wrapped__ is cr.linalg.inv  # cnp's read lists
     assert cnp.pi == np.pi and cnp.float32 is np.float32 and cnp.newaxis is None
     assert isinstance(cnp.zeros(3), np.ndarray) and isinstance(cnp.array([1.0, 2.0]), np.ndarray)
     assert len(cnp.__all__) > 250

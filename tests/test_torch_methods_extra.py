@@ -297,3 +297,12 @@ def test_inside_vmap_the_shape_methods_batch_and_the_value_reading_ones_refuse()
             cr.vmap(fn)(rows)
     with pytest.raises(TypeError, match=r"flip: give the dims to flip \(PyTorch's t.flip\(dims\)\)"):
         Tensor(rows).flip()
+
+
+def test_nanmean_nanvar_and_quantile_keep_float32():
+    # an int64 count or float64 quantile weights used to make float32 results float64 (NumPy and PyTorch keep it)
+    x = Tensor(np.array([[1.0, np.nan, 3.0], [2.0, 4.0, 8.0]], dtype=np.float32), requires_grad=True)
+    for out in (x.nanmean(dim=-1), x.nanmean(), cr.nanvar(x), x[1].quantile(0.3), x[1].quantile(0.3, dim=0)):
+        assert out.dtype == np.float32
+    np.testing.assert_allclose(x.nanmean(dim=-1).data, [2.0, 14.0 / 3.0], rtol=1e-6)
+    assert cr.nanmean(Tensor(np.arange(3))).dtype == np.float64  # integers: float64, as NumPy

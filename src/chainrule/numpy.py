@@ -136,7 +136,7 @@ _SEQUENCE_FUNCTIONS = frozenset({
 })
 
 
-def _reads_lists(fn: Any, numpy_fn: Any) -> Any:
+def _reads_lists(fn: Any, numpy_fn: Any = None) -> Any:
     """``fn`` with list (or tuple) arguments that hold Tensors stacked into one Tensor first,
     where NumPy would read them with asarray (so the graph is kept).
 
@@ -150,7 +150,7 @@ def _reads_lists(fn: Any, numpy_fn: Any) -> Any:
         if kwargs and _builtins.any(v.__class__ in (list, tuple) and _has_tensor(v) for v in kwargs.values()):
             kwargs = {k: _build(v, None) if v.__class__ in (list, tuple) and _has_tensor(v) else v
                       for k, v in kwargs.items()}
-        if _vmap_state.open and _vmap_state.batched_in(args, kwargs or {}):
+        if numpy_fn is not None and _vmap_state.open and _vmap_state.batched_in(args, kwargs or {}):
             return _vmap_state.numpy_call(numpy_fn, args, kwargs)
         return fn(*args, **kwargs)
 
@@ -172,6 +172,26 @@ def _batches_as_numpy(fn: Any, numpy_fn: Any) -> Any:
 FUNCTIONS = _numpy_functions()
 globals().update({name: _batches_as_numpy(fn, _NUMPY_OF[name]) if name in _SEQUENCE_FUNCTIONS
                   else _reads_lists(fn, _NUMPY_OF[name]) for name, fn in FUNCTIONS.items()})
+
+
+def _list_reading_namespace(module: Any, sequence_functions: frozenset[str]) -> Any:
+    """``module`` (chainrule.linalg, chainrule.fft) as ``cnp.linalg`` / ``cnp.fft``: its functions read lists of
+    Tensors as NumPy reads lists as arrays (``cnp.linalg.norm([x, y])``), as the other ``cnp`` functions do."""
+    import types
+
+    space = types.ModuleType(f"{__name__}.{module.__name__.rsplit('.', 1)[-1]}", module.__doc__)
+    for name in dir(module):
+        obj = getattr(module, name)
+        if name.startswith("_") or isinstance(obj, types.ModuleType) or name in ("annotations", "declared_in"):
+            continue
+        wrap = callable(obj) and not isinstance(obj, type) and name not in sequence_functions
+        setattr(space, name, _reads_lists(obj) if wrap else obj)
+    space.__all__ = list(getattr(module, "__all__", []))
+    return space
+
+
+linalg = _list_reading_namespace(linalg, frozenset({"multi_dot"}))
+fft = _list_reading_namespace(fft, frozenset())
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
 
 

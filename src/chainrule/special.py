@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from .ops import special_bessel  # noqa: F401  (declares j0, jn, iv, gammainc, rgamma...)
 from .ops.declare import declared_in
 from .ops.special import (
     beta,

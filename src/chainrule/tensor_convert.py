@@ -109,6 +109,10 @@ class ConversionMethods:
         return self.data.tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if dtype is not None and np.dtype(dtype).kind in "biu":
+            # to integers or booleans (np.int64(t), np.asarray(t, dtype=int)): nothing differentiable to lose, as
+            # autograd's and JAX's integer casts, whose derivative is zero
+            return self.data.astype(dtype)
         if state.transform_depth() and (self._tangents or self._requires_grad and state.grad_enabled()):
             # inside grad/jvp/...: a NumPy copy of a traced value would carry no derivative
             raise TypeError(

@@ -301,6 +301,19 @@ def attention(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     return Batched(prim(*vals, **kw), L)
 
 
+def convolution(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
+    """nn.conv / nn.conv_input_grad with only the first (image-like) operand batched: the examples join its
+    batch axis N and split off again (one call). Per-example kernels, and nn.conv_weight_grad (a sum over N),
+    run once per example."""
+    a, b = args[0], args[1]
+    if prim.name == "nn.conv_weight_grad" or at(b, L) or not at(a, L):
+        return loop(prim, args, kw, L, B)
+    v = a.value
+    s = _shape(v)
+    out = prim(v.reshape(s[0] * s[1], *s[2:]), b, **kw)
+    return Batched(out.reshape(*s[:2], *_shape(out)[1:]), L)
+
+
 def unbatched(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
     raise NotImplementedError(
         f"vmap: {prim.name} has no batching rule (it keeps arrays from its forward pass for its gradient, so it "
@@ -358,12 +371,16 @@ SPECIAL: dict[str, tuple[str, Rule]] = {
     "nn.rms_norm": ("reduction", normalization),
     "nn.scaled_dot_product_attention": ("contraction", attention),
     "nn.qkv_attention": ("contraction", packed_attention),
+    "nn.conv": ("contraction", convolution),
+    "nn.conv_input_grad": ("contraction", convolution),
+    "nn.conv_weight_grad": ("contraction", convolution),
 }
 ELEMENTWISE = (
     "abs add arccos arccosh arcsin arcsinh arctan arctan2 arctanh astype cbrt ceil clip cos cosh divide erf exp "
     "exp2 expm1 floor hypot identity ldexp log log10 log1p log2 logaddexp maximum minimum multiply negative power "
     "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where masked_fill "
-    "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits "
+    "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits nn.binary_cross_entropy "
+    "nn.binary_cross_entropy_gradient "
     "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma real imag conjugate"
 ).split()
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()

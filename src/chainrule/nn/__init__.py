@@ -1,7 +1,9 @@
 """Neural networks: modules, layers, activations, losses, initialisers, saving; both engines.
 
 Tensor engine: :class:`Module`, :class:`Parameter`, ``Linear``, ``Embedding``, ``LayerNorm``,
-``RMSNorm``, ``Dropout``, ``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers;
+``RMSNorm``, ``Dropout``, ``Conv1d`` / ``Conv2d``, pooling, ``BatchNorm1d`` / ``BatchNorm2d``,
+``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers; recurrent layers ``RNN``, ``LSTM``,
+``GRU`` and their cells (PyTorch's parameter layout);
 transformers: ``MultiheadAttention``, ``CausalSelfAttention``, ``TransformerBlock``, and a small
 language model ``GPT`` / ``GPTConfig`` with seeded sampling (``generate``, key/value cache);
 ``nn.functional`` (as ``torch.nn.functional``); ``nn.init``. Scalar engine: ``nn.scalar``
@@ -53,7 +55,18 @@ from .activations import (
     Tanh,
     activation,
 )
+from .batchnorm import BatchNorm1d, BatchNorm2d
 from .containers import ModuleDict, ModuleList, Sequential
+from .conv import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    Conv1d,
+    Conv2d,
+    MaxPool1d,
+    MaxPool2d,
+)
 from .generate import generate
 from .gpt import GPT, GPTConfig
 from .init import manual_seed
@@ -73,6 +86,7 @@ from .module import LoadResult, Module, StateDictError
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
+from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
 
@@ -90,5 +104,8 @@ __all__ = [
     "Hardsigmoid", "GLU", "Softplus",
     "functional", "init", "utils", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "DamagedFileError", "progress",
+    "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+    "BatchNorm1d", "BatchNorm2d",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
+    "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
 ]

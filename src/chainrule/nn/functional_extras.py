@@ -26,7 +26,9 @@ from ..ops import elementwise as ew
 from ..ops._define import raw
 from ..ops.reductions import mean
 from ..ops.reductions import sum as reduce_sum
+from ..ops.shape import broadcast_to
 from ..tensor import Tensor
+from .functional_bce import bce_terms
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
@@ -183,34 +185,18 @@ def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 
     return _reduced("huber_loss", ew.where(small, ew.multiply(ew.multiply(d, d), 0.5), outside), reduction)
 
 
-def _clamped_log(arg: Any, arg_values: Any, log: Any, of: Any) -> Any:
-    """``max(log(of), -100)`` as PyTorch clamps it; where it is clamped the log is taken of a safe 1 instead, so
-    its derivative (1 / 0 at a probability of 0) never meets the zero cotangent as 0 * inf."""
-    kept = of > np.exp(-100.0)  # log(of) > -100
-    one = np.ones((), arg_values.dtype)
-    safe = ew.where(kept, arg, np.zeros((), arg_values.dtype) if log is ew.log1p else one)
-    return ew.where(kept, log(safe), np.full((), -100.0, arg_values.dtype))
-
-
 def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction: str = "mean") -> Any:  # noqa: A002
     """``-(y log p + (1 - y) log(1 - p))`` of probabilities ``p`` in [0, 1]; each log is clamped at -100, as
-    PyTorch's (a probability of exactly 0 or 1 gives a finite loss); where ``p (1 - p) < 1e-12`` the gradient
-    is PyTorch's formula ``(p - y) / max(p (1 - p), 1e-12)``. For logits use ``binary_cross_entropy_with_logits``."""
+    PyTorch's (a probability of exactly 0 or 1 gives a finite loss). The derivatives are PyTorch's formulas,
+    to second order (``nn/functional_bce.py``): ``(p - y) / max(p (1 - p), 1e-12)``, and a second derivative
+    that departs from the exact one where ``p`` or ``1 - p`` is tiny. For logits use
+    ``binary_cross_entropy_with_logits``."""
     _difference("binary_cross_entropy", input, target)  # (checks the shapes)
-    p = input
-    v = _values(p)
-    batched = isinstance(v, Batched)
-    if not batched and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
+    v = _values(input)
+    if not isinstance(v, Batched) and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
         raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; for logits use "
                          "binary_cross_entropy_with_logits")
-    log_p = _clamped_log(p, v, ew.log, v)
-    log_q = _clamped_log(ew.negative(p), -v, ew.log1p, 1.0 - v)
-    losses = ew.negative(ew.add(ew.multiply(target, log_p), ew.multiply(ew.subtract(1.0, target), log_q)))
-    edge = None if batched else v * (1 - v) < 1e-12  # p at (or within 1e-12 of) 0 or 1: PyTorch's formula
-    if edge is not None and edge.any():
-        y = _values(target)
-        slope = np.where(edge, (v - y) / np.maximum(v * (1 - v), 1e-12), 0.0).astype(v.dtype)
-        losses = ew.where(edge, ew.add(_values(losses), ew.multiply(ew.subtract(p, v), slope)), losses)
+    losses = bce_terms(input, target)
     if weight is not None:
         losses = ew.multiply(losses, weight)
     return _reduced("binary_cross_entropy", losses, reduction)
@@ -272,12 +258,26 @@ def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> A
 
 
 def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
-    """``sum(x1 * x2) / sqrt(max(|x1|**2 * |x2|**2, eps**2))`` along ``dim`` (inputs broadcast), as PyTorch."""
+    """``sum(x1 / max(|x1|, eps) * x2 / max(|x2|, eps))`` along ``dim`` (inputs broadcast), as PyTorch.
+
+    As in PyTorch, the clamp at ``eps`` changes the norms' values only: the gradient flows through the
+    unclamped norms (whose gradient at a zero vector is 0), so first and second derivatives match
+    PyTorch's also at a zero vector."""
     a = x1 if isinstance(x1, (Tensor, Batched)) else Tensor(np.asarray(x1, dtype=float))
-    dot = reduce_sum(ew.multiply(a, x2), axis=dim)
-    sq1 = reduce_sum(ew.multiply(a, a), axis=dim)
-    sq2 = reduce_sum(ew.multiply(x2, x2), axis=dim)
-    return ew.divide(dot, ew.sqrt(ew.maximum(ew.multiply(sq1, sq2), eps * eps)))
+    b = x2 if isinstance(x2, (Tensor, Batched)) else Tensor(np.asarray(x2, dtype=float))
+    if not isinstance(raw(a), Batched) and not isinstance(raw(b), Batched):
+        # the norms are taken over the broadcast inputs, as PyTorch does: (3, 1) against (4,) counts each entry 4 times
+        shape = np.broadcast_shapes(np.shape(raw(a)), np.shape(raw(b)))
+        a, b = broadcast_to(a, shape), broadcast_to(b, shape)
+    unit_a = ew.divide(a, _clamped_below(a.norm(dim=dim, keepdim=True), eps))
+    unit_b = ew.divide(b, _clamped_below(b.norm(dim=dim, keepdim=True), eps))
+    return reduce_sum(ew.multiply(unit_a, unit_b), axis=dim)
+
+
+def _clamped_below(norm: Any, eps: float) -> Any:
+    """``norm`` with its value raised to ``eps`` where smaller, its derivative left that of ``norm``."""
+    value = _values(norm)
+    return ew.add(norm, np.maximum(value, eps) - value)
 
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:

@@ -159,7 +159,9 @@ def _ce_vjp(
             p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
             p /= np.add.reduce(p, axis=-1, keepdims=True)
         if target.dtype.kind == "f":
-            p -= target * (1.0 - smoothing) + smoothing / c if smoothing else target
+            q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+            p *= q.sum(axis=-1, keepdims=True)  # d/dx of lse * sum(q) - q.x: a target need not sum to 1 (PyTorch)
+            p -= q
             valid, count = None, n
         else:
             t, valid, count = _ce_rows(target, ignore_index)
@@ -180,7 +182,15 @@ def _ce_vjp(
         return p
     q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
     scale = g.reshape(-1, 1) * w if reduction == "none" else g * w
-    return (_probabilities(x) - q) * scale
+    return (_weighted_probabilities(x, q) - q) * scale
+
+
+def _weighted_probabilities(x: Any, q: np.ndarray) -> Any:
+    """softmax(x) times each row's target total: the loss is lse * sum(q) - sum(q * x), and probability
+    targets need not sum to 1 (PyTorch takes them as they are); class indices always do."""
+    totals = q.sum(axis=-1, keepdims=True)
+    probs = _probabilities(x)
+    return probs if np.all(totals == 1.0) else probs * totals
 
 
 def _ce_jvp(
@@ -188,7 +198,7 @@ def _ce_jvp(
     *, saved: Saved | None = None,
 ) -> Any:
     q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
-    per_row = ((_probabilities(x) - q) * t).sum(axis=-1) * w[:, 0]
+    per_row = ((_weighted_probabilities(x, q) - q) * t).sum(axis=-1) * w[:, 0]
     return per_row if reduction == "none" else per_row.sum()
 
 

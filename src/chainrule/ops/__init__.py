@@ -29,10 +29,13 @@ from . import (  # noqa: F401
     shape,
     statistics,
 )
+from . import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)
+from . import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
 from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
 from . import fft as _fft  # noqa: F401  (registers numpy.fft)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
+from . import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)
 from . import torch_extras as _torch_extras  # noqa: F401  (more of PyTorch's Tensor methods)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
 from .declare import DECLARATIONS, declared_in

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
-from . import elementwise
+from . import contraction, elementwise
 from . import shape as shape_ops
 from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
 from .declare import implements, op
@@ -299,10 +299,22 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         )
     extra = {"reflect_type": kwargs.pop("reflect_type")} if "reflect_type" in kwargs else {}
     _no_more("pad", kwargs)
+    if extra and mode not in ("reflect", "symmetric"):
+        raise ValueError(f"pad: unsupported keyword arguments for mode {mode!r}: {{'reflect_type'}} (as NumPy)")
+    odd = extra.get("reflect_type", "even") == "odd"
     x = array
     for ax in range(nd):
         before, after = (int(w) for w in widths[ax])
-        if before or after:
+        if not (before or after):
+            continue
+        if odd:
+            # odd reflection pads with 2 * edge - mirrored entry: not a copy of entries but a linear map of the
+            # axis, whose matrix is NumPy's pad of the identity's columns
+            n = shape_of(x)[ax]
+            weights = np.pad(np.eye(n, dtype=np.result_type(raw(x), float)), ((before, after), (0, 0)), mode=mode,
+                             reflect_type="odd")
+            x = shape_ops.moveaxis(contraction.tensordot(weights, x, axes=([1], [ax])), 0, ax)
+        else:
             idx = np.pad(np.arange(shape_of(x)[ax]), (before, after), mode=mode, **extra)
             x = shape_ops.take(x, idx, axis=ax)
     return x

@@ -326,8 +326,12 @@ def elementwise_op(name: str, fn: Callable[..., Any], *derivatives: Callable[...
     prim = Primitive(name, fn, reads=reads)
     if len(derivatives) == 1 and derivatives[0] is not None:  # the common case, without *args packing
         d = derivatives[0]
-        prim.defvjp(vjp or (lambda g, ans, x: g * d(ans, x)))
-        prim.defjvp(lambda t, ans, x: t * d(ans, x))
+        if getattr(d, "selects", False):
+            prim.defvjp(vjp or (lambda g, ans, x: selected(g, d(ans, x))))
+            prim.defjvp(lambda t, ans, x: selected(t, d(ans, x)))
+        else:
+            prim.defvjp(vjp or (lambda g, ans, x: g * d(ans, x)))
+            prim.defjvp(lambda t, ans, x: t * d(ans, x))
     else:
         prim.defvjp(*[_times(d) for d in derivatives])
         prim.defjvp(*[_times(d) for d in derivatives])
@@ -338,7 +342,29 @@ def elementwise_op(name: str, fn: Callable[..., Any], *derivatives: Callable[...
 def _times(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
     if d is None:
         return None
+    if getattr(d, "selects", False):
+        return lambda g, ans, *args: selected(g, d(ans, *args))
     return lambda g, ans, *args: g * d(ans, *args)
+
+
+def selects(d: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark a local derivative that is a selector (0/1 mask, or 0 / 0.5 / 1 at ties): it is applied with
+    :func:`selected` rather than multiplied in."""
+    d.selects = True  # type: ignore[attr-defined]
+    return d
+
+
+def selected(g: Any, weight: Any) -> Any:
+    """``g * weight``, but exactly 0 where ``weight`` is 0, also where ``g`` is infinite or NaN.
+
+    PyTorch's rules for piecewise ops (``relu``, ``clamp``, ``maximum``) select with ``where`` instead of
+    multiplying by a 0/1 mask, so an infinite gradient from further on (``sqrt`` at 0 after ``clamp(min=0)``)
+    gives 0 in the part cut off, not ``0 * inf = nan``; at second order too, as ``where`` is linear in ``g``.
+    """
+    w = np.asarray(weight)
+    if w.dtype == bool:
+        return np.where(w, g, 0.0)
+    return np.where(w != 0, g * w, 0.0)
 
 
 def linear_op(name: str, fn: Callable[..., Any], transpose: Callable[..., Any] | str, *, doc: str,

@@ -20,7 +20,7 @@ from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import REGISTRY, Primitive, apply
 from ..core.sweep import passthrough
 from ._define import is_complex, raw, wrap_like
-from .declare import declare_function, elementwise_op, linear_op, primitive_op
+from .declare import declare_function, elementwise_op, linear_op, primitive_op, selected, selects
 from .gauss import erf as _gauss_erf
 
 # -- arithmetic (linear parts written out, so no multiplication by 1 is done; ``passthrough``: the sweep skips the call)
@@ -186,8 +186,9 @@ sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1.0 - ans
                          reads=("ans",),
                          doc="1 / (1 + e ** -x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
                          domain="real", torch="torch.sigmoid", scalar=scalar_rules.SIGMOID)
-relu = elementwise_op("relu", lambda x: np.maximum(x, 0), lambda ans, x: ans > 0,  # ans > 0 exactly where x > 0
-                      reads=("ans",), vjp=lambda g, ans, x: g * (ans > 0), doc="max(x, 0); derivative 0 at 0.",
+# ans > 0 exactly where x > 0; selected (not multiplied): x <= 0 gets 0 even from an infinite gradient
+relu = elementwise_op("relu", lambda x: np.maximum(x, 0), selects(lambda ans, x: ans > 0),
+                      reads=("ans",), vjp=lambda g, ans, x: selected(g, ans > 0), doc="max(x, 0); derivative 0 at 0.",
                       method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu",
                       scalar=scalar_rules.RELU)
 
@@ -197,7 +198,7 @@ def _relu_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
     x = args[0]
     if kw or type(x) is not np.ndarray or type(ans) is not np.ndarray or x.ndim == 0 or x.dtype.kind != "f":
         return None
-    return Inlined(forward=["{out} = np.maximum({a0}, 0)"], backward={0: ["t = {g} * ({out} > 0)"]})
+    return Inlined(forward=["{out} = np.maximum({a0}, 0)"], backward={0: ["t = np.where({out} > 0, {g}, 0.0)"]})
 
 
 REGISTRY["relu"].inline = _relu_inline
@@ -210,6 +211,7 @@ softplus = elementwise_op("softplus", lambda x: np.logaddexp(x, 0.0), lambda ans
 
 # -- functions of two arguments -------------------------------------------------------------
 def _pick(first: bool, larger: bool) -> Any:
+    @selects  # as PyTorch: the loser gets exactly 0, even from an infinite gradient
     def d(ans: Any, x: Any, y: Any) -> Any:
         win = ((x > y) if first else (y > x)) if larger else ((x < y) if first else (y < x))
         return win + 0.5 * (x == y)
@@ -279,15 +281,16 @@ def _clip_dhi(x: Any, lo: Any, hi: Any) -> Any:
 
 # x gets the gradient inside and at the bounds; a Tensor bound gets it where it is the value.
 _clip = Primitive("clip", lambda x, lo, hi: np.clip(x, lo, hi))
+# Selected, not multiplied (as PyTorch): the clipped-off part gets exactly 0, even from an infinite gradient.
 _clip.defvjp(
-    lambda g, ans, x, lo, hi: g * _clip_d(ans, raw(x), raw(lo), raw(hi)),
-    lambda g, ans, x, lo, hi: g * _clip_dlo(raw(x), raw(lo), raw(hi)),
-    lambda g, ans, x, lo, hi: g * _clip_dhi(raw(x), raw(lo), raw(hi)),
+    lambda g, ans, x, lo, hi: selected(g, _clip_d(ans, raw(x), raw(lo), raw(hi))),
+    lambda g, ans, x, lo, hi: selected(g, _clip_dlo(raw(x), raw(lo), raw(hi))),
+    lambda g, ans, x, lo, hi: selected(g, _clip_dhi(raw(x), raw(lo), raw(hi))),
 )
 _clip.defjvp(
-    lambda t, ans, x, lo, hi: t * _clip_d(ans, raw(x), raw(lo), raw(hi)),
-    lambda t, ans, x, lo, hi: t * _clip_dlo(raw(x), raw(lo), raw(hi)),
-    lambda t, ans, x, lo, hi: t * _clip_dhi(raw(x), raw(lo), raw(hi)),
+    lambda t, ans, x, lo, hi: selected(t, _clip_d(ans, raw(x), raw(lo), raw(hi))),
+    lambda t, ans, x, lo, hi: selected(t, _clip_dlo(raw(x), raw(lo), raw(hi))),
+    lambda t, ans, x, lo, hi: selected(t, _clip_dhi(raw(x), raw(lo), raw(hi))),
 )
 
 

@@ -271,6 +271,32 @@ def ifftshift(x: Any, axes: Any = None) -> Any:
     return _shifted(x, axes, -1)
 
 
+_SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+
+
+def _swapped(norm: str | None, name: str) -> str:
+    if norm not in _SWAPPED:
+        raise ValueError(f"fft.{name}: norm must be None, 'backward', 'ortho' or 'forward', got {norm!r}")
+    return _SWAPPED[norm]
+
+
+@implements(np.fft.hfft, namespaces=("fft",))
+@_numpy_for_plain(np.fft.hfft)
+def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Any:
+    """The real spectrum of a signal with Hermitian symmetry, given its first half (``numpy.fft.hfft``):
+    ``irfft(conj(a), n)`` with the normalisation directions swapped, as NumPy computes it."""
+    _no_out("hfft", out)
+    return irfft(np.conj(a) if np.iscomplexobj(a) else a, n, axis, _swapped(norm, "hfft"))
+
+
+@implements(np.fft.ihfft, namespaces=("fft",))
+@_numpy_for_plain(np.fft.ihfft)
+def ihfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None, out: Any = None) -> Any:
+    """The inverse of ``hfft`` for a real signal: ``conj(rfft(a, n))`` with the normalisation directions swapped."""
+    _no_out("ihfft", out)
+    return np.conj(rfft(a, n, axis, _swapped(norm, "ihfft")))
+
+
 def _no_out(name: str, out: Any) -> None:
     if out is not None:
         raise TypeError(f"fft.{name}: the 'out' argument is not supported on Tensors (results are new tensors)")

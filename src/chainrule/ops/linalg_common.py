@@ -37,6 +37,25 @@ def sym(x: Any) -> Any:
     return (x + transpose_last(x)) / 2
 
 
+def from_lower(t: Any) -> Any:
+    """The symmetric (Hermitian) matrix that NumPy's cholesky and eigh read from ``t``: its lower triangle,
+    mirrored (conjugated), with the real part of the diagonal (LAPACK ignores its imaginary part)."""
+    low = np.tril(t, -1)
+    return low + conj_transpose(low) + diag_embed(real_part(diag_part(t)))
+
+
+def to_lower(g: Any) -> Any:
+    """The adjoint of :func:`from_lower` (for the pairing real(sum(g * t)), JAX's): a gradient with respect to
+    the matrix read, as one with respect to the matrix passed (lower triangle; the entries above the diagonal
+    are never read, gradient 0)."""
+    return np.tril(g + conj_transpose(g), -1) + diag_embed(real_part(diag_part(g)))
+
+
+def real_part(x: Any) -> Any:
+    """The real part of a complex value (traced for Tensors); a real value itself."""
+    return np.real(x) if is_complex(x) else x
+
+
 def diag_part(m: Any) -> Any:
     return np.diagonal(m, axis1=-2, axis2=-1)
 

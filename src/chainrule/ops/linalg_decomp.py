@@ -9,16 +9,24 @@ derivatives of every order are exact.
 
 Assumptions (where the derivative does not exist or is not unique):
 
-- ``cholesky``, ``eigh``, ``eigvalsh``: the input is symmetric and only its lower triangle is
-  read (as NumPy's); gradients are returned symmetrised, i.e. as derivatives with respect to a
-  symmetric matrix (the forward rule uses the symmetric part of the tangent);
+- ``cholesky``, ``eigh``, ``eigvalsh``: only the lower triangle of the input is read (as NumPy's;
+  ``UPLO='U'``: the upper), and the derivatives are those of that function, as HIPS autograd's eigh:
+  the gradient is zero above the diagonal (those entries are never read) and the forward rule reads
+  the tangent's lower triangle. For a matrix built symmetric (``b + b.T``) this gives the same
+  gradient of ``b`` as differentiating with respect to a symmetric matrix would. PyTorch (and JAX,
+  which symmetrises the input) return that symmetric gradient for the matrix itself instead: it is
+  ``(g + g.T) / 2`` of this one (``g.mT`` conjugated for complex); unlike it, this one matches
+  finite differences in every direction;
 - ``eigh`` vectors: eigenvalues are distinct (repeated ones give inf/NaN); ``svd`` vectors:
   singular values are distinct and non-zero. Eigenvalues or singular values alone
   (``eigvalsh``, ``svd(compute_uv=False)``, ``svdvals``) need only distinct values for first order;
 - ``svd`` with ``full_matrices=True`` on a non-square matrix and ``qr(mode='complete')`` on a tall
   one have extra columns that are not unique: a gradient reaching them raises (their forward-mode
   tangents are NaN);
-- the rules are derived for real matrices: a complex input's derivative raises.
+- ``cholesky`` and ``qr`` rules are derived for real matrices: a complex input's derivative raises.
+  ``eigh`` and ``svd`` have complex rules too; complex eigenvectors and singular vectors are unique
+  only up to a phase each, and a loss that depends on those phases raises (reverse mode; forward
+  mode returns the tangent in the gauge ``diag(V^H dV) = 0``).
 
 Example:
     >>> import chainrule as cr, numpy as np
@@ -39,7 +47,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from . import shape as shape_ops
-from ._define import np_attr, raw, shape_of
+from ._define import conj, is_complex, np_attr, raw, shape_of
 from .contraction import matmul
 from .declare import implements
 from .linalg_common import (
@@ -48,10 +56,12 @@ from .linalg_common import (
     describe,
     diag_embed,
     diag_part,
+    from_lower,
     inverse_gaps,
+    real_part,
     require_matrices,
     require_square,
-    sym,
+    to_lower,
     transpose_last,
 )
 
@@ -92,12 +102,12 @@ def _half_lower(x: Any) -> Any:
 
 def _chol_vjp(g: Any, ans: Any, a: Any) -> Any:
     linv = np.linalg.inv(ans)
-    return sym(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
+    return to_lower(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
 
 
 def _chol_jvp(t: Any, ans: Any, a: Any) -> Any:
     linv = np.linalg.inv(ans)
-    return ans @ _half_lower(linv @ sym(t) @ _T(linv))
+    return ans @ _half_lower(linv @ from_lower(t) @ _T(linv))
 
 
 def _cholesky_fn(a: np.ndarray) -> np.ndarray:
@@ -119,28 +129,46 @@ _cholesky.defjvp(_chol_jvp)
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
     """Lower-triangular L with a = L @ L.T (upper=True: U = L.T) for symmetric positive-definite a."""
     require_square("cholesky", a)
-    low = _cholesky(a)
-    return _T(low) if upper else low
+    if upper:  # NumPy's upper=True reads the upper triangle: the lower factor of a.T, transposed
+        return _T(_cholesky(_T(a)))
+    return _cholesky(a)
 
 
 # -- symmetric eigendecomposition: one node, outputs (w, v) ------------------------------------------
+# dS (Hermitian) gives dw = real(diag(V^H dS V)) and dV = V (F * (V^H dS V)), F the inverse gaps (the gauge where
+# V^H dV has a zero diagonal); the reverse rule is its transpose for the pairing real(sum(g * t)), JAX's:
+# G_S = conj(V) (diag(gw) + F * (V^T gV)) V^T. For real matrices conj(V) = V and these are the familiar ones.
 def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
     gw, gv = g
     w, v = ans
+    vc = conj(v)
     parts = []
-    if gw is not None:  # d w_i = v_i.T da v_i
-        parts.append((v * np.expand_dims(gw, -2)) @ _T(v))
+    if gw is not None:  # d w_i = v_i^H da v_i
+        parts.append((vc * np.expand_dims(gw, -2)) @ _T(v))
     if gv is not None:  # needs distinct eigenvalues (inverse_gaps)
-        parts.append(sym(v @ (inverse_gaps(w) * (_T(v) @ gv)) @ _T(v)))
-    return _total(parts, v)
+        vtg = _T(v) @ gv
+        _check_phase_free(vtg)
+        parts.append(vc @ (inverse_gaps(w) * vtg) @ _T(v))
+    return to_lower(_total(parts, v))
+
+
+def _check_phase_free(vtg: Any) -> None:
+    """Complex eigenvectors are unique only up to a phase each; a loss that depends on those phases has no
+    derivative (moving v_j to v_j e^(i t) changes it by t imag((V^T gV)_jj), which must be 0)."""
+    drift = np.imag(np.diagonal(np.asarray(raw(vtg)), axis1=-2, axis2=-1))
+    if drift.size and np.max(np.abs(drift)) > 1e-8 * (1.0 + np.max(np.abs(raw(vtg)))):
+        raise TypeError(
+            "eigh: the derivative is not defined for complex eigenvectors through their phases: each eigenvector is "
+            "unique only up to a factor e^(i phi), and this function of them depends on it. Differentiate a "
+            "phase-free function of them instead (np.abs(v), v @ v.conj().T, |v^H x|)")
 
 
 def _eigh_jvp(t: Any, ans: tuple[Any, Any], a: Any) -> tuple[Any, Any]:
     w, v = ans
-    inner = _T(v) @ sym(t) @ v
+    inner = conj_transpose(v) @ from_lower(t) @ v
     with np.errstate(divide="ignore", invalid="ignore"):  # repeated eigenvalues: inf/NaN vector tangents only
         dv = v @ (inverse_gaps(w) * inner)
-    return diag_part(inner), dv
+    return real_part(diag_part(inner)), dv
 
 
 _eigh = Primitive("eigh", lambda a: tuple(np.linalg.eigh(a)), n_outputs=2, reads=("ans",))
@@ -241,9 +269,74 @@ def _svd_jvp(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> 
     return du, diag_part(dp), dvh
 
 
+# Complex matrices: a = U S V^H with U, V unique up to a phase per singular value (U -> U D, V -> V D). The forward
+# rule fixes the gauge diag(V^H dV) = 0, which puts i imag(diag(U^H da V)) / s into U^H dU; the reverse rule is its
+# transpose for the pairing real(sum(g * t)) (JAX's), after checking that the loss does not depend on the phases.
+# For real matrices both reduce to the rules above (which keep their own code: they are the hot path).
+def _svd_vjp_complex(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> Any:
+    gu, gs, gvh, u, s, vh = _svd_reduced(g, ans)
+    uc, v = conj(u), conj_transpose(vh)
+    row, col = np.expand_dims(s, -2), np.expand_dims(s, -1)
+    parts = []
+    if gs is not None:
+        parts.append((uc * np.expand_dims(gs, -2)) @ _T(v))
+    if gu is not None or gvh is not None:
+        f = inverse_gaps(s * s)  # needs distinct singular values, and non-zero ones below
+        drift = 0.0
+    if gu is not None:
+        k_u = _T(u) @ gu
+        drift = np.imag(diag_part(np.asarray(raw(k_u))))
+        inner = (f * (k_u - conj_transpose(k_u))) * row + diag_embed(1j * np.imag(diag_part(k_u)) / s)
+        outside = gu / row
+        parts.append(uc @ inner @ _T(v) + (outside - uc @ (_T(u) @ outside)) @ _T(v))
+    if gvh is not None:
+        x_v = conj_transpose(gvh)  # the cotangent of V
+        k_v = _T(v) @ x_v
+        drift = drift + np.imag(diag_part(np.asarray(raw(k_v))))
+        inner = col * (f * (k_v - conj_transpose(k_v)))
+        outside_h = conj_transpose(x_v / row)
+        parts.append(uc @ inner @ _T(v) + uc @ (outside_h - (outside_h @ conj(v)) @ _T(v)))
+    if gu is not None or gvh is not None:
+        scale = 1.0 + max(float(np.max(np.abs(raw(x)))) for x in (gu, gvh) if x is not None)
+        if np.size(drift) and np.max(np.abs(drift)) > 1e-8 * scale:
+            raise TypeError(
+                "svd: the derivative is not defined for complex singular vectors through their phases: each pair "
+                "(u_j, v_j) is unique only up to a common factor e^(i phi), and this function of them depends on it. "
+                "Differentiate a phase-free function of them instead (np.abs(u), u @ u.conj().T, U S Vh)")
+    return _total(parts, uc @ _T(v))
+
+
+def _svd_jvp_complex(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
+    _, _, _, u, s, vh = _svd_reduced((None, None, None), ans)
+    v, uh = conj_transpose(vh), conj_transpose(u)
+    tv = t @ v
+    dp = uh @ tv  # U^H t V
+    dph = conj_transpose(dp)
+    row, col = np.expand_dims(s, -2), np.expand_dims(s, -1)
+    with np.errstate(divide="ignore", invalid="ignore"):  # repeated or zero singular values: inf/NaN U, V tangents
+        f = inverse_gaps(s * s)
+        du = u @ (f * (dp * row + col * dph) + diag_embed(1j * np.imag(diag_part(dp)) / s)) + (tv - u @ dp) / row
+        dv = v @ (f * (col * dp + dph * row)) + (conj_transpose(t) @ u - v @ dph) / row
+    dvh = conj_transpose(dv)
+    m, n, k = shape_of(ans[0])[-2], shape_of(ans[2])[-1], shape_of(s)[-1]
+    if shape_of(ans[0])[-1] > k:
+        du = _nan_beyond(du, shape_of(du)[:-1] + (m - k,), -1)
+    if shape_of(ans[2])[-2] > k:
+        dvh = _nan_beyond(dvh, shape_of(dvh)[:-2] + (n - k, n), -2)
+    return du, real_part(diag_part(dp)), dvh
+
+
+def _svd_vjp_any(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> Any:
+    return (_svd_vjp_complex if is_complex(ans[0]) else _svd_vjp)(g, ans, a, full_matrices)
+
+
+def _svd_jvp_any(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
+    return (_svd_jvp_complex if is_complex(ans[0]) else _svd_jvp)(t, ans, a, full_matrices)
+
+
 _svd = Primitive("svd", _svd_fn, n_outputs=3, reads=("ans",))
-_svd.defvjp(_svd_vjp)
-_svd.defjvp(_svd_jvp)
+_svd.defvjp(_svd_vjp_any)
+_svd.defjvp(_svd_jvp_any)
 
 
 class SVDResult(NamedTuple):
@@ -345,6 +438,7 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
-# Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas.
-for _prim in (_cholesky, _eigh, _svd, _qr):
+# Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas
+# (eigh's and svd's are written for complex matrices too).
+for _prim in (_cholesky, _qr):
     _prim.no_complex("the rule is derived for real matrices")

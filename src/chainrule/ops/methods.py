@@ -25,11 +25,15 @@ def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = 
                    descending: Any = None, stable: Any = None) -> Any:
     """Sort in place, as ndarray.sort (only outside the graph); ``np.sort(t)`` is the differentiable sort.
 
-    With PyTorch's keywords (``dim=``, ``descending=``, ``stable=``) it is PyTorch's ``sort``: a
-    differentiable sorted copy and the indices, as ``(values, indices)``.
+    With PyTorch's keywords (``dim=``, ``descending=``, ``stable=``), a boolean second argument (PyTorch's
+    ``t.sort(0, True)``), or on a Tensor that requires grad (which cannot be sorted in place), it is PyTorch's
+    ``sort``: a differentiable sorted copy and the indices, as ``(values, indices)``.
     """
-    if dim is not None or descending is not None or stable is not None:
-        return torch_sort(self, axis=-1 if dim is None else dim, descending=bool(descending))
+    if isinstance(kind, bool):  # PyTorch's positional descending: t.sort(dim, descending)
+        kind, descending = None, kind
+    graph_tensor = self.requires_grad and kind is None and order is None and dim is None
+    if dim is not None or descending is not None or stable is not None or graph_tensor:
+        return torch_sort(self, axis=(axis if dim is None else dim), descending=bool(descending), stable=bool(stable))
     self._inplace_guard("sort (in place; use np.sort(t) or chainrule.sort(t) for a differentiable sorted copy)")
     self.data.sort(axis=axis, kind=kind)
     self._bump_version()

@@ -142,7 +142,7 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None,  # no
     _no_out("max", out)
     if initial is not None or where is not None:
         return _with_initial("max", x, axis, keepdims, initial, where)
-    _nonempty("max", x)
+    _nonempty("max", x, axis)
     return _max(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
@@ -156,7 +156,7 @@ def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None,  # no
     _no_out("min", out)
     if initial is not None or where is not None:
         return _with_initial("min", x, axis, keepdims, initial, where)
-    _nonempty("min", x)
+    _nonempty("min", x, axis)
     return _min(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
@@ -221,7 +221,7 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
 
 
 def _lse_fn(x: Any, axis: Any, keepdims: bool) -> Any:
-    m = np.max(x, axis=axis, keepdims=True)
+    m = _shift(x, axis)
     m = np.where(np.isfinite(m), m, 0)
     out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
@@ -248,7 +248,7 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def _softmax_fn(x: Any, axis: Any) -> Any:
-    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    e = np.exp(x - _shift(x, axis))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
@@ -258,7 +258,7 @@ _softmax.defjvp(lambda t, ans, x, axis: ans * (t - (t * ans).sum(axis=axis, keep
 
 
 def _log_softmax_fn(x: Any, axis: Any) -> Any:
-    s = x - np.max(x, axis=axis, keepdims=True)
+    s = x - _shift(x, axis)
     return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 
@@ -299,7 +299,21 @@ def _no_out(name: str, out: Any) -> None:
         raise TypeError(f"{name}: the 'out' argument is not supported on Tensors (results are new tensors)")
 
 
-def _nonempty(name: str, x: Any) -> None:
-    if np.size(raw(x)) == 0:
-        raise ValueError(f"{name}: zero-size input of shape {shape_of(x)} has no {name}imum")
+def _nonempty(name: str, x: Any, axis: Any = None) -> None:
+    """Refuse a max/min over an axis of length 0 (NumPy and PyTorch do); other axes may be empty: (0, 3) over
+    axis 1 is an empty result, as in both."""
+    shape = shape_of(x)
+    if 0 not in shape:
+        return
+    axes = range(len(shape)) if axis is None else normalize_axis(axis, len(shape))
+    if any(shape[a] == 0 for a in axes):
+        raise ValueError(f"{name}: zero-size input of shape {shape} has no {name}imum along axis {axis}")
+
+
+def _shift(x: Any, axis: Any) -> Any:
+    """The max along ``axis`` (kept), to shift by before exp; -inf over an empty axis (where the sum is 0:
+    logsumexp -inf and softmax empty, as PyTorch's), not NumPy's error."""
+    if np.size(x) == 0:
+        return np.max(x, axis=axis, keepdims=True, initial=-np.inf)
+    return np.max(x, axis=axis, keepdims=True)
 

@@ -352,9 +352,17 @@ def getitem(x: Any, index: Any) -> Any:
 
 
 @op(numpy=np.take, cases="none", method={"take": lambda self, indices, axis=None: take(self, indices, axis)})
-def take(x: Any, indices: Any, axis: int | None = None) -> Any:
-    """Entries at integer ``indices`` (along ``axis``, or of the flattened array)."""
+def take(x: Any, indices: Any, axis: int | None = None, out: Any = None, mode: str = "raise") -> Any:
+    """Entries at integer ``indices`` (along ``axis``, or of the flattened array); ``mode`` 'wrap' or 'clip' maps
+    out-of-range indices as NumPy's (``out`` is not supported)."""
+    if out is not None:
+        raise TypeError("take: the 'out' argument is not supported on Tensors (results are new tensors)")
     idx = _index_array(indices)
+    if mode not in ("raise", "wrap", "clip"):
+        raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
+    if mode != "raise":  # the positions NumPy reads, found by NumPy on the positions themselves
+        size = int(np.prod(shape_of(x))) if axis is None else shape_of(x)[normalize_axis(axis, ndim_of(x))[0]]
+        idx = np.take(np.arange(size), np.asarray(idx), mode=mode)
     if axis is None:
         return getitem(ravel(x), idx)
     axis = normalize_axis(axis, ndim_of(x))[0]

@@ -8,7 +8,9 @@ input to an array and would drop the gradient: call the functions here instead
 (``chainrule.special.logsumexp``).
 
 Conventions: ``xlogy(0, y) = 0`` with derivative 0 in ``y`` (also at ``y = 0``) and ``log(y)``
-in ``x`` (``-inf`` at ``y = 0``), and ``entr(0) = 0`` (its derivative there is infinite).
+in ``x``, except 0 where ``x == 0`` and ``y <= 0`` (PyTorch's choice: ``xlogy(0, y)`` is 0 for every
+``y``, so a zero probability times the log of a zero probability sends back no ``-inf``; ``xlog1py``
+likewise at ``y <= -1``), and ``entr(0) = 0`` (its derivative there is infinite).
 """
 
 from __future__ import annotations
@@ -121,25 +123,37 @@ def _safe_y(x: Any, y: Any, at: float, pole: float) -> Any:
     return np.where(zero, at, y) if zero.any() else y
 
 
+def _log_in_x(g: Any, x: Any, y: Any, log: Any, pole: float) -> Any:
+    """``g * log(y)`` (through the derivative of ``x * log(y)`` in x), 0 where x == 0 and y is at or past the
+    pole, as PyTorch: there ``x * log(y)`` is 0 for every y. Selected, not multiplied (an infinite ``g`` there
+    gives 0, as PyTorch's masked_fill), and ``y`` made safe first, so the rule's own derivative is 0 there."""
+    x_data, y_data = np.asarray(raw(x)), np.asarray(raw(y))
+    masked = (x_data == 0) & (y_data <= pole)
+    if not masked.any():
+        return g * log(y)
+    return np.where(masked, 0.0, g * log(np.where(masked, pole + 1.0, y)))
+
+
 _xlogy = Primitive("xlogy", _sc.xlogy)
-_xlogy.defvjp(lambda g, ans, x, y: g * np.log(y),
+_xlogy.defvjp(lambda g, ans, x, y: _log_in_x(g, x, y, np.log, 0.0),
               lambda g, ans, x, y: g * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
-_xlogy.defjvp(lambda t, ans, x, y: t * np.log(y),
+_xlogy.defjvp(lambda t, ans, x, y: _log_in_x(t, x, y, np.log, 0.0),
               lambda t, ans, x, y: t * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
 _xlog1py = Primitive("xlog1py", _sc.xlog1py)
 _xlog1py.defvjp(
-    lambda g, ans, x, y: g * np.log1p(y),
+    lambda g, ans, x, y: _log_in_x(g, x, y, np.log1p, -1.0),
     lambda g, ans, x, y: g * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
 )
 _xlog1py.defjvp(
-    lambda t, ans, x, y: t * np.log1p(y),
+    lambda t, ans, x, y: _log_in_x(t, x, y, np.log1p, -1.0),
     lambda t, ans, x, y: t * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
 )
 
 
 @implements(_sc.xlogy, namespaces=("special",))
 def xlogy(x: Any, y: Any) -> Any:
-    """x * log(y), 0 where x == 0; derivatives log(y) in x and x / y in y (0 where x == 0)."""
+    """x * log(y), 0 where x == 0; derivatives log(y) in x (0 where x == 0 and y <= 0, as PyTorch) and x / y
+    in y (0 where x == 0)."""
     return _xlogy(x, y)
 
 
@@ -179,13 +193,31 @@ def multigammaln(a: Any, d: int) -> Any:
 
 
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:
-    """log(sum(b * exp(a))) over ``axis``, stably (``b`` >= 0 scales the terms)."""
+    """log|sum(b * exp(a))| over ``axis``, stably, as SciPy's: ``b`` scales the terms; with ``return_sign=True``
+    the result is ``(log|sum|, sign(sum))``, and without it a negative sum gives NaN."""
+    if b is not None and np.any(np.asarray(raw(b)) < 0):
+        return _signed_logsumexp(a, b, axis, keepdims, return_sign)
     if b is not None:
-        if np.any(np.asarray(raw(b)) < 0):
-            raise ValueError("logsumexp: negative weights b are not supported on Tensors")
         a = elementwise.add(a, elementwise.log(b))
     out = reductions.logsumexp(a, axis=axis, keepdims=keepdims)
     return (out, np.ones(np.shape(raw(out)))) if return_sign else out
+
+
+def _signed_logsumexp(a: Any, b: Any, axis: Any, keepdims: bool, return_sign: bool) -> Any:
+    """Weights of both signs: log|S| with S = sum(b exp(a - m)) + m, m the (constant) largest entry, so that
+    d log|S| = dS / S carries the sign; the sign itself is locally constant."""
+    shift = np.max(np.asarray(raw(a)) + np.zeros(np.shape(raw(b))), axis=axis, keepdims=True)
+    shift = np.where(np.isfinite(shift), shift, 0.0)
+    total = reductions.sum(elementwise.multiply(b, elementwise.exp(elementwise.subtract(a, shift))), axis=axis,
+                           keepdims=True)
+    sign = np.sign(np.asarray(raw(total)))
+    out = elementwise.add(elementwise.log(elementwise.abs(total)), shift)
+    if not keepdims:
+        kept = tuple(range(np.ndim(raw(out)))) if axis is None else axis
+        out, sign = shape_ops.squeeze(out, axis=kept), np.squeeze(sign, axis=kept)
+    if return_sign:
+        return out, sign
+    return elementwise.where(sign < 0, np.nan, out) if np.any(sign < 0) else out
 
 
 def softmax(x: Any, axis: Any = None) -> Any:

@@ -55,7 +55,15 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
 
 
 def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
-    return np.sum(~_nan(a), axis=axis, keepdims=keepdims)
+    """How many entries are not NaN, in ``a``'s real float dtype (an int64 count would make float32 float64)."""
+    return np.sum(~_nan(a), axis=axis, keepdims=keepdims).astype(_real_float(a))
+
+
+def _real_float(a: Any) -> np.dtype:
+    """The real floating dtype of ``a``'s values (float32 stays float32; integers give float64)."""
+    values = raw(a)
+    dt = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype  # (a vmap value has one too)
+    return np.finfo(dt).dtype if dt.kind in "fc" else np.dtype(np.float64)
 
 
 @implements(np.nanmean)
@@ -182,7 +190,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     pos = qs * (n - 1)
     lo = np.floor(pos).astype(np.int64)
     hi = np.minimum(lo + 1, n - 1)
-    frac: Any = (pos - lo).astype(np.result_type(raw(a), np.float64))
+    frac: Any = (pos - lo).astype(_real_float(a))  # float32 data keep float32, as NumPy's quantile
     if method != "linear":  # one order statistic (or the mean of two): piecewise constant in q
         if method in ("higher", "nearest"):
             lo = hi = (np.ceil(pos) if method == "higher" else np.round(pos)).astype(np.int64)  # round: half to even

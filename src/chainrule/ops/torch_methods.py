@@ -24,7 +24,7 @@ import numpy as np
 
 from ..core.device import check_cpu
 from ..tensor import Tensor
-from . import arrays, elementwise
+from . import arrays, elementwise, tie_order
 from . import shape as shape_ops
 from ._define import raw
 from .declare import tensor_method
@@ -217,11 +217,18 @@ def stable_order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
     return np.lexsort((keys.ravel() if axis is None else keys, ~np.isnan(flat)), axis=ax)  # stable: NaN first
 
 
-def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False) -> ValuesIndices:
+def torch_order(data: np.ndarray, axis: int, descending: bool, stable: bool) -> np.ndarray:
+    """PyTorch's sort order: stable with ``stable=True`` (and for rows of up to 16); otherwise ties in longer
+    rows come in the order PyTorch's unstable sort leaves them (``ops/tie_order.py``)."""
+    order = stable_order(data, axis, descending)
+    return order if stable else tie_order.sort_rows(data, axis % data.ndim, order, descending)
+
+
+def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False, stable: bool = False) -> ValuesIndices:
     """PyTorch's ``sort(dim, descending)``: the sorted values (differentiable) and their indices."""
     if scalar_along(self, "sort", axis):
         return as_scalar(torch_sort(self.reshape((1,)), 0, descending))
-    idx = stable_order(raw(self), axis, descending)  # raw: a jit trace checks the values read
+    idx = torch_order(raw(self), axis, descending, stable)  # raw: a jit trace checks the values read
     return ValuesIndices(shape_ops.take_along_axis(self, idx, axis), Tensor._wrap(idx))
 
 
@@ -234,9 +241,9 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
     if scalar_along(self, "argsort", dim):
         return np.zeros((), dtype=np.int64)
-    if descending:
-        return stable_order(raw(self), axis, True)
-    return np.argsort(raw(self), axis=axis, kind=kind)
+    if kind is not None or axis is None:  # NumPy's argsort (a kind named, or the flattened array)
+        return np.argsort(raw(self), axis=axis, kind=kind) if not descending else stable_order(raw(self), axis, True)
+    return torch_order(np.asarray(raw(self)), axis, descending, bool(stable))
 
 
 @tensor_method("repeat_interleave")

@@ -24,6 +24,7 @@ from .onecycle import OneCycleLR
 from .optimizers import SGD, Adam, AdamW, Optimizer
 from .params import ScalarSlot, ScalarVector, Slot, TensorSlot
 from .plateau import ReduceLROnPlateau
+from .schedule_chains import ChainedScheduler, SequentialLR
 from .schedules import (
     CosineAnnealingLR,
     ExponentialLR,
@@ -39,6 +40,7 @@ __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad",
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "lr_scheduler",
     "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau",
+    "SequentialLR", "ChainedScheduler",
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
     "weight_decay_groups", "rules",
 ]

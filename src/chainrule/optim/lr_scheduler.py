@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .onecycle import OneCycleLR
 from .plateau import ReduceLROnPlateau
+from .schedule_chains import ChainedScheduler, SequentialLR
 from .schedules import (
     CosineAnnealingLR,
     ExponentialLR,
@@ -17,5 +18,5 @@ from .schedules import (
 
 __all__ = [
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
-    "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau",
+    "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler",
 ]

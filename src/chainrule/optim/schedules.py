@@ -65,7 +65,8 @@ class LRScheduler:
                     f"set {mine!r}: another scheduler on the same optimiser, or code that set "
                     "param_groups[...]['lr'], changed it. chainrule's schedules are functions of the step count "
                     "from the base rates and do not compose with such changes as PyTorch's chainable ones do; "
-                    "use one scheduler (e.g. LambdaLR with the product of the factors), and to change the rate set "
+                    "use one scheduler (e.g. LambdaLR with the product of the factors, or SequentialLR / "
+                    "ChainedScheduler, which drive the schedulers given to them), and to change the rate set "
                     f"the scheduler's base_lrs[{g}], not param_groups[{g}]['lr']"
                 )
 

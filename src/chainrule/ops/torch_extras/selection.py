@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ...tensor import Tensor
+from .. import tie_order
 from .._define import raw
 from ..declare import TENSOR_METHODS, tensor_method
 from ..dim_args import ValuesIndices, as_scalar, scalar_along
@@ -59,27 +60,65 @@ def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:
     return (declared("reshape")(self, (1,)), True) if self.ndim == 0 else (self, False)
 
 
+def _tied_rows(data: np.ndarray, axis: int, order: np.ndarray, upto: int) -> tuple[np.ndarray, np.ndarray]:
+    """The values as rows (``axis`` last), and which rows have two equal entries among the first ``upto + 1``
+    in sorted ``order`` (NaN rows left out: their order is the stable one)."""
+    rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    ranked = np.take_along_axis(rows, np.moveaxis(order, axis, -1).reshape(rows.shape), -1)[:, : upto + 1]
+    tied = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1) & ~np.isnan(rows).any(axis=1)
+    return rows, tied
+
+
+def _rows_back(picked: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
+    """Per-row picks (``rows x m``) back to the Tensor's layout, ``m`` along ``axis``."""
+    moved_shape = np.moveaxis(data, axis, -1).shape[:-1] + (picked.shape[1],)
+    return np.moveaxis(picked.reshape(moved_shape), -1, axis)
+
+
 def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
     """PyTorch's ``topk``: the ``k`` largest (or smallest) entries along ``dim`` and their indices; each value's
-    gradient goes to its index. Ties are broken by position (the first one wins)."""
+    gradient goes to its index. Among equal entries the one PyTorch's CPU ``topk`` picks wins (its sort is not
+    stable: ``ops/tie_order.py`` replays it for rows with ties)."""
     values_of(self, "topk")
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "topk")
     if not 0 <= k <= x.shape[axis]:
         raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
-    idx = np.take(stable_order(raw(x), axis, largest), np.arange(k), axis=axis)
+    data = np.asarray(raw(x))
+    order = stable_order(data, axis, largest)
+    idx = np.take(order, np.arange(k), axis=axis)
+    if k > 0 and data.size:
+        rows, tied = _tied_rows(data, axis, order, k)
+        replay = tie_order.rows_to_replay(tied, data.shape[axis])
+        if replay.size:
+            picked = np.moveaxis(idx, axis, -1).reshape(-1, k).copy()
+            for r in replay:
+                picked[r] = tie_order.topk_row(rows[r], k, largest)
+            idx = _rows_back(picked, data, axis)
     out = _picked(x, idx, axis, True)
     return ValuesIndices(*(declared("reshape")(v, ()) for v in out)) if scalar else out
 
 
 def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
-    """PyTorch's ``kthvalue``: the ``k``-th smallest entry (1-based) along ``dim`` and its index."""
+    """PyTorch's ``kthvalue``: the ``k``-th smallest entry (1-based) along ``dim`` and its index (among equal
+    entries, the one PyTorch's CPU quickselect picks, replayed by ``ops/tie_order.py``)."""
     values_of(self, "kthvalue")
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "kthvalue")
     if not 1 <= k <= x.shape[axis]:
         raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
-    idx = np.take(stable_order(raw(x), axis, False), [k - 1], axis=axis)
+    data = np.asarray(raw(x))
+    order = stable_order(data, axis, False)
+    idx = np.take(order, [k - 1], axis=axis)
+    rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    kth = np.moveaxis(np.take_along_axis(data, idx, axis), axis, -1).reshape(-1, 1)
+    tied = ((rows == kth).sum(axis=1) > 1) & ~np.isnan(rows).any(axis=1)
+    replay = tie_order.rows_to_replay(tied, data.shape[axis])
+    if replay.size:  # which of the equal entries PyTorch's quickselect leaves at k: replayed
+        picked = np.moveaxis(idx, axis, -1).reshape(-1, 1).copy()
+        for r in replay:
+            picked[r, 0] = tie_order.kthvalue_row(rows[r], k)
+        idx = _rows_back(picked, data, axis)
     return _picked(x, idx, axis, keepdim and not scalar)
 
 

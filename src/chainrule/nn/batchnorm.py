@@ -1,0 +1,105 @@
+"""Batch normalisation layers with PyTorch's names, arguments, parameters and buffers:
+``BatchNorm1d`` (input (N, C) or (N, C, L)) and ``BatchNorm2d`` (input (N, C, H, W)).
+
+``weight`` (ones) and ``bias`` (zeros) when ``affine``; buffers ``running_mean`` (zeros),
+``running_var`` (ones) and ``num_batches_tracked`` (an int64 count) when ``track_running_stats``.
+In training mode a layer normalises by the batch's statistics and updates the running ones
+(``momentum=None``: their cumulative average over the batches seen); in eval mode it normalises by
+the running ones. A layer without running statistics always uses the batch's.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..ops._define import shape_of
+from . import functional as F
+from .layers import _input
+from .module import Module
+from .parameter import Parameter, resolve_dtype
+
+
+class _BatchNorm(Module):
+    _dims: tuple[int, ...] = ()
+
+    def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if num_features <= 0:
+            raise ValueError(f"{name}: num_features must be positive, got {num_features}")
+        dt = resolve_dtype(dtype, name, device)
+        self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
+        self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
+        self.weight = Parameter(np.ones(num_features), dtype=dt) if affine else None
+        self.bias = Parameter(np.zeros(num_features), dtype=dt) if affine else None
+        if track_running_stats:
+            self.register_buffer("running_mean", np.zeros(num_features, dtype=dt))
+            self.register_buffer("running_var", np.ones(num_features, dtype=dt))
+            self.register_buffer("num_batches_tracked", np.array(0, dtype=np.int64))
+        else:
+            for buffer in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(buffer, None)
+        self._dtype = dt
+
+    def reset_running_stats(self) -> None:
+        """Running mean 0, running variance 1, no batches tracked."""
+        if self.track_running_stats:
+            self.running_mean[...] = 0
+            self.running_var[...] = 1
+            self.num_batches_tracked[...] = 0
+
+    def forward(self, x: Any) -> Any:
+        nd = len(shape_of(x))
+        if nd not in self._dims:
+            wanted = " or ".join(f"{d}D" for d in self._dims)
+            raise ValueError(f"{type(self).__name__}: expected {wanted} input (got {nd}D input)")
+        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        x = _input(x, dt, type(self).__name__)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            np.add(self.num_batches_tracked, 1, out=self.num_batches_tracked)
+            # momentum None: the cumulative average, 1 / (batches seen so far)
+            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        keep = not self.training or self.track_running_stats
+        return F.batch_norm(x, self.running_mean if keep else None, self.running_var if keep else None, self.weight,
+                            self.bias, use_batch, factor, self.eps)
+
+    def extra_repr(self) -> str:
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+                f"track_running_stats={self.track_running_stats}")
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation over (N, C) or (N, C, L) (as ``torch.nn.BatchNorm1d``): per channel, by the
+    batch's statistics in training mode (updating the running ones), by the running ones in eval mode.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> bn = nn.BatchNorm1d(2)
+        >>> y = bn(np.array([[1.0, 10.0], [3.0, 30.0]]))
+        >>> np.round(y.data, 3), bn.running_mean, int(bn.num_batches_tracked)
+        (array([[-1., -1.],
+               [ 1.,  1.]], dtype=float32), array([0.2, 2. ], dtype=float32), 1)
+    """
+
+    _dims = (2, 3)
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation over (N, C, H, W) (as ``torch.nn.BatchNorm2d``): per channel, over the batch
+    and both spatial axes.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> bn = nn.BatchNorm2d(3).eval()
+        >>> bn(np.ones((2, 3, 4, 4))).shape
+        (2, 3, 4, 4)
+    """
+
+    _dims = (4,)
