@@ -42,14 +42,18 @@ def leaf_order(node: dict) -> list[Any]:
         return keys
 
 
-def flatten(tree: Any) -> tuple[list[Any], Treedef]:
-    """Leaves of ``tree`` in order, and a description to rebuild it (iterative)."""
+def flatten(tree: Any, is_leaf: Any = None) -> tuple[list[Any], Treedef]:
+    """Leaves of ``tree`` in order, and a description to rebuild it (iterative). ``is_leaf``: JAX's
+    predicate for subtrees to take whole, as leaves."""
     leaves: list[Any] = []
     root: list[Any] = [None]
     stack: list[tuple[Any, list[Any], int]] = [(tree, root, 0)]
     while stack:
         node, parent, slot = stack.pop()
-        if node is None:
+        if is_leaf is not None and is_leaf(node):
+            parent[slot] = ("leaf", len(leaves))
+            leaves.append(node)
+        elif node is None:
             parent[slot] = ("none",)
         elif isinstance(node, (tuple, list)):
             kids: list[Any] = [None] * len(node)

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as _np
 
 from . import fft, linalg  # noqa: F401  (cnp.fft, cnp.linalg)
+from .autodiff import batching as _vmap_state
 from .ops import _define
 from .ops import shape as _shape
 from .tensor import Tensor as _Tensor
@@ -46,6 +47,10 @@ _PASSTHROUGH = (
 )
 
 
+# NumPy's callable behind each name of FUNCTIONS (for vmap's rules, which are keyed by it)
+_NUMPY_OF: dict[str, Any] = {}
+
+
 def _numpy_functions() -> dict[str, Any]:
     names: dict[str, Any] = {}
     for name in dir(_np):
@@ -58,6 +63,7 @@ def _numpy_functions() -> dict[str, Any]:
             continue
         if fn is not None:
             names[name] = fn
+            _NUMPY_OF[name] = obj
     return names
 
 
@@ -130,9 +136,12 @@ _SEQUENCE_FUNCTIONS = frozenset({
 })
 
 
-def _reads_lists(fn: Any) -> Any:
+def _reads_lists(fn: Any, numpy_fn: Any = None) -> Any:
     """``fn`` with list (or tuple) arguments that hold Tensors stacked into one Tensor first,
-    where NumPy would read them with asarray (so the graph is kept)."""
+    where NumPy would read them with asarray (so the graph is kept).
+
+    Under vmap, batched arguments take the path ``numpy_fn`` takes on them (its value rule, or one call
+    per example where the function reads concrete values), so ``cnp.f`` and ``numpy.f`` answer alike."""
 
     @_functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -141,13 +150,28 @@ def _reads_lists(fn: Any) -> Any:
         if kwargs and _builtins.any(v.__class__ in (list, tuple) and _has_tensor(v) for v in kwargs.values()):
             kwargs = {k: _build(v, None) if v.__class__ in (list, tuple) and _has_tensor(v) else v
                       for k, v in kwargs.items()}
+        if numpy_fn is not None and _vmap_state.open and _vmap_state.batched_in(args, kwargs or {}):
+            return _vmap_state.numpy_call(numpy_fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def _batches_as_numpy(fn: Any, numpy_fn: Any) -> Any:
+    """A function of a sequence of arrays (stack, select...): under vmap, numpy_fn's path (see _reads_lists)."""
+
+    @_functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if _vmap_state.open and _vmap_state.batched_in(args, kwargs or {}):
+            return _vmap_state.numpy_call(numpy_fn, args, kwargs)
         return fn(*args, **kwargs)
 
     return wrapper
 
 
 FUNCTIONS = _numpy_functions()
-globals().update({name: fn if name in _SEQUENCE_FUNCTIONS else _reads_lists(fn) for name, fn in FUNCTIONS.items()})
+globals().update({name: _batches_as_numpy(fn, _NUMPY_OF[name]) if name in _SEQUENCE_FUNCTIONS
+                  else _reads_lists(fn, _NUMPY_OF[name]) for name, fn in FUNCTIONS.items()})
 
 
 def _list_reading_namespace(module: Any, sequence_functions: frozenset[str]) -> Any:

@@ -19,7 +19,9 @@ from typing import Any
 
 from . import _pytree
 
-__all__ = ["tree_flatten", "tree_leaves", "tree_map", "tree_structure", "tree_unflatten"]
+__all__ = ["tree_all", "tree_flatten", "tree_leaves", "tree_map", "tree_reduce", "tree_structure", "tree_unflatten"]
+
+_NO_INITIALIZER = object()
 
 
 class PyTreeDef:
@@ -50,9 +52,10 @@ def _shape(treedef: Any) -> Any:
     return (treedef[0].__name__, tuple(_shape(k) for k in treedef[1]))
 
 
-def tree_flatten(tree: Any) -> tuple[list[Any], PyTreeDef]:
-    """``(leaves, treedef)``: the leaves in order and the structure to rebuild ``tree`` with ``tree_unflatten``."""
-    leaves, treedef = _pytree.flatten(tree)
+def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tuple[list[Any], PyTreeDef]:
+    """``(leaves, treedef)``: the leaves in order and the structure to rebuild ``tree`` with ``tree_unflatten``
+    (``is_leaf``: subtrees it says yes to are leaves)."""
+    leaves, treedef = _pytree.flatten(tree, is_leaf)
     return leaves, PyTreeDef(treedef, len(leaves))
 
 
@@ -64,24 +67,50 @@ def tree_unflatten(treedef: PyTreeDef, leaves: Any) -> Any:
     return _pytree.unflatten(treedef._treedef, leaves)
 
 
-def tree_leaves(tree: Any) -> list[Any]:
+def tree_leaves(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
     """The leaves of ``tree``, in order."""
-    return _pytree.flatten(tree)[0]
+    return _pytree.flatten(tree, is_leaf)[0]
 
 
-def tree_structure(tree: Any) -> PyTreeDef:
+def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> PyTreeDef:
     """The structure of ``tree`` without its leaves."""
-    return tree_flatten(tree)[1]
+    return tree_flatten(tree, is_leaf)[1]
 
 
-def tree_map(f: Callable[..., Any], tree: Any, *rest: Any) -> Any:
+def tree_map(f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None) -> Any:
     """``f`` applied leaf by leaf to ``tree`` and the trees in ``rest`` (which must have its structure)."""
-    leaves, treedef = tree_flatten(tree)
+    leaves, treedef = tree_flatten(tree, is_leaf)
     others = []
     for k, other in enumerate(rest):
-        other_leaves, other_def = tree_flatten(other)
+        other_leaves, other_def = tree_flatten(other, is_leaf)
         if other_def != treedef:
             raise ValueError(f"tree_map: tree {k + 1} has structure {other_def}, the first tree {treedef}; "
                              "they must match")
         others.append(other_leaves)
     return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def tree_reduce(function: Callable[[Any, Any], Any], tree: Any, initializer: Any = _NO_INITIALIZER,
+                is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """The leaves of ``tree`` folded left to right by ``function`` (from ``initializer`` when given).
+
+    Example:
+        >>> from chainrule.tree_util import tree_reduce
+        >>> tree_reduce(lambda a, b: a + b, {"w": 1.0, "b": (2.0, 3.0)})
+        6.0
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if initializer is _NO_INITIALIZER:
+        if not leaves:
+            raise TypeError("tree_reduce: the tree has no leaves and no initializer was given")
+        total, leaves = leaves[0], leaves[1:]
+    else:
+        total = initializer
+    for leaf in leaves:
+        total = function(total, leaf)
+    return total
+
+
+def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool:
+    """Whether every leaf of ``tree`` is true (as Python's ``all``)."""
+    return all(tree_leaves(tree, is_leaf))

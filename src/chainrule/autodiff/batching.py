@@ -21,6 +21,10 @@ _open_lock = threading.Lock()
 _LEVELS: ContextVar[tuple[int, ...]] = ContextVar("chainrule_vmap_levels", default=())
 _SIZES: ContextVar[tuple[tuple[int, int], ...]] = ContextVar("chainrule_vmap_sizes", default=())
 dispatch: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
+# How a NumPy function or ufunc runs on batched arguments (value rules, else per example), and a function run once
+# per example with the results stacked: set by chainrule.batching.protocol, for the layers below it (cnp, x.at[i]).
+numpy_call: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
+per_example: Callable[[Any, tuple[Any, ...], dict[str, Any]], Any] | None = None
 BATCHED: tuple[type, ...] = ()  # the batched value class, set by chainrule.batching
 
 levels: Callable[[], tuple[int, ...]] = _LEVELS.get

@@ -12,9 +12,11 @@ import numpy as np
 
 from .. import _pytree
 from ..autodiff import batching as _state
+from ..ops.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
 from .rules import broadcast_batch
+from .unbatched import handed_back, handed_over
 from .value import Batched
 
 _ids = itertools.count(1)
@@ -143,11 +145,11 @@ def vmap(
         if len(sizes) > 1:
             raise ValueError(f"vmap: the batched arguments have different batch sizes {sorted(sizes)}")
         size = sizes.pop()
-        with new_level(size) as level:
+        with new_level(size) as level, numpy_methods_for(leaves):
             wrapped = []
             for leaf, ax in zip(leaves, axes):
                 if ax is None:
-                    wrapped.append(leaf)
+                    wrapped.append(handed_over(leaf))
                     continue
                 v = _as_value(leaf)
                 if ax % len(_leaf_shape(leaf)) != 0:
@@ -158,15 +160,19 @@ def vmap(
             out_leaves, out_def = _pytree.flatten(out)
             oaxes = _prefix(out_axes, out, "out_axes")
             results = [_unbatch(o, ax, level, size) for o, ax in zip(out_leaves, oaxes)]
+            if not any(isinstance(leaf, Tensor) for leaf in leaves):  # NumPy in, NumPy out (a constant Tensor made
+                results = [_untraced_as_array(r) for r in results]  # inside, as x.at[i].set on an array makes)
         return _pytree.unflatten(out_def, results)
 
     return wrapper
 
 
 def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
+    _check_result(x)
+    x = handed_back(x)
     if axis is None:
         if isinstance(x, Batched) and x.level == level:
-            raise ValueError("vmap: out_axes is None for a result that differs per example; give it an axis")
+            return _same_for_every_example(x)
         return x
     if isinstance(x, Batched) and x.level == level:
         v = x.value
@@ -178,6 +184,40 @@ def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
     if not -nd <= axis < nd:
         raise ValueError(f"vmap: out_axes {axis} is out of range for a result with {nd - 1} axes per example")
     return v if axis % nd == 0 else np.moveaxis(v, 0, axis)
+
+
+def _untraced_as_array(x: Any) -> Any:
+    from ..transforms._common import _traced
+
+    return x.data if isinstance(x, Tensor) and not _traced(x) else x
+
+
+def _check_result(x: Any) -> None:
+    """A result leaf must be an array or a number (JAX's rule): a string or another object cannot be stacked."""
+    if isinstance(x, (Batched, Tensor, Scalar, np.ndarray, np.generic, int, float, complex, bool)):
+        return
+    raise TypeError(f"vmap: the function returned a {type(x).__name__} ({x!r:.60}), which is not an array; return "
+                    "arrays or numbers, or tuples, lists and dicts of them")
+
+
+def _same_for_every_example(x: Batched) -> Any:
+    """A result given out_axes None: one example's value, if it is the same for every example.
+
+    Batching cannot always see that a result does not depend on the batch (a jvp's primal output, a
+    gradient at a point closed over): JAX's tracing can, so such results are compared here instead.
+    """
+    v, data, depth = x.value, x.value, 0
+    while isinstance(data, Batched):  # a value of outer vmaps: their batch axes come first in the array
+        data, depth = data.value, depth + 1
+    data = data.data if isinstance(data, Tensor) else data
+    if isinstance(data, np.ndarray):
+        first = np.take(data, [0], axis=depth) if data.shape[depth] else data
+        same = data == first
+        if data.dtype.kind in "fc":  # a NaN result the same for every example is the same
+            same |= np.isnan(data) & np.isnan(first)
+        if bool(np.all(same)):
+            return v[0]
+    raise ValueError("vmap: out_axes is None for a result that differs per example; give it an axis")
 
 
 def _axis_error(ax: int, shape: tuple[int, ...], index: int, args: tuple, kwargs: dict) -> str:

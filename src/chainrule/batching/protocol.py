@@ -211,4 +211,12 @@ def function(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     )
 
 
+def numpy_call(np_fn: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """A NumPy function or ufunc on batched arguments, as NumPy's protocols would run it (for cnp's names)."""
+    if isinstance(np_fn, np.ufunc):
+        return ufunc(np_fn, "__call__", args, kwargs)
+    return function(np_fn, args, kwargs)
+
+
+_state.numpy_call, _state.per_example = numpy_call, per_example
 NUMPY_PROTOCOL.update(ufunc=ufunc, function=function)  # Batched.__array_ufunc__ / __array_function__ call these

@@ -6,12 +6,44 @@ NumPy's meaning when called NumPy's way, PyTorch's with PyTorch's keywords.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from .. import _pytree
 from ..tensor import Tensor
 from ._define import raw
+
+# Inside a functional transform (grad, jacrev, vmap...) given NumPy values, as JAX's are, the methods whose NumPy and
+# PyTorch meanings differ take NumPy's: f(x) on arrays and the transform of f must compute the same function.
+_NUMPY_METHODS: ContextVar[bool] = ContextVar("chainrule_numpy_methods", default=False)
+
+
+@contextmanager
+def numpy_methods_for(args: Any) -> Iterator[None]:
+    """Methods take NumPy's meaning while a transform runs on ``args`` if none of them is a Tensor (or an outer
+    transform already runs on NumPy values): ``x.std()`` is NumPy's (ddof 0), ``x.var(1)``/``x.max(1)`` take an
+    axis. Given Tensors, the object API stays PyTorch's (``t.std()`` unbiased, ``t.max(1)`` values and indices)."""
+    on = _NUMPY_METHODS.get() or not any(isinstance(leaf, Tensor) for leaf in _pytree.flatten(args)[0])
+    token = _NUMPY_METHODS.set(on)
+    try:
+        yield
+    finally:
+        _NUMPY_METHODS.reset(token)
+
+
+def _numpy_positional(names: tuple[str, ...], args: tuple[Any, ...], given: dict[str, Any], method: str) -> dict:
+    """NumPy's positional parameters of an ndarray method, merged with the keywords given."""
+    if len(args) > len(names):
+        raise TypeError(f"{method}() takes at most {len(names)} positional arguments ({', '.join(names)}), "
+                        f"got {len(args)}")
+    merged = dict(given)
+    for name, value in zip(names, args):
+        merged[name] = value
+    return merged
 
 
 def resolve_dim(name: str, axis: Any, dim: Any, keepdims: Any = False, keepdim: Any = None) -> tuple[Any, bool]:
@@ -87,6 +119,10 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
 
     def values_and_indices(self: Tensor, *args: Any, axis: Any = None, keepdims: Any = None, dim: Any = None,
                            keepdim: Any = None, **kw: Any) -> Any:
+        if args and dim is None and keepdim is None and _NUMPY_METHODS.get():  # ndarray.max(axis, out, keepdims...)
+            merged = _numpy_positional(("axis", "out", "keepdims", "initial", "where"), args,
+                                       {"axis": axis, "keepdims": bool(keepdims), **kw}, fn.__name__)
+            return fn(self, **merged)
         if args:
             axis, dim, keepdims, keepdim = _positional_extreme(self, fn.__name__, args, axis, dim, keepdims, keepdim)
             if axis is _OTHER:  # PyTorch's t.max(other): the elementwise maximum
@@ -169,6 +205,11 @@ def spread(fn: Any) -> Any:
 
     def method(self: Tensor, *args: Any, axis: Any = None, ddof: Any = None, keepdims: bool = False,
                dim: Any = None, keepdim: Any = None, unbiased: Any = None, correction: Any = None, **kw: Any) -> Any:
+        if _NUMPY_METHODS.get() and dim is None and keepdim is None and unbiased is None and correction is None:
+            merged = _numpy_positional(("axis", "dtype", "out", "ddof", "keepdims"), args,
+                                       {"axis": axis, "ddof": ddof, "keepdims": keepdims, **kw}, fn.__name__)
+            merged["ddof"] = merged["ddof"] or 0  # ndarray.var(axis, dtype, out, ddof=0, keepdims)
+            return fn(self, **merged)
         if args:
             dim, unbiased, ddof, keepdim = _positional_spread(fn.__name__, args, axis, dim, unbiased, ddof,
                                                               correction, keepdims, keepdim)

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops as _ops
+from ..autodiff import batching as _batching
 from ..tensor import Tensor
 
 
@@ -41,6 +42,15 @@ class _IndexUpdate:
 
     def __init__(self, x: Any, index: Any) -> None:
         self.x, self.index = x, index
+
+    def __getattribute__(self, name: str) -> Any:
+        method = object.__getattribute__(self, name)
+        if name.startswith("_") or not callable(method) or not _batching.open:
+            return method
+        x, index = object.__getattribute__(self, "x"), object.__getattribute__(self, "index")
+        if not _batching.batched_tree(index if isinstance(index, tuple) else (index,)):
+            return method
+        return lambda *args, **kwargs: _per_example_update(name, x, index, args, kwargs)
 
     def get(self, **options: Any) -> Any:
         _refuse_options("get", options)
@@ -83,6 +93,15 @@ class _IndexUpdate:
     def apply(self, func: Callable[[Any], Any], **options: Any) -> Any:
         _refuse_options("apply", options)
         return _updated(self.x, self.index, None, lambda old, _: func(old))
+
+
+def _per_example_update(name: str, x: Any, index: Any, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """``x.at[index].name(*args)`` under vmap with an index that differs per example: once per example
+    (the positions written differ between examples, so no one whole-batch update exists)."""
+    def one(x: Any, index: Any, *args: Any, **kwargs: Any) -> Any:
+        return getattr(IndexUpdates(x)[index], name)(*args, **kwargs)
+
+    return _batching.per_example(one, (x, index, *args), kwargs)
 
 
 def _refuse_options(method: str, options: dict[str, Any]) -> None:

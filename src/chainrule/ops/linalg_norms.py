@@ -59,8 +59,9 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
     if isinstance(ord, str):
         raise ValueError(f"norm: ord {ord!r} is only for matrices (give a 2-tuple axis)")
     size = elementwise.abs(x)
-    zero = np.asarray(raw(size)) == 0
-    if zero.any():  # |0| ** p: p * 0 ** (p - 1) times sign(0) is inf * 0 = NaN for p < 1; PyTorch's is 0
+    zero = raw(size) == 0  # (under vmap a batched mask: every example takes the masked path)
+    # |0| ** p: p * 0 ** (p - 1) times sign(0) is inf * 0 = NaN for p < 1; PyTorch's is 0
+    if not isinstance(zero, np.ndarray) or zero.any():
         dt = np.result_type(raw(size))
         size = elementwise.where(zero, np.zeros((), dt), elementwise.power(elementwise.where(zero, 1.0, size),
                                                                            float(ord)))

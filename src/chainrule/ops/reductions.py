@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from . import elementwise
 from . import shape as shape_ops
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of
 from ._scans import exclusive_products
@@ -106,18 +107,27 @@ _prod.defjvp(
 
 @op(primitive=_sum, kind="linear", numpy=np.sum, method=True, method_adapter=reduction, cases="reduction",
     domain="real", torch="torch.sum")
-def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:  # noqa: A001
-    """Sum over ``axis`` (all axes by default)."""
+def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None,  # noqa: A001
+        initial: Any = None, where: Any = None) -> Any:
+    """Sum over ``axis`` (all axes by default); ``where``: a mask of the entries taken, ``initial``: added."""
     _no_out("sum", out)
+    if where is not None:
+        x = elementwise.where(where, x, 0.0)
     y = _sum(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+    y = y if initial is None else elementwise.add(y, initial)
     return y if dtype is None else y.astype(dtype)
 
 
 @op(primitive=_mean, kind="linear", numpy=np.mean, method=True, method_adapter=reduction,
     cases="reduction", domain="real", torch="torch.mean")
-def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
-    """Mean over ``axis`` (all axes by default)."""
+def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None, *,
+         where: Any = None) -> Any:
+    """Mean over ``axis`` (all axes by default); ``where``: a mask of the entries taken."""
     _no_out("mean", out)
+    if where is not None:  # the masked sum over the number of entries taken
+        taken = elementwise.add(elementwise.where(where, 1.0, 0.0), np.zeros(shape_of(x)))  # the mask, x's shape
+        y = elementwise.divide(sum(x, axis, keepdims, where=where), sum(taken, axis, keepdims))
+        return y if dtype is None else y.astype(dtype)
     y = _mean(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
     return y if dtype is None else y.astype(dtype)
 
@@ -125,9 +135,13 @@ def mean(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
 @op(primitive=_max, kind="primitive", numpy=(np.max, np.amax), method=True,
     method_adapter=lambda fn: extreme(fn, np.argmax, shape_ops.take_along_axis, shape_ops.squeeze),
     cases="reduction", domain="distinct", torch="torch.amax")
-def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
-    """Largest entry over ``axis``; tied entries share the gradient equally."""
+def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None,  # noqa: A001
+        initial: Any = None, where: Any = None) -> Any:
+    """Largest entry over ``axis``; tied entries share the gradient equally. ``initial``: a floor (needed
+    with ``where``, the mask of the entries taken)."""
     _no_out("max", out)
+    if initial is not None or where is not None:
+        return _with_initial("max", x, axis, keepdims, initial, where)
     _nonempty("max", x, axis)
     return _max(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
@@ -135,15 +149,20 @@ def max(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> An
 @op(primitive=_min, kind="primitive", numpy=(np.min, np.amin), method=True,
     method_adapter=lambda fn: extreme(fn, np.argmin, shape_ops.take_along_axis, shape_ops.squeeze),
     cases="reduction", domain="distinct", torch="torch.amin")
-def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None) -> Any:  # noqa: A001
-    """Smallest entry over ``axis``; tied entries share the gradient equally."""
+def min(x: Any, axis: Any = None, keepdims: bool = False, out: Any = None,  # noqa: A001
+        initial: Any = None, where: Any = None) -> Any:
+    """Smallest entry over ``axis``; tied entries share the gradient equally. ``initial``: a ceiling (needed
+    with ``where``, the mask of the entries taken)."""
     _no_out("min", out)
+    if initial is not None or where is not None:
+        return _with_initial("min", x, axis, keepdims, initial, where)
     _nonempty("min", x, axis)
     return _min(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
 
 
 @op(primitive=_prod, kind="primitive", numpy=np.prod, method=True, method_adapter=reduction, cases="none")
-def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
+def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out: Any = None,
+         initial: Any = None, where: Any = None) -> Any:
     """Product over ``axis``; derivatives of every order are exact where entries are 0 (no division).
 
     Example:
@@ -153,7 +172,11 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
                [1., 0.]])
     """
     _no_out("prod", out)
-    return _prod(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+    if where is not None:
+        x = elementwise.where(where, x, 1.0)
+    y = _prod(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
+    y = y if initial is None else elementwise.multiply(y, initial)
+    return y if dtype is None else y.astype(dtype)
 
 
 @op(numpy=np.var, method=True, method_adapter=spread, cases="none")
@@ -256,6 +279,19 @@ def softmax(x: Any, axis: int = -1) -> Any:
 def log_softmax(x: Any, axis: int = -1) -> Any:
     """x - logsumexp(x) along ``axis``, stable for large inputs."""
     return _log_softmax(x, axis=normalize_axis(axis, ndim_of(x)))
+
+
+def _with_initial(name: str, x: Any, axis: Any, keepdims: bool, initial: Any, where: Any) -> Any:
+    """NumPy's max/min with ``initial`` (and ``where``): the masked-out entries lose to every other value."""
+    if initial is None:
+        raise ValueError(f"{name}: 'where' needs 'initial' (a {name}imum has no identity to give the entries "
+                         "left out), as in NumPy; pass initial=")
+    pick = elementwise.maximum if name == "max" else elementwise.minimum
+    if where is not None:
+        x = elementwise.where(where, x, -np.inf if name == "max" else np.inf)
+    reduce = _max if name == "max" else _min
+    y = reduce(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims)) if np.size(raw(x)) else None
+    return initial if y is None else pick(y, initial)
 
 
 def _no_out(name: str, out: Any) -> None:

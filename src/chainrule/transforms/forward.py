@@ -10,6 +10,7 @@ import numpy as np
 from .. import _pytree
 from ..autodiff import batching as _batching
 from ..core import state
+from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
     _as_array,
@@ -44,7 +45,7 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     if _batching.levels():
         return _lifted().jvp(f, primals, tangents)
     like = primals[0] if len(primals) == 1 else None
-    with _transform():
+    with _transform(), numpy_methods_for(primals):
         with state.new_level() as level:
             args = []
             for p, t in zip(primals, tangents):

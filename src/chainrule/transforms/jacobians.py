@@ -11,6 +11,7 @@ import numpy as np
 from .. import _pytree
 from ..autodiff import batching as _batching
 from ..core import state
+from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
     _argnums,
@@ -61,7 +62,7 @@ def jacrev(
         if _batching.levels():
             return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
-        with _transform():
+        with _transform(), numpy_methods_for(args):
             new_args, parts = _prepare(args, nums, "jacrev")
             out = f(*new_args)
             out_leaves, out_def = _pytree.flatten(out)
@@ -127,7 +128,7 @@ def jacfwd(
                 for o in leaves:
                     _check_output("jacfwd", holomorphic, o)
 
-        with _transform(), _named("jacfwd"):
+        with _transform(), _named("jacfwd"), numpy_methods_for(args):
             stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             for k, (leaves, treedef) in enumerate(leaves_per_arg):
                 for j, leaf in enumerate(leaves):

@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import _pytree
 from ..autodiff import batching as _batching
+from ..ops.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
 from ._common import (
@@ -47,7 +48,7 @@ def value_and_grad(
         if _batching.levels():  # inside vmap: every example's gradient at once
             return _lifted().value_and_grad(f, argnums, has_aux, args, kwargs, holomorphic)
         nums = _argnums(argnums, len(args), "grad")
-        with _transform():
+        with _transform(), numpy_methods_for(args):
             new_args, parts = _prepare(args, nums, "grad")
             result = f(*new_args, **kwargs)
             if has_aux and not (isinstance(result, (tuple, list)) and len(result) == 2):
@@ -184,7 +185,7 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     if _batching.levels():
         return _lifted().vjp(f, primals)
     nums = tuple(range(len(primals)))
-    with _transform():
+    with _transform(), numpy_methods_for(primals):
         new_args, parts = _prepare(primals, nums, _name.get("vjp"))
         out = f(*new_args)
     out_leaves, out_def = _pytree.flatten(out)
