@@ -175,9 +175,15 @@ def test_dtype_and_device_conversions():
         x.cuda()
     with pytest.raises(TypeError, match="masked_fill: mask must be boolean"):
         x.masked_fill(np.ones((2, 3)), 0.0)
-    with pytest.raises(ValueError, match="transpose.0, 1. of a 2-D Tensor is the identity in NumPy but the transpose"):
-        x.transpose(0, 1)
-    np.testing.assert_array_equal(x.transpose(1, 0).data, X.T)
+    # a 2-D Tensor's transpose(0, 1) is PyTorch's (NumPy's identity permutation only inside a transform of arrays)
+    for axes in ((0, 1), (-2, -1), (1, 0), (0, -1)):
+        np.testing.assert_array_equal(x.transpose(*axes).data, X.T)
+    np.testing.assert_array_equal(x.transpose(dim0=0, dim1=1).data, X.T)
+    np.testing.assert_array_equal(x.transpose((0, 1)).data, X)  # one sequence: NumPy's permutation
+    np.testing.assert_array_equal(cr.grad(lambda a: (a.transpose(0, 1) * np.arange(6.0).reshape(2, 3)).sum())(X),
+                                  np.arange(6.0).reshape(2, 3))  # NumPy's identity, as on the array
+    np.testing.assert_array_equal(cr.grad(lambda a: (a.transpose(0, 1) * np.arange(6.0).reshape(3, 2)).sum())(
+        Tensor(X)).data, np.arange(6.0).reshape(3, 2).T)  # given a Tensor: PyTorch's
     with pytest.raises(IndexError, match=r"size\(5\): a Tensor of 2 dimensions has no such dim"):
         x.size(5)
 

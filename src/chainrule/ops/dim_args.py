@@ -20,6 +20,8 @@ from ._define import raw
 # Inside a functional transform (grad, jacrev, vmap...) given NumPy values, as JAX's are, the methods whose NumPy and
 # PyTorch meanings differ take NumPy's: f(x) on arrays and the transform of f must compute the same function.
 _NUMPY_METHODS: ContextVar[bool] = ContextVar("chainrule_numpy_methods", default=False)
+numpy_methods = _NUMPY_METHODS.get
+"""True while a transform runs on NumPy values: the methods whose meanings differ take NumPy's."""
 
 
 @contextmanager

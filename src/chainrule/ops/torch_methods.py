@@ -28,7 +28,7 @@ from . import arrays, elementwise, tie_order
 from . import shape as shape_ops
 from ._define import raw
 from .declare import tensor_method
-from .dim_args import ValuesIndices, as_scalar, resolve_dim, scalar_along
+from .dim_args import ValuesIndices, as_scalar, numpy_methods, resolve_dim, scalar_along
 
 
 def _value_method(np_fn: Any, name: str) -> Any:
@@ -70,7 +70,9 @@ def permute(self: Tensor, *dims: Any) -> Any:
 
 @tensor_method("transpose")
 def transpose(self: Tensor, *axes: Any, dim0: Any = None, dim1: Any = None) -> Any:
-    """NumPy's ``transpose(*axes)`` (a permutation); two axes of a Tensor that is not 2-D swap them (PyTorch's)."""
+    """NumPy's ``transpose(*axes)`` (a permutation); two axes swap them (PyTorch's) where NumPy would need another
+    number of axes, and on a 2-D Tensor too (``t.transpose(0, 1)`` is PyTorch's transpose, not NumPy's identity
+    permutation), except inside a transform given NumPy values, where methods keep NumPy's meaning."""
     if dim0 is not None or dim1 is not None:
         axes = (dim0, dim1)
     if not axes:
@@ -79,11 +81,8 @@ def transpose(self: Tensor, *axes: Any, dim0: Any = None, dim1: Any = None) -> A
         return shape_ops.transpose(self, tuple(_shape_args(axes)))
     if self.ndim != 2:  # NumPy would need self.ndim axes: PyTorch's swap
         return shape_ops.swapaxes(self, axes[0], axes[1])
-    if [int(a) % 2 for a in axes] == [0, 1]:
-        raise ValueError(
-            "transpose(0, 1) of a 2-D Tensor is the identity in NumPy but the transpose in PyTorch; "
-            "say which: t.T, t.t() or t.swapaxes(0, 1) for the transpose, t itself for the identity"
-        )
+    if [int(a) % 2 for a in axes] == [0, 1] and not numpy_methods():  # PyTorch's swap (NumPy's: the identity)
+        return shape_ops.swapaxes(self, axes[0], axes[1])
     return shape_ops.transpose(self, tuple(axes))
 
 
