@@ -272,3 +272,18 @@ def test_a_replay_refuses_targets_outside_the_classes(kw):
     for bad in (4, -1, -100):
         with pytest.raises(IndexError, match=f"target holds class {bad}, outside \\[0, 4\\)"):
             loss_fn(x, np.array([1, bad]))
+
+
+def test_a_replayed_relu_sends_zero_not_nan_where_an_infinite_gradient_meets_its_cut_off_part():
+    # relu's inlined rule takes the product for a finite gradient and where() otherwise, as selected() does eagerly
+    x0 = np.array([[-1.0, 0.0, 4.0], [2.0, -3.0, 1.0]])
+    f = cr.jit(lambda x: np.sqrt(F.relu(x)).sum())
+    with np.errstate(divide="ignore"):
+        grads = []
+        for _ in range(3):  # traced, then replayed twice
+            x = cr.Tensor(x0, requires_grad=True)
+            f(x).backward()
+            grads.append(x.grad.data)
+    expected = np.where(x0 > 0, 0.5 / np.sqrt(np.maximum(x0, 1e-300)), 0.0)
+    for g in grads:
+        np.testing.assert_array_equal(g, expected)

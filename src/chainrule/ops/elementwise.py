@@ -198,7 +198,9 @@ def _relu_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
     x = args[0]
     if kw or type(x) is not np.ndarray or type(ans) is not np.ndarray or x.ndim == 0 or x.dtype.kind != "f":
         return None
-    return Inlined(forward=["{out} = np.maximum({a0}, 0)"], backward={0: ["t = np.where({out} > 0, {g}, 0.0)"]})
+    # what selected() does: the product for a finite gradient, else where()
+    backward = ["t = {g} * ({out} > 0) if np.isfinite({g}).all() else np.where({out} > 0, {g}, 0.0)"]
+    return Inlined(forward=["{out} = np.maximum({a0}, 0)"], backward={0: backward})
 
 
 REGISTRY["relu"].inline = _relu_inline
