@@ -1,0 +1,75 @@
+"""PyTorch as the oracle for ``chainrule.nn.functional`` at the inputs a random fuzzer found apart.
+
+Each case runs one program on both libraries and compares the value, the gradient and the gradient of
+the squared gradient norm (second order), in float64.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.nn.functional as CF
+
+torch = pytest.importorskip("torch", reason="the oracle tests need PyTorch")
+pytestmark = pytest.mark.oracle
+
+
+def _derivatives(lib, functional, tensor, program, inputs):
+    xs = [tensor(a, requires_grad=True) for a in inputs]
+    out = program(functional, tensor, *xs)
+    grads = lib.autograd.grad(out, xs, create_graph=True)
+    penalty = sum((g * g).sum() for g in grads)
+    second = lib.autograd.grad(penalty, xs) if lib is cr or penalty.requires_grad else [torch.zeros_like(x) for x in xs]
+    as_numpy = (lambda t: t.detach().numpy()) if lib is torch else (lambda t: np.asarray(t.data))
+    return [as_numpy(out)], [as_numpy(g) for g in grads], [as_numpy(g) for g in second]
+
+
+def assert_same_as_torch(program, *inputs):
+    inputs = [np.asarray(a, dtype=np.float64) for a in inputs]
+    ours = _derivatives(cr, CF, lambda a, **kw: cr.Tensor(a, **kw), program, inputs)
+    theirs = _derivatives(torch, torch.nn.functional, lambda a, **kw: torch.tensor(a, **kw), program, inputs)
+    for what, a, b in zip(("value", "gradient", "gradient-penalty gradient"), ours, theirs):
+        for k, (x, y) in enumerate(zip(a, b)):
+            np.testing.assert_allclose(x, y, rtol=1e-10, atol=1e-12, err_msg=f"{what} of input {k}")
+
+
+X = np.array([[0.5, -1.0, 2.0], [1e3, -1e3, 0.0]])
+WEIGHT = np.array([0.5, 2.0, 1.0])
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.3])
+@pytest.mark.parametrize("weight", [None, WEIGHT])
+def test_cross_entropy_mean_with_every_row_ignored_is_nan_with_a_zero_gradient(weight, smoothing):
+    # PyTorch's value is 0/0 = NaN, but its backward visits no row: the gradient is 0, not NaN
+    def loss(F, T, x):
+        return F.cross_entropy(x, T(np.array([1, 1])), weight=None if weight is None else T(weight), ignore_index=1,
+                               label_smoothing=smoothing) * 1.0 + (x * x).sum()
+
+    ours = _derivatives(cr, CF, lambda a, **kw: cr.Tensor(a, **kw), loss, [np.asarray(X)])
+    assert np.isnan(ours[0][0])
+    theirs = _derivatives(torch, torch.nn.functional, lambda a, **kw: torch.tensor(a, **kw), loss, [np.asarray(X)])
+    np.testing.assert_allclose(ours[1][0], theirs[1][0], rtol=1e-12)
+    np.testing.assert_allclose(ours[2][0], theirs[2][0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("weight", [None, WEIGHT])
+def test_nll_loss_mean_with_every_row_ignored_is_nan_with_a_zero_gradient(weight):
+    def loss(F, T, x):
+        return F.nll_loss(F.log_softmax(x, dim=1), T(np.array([-1, -1])), ignore_index=-1,
+                          weight=None if weight is None else T(weight)) * 1.0 + (x * x).sum()
+
+    ours = _derivatives(cr, CF, lambda a, **kw: cr.Tensor(a, **kw), loss, [np.asarray(X)])
+    assert np.isnan(ours[0][0])
+    theirs = _derivatives(torch, torch.nn.functional, lambda a, **kw: torch.tensor(a, **kw), loss, [np.asarray(X)])
+    np.testing.assert_allclose(ours[1][0], theirs[1][0], rtol=1e-12)
+    np.testing.assert_allclose(ours[2][0], theirs[2][0], rtol=1e-12)
+
+
+def test_cross_entropy_with_some_rows_ignored_still_matches():
+    # the fix above must leave the usual mean alone: a kept row among ignored ones, weighted and not
+    for weight in (None, WEIGHT):
+        assert_same_as_torch(lambda F, T, x: F.cross_entropy(
+            x, T(np.array([1, 2])), ignore_index=1, weight=None if weight is None else T(weight),
+            label_smoothing=0.1), X)
