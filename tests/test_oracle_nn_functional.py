@@ -73,3 +73,24 @@ def test_cross_entropy_with_some_rows_ignored_still_matches():
         assert_same_as_torch(lambda F, T, x: F.cross_entropy(
             x, T(np.array([1, 2])), ignore_index=1, weight=None if weight is None else T(weight),
             label_smoothing=0.1), X)
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, np.inf])
+def test_embedding_max_norm_rescales_the_picked_rows_in_place_as_pytorch(norm_type):
+    # max_norm used to be refused (a TypeError on the keyword); PyTorch rescales the rows it picks, in place
+    table = np.array([[3.0, 4.0], [0.1, 0.2], [-2.0, 0.0], [1.0, 1.0]])
+    idx = np.array([[0, 2, 0], [1, 2, 1]])
+    ours, theirs = cr.Tensor(table.copy(), requires_grad=True), torch.tensor(table.copy(), requires_grad=True)
+    ours_out = CF.embedding(idx, ours, padding_idx=2, max_norm=1.5, norm_type=norm_type)
+    theirs_out = torch.nn.functional.embedding(torch.tensor(idx), theirs, padding_idx=2, max_norm=1.5,
+                                               norm_type=norm_type)
+    np.testing.assert_allclose(ours_out.data, theirs_out.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-12)  # rows 0 and 2 shrunk, 3 untouched
+    (ours_out * ours_out).sum().backward()
+    (theirs_out * theirs_out).sum().backward()
+    np.testing.assert_allclose(ours.grad.data, theirs.grad.numpy(), rtol=1e-12)
+    layer = cr.nn.Embedding(4, 2, max_norm=1.5, norm_type=norm_type, dtype=np.float64)
+    layer.weight.data[...] = table
+    np.testing.assert_allclose(layer(idx).data, ours_out.data, rtol=1e-12)
+    with pytest.raises(NotImplementedError, match="embedding: scale_grad_by_freq=True, sparse=False are not"):
+        CF.embedding(idx, ours, scale_grad_by_freq=True)
