@@ -94,3 +94,16 @@ def test_embedding_max_norm_rescales_the_picked_rows_in_place_as_pytorch(norm_ty
     np.testing.assert_allclose(layer(idx).data, ours_out.data, rtol=1e-12)
     with pytest.raises(NotImplementedError, match="embedding: scale_grad_by_freq=True, sparse=False are not"):
         CF.embedding(idx, ours, scale_grad_by_freq=True)
+
+
+@pytest.mark.parametrize("name", ["LayerNorm", "RMSNorm", "BatchNorm1d"])
+def test_a_layer_without_parameters_converted_by_to_takes_inputs_of_the_new_dtype(name):
+    # .to(np.float64) converted parameters and buffers but not the dtype a parameter-less layer keeps: it then
+    # refused a float64 input, with an error that told the user to call .to(np.float64)
+    build = {"LayerNorm": lambda m: m.LayerNorm(3, elementwise_affine=False),
+             "RMSNorm": lambda m: m.RMSNorm(3, elementwise_affine=False),
+             "BatchNorm1d": lambda m: m.BatchNorm1d(3, affine=False)}[name]
+    x = np.array([[1.0, -2.0, 0.5], [0.0, 3.0, 0.5]])
+    ours = build(cr.nn).to(np.float64)(cr.Tensor(x))
+    theirs = build(torch.nn).double()(torch.tensor(x))
+    np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-12)
