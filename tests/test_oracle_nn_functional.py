@@ -107,3 +107,12 @@ def test_a_layer_without_parameters_converted_by_to_takes_inputs_of_the_new_dtyp
     ours = build(cr.nn).to(np.float64)(cr.Tensor(x))
     theirs = build(torch.nn).double()(torch.tensor(x))
     np.testing.assert_allclose(ours.data, theirs.detach().numpy(), rtol=1e-12)
+
+
+def test_pad_with_negative_sizes_crops_as_pytorch():
+    # negative padding used to raise NotImplementedError; PyTorch's constant mode crops those ends
+    x = np.arange(24.0).reshape(2, 3, 4) / 7
+    for pads in [(-1, 2), (1, -4), (0, 0, -1, 1), (-2, 3, 0, 0, 1, -1)]:
+        assert_same_as_torch(lambda F, T, a: (F.pad(a, pads, value=1.5) ** 2).sum(), x)
+    with pytest.raises(NotImplementedError, match="pad: negative padding .cropping. is only for mode='constant'"):
+        CF.pad(cr.Tensor(x), (-1, 1), mode="replicate")
