@@ -116,3 +116,36 @@ def test_pad_with_negative_sizes_crops_as_pytorch():
         assert_same_as_torch(lambda F, T, a: (F.pad(a, pads, value=1.5) ** 2).sum(), x)
     with pytest.raises(NotImplementedError, match="pad: negative padding .cropping. is only for mode='constant'"):
         CF.pad(cr.Tensor(x), (-1, 1), mode="replicate")
+
+
+A = np.array([[0.5, -1.0, 0.0], [2.0, 0.0, 0.0], [1.0, 1.0, -1.0]])
+B = np.array([[0.5, 1.0, 0.0], [0.0, 0.0, 0.0], [1.0, -1.0, 2.0]])
+SIGNS = np.array([1.0, -1.0, -1.0])
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("name", ["margin_ranking", "hinge_embedding", "soft_margin", "multilabel_soft_margin",
+                                  "cosine_embedding", "triplet", "triplet_swap", "poisson", "poisson_full"])
+def test_margin_losses_match_pytorch_at_kinks_and_zeros(name, reduction):
+    # new in chainrule: each follows PyTorch's formula (clamp_min passes the gradient at 0; where on the target)
+    losses = {
+        "margin_ranking": lambda F, T, a, b: F.margin_ranking_loss(a[:, 0], b[:, 0], T(SIGNS), margin=0.5,
+                                                                   reduction=reduction),
+        "hinge_embedding": lambda F, T, a, b: F.hinge_embedding_loss(a * b, T(np.sign(A + 0.1)), margin=1.0,
+                                                                     reduction=reduction),
+        "soft_margin": lambda F, T, a, b: F.soft_margin_loss(a - b, T(np.sign(B + 0.1)), reduction=reduction),
+        "multilabel_soft_margin": lambda F, T, a, b: F.multilabel_soft_margin_loss(
+            a * b, T((A > 0).astype(float)), weight=T(np.array([0.5, 1.0, 2.0])), reduction=reduction),
+        "cosine_embedding": lambda F, T, a, b: F.cosine_embedding_loss(a, b + 1.0, T(SIGNS), margin=0.2,
+                                                                       reduction=reduction),
+        "triplet": lambda F, T, a, b: F.triplet_margin_loss(a, b, a * b, margin=1.5, p=1.0, reduction=reduction),
+        "triplet_swap": lambda F, T, a, b: F.triplet_margin_loss(a, b, b * 2.0, swap=True, reduction=reduction),
+        "poisson": lambda F, T, a, b: F.poisson_nll_loss(a * b, T(np.abs(B)), reduction=reduction),
+        "poisson_full": lambda F, T, a, b: F.poisson_nll_loss(a * a + b * b + 0.5, T(np.abs(B) * 2), log_input=False,
+                                                              full=True, reduction=reduction),
+    }
+    loss = losses[name]
+    assert_same_as_torch(lambda F, T, a, b: (loss(F, T, a, b) * T(np.array(1.5))).sum(), A, B)
+    if name == "triplet":
+        with pytest.raises(ValueError, match="triplet_margin_loss: margin must be greater than 0, got 0.0"):
+            CF.triplet_margin_loss(A, B, A, margin=0.0)

@@ -51,6 +51,8 @@ from .functional_entry_losses import binary_cross_entropy_with_logits, mse_loss
 from .functional_extras import *  # noqa: F403  (more of torch.nn.functional: leaky_relu, elu, l1_loss, ...)
 from .functional_extras import __all__ as _extras
 from .functional_losses import cross_entropy, nll_loss
+from .functional_margin import *  # noqa: F403  (margin_ranking_loss, hinge_embedding_loss, triplet_margin_loss, ...)
+from .functional_margin import __all__ as _margin
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
@@ -62,7 +64,7 @@ __all__ = [
 # Ops declared public in nn.functional (ops/declare.py: relu, sigmoid, tanh, softplus...), by their declarations.
 globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
-__all__ += [name for name in _extras if name not in __all__]
+__all__ += [name for name in _extras + _margin if name not in __all__]
 from .functional_activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
 
 
