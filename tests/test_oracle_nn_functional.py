@@ -149,3 +149,12 @@ def test_margin_losses_match_pytorch_at_kinks_and_zeros(name, reduction):
     if name == "triplet":
         with pytest.raises(ValueError, match="triplet_margin_loss: margin must be greater than 0, got 0.0"):
             CF.triplet_margin_loss(A, B, A, margin=0.0)
+
+
+@pytest.mark.parametrize("beta", [1.0, 2.0])
+def test_softplus_exactly_at_the_threshold_has_pytorchs_derivatives(beta):
+    # at beta * x == threshold PyTorch takes the smooth branch's value and slope, but its double backward tests
+    # beta * x < threshold: second derivative 0 there (chainrule's was the smooth branch's)
+    x = np.array([2.5, 5.0, 0.0, -1.0, 6.0]) / beta
+    assert_same_as_torch(lambda F, T, a: (F.softplus(a, beta=beta, threshold=5.0) * T(np.arange(5.0))).sum(), x)
+    assert_same_as_torch(lambda F, T, a: (F.softplus(a * a, beta=beta, threshold=5.0) ** 2).sum(), x)
