@@ -158,3 +158,17 @@ def test_softplus_exactly_at_the_threshold_has_pytorchs_derivatives(beta):
     x = np.array([2.5, 5.0, 0.0, -1.0, 6.0]) / beta
     assert_same_as_torch(lambda F, T, a: (F.softplus(a, beta=beta, threshold=5.0) * T(np.arange(5.0))).sum(), x)
     assert_same_as_torch(lambda F, T, a: (F.softplus(a * a, beta=beta, threshold=5.0) ** 2).sum(), x)
+
+
+@pytest.mark.parametrize("weight", [None, np.array([1.0, 2.0, 0.5, 1.0])])
+def test_cross_entropy_under_vmap_with_an_example_whose_rows_are_all_ignored(weight):
+    # vmap's path (the fused node cannot read batched targets) divided by a zero count too: NaN gradients
+    x = np.random.default_rng(0).normal(size=(2, 3, 4))
+    t = np.array([[1, -100, 2], [-100, -100, -100]])
+    kw, tkw = ({}, {}) if weight is None else ({"weight": weight}, {"weight": torch.tensor(weight)})
+    ours = cr.vmap(cr.grad(lambda a, b: CF.cross_entropy(a, b, **kw)))(x, t)
+    theirs = torch.func.vmap(torch.func.grad(lambda a, b: torch.nn.functional.cross_entropy(a, b, **tkw)))(
+        torch.tensor(x), torch.tensor(t))
+    np.testing.assert_allclose(ours, theirs.numpy(), rtol=1e-12, atol=1e-15)
+    values = cr.vmap(lambda a, b: CF.cross_entropy(a, b, **kw))(x, t)
+    assert np.isfinite(values[0]) and np.isnan(values[1])

@@ -370,7 +370,11 @@ def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, 
     if reduction == "none":
         return losses
     total = losses.sum()
-    return total / row_w.sum() if reduction == "mean" else total
+    if reduction != "mean":
+        return total
+    kept = row_w.sum()
+    empty = valid.sum() == 0  # every row ignored: NaN with a zero gradient, as PyTorch (see _mean_of)
+    return total / np.where(empty, 1.0, kept) + np.where(empty, np.nan, 0.0)
 
 
 def _class_weights(name: str, weight: Any, c: int, dtype: Any) -> np.ndarray:
