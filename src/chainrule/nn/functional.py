@@ -51,6 +51,8 @@ from .functional_entry_losses import binary_cross_entropy_with_logits, mse_loss
 from .functional_extras import *  # noqa: F403  (more of torch.nn.functional: leaky_relu, elu, l1_loss, ...)
 from .functional_extras import __all__ as _extras
 from .functional_losses import cross_entropy, nll_loss
+from .functional_margin import *  # noqa: F403  (margin_ranking_loss, hinge_embedding_loss, triplet_margin_loss, ...)
+from .functional_margin import __all__ as _margin
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
@@ -62,7 +64,7 @@ __all__ = [
 # Ops declared public in nn.functional (ops/declare.py: relu, sigmoid, tanh, softplus...), by their declarations.
 globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
-__all__ += [name for name in _extras if name not in __all__]
+__all__ += [name for name in _extras + _margin if name not in __all__]
 from .functional_activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
 
 
@@ -284,9 +286,12 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> A
     return x * mask
 
 
-def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
+def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_norm: float | None = None,
+              norm_type: float = 2.0, scale_grad_by_freq: bool = False, sparse: bool = False) -> Any:
     """Rows of ``weight`` (num_embeddings, dim) picked by integer ``indices`` of any shape; the row
-    ``padding_idx`` (PyTorch's) is picked without its gradient.
+    ``padding_idx`` (PyTorch's) is picked without its gradient. ``max_norm``: as PyTorch, each picked row whose
+    ``norm_type``-norm exceeds it is first multiplied by ``max_norm / (norm + 1e-7)``, in place in ``weight``
+    (outside the graph).
 
     Example:
         >>> import numpy as np
@@ -301,6 +306,13 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         bad = idx[(idx < 0) | (idx >= n)].flat[0]
         raise IndexError(f"embedding: index {int(bad)} is out of range for an embedding table of {n} rows")
+    if scale_grad_by_freq or sparse:
+        raise NotImplementedError(
+            f"embedding: scale_grad_by_freq={scale_grad_by_freq}, sparse={sparse} are not supported; pass False "
+            "(a dense gradient; scale it yourself by the index counts if needed)"
+        )
+    if max_norm is not None:
+        _renormalize_rows(weight, np.unique(idx), float(max_norm), float(norm_type))
     out = getitem(weight, idx)
     if padding_idx is None:
         return out
@@ -310,3 +322,15 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None) -> Any:
     if not padded.any() or not isinstance(out, Tensor):
         return out
     return _where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient
+
+
+def _renormalize_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
+    """PyTorch's ``embedding_renorm_``: rows of the table longer than ``max_norm`` scaled down, in place."""
+    table = weight.data if isinstance(weight, Tensor) else weight
+    if not isinstance(table, np.ndarray) or not table.flags.writeable:
+        raise TypeError(f"embedding: max_norm rescales rows of the table in place; weight must be a writable NumPy "
+                        f"array or a Tensor, got {type(weight).__name__}")
+    picked = table[rows]
+    norms = np.linalg.norm(picked, ord=norm_type, axis=-1) if picked.size else np.zeros(len(rows))
+    long = norms > max_norm
+    table[rows[long]] = picked[long] * (max_norm / (norms[long] + 1e-7))[:, None].astype(table.dtype)

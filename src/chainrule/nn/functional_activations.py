@@ -143,5 +143,12 @@ def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     values = raw(scaled)
     if isinstance(values, Batched):  # inside vmap: the comparison batches
         return _ew.where(values > threshold, x, smooth)
-    tail = np.asarray(values) > threshold
+    values = np.asarray(values)
+    at = values == threshold
+    if at.any():  # PyTorch: the smooth branch's value and slope there, second derivative 0 (its double backward: <)
+        scale = np.asarray(values.dtype.type(beta))
+        slope = 1.0 / (1.0 + np.exp(-values))  # sigmoid(beta * x): the smooth branch's derivative
+        line = _ew.add(_ew.multiply(_ew.subtract(x, raw(x)), slope), np.logaddexp(0.0, values) / scale)
+        smooth = _ew.where(at, line, smooth)
+    tail = values > threshold
     return _ew.where(tail, x, smooth) if tail.any() else smooth

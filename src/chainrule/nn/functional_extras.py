@@ -227,7 +227,7 @@ _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
 def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
     """PyTorch's ``pad``: ``pad`` lists (before, after) pairs starting from the LAST dimension, e.g.
     ``(1, 2)`` pads the last dim by 1 and 2, ``(1, 1, 0, 3)`` also the one before it. ``mode`` 'constant'
-    (with ``value``), 'reflect', 'replicate' or 'circular'."""
+    (with ``value``; a negative size crops, as PyTorch), 'reflect', 'replicate' or 'circular'."""
     from ..ops.arrays import pad as numpy_pad
 
     if mode not in _PAD_MODES:
@@ -236,14 +236,24 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
     nd = np.ndim(raw(input))
     if len(sizes) % 2 or len(sizes) // 2 > nd:
         raise ValueError(f"pad: needs (before, after) pairs for at most {nd} dims, got {tuple(sizes)}")
-    if any(n < 0 for n in sizes):
-        raise NotImplementedError(f"pad: negative padding (cropping) is not supported, got {tuple(sizes)}; slice")
-    widths = [(0, 0)] * nd
+    if any(n < 0 for n in sizes) and mode != "constant":
+        raise NotImplementedError(f"pad: negative padding (cropping) is only for mode='constant' (as PyTorch), got "
+                                  f"{tuple(sizes)} with mode={mode!r}; slice the input instead")
+    widths, crop = [(0, 0)] * nd, [slice(None)] * nd
+    shape = np.shape(raw(input))
     for k in range(len(sizes) // 2):
-        widths[nd - 1 - k] = (sizes[2 * k], sizes[2 * k + 1])
+        before, after = sizes[2 * k], sizes[2 * k + 1]
+        axis = nd - 1 - k
+        widths[axis] = (max(before, 0), max(after, 0))
+        if before < 0 or after < 0:  # PyTorch crops there
+            size = shape[axis] + max(before, 0) + max(after, 0)
+            if size + min(before, 0) + min(after, 0) < 0:
+                raise ValueError(f"pad: padding {tuple(sizes)} crops dim {axis} of size {shape[axis]} below 0")
+            crop[axis] = slice(-min(before, 0), size + min(after, 0))
     x = input if isinstance(input, (Tensor, Batched)) else Tensor(np.asarray(input))
     if mode == "constant":
-        return numpy_pad(x, tuple(widths), mode="constant", constant_values=0.0 if value is None else value)
+        out = numpy_pad(x, tuple(widths), mode="constant", constant_values=0.0 if value is None else value)
+        return out[tuple(crop)] if any(c != slice(None) for c in crop) else out
     if value is not None:
         raise ValueError(f"pad: value is only for mode='constant', got mode={mode!r}")
     return numpy_pad(x, tuple(widths), mode=_PAD_MODES[mode])

@@ -53,7 +53,7 @@ def _ce_prepare(
         w = valid.astype(dt).reshape(n, 1)
         count = int(valid.sum())
     if reduction == "mean":
-        w = w / count if count else w * np.nan
+        w = w / count if count else w  # every row ignored: all 0, PyTorch's gradient (its value is 0/0 = NaN)
     return q, w
 
 
@@ -175,7 +175,7 @@ def _ce_vjp(
         if reduction == "none":
             p *= g.reshape(-1, 1) if valid is None else (g * valid).reshape(-1, 1)
             return p
-        scale = g / count if reduction == "mean" else g
+        scale = (g / count if count else g * 0.0) if reduction == "mean" else g  # (every row ignored: PyTorch's 0)
         if valid is not None:
             scale = scale * valid.reshape(-1, 1)
         p *= scale
@@ -370,7 +370,11 @@ def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, 
     if reduction == "none":
         return losses
     total = losses.sum()
-    return total / row_w.sum() if reduction == "mean" else total
+    if reduction != "mean":
+        return total
+    kept = row_w.sum()
+    empty = valid.sum() == 0  # every row ignored: NaN with a zero gradient, as PyTorch (see _mean_of)
+    return total / np.where(empty, 1.0, kept) + np.where(empty, np.nan, 0.0)
 
 
 def _class_weights(name: str, weight: Any, c: int, dtype: Any) -> np.ndarray:
@@ -403,7 +407,13 @@ def _weighted_cross_entropy(x: Any, target: np.ndarray, w: np.ndarray, ignore_in
     if reduction == "none":
         return losses
     total = reduce_sum(losses)
-    return total / row_w.sum() if reduction == "mean" else total
+    return _mean_of(total, row_w.sum(), valid.any()) if reduction == "mean" else total
+
+
+def _mean_of(total: Any, weights: Any, any_kept: bool) -> Any:
+    """``total / weights``, the mean over the rows kept. With every row ignored PyTorch's value is 0/0 = NaN but
+    its gradient 0 (its backward visits no row), so the NaN is added as a constant."""
+    return total / weights if any_kept else total * 0.0 + np.nan
 
 
 def nll_loss(log_probs: Any, target: Any, weight: Any = None, ignore_index: int = -100,
@@ -442,4 +452,4 @@ def nll_loss(log_probs: Any, target: Any, weight: Any = None, ignore_index: int 
     if reduction == "none":
         return picked
     total = picked.sum()
-    return total if reduction == "sum" else total / (weights.sum() if weight is not None else int(valid.sum()))
+    return total if reduction == "sum" else _mean_of(total, weights.sum(), valid.any())

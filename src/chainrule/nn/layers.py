@@ -88,7 +88,8 @@ class Embedding(Module):
         (1, 3, 4)
     """
 
-    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None, *,
+    def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
+                 max_norm: float | None = None, norm_type: float = 2.0, *,
                  dtype: Any = None, rng: Any = None, device: Any = None) -> None:
         super().__init__()
         dt = resolve_dtype(dtype, "Embedding", device)
@@ -100,10 +101,12 @@ class Embedding(Module):
             padding_idx %= num_embeddings
             table[padding_idx] = 0.0
         self.padding_idx = padding_idx
+        self.max_norm, self.norm_type = max_norm, float(norm_type)
         self.weight = Parameter(table, dtype=dt)
 
     def forward(self, indices: Any) -> Any:
-        return F.embedding(indices, self.weight, self.padding_idx)  # (the padding row gets no gradient)
+        # (the padding row gets no gradient; max_norm rescales the picked rows of the table in place, as PyTorch)
+        return F.embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type)
 
     def extra_repr(self) -> str:
         pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"

@@ -259,6 +259,8 @@ class Module:
                     p.grad = Tensor._wrap(p.grad.data.astype(dt))
                 p._bump_version()
         for m in self.modules():
+            if isinstance(m.__dict__.get("_dtype"), np.dtype):  # a layer without parameters (LayerNorm(..., False))
+                m._dtype = dt  # takes its inputs in the dtype kept here
             for name, b in list(m._buffers.items()):
                 if b is not None and b.dtype.kind == "f" and b.dtype != dt:
                     m._buffers[name] = b.astype(dt)
