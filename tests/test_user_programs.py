@@ -600,3 +600,38 @@ def test_backward_and_autograd_grad_take_pytorchs_positional_order():
     (g,) = cr.autograd.grad((x**3).sum(), x, None, True, True)  # retain_graph, create_graph
     (tg,) = torch.autograd.grad((tx**3).sum(), tx, None, True, True)
     np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].data, torch.autograd.grad(tg.sum(), tx)[0].numpy())
+
+
+def test_torch_max_of_a_tensor_along_a_dim_is_pytorchs_values_and_indices_pair():
+    # `_, predicted = torch.max(outputs, 1)`: NumPy's reading would unpack a batch of two into two max values
+    outputs = cr.Tensor([[0.1, 0.9, 0.0], [0.8, 0.1, 0.1]])
+    _, predicted = cr.max(outputs, 1)
+    assert predicted.tolist() == [1, 0]
+    values, indices = cr.min(outputs, dim=0)
+    assert values.tolist() == [0.1, 0.1, 0.0] and indices.tolist() == [0, 1, 0]
+    assert cr.max(outputs, axis=1).tolist() == [0.9, 0.8]  # NumPy's keyword keeps NumPy's meaning
+    assert cr.max(outputs, cr.Tensor([0.5, 0.5, 0.5])).tolist() == [[0.5, 0.9, 0.5], [0.8, 0.5, 0.5]]
+    assert cr.max(np.array([[1.0, 2.0], [4.0, 3.0]]), 1).tolist() == [2.0, 4.0]
+    # under a transform given NumPy values the function is NumPy's, as jax.numpy.max
+    assert cr.grad(lambda x: cr.sum(cr.max(x, 1)))(np.array([[1.0, 2.0], [3.0, 0.0]])).tolist() == [[0, 1], [1, 0]]
+
+
+def test_pytorch_tutorial_spellings_linspace_flatten_grad_fn_and_save_load(tmp_path):
+    x = cr.linspace(-1, 1, 5)  # torch.linspace: a Tensor in the default dtype, so the methods work
+    assert isinstance(x, cr.Tensor) and x.dtype == np.float32 and x.unsqueeze(-1).shape == (5, 1)
+    assert cr.linspace(0.0, 1.0, num=3, endpoint=False).tolist() == [0.0, 1 / 3, 2 / 3]  # NumPy's keywords
+    b = cr.Tensor(2.0, requires_grad=True)
+    cr.linspace(0.0, b, 5).sum().backward()
+    assert b.grad.item() == 2.5
+    assert cr.flatten(cr.zeros(2, 3, 4, 5), 1).shape == (2, 60)  # torch.flatten(x, start_dim)
+    assert cr.flatten(cr.zeros(2, 3, 4, 5), 1, 2).shape == (2, 12, 5)
+    assert cr.flatten(cr.zeros(2, 3)).shape == (6,)
+    w = cr.Tensor([1.0, 2.0], requires_grad=True)
+    loss = ((w * 3) ** 2).mean()
+    assert loss.grad_fn.name() == "mean" and loss.grad_fn.next_functions[0][0].name() == loss.parents[0].op
+    assert (w * 3).grad_fn.next_functions == ((None, 0),)  # a leaf: PyTorch's AccumulateGrad
+    net = cr.nn.Linear(2, 1)
+    cr.save(net.state_dict(), tmp_path / "net.pth")
+    other = cr.nn.Linear(2, 1)
+    other.load_state_dict(cr.load(tmp_path / "net.pth", weights_only=True, map_location="cpu"))
+    assert other.weight.tolist() == net.weight.tolist() and other.bias.tolist() == net.bias.tolist()

@@ -24,7 +24,10 @@ import numpy as np
 from .core.device import check_cpu
 from .tensor import Tensor
 
-__all__ = ["zeros", "ones", "full", "empty", "eye", "arange", "rand", "randn", "zeros_like", "ones_like", "full_like"]
+__all__ = [
+    "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "rand", "randn", "zeros_like", "ones_like",
+    "full_like",
+]
 
 
 def get_default_dtype() -> np.dtype:
@@ -134,6 +137,33 @@ def arange(
     if dtype is None:
         dtype = get_default_dtype() if arr.dtype.kind == "f" else np.int64
     return _make(arr.astype(dtype), requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: int | None = None, dtype: Any = None, requires_grad: bool = False,
+             device: Any = None, **numpy_keywords: Any) -> Any:
+    """``steps`` evenly spaced values from ``start`` to ``end`` (both included), as ``torch.linspace``.
+
+    Numbers give a Tensor in the default dtype, like :func:`arange` (``cr.linspace(...).unsqueeze(-1)``
+    works as in PyTorch); Tensor endpoints give a result differentiable in them. ``numpy.linspace``
+    (and ``chainrule.numpy.linspace``) keep NumPy's meaning; NumPy's keywords (``num=``, ``endpoint=``,
+    ``retstep=``, ``axis=``) pass on to it.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.linspace(0, 1, 3)
+        Tensor([0. , 0.5, 1. ], dtype=float32)
+    """
+    from .ops.numeric import linspace as numpy_linspace  # on first use: keeps `import chainrule` light
+
+    check_cpu("linspace", device)
+    if steps is None:
+        steps = numpy_keywords.pop("num", 50)
+    if isinstance(start, Tensor) or isinstance(end, Tensor) or numpy_keywords:
+        return numpy_linspace(start, end, steps, dtype=dtype, **numpy_keywords)
+    arr = numpy_linspace(start, end, steps)
+    if not isinstance(arr, np.ndarray):  # a batched endpoint under vmap: keep it
+        return arr if dtype is None else arr.astype(dtype)
+    return _make(arr.astype(_dtype(dtype)), requires_grad)
 
 
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
