@@ -635,3 +635,32 @@ def test_pytorch_tutorial_spellings_linspace_flatten_grad_fn_and_save_load(tmp_p
     other = cr.nn.Linear(2, 1)
     other.load_state_dict(cr.load(tmp_path / "net.pth", weights_only=True, map_location="cpu"))
     assert other.weight.tolist() == net.weight.tolist() and other.bias.tolist() == net.bias.tolist()
+
+
+def test_jit_on_numpy_arguments_returns_arrays_and_replays_with_new_values_as_jax():
+    import chainrule.numpy as cnp
+
+    def selu(x, alpha=1.67, lmbda=1.05):
+        return lmbda * cnp.where(x > 0, x, alpha * cnp.exp(x) - alpha)
+
+    fast = cr.jit(selu)
+    x = np.array([-1.0, 0.5, 2.0])
+    for values in (x, x + 1.0, -x):  # traced, then replayed with other values
+        out = fast(values)
+        assert type(out) is np.ndarray and np.allclose(out, selu(values))
+    assert fast.source  # the second and third calls were replays
+    square = cr.jit(lambda v: v * v)
+    assert square(3.0) == 9.0 and square(4.0) == 16.0  # a float argument is traced, as JAX's
+
+
+def test_jit_of_a_transform_on_numpy_arguments_runs_it_as_it_is_with_a_warning():
+    import chainrule.numpy as cnp
+
+    def sum_logistic(x):
+        return cnp.sum(1.0 / (1.0 + cnp.exp(-x)))
+
+    x = np.arange(3.0)
+    with pytest.warns(UserWarning, match="runs the function as it is"):
+        h = cr.jit(cr.jacfwd(cr.jacrev(sum_logistic)))(x)  # JAX quickstart's hessian
+    s = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(h, np.diag(s * (1 - s) * (1 - 2 * s)), atol=1e-12)
