@@ -664,3 +664,23 @@ def test_jit_of_a_transform_on_numpy_arguments_runs_it_as_it_is_with_a_warning()
         h = cr.jit(cr.jacfwd(cr.jacrev(sum_logistic)))(x)  # JAX quickstart's hessian
     s = 1 / (1 + np.exp(-x))
     np.testing.assert_allclose(h, np.diag(s * (1 - s) * (1 - 2 * s)), atol=1e-12)
+
+
+def test_jit_of_grad_of_a_custom_jvp_function_differentiates_and_runs_under_vmap():
+    # functools.update_wrapper copied the custom_jvp's `fn` (the undifferentiated function) over jit's own
+    import chainrule.numpy as cnp
+
+    @cr.custom_jvp
+    def log1pexp(x):
+        return cnp.log(1.0 + cnp.exp(x))
+
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return log1pexp(x), (1 - 1 / (1 + cnp.exp(x))) * x_dot
+
+    sigmoid = 1 / (1 + np.exp(-np.arange(3.0)))
+    np.testing.assert_allclose(cr.vmap(cr.jit(cr.grad(log1pexp)))(np.arange(3.0)), sigmoid)  # JAX's vmap(jit(...))
+    with pytest.warns(UserWarning, match="keeps per-call state"):  # a replay cannot hold the rule: runs as it is
+        np.testing.assert_allclose(cr.jit(cr.grad(log1pexp))(2.0), sigmoid[2])
+    assert cr.jvp(cr.jit(cr.sin), (0.5,), (1.0,))[1] == np.cos(0.5)  # jvp(jit(f)) runs f as it is

@@ -47,7 +47,7 @@ class Jitted:
         self.fn = fn
         self._arrays_in_arrays_out = arrays_in_arrays_out  # False for jit_step's loss: it reads values itself
         self.name = getattr(fn, "__name__", type(fn).__name__)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: a custom rule's fn, jvp would replace ours
         self._signature: list[tuple] | None = None
         self._grad_mode: bool | None = None
         self._program: Program | None = None
@@ -57,6 +57,7 @@ class Jitted:
         self._grad_out: int | None = None  # which output carries the gradient
         self._passed: list[Any] = []
         self._parents: list[int] = []
+        self._array_signature: list[tuple] = []  # the NumPy arguments of a trace on arrays, as given
         self._eager = False  # called on NumPy arguments and could not be traced: runs as it is (see _call_on_arrays)
 
     @property
@@ -65,12 +66,8 @@ class Jitted:
         return self._program.source if self._program is not None else ""
 
     def __call__(self, *args: Any) -> Any:
-        if forward_levels():
-            raise JitError(f"jit({self.name}): forward mode (jvp) through a replayed function is not supported; "
-                           "call the function without jit inside jvp")
-        if batching.open:
-            raise JitError(f"jit({self.name}): vmap over a replayed function is not supported; "
-                           "call the function without jit inside vmap")
+        if forward_levels() or batching.open:  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
+            return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
         if self._arrays_in_arrays_out and any(isinstance(a, _ARRAYS) for a in args) and not any(
             isinstance(a, Tensor) for a in args
         ):
@@ -87,9 +84,14 @@ class Jitted:
         wrapped = tuple(Tensor._wrap(np.asarray(a)) if isinstance(a, _ARRAYS) else a for a in args)
         with numpy_methods_for(args):
             if self._program is not None:
+                for i, (a, traced) in enumerate(zip(args, self._array_signature, strict=False)):
+                    now = _describe(a)  # said in the caller's terms (an ndarray), not the Tensor it is traced as
+                    if now[:3] != traced[:3] and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
+                        raise _explain_mismatch(self.name, i, traced, now)
                 result = self._replay(wrapped)
             else:
                 try:
+                    self._array_signature = [_describe(a) for a in args]
                     result = self._trace(wrapped)
                 except JitError as e:  # e.g. JAX's jit(jacfwd(f)): a replay holds no transform; jit only saves time
                     warnings.warn(f"{e}; jit({self.name}) runs the function as it is on NumPy arguments", stacklevel=3)
