@@ -684,3 +684,39 @@ def test_jit_of_grad_of_a_custom_jvp_function_differentiates_and_runs_under_vmap
     with pytest.warns(UserWarning, match="keeps per-call state"):  # a replay cannot hold the rule: runs as it is
         np.testing.assert_allclose(cr.jit(cr.grad(log1pexp))(2.0), sigmoid[2])
     assert cr.jvp(cr.jit(cr.sin), (0.5,), (1.0,))[1] == np.cos(0.5)  # jvp(jit(f)) runs f as it is
+
+
+@pytest.mark.oracle
+def test_top_level_functions_take_pytorchs_dim_and_keepdim_as_torch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    v = np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5]])
+    x, tx = cr.Tensor(v), torch.tensor(v)
+    for name in ("sum", "mean", "std", "var", "argmax", "softmax", "log_softmax", "logsumexp", "cumsum"):
+        ours, theirs = getattr(cr, name)(x, dim=1), getattr(torch, name)(tx, dim=1)
+        np.testing.assert_allclose(np.asarray(getattr(ours, "data", ours)), theirs.numpy(), err_msg=name)
+    assert cr.sum(x, dim=0, keepdim=True).shape == (1, 3)
+    assert cr.sum(v, dim=0).tolist() == [4.0, 1.0, 4.5]  # NumPy values: dim is axis
+    assert cr.std(x, axis=1).tolist() == np.std(v, axis=1).tolist()  # NumPy's keywords keep NumPy's meaning
+    with pytest.raises(TypeError, match="sum: got both axis= and dim="):
+        cr.sum(v, axis=0, dim=0)
+
+
+def test_a_dataloader_over_tensors_gives_tensor_batches_as_pytorch():
+    from chainrule.data import DataLoader, TensorDataset
+
+    x, y = cr.tensor(np.arange(12.0).reshape(3, 4)), cr.tensor(np.array([0, 1, 2]))
+    xb, yb = next(iter(DataLoader(TensorDataset(x, y), batch_size=2)))
+    assert isinstance(xb, cr.Tensor) and xb.view(-1, 2, 2).shape == (2, 2, 2) and yb.tolist() == [0, 1]
+    xs, _ = next(iter(DataLoader(TensorDataset(x, y), batch_size=2, collate_fn=None, shuffle=True)))
+    assert isinstance(xs, cr.Tensor)
+    plain, _ = next(iter(DataLoader(TensorDataset(x.numpy(), y.numpy()), batch_size=2)))
+    assert type(plain) is np.ndarray  # arrays in, arrays out
+
+    class Squares(cr.data.Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return cr.tensor([float(i) ** 2])
+
+    assert isinstance(next(iter(DataLoader(Squares(), batch_size=3))), cr.Tensor)

@@ -13,6 +13,7 @@ from typing import Any
 from . import allocator, blas_threads, ops  # noqa: F401
 from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
+from . import torch_dim as _torch_dim
 from . import torch_extremes as _torch_extremes
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
@@ -32,6 +33,9 @@ rand, randn, zeros_like, ones_like, full_like = (
 
 Value = Scalar  # micrograd's name
 max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t, 1) is a (values, indices) pair)
+for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to the Tensor method
+    globals()[_name] = _torch_dim.with_torch_dim(globals()[_name], _name)
+del _name
 
 allocator._configure_from_environment()  # keep freed array memory for reuse (CHAINRULE_MALLOC=0: off)
 blas_threads._configure_from_environment()  # idle BLAS workers sleep, not spin (CHAINRULE_BLAS_SPIN=1: off)
