@@ -108,8 +108,7 @@ def ravel(x: Any, order: str = "C") -> Any:
 
 
 def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
-    """Flatten to one dimension (as ndarray.flatten), or merge axes ``start_dim`` to ``end_dim`` into one
-    (as ``torch.flatten(x, 1)``)."""
+    """Flatten to one dimension, or merge axes ``start_dim`` to ``end_dim`` into one (``torch.flatten(x, 1)``)."""
     shape = shape_of(x)
     if (start_dim, end_dim) == (0, -1) or not shape:
         return ravel(x)
