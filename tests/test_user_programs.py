@@ -720,3 +720,16 @@ def test_a_dataloader_over_tensors_gives_tensor_batches_as_pytorch():
             return cr.tensor([float(i) ** 2])
 
     assert isinstance(next(iter(DataLoader(Squares(), batch_size=3))), cr.Tensor)
+
+
+@pytest.mark.oracle
+def test_torch_std_and_var_of_a_tensor_are_unbiased_as_pytorch_and_numpys_keywords_keep_numpys():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    v = np.array([[1.0, 2.0, 4.0], [0.5, -3.0, 2.0]])
+    x, tx = cr.Tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    (cr.std(x) + cr.var(x, 1).sum()).backward()
+    (torch.std(tx) + torch.var(tx, 1).sum()).backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+    assert cr.std(x, ddof=0).item() == pytest.approx(np.std(v))  # NumPy's keyword: NumPy's meaning
+    assert np.std(x).item() == pytest.approx(np.std(v))  # NumPy's own function stays NumPy's
+    assert cr.grad(lambda a: cr.var(a))(v) == pytest.approx(2 * (v - v.mean()) / v.size)  # JAX's jnp.var

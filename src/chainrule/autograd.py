@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -26,6 +27,9 @@ from .tensor import Tensor
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
 __all__ = ["backward", "grad", "functional", "Function", "FunctionCtx"]
+
+# `from chainrule.autograd.functional import jacobian`, as PyTorch's: this module is a file, not a package
+sys.modules[f"{__name__}.functional"] = functional
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,

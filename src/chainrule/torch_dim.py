@@ -5,12 +5,18 @@ Tensor is PyTorch's, so it goes to the Tensor method of the same name, which rea
 PyTorch does (``chainrule.std(t, dim=0)`` is unbiased, as ``torch.std``). On NumPy values, or under a
 transform given NumPy values, ``dim`` and ``keepdim`` are NumPy's ``axis`` and ``keepdims``.
 
+``std`` and ``var`` differ in more than the name: ``torch.std(t)`` is unbiased, ``numpy.std`` not. So on a Tensor
+(outside a transform given NumPy values) a call without NumPy's keywords (``axis=``, ``ddof=``, ``keepdims=``...)
+is PyTorch's: ``chainrule.std(t)`` and ``chainrule.std(t, 0)`` are unbiased, ``chainrule.std(t, ddof=0)`` is NumPy's.
+
 Example:
     >>> import chainrule as cr
     >>> cr.argmax(cr.Tensor([[1.0, 3.0], [4.0, 2.0]]), dim=1)
     Tensor([1, 0])
     >>> cr.sum(cr.Tensor([[1.0, 3.0], [4.0, 2.0]]), dim=0, keepdim=True)
     Tensor([[5., 5.]])
+    >>> cr.var(cr.Tensor([1.0, 3.0])), cr.var(cr.Tensor([1.0, 3.0]), ddof=0)
+    (Tensor(2.), Tensor(1.))
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ NAMES = (
     "log_softmax", "logsumexp", "all", "any", "median", "squeeze", "count_nonzero", "nansum", "nanmean", "diff",
     "quantile",
 )
+# NumPy's keywords of std and var: any of them makes the call NumPy's
+_NUMPY_SPREAD = frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"})
 
 
 def with_torch_dim(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -36,6 +44,8 @@ def with_torch_dim(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(x: Any, *args: Any, **kw: Any) -> Any:
         if "dim" not in kw and "keepdim" not in kw:
+            if name in ("std", "var") and isinstance(x, Tensor) and not numpy_methods() and not _NUMPY_SPREAD & set(kw):
+                return getattr(x, name)(*args, **kw)  # torch.std(t): unbiased, as the method
             return fn(x, *args, **kw)
         if isinstance(x, Tensor) and not numpy_methods():
             return getattr(x, name)(*args, **kw)
