@@ -733,3 +733,11 @@ def test_torch_std_and_var_of_a_tensor_are_unbiased_as_pytorch_and_numpys_keywor
     assert cr.std(x, ddof=0).item() == pytest.approx(np.std(v))  # NumPy's keyword: NumPy's meaning
     assert np.std(x).item() == pytest.approx(np.std(v))  # NumPy's own function stays NumPy's
     assert cr.grad(lambda a: cr.var(a))(v) == pytest.approx(2 * (v - v.mean()) / v.size)  # JAX's jnp.var
+
+
+def test_torch_tensor_of_python_floats_takes_the_default_dtype_and_fits_a_layer():
+    layer = cr.nn.Linear(2, 1)
+    assert layer(cr.tensor([[1.0, 2.0]])).dtype == np.float32  # was float64: the layer refused it
+    assert cr.tensor([1.0, 2.0]).dtype == np.float32 and cr.tensor(0.5, requires_grad=True).dtype == np.float32
+    assert cr.tensor([1, 2]).dtype == np.int64 and cr.tensor(np.array([1.0])).dtype == np.float64
+    assert cr.tensor([1.0], dtype=np.float64).dtype == np.float64
