@@ -19,7 +19,7 @@ from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled 
 from .ops import *  # noqa: F403
 from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))
 from .scalar import Scalar
-from .tensor import Tensor, tensor  # noqa: F401
+from .tensor import Tensor  # noqa: F401
 
 # PyTorch-style constructors returning Tensors. Bound after `from .ops import *`: cr.zeros_like and
 # cr.ones_like are these, while np.zeros_like(tensor) keeps NumPy's meaning (an array, chainrule.ops').
@@ -27,6 +27,7 @@ zeros, ones, empty, full, eye, arange, linspace = (
     _constructors.zeros, _constructors.ones, _constructors.empty, _constructors.full, _constructors.eye,
     _constructors.arange, _constructors.linspace,
 )
+tensor = _constructors.tensor  # torch.tensor: Python floats take the default dtype
 rand, randn, zeros_like, ones_like, full_like = (
     _constructors.rand, _constructors.randn, _constructors.zeros_like, _constructors.ones_like, _constructors.full_like,
 )

@@ -26,7 +26,7 @@ from .tensor import Tensor
 
 __all__ = [
     "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "rand", "randn", "zeros_like", "ones_like",
-    "full_like",
+    "full_like", "tensor",
 ]
 
 
@@ -225,3 +225,36 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = 
     """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``."""
     check_cpu("full_like", device)
     return _make(np.full_like(_like(x), fill_value, dtype=dtype), requires_grad)
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
+    """``Tensor(data, requires_grad=..., dtype=...)`` as ``torch.tensor``: Python floats (a number or nested
+    lists) take the default dtype (float32 unless changed, so they fit ``nn`` layers); arrays keep theirs.
+    ``device``: the CPU only.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.tensor([1.0, 2.0]).dtype, cr.tensor(np.array([1.0, 2.0])).dtype, cr.Tensor([1.0, 2.0]).dtype
+        (dtype('float32'), dtype('float64'), dtype('float64'))
+    """
+    check_cpu("tensor", device)
+    if dtype is None and isinstance(data, (float, list, tuple)):
+        try:
+            values = np.asarray(data)
+        except (ValueError, TypeError):  # ragged, or Tensors inside: Tensor() says what is wrong
+            values = None
+        if values is not None and values.dtype == np.float64 and _python_numbers(data):
+            dtype = get_default_dtype()
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _python_numbers(data: Any) -> bool:
+    """Only Python numbers in (nested lists of) ``data``: torch.tensor gives them the default dtype."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif not isinstance(item, (int, float)) or isinstance(item, np.generic):
+            return False
+    return True

@@ -497,35 +497,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
-    """``Tensor(data, requires_grad=..., dtype=...)`` as ``torch.tensor``: Python floats (a number or nested
-    lists) take the default dtype (float32 unless changed, so they fit ``nn`` layers); arrays keep theirs.
-    ``device``: the CPU only.
-
-    Example:
-        >>> import chainrule as cr, numpy as np
-        >>> cr.tensor([1.0, 2.0]).dtype, cr.tensor(np.array([1.0, 2.0])).dtype, cr.Tensor([1.0, 2.0]).dtype
-        (dtype('float32'), dtype('float64'), dtype('float64'))
-    """
+    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only).
+    ``chainrule.tensor`` is :func:`chainrule.constructors.tensor` (Python floats in the default dtype)."""
     check_cpu("tensor", device)
-    if dtype is None and isinstance(data, (float, list, tuple)):
-        from .nn.parameter import get_default_dtype  # on first use: keeps `import chainrule` light
-
-        try:
-            values = np.asarray(data)
-        except (ValueError, TypeError):  # ragged, or Tensors inside: Tensor() says what is wrong
-            values = None
-        if values is not None and values.dtype == np.float64 and _python_numbers(data):
-            dtype = get_default_dtype()
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)
-
-
-def _python_numbers(data: Any) -> bool:
-    """Only Python numbers in (nested lists of) ``data``: torch.tensor gives them the default dtype."""
-    stack = [data]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif not isinstance(item, (int, float)) or isinstance(item, np.generic):
-            return False
-    return True
