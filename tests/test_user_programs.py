@@ -741,3 +741,12 @@ def test_torch_tensor_of_python_floats_takes_the_default_dtype_and_fits_a_layer(
     assert cr.tensor([1.0, 2.0]).dtype == np.float32 and cr.tensor(0.5, requires_grad=True).dtype == np.float32
     assert cr.tensor([1, 2]).dtype == np.int64 and cr.tensor(np.array([1.0])).dtype == np.float64
     assert cr.tensor([1.0], dtype=np.float64).dtype == np.float64
+
+
+def test_argmax_with_pytorchs_dim_is_an_int64_tensor_with_tensor_methods():
+    out, target = cr.Tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]), cr.tensor([1, 1, 1])
+    pred = out.argmax(dim=1, keepdim=True)  # the MNIST example: pred.eq(target.view_as(pred)).sum().item()
+    assert isinstance(pred, cr.Tensor) and pred.dtype == np.int64
+    assert pred.eq(target.view_as(pred)).sum().item() == 2
+    assert cr.argmax(out, dim=1).float().mean().item() == pytest.approx(2 / 3)
+    assert cr.grad(lambda a: a[a.argmax()])(np.array([1.0, 3.0])).tolist() == [0.0, 1.0]  # NumPy's under a transform
