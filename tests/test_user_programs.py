@@ -750,3 +750,30 @@ def test_argmax_with_pytorchs_dim_is_an_int64_tensor_with_tensor_methods():
     assert pred.eq(target.view_as(pred)).sum().item() == 2
     assert cr.argmax(out, dim=1).float().mean().item() == pytest.approx(2 / 3)
     assert cr.grad(lambda a: a[a.argmax()])(np.array([1.0, 3.0])).tolist() == [0.0, 1.0]  # NumPy's under a transform
+
+
+def test_torch_style_gradcheck_takes_a_tuple_of_inputs_and_a_custom_function():
+    class MyExp(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, i, scale):
+            result = i.exp() * scale
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (result,) = ctx.saved_tensors
+            return grad_output * result, None
+
+    x = cr.tensor([0.1, 0.2], requires_grad=True).double()
+    assert cr.autograd.gradcheck(lambda t: MyExp.apply(t, 3.0), (x,))
+    assert cr.autograd.gradgradcheck(lambda t: (t.sin() * t).sum(), x)
+
+    class WrongExp(MyExp):
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 2.0, None
+
+    assert not cr.autograd.gradcheck(lambda t: WrongExp.apply(t, 3.0), (x,), raise_exception=False)
+    with pytest.raises(TypeError, match="gradcheck: input 0 is float32; finite differences need float64"):
+        cr.autograd.gradcheck(lambda t: t.sum(), (cr.tensor([1.0], requires_grad=True),))
