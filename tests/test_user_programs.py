@@ -777,3 +777,11 @@ def test_torch_style_gradcheck_takes_a_tuple_of_inputs_and_a_custom_function():
     assert not cr.autograd.gradcheck(lambda t: WrongExp.apply(t, 3.0), (x,), raise_exception=False)
     with pytest.raises(TypeError, match="gradcheck: input 0 is float32; finite differences need float64"):
         cr.autograd.gradcheck(lambda t: t.sum(), (cr.tensor([1.0], requires_grad=True),))
+
+
+def test_module_parameters_is_an_iterator_with_a_length():
+    model = cr.nn.Sequential(cr.nn.Linear(2, 3), cr.nn.ReLU(), cr.nn.Linear(3, 1))
+    params = model.parameters()
+    assert len(params) == 4 and next(params).shape == (3, 2)  # micrograd's len(), PyTorch's next()
+    assert len(list(params)) == 3 and list(params) == []  # used up, as a generator
+    assert sum(p.numel() for p in model.parameters()) == 13
