@@ -94,7 +94,8 @@ class Jitted:
                     self._array_signature = [_describe(a) for a in args]
                     result = self._trace(wrapped)
                 except JitError as e:  # e.g. JAX's jit(jacfwd(f)): a replay holds no transform; jit only saves time
-                    warnings.warn(f"{e}; jit({self.name}) runs the function as it is on NumPy arguments", stacklevel=3)
+                    warnings.warn(f"jit({self.name}) runs the function as it is (no replay) on NumPy arguments, as it "
+                                  f"cannot trace it: {e}", stacklevel=3)
                     self._eager = True
                     return self.fn(*args)
 
