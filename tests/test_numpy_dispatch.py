@@ -291,7 +291,9 @@ def test_float32_stays_float32():
 
 # -- chainrule.numpy --------------------------------------------------------------------------------
 def test_chainrule_numpy_module():
-    assert cnp.cumsum.__wrapped__ is cr.cumsum and cnp.linalg.inv.__wrapped__ is cr.linalg.inv  # cnp's read lists
+    # cnp's read lists, around the ops (cr.cumsum also takes PyTorch's dim=, around the same op)
+    assert cnp.cumsum.__wrapped__ is cr.ops.cumsum is cr.cumsum.__wrapped__
+    assert cnp.linalg.inv.__wrapped__ is cr.linalg.inv
     assert cnp.pi == np.pi and cnp.float32 is np.float32 and cnp.newaxis is None
     assert isinstance(cnp.zeros(3), np.ndarray) and isinstance(cnp.array([1.0, 2.0]), np.ndarray)
     assert len(cnp.__all__) > 250

@@ -600,3 +600,188 @@ def test_backward_and_autograd_grad_take_pytorchs_positional_order():
     (g,) = cr.autograd.grad((x**3).sum(), x, None, True, True)  # retain_graph, create_graph
     (tg,) = torch.autograd.grad((tx**3).sum(), tx, None, True, True)
     np.testing.assert_allclose(cr.autograd.grad(g.sum(), x)[0].data, torch.autograd.grad(tg.sum(), tx)[0].numpy())
+
+
+def test_torch_max_of_a_tensor_along_a_dim_is_pytorchs_values_and_indices_pair():
+    # `_, predicted = torch.max(outputs, 1)`: NumPy's reading would unpack a batch of two into two max values
+    outputs = cr.Tensor([[0.1, 0.9, 0.0], [0.8, 0.1, 0.1]])
+    _, predicted = cr.max(outputs, 1)
+    assert predicted.tolist() == [1, 0]
+    values, indices = cr.min(outputs, dim=0)
+    assert values.tolist() == [0.1, 0.1, 0.0] and indices.tolist() == [0, 1, 0]
+    assert cr.max(outputs, axis=1).tolist() == [0.9, 0.8]  # NumPy's keyword keeps NumPy's meaning
+    assert cr.max(outputs, cr.Tensor([0.5, 0.5, 0.5])).tolist() == [[0.5, 0.9, 0.5], [0.8, 0.5, 0.5]]
+    assert cr.max(np.array([[1.0, 2.0], [4.0, 3.0]]), 1).tolist() == [2.0, 4.0]
+    # under a transform given NumPy values the function is NumPy's, as jax.numpy.max
+    assert cr.grad(lambda x: cr.sum(cr.max(x, 1)))(np.array([[1.0, 2.0], [3.0, 0.0]])).tolist() == [[0, 1], [1, 0]]
+
+
+def test_pytorch_tutorial_spellings_linspace_flatten_grad_fn_and_save_load(tmp_path):
+    x = cr.linspace(-1, 1, 5)  # torch.linspace: a Tensor in the default dtype, so the methods work
+    assert isinstance(x, cr.Tensor) and x.dtype == np.float32 and x.unsqueeze(-1).shape == (5, 1)
+    assert cr.linspace(0.0, 1.0, num=3, endpoint=False).tolist() == [0.0, 1 / 3, 2 / 3]  # NumPy's keywords
+    b = cr.Tensor(2.0, requires_grad=True)
+    cr.linspace(0.0, b, 5).sum().backward()
+    assert b.grad.item() == 2.5
+    assert cr.flatten(cr.zeros(2, 3, 4, 5), 1).shape == (2, 60)  # torch.flatten(x, start_dim)
+    assert cr.flatten(cr.zeros(2, 3, 4, 5), 1, 2).shape == (2, 12, 5)
+    assert cr.flatten(cr.zeros(2, 3)).shape == (6,)
+    w = cr.Tensor([1.0, 2.0], requires_grad=True)
+    loss = ((w * 3) ** 2).mean()
+    assert loss.grad_fn.name() == "mean" and loss.grad_fn.next_functions[0][0].name() == loss.parents[0].op
+    assert (w * 3).grad_fn.next_functions == ((None, 0),)  # a leaf: PyTorch's AccumulateGrad
+    net = cr.nn.Linear(2, 1)
+    cr.save(net.state_dict(), tmp_path / "net.pth")
+    other = cr.nn.Linear(2, 1)
+    other.load_state_dict(cr.load(tmp_path / "net.pth", weights_only=True, map_location="cpu"))
+    assert other.weight.tolist() == net.weight.tolist() and other.bias.tolist() == net.bias.tolist()
+
+
+def test_jit_on_numpy_arguments_returns_arrays_and_replays_with_new_values_as_jax():
+    import chainrule.numpy as cnp
+
+    def selu(x, alpha=1.67, lmbda=1.05):
+        return lmbda * cnp.where(x > 0, x, alpha * cnp.exp(x) - alpha)
+
+    fast = cr.jit(selu)
+    x = np.array([-1.0, 0.5, 2.0])
+    for values in (x, x + 1.0, -x):  # traced, then replayed with other values
+        out = fast(values)
+        assert type(out) is np.ndarray and np.allclose(out, selu(values))
+    assert fast.source  # the second and third calls were replays
+    square = cr.jit(lambda v: v * v)
+    assert square(3.0) == 9.0 and square(4.0) == 16.0  # a float argument is traced, as JAX's
+
+
+def test_jit_of_a_transform_on_numpy_arguments_runs_it_as_it_is_with_a_warning():
+    import chainrule.numpy as cnp
+
+    def sum_logistic(x):
+        return cnp.sum(1.0 / (1.0 + cnp.exp(-x)))
+
+    x = np.arange(3.0)
+    with pytest.warns(UserWarning, match="runs the function as it is"):
+        h = cr.jit(cr.jacfwd(cr.jacrev(sum_logistic)))(x)  # JAX quickstart's hessian
+    s = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(h, np.diag(s * (1 - s) * (1 - 2 * s)), atol=1e-12)
+
+
+def test_jit_of_grad_of_a_custom_jvp_function_differentiates_and_runs_under_vmap():
+    # functools.update_wrapper copied the custom_jvp's `fn` (the undifferentiated function) over jit's own
+    import chainrule.numpy as cnp
+
+    @cr.custom_jvp
+    def log1pexp(x):
+        return cnp.log(1.0 + cnp.exp(x))
+
+    @log1pexp.defjvp
+    def log1pexp_jvp(primals, tangents):
+        (x,), (x_dot,) = primals, tangents
+        return log1pexp(x), (1 - 1 / (1 + cnp.exp(x))) * x_dot
+
+    sigmoid = 1 / (1 + np.exp(-np.arange(3.0)))
+    np.testing.assert_allclose(cr.vmap(cr.jit(cr.grad(log1pexp)))(np.arange(3.0)), sigmoid)  # JAX's vmap(jit(...))
+    with pytest.warns(UserWarning, match="keeps per-call state"):  # a replay cannot hold the rule: runs as it is
+        np.testing.assert_allclose(cr.jit(cr.grad(log1pexp))(2.0), sigmoid[2])
+    assert cr.jvp(cr.jit(cr.sin), (0.5,), (1.0,))[1] == np.cos(0.5)  # jvp(jit(f)) runs f as it is
+
+
+@pytest.mark.oracle
+def test_top_level_functions_take_pytorchs_dim_and_keepdim_as_torch():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    v = np.array([[1.0, 2.0, 4.0], [3.0, -1.0, 0.5]])
+    x, tx = cr.Tensor(v), torch.tensor(v)
+    for name in ("sum", "mean", "std", "var", "argmax", "softmax", "log_softmax", "logsumexp", "cumsum"):
+        ours, theirs = getattr(cr, name)(x, dim=1), getattr(torch, name)(tx, dim=1)
+        np.testing.assert_allclose(np.asarray(getattr(ours, "data", ours)), theirs.numpy(), err_msg=name)
+    assert cr.sum(x, dim=0, keepdim=True).shape == (1, 3)
+    assert cr.sum(v, dim=0).tolist() == [4.0, 1.0, 4.5]  # NumPy values: dim is axis
+    assert cr.std(x, axis=1).tolist() == np.std(v, axis=1).tolist()  # NumPy's keywords keep NumPy's meaning
+    with pytest.raises(TypeError, match="sum: got both axis= and dim="):
+        cr.sum(v, axis=0, dim=0)
+
+
+def test_a_dataloader_over_tensors_gives_tensor_batches_as_pytorch():
+    from chainrule.data import DataLoader, TensorDataset
+
+    x, y = cr.tensor(np.arange(12.0).reshape(3, 4)), cr.tensor(np.array([0, 1, 2]))
+    xb, yb = next(iter(DataLoader(TensorDataset(x, y), batch_size=2)))
+    assert isinstance(xb, cr.Tensor) and xb.view(-1, 2, 2).shape == (2, 2, 2) and yb.tolist() == [0, 1]
+    xs, _ = next(iter(DataLoader(TensorDataset(x, y), batch_size=2, collate_fn=None, shuffle=True)))
+    assert isinstance(xs, cr.Tensor)
+    plain, _ = next(iter(DataLoader(TensorDataset(x.numpy(), y.numpy()), batch_size=2)))
+    assert type(plain) is np.ndarray  # arrays in, arrays out
+
+    class Squares(cr.data.Dataset):
+        def __len__(self):
+            return 3
+
+        def __getitem__(self, i):
+            return cr.tensor([float(i) ** 2])
+
+    assert isinstance(next(iter(DataLoader(Squares(), batch_size=3))), cr.Tensor)
+
+
+@pytest.mark.oracle
+def test_torch_std_and_var_of_a_tensor_are_unbiased_as_pytorch_and_numpys_keywords_keep_numpys():
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    v = np.array([[1.0, 2.0, 4.0], [0.5, -3.0, 2.0]])
+    x, tx = cr.Tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    (cr.std(x) + cr.var(x, 1).sum()).backward()
+    (torch.std(tx) + torch.var(tx, 1).sum()).backward()
+    np.testing.assert_allclose(x.grad.data, tx.grad.numpy())
+    assert cr.std(x, ddof=0).item() == pytest.approx(np.std(v))  # NumPy's keyword: NumPy's meaning
+    assert np.std(x).item() == pytest.approx(np.std(v))  # NumPy's own function stays NumPy's
+    assert cr.grad(lambda a: cr.var(a))(v) == pytest.approx(2 * (v - v.mean()) / v.size)  # JAX's jnp.var
+
+
+def test_torch_tensor_of_python_floats_takes_the_default_dtype_and_fits_a_layer():
+    layer = cr.nn.Linear(2, 1)
+    assert layer(cr.tensor([[1.0, 2.0]])).dtype == np.float32  # was float64: the layer refused it
+    assert cr.tensor([1.0, 2.0]).dtype == np.float32 and cr.tensor(0.5, requires_grad=True).dtype == np.float32
+    assert cr.tensor([1, 2]).dtype == np.int64 and cr.tensor(np.array([1.0])).dtype == np.float64
+    assert cr.tensor([1.0], dtype=np.float64).dtype == np.float64
+
+
+def test_argmax_with_pytorchs_dim_is_an_int64_tensor_with_tensor_methods():
+    out, target = cr.Tensor([[0.1, 0.9], [0.8, 0.2], [0.3, 0.7]]), cr.tensor([1, 1, 1])
+    pred = out.argmax(dim=1, keepdim=True)  # the MNIST example: pred.eq(target.view_as(pred)).sum().item()
+    assert isinstance(pred, cr.Tensor) and pred.dtype == np.int64
+    assert pred.eq(target.view_as(pred)).sum().item() == 2
+    assert cr.argmax(out, dim=1).float().mean().item() == pytest.approx(2 / 3)
+    assert cr.grad(lambda a: a[a.argmax()])(np.array([1.0, 3.0])).tolist() == [0.0, 1.0]  # NumPy's under a transform
+
+
+def test_torch_style_gradcheck_takes_a_tuple_of_inputs_and_a_custom_function():
+    class MyExp(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, i, scale):
+            result = i.exp() * scale
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad_output):
+            (result,) = ctx.saved_tensors
+            return grad_output * result, None
+
+    x = cr.tensor([0.1, 0.2], requires_grad=True).double()
+    assert cr.autograd.gradcheck(lambda t: MyExp.apply(t, 3.0), (x,))
+    assert cr.autograd.gradgradcheck(lambda t: (t.sin() * t).sum(), x)
+
+    class WrongExp(MyExp):
+        @staticmethod
+        def backward(ctx, grad_output):
+            return grad_output * 2.0, None
+
+    assert not cr.autograd.gradcheck(lambda t: WrongExp.apply(t, 3.0), (x,), raise_exception=False)
+    with pytest.raises(TypeError, match="gradcheck: input 0 is float32; finite differences need float64"):
+        cr.autograd.gradcheck(lambda t: t.sum(), (cr.tensor([1.0], requires_grad=True),))
+
+
+def test_module_parameters_is_an_iterator_with_a_length():
+    model = cr.nn.Sequential(cr.nn.Linear(2, 3), cr.nn.ReLU(), cr.nn.Linear(3, 1))
+    params = model.parameters()
+    assert len(params) == 4 and next(params).shape == (3, 2)  # micrograd's len(), PyTorch's next()
+    assert len(list(params)) == 3 and list(params) == []  # used up, as a generator
+    assert sum(p.numel() for p in model.parameters()) == 13

@@ -13,23 +13,30 @@ from typing import Any
 from . import allocator, blas_threads, ops  # noqa: F401
 from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
+from . import torch_dim as _torch_dim
+from . import torch_extremes as _torch_extremes
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
 from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))
 from .scalar import Scalar
-from .tensor import Tensor, tensor  # noqa: F401
+from .tensor import Tensor  # noqa: F401
 
 # PyTorch-style constructors returning Tensors. Bound after `from .ops import *`: cr.zeros_like and
 # cr.ones_like are these, while np.zeros_like(tensor) keeps NumPy's meaning (an array, chainrule.ops').
-zeros, ones, empty, full, eye, arange = (
+zeros, ones, empty, full, eye, arange, linspace = (
     _constructors.zeros, _constructors.ones, _constructors.empty, _constructors.full, _constructors.eye,
-    _constructors.arange,
+    _constructors.arange, _constructors.linspace,
 )
+tensor = _constructors.tensor  # torch.tensor: Python floats take the default dtype
 rand, randn, zeros_like, ones_like, full_like = (
     _constructors.rand, _constructors.randn, _constructors.zeros_like, _constructors.ones_like, _constructors.full_like,
 )
 
 Value = Scalar  # micrograd's name
+max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t, 1) is a (values, indices) pair)
+for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to the Tensor method
+    globals()[_name] = _torch_dim.with_torch_dim(globals()[_name], _name)
+del _name
 
 allocator._configure_from_environment()  # keep freed array memory for reuse (CHAINRULE_MALLOC=0: off)
 blas_threads._configure_from_environment()  # idle BLAS workers sleep, not spin (CHAINRULE_BLAS_SPIN=1: off)
@@ -51,6 +58,7 @@ _LAZY = {
     "set_blas_spin": "blas_threads", "blas_threads_info": "blas_threads",
     "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
+    "save": "nn", "load": "nn",  # torch.save(model.state_dict(), path), torch.load(path)
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",

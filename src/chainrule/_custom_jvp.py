@@ -53,7 +53,7 @@ class custom_jvp:
         self.jvp: Callable[..., Any] | None = None
         self._in_rule = 0  # > 0 while the rule runs: a call of f from inside it is a plain call of fn
         self._primitives: dict[int, _CustomJVP] = {}
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: a custom rule's fn, jvp would replace ours
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         if symbolic_zeros:

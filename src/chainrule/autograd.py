@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,7 +26,10 @@ from .ops.shape import stack
 from .tensor import Tensor
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
-__all__ = ["backward", "grad", "functional", "Function", "FunctionCtx"]
+__all__ = ["backward", "grad", "functional", "Function", "FunctionCtx", "gradcheck", "gradgradcheck"]
+
+# `from chainrule.autograd.functional import jacobian`, as PyTorch's: this module is a file, not a package
+sys.modules[f"{__name__}.functional"] = functional
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,
@@ -94,3 +98,48 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retai
     for t, g in zip(wanted, found, strict=True):
         if g is not None:
             t.grad = g if t.grad is None else t.grad + g
+
+
+def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, **torch_options: Any) -> bool:
+    """PyTorch's ``torch.autograd.gradcheck(func, inputs)``: ``inputs`` a Tensor or a tuple of them (where
+    :func:`chainrule.gradcheck` takes them unpacked, as JAX's ``check_grads``); first derivatives in reverse
+    mode (forward mode too with ``check_forward_ad=True``). PyTorch's other options (``nondet_tol``...) are
+    accepted.
+
+    Example:
+        >>> import numpy as np, chainrule as cr
+        >>> x = cr.Tensor(np.array([0.3, 1.2]), requires_grad=True)
+        >>> cr.autograd.gradcheck(lambda t: (t.sin() * t).sum(), (x,))
+        True
+    """
+    modes = ("rev", "fwd") if torch_options.get("check_forward_ad") else ("rev",)
+    return _torch_style_check("gradcheck", func, inputs, 1, eps, atol, rtol, raise_exception, modes)
+
+
+def gradgradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  raise_exception: bool = True, **torch_options: Any) -> bool:
+    """PyTorch's ``torch.autograd.gradgradcheck``: as :func:`gradcheck`, up to second derivatives."""
+    modes = ("rev", "fwd") if torch_options.get("check_fwd_over_rev") else ("rev",)
+    return _torch_style_check("gradgradcheck", func, inputs, 2, eps, atol, rtol, raise_exception, modes)
+
+
+def _torch_style_check(name: str, func: Any, inputs: Any, order: int, eps: float, atol: float, rtol: float,
+                       raise_exception: bool, modes: tuple[str, ...]) -> bool:
+    from .checking import GradcheckError
+    from .checking import gradcheck as check
+
+    args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    for i, a in enumerate(args):
+        if isinstance(a, Tensor) and a.data.dtype != np.float64 and a.data.dtype.kind == "f":
+            raise TypeError(f"{name}: input {i} is {a.data.dtype}; finite differences need float64 inputs, as "
+                            "PyTorch warns: make them with dtype=np.float64 (or x.double())")
+    def on_tensors(*values: Any) -> Any:  # the finite differences pass arrays: func is written with Tensor methods
+        return func(*(Tensor._wrap(v) if isinstance(v, np.ndarray) else v for v in values))
+
+    try:
+        return check(on_tensors, *args, modes=modes, order=order, eps=eps, atol=atol, rtol=rtol)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False

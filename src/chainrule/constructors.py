@@ -24,7 +24,10 @@ import numpy as np
 from .core.device import check_cpu
 from .tensor import Tensor
 
-__all__ = ["zeros", "ones", "full", "empty", "eye", "arange", "rand", "randn", "zeros_like", "ones_like", "full_like"]
+__all__ = [
+    "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "rand", "randn", "zeros_like", "ones_like",
+    "full_like", "tensor",
+]
 
 
 def get_default_dtype() -> np.dtype:
@@ -136,6 +139,33 @@ def arange(
     return _make(arr.astype(dtype), requires_grad)
 
 
+def linspace(start: Any, end: Any, steps: int | None = None, dtype: Any = None, requires_grad: bool = False,
+             device: Any = None, **numpy_keywords: Any) -> Any:
+    """``steps`` evenly spaced values from ``start`` to ``end`` (both included), as ``torch.linspace``.
+
+    Numbers give a Tensor in the default dtype, like :func:`arange` (``cr.linspace(...).unsqueeze(-1)``
+    works as in PyTorch); Tensor endpoints give a result differentiable in them. ``numpy.linspace``
+    (and ``chainrule.numpy.linspace``) keep NumPy's meaning; NumPy's keywords (``num=``, ``endpoint=``,
+    ``retstep=``, ``axis=``) pass on to it.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.linspace(0, 1, 3)
+        Tensor([0. , 0.5, 1. ], dtype=float32)
+    """
+    from .ops.numeric import linspace as numpy_linspace  # on first use: keeps `import chainrule` light
+
+    check_cpu("linspace", device)
+    if steps is None:
+        steps = numpy_keywords.pop("num", 50)
+    if isinstance(start, Tensor) or isinstance(end, Tensor) or numpy_keywords:
+        return numpy_linspace(start, end, steps, dtype=dtype, **numpy_keywords)
+    arr = numpy_linspace(start, end, steps)
+    if not isinstance(arr, np.ndarray):  # a batched endpoint under vmap: keep it
+        return arr if dtype is None else arr.astype(dtype)
+    return _make(arr.astype(_dtype(dtype)), requires_grad)
+
+
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
     """Uniform random values in [0, 1) (from the generator of ``nn.init.manual_seed``, or ``rng``).
 
@@ -195,3 +225,36 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = 
     """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``."""
     check_cpu("full_like", device)
     return _make(np.full_like(_like(x), fill_value, dtype=dtype), requires_grad)
+
+
+def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
+    """``Tensor(data, requires_grad=..., dtype=...)`` as ``torch.tensor``: Python floats (a number or nested
+    lists) take the default dtype (float32 unless changed, so they fit ``nn`` layers); arrays keep theirs.
+    ``device``: the CPU only.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.tensor([1.0, 2.0]).dtype, cr.tensor(np.array([1.0, 2.0])).dtype, cr.Tensor([1.0, 2.0]).dtype
+        (dtype('float32'), dtype('float64'), dtype('float64'))
+    """
+    check_cpu("tensor", device)
+    if dtype is None and isinstance(data, (float, list, tuple)):
+        try:
+            values = np.asarray(data)
+        except (ValueError, TypeError):  # ragged, or Tensors inside: Tensor() says what is wrong
+            values = None
+        if values is not None and values.dtype == np.float64 and _python_numbers(data):
+            dtype = get_default_dtype()
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+
+
+def _python_numbers(data: Any) -> bool:
+    """Only Python numbers in (nested lists of) ``data``: torch.tensor gives them the default dtype."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif not isinstance(item, (int, float)) or isinstance(item, np.generic):
+            return False
+    return True

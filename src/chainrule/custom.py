@@ -69,7 +69,7 @@ class custom_vjp:
         self.jvp: Callable[..., Any] | None = None
         self._in_rule = 0  # > 0 while fwd runs: a call of f from inside fwd is a plain call of fn
         self._primitives: dict[int, _CustomVJP] = {}  # by number of output leaves; per-call state is on the node
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: a custom rule's fn, jvp would replace ours
 
     @property
     def primitive(self) -> _CustomVJP:

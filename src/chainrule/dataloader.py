@@ -1,6 +1,8 @@
 """PyTorch's ``Dataset`` / ``TensorDataset`` / ``DataLoader`` spellings, on NumPy arrays.
 
-Batches come out as NumPy arrays (chainrule's layers and losses take them as they are), collated as PyTorch's
+Batches come out as NumPy arrays (chainrule's layers and losses take them as they are), or as Tensors where the
+dataset holds Tensors (``TensorDataset(cr.tensor(x), ...)``, or samples that are Tensors), as in PyTorch, so
+``xb.view(-1, 1, 28, 28)`` and the other Tensor methods work on them. They are collated as PyTorch's
 default collate does: a sample that is a tuple, list or dict gives a batch of the same structure, each field
 stacked along a new first axis. Shuffling draws a new order each epoch from a NumPy generator seeded once by
 ``seed`` (or ``generator``): reproducible, but not the order PyTorch's generator would give.
@@ -44,12 +46,14 @@ class TensorDataset(Dataset):
         if not tensors:
             raise ValueError("TensorDataset: give at least one array")
         self.tensors = tuple(np.asarray(t.data if isinstance(t, Tensor) else t) for t in tensors)
+        self._as_tensor = tuple(isinstance(t, Tensor) for t in tensors)  # given as Tensors: rows come out as Tensors
         sizes = [len(t) if t.ndim else None for t in self.tensors]
         if None in sizes or len(set(sizes)) != 1:
             raise ValueError(f"TensorDataset: the arrays must share their first axis, got lengths {sizes}")
 
     def __getitem__(self, index: Any) -> tuple[Any, ...]:
-        return tuple(t[index] for t in self.tensors)
+        return tuple(Tensor._wrap(np.asarray(t[index])) if wrap else t[index]
+                     for t, wrap in zip(self.tensors, self._as_tensor, strict=True))
 
     def __len__(self) -> int:
         return len(self.tensors[0])
@@ -76,7 +80,8 @@ def default_collate(samples: list[Any]) -> Any:
         return type(first)(default_collate(list(f)) for f in zip(*samples, strict=True))
     if isinstance(first, (str, bytes)):
         return list(samples)
-    return np.stack([np.asarray(s.data if isinstance(s, Tensor) else s) for s in samples])
+    batch = np.stack([np.asarray(s.data if isinstance(s, Tensor) else s) for s in samples])
+    return Tensor._wrap(batch) if isinstance(first, Tensor) else batch
 
 
 class DataLoader:
@@ -123,7 +128,8 @@ class DataLoader:
         for b in range(len(self)):
             idx = order[b * self.batch_size:(b + 1) * self.batch_size]
             if fast:
-                yield tuple(t[idx] for t in self.dataset.tensors)
+                yield tuple(Tensor._wrap(t[idx]) if wrap else t[idx]
+                            for t, wrap in zip(self.dataset.tensors, self.dataset._as_tensor, strict=True))
             else:
                 samples = [self.dataset[int(i)] for i in idx]
                 yield (self.collate_fn or default_collate)(samples)

@@ -497,6 +497,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
-    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only)."""
+    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only).
+    ``chainrule.tensor`` is :func:`chainrule.constructors.tensor` (Python floats in the default dtype)."""
     check_cpu("tensor", device)
     return Tensor(data, requires_grad=requires_grad, dtype=dtype)

@@ -180,9 +180,9 @@ class Module:
                 yield _join(mprefix, name), p
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Every parameter (each once), in registration order; pass them to an optimiser."""
-        for _, p in self.named_parameters(recurse=recurse):
-            yield p
+        """Every parameter (each once), in registration order; pass them to an optimiser. An iterator, as
+        PyTorch's generator (``next(model.parameters())``), with a length (micrograd's ``len(model.parameters())``)."""
+        return Parameters([p for _, p in self.named_parameters(recurse=recurse)])
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
         """``(dotted name, array)`` for every registered buffer."""
@@ -495,3 +495,24 @@ class _ModuleHookHandle:
 
     def __exit__(self, *exc: Any) -> None:
         self.remove()
+
+
+class Parameters:
+    """What ``Module.parameters()`` returns: an iterator over the parameters (as PyTorch's generator) that also
+    has ``len()`` (the number of parameter tensors, as micrograd's list)."""
+
+    def __init__(self, params: list[Parameter]) -> None:
+        self._params = params
+        self._next = 0
+
+    def __iter__(self) -> Parameters:
+        return self
+
+    def __next__(self) -> Parameter:
+        if self._next >= len(self._params):
+            raise StopIteration
+        self._next += 1
+        return self._params[self._next - 1]
+
+    def __len__(self) -> int:
+        return len(self._params)

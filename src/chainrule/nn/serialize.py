@@ -238,9 +238,10 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
     _write_npz(path, arrays)
 
 
-def load(path: str | os.PathLike[str]) -> Any:
+def load(path: str | os.PathLike[str], map_location: Any = None, weights_only: bool = True) -> Any:
     """Load what :func:`save` wrote (never unpickling; see :class:`UnsafeFileError`). A plain
-    ``.npz`` of numeric arrays (no manifest) loads as ``{name: array}``.
+    ``.npz`` of numeric arrays (no manifest) loads as ``{name: array}``. PyTorch's ``map_location``
+    (the CPU) and ``weights_only`` are accepted: nothing is ever unpickled, so loading is always weights-only.
 
     Example:
         >>> import os, tempfile
@@ -254,6 +255,9 @@ def load(path: str | os.PathLike[str]) -> Any:
         ...     print("refused")
         refused
     """
+    from ..core.device import check_cpu  # local: keeps this file's imports light
+
+    check_cpu("load", map_location)
     arrays = _read_npz(path)
     if MANIFEST not in arrays:
         return dict(arrays)

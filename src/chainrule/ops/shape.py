@@ -107,9 +107,16 @@ def ravel(x: Any, order: str = "C") -> Any:
     return _reshape(x, shape=(int(np.size(raw(x))),))
 
 
-def flatten(x: Any) -> Any:
-    """Flatten to one dimension (a copy, as ndarray.flatten)."""
-    return ravel(x)
+def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Any:
+    """Flatten to one dimension, or merge axes ``start_dim`` to ``end_dim`` into one (``torch.flatten(x, 1)``)."""
+    shape = shape_of(x)
+    if (start_dim, end_dim) == (0, -1) or not shape:
+        return ravel(x)
+    nd = len(shape)
+    lo, hi = normalize_axis(start_dim, nd)[0], normalize_axis(end_dim, nd)[0]
+    if lo > hi:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for shape {shape}")
+    return reshape(x, shape[:lo] + (-1,) + shape[hi + 1:])
 
 
 @op(primitive=_broadcast_to, kind="linear", numpy=np.broadcast_to, method=True, cases="none")

@@ -31,11 +31,14 @@ from .declare import tensor_method
 from .dim_args import ValuesIndices, as_scalar, numpy_methods, resolve_dim, scalar_along
 
 
-def _value_method(np_fn: Any, name: str) -> Any:
+def _value_method(np_fn: Any, name: str, as_tensor: bool = False) -> Any:
     def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
                **kw: Any) -> Any:
         axis, keepdims = resolve_dim(name, axis, dim, keepdims, keepdim)
-        return np_fn(self.data, axis=axis, keepdims=keepdims, **kw)
+        out = np_fn(self.data, axis=axis, keepdims=keepdims, **kw)
+        if as_tensor and not numpy_methods():  # PyTorch's t.argmax(dim=1): an int64 Tensor (pred.eq(y), .float())
+            return Tensor._wrap(np.asarray(out))
+        return out
 
     method.__name__ = name
     return method
@@ -258,7 +261,7 @@ def index_select(self: Tensor, dim: int, index: Any) -> Any:
 
 
 for _np_fn in (np.argmax, np.argmin, np.any, np.all):
-    tensor_method(_np_fn.__name__, _value_method(_np_fn, _np_fn.__name__))
+    tensor_method(_np_fn.__name__, _value_method(_np_fn, _np_fn.__name__, as_tensor=_np_fn in (np.argmax, np.argmin)))
 
 
 @tensor_method("clone")

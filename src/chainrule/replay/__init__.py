@@ -21,8 +21,10 @@ constants that depend on values are caught.
 ``jit_step(loss_fn, optimizer)`` (:mod:`chainrule.replay.step`) replays a whole training step the same
 way: forward, backward and the optimiser's update, with no graph object at all.
 
-Limits (all raise, except the last): no forward mode (``jvp``) through a replay, no
-``create_graph`` backward through one, no in-place changes and no ``backward`` inside the function,
+Under ``vmap`` or ``jvp`` a jitted function runs as it is (no replay). On NumPy arguments (JAX's
+``jit(f)(array)``) it traces them as Tensors and returns arrays; one that cannot be traced there
+(``jit(jacfwd(f))``) warns and runs as it is. Limits (all raise, except the last): no
+``create_graph`` backward through a replay, no in-place changes and no ``backward`` inside the function,
 at most one output that requires grad. **Values taken out with ``.data`` and computed on with NumPy
 inside the function are frozen at their traced values**: compute with chainrule ops instead.
 Tracing swaps a few module attributes while a first call runs; other threads' ops are not recorded.

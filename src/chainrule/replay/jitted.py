@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -12,10 +13,13 @@ from ..autodiff import batching
 from ..core import clock
 from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
+from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from .program import Program, ReplayNode
 from .recording import RecordingHooks, in_this_thread
 from .tape import JitError, Trace, same_answer, slots_of
+
+_ARRAYS = (np.ndarray, float, np.floating)  # JAX's traced arguments (integers stay plain: sizes, counts)
 
 
 def _describe(a: Any) -> tuple:
@@ -39,10 +43,11 @@ def _explain_mismatch(name: str, i: int, traced: tuple, now: tuple) -> JitError:
 class Jitted:
     """A function traced on its first call and replayed on later ones (see :func:`jit`)."""
 
-    def __init__(self, fn: Callable[..., Any]) -> None:
+    def __init__(self, fn: Callable[..., Any], arrays_in_arrays_out: bool = True) -> None:
         self.fn = fn
+        self._arrays_in_arrays_out = arrays_in_arrays_out  # False for jit_step's loss: it reads values itself
         self.name = getattr(fn, "__name__", type(fn).__name__)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: a custom rule's fn, jvp would replace ours
         self._signature: list[tuple] | None = None
         self._grad_mode: bool | None = None
         self._program: Program | None = None
@@ -52,6 +57,8 @@ class Jitted:
         self._grad_out: int | None = None  # which output carries the gradient
         self._passed: list[Any] = []
         self._parents: list[int] = []
+        self._array_signature: list[tuple] = []  # the NumPy arguments of a trace on arrays, as given
+        self._eager = False  # called on NumPy arguments and could not be traced: runs as it is (see _call_on_arrays)
 
     @property
     def source(self) -> str:
@@ -59,15 +66,43 @@ class Jitted:
         return self._program.source if self._program is not None else ""
 
     def __call__(self, *args: Any) -> Any:
-        if forward_levels():
-            raise JitError(f"jit({self.name}): forward mode (jvp) through a replayed function is not supported; "
-                           "call the function without jit inside jvp")
-        if batching.open:
-            raise JitError(f"jit({self.name}): vmap over a replayed function is not supported; "
-                           "call the function without jit inside vmap")
+        if forward_levels() or batching.open:  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
+            return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
+        if self._arrays_in_arrays_out and any(isinstance(a, _ARRAYS) for a in args) and not any(
+            isinstance(a, Tensor) for a in args
+        ):
+            return self._call_on_arrays(args)
         if self._program is None:
             return self._trace(args)
         return self._replay(args)
+
+    def _call_on_arrays(self, args: tuple) -> Any:
+        """JAX's ``jit(f)(array)``: NumPy arguments are traced as Tensors (ops on bare arrays would record
+        nothing), the function sees NumPy's method meanings, and the results come back as arrays."""
+        if self._eager:
+            return self.fn(*args)
+        wrapped = tuple(Tensor._wrap(np.asarray(a)) if isinstance(a, _ARRAYS) else a for a in args)
+        with numpy_methods_for(args):
+            if self._program is not None:
+                for i, (a, traced) in enumerate(zip(args, self._array_signature, strict=False)):
+                    now = _describe(a)  # said in the caller's terms (an ndarray), not the Tensor it is traced as
+                    if now[:3] != traced[:3] and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
+                        raise _explain_mismatch(self.name, i, traced, now)
+                result = self._replay(wrapped)
+            else:
+                try:
+                    self._array_signature = [_describe(a) for a in args]
+                    result = self._trace(wrapped)
+                except JitError as e:  # e.g. JAX's jit(jacfwd(f)): a replay holds no transform; jit only saves time
+                    warnings.warn(f"jit({self.name}) runs the function as it is (no replay) on NumPy arguments, as it "
+                                  f"cannot trace it: {e}", stacklevel=3)
+                    self._eager = True
+                    return self.fn(*args)
+
+        def as_array(o: Any) -> Any:  # a result that carries a gradient (to a tensor read from outside) stays a Tensor
+            return o.data if isinstance(o, Tensor) and not o._requires_grad else o
+
+        return type(result)(map(as_array, result)) if isinstance(result, (tuple, list)) else as_array(result)
 
     # -- first call: run eagerly and record ----------------------------------------------------
     def _trace(self, args: tuple) -> Any:

@@ -213,4 +213,5 @@ class RecordingHooks:
     @staticmethod
     def _no_backward(*a: Any, **k: Any) -> Any:
         raise JitError("jit: the function calls backward() or a gradient transform; jit the function that "
-                       "computes the loss and call .backward() on its result")
+                       "computes the loss and call .backward() on its result (for JAX's jit(grad(f)), write "
+                       "grad(jit(f)), or leave out jit: it only saves time)")

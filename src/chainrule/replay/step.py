@@ -53,7 +53,8 @@ class JittedStep:
     def __init__(self, loss_fn: Callable[..., Any], optimizer: Any) -> None:
         from ..optim.optimizers import Optimizer  # (optim is heavier than jit: imported when a step is made)
 
-        self.loss = Jitted(loss_fn.fn if isinstance(loss_fn, Jitted) else loss_fn)  # a trace of its own
+        fn = loss_fn.fn if isinstance(loss_fn, Jitted) else loss_fn
+        self.loss = Jitted(fn, arrays_in_arrays_out=False)  # a trace of its own
         self.name = self.loss.name
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"jit_step({self.name}): expected a chainrule optimiser (optim.SGD, optim.Adam, ...), "
@@ -125,7 +126,7 @@ class JittedStep:
                                    "that the optimiser does not hold; add it to the optimiser or make it not require "
                                    "grad (e.g. .detach() it outside the loss function)")
         except JitError:
-            self.loss = Jitted(self.loss.fn)
+            self.loss = Jitted(self.loss.fn, arrays_in_arrays_out=False)
             raise
         loss.backward()
         opt.step()

@@ -164,16 +164,27 @@ tensor_method("H", property(_matrix_adjoint, doc="PyTorch's ``H``: the conjugate
 
 
 class GradFn(NamedTuple):
-    """What PyTorch's ``t.grad_fn`` tells: the op that computed a tensor in the graph (``name()``)."""
+    """What PyTorch's ``t.grad_fn`` tells: the op that computed a tensor in the graph (``name()``), and
+    ``next_functions``, one ``(grad_fn, 0)`` pair per input that requires grad (``None`` for a leaf, where
+    PyTorch has its AccumulateGrad), to walk the graph as the PyTorch tutorials do."""
 
     op: str
+    tensor: Any = None
 
     def name(self) -> str:
         return self.op
 
+    @property
+    def next_functions(self) -> tuple[tuple[GradFn | None, int], ...]:
+        parents = self.tensor.parents if self.tensor is not None else ()
+        return tuple((_grad_fn(parent), 0) for parent in parents)
+
+    def __repr__(self) -> str:
+        return f"GradFn(op={self.op!r})"
+
 
 def _grad_fn(self: Tensor) -> GradFn | None:
-    return None if self.is_leaf else GradFn(self.op)
+    return None if self.is_leaf else GradFn(self.op, self)
 
 
 tensor_method("grad_fn", property(_grad_fn, doc="PyTorch's ``grad_fn``: None for a leaf (or a tensor outside the "
