@@ -10,11 +10,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import numpy as np
+
 from . import allocator, blas_threads, ops  # noqa: F401
 from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from . import torch_dim as _torch_dim
 from . import torch_extremes as _torch_extremes
+from . import torch_functions as _torch_functions
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
 from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))
@@ -37,6 +40,10 @@ max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t,
 for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to the Tensor method
     globals()[_name] = _torch_dim.with_torch_dim(globals()[_name], _name)
 del _name
+globals().update(_torch_functions.FUNCTIONS)  # torch.cat, torch.clamp, torch.mm...: the Tensor methods
+inference_mode = no_grad  # torch.inference_mode(): no graph is recorded
+float16, float32, float64, int32, int64, complex64, complex128 = (  # torch.float32 and its kin: NumPy's types
+    np.float16, np.float32, np.float64, np.int32, np.int64, np.complex64, np.complex128)
 
 allocator._configure_from_environment()  # keep freed array memory for reuse (CHAINRULE_MALLOC=0: off)
 blas_threads._configure_from_environment()  # idle BLAS workers sleep, not spin (CHAINRULE_BLAS_SPIN=1: off)
@@ -59,6 +66,7 @@ _LAZY = {
     "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
     "save": "nn", "load": "nn",  # torch.save(model.state_dict(), path), torch.load(path)
+    "manual_seed": "nn.init",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
@@ -68,15 +76,6 @@ _SUBMODULES = {
 
 # PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look
 _TORCH_NAMES = {
-    "cat": "chainrule.concatenate(tensors, axis=0) (dim= works too)", "clamp": "chainrule.clip(x, lo, hi) or x.clamp()",
-    "unsqueeze": "chainrule.expand_dims(x, axis) or x.unsqueeze(dim)", "topk": "x.topk(k, dim)",
-    "gather": "x.gather(dim, index) or chainrule.take_along_axis", "mm": "chainrule.matmul or x.mm",
-    "bmm": "chainrule.matmul or x.bmm", "amax": "chainrule.max(x, axis=) or x.amax(dim=)",
-    "amin": "chainrule.min(x, axis=) or x.amin(dim=)", "norm": "chainrule.linalg.norm or x.norm()",
-    "chunk": "chainrule.array_split or x.chunk", "manual_seed": "chainrule.nn.manual_seed",
-    "float32": "numpy.float32", "float64": "numpy.float64", "int64": "numpy.int64",
-    "is_tensor": "isinstance(x, chainrule.Tensor)", "from_numpy": "chainrule.Tensor(array)",
-    "as_tensor": "chainrule.tensor(data)", "inference_mode": "chainrule.no_grad()",
     "func": "chainrule.grad, chainrule.vmap, chainrule.jacrev, ... (at the top level)",
 }
 
