@@ -104,3 +104,25 @@ def test_from_numpy_shares_memory_as_tensor_keeps_a_tensor_and_the_rest_of_pytor
     cr.manual_seed(0)
     np.testing.assert_array_equal(first.data, cr.randn(3).data)
     assert cr.pow(2.0, cr.Tensor([3.0])).tolist() == [8.0]  # a number first, as torch.pow(2, t)
+
+
+def test_random_constructors_as_pytorchs_randint_rand_like_randn_like_and_the_default_dtype():
+    cr.manual_seed(1)
+    a = cr.randint(0, 5, (200,))
+    cr.manual_seed(1)
+    b = cr.randint(5, (200,))  # randint(high, size)
+    assert a.dtype == np.int64 and a.tolist() == b.tolist() and set(a.tolist()) == {0, 1, 2, 3, 4}
+    x = cr.zeros(3, 2, dtype=np.float64)
+    assert cr.randn_like(x).dtype == np.float64 and cr.rand_like(x).shape == (3, 2)
+    assert cr.randn_like(x, requires_grad=True).requires_grad and float(cr.rand_like(x).data.max()) < 1.0
+    with pytest.raises(TypeError, match=r"random values like an array of dtype int64: give a floating dtype="):
+        cr.randn_like(a)
+    with pytest.raises(TypeError, match=r"randint: give randint\(high, size\) or randint\(low, high, size\)"):
+        cr.randint(3)
+    assert cr.get_default_dtype() == np.float32
+    cr.set_default_dtype(np.float64)
+    try:
+        assert cr.tensor([1.0]).dtype == np.float64
+    finally:
+        cr.set_default_dtype(np.float32)
+    assert cr.tensor([1.0]).dtype == np.float32

@@ -34,6 +34,7 @@ tensor = _constructors.tensor  # torch.tensor: Python floats take the default dt
 rand, randn, zeros_like, ones_like, full_like = (
     _constructors.rand, _constructors.randn, _constructors.zeros_like, _constructors.ones_like, _constructors.full_like,
 )
+randint, rand_like, randn_like = _constructors.randint, _constructors.rand_like, _constructors.randn_like
 
 Value = Scalar  # micrograd's name
 max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t, 1) is a (values, indices) pair)
@@ -67,6 +68,7 @@ _LAZY = {
     "vmap": "batching",
     "save": "nn", "load": "nn",  # torch.save(model.state_dict(), path), torch.load(path)
     "manual_seed": "nn.init",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
+    "get_default_dtype": "nn.parameter", "set_default_dtype": "nn.parameter",  # float32 unless set
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",

@@ -26,7 +26,7 @@ from .tensor import Tensor
 
 __all__ = [
     "zeros", "ones", "full", "empty", "eye", "arange", "linspace", "rand", "randn", "zeros_like", "ones_like",
-    "full_like", "tensor",
+    "full_like", "tensor", "randint", "rand_like", "randn_like",
 ]
 
 
@@ -192,8 +192,63 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
     return _make(values.astype(_dtype(dtype)), requires_grad)
 
 
+def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any = None, rng: Any = None,
+            device: Any = None) -> Tensor:
+    """Random integers in [low, high) (PyTorch's ``randint(high, size)`` or ``randint(low, high, size)``), int64.
+
+    Example:
+        >>> import chainrule as cr
+        >>> t = cr.randint(0, 10, (2, 3))
+        >>> t.shape, t.dtype, bool(((t.data >= 0) & (t.data < 10)).all())
+        ((2, 3), dtype('int64'), True)
+    """
+    check_cpu("randint", device)
+    if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
+        low, high, size = 0, low, high
+    if size is None or high is None:
+        raise TypeError("randint: give randint(high, size) or randint(low, high, size), with size a tuple "
+                        "such as (2, 3)")
+    values = _generator(rng).integers(low, high, _shape("randint", tuple(size)))
+    return _make(values.astype(_dtype(dtype, "i")), False)
+
+
 def _like(x: Any) -> np.ndarray:
     return x.data if isinstance(x, Tensor) else np.asarray(x)
+
+
+def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
+    """Uniform random values in [0, 1) of the shape of ``x``, in its dtype (floating ``x``) or ``dtype``.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.rand_like(cr.zeros(2, 3)).shape
+        (2, 3)
+    """
+    check_cpu("rand_like", device)
+    like = _like(x)
+    values = _generator(rng).random(like.shape)
+    return _make(values.astype(dtype if dtype is not None else _float_like(like)), requires_grad)
+
+
+def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
+    """Standard normal values of the shape of ``x``, in its dtype (floating ``x``) or ``dtype``.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> cr.randn_like(np.zeros((2, 2), np.float64)).dtype
+        dtype('float64')
+    """
+    check_cpu("randn_like", device)
+    like = _like(x)
+    values = _generator(rng).standard_normal(like.shape)
+    return _make(values.astype(dtype if dtype is not None else _float_like(like)), requires_grad)
+
+
+def _float_like(like: np.ndarray) -> np.dtype:
+    if like.dtype.kind not in "fc":
+        raise TypeError(f"random values like an array of dtype {like.dtype}: give a floating dtype= "
+                        "(PyTorch raises too)")
+    return like.dtype
 
 
 def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
