@@ -24,14 +24,13 @@ from ..batching.value import Batched
 from ..ops import elementwise as ew
 from ..ops._define import raw
 from ..ops.linalg_norms import norm
-from ..ops.reductions import mean
 from ..ops.reductions import sum as reduce_sum
 from ..tensor import Tensor
+from .functional_extras import _reduced
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "multilabel_soft_margin_loss",
            "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss"]
 
-_REDUCTIONS = ("mean", "sum", "none")
 
 
 def _tensor(x: Any) -> Any:
@@ -44,16 +43,6 @@ def _tensor(x: Any) -> Any:
 def _values(x: Any) -> Any:
     v = raw(x)
     return v if isinstance(v, Batched) else np.asarray(v)
-
-
-def _reduced(name: str, losses: Any, reduction: str) -> Any:
-    if reduction == "mean":
-        return mean(losses)
-    if reduction == "sum":
-        return reduce_sum(losses)
-    if reduction == "none":
-        return losses
-    raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
 def _clamp_min0(x: Any) -> Any:

@@ -20,27 +20,12 @@ from . import (
 from .adaptive import Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
-from .onecycle import OneCycleLR
+from .lr_scheduler import *  # noqa: F403  (the schedules, also under PyTorch's optim.lr_scheduler path)
 from .optimizers import SGD, Adam, AdamW, Optimizer
 from .params import ScalarSlot, ScalarVector, Slot, TensorSlot
-from .plateau import ReduceLROnPlateau
-from .schedule_chains import ChainedScheduler, SequentialLR
-from .schedules import (
-    CosineAnnealingLR,
-    ExponentialLR,
-    LambdaLR,
-    LinearLR,
-    LRScheduler,
-    MultiStepLR,
-    StepLR,
-    WarmupCosineLR,
-)
 
 __all__ = [
-    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad",
-    "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "lr_scheduler",
-    "ExponentialLR", "CosineAnnealingLR", "LinearLR", "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau",
-    "SequentialLR", "ChainedScheduler",
+    "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
-    "weight_decay_groups", "rules",
+    "weight_decay_groups", "rules", *lr_scheduler.__all__,
 ]
