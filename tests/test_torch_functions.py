@@ -126,3 +126,10 @@ def test_random_constructors_as_pytorchs_randint_rand_like_randn_like_and_the_de
     finally:
         cr.set_default_dtype(np.float32)
     assert cr.tensor([1.0]).dtype == np.float32
+
+
+def test_torch_functions_run_under_vmap_and_grad_of_arrays():
+    x = np.array([[-1.0, 2.0], [3.0, -4.0]])
+    np.testing.assert_array_equal(cr.vmap(lambda r: cr.clamp(r, min=0.0))(x), np.maximum(x, 0.0))
+    np.testing.assert_array_equal(cr.vmap(lambda r: cr.unsqueeze(r, 0))(x), x[:, None, :])
+    np.testing.assert_array_equal(cr.grad(lambda r: cr.clamp(r, min=0.0).sum())(x), (x > 0).astype(float))

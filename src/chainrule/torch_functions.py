@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .batching.value import Batched
 from .constructors import tensor
 from .ops.shape import concatenate
 from .tensor import Tensor
@@ -37,7 +38,8 @@ METHODS = (
 
 def _method(name: str) -> Callable[..., Any]:
     def call(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002  (PyTorch's parameter name)
-        return getattr(input if isinstance(input, Tensor) else Tensor(input), name)(*args, **kwargs)
+        value = input if isinstance(input, (Tensor, Batched)) else Tensor(input)  # (a vmap value has the methods)
+        return getattr(value, name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = f"PyTorch's ``torch.{name}(input, ...)``: ``input.{name}(...)`` (see the Tensor method)."
