@@ -61,6 +61,7 @@ from ..scalar import Scalar, ScalarMethods, scalar_function
 from ..scalar_rules import ScalarOp
 from ..tensor import Tensor, TensorMethods
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
+from .selection_rules import selected
 
 # where each namespace lives (a namespace module reads its names from here when imported; a later
 # declaration is published into the loaded ones at once)
@@ -345,32 +346,6 @@ def _times(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
     if getattr(d, "selects", False):
         return lambda g, ans, *args: selected(g, d(ans, *args))
     return lambda g, ans, *args: g * d(ans, *args)
-
-
-def selects(d: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark a local derivative that is a selector (0/1 mask, or 0 / 0.5 / 1 at ties): it is applied with
-    :func:`selected` rather than multiplied in."""
-    d.selects = True  # type: ignore[attr-defined]
-    return d
-
-
-def selected(g: Any, weight: Any) -> Any:
-    """``g * weight``, but exactly 0 where ``weight`` is 0, also where ``g`` is infinite or NaN.
-
-    PyTorch's rules for piecewise ops (``relu``, ``clamp``, ``maximum``) select with ``where`` instead of
-    multiplying by a 0/1 mask, so an infinite gradient from further on (``sqrt`` at 0 after ``clamp(min=0)``)
-    gives 0 in the part cut off, not ``0 * inf = nan``; at second order too, as ``where`` is linear in ``g``.
-
-    A finite ``g`` (an array) takes the product: NumPy's ``where`` with a random mask is ~12x slower than the
-    product on a (256, 512) float32 gradient, and the result is the same but for the sign of a zero.
-    """
-    w = np.asarray(weight)
-    if g.__class__ is np.ndarray and np.isfinite(g).all():
-        return g * w
-    if w.dtype == bool:
-        return np.where(w, g, 0.0)
-    with np.errstate(invalid="ignore"):  # inf * 0 where the weight is 0: replaced by 0 at once
-        return np.where(w != 0, g * w, 0.0)
 
 
 def linear_op(name: str, fn: Callable[..., Any], transpose: Callable[..., Any] | str, *, doc: str,

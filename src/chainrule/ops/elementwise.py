@@ -20,8 +20,9 @@ from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import REGISTRY, Primitive, apply
 from ..core.sweep import passthrough
 from ._define import is_complex, raw, wrap_like
-from .declare import declare_function, elementwise_op, linear_op, primitive_op, selected, selects
+from .declare import declare_function, elementwise_op, linear_op, primitive_op
 from .gauss import erf as _gauss_erf
+from .selection_rules import selected, selects
 
 # -- arithmetic (linear parts written out, so no multiplication by 1 is done; ``passthrough``: the sweep skips the call)
 add = primitive_op(
