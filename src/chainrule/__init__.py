@@ -41,7 +41,8 @@ max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t,
 for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to the Tensor method
     globals()[_name] = _torch_dim.with_torch_dim(globals()[_name], _name)
 del _name
-globals().update(_torch_functions.FUNCTIONS)  # torch.cat, torch.clamp, torch.mm...: the Tensor methods
+# torch.cat, torch.clamp, torch.mm...: the Tensor methods (none hides an op: tests/test_torch_functions.py)
+globals().update(_torch_functions.FUNCTIONS)
 inference_mode = no_grad  # torch.inference_mode(): no graph is recorded
 float16, float32, float64, int32, int64, complex64, complex128 = (  # torch.float32 and its kin: NumPy's types
     np.float16, np.float32, np.float64, np.int32, np.int64, np.complex64, np.complex128)

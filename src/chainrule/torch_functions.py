@@ -30,7 +30,7 @@ from .tensor import Tensor
 # torch.<name>(input, *args, **kwargs) == input.<name>(*args, **kwargs) for each of these
 METHODS = (
     "clamp", "unsqueeze", "permute", "movedim", "narrow", "chunk", "unbind", "gather", "scatter", "index_select",
-    "masked_fill", "repeat_interleave", "t", "numel", "topk", "amax", "amin", "norm", "dist", "pow", "neg", "logit",
+    "repeat_interleave", "t", "numel", "topk", "amax", "amin", "norm", "dist", "pow", "neg", "logit",
     "xlogy", "lerp", "addcmul", "mm", "bmm", "mv", "addmm", "baddbmm", "inverse", "det", "eq", "ne", "lt", "gt",
     "le", "ge",
 )
@@ -76,4 +76,4 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-FUNCTIONS.update(cat=cat, concat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor)
+FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor)
