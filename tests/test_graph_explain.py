@@ -15,7 +15,8 @@ def test_seed000_two_paths_with_the_seeds_chains():
     v = seed000_loss()
     e = explain(v["L"], v["x"])
     assert e.n_paths == 2 and e.n_unlisted == 0
-    assert e.path_texts() == ["L -> * -> - -> + -> * -> x"] * 2
+    # the two paths pass through the same ops: they are told apart by the factor of L's * they take
+    assert e.path_texts() == ["L -> *(1st) -> - -> + -> * -> x", "L -> *(2nd) -> - -> + -> * -> x"]
     assert e.chains == [[-9, -1, 1, 2], [-9, -1, 1, 2]]
     assert e.products == [18, 18]
     assert e.total == 36 and e.gradient == 36 and e.ok

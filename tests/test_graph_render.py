@@ -122,7 +122,7 @@ def test_explanation_picture_has_coloured_paths_and_legend(tmp_path):
     svg = d.svg()
     texts = svg_texts(svg)
     assert "dL/dx = sum over the 2 paths from L to x" in texts
-    assert any(t.startswith("path 1: L -> * -> - -> + -> * -> x") and "product 18" in t for t in texts)
+    assert any(t.startswith("path 1: L -> *(1st) -> - -> + -> * -> x") and "product 18" in t for t in texts)
     assert "#ff0000" in svg and "#228b22" in svg  # red and forestgreen strokes
     check_png(d.render(tmp_path / "paths.png"))
 

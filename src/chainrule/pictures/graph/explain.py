@@ -14,7 +14,7 @@ from typing import Any
 
 from .collect import Graph, collect
 from .format import label_of, num
-from .paths import Edge, count_paths, list_paths, path_nodes, path_text
+from .paths import Edge, count_paths, distinct_texts, list_paths, path_nodes
 from .scene import Highlight
 from .views import NodeView, VJPStep, view_of
 
@@ -63,8 +63,9 @@ class Explanation:
         return self.n_paths - len(self.paths)
 
     def path_texts(self) -> list[str]:
-        """Each listed path as ``L -> * -> - -> + -> * -> x``."""
-        return [path_text(p) for p in self.paths]
+        """Each listed path as ``L -> * -> - -> + -> * -> x``; paths through the same ops are told
+        apart by the argument they take where they part (``L -> *(1st) -> ...``, ``L -> *(2nd) -> ...``)."""
+        return distinct_texts(self.paths, self.edges)
 
     @property
     def name(self) -> str:

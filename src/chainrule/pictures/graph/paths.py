@@ -65,10 +65,19 @@ def path_nodes(g: Graph, path: list[Edge]) -> list[Any]:
     return [g.nodes[0]] + [g.nodes[p] for p, _, _ in path]
 
 
-def path_text(nodes: list[Any]) -> str:
+ORDINALS = ("1st", "2nd", "3rd")
+
+
+def ordinal(slot: int) -> str:
+    """``(1st)`` for argument 0, ``(2nd)`` for argument 1, ...: which input of an op a path enters by."""
+    return f"({ORDINALS[slot]})" if slot < len(ORDINALS) else f"({slot + 1}th)"
+
+
+def path_text(nodes: list[Any], entered: dict[int, int] | None = None) -> str:
     """``L -> * -> - -> + -> * -> x``: each node's label (where given) then the op that made it.
 
-    The last node (the input) is named by its label, or 'wrt'.
+    The last node (the input) is named by its label, or 'wrt'. ``entered`` maps a position
+    on the path to the argument the path takes there, shown after that op as ``*(2nd)``.
     """
     items: list[str] = []
     for k, node in enumerate(nodes):
@@ -80,5 +89,25 @@ def path_text(nodes: list[Any]) -> str:
             items.append(label)
         op = node.op
         if op:
-            items.append(op)
+            items.append(op + ordinal(entered[k]) if entered and k in entered else op)
     return " -> ".join(items)
+
+
+def distinct_texts(paths: list[list[Any]], edges: list[list[Edge]]) -> list[str]:
+    """Each path's text; paths that would read alike name the argument they take where they part.
+
+    ``(y - (m*x + c)) * (y - (m*x + c))`` has two paths to ``x`` through the same ops, one through
+    each factor of the ``*``: they read ``L -> *(1st) -> ...`` and ``L -> *(2nd) -> ...``.
+    """
+    texts = [path_text(p) for p in paths]
+    alike: dict[str, list[int]] = {}
+    for k, text in enumerate(texts):
+        alike.setdefault(text, []).append(k)
+    for group in alike.values():
+        if len(group) < 2:
+            continue
+        slots = [[slot for _, _, slot in edges[k]] for k in group]
+        parting = {j for j in range(min(map(len, slots))) if len({s[j] for s in slots}) > 1}
+        for k, s in zip(group, slots):
+            texts[k] = path_text(paths[k], {j: s[j] for j in parting})
+    return texts
