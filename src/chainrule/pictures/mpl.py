@@ -26,10 +26,34 @@ def new_axes(who: str, ax: Any = None, figsize: tuple[float, float] = (6.4, 5.0)
 
 
 def new_figure(figsize: tuple[float, float], dpi: float = 100, layout: str | None = None) -> Any:
-    """A matplotlib Figure outside pyplot (nothing opens a window, nothing is kept alive)."""
-    from matplotlib.figure import Figure
+    """A matplotlib Figure outside pyplot (nothing opens a window, nothing is kept alive).
 
-    return Figure(figsize=figsize, dpi=dpi, layout=layout)
+    It shows itself in a notebook as the last expression of a cell: a Figure made without
+    pyplot has no display of its own there (Jupyter printed ``<Figure size 640x500 with 1 Axes>``).
+    """
+    return _notebook_figure_class()(figsize=figsize, dpi=dpi, layout=layout)
+
+
+_NOTEBOOK_FIGURE: list[type] = []
+
+
+def _notebook_figure_class() -> type:
+    """matplotlib's Figure with ``_repr_png_``, made once, when matplotlib is first needed."""
+    if not _NOTEBOOK_FIGURE:
+        from matplotlib.figure import Figure
+
+        class NotebookFigure(Figure):
+            """A matplotlib Figure that Jupyter displays inline as PNG (everything else is Figure's)."""
+
+            def _repr_png_(self) -> bytes:
+                import io
+
+                buffer = io.BytesIO()
+                self.savefig(buffer, format="png")
+                return buffer.getvalue()
+
+        _NOTEBOOK_FIGURE.append(NotebookFigure)
+    return _NOTEBOOK_FIGURE[0]
 
 
 def finish(fig: Any, path: str | Path | None, dpi: int = 100) -> Any:

@@ -76,6 +76,10 @@ class Explanation:
 
         return explanation_text(self)
 
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        """IPython and notebooks show the explanation's text (``print(e)``), not the record's fields."""
+        printer.text(str(self))
+
     def highlight(self) -> Highlight:
         """Colours for a picture: each listed path in its own colour (all paths in red when many)."""
         hl = Highlight()

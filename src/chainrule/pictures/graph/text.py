@@ -24,7 +24,21 @@ def _edge(view: NodeView, child: Any, slot: int) -> str:
     return f"  {view.edge_word}{text}" if text else ""
 
 
-def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, ascii: bool = False) -> str:
+class TextTree(str):
+    """The text of :func:`tree`: a ``str`` that shows as its lines, not as an escaped string.
+
+    At a prompt or as a notebook cell's last expression, ``tree(L)`` displays the tree itself
+    (a plain ``str`` would show one line full of ``\\n``). Everything else is ``str``'s.
+    """
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, ascii: bool = False) -> TextTree:
     """The graph behind ``out`` as an indented tree, output first, inputs indented below.
 
     Each line shows a node's label, its op in parentheses, its data and grad, and the
@@ -93,7 +107,7 @@ def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, as
         hidden = count_nodes(out) - shown
         what = f"{hidden:,} more nodes" if hidden else "more lines (repeats of nodes above)"
         lines.append(f"... {what} not shown (max_lines={max_lines}); pass max_lines=None to print all")
-    return "\n".join(lines)
+    return TextTree("\n".join(lines))
 
 
 def print_graph(out: Any, max_lines: int | None = 200, max_depth: int | None = None, ascii: bool = False) -> None:
