@@ -153,6 +153,8 @@ def test_to_converts_in_place_and_mismatched_tensor_input_is_an_error():
     assert mlp.layers[0].weight.dtype == np.float32
     with pytest.raises(TypeError, match="input dtype float64 differs from the layer's dtype float32"):
         mlp(Tensor(np.ones((1, 3))))
+    with pytest.raises(TypeError, match=r"cr.Tensor keeps NumPy's float64 .* build the input with cr.tensor"):
+        mlp(Tensor([[1.0, 2.0, 3.0]]))  # the everyday mix-up: cr.Tensor of Python floats is float64
     with pytest.raises(TypeError, match="float32 or float64"):
         mlp.to(np.int32)
 

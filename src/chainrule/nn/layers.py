@@ -28,9 +28,15 @@ def _input(x: Any, dtype: np.dtype, where: str) -> Any:
     if isinstance(x, Tensor):
         if x.data.dtype != dtype:
             if x.data.dtype.kind == "f":
+                hint = (
+                    " (cr.Tensor keeps NumPy's float64 for Python floats; cr.tensor, cr.randn and the layers "
+                    "default to float32: build the input with cr.tensor(...))"
+                    if x.data.dtype == np.float64 and dtype == np.float32
+                    else ""
+                )
                 raise TypeError(
                     f"{where}: input dtype {x.data.dtype} differs from the layer's dtype {dtype}; cast the input "
-                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x.data.dtype.name}))"
+                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x.data.dtype.name})){hint}"
                 )
             return x.data.astype(dtype)
         return x
