@@ -24,7 +24,7 @@ Example:
     >>> L.label = "L"
     >>> e = explain(L, x)
     >>> e.path_texts()[0], e.chains[0], e.total
-    ('L -> * -> - -> + -> * -> x', [-9.0, -1.0, 1.0, 2.0], 36.0)
+    ('L -> *(1st) -> - -> + -> * -> x', [-9.0, -1.0, 1.0, 2.0], 36.0)
 """
 
 from __future__ import annotations

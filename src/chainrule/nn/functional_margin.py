@@ -56,7 +56,7 @@ def margin_ranking_loss(input1: Any, input2: Any, target: Any, margin: float = 0
         >>> import numpy as np
         >>> import chainrule.nn.functional as F
         >>> F.margin_ranking_loss(np.array([1.0]), np.array([0.0]), np.array([-1.0]), reduction="none")
-        array([1.])
+        Tensor([1.])
     """
     diff = ew.subtract(_tensor(input1), _tensor(input2))
     return _reduced("margin_ranking_loss", _clamp_min0(ew.add(ew.multiply(ew.negative(target), diff), margin)),
@@ -71,7 +71,7 @@ def hinge_embedding_loss(input: Any, target: Any, margin: float = 1.0, reduction
         >>> import numpy as np
         >>> import chainrule.nn.functional as F
         >>> F.hinge_embedding_loss(np.array([0.3, 0.3]), np.array([1.0, -1.0]), reduction="none")
-        array([0.3, 0.7])
+        Tensor([0.3, 0.7])
     """
     x, t = _tensor(input), _values(target)
     zero = np.zeros((), dtype=_values(x).dtype)
