@@ -11,7 +11,9 @@ import pytest
 
 import chainrule
 
-MODULES = sorted(m.name for m in pkgutil.walk_packages(chainrule.__path__, "chainrule.") if not m.name.endswith("__main__"))
+MODULES = sorted(
+    m.name for m in pkgutil.walk_packages(chainrule.__path__, "chainrule.") if not m.name.endswith("__main__")
+)
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
