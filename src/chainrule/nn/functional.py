@@ -32,6 +32,7 @@ import numpy as np
 
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
+from ..blas_threads import matmul as blas_matmul
 from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._parallel import for_blocks, num_threads
@@ -99,7 +100,7 @@ def _rows(x: Any) -> Any:
 def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
     if x.ndim > 2:
         return _linear_fn(_rows(x), w, b).reshape(*x.shape[:-1], w.shape[0])
-    out = x @ w.T
+    out = blas_matmul(x, w.T)
     if b is not None:
         if type(out) is np.ndarray and out.ndim == 2 and out.size >= _SPLIT_BIAS:
             # one pass, one block per thread: every NumPy call hands the GIL over, so small blocks cost more
@@ -112,7 +113,7 @@ def _linear_fn(x: Any, w: Any, b: Any = None) -> Any:
 
 
 def _linear_vjp_x(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
-    return g @ w if g.ndim <= 2 else (_rows(g) @ w).reshape(*g.shape[:-1], w.shape[1])
+    return blas_matmul(g, w) if g.ndim <= 2 else blas_matmul(_rows(g), w).reshape(*g.shape[:-1], w.shape[1])
 
 
 def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
@@ -123,8 +124,8 @@ def _linear_vjp_w(g: Any, ans: Any, x: Any, w: Any, b: Any = None) -> Any:
     # OpenBLAS is much slower with a thin side first (few outputs, e.g. 10 classes) over many rows. Elsewhere the
     # direct product is as fast or faster, and C-ordered: the transposed one is copied before it becomes a .grad
     if 8 * g2.shape[1] <= x2.shape[1] and g2.shape[0] > 128 and type(g2) is np.ndarray:
-        return (x2.T @ g2).T
-    return g2.T @ x2
+        return blas_matmul(x2.T, g2).T
+    return blas_matmul(g2.T, x2)
 
 
 _ONES: dict[tuple[int, Any], np.ndarray] = {}  # (length, dtype) -> a read-only row of ones

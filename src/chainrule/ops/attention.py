@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..blas_threads import matmul as blas_matmul
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
@@ -49,7 +50,7 @@ def _t(x: Any) -> Any:
 
 def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
     """P = softmax(q k^T scale + bias), with differentiable ops (Tensors) or NumPy (in place)."""
-    s = np.matmul(q * scale, _t(k))
+    s = blas_matmul(q * scale, _t(k))
     if bias is not None:
         s = s + bias if isinstance(s, Tensor) or isinstance(bias, Tensor) else np.add(s, bias, out=s)
     return softmax(s, axis=-1) if isinstance(s, Tensor) else _softmax_inplace(s)
@@ -66,7 +67,7 @@ def _sdpa_fn(q: Any, k: Any, v: Any, bias: Any = None, *, scale: float, drop: An
     p = _probabilities(q, k, bias, scale)
     if saved.wanted:
         saved.values["p"] = p
-    return np.matmul(p if drop is None else p * drop, v)
+    return blas_matmul(p if drop is None else p * drop, v)
 
 
 def _saved_p(saved: Saved, q: Any, k: Any, bias: Any, scale: float) -> Any:
@@ -85,11 +86,11 @@ def _sdpa_grads(wanted: tuple[int, ...], g: Any, out: Any, q: Any, k: Any, v: An
     pd = p if drop is None else p * drop
     grads: dict[int, Any] = {}
     if 2 in wanted:
-        grads[2] = np.swapaxes(np.matmul(_t(g), pd), -1, -2)
+        grads[2] = np.swapaxes(blas_matmul(_t(g), pd), -1, -2)
     if not {0, 1, 3} & set(wanted):
         return grads
     fast = on_values(g, out, p, v)
-    dp = np.matmul(g, _t(v))
+    dp = blas_matmul(g, _t(v))
     if drop is not None:
         dp = dp * drop
     rows = np.sum(g * out, axis=-1, keepdims=True)  # = rowsum(dP * P): no score-sized temporary
@@ -100,9 +101,9 @@ def _sdpa_grads(wanted: tuple[int, ...], g: Any, out: Any, q: Any, k: Any, v: An
     else:
         ds = (dp - rows) * p
     if 0 in wanted:
-        grads[0] = np.matmul(ds, k) * scale
+        grads[0] = blas_matmul(ds, k) * scale
     if 1 in wanted:
-        grads[1] = np.swapaxes(np.matmul(_t(q * scale), ds), -1, -2)
+        grads[1] = np.swapaxes(blas_matmul(_t(q * scale), ds), -1, -2)
     if 3 in wanted:
         grads[3] = ds
     return grads
@@ -126,15 +127,15 @@ def _sdpa_jvp(argnum: int) -> Any:
              saved: Saved) -> Any:
         p = _saved_p(saved, q, k, bias, scale)
         if argnum == 2:
-            return np.matmul(p if drop is None else p * drop, t)
+            return blas_matmul(p if drop is None else p * drop, t)
         if argnum == 0:
-            ds = np.matmul(t * scale, np.swapaxes(k, -1, -2))
+            ds = blas_matmul(t * scale, np.swapaxes(k, -1, -2))
         elif argnum == 1:
-            ds = np.matmul(q * scale, np.swapaxes(t, -1, -2))
+            ds = blas_matmul(q * scale, np.swapaxes(t, -1, -2))
         else:
             ds = t
         dp = p * (ds - np.sum(ds * p, axis=-1, keepdims=True))  # the softmax's tangent
-        return np.matmul(dp if drop is None else dp * drop, v)
+        return blas_matmul(dp if drop is None else dp * drop, v)
 
     return rule
 

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..blas_threads import matmul as blas_matmul
 from ._define import is_complex, ndim_of, raw, shape_of
 from .declare import bilinear_primitive, implements, op
 from .shape import expand_dims, getitem, ravel, reshape, transpose
@@ -17,7 +18,7 @@ def _matmul_vjp_a(g: Any, ans: Any, a: Any, b: Any) -> Any:
         return g[..., None] * b if np.ndim(a) > 1 else g * b
     if np.ndim(a) == 1:
         return (b @ g[..., None])[..., 0]
-    return g @ b.swapaxes(-1, -2)
+    return blas_matmul(g, b.swapaxes(-1, -2))
 
 
 def _matmul_vjp_b(g: Any, ans: Any, a: Any, b: Any) -> Any:
@@ -25,11 +26,12 @@ def _matmul_vjp_b(g: Any, ans: Any, a: Any, b: Any) -> Any:
         return a[:, None] * g[..., None, :] if np.ndim(b) > 1 else a * g
     if np.ndim(b) == 1:
         return (a.swapaxes(-1, -2) @ g[..., None])[..., 0]
-    return a.swapaxes(-1, -2) @ g
+    return blas_matmul(a.swapaxes(-1, -2), g)
 
 
 # linear in a with b constant and in b with a constant: the transposes alone give both modes
-_matmul = bilinear_primitive("matmul", np.matmul, _matmul_vjp_a, _matmul_vjp_b)
+# (products run on the BLAS thread count measured to pay for their size: blas_threads.matmul)
+_matmul = bilinear_primitive("matmul", blas_matmul, _matmul_vjp_a, _matmul_vjp_b)
 
 
 def _check_operand(op: str, name: str, x: Any) -> None:
