@@ -14,7 +14,8 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("chainrule.core", "chainrule._pytree", "chainrule.allocator", "chainrule.blas_threads",
               "chainrule._conversion", "chainrule.tree_util")),
-    ("values", ("chainrule.tensor", "chainrule.tensor_inplace", "chainrule.tensor_convert", "chainrule.scalar",
+    ("values", ("chainrule.tensor", "chainrule.tensor_inplace", "chainrule.tensor_convert", "chainrule.tensor_methods",
+                "chainrule.scalar",
                 "chainrule.scalar_rules", "chainrule.scalar_number")),
     ("autodiff", ("chainrule.autodiff",)),
     ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special", "chainrule.fft",

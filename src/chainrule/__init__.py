@@ -8,7 +8,7 @@ transforms (``grad``, ``jacobian``, ``hessian``, ``jvp``, ``vjp``, ...).
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -75,6 +75,52 @@ _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
     "linalg", "special", "batching", "fft", "tree_util",
 }
+
+if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
+    from . import (
+        autograd,
+        batching,
+        checking,
+        custom,
+        data,
+        fft,
+        graph,
+        linalg,
+        nn,
+        numpy,
+        optim,
+        optimize,
+        plot,
+        special,
+        transforms,
+        tree_util,
+    )
+    from .allocator import allocator_info, release_memory, set_allocator
+    from .batching import vmap
+    from .blas_threads import blas_threads_info, set_blas_spin
+    from .checking import GradcheckError, gradcheck
+    from .custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
+    from .graph import draw, explain, render, to_dot, to_networkx
+    from .nn import load, save
+    from .nn.init import manual_seed
+    from .nn.parameter import get_default_dtype, set_default_dtype
+    from .optimize import minimize
+    from .replay import JitError, jit, jit_step
+    from .transforms import (
+        deriv,
+        elementwise_grad,
+        grad,
+        hessian,
+        holomorphic_grad,
+        hvp,
+        jacfwd,
+        jacobian,
+        jacrev,
+        jvp,
+        linearize,
+        value_and_grad,
+        vjp,
+    )
 
 
 # PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look

@@ -21,18 +21,10 @@ from .core.state import reset_grad as _reset_grad
 from .core.state import set_grad as _set_grad
 from .tensor_convert import ConversionMethods, _check_data, _copy_of_tracked, _Size
 from .tensor_inplace import InPlaceMethods
+from .tensor_methods import TensorMethods
 
 _new = object.__new__
 _tick = clock.tick
-
-
-class TensorMethods:
-    """Tensor's operators and op methods, filled from the op declarations (``chainrule.ops.declare``).
-
-    Empty here: this layer knows no op. ``Tensor`` inherits it, so ``Tensor.exp`` is found on it.
-    """
-
-    __slots__ = ()
 
 
 class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
@@ -59,6 +51,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     # outputs (None when the node has one); _stamp: its creation time on the version clock;
     # _tangents: {forward level: tangent} under jvp, or None.
     __slots__ = ("data", "grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "__weakref__")
+    grad: Tensor | None  # for type checkers (the slot above holds it)
     __array_priority__ = 1000
 
     def __init__(
