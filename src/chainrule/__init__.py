@@ -18,6 +18,7 @@ from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tenso
 from . import torch_dim as _torch_dim
 from . import torch_extremes as _torch_extremes
 from . import torch_functions as _torch_functions
+from .core.errors import ChainruleWarning, PerformanceWarning
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
 from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))

@@ -37,7 +37,6 @@ import ctypes
 import functools
 import os
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -173,91 +172,49 @@ def _configure_from_environment() -> None:
     set_blas_spin(False)
 
 
-# == Which thread count pays: measured per size of product ====================================
+# == Small products on one thread ===============================================================
 # A threaded BLAS call ends when its slowest thread ends. On a busy machine (another process on a
 # core) one of OpenBLAS's threads is often descheduled, and the call waits a whole time slice for
-# it: measured on 2 cores with other work running, a 256x256x256 float32 product took 18.7 ms on
-# two threads and 0.41 ms on one, and sampling 200 tokens 1.4 to 8.4 s against 0.33 to 0.41 s.
-# On an idle machine two threads do pay for big products. So small products always run on one
-# thread, and for bigger ones each size class (a power of two of the flops) keeps the recent time
-# per flop of both choices and runs the faster, trying the slower again now and then (ever less
-# often while it keeps losing). Every such product is timed, so when the load changes the winner's
-# time rises and the choice follows.
-SMALL_FLOPS = 1 << 23  # below: one thread, no timing (never faster on two threads in our measurements)
-_RETRY_FIRST, _RETRY_MOST = 8, 1024  # calls before the losing choice is tried again: doubles while it loses
-_classes: dict[int, list[float]] = {}  # size class -> [s/flop on one thread, s/flop on all, calls left, retry]
-_adaptive = [os.environ.get("CHAINRULE_BLAS_ADAPT", "1").strip().lower() not in ("0", "false", "no", "off")]
+# it. Measured on 2 cores with other work running (float32, median of 20): 128x128x128 took 41 us
+# on two threads and 20 us on one; 256x256x256 24 ms and 0.14 ms; 512x512x512 0.83 ms and 1.1 ms;
+# (4096, 128) x (128, 512) 4.4 ms and 6.3 ms. Sampling 200 tokens from the README's GPT took 17
+# to 51 s against 1.0 to 1.3 s. So a product below ONE_THREAD_BELOW flops runs on one thread, and a
+# bigger one on OpenBLAS's count, where the threads pay even on a busy machine. The rule depends on
+# the shapes alone, never on timings, so a result never depends on the machine's load (OpenBLAS's
+# sums on one and on two threads differ in the last bits).
+ONE_THREAD_BELOW = [int(os.environ.get("CHAINRULE_BLAS_ONE_THREAD_BELOW", 1 << 27))]
 
 
-def set_blas_adaptive(on: bool = True) -> bool:
-    """Choose BLAS threads per product as measured (True: the default) or leave them to OpenBLAS (False,
-    as ``CHAINRULE_BLAS_ADAPT=0`` does). Returns the previous setting."""
-    was, _adaptive[0] = _adaptive[0], bool(on)
-    if on and not was:
-        _classes.clear()
+def set_blas_one_thread_below(flops: int) -> int:
+    """Run chainrule's products of fewer than ``flops`` floating-point operations on one BLAS thread
+    (0: leave every product to OpenBLAS, as ``CHAINRULE_BLAS_ONE_THREAD_BELOW=0`` does). Returns the
+    previous bound (2**27 by default)."""
+    was, ONE_THREAD_BELOW[0] = ONE_THREAD_BELOW[0], max(0, int(flops))
     return was
 
 
-def _choice(size_class: int) -> bool:
-    """Whether a product of the size class runs on one thread this time."""
-    c = _classes.get(size_class)
-    if c is None:
-        c = _classes[size_class] = [0.0, 0.0, 0, _RETRY_FIRST]
-    one, many, left, _ = c
-    if not one or not many:  # measure each choice once before choosing
-        return not one
-    if left > 0:
-        c[2] = left - 1
-        return one <= many
-    return one > many  # the losing choice, tried again
-
-
-def _record(size_class: int, single: bool, seconds_per_flop: float) -> None:
-    """Every timed product updates its choice's recent time; a retried loser that loses again waits longer."""
-    c = _classes[size_class]
-    explored = bool(c[0] and c[1]) and not c[2] and (c[0] <= c[1]) != single
-    slot = 0 if single else 1
-    c[slot] = seconds_per_flop if not c[slot] else 0.5 * (c[slot] + seconds_per_flop)
-    if explored:
-        c[3] = min(_RETRY_MOST, 2 * c[3]) if (c[0] <= c[1]) != single else _RETRY_FIRST
-    if c[0] and c[1] and not c[2]:
-        c[2] = c[3]
-
-
 def matmul(a: Any, b: Any) -> Any:
-    """``a @ b``, on the BLAS thread count that pays for its size (see above); anything but two
-    NumPy arrays of at least one dimension each goes straight to ``@``.
+    """``a @ b``, on one BLAS thread when the product is small (see above); anything but two NumPy
+    arrays of at least one dimension each goes straight to ``@``.
 
     Example:
         >>> import numpy as np
         >>> float(matmul(np.ones((3, 4)), np.ones((4, 2)))[0, 0])
         4.0
     """
-    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim == 0 or b.ndim == 0 or not _adaptive[0]:
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim == 0 or b.ndim == 0:
+        return a @ b
+    if 2 * a.size * (b.shape[-1] if b.ndim > 1 else 1) >= ONE_THREAD_BELOW[0]:
         return a @ b
     pairs = _thread_count_functions()
     if not pairs:
         return a @ b
-    flops = 2.0 * a.size * (b.shape[-1] if b.ndim > 1 else 1)
     get, put = pairs[0]
     threads = get()
     if threads <= 1:
         return a @ b
-    if flops < SMALL_FLOPS:
-        put(1)
-        try:
-            return a @ b
-        finally:
-            put(threads)
-    size_class = int(flops).bit_length()
-    single = _choice(size_class)
-    start = time.perf_counter()  # ~0.1 us against the millisecond of a product this size: every call is timed
-    if single:
-        put(1)
+    put(1)
     try:
-        out = a @ b
+        return a @ b
     finally:
-        if single:
-            put(threads)
-    _record(size_class, single, (time.perf_counter() - start) / flops)
-    return out
+        put(threads)

@@ -430,10 +430,13 @@ def sweep_from(
     retain = create_graph if retain_graph is None else retain_graph
     token = _set_grad(bool(create_graph))  # grad_mode(create_graph), without a context-manager object per call
     try:
-        return sweep.backward_sweep(
-            [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain,
-            run_leaf_hooks if LEAF_HOOKS else None,
-        )
+        # a rule's value may be infinite where the user's is not (d sqrt(x)/dx at 0): an answer, as in PyTorch,
+        # not something NumPy should warn about from inside chainrule (one errstate per sweep, not per rule)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return sweep.backward_sweep(
+                [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain,
+                run_leaf_hooks if LEAF_HOOKS else None,
+            )
     finally:
         _reset_grad(token)
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ._conversion import from_sequence, numpy_internal_caller
 from .core import state
+from .core.errors import ChainruleWarning
 
 
 class NotOneElementError(TypeError, ValueError):
@@ -56,7 +57,7 @@ def _copy_of_tracked(x: Any) -> None:
         warnings.warn(
             "Tensor(x) of a Tensor that requires grad copies its values and cuts them from the graph (as "
             "torch.tensor(x) does); use x.clone() to keep the graph, or x.detach().clone() to say the cut is meant",
-            UserWarning, stacklevel=3,
+            ChainruleWarning, stacklevel=3,
         )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..core import state
 from ..core.node import unbroadcast as _unbroadcast
 from ..tensor import Tensor
@@ -25,6 +27,12 @@ def propagate_tangents(prim: Any, outs: tuple[Tensor, ...], args: tuple[Any, ...
     several = prim.n_outputs != 1
     for out in outs:
         out._tangents = {}
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):  # a rule's infinity is an answer (as backward)
+        _push(prim, outs, args, kw, levels, several)
+
+
+def _push(prim: Any, outs: tuple[Tensor, ...], args: tuple[Any, ...], kw: dict[str, Any] | None, levels: set,
+          several: bool) -> None:
     for level in sorted(levels):
         with state.below(level):
             traced = any(

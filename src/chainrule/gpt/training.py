@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import PerformanceWarning
 from ..core.state import no_grad
 from ..nn import functional as F
 from ..nn.progress import progress as progress_bar
@@ -169,7 +170,8 @@ class Trainer:
                 self._workers = GradientWorkers(self.model, lm_loss, self.processes)
             except OSError as e:  # no fork here (a sandbox, a process limit): the same step in one process
                 warnings.warn(f"Trainer: could not start {self.processes - 1} worker process(es) ({e}); "
-                              "training in this process alone (TrainConfig(workers=1) silences this)", stacklevel=3)
+                              "training in this process alone (TrainConfig(workers=1) silences this)",
+                              PerformanceWarning, stacklevel=3)
                 self.processes = 1
         return self._workers
 

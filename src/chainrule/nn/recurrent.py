@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.errors import ChainruleWarning
 from ..ops.shape import concatenate, getitem, stack, swapaxes
 from . import functional as F
 from . import init
@@ -70,7 +71,7 @@ class _RNNBase(Module):
         if dropout > 0 and num_layers == 1:
             warnings.warn(
                 f"{where}: dropout={dropout} is applied between recurrent layers only (after every layer but the "
-                "last), so with num_layers=1 it does nothing", UserWarning, stacklevel=3)
+                "last), so with num_layers=1 it does nothing", ChainruleWarning, stacklevel=3)
         dt = resolve_dtype(dtype, where, device)
         gen = init.generator(rng)
         self.mode = mode

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autodiff import batching
 from ..core import clock
+from ..core.errors import PerformanceWarning
 from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
 from ..ops.dim_args import numpy_methods_for
@@ -95,7 +96,7 @@ class Jitted:
                     result = self._trace(wrapped)
                 except JitError as e:  # e.g. JAX's jit(jacfwd(f)): a replay holds no transform; jit only saves time
                     warnings.warn(f"jit({self.name}) runs the function as it is (no replay) on NumPy arguments, as it "
-                                  f"cannot trace it: {e}", stacklevel=3)
+                                  f"cannot trace it: {e}", PerformanceWarning, stacklevel=3)
                     self._eager = True
                     return self.fn(*args)
 

@@ -1,0 +1,24 @@
+"""chainrule's warning classes, so that users can filter them as a family.
+
+``ChainruleWarning`` is the base (a ``UserWarning``, so filters written for those still apply);
+``PerformanceWarning`` says a result is right but slower than asked for (a jit that cannot replay,
+training in one process when the workers could not start).
+
+Example:
+    >>> import warnings
+    >>> from chainrule.core.errors import ChainruleWarning, PerformanceWarning
+    >>> issubclass(PerformanceWarning, ChainruleWarning) and issubclass(ChainruleWarning, UserWarning)
+    True
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", ChainruleWarning)   # silence all of chainrule's warnings
+"""
+
+from __future__ import annotations
+
+
+class ChainruleWarning(UserWarning):
+    """The base of every warning chainrule gives."""
+
+
+class PerformanceWarning(ChainruleWarning):
+    """The result is right, but it runs slower than asked for (the warning says why and how to fix it)."""
