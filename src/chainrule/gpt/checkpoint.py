@@ -21,7 +21,7 @@ from ..nn.serialize import UnsafeFileError, load
 from .errors import GPTError
 from .tokens import Tokenizer, tokenizer_from_spec
 
-__all__ = ["FORMAT", "load_gpt", "read_checkpoint", "generator_states", "set_generator_states"]
+__all__ = ["FORMAT", "load_gpt", "read_checkpoint", "check_model_state", "generator_states", "set_generator_states"]
 
 FORMAT = "chainrule-gpt/1"
 
@@ -62,9 +62,12 @@ def load_gpt(path: str | os.PathLike[str]) -> tuple[GPT, Tokenizer, dict[str, An
     extra = state["extra"]
     try:
         config = GPTConfig(**extra["model_config"])
+        check_model_state(config, state["model"], path)
         dtype = np.asarray(state["model"]["wte.weight"]).dtype
         model = GPT(config, seed=0, dtype=dtype)
         model.load_state_dict(state["model"])
+    except GPTError:
+        raise
     except (KeyError, TypeError, ValueError) as e:
         raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load ({_one_line(e)})") from None
     for name, p in model.named_parameters():
@@ -80,6 +83,20 @@ def load_gpt(path: str | os.PathLike[str]) -> tuple[GPT, Tokenizer, dict[str, An
             f"model only {config.vocab_size}"
         )
     return model.eval(), tokenizer, extra
+
+
+def check_model_state(config: GPTConfig, weights: Any, path: str | os.PathLike[str]) -> None:
+    """Refuse a checkpoint whose model config does not describe the weights it holds, before the
+    model is built (a damaged manifest claiming ``d_model`` 10**6 would otherwise allocate terabytes)."""
+    from .memory import parameter_count
+
+    held = sum(int(np.asarray(w).size) for w in weights.values()) if isinstance(weights, dict) else -1
+    wanted = parameter_count(config)
+    if held != wanted:
+        shape = ", ".join(f"{k} {getattr(config, k)}" for k in ("n_layers", "d_model", "n_heads", "context_length",
+                                                                "vocab_size"))
+        raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its configuration ({shape}) makes {wanted:,} "
+                       f"weights but the file holds {held:,}")
 
 
 def generator_states(model: Any) -> dict[str, Any]:
