@@ -92,11 +92,11 @@ def check_model_state(config: GPTConfig, weights: Any, path: str | os.PathLike[s
 
     held = sum(int(np.asarray(w).size) for w in weights.values()) if isinstance(weights, dict) else -1
     wanted = parameter_count(config)
-    if wanted > held:  # (fewer: load_state_dict names the mismatch)
+    if held != wanted:
         shape = ", ".join(f"{k} {getattr(config, k)}" for k in ("n_layers", "d_model", "n_heads", "context_length",
                                                                 "vocab_size"))
-        raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its configuration ({shape}) makes {wanted:,} "
-                       f"weights but the file holds {held:,}")
+        raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load (its configuration, {shape}, "
+                       f"makes {wanted:,} weights but the file holds {held:,})")
 
 
 def generator_states(model: Any) -> dict[str, Any]:
