@@ -42,10 +42,11 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     except UnsafeFileError:
         raise GPTError(f"checkpoint {path!r} holds pickled Python objects; refused (loading could run code)") from None
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
-        reason = _one_line(e)
+        reason = _one_line(e).removeprefix(f"load: {path} ").removeprefix("is damaged: ")
+        reason = reason.split("; save it again")[0]  # (said by the message around it)
         if "not a NumPy .npz archive" in reason:  # nn.load's long explanation says no more than this
             raise GPTError(f"checkpoint {path!r} is damaged or not an .npz archive") from None
-        reason = reason if len(reason) <= 80 else reason[:77] + "..."
+        reason = reason if len(reason) <= 120 else reason[:117] + "..."
         raise GPTError(f"checkpoint {path!r} is damaged or not an .npz archive ({reason})") from None
     extra = state.get("extra") if isinstance(state, dict) else None
     if not isinstance(extra, dict) or extra.get("format") != FORMAT or "model" not in state:
@@ -95,8 +96,8 @@ def check_model_state(config: GPTConfig, weights: Any, path: str | os.PathLike[s
     if held != wanted:
         shape = ", ".join(f"{k} {getattr(config, k)}" for k in ("n_layers", "d_model", "n_heads", "context_length",
                                                                 "vocab_size"))
-        raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load (its configuration, {shape}, "
-                       f"makes {wanted:,} weights but the file holds {held:,})")
+        raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load (its configuration, "
+                       f"{shape}, makes {wanted:,} weights but the file holds {held:,})")
 
 
 def generator_states(model: Any) -> dict[str, Any]:

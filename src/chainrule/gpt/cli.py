@@ -50,8 +50,9 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         text = action.help or ""
         if "default" in text or action.default in (None, argparse.SUPPRESS) or not action.option_strings:
             return text
-        shown = "off" if action.default is False else action.default
-        return f"{text} (default: {shown!r})" if isinstance(shown, str) and shown != "off" else f"{text} (default: {shown})"
+        shown = "off" if action.default is False else repr(action.default) if isinstance(action.default, str) else \
+            action.default
+        return f"{text} (default: {shown})"
 
 
 class Given(argparse._StoreAction):
@@ -185,7 +186,8 @@ def add_gpt_parser(sub: Any) -> None:
     s.add_argument("--tokens", type=nonnegative_int, default=200, help="new tokens")
     s.add_argument("--temperature", type=nonnegative_float, default=0.8,
                    help="softmax temperature (0: always the most likely token)")
-    s.add_argument("--top-k", type=positive_int, default=None, help="sample among the k most likely tokens (default: all)")
+    s.add_argument("--top-k", type=positive_int, default=None,
+                   help="sample among the k most likely tokens (default: all)")
     s.add_argument("--top-p", type=fraction(low_open=True), default=None,
                    help="sample among the most likely tokens holding this probability (default: all)")
     s.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
@@ -220,7 +222,10 @@ def _prepare_out(out: str) -> bool:
         os.close(fd)
         os.remove(probe)
     except OSError as e:
-        raise GPTError(f"cannot write under --out {out!r} ({e.strerror or e}); pick a folder you can write to") from None
+        if made and os.path.isdir(out) and not os.listdir(out):
+            os.rmdir(out)
+        raise GPTError(f"cannot write under --out {out!r} ({e.strerror or e}); pick a folder you can write to") \
+            from None
     return made
 
 
@@ -371,7 +376,8 @@ def sample_command(args: argparse.Namespace) -> int:
     except UnicodeEncodeError as e:
         code = ord(args.prompt[e.start])
         what = f"the byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
-        raise GPTError(f"--prompt holds {what} at position {e.start}, which is not UTF-8 text; give UTF-8 text") from None
+        raise GPTError(f"--prompt holds {what} at position {e.start}, which is not UTF-8 text; give UTF-8 text") \
+            from None
     if not args.prompt:
         raise GPTError("the prompt is empty; give at least one character with --prompt")
     model, tokenizer, _ = load_gpt(_checkpoint_path(args))

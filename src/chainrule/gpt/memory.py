@@ -37,7 +37,8 @@ def training_bytes(config: Any, batch_size: int, itemsize: int) -> int:
     (11 + 2 mlp_ratio) d_model numbers and one attention row per head; logits three times), twice."""
     c = config
     tokens = int(batch_size) * int(c.context_length)
-    per_token = int(c.n_layers) * ((11 + 2 * int(c.mlp_ratio)) * int(c.d_model) + int(c.n_heads) * int(c.context_length))
+    d, heads, context = int(c.d_model), int(c.n_heads), int(c.context_length)
+    per_token = int(c.n_layers) * ((11 + 2 * int(c.mlp_ratio)) * d + heads * context)
     activations = 2 * tokens * (per_token + 3 * int(c.vocab_size))
     return (4 * parameter_count(c) + activations) * int(itemsize)
 

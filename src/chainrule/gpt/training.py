@@ -260,6 +260,8 @@ class Trainer:
                 durations.append(dt)
                 if self.plan_to_budget and budget is not None and len(durations) >= PROBE_STEPS:
                     # (the first steps are slower: memory is being mapped, workers started)
+                    if self.val_seconds is None:
+                        self.val_seconds = self._time_validation()
                     recent = durations[max(WARM_STEPS, len(durations) - 50):]
                     self._plan(budget - (time.perf_counter() - start), float(np.median(recent)))
                     target = self.total_steps if stop_at is None else min(self.total_steps, stop_at)
@@ -285,9 +287,7 @@ class Trainer:
         (and checkpoint) every ``eval_interval`` steps and one at the end. Small changes are ignored,
         so the learning rate does not jitter with the timings."""
         c = self.config
-        val = self.val_seconds
-        if val is None:  # not measured yet: eval_batches forward passes, against accum x (forward + backward)
-            val = seconds_per_step * c.eval_batches / (3.0 * c.accum_steps)
+        val = self.val_seconds or 0.0
         steps_left = max(0, int((seconds_left - val) / (seconds_per_step + val / c.eval_interval)))
         total = max(self.step_count + steps_left, 1)
         current = self.scheduler.total_steps
@@ -295,6 +295,20 @@ class Trainer:
             return
         self.scheduler.total_steps = total
         self.scheduler.warmup_steps = min(c.warmup_steps, total - 1)
+
+    def _time_validation(self) -> float:
+        """The seconds one validation will take, from one of its batches timed now (a guess from the
+        step time can be far off: validation runs in this process alone, in eval mode)."""
+        c, model = self.config, self.model
+        rng = np.random.default_rng(c.seed + VAL_SEED_OFFSET)
+        start = time.perf_counter()
+        model.eval()
+        try:
+            with no_grad():
+                lm_loss(model, *self.val_data.batch(c.batch_size, self.context, rng))
+        finally:
+            model.train()
+        return (time.perf_counter() - start) * c.eval_batches
 
     def _check_step(self, loss: float, norm: float) -> None:
         if math.isfinite(loss) and (math.isfinite(norm) or self.config.grad_clip <= 0):
