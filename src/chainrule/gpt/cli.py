@@ -1,8 +1,9 @@
 """``chainrule gpt train`` and ``chainrule gpt sample``: the command-line face of :mod:`chainrule.gpt`.
 
-A problem the user can fix (a bad corpus path, an empty corpus, a damaged checkpoint, a prompt
-the tokenizer cannot encode, a bad option) ends the command with one line on stderr and exit
-status 1, never a traceback.
+A problem the user can fix ends the command with one line on stderr, never a traceback: a bad
+option value (a negative seed, a budget of ``inf`` minutes) with exit status 2, naming the option,
+the value and the range; anything else (a bad corpus path, a damaged checkpoint, a size that needs
+more memory than the machine has, a full disk, a run that diverged) with exit status 1.
 """
 
 from __future__ import annotations
