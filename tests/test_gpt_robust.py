@@ -97,3 +97,15 @@ def test_a_time_budget_ends_the_decay_even_when_validation_is_slow(tmp_path, mon
     assert clock.now <= 3.0 + 0.2 + 0.01  # the budget holds (the last validation may end just after it)
     assert trainer.step_count >= 0.95 * trainer.total_steps and 80 <= trainer.step_count <= 100
     assert history["lr"][-1] <= 1e-3 + 0.02 * (1e-2 - 1e-3)  # the learning rate decayed to its floor
+
+
+def test_memory_docstring_example_runs_and_the_formula_counts_every_layout():
+    import doctest
+
+    from chainrule.gpt import memory
+
+    result = doctest.testmod(memory)
+    assert result.attempted > 0 and result.failed == 0
+    for kw in (dict(bias=False), dict(tied_embeddings=False, mlp_ratio=2), dict(n_layers=3, n_heads=4)):
+        config = nn.GPTConfig(**{**TINY, **kw})
+        assert memory.parameter_count(config) == nn.GPT(config).num_parameters()
