@@ -28,6 +28,7 @@ import math
 import os
 import re
 import secrets
+import time
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -150,7 +151,7 @@ def _write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     _remove_stale_temps(folder, os.path.basename(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
     try:
         # created with mode 0o666 so the process's umask applies, as for any file the user writes
         # (tempfile.mkstemp would leave it 0600)
@@ -172,22 +173,41 @@ def _write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -
         raise
 
 
-_TEMP_NAME = re.compile(r"\.(?P<base>.+)\.[0-9a-f]{12}\.tmp")
+_TEMP_NAME = re.compile(r"\.(?P<base>.+)\.(?:(?P<pid>\d+)-)?[0-9a-f]{12}\.tmp")
 
 
 def _remove_stale_temps(folder: str, base: str) -> None:
-    """Remove the temporary files an earlier save of ``base`` left when it was killed (our naming only)."""
+    """Remove the temporary files that earlier saves of ``base`` left when they were killed (our naming
+    only; a save still running in another process keeps its own)."""
     try:
         names = os.listdir(folder)
     except OSError:
         return  # the save itself will say what is wrong with the folder
     for name in names:
         match = _TEMP_NAME.fullmatch(name)
-        if match and match["base"] == base:
+        if match and match["base"] == base and not _writer_alive(match["pid"], os.path.join(folder, name)):
             try:
                 os.remove(os.path.join(folder, name))
             except OSError:
                 pass
+
+
+def _writer_alive(pid: str | None, path: str) -> bool:
+    """Whether the process that named a temporary file may still be writing it."""
+    if pid is None or int(pid) == os.getpid():  # an older naming, or a save of ours that ended
+        return False
+    if os.name != "posix":  # (os.kill would end the process there): a writer takes less than an hour
+        try:
+            return time.time() - os.path.getmtime(path) < 3600
+        except OSError:
+            return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
 
 
 def _fsync_folder(folder: str) -> None:
