@@ -205,7 +205,8 @@ def run_gpt(args: argparse.Namespace) -> int:
     except GPTError as e:
         message = str(e)
     except OSError as e:  # a full disk, a folder that went away: one line, not a traceback
-        message = f"{e.strerror or e} on {e.filename or '?'!r}; free some space or pick another --out"
+        where = e.filename or getattr(args, "out", None) or getattr(args, "checkpoint", None) or "?"
+        message = f"{e.strerror or e} on {where!r}; free some space or pick another --out"
     except MemoryError:
         message = "ran out of memory; use smaller sizes (--batch-size, --layers, --d-model, --context, --tokens)"
     print(f"chainrule gpt {args.gpt_command}: error: {message}", file=sys.stderr)
