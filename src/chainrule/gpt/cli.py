@@ -206,7 +206,8 @@ def run_gpt(args: argparse.Namespace) -> int:
         message = str(e)
     except OSError as e:  # a full disk, a folder that went away: one line, not a traceback
         where = e.filename or getattr(args, "out", None) or getattr(args, "checkpoint", None) or "?"
-        message = f"{e.strerror or e} on {where!r}; free some space or pick another --out"
+        fix = "free some space or pick another --out" if args.gpt_command == "train" else "check the file"
+        message = f"{e.strerror or e} on {where!r}; {fix}"
     except MemoryError:
         message = "ran out of memory; use smaller sizes (--batch-size, --layers, --d-model, --context, --tokens)"
     print(f"chainrule gpt {args.gpt_command}: error: {message}", file=sys.stderr)
