@@ -240,3 +240,15 @@ def test_a_checkpoint_whose_header_claims_10_to_the_12_elements_is_one_line(caps
             zf.writestr(name, blob)
     fails(capsys, ["gpt", "sample", "--checkpoint", tmp_path / "c.npz"],
           "is damaged or not an .npz archive (its entry 'model/wte.weight' claims shape (1000000000000,)")
+
+
+def test_a_full_disk_while_writing_the_tokens_is_one_line(capsys, tmp_path, corpus, monkeypatch):
+    from chainrule.gpt import dataset
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # as ndarray.tofile raises it: no file name
+
+    monkeypatch.setattr(dataset, "write_tokens", full)
+    out = tmp_path / "run"
+    fails(capsys, ["gpt", "train", "--corpus", corpus, "--out", out, "--steps", "2", *TINY],
+          f"No space left on device on {str(out)!r}; free some space or pick another --out")
