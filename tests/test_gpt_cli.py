@@ -26,14 +26,17 @@ def corpus(tmp_path):
 
 
 def run(capsys, *argv):
-    code = cli.main(list(argv))
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as e:  # argparse's errors (status 2)
+        code = e.code
     out, err = capsys.readouterr()
     return code, out, err
 
 
-def one_line_error(capsys, argv, phrase):
+def one_line_error(capsys, argv, phrase, status=1):
     code, _, err = run(capsys, *argv)
-    assert code == 1, err
+    assert code == status, err
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("chainrule gpt "), err
     assert phrase in lines[0], lines[0]
@@ -95,7 +98,8 @@ def test_user_errors_are_one_line(capsys, tmp_path, corpus):
     one_line_error(capsys, [*sample, "--checkpoint", str(tmp_path / "plain.npz")], "not a chainrule GPT checkpoint")
     good = str(tmp_path / "e" / "checkpoint.npz")
     one_line_error(capsys, ["gpt", "sample", "--checkpoint", good, "--prompt", ""], "the prompt is empty")
-    one_line_error(capsys, [*sample, "--checkpoint", good, "--top-p", "1.5"], "--top-p must be in (0, 1]")
+    one_line_error(capsys, [*sample, "--checkpoint", good, "--top-p", "1.5"], "argument --top-p: must be in (0, 1], "
+                   "got 1.5 (see chainrule gpt sample --help)", status=2)
 
 
 def test_gpt_without_a_subcommand_prints_its_help(capsys):

@@ -164,7 +164,7 @@ def test_filter_logits_top_p_keeps_the_smallest_set_reaching_p():
     (lambda m: m(np.zeros(3, dtype=np.int64)), r"idx must be an integer array of shape \(batch, time\)"),
     (lambda m: m.generate(np.array([[1]]), 2, top_p=1.5), r"top_p must be in \(0, 1\]"),
     (lambda m: m.generate(np.array([[1]]), 2, top_k=0), "top_k must be a positive integer"),
-    (lambda m: m.generate(np.array([[1]]), 2, temperature=-1), "temperature must be >= 0"),
+    (lambda m: m.generate(np.array([[1]]), 2, temperature=-1), "temperature must be a finite number >= 0"),
 ])
 def test_bad_inputs_are_named(call, message):
     with pytest.raises(ValueError, match=message):

@@ -21,7 +21,7 @@ from ..nn.serialize import UnsafeFileError, load
 from .errors import GPTError
 from .tokens import Tokenizer, tokenizer_from_spec
 
-__all__ = ["FORMAT", "load_gpt", "read_checkpoint", "generator_states", "set_generator_states"]
+__all__ = ["FORMAT", "load_gpt", "read_checkpoint", "check_model_state", "generator_states", "set_generator_states"]
 
 FORMAT = "chainrule-gpt/1"
 
@@ -42,10 +42,11 @@ def read_checkpoint(path: str | os.PathLike[str]) -> dict[str, Any]:
     except UnsafeFileError:
         raise GPTError(f"checkpoint {path!r} holds pickled Python objects; refused (loading could run code)") from None
     except (OSError, ValueError, KeyError, TypeError, EOFError, zipfile.BadZipFile) as e:
-        reason = _one_line(e)
+        reason = _one_line(e).removeprefix(f"load: {path} ").removeprefix("is damaged: ")
+        reason = reason.split("; save it again")[0]  # (said by the message around it)
         if "not a NumPy .npz archive" in reason:  # nn.load's long explanation says no more than this
             raise GPTError(f"checkpoint {path!r} is damaged or not an .npz archive") from None
-        reason = reason if len(reason) <= 80 else reason[:77] + "..."
+        reason = reason if len(reason) <= 120 else reason[:117] + "..."
         raise GPTError(f"checkpoint {path!r} is damaged or not an .npz archive ({reason})") from None
     extra = state.get("extra") if isinstance(state, dict) else None
     if not isinstance(extra, dict) or extra.get("format") != FORMAT or "model" not in state:
@@ -62,11 +63,18 @@ def load_gpt(path: str | os.PathLike[str]) -> tuple[GPT, Tokenizer, dict[str, An
     extra = state["extra"]
     try:
         config = GPTConfig(**extra["model_config"])
+        check_model_state(config, state["model"], path)
         dtype = np.asarray(state["model"]["wte.weight"]).dtype
         model = GPT(config, seed=0, dtype=dtype)
         model.load_state_dict(state["model"])
+    except GPTError:
+        raise
     except (KeyError, TypeError, ValueError) as e:
         raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load ({_one_line(e)})") from None
+    for name, p in model.named_parameters():
+        if not np.isfinite(p.data).all():
+            raise GPTError(f"checkpoint {os.fspath(path)!r} holds non-finite weights (NaN or inf in {name!r}): its run "
+                           "diverged; train again with a lower --lr")
     if "tokenizer" not in extra:
         raise GPTError(f"checkpoint {os.fspath(path)!r} holds no tokenizer (train with Trainer(..., tokenizer=...))")
     tokenizer = tokenizer_from_spec(extra["tokenizer"])
@@ -76,6 +84,20 @@ def load_gpt(path: str | os.PathLike[str]) -> tuple[GPT, Tokenizer, dict[str, An
             f"model only {config.vocab_size}"
         )
     return model.eval(), tokenizer, extra
+
+
+def check_model_state(config: GPTConfig, weights: Any, path: str | os.PathLike[str]) -> None:
+    """Refuse a checkpoint whose model config does not describe the weights it holds, before the
+    model is built (a damaged manifest claiming ``d_model`` 10**6 would otherwise allocate terabytes)."""
+    from .memory import parameter_count
+
+    held = sum(int(np.asarray(w).size) for w in weights.values()) if isinstance(weights, dict) else -1
+    wanted = parameter_count(config)
+    if held != wanted:
+        shape = ", ".join(f"{k} {getattr(config, k)}" for k in ("n_layers", "d_model", "n_heads", "context_length",
+                                                                "vocab_size"))
+        raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load (its configuration, "
+                       f"{shape}, makes {wanted:,} weights but the file holds {held:,})")
 
 
 def generator_states(model: Any) -> dict[str, Any]:

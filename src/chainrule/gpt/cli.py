@@ -1,17 +1,20 @@
 """``chainrule gpt train`` and ``chainrule gpt sample``: the command-line face of :mod:`chainrule.gpt`.
 
-A problem the user can fix (a bad corpus path, an empty corpus, a damaged checkpoint, a prompt
-the tokenizer cannot encode, a bad option) ends the command with one line on stderr and exit
-status 1, never a traceback.
+A problem the user can fix ends the command with one line on stderr, never a traceback: a bad
+option value (a negative seed, a budget of ``inf`` minutes) with exit status 2, naming the option,
+the value and the range; anything else (a bad corpus path, a damaged checkpoint, a size that needs
+more memory than the machine has, a full disk, a run that diverged) with exit status 1.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import sys
+import tempfile
 import time
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -26,21 +29,115 @@ Train a small GPT on source code, then write under --out:
 The default corpus is the Python standard library of this interpreter: no download.
 Continue an interrupted run with --resume (same --out)."""
 
-SAMPLE_HELP = "Continue a prompt with a trained GPT (key/value cache: one forward step per new token)."
+SAMPLE_HELP = """\
+Continue a prompt with a trained GPT (key/value cache: one forward step per new token).
+Without --checkpoint it samples the run `chainrule gpt train` writes by default (gpt-run/checkpoint.npz)."""
+
+DEFAULT_OUT = "gpt-run"
+MINUTES = (0.01, 525600.0)  # 0.6 s to a year: a budget outside is a typo (inf, 1e308, 1e-9)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An argument error is one line on stderr (exit status 2), not argparse's usage block."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions as written; every option's default shown after its help (unless the help explains it)."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "default" in text or action.default in (None, argparse.SUPPRESS) or not action.option_strings:
+            return text
+        shown = "off" if action.default is False else repr(action.default) if isinstance(action.default, str) else \
+            action.default
+        return f"{text} (default: {shown})"
+
+
+class Given(argparse._StoreAction):
+    """``store`` that also records that the option was typed (``args.given_options``), for --resume."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        vars(namespace).setdefault("given_options", set()).add(self.dest)
+
+
+class GivenFlag(argparse._StoreTrueAction):
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: Any = None) -> None:
+        super().__call__(parser, namespace, values, option_string)
+        vars(namespace).setdefault("given_options", set()).add(self.dest)
+
+
+def _number(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
+def _whole(text: str, low: int, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:  # 1e6 is a whole number too
+        number = _number(text)
+        if not (math.isfinite(number) and number == int(number)):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text}") from None
+        value = int(number)
+    if value < low:
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text}")
+    return value
 
 
 def positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
+    return _whole(text, 1, "a positive integer")
+
+
+def nonnegative_int(text: str) -> int:
+    return _whole(text, 0, "an integer >= 0")
 
 
 def positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    value = _number(text)
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text}")
     return value
+
+
+def nonnegative_float(text: str) -> float:
+    value = _number(text)
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text}")
+    return value
+
+
+def minutes(text: str) -> float:
+    value = _number(text)
+    if not MINUTES[0] <= value <= MINUTES[1]:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be between {MINUTES[0]:g} (0.6 s) and {MINUTES[1]:g} (a year) "
+                                         f"minutes, got {text}")
+    return value
+
+
+def fraction(low_open: bool) -> Any:
+    def parse(text: str) -> float:
+        value = _number(text)
+        ok = 0.0 < value <= 1.0 if low_open else 0.0 <= value < 1.0
+        if not ok:
+            raise argparse.ArgumentTypeError(f"must be in {'(0, 1]' if low_open else '[0, 1)'}, got {text}")
+        return value
+
+    parse.__name__ = "fraction"
+    return parse
+
+
+def _sub_parser(cmds: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
+    p = cmds.add_parser(name, formatter_class=HelpFormatter, **kwargs)
+    p.register("action", None, Given)
+    p.register("action", "store", Given)
+    p.register("action", "store_true", GivenFlag)
+    return p
 
 
 def add_gpt_parser(sub: Any) -> None:
@@ -48,43 +145,53 @@ def add_gpt_parser(sub: Any) -> None:
     gpt = sub.add_parser("gpt", help="train a small GPT on source code, or sample from one",
                          description="A small GPT on source code: `chainrule gpt train`, `chainrule gpt sample`.")
     gpt.set_defaults(gpt_parser=gpt)
-    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample}")
-    raw = argparse.RawDescriptionHelpFormatter
-    t = cmds.add_parser("train", help="train a GPT (default: the standard library's sources)", description=TRAIN_HELP,
-                        formatter_class=raw)
-    t.add_argument("--minutes", type=positive_float, default=None,
-                   help="wall-clock budget; without --steps the schedule is fitted to it (default: 5)")
-    t.add_argument("--steps", type=positive_int, default=None, help="optimiser steps (the schedule's length)")
-    t.add_argument("--corpus", metavar="DIR", default=None, help="folder of .py files (default: the stdlib)")
-    t.add_argument("--max-bytes", type=positive_int, default=4_000_000, help="corpus size cap (default: 4 MB)")
-    t.add_argument("--out", metavar="DIR", default="gpt-run", help="output folder (default: ./gpt-run)")
-    t.add_argument("--tokenizer", choices=["byte", "bpe"], default="byte", help="byte (default) or bpe")
-    t.add_argument("--vocab-size", type=positive_int, default=1024, help="BPE vocabulary size (default: 1024)")
-    t.add_argument("--layers", type=positive_int, default=4)
-    t.add_argument("--d-model", type=positive_int, default=128)
-    t.add_argument("--heads", type=positive_int, default=4)
-    t.add_argument("--context", type=positive_int, default=128)
-    t.add_argument("--dropout", type=float, default=0.0)
-    t.add_argument("--batch-size", type=positive_int, default=32)
-    t.add_argument("--accum", type=positive_int, default=1, help="micro-batches per optimiser step (default: 1)")
-    t.add_argument("--lr", type=positive_float, default=3e-3)
-    t.add_argument("--warmup", type=int, default=50, help="linear warm-up steps (default: 50)")
-    t.add_argument("--eval-interval", type=positive_int, default=100)
-    t.add_argument("--eval-batches", type=positive_int, default=8)
-    t.add_argument("--dtype", choices=["float32", "float64"], default="float32")
-    t.add_argument("--seed", type=int, default=0)
+    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample}", parser_class=OneLineParser)
+    t = _sub_parser(cmds, "train", help="train a GPT (default: the standard library's sources)", description=TRAIN_HELP)
+    t.add_argument("--minutes", type=minutes, default=None,
+                   help="wall-clock budget; the schedule (validations included) is fitted to it and its decay ends "
+                        "at the deadline; with --steps only a cap (default: 5 without --steps, else none)")
+    t.add_argument("--steps", type=positive_int, default=None,
+                   help="optimiser steps, the schedule's length (default: fitted to --minutes)")
+    t.add_argument("--corpus", metavar="DIR", default=None,
+                   help="folder of .py files (default: the standard library of this Python)")
+    t.add_argument("--max-bytes", type=positive_int, default=4_000_000, help="corpus size cap in bytes")
+    t.add_argument("--out", metavar="DIR", default=DEFAULT_OUT, help="output folder")
+    t.add_argument("--tokenizer", choices=["byte", "bpe"], default="byte",
+                   help="byte: 256 tokens, never unknown; bpe: trained on the corpus (needs `tokenizers`)")
+    t.add_argument("--vocab-size", type=positive_int, default=1024, help="BPE vocabulary size (with --tokenizer bpe)")
+    t.add_argument("--layers", type=positive_int, default=4, help="transformer blocks")
+    t.add_argument("--d-model", type=positive_int, default=128, help="width of the model")
+    t.add_argument("--heads", type=positive_int, default=4, help="attention heads (must divide --d-model)")
+    t.add_argument("--context", type=positive_int, default=128, help="tokens the model sees at once")
+    t.add_argument("--dropout", type=fraction(low_open=False), default=0.0, help="dropout probability")
+    t.add_argument("--batch-size", type=positive_int, default=32, help="windows per micro-batch")
+    t.add_argument("--accum", type=positive_int, default=1, help="micro-batches per optimiser step")
+    t.add_argument("--lr", type=positive_float, default=3e-3,
+                   help="peak learning rate (the cosine ends at a tenth of it)")
+    t.add_argument("--warmup", type=nonnegative_int, default=50, help="linear warm-up steps")
+    t.add_argument("--eval-interval", type=positive_int, default=100,
+                   help="steps between validations (each writes a checkpoint)")
+    t.add_argument("--eval-batches", type=positive_int, default=8, help="batches per validation")
+    t.add_argument("--dtype", choices=["float32", "float64"], default="float32", help="floating-point type")
+    t.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the weights, data order and dropout")
     t.add_argument("--workers", type=positive_int, default=None,
                    help="processes sharing each batch (default: one per core, up to 4, for models big enough to gain)")
-    t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    t.add_argument("--resume", action="store_true",
+                   help="continue the run saved in --out (options that would change it are refused)")
     t.add_argument("--quiet", action="store_true", help="no progress bar")
-    s = cmds.add_parser("sample", help="continue a prompt with a trained GPT", description=SAMPLE_HELP)
-    s.add_argument("--checkpoint", metavar="PATH", required=True, help="checkpoint.npz written by `gpt train`")
-    s.add_argument("--prompt", default="def ", help='text to continue (default: "def ")')
-    s.add_argument("--tokens", type=int, default=200, help="new tokens (default: 200)")
-    s.add_argument("--temperature", type=float, default=0.8)
-    s.add_argument("--top-k", type=positive_int, default=None)
-    s.add_argument("--top-p", type=float, default=None)
-    s.add_argument("--seed", type=int, default=0)
+    s = _sub_parser(cmds, "sample", help="continue a prompt with a trained GPT", description=SAMPLE_HELP)
+    s.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
+                        f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
+    s.add_argument("--prompt", default="def ", help="text to continue")
+    s.add_argument("--tokens", type=nonnegative_int, default=200, help="new tokens")
+    s.add_argument("--temperature", type=nonnegative_float, default=0.8,
+                   help="softmax temperature (0: always the most likely token)")
+    s.add_argument("--top-k", type=positive_int, default=None,
+                   help="sample among the k most likely tokens (default: all)")
+    s.add_argument("--top-p", type=fraction(low_open=True), default=None,
+                   help="sample among the most likely tokens holding this probability (default: all)")
+    s.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
 
 
@@ -96,53 +203,106 @@ def run_gpt(args: argparse.Namespace) -> int:
     try:
         return train_command(args) if args.gpt_command == "train" else sample_command(args)
     except GPTError as e:
-        print(f"chainrule gpt {args.gpt_command}: error: {e}", file=sys.stderr)
-        return 1
+        message = str(e)
+    except OSError as e:  # a full disk, a folder that went away: one line, not a traceback
+        where = e.filename or getattr(args, "out", None) or getattr(args, "checkpoint", None) or "?"
+        fix = "free some space or pick another --out" if args.gpt_command == "train" else "check the file"
+        message = f"{e.strerror or e} on {where!r}; {fix}"
+    except MemoryError:
+        message = "ran out of memory; use smaller sizes (--batch-size, --layers, --d-model, --context, --tokens)"
+    print(f"chainrule gpt {args.gpt_command}: error: {message}", file=sys.stderr)
+    return 1
+
+
+def _prepare_out(out: str) -> bool:
+    """Make ``out`` (True if this made it) after checking files can be written there."""
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise GPTError(f"--out {out!r} is a file, not a folder; pick a folder (it is made if missing)")
+    made = not os.path.exists(out)
+    try:
+        os.makedirs(out, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=out, prefix=".chainrule-probe-")
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        if made and os.path.isdir(out) and not os.listdir(out):
+            os.rmdir(out)
+        raise GPTError(f"cannot write under --out {out!r} ({e.strerror or e}); pick a folder you can write to") \
+            from None
+    return made
+
+
+def _check_training_fits(config: Any, batch_size: int, dtype: Any) -> None:
+    from .memory import check_fits, training_bytes
+
+    needed = training_bytes(config, batch_size, np.dtype(dtype).itemsize)
+    sizes = (f"--layers {config.n_layers} --d-model {config.d_model} --context {config.context_length} "
+             f"--batch-size {batch_size}")
+    check_fits(f"training with {sizes}", needed, "use smaller values")
 
 
 # -- train ------------------------------------------------------------------------------------------
 def train_command(args: argparse.Namespace) -> int:
     from ..nn.gpt import GPT, GPTConfig
-    from .checkpoint import read_checkpoint
+    from .checkpoint import check_model_state, read_checkpoint
     from .corpus import default_corpus_dir, read_corpus
     from .dataset import TokenStream, write_tokens
     from .plotting import plot_loss_curve
+    from .resuming import apply_schedule_options, recorded_options, refuse_changes
     from .tokens import ByteTokenizer, train_bpe
-    from .training import TrainConfig, Trainer
+    from .training import UNFIXED, TrainConfig, Trainer
 
     out = args.out
     ckpt = os.path.join(out, "checkpoint.npz")
     if os.path.exists(out) and not os.path.isdir(out):
-        raise GPTError(f"--out {out!r} is a file, not a folder")
+        raise GPTError(f"--out {out!r} is a file, not a folder; pick a folder (it is made if missing)")
     if args.resume:
-        extra = read_checkpoint(ckpt)["extra"]
+        state = read_checkpoint(ckpt)
+        extra = state["extra"]
         try:
             config = GPTConfig(**extra["model_config"])
             tconfig = TrainConfig.from_dict(extra["train_config"])
         except (KeyError, TypeError, ValueError) as e:
             raise GPTError(f"checkpoint {ckpt!r} is damaged: {str(e).splitlines()[0] if str(e) else e!r}") from None
-        if args.minutes is not None:
-            tconfig.minutes = args.minutes  # a new budget for this session; the schedule stays as saved
+        check_model_state(config, state["model"], ckpt)
+        refuse_changes(args, extra)
         tconfig.workers = args.workers  # how this machine runs it, not part of the run
         dtype = np.float64 if extra.get("dtype") == "float64" else np.float32
         token_spec, corpus = extra.get("tokenizer"), extra.get("corpus", "?")
+        options = extra.get("cli_options", {})
+        _check_training_fits(config, tconfig.batch_size, dtype)
     else:
         if os.path.exists(ckpt):
             raise GPTError(f"{out!r} already holds a run; continue it with --resume or pick another --out")
-        if not 0.0 <= args.dropout < 1.0:
-            raise GPTError(f"--dropout must be in [0, 1), got {args.dropout}")
-        corpus = default_corpus_dir() if args.corpus is None else args.corpus
-        texts = read_corpus(corpus, max_bytes=args.max_bytes)
-        size = sum(len(t.encode("utf-8")) for t in texts)
-        print(f"corpus: {len(texts)} files, {size / 1e6:.2f} MB from {corpus}")
-        os.makedirs(out, exist_ok=True)
-        if args.tokenizer == "bpe":
-            tokenizer: Any = train_bpe(texts, vocab_size=args.vocab_size)
-            with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as fh:
-                fh.write(tokenizer.to_json())
-        else:
-            tokenizer = ByteTokenizer()
-        write_tokens(texts, tokenizer, out, val_fraction=0.1)
+        dtype = np.dtype(args.dtype).type
+        vocab = 256 if args.tokenizer == "byte" else args.vocab_size  # BPE: at most this many
+        try:
+            config = GPTConfig(vocab_size=vocab, context_length=args.context, d_model=args.d_model,
+                               n_heads=args.heads, n_layers=args.layers, dropout=args.dropout)
+        except ValueError as e:
+            raise GPTError(str(e).splitlines()[0]) from None
+        _check_training_fits(config, args.batch_size, dtype)
+        made = _prepare_out(out)
+        try:
+            corpus = default_corpus_dir() if args.corpus is None else args.corpus
+            skipped: list[str] = []
+            texts = read_corpus(corpus, max_bytes=args.max_bytes, skipped=skipped)
+            if skipped:
+                print(f"skipped {len(skipped)} corpus entr{'y' if len(skipped) == 1 else 'ies'} that are not regular "
+                      f"files (named pipes, dangling links, ...), e.g. {skipped[0]!r}", file=sys.stderr)
+            size = sum(len(t.encode("utf-8")) for t in texts)
+            print(f"corpus: {len(texts)} files, {size / 1e6:.2f} MB from {corpus}")
+            if args.tokenizer == "bpe":
+                tokenizer: Any = train_bpe(texts, vocab_size=args.vocab_size)
+                with open(os.path.join(out, "tokenizer.json"), "w", encoding="utf-8") as fh:
+                    fh.write(tokenizer.to_json())
+            else:
+                tokenizer = ByteTokenizer()
+            write_tokens(texts, tokenizer, out, val_fraction=0.1)
+        except GPTError:
+            if made and not os.listdir(out):
+                os.rmdir(out)  # a failed start leaves nothing behind
+            raise
         try:
             config = GPTConfig(vocab_size=tokenizer.vocab_size, context_length=args.context, d_model=args.d_model,
                                n_heads=args.heads, n_layers=args.layers, dropout=args.dropout)
@@ -154,15 +314,19 @@ def train_command(args: argparse.Namespace) -> int:
                                   workers=args.workers)
         except ValueError as e:
             raise GPTError(str(e).splitlines()[0]) from None
-        dtype = np.dtype(args.dtype).type
         token_spec = tokenizer.spec()
+        options = recorded_options(args)
     train, val = (TokenStream(os.path.join(out, f"{name}.bin")) for name in ("train", "val"))
     model = GPT(config, seed=tconfig.seed, dtype=dtype)
-    extra_out = {"tokenizer": token_spec, "corpus": os.fspath(corpus), "dtype": np.dtype(dtype).name}
+    extra_out = {"tokenizer": token_spec, "corpus": os.fspath(corpus), "dtype": np.dtype(dtype).name,
+                 "cli_options": options}
     trainer = Trainer(model, train, val, tconfig, checkpoint_path=ckpt, extra=extra_out)
     if args.resume:
         trainer.resume(ckpt)
-        print(f"resuming at step {trainer.step_count} of {trainer.total_steps}")
+        notes = apply_schedule_options(args, trainer, UNFIXED)
+        shown = "?" if trainer.total_steps >= UNFIXED else trainer.total_steps
+        print(f"resuming at step {trainer.step_count} of {shown} with the saved model, data and training options"
+              + (f"; {notes}" if notes else ""))
     print(f"model: {model.num_parameters():,} parameters ({config.n_layers} layer(s), d_model {config.d_model}, "
           f"{config.n_heads} heads, context {config.context_length}, vocabulary {config.vocab_size}); "
           f"{len(train):,} training and {len(val):,} validation tokens")
@@ -174,9 +338,14 @@ def train_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"\ninterrupted; the last checkpoint is in {ckpt} (continue with --resume)", file=sys.stderr)
         return 130
+    except OSError as e:
+        kept = (f"the last checkpoint (step {trainer.saved_step}) is kept in {ckpt} (continue with --resume)"
+                if trainer.saved_step is not None else "no checkpoint was written")
+        raise GPTError(f"{e.strerror or e} on {e.filename or out!r}; {kept}; free some space first") from None
     seconds = time.perf_counter() - start
     tps = history["tokens_per_s"][-1] if history["tokens_per_s"] else float("nan")
-    print(f"step {trainer.step_count}: training loss {history['train_loss'][-1]:.3f}, validation loss "
+    train_loss = f"{history['train_loss'][-1]:.3f}" if history["train_loss"] else "-"
+    print(f"step {trainer.step_count}: training loss {train_loss}, validation loss "
           f"{history['val_loss'][-1]:.3f}, {tps:,.0f} tokens/s, {seconds:.0f} s")
     print(f"checkpoint: {ckpt}")
     png = os.path.join(out, "loss.png")
@@ -188,21 +357,42 @@ def train_command(args: argparse.Namespace) -> int:
 
 
 # -- sample -----------------------------------------------------------------------------------------
+def _checkpoint_path(args: argparse.Namespace) -> str:
+    """``--checkpoint`` (a file, or a run folder), else the default run, said on stderr."""
+    path = args.checkpoint if args.checkpoint is not None else os.path.join(DEFAULT_OUT, "checkpoint.npz")
+    if os.path.isdir(path):
+        path = os.path.join(path, "checkpoint.npz")
+    if args.checkpoint is None:
+        if not os.path.exists(path):
+            raise GPTError(f"no --checkpoint given and the default run {path!r} does not exist here; train one with "
+                           "`chainrule gpt train`, or pass --checkpoint PATH")
+        print(f"sampling the default run {path} (--checkpoint picks another)", file=sys.stderr)
+    return path
+
+
 def sample_command(args: argparse.Namespace) -> int:
     from .checkpoint import load_gpt
+    from .memory import check_fits, sampling_bytes
 
-    if args.tokens < 0:
-        raise GPTError(f"--tokens must be >= 0, got {args.tokens}")
-    if args.temperature < 0:
-        raise GPTError(f"--temperature must be >= 0, got {args.temperature}")
-    if args.top_p is not None and not 0.0 < args.top_p <= 1.0:
-        raise GPTError(f"--top-p must be in (0, 1], got {args.top_p}")
-    model, tokenizer, _ = load_gpt(args.checkpoint)
+    try:
+        args.prompt.encode("utf-8")
+    except UnicodeEncodeError as e:
+        code = ord(args.prompt[e.start])
+        what = f"the byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
+        raise GPTError(f"--prompt holds {what} at position {e.start}, which is not UTF-8 text; give UTF-8 text") \
+            from None
     if not args.prompt:
         raise GPTError("the prompt is empty; give at least one character with --prompt")
+    model, tokenizer, _ = load_gpt(_checkpoint_path(args))
+    itemsize = model.wte.weight.data.dtype.itemsize
+    check_fits(f"sampling --tokens {args.tokens}", sampling_bytes(model.config, args.tokens, itemsize),
+               "ask for fewer --tokens")
     ids = tokenizer.encode(args.prompt)
-    out = model.generate(np.array([ids], dtype=np.int64), args.tokens, temperature=args.temperature,
-                         top_k=args.top_k, top_p=args.top_p, seed=args.seed, use_cache=not args.no_cache)
+    try:
+        out = model.generate(np.array([ids], dtype=np.int64), args.tokens, temperature=args.temperature,
+                             top_k=args.top_k, top_p=args.top_p, seed=args.seed, use_cache=not args.no_cache)
+    except ValueError as e:  # non-finite probabilities: one line
+        raise GPTError(str(e).splitlines()[0]) from None
     text = tokenizer.decode(out[0].tolist())
     if hasattr(sys.stdout, "reconfigure"):
         try:

@@ -34,9 +34,12 @@ def default_corpus_dir() -> str:
     return sysconfig.get_paths()["stdlib"]
 
 
-def corpus_files(root: str | os.PathLike[str], pattern_suffix: str = ".py") -> list[str]:
-    """Every file under ``root`` whose name ends in ``pattern_suffix``, sorted by relative path
-    (installed packages and caches skipped). Raises :class:`GPTError` if ``root`` is not a folder."""
+def corpus_files(root: str | os.PathLike[str], pattern_suffix: str = ".py",
+                 skipped: list[str] | None = None) -> list[str]:
+    """Every regular file under ``root`` whose name ends in ``pattern_suffix``, sorted by relative path
+    (installed packages and caches skipped). Other entries with such a name (a named pipe, which
+    would block reading forever, a dangling link, a folder) are left out and appended to ``skipped``.
+    Raises :class:`GPTError` if ``root`` is not a folder."""
     root = os.fspath(root)
     if not os.path.isdir(root):
         what = "a file, not a folder" if os.path.exists(root) else "missing"
@@ -44,21 +47,37 @@ def corpus_files(root: str | os.PathLike[str], pattern_suffix: str = ".py") -> l
     found = []
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS)
-        found.extend(os.path.join(folder, f) for f in files if f.endswith(pattern_suffix))
+        for name in files + [d for d in dirs if d.endswith(pattern_suffix)]:
+            path = os.path.join(folder, name)
+            if not name.endswith(pattern_suffix):
+                continue
+            if os.path.isfile(path):  # follows links: a link to a regular file is kept
+                found.append(path)
+            elif skipped is not None:
+                skipped.append(path)
     return sorted(found, key=lambda p: os.path.relpath(p, root))
 
 
 def read_corpus(root: str | os.PathLike[str] | None = None, max_bytes: int = 4_000_000,
-                suffix: str = ".py") -> list[str]:
+                suffix: str = ".py", skipped: list[str] | None = None) -> list[str]:
     """The texts of the corpus files in sorted order, at most ``max_bytes`` of UTF-8 in all (at
     least one file is kept). When the folder holds more, every k-th file is read (k = total
     size / ``max_bytes``, rounded up), so a capped corpus still spans the whole folder instead of
-    its first packages alphabetically. Raises :class:`GPTError` when there is no usable text."""
+    its first packages alphabetically. Entries that are not regular files are left out (and appended
+    to ``skipped``). Raises :class:`GPTError` when there is no usable text."""
     if max_bytes <= 0:
         raise GPTError(f"max_bytes must be positive, got {max_bytes}")
     root = default_corpus_dir() if root is None else os.fspath(root)
-    files = corpus_files(root, suffix)
-    total_size = sum(os.path.getsize(p) for p in files)
+    files = corpus_files(root, suffix, skipped)
+    sizes = {}
+    for path in files:
+        try:
+            sizes[path] = os.path.getsize(path)
+        except OSError:  # removed since the listing
+            if skipped is not None:
+                skipped.append(path)
+    files = list(sizes)
+    total_size = sum(sizes.values())
     stride = max(1, math.ceil(total_size / max_bytes))
     texts: list[str] = []
     total = 0

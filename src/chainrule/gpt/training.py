@@ -25,6 +25,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import os
 import time
 import warnings
@@ -147,6 +148,10 @@ class Trainer:
                                                 "val_loss": [], "tokens_per_s": []}
         self.processes = self._processes()
         self._workers: GradientWorkers | None = None
+        self.budget_seconds = None if c.minutes is None else 60.0 * c.minutes  # fit's time budget (None: none)
+        self.plan_to_budget = c.max_steps is None  # the schedule's length follows the budget
+        self.val_seconds: float | None = None  # measured time of one validation and checkpoint
+        self.saved_step: int | None = None  # the step of the last checkpoint written or resumed from
 
     def _processes(self) -> int:
         """How many processes share each micro-batch (see TrainConfig.workers)."""
@@ -231,12 +236,18 @@ class Trainer:
     def fit(self, progress: bool = True, stop_after: int | None = None) -> dict[str, list[float]]:
         """Train until the schedule ends or the time budget is spent (or ``stop_after`` more steps,
         to interrupt on purpose); validates and checkpoints every ``eval_interval`` steps and at
-        the end. Returns the history (steps, losses, learning rates, tokens/s)."""
+        the end. Returns the history (steps, losses, learning rates, tokens/s).
+
+        A schedule fitted to a time budget (``max_steps=None``) is re-planned at every step from the
+        measured step and validation times, so its decay ends at the deadline. A loss, gradient or
+        weight that turns non-finite stops the run with :class:`GPTError`; the last checkpoint
+        written (all finite) is kept."""
         c = self.config
-        budget = None if c.minutes is None else 60.0 * c.minutes
+        budget = self.budget_seconds
         start = time.perf_counter()
         train_time, durations = 0.0, []
-        target = self.total_steps if stop_after is None else min(self.total_steps, self.step_count + stop_after)
+        stop_at = self.step_count + stop_after if stop_after is not None else None
+        target = self.total_steps if stop_at is None else min(self.total_steps, stop_at)
         bar = progress_bar(total=self.total_steps if self.total_steps < UNFIXED else None, initial=self.step_count,
                            desc="train", disable=not progress, unit="step", dynamic_ncols=True)
         try:
@@ -244,15 +255,18 @@ class Trainer:
                 if budget is not None and time.perf_counter() - start >= budget:
                     break
                 t0 = time.perf_counter()
-                loss, _ = self.step()
+                loss, norm = self.step()
                 dt = time.perf_counter() - t0
+                self._check_step(loss, norm)
                 train_time += dt
                 durations.append(dt)
-                if self.total_steps == UNFIXED and len(durations) == PROBE_STEPS:  # the budget becomes steps now
+                if self.plan_to_budget and budget is not None and len(durations) >= PROBE_STEPS:
                     # (the first steps are slower: memory is being mapped, workers started)
-                    left = budget - (time.perf_counter() - start)
-                    self._fix_length(left, float(np.median(durations[WARM_STEPS:])))
-                    target = self.total_steps if stop_after is None else target
+                    if self.val_seconds is None:
+                        self.val_seconds = self._time_validation()
+                    recent = durations[max(WARM_STEPS, len(durations) - 50):]
+                    self._plan(budget - (time.perf_counter() - start), float(np.median(recent)))
+                    target = self.total_steps if stop_at is None else min(self.total_steps, stop_at)
                     bar.total = self.total_steps
                 tps = self.tokens_per_step * len(durations) / train_time
                 self.history["tokens_per_s"].append(tps)
@@ -270,17 +284,64 @@ class Trainer:
             self.close()
         return self.history
 
-    def _fix_length(self, seconds_left: float, seconds_per_step: float) -> None:
-        steps_left = int(0.95 * seconds_left / seconds_per_step)  # 5% for the validations
-        total = max(self.step_count + steps_left, self.step_count + 1)
+    def _plan(self, seconds_left: float, seconds_per_step: float) -> None:
+        """Fit the schedule's length to the time left: n more steps cost n step times plus a validation
+        (and checkpoint) every ``eval_interval`` steps and one at the end. Small changes are ignored,
+        so the learning rate does not jitter with the timings."""
+        c = self.config
+        val = self.val_seconds or 0.0
+        steps_left = max(0, int((seconds_left - val) / (seconds_per_step + val / c.eval_interval)))
+        total = max(self.step_count + steps_left, 1)
+        current = self.scheduler.total_steps
+        if current != UNFIXED and total > self.step_count and abs(total - current) <= max(1.0, 0.01 * current):
+            return
         self.scheduler.total_steps = total
-        self.scheduler.warmup_steps = min(self.scheduler.warmup_steps, total - 1)
+        self.scheduler.warmup_steps = min(c.warmup_steps, total - 1)
+
+    def _time_validation(self) -> float:
+        """The seconds one validation will take, from one of its batches timed now (a guess from the
+        step time can be far off: validation runs in this process alone, in eval mode)."""
+        c, model = self.config, self.model
+        rng = np.random.default_rng(c.seed + VAL_SEED_OFFSET)
+        start = time.perf_counter()
+        model.eval()
+        try:
+            with no_grad():
+                lm_loss(model, *self.val_data.batch(c.batch_size, self.context, rng))
+        finally:
+            model.train()
+        return (time.perf_counter() - start) * c.eval_batches
+
+    def _check_step(self, loss: float, norm: float) -> None:
+        if math.isfinite(loss) and (math.isfinite(norm) or self.config.grad_clip <= 0):
+            return
+        what = f"training loss is {loss}" if not math.isfinite(loss) else f"gradient norm is {norm}"
+        self._diverged(what)
+
+    def _diverged(self, what: str) -> None:
+        lr = self.history["lr"][-1] if self.history["lr"] else self.config.lr
+        if self.checkpoint_path is None:
+            kept = "stopped"
+        elif self.saved_step is None:
+            kept = "stopped before any checkpoint was written"
+        else:
+            kept = f"stopped; the last finite checkpoint (step {self.saved_step}) is kept in {self.checkpoint_path}"
+        raise GPTError(f"training diverged at step {self.step_count}: the {what} (learning rate {lr:.3g}); {kept}; "
+                       "train with a lower learning rate (--lr)")
 
     def _validate_and_save(self) -> None:
+        t0 = time.perf_counter()
+        val_loss = self.evaluate()
+        if not math.isfinite(val_loss):
+            self._diverged(f"validation loss is {val_loss}")
+        bad = next((n for n, p in self.model.named_parameters() if not np.isfinite(p.data).all()), None)
+        if bad is not None:
+            self._diverged(f"weight {bad!r} is not finite")
         self.history["val_step"].append(self.step_count)
-        self.history["val_loss"].append(self.evaluate())
+        self.history["val_loss"].append(val_loss)
         if self.checkpoint_path is not None:
             self.save(self.checkpoint_path)
+        self.val_seconds = time.perf_counter() - t0
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:
@@ -291,6 +352,7 @@ class Trainer:
             train_config=self.config.to_dict(), data_rng=self.rng.bit_generator.state,
             module_rngs=generator_states(self.model), history=self.history, **self.extra,
         )
+        self.saved_step = self.step_count
 
     def resume(self, path: str | os.PathLike[str]) -> None:
         """Load a checkpoint written by :meth:`save` into this trainer (same model shape)."""
@@ -306,7 +368,8 @@ class Trainer:
             self.scheduler.load_state_dict(state["scheduler"])
             self.rng.bit_generator.state = extra["data_rng"]
             set_generator_states(self.model, extra.get("module_rngs", {}))
-            self.step_count = int(extra["step"])
+            self.step_count = self.saved_step = int(extra["step"])
+            self.plan_to_budget = False  # keep the saved schedule (set it to True to re-fit it to this budget)
             self.history = {k: [float(v) for v in vals] for k, vals in extra["history"].items()}
         except (KeyError, TypeError, ValueError) as e:
             first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__

@@ -7,6 +7,7 @@ and ``model(idx, caches)`` (as :class:`chainrule.nn.GPT`) are run with a key/val
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -48,14 +49,31 @@ def filter_logits(logits: np.ndarray, top_k: int | None = None, top_p: float | N
 
 def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, top_p: float | None,
                 gen: np.random.Generator) -> np.ndarray:
-    """One token per row of ``logits`` (B, vocab); temperature 0 picks the most likely token."""
-    if temperature < 0:
-        raise ValueError(f"generate: temperature must be >= 0, got {temperature!r}")
+    """One token per row of ``logits`` (B, vocab); temperature 0 picks the most likely token.
+
+    Non-finite probabilities are refused (as ``torch.multinomial`` does): a NaN or +inf logit, which
+    a model with non-finite weights gives, raises instead of sampling token 0 again and again.
+    """
+    if not (math.isfinite(temperature) and temperature >= 0):
+        raise ValueError(f"generate: temperature must be a finite number >= 0, got {temperature!r}")
+    bad = np.isnan(logits) | np.isposinf(logits)
+    if bad.any():
+        row = int(np.argwhere(bad)[0][0])
+        raise ValueError(
+            f"generate: the model's logits hold NaN or inf (row {row}), so the probabilities are not finite; "
+            "its weights are probably not finite (a diverged training run): load a checkpoint from before"
+        )
     if temperature == 0:
         return np.argmax(logits, axis=-1)
-    z = filter_logits(np.asarray(logits, dtype=np.float64) / temperature, top_k, top_p)
-    p = np.exp(z - z.max(axis=-1, keepdims=True))
+    with np.errstate(over="ignore", invalid="ignore"):
+        z = filter_logits(np.asarray(logits, dtype=np.float64) / temperature, top_k, top_p)
+        p = np.exp(z - z.max(axis=-1, keepdims=True))
     cdf = np.cumsum(p, axis=-1)
+    if not np.isfinite(cdf[:, -1]).all():
+        raise ValueError(
+            f"generate: temperature {temperature!r} makes the probabilities non-finite (the logits divided by it "
+            "overflow); use a larger temperature, or 0 for the most likely token"
+        )
     u = gen.random((len(z), 1)) * cdf[:, -1:]  # one uniform per row: the same draws with or without a cache
     return np.minimum((cdf <= u).sum(axis=-1), z.shape[-1] - 1)
 

@@ -24,8 +24,11 @@ Example:
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import secrets
+import time
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -147,20 +150,78 @@ def _decode(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> Any:
 def _write_npz(path: str | os.PathLike[str], arrays: Mapping[str, np.ndarray]) -> None:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    tmp = os.path.join(folder, f".{os.path.basename(path)}.{secrets.token_hex(6)}.tmp")
-    # created with mode 0o666 so the process's umask applies, as for any file the user writes
-    # (tempfile.mkstemp would leave it 0600)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+    _remove_stale_temps(folder, os.path.basename(path))
+    tmp = os.path.join(folder, f".{os.path.basename(path)}.{os.getpid()}-{secrets.token_hex(6)}.tmp")
     try:
-        with os.fdopen(fd, "wb") as fh, zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
-            for name, arr in arrays.items():
-                with zf.open(name + ".npy", "w", force_zip64=True) as member:
-                    np.lib.format.write_array(member, np.asanyarray(arr), allow_pickle=False)
-        os.replace(tmp, path)  # a crash mid-save never leaves a half-written file under the real name
-    except BaseException:
+        # created with mode 0o666 so the process's umask applies, as for any file the user writes
+        # (tempfile.mkstemp would leave it 0600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
+        with os.fdopen(fd, "wb") as fh:
+            with zipfile.ZipFile(fh, "w", zipfile.ZIP_STORED, allowZip64=True) as zf:
+                for name, arr in arrays.items():
+                    with zf.open(name + ".npy", "w", force_zip64=True) as member:
+                        np.lib.format.write_array(member, np.asanyarray(arr), allow_pickle=False)
+            fh.flush()
+            os.fsync(fh.fileno())  # the bytes are on disk before the name points at them (a power cut keeps
+        os.replace(tmp, path)  # the old file or the new one); a crash never leaves a half-written file as path
+        _fsync_folder(folder)
+    except BaseException as e:
         if os.path.exists(tmp):
             os.remove(tmp)
+        if isinstance(e, OSError) and e.filename is None:  # say which file could not be written
+            e.filename = path
         raise
+
+
+_TEMP_NAME = re.compile(r"\.(?P<base>.+)\.(?:(?P<pid>\d+)-)?[0-9a-f]{12}\.tmp")
+
+
+def _remove_stale_temps(folder: str, base: str) -> None:
+    """Remove the temporary files that earlier saves of ``base`` left when they were killed (our naming
+    only; a save still running in another process keeps its own)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return  # the save itself will say what is wrong with the folder
+    for name in names:
+        match = _TEMP_NAME.fullmatch(name)
+        if match and match["base"] == base and not _writer_alive(match["pid"], os.path.join(folder, name)):
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
+def _writer_alive(pid: str | None, path: str) -> bool:
+    """Whether the process that named a temporary file may still be writing it."""
+    if pid is None or int(pid) == os.getpid():  # an older naming, or a save of ours that ended
+        return False
+    if os.name != "posix":  # (os.kill would end the process there): a writer takes less than an hour
+        try:
+            return time.time() - os.path.getmtime(path) < 3600
+        except OSError:
+            return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError, OSError):
+        return True
+    return True
+
+
+def _fsync_folder(folder: str) -> None:
+    """Make the rename itself durable (POSIX; Windows cannot open a folder)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _damaged(path: Any, e: BaseException) -> DamagedFileError:
@@ -182,15 +243,19 @@ def _refused(path: Any, where: str) -> UnsafeFileError:
 
 
 def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    if head.startswith(b"\x80"):  # the opcode that starts every pickle of protocol 2 or later
+        raise _refused(path, "the whole file is a pickle")
+    if head == b"\x93NUMPY":
+        raise ValueError(
+            f"load: {os.fspath(path)!s} holds a single array (.npy), not an .npz archive of named arrays"
+        )
     try:
         f = np.load(path, allow_pickle=False)
     except _DAMAGE as e:
         raise _damaged(path, e) from None
     except ValueError as e:
-        with open(path, "rb") as fh:
-            head = fh.read(1)
-        if head == b"\x80":  # the opcode that starts every pickle of protocol 2 or later
-            raise _refused(path, "the whole file is a pickle") from None
         raise ValueError(
             f"load: {os.fspath(path)!s} is not a NumPy .npz archive (NumPy could only read it by unpickling, "
             f"which is refused: {e})"
@@ -203,14 +268,39 @@ def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     with f:
         for name in f.files:
             try:
+                _check_claimed_size(f.zip, name, path)
                 out[name] = f[name]
             except _DAMAGE as e:
                 raise _damaged(path, e) from None
             except ValueError as e:
                 if "pickle" in str(e).lower() or "object arrays" in str(e).lower():
                     raise _refused(path, f"entry {name!r} is an object array") from None
+                if isinstance(e, DamagedFileError):
+                    raise
                 raise _damaged(path, e) from None
     return out
+
+
+def _check_claimed_size(zf: zipfile.ZipFile, name: str, path: Any) -> None:
+    """Refuse an entry whose header claims more bytes than the archive holds for it, before NumPy
+    allocates them (a damaged header claiming 10**12 elements would end in a MemoryError)."""
+    member = name if name in zf.NameToInfo else name + ".npy"
+    info = zf.getinfo(member)
+    with zf.open(info) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+        elif version == (2, 0):
+            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+        else:
+            return  # NumPy reads (and checks) other versions itself
+        stored = info.file_size - fh.tell()
+    claimed = math.prod(shape) * dtype.itemsize
+    if not dtype.hasobject and claimed > stored:
+        raise DamagedFileError(
+            f"load: {os.fspath(path)!s} is damaged: its entry {name!r} claims shape {tuple(shape)} of {dtype} "
+            f"({claimed:,} bytes) but holds {stored:,} bytes; save it again, or load an earlier copy"
+        )
 
 
 def save(obj: Any, path: str | os.PathLike[str]) -> None:
@@ -279,11 +369,13 @@ def save_checkpoint(
 ) -> None:
     """Save a model, its optimiser and scheduler (and extra numbers such as the epoch) in one file.
 
-    Resuming with :func:`load_checkpoint` gives the same next steps as never having stopped.
+    Resuming with :func:`load_checkpoint` gives the same next steps as never having stopped: the
+    file also holds the state of every NumPy generator the model's modules keep (Dropout's masks).
     """
     state: dict[str, Any] = {}
     if model is not None:
         state["model"] = model.state_dict()
+        state["generators"] = generator_states(model)
     if optimizer is not None:
         state["optimizer"] = optimizer.state_dict()
     if scheduler is not None:
@@ -309,7 +401,34 @@ def load_checkpoint(
             target.load_state_dict(state[name], strict=strict)
         else:
             target.load_state_dict(state[name])
+    if model is not None:
+        set_generator_states(model, state.get("generators") or {}, strict)  # older files hold none
     return dict(state["extra"])
+
+
+def generator_states(model: Any) -> dict[str, Any]:
+    """The state of every NumPy generator the model's modules hold (Dropout's ``rng``), by
+    ``module.attribute`` name, so a resumed run draws the masks an uninterrupted one would."""
+    if not hasattr(model, "named_modules"):
+        return {}
+    return {f"{name}.{attr}" if name else attr: value.bit_generator.state
+            for name, mod in model.named_modules() for attr, value in vars(mod).items()
+            if isinstance(value, np.random.Generator)}
+
+
+def set_generator_states(model: Any, states: Mapping[str, Any], strict: bool = True) -> None:
+    """Restore what :func:`generator_states` returned into the same model's generators (``strict``:
+    a generator the model lacks is an error, else skipped)."""
+    mine = {}
+    if hasattr(model, "named_modules"):
+        mine = {f"{name}.{attr}" if name else attr: value for name, mod in model.named_modules()
+                for attr, value in vars(mod).items() if isinstance(value, np.random.Generator)}
+    for key, st in states.items():
+        if key not in mine and strict:
+            raise ValueError(f"load_checkpoint: the file holds the generator {key!r}, which the model lacks; "
+                             "load it into a model of the same structure")
+        if key in mine:
+            mine[key].bit_generator.state = st
 
 
 def _takes_strict(model: Any) -> bool:
