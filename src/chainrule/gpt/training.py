@@ -25,10 +25,12 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
@@ -105,6 +107,18 @@ class TrainConfig:
     def from_dict(cls, d: dict[str, Any]) -> TrainConfig:
         known = {f.name for f in fields(cls)}
         return cls(**{k: (tuple(v) if k == "betas" else v) for k, v in d.items() if k in known})
+
+
+def _checked_here(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run ``method`` without NumPy's floating-point warnings: the trainer checks losses, gradients and
+    weights itself and stops a run that turns non-finite with one line, which those warnings would bury."""
+
+    @functools.wraps(method)
+    def quiet(*args: Any, **kwargs: Any) -> Any:
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return method(*args, **kwargs)
+
+    return quiet
 
 
 def lm_loss(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
@@ -191,6 +205,7 @@ class Trainer:
         return self.scheduler.total_steps
 
     # -- one step ------------------------------------------------------------------------------
+    @_checked_here
     def step(self) -> tuple[float, float]:
         """One optimiser step (``accum_steps`` micro-batches); returns (mean loss, gradient norm before clipping)."""
         c, model = self.config, self.model
@@ -218,6 +233,7 @@ class Trainer:
         self.history["lr"].append(lr)
         return loss_value, norm
 
+    @_checked_here
     def evaluate(self) -> float:
         """Mean loss on ``eval_batches`` validation windows (the same windows every time)."""
         c, model = self.config, self.model
