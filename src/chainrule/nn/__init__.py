@@ -89,6 +89,13 @@ from .progress import progress
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
+from .transformer_layers import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 # ``from chainrule.nn.scalar import MLP`` (the documented name) as well as ``nn.scalar.MLP``: the module is
 # scalar_nn.py, so without this entry the import statement found no chainrule.nn.scalar
@@ -108,4 +115,5 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
