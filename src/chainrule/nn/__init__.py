@@ -67,6 +67,7 @@ from .conv import (
     MaxPool1d,
     MaxPool2d,
 )
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .generate import generate
 from .gpt import GPT, GPTConfig
 from .init import manual_seed
@@ -83,6 +84,7 @@ from .losses import (
     SmoothL1Loss,
 )
 from .module import LoadResult, Module, StateDictError
+from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
@@ -115,5 +117,7 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
