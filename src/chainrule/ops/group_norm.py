@@ -83,9 +83,11 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     if count <= 1:
         raise ValueError(f"{name}: expected more than 1 spatial element when training, got input of shape {sx}")
     y = _rows_normalised(x, sx[0] * sx[1], eps)
-    values = np.asarray(raw(x)).reshape(sx[0], sx[1], count)
-    for what, running, stat in (("running_mean", running_mean, lambda: values.mean(axis=2).mean(axis=0)),
-                                ("running_var", running_var, lambda: values.var(axis=2, ddof=1).mean(axis=0))):
+    def values() -> np.ndarray:  # (only with running statistics: under vmap there are none to update)
+        return np.asarray(raw(x)).reshape(sx[0], sx[1], count)
+
+    for what, running, stat in (("running_mean", running_mean, lambda: values().mean(axis=2).mean(axis=0)),
+                                ("running_var", running_var, lambda: values().var(axis=2, ddof=1).mean(axis=0))):
         if running is not None:
             arr = running.data if isinstance(running, Tensor) else running
             if not isinstance(arr, np.ndarray) or arr.shape != (sx[1],):
