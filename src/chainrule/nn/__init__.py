@@ -1,10 +1,12 @@
 """Neural networks: modules, layers, activations, losses, initialisers, saving; both engines.
 
 Tensor engine: :class:`Module`, :class:`Parameter`, ``Linear``, ``Embedding``, ``LayerNorm``,
-``RMSNorm``, ``Dropout``, ``Conv1d`` / ``Conv2d``, pooling, ``BatchNorm1d`` / ``BatchNorm2d``,
+``RMSNorm``, ``Dropout``, ``Conv1d`` / ``Conv2d``, ``ConvTranspose1d`` / ``ConvTranspose2d``, pooling,
+``BatchNorm1d`` / ``BatchNorm2d``, ``GroupNorm``, ``InstanceNorm1d`` / ``InstanceNorm2d``, ``Upsample``,
 ``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers; recurrent layers ``RNN``, ``LSTM``,
 ``GRU`` and their cells (PyTorch's parameter layout);
-transformers: ``MultiheadAttention``, ``CausalSelfAttention``, ``TransformerBlock``, and a small
+transformers: ``MultiheadAttention``, PyTorch's ``Transformer`` and its encoder and decoder (layers),
+``CausalSelfAttention``, ``TransformerBlock``, and a small
 language model ``GPT`` / ``GPTConfig`` with seeded sampling (``generate``, key/value cache);
 ``nn.functional`` (as ``torch.nn.functional``); ``nn.init``. Scalar engine: ``nn.scalar``
 (``Neuron``, ``Layer``, ``MLP``, micrograd's API). Saving: ``save`` / ``load`` /
