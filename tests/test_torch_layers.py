@@ -448,3 +448,24 @@ def test_conv_autoencoder_trains_as_in_pytorch():
     tl = _train(torch, tm, [(images[0],), (images[1],)], 5, loss_of(torch), lr=0.5)
     cl = _train(cr, cm, [(images[0],), (images[1],)], 5, loss_of(cr), lr=0.5)
     np.testing.assert_allclose(cl, tl, rtol=1e-10)
+
+
+def test_hooks_that_return_nothing_leave_gradients_of_gradients_unchanged():
+    net = nn.Sequential(nn.Linear(2, 3, dtype=np.float64, rng=0), nn.Tanh(), nn.Linear(3, 1, dtype=np.float64, rng=1))
+    x = _normal(4, 2)
+
+    def derivatives():
+        xt = cr.Tensor(x, requires_grad=True)
+        (g,) = cr.autograd.grad(net(xt).sum(), [xt], create_graph=True)
+        (gg,) = cr.autograd.grad((g * g).sum(), [xt])
+        return g.data, gg.data
+
+    plain = derivatives()
+    calls = []
+    for m in net:
+        m.register_full_backward_hook(lambda m, gi, go: calls.append(type(m).__name__))
+        m.register_full_backward_pre_hook(lambda m, go: None)
+    hooked = derivatives()
+    assert calls[:3] == ["Linear", "Tanh", "Linear"]
+    for a, b in zip(plain, hooked):
+        np.testing.assert_allclose(b, a, **TOL)
