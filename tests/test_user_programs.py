@@ -780,6 +780,24 @@ def test_torch_style_gradcheck_takes_a_tuple_of_inputs_and_a_custom_function():
         cr.autograd.gradcheck(lambda t: t.sum(), (cr.tensor([1.0], requires_grad=True),))
 
 
+def test_autograd_function_with_a_variable_number_of_inputs():
+    class Scaled(cr.autograd.Function):  # forward(ctx, scale, *tensors): called with 1, then 2 Tensors
+        @staticmethod
+        def forward(ctx, scale, *xs):
+            ctx.scale = scale
+            return xs[0] * scale if len(xs) == 1 else tuple(x * scale for x in xs)
+
+        @staticmethod
+        def backward(ctx, *grads):
+            return (None, *(g * ctx.scale for g in grads))
+
+    a, b = cr.tensor([1.0], requires_grad=True), cr.tensor([2.0], requires_grad=True)
+    Scaled.apply(3.0, a).sum().backward()
+    u, v = Scaled.apply(2.0, a, b)
+    (u + v).sum().backward()
+    assert a.grad.tolist() == [5.0] and b.grad.tolist() == [2.0]
+
+
 def test_module_parameters_is_an_iterator_with_a_length():
     model = cr.nn.Sequential(cr.nn.Linear(2, 3), cr.nn.ReLU(), cr.nn.Linear(3, 1))
     params = model.parameters()

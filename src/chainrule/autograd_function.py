@@ -62,7 +62,7 @@ class Function:
         [6.0, 24.0]
     """
 
-    _rules: dict[tuple[int, ...], custom_vjp]
+    _rules: dict[tuple[int, tuple[int, ...]], custom_vjp]
 
     @staticmethod
     def forward(ctx: FunctionCtx, *args: Any) -> Any:
@@ -82,9 +82,10 @@ class Function:
         if rules is None:
             rules = {}
             cls._rules = rules
-        if nondiff not in rules:
-            rules[nondiff] = _make_rule(cls, len(args), nondiff)
-        return rules[nondiff](*args)
+        key = (len(args), nondiff)  # (a forward taking *args is called with different numbers of them)
+        if key not in rules:
+            rules[key] = _make_rule(cls, len(args), nondiff)
+        return rules[key](*args)
 
 
 def _make_rule(cls: type[Function], n_args: int, nondiff: tuple[int, ...]) -> custom_vjp:

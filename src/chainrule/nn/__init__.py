@@ -1,10 +1,12 @@
 """Neural networks: modules, layers, activations, losses, initialisers, saving; both engines.
 
 Tensor engine: :class:`Module`, :class:`Parameter`, ``Linear``, ``Embedding``, ``LayerNorm``,
-``RMSNorm``, ``Dropout``, ``Conv1d`` / ``Conv2d``, pooling, ``BatchNorm1d`` / ``BatchNorm2d``,
+``RMSNorm``, ``Dropout``, ``Conv1d`` / ``Conv2d``, ``ConvTranspose1d`` / ``ConvTranspose2d``, pooling,
+``BatchNorm1d`` / ``BatchNorm2d``, ``GroupNorm``, ``InstanceNorm1d`` / ``InstanceNorm2d``, ``Upsample``,
 ``Sequential``, ``ModuleList``, ``MLP``; activation and loss layers; recurrent layers ``RNN``, ``LSTM``,
 ``GRU`` and their cells (PyTorch's parameter layout);
-transformers: ``MultiheadAttention``, ``CausalSelfAttention``, ``TransformerBlock``, and a small
+transformers: ``MultiheadAttention``, PyTorch's ``Transformer`` and its encoder and decoder (layers),
+``CausalSelfAttention``, ``TransformerBlock``, and a small
 language model ``GPT`` / ``GPTConfig`` with seeded sampling (``generate``, key/value cache);
 ``nn.functional`` (as ``torch.nn.functional``); ``nn.init``. Scalar engine: ``nn.scalar``
 (``Neuron``, ``Layer``, ``MLP``, micrograd's API). Saving: ``save`` / ``load`` /
@@ -67,6 +69,7 @@ from .conv import (
     MaxPool1d,
     MaxPool2d,
 )
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .generate import generate
 from .gpt import GPT, GPTConfig
 from .init import manual_seed
@@ -83,12 +86,20 @@ from .losses import (
     SmoothL1Loss,
 )
 from .module import LoadResult, Module, StateDictError
+from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
+from .transformer_layers import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 # ``from chainrule.nn.scalar import MLP`` (the documented name) as well as ``nn.scalar.MLP``: the module is
 # scalar_nn.py, so without this entry the import statement found no chainrule.nn.scalar
@@ -108,4 +119,7 @@ __all__ = [
     "BatchNorm1d", "BatchNorm2d",
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
+    "ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d",
+    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
+    "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]

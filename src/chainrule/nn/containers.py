@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+import numpy as np
+
 from .module import Module
 
 
@@ -40,6 +42,33 @@ class ModuleList(Module):
             self.append(m)
         return self
 
+    def insert(self, index: int, module: Module) -> ModuleList:
+        """Put a module before position ``index`` (as ``list.insert``); the modules after it are renumbered."""
+        items = list(self._modules.values())
+        items.insert(int(index), _check(module, type(self).__name__, int(index)))
+        self._renumber(items)
+        return self
+
+    def pop(self, index: int = -1) -> Module:
+        """Remove and return the module at ``index`` (the last by default); the rest are renumbered."""
+        module = self[index]
+        del self[index]
+        return module
+
+    def _renumber(self, items: list[Module]) -> None:
+        """Hold exactly ``items``, named '0', '1', ... (PyTorch renumbers after an insertion or deletion)."""
+        for name in list(self._modules):
+            del self._modules[name]
+            self.__dict__.pop(name, None)
+        for i, m in enumerate(items):
+            self.add_module(str(i), m)
+
+    def _position(self, index: int) -> int:
+        n = len(self._modules)
+        if not isinstance(index, (int, np.integer)) or not -n <= index < n:
+            raise IndexError(f"{type(self).__name__}: index {index!r} out of range for {n} modules")
+        return int(index) % n
+
     def __len__(self) -> int:
         return len(self._modules)
 
@@ -50,10 +79,26 @@ class ModuleList(Module):
         items = list(self._modules.values())
         if isinstance(index, slice):
             return type(self)(items[index])
-        try:
-            return items[index]
-        except IndexError:
-            raise IndexError(f"{type(self).__name__}: index {index} out of range for {len(items)} modules") from None
+        return items[self._position(index)]
+
+    def __setitem__(self, index: int, module: Module) -> None:
+        """Replace the module at ``index`` (its name, and so the state dict's keys, stay)."""
+        name = list(self._modules)[self._position(index)]
+        self.add_module(name, _check(module, type(self).__name__, int(index)))
+
+    def __delitem__(self, index: int | slice) -> None:
+        items = list(self._modules.values())
+        if isinstance(index, slice):
+            del items[index]
+        else:
+            del items[self._position(index)]
+        self._renumber(items)
+
+    def __iadd__(self, modules: Iterable[Module]) -> ModuleList:
+        return self.extend(modules)
+
+    def __add__(self, other: Iterable[Module]) -> ModuleList:
+        return type(self)([*self, *other])
 
 
 class Sequential(ModuleList):
@@ -78,6 +123,14 @@ class Sequential(ModuleList):
         if len(modules) == 1 and not isinstance(modules[0], Module) and isinstance(modules[0], Iterable):
             modules = tuple(modules[0])
         super().__init__(modules)
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):  # PyTorch's: a slice keeps the modules' names
+            return type(self)(dict(list(self._modules.items())[index]))
+        return super().__getitem__(index)
+
+    def __add__(self, other: Iterable[Module]) -> Sequential:
+        return type(self)(*self, *other)
 
     def forward(self, x: Any) -> Any:
         for m in self._modules.values():
@@ -136,6 +189,10 @@ class ModuleDict(Module):
 
     def items(self) -> list[tuple[str, Module]]:
         return list(self._modules.items())
+
+    def clear(self) -> None:
+        for name in list(self._modules):
+            del self[name]
 
     def pop(self, name: str) -> Module:
         module = self[name]

@@ -9,9 +9,10 @@ gradient, stable for large logits), ``binary_cross_entropy_with_logits``, ``laye
 ``dropout``, ...) are built from existing ops. This file holds linear, softmax, normalisation,
 dropout and embedding; the activations live in ``functional_activations`` and the losses in
 ``functional_losses`` and ``functional_entry_losses``, and every name is importable from here.
-Convolution, pooling and batch norm (``conv1d``, ``conv2d``, ``max_pool1d/2d``, ``avg_pool1d/2d``,
-``adaptive_avg_pool1d/2d``, ``batch_norm``) are declared in ``ops/convolution.py``, ``ops/pooling.py``
-and ``ops/batch_norm.py`` and published here.
+Convolution, pooling and normalisation (``conv1d``, ``conv2d``, ``conv_transpose1d/2d``, ``max_pool1d/2d``,
+``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``, ``batch_norm``, ``group_norm``, ``instance_norm``,
+``interpolate``) are declared in ``ops/convolution.py``, ``ops/conv_transpose.py``, ``ops/pooling.py``,
+``ops/batch_norm.py``, ``ops/group_norm.py`` and ``ops/interpolate.py`` and published here.
 
 Example:
     >>> import numpy as np

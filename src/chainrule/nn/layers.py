@@ -110,6 +110,31 @@ class Embedding(Module):
         self.max_norm, self.norm_type = max_norm, float(norm_type)
         self.weight = Parameter(table, dtype=dt)
 
+    @classmethod
+    def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: int | None = None,
+                        max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                        sparse: bool = False) -> Embedding:
+        """An Embedding whose table is ``embeddings`` (a 2-D array or Tensor, copied; rows kept as given, the
+        padding row too), trained only with ``freeze=False`` (as PyTorch's).
+
+        Example:
+            >>> import numpy as np
+            >>> from chainrule import nn
+            >>> emb = nn.Embedding.from_pretrained(np.array([[1.0, 2.0], [3.0, 4.0]]))
+            >>> emb(np.array([1])).data, emb.weight.requires_grad
+            (array([[3., 4.]]), False)
+        """
+        if scale_grad_by_freq or sparse:
+            raise NotImplementedError("Embedding.from_pretrained: scale_grad_by_freq and sparse are not supported")
+        table = embeddings.data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        if table.ndim != 2:
+            raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, embedding_dim), got shape "
+                             f"{table.shape}")
+        emb = cls(table.shape[0], table.shape[1], padding_idx, max_norm, norm_type,
+                  dtype=table.dtype if table.dtype.kind == "f" else None, rng=0)
+        emb.weight = Parameter(table, dtype=emb.weight.data.dtype, requires_grad=not freeze)
+        return emb
+
     def forward(self, indices: Any) -> Any:
         # (the padding row gets no gradient; max_norm rescales the picked rows of the table in place, as PyTorch)
         return F.embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type)

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..core.device import check_cpu
 from ..tensor import Tensor
+from . import module_hooks
 from .parameter import Parameter, resolve_dtype
 
 
@@ -366,47 +367,88 @@ class Module:
         hooks = self.__dict__.get("_call_hooks")
         if not hooks:
             return self.forward(*args, **kwargs)
-        for hook in list(hooks["pre"].values()):  # PyTorch's: a pre-hook may replace the positional inputs
-            changed = hook(self, args)
-            if changed is not None:
-                args = changed if isinstance(changed, tuple) else (changed,)
+        for hook, with_kwargs in list(hooks["pre"].values()):  # PyTorch's: a pre-hook may replace the inputs
+            if with_kwargs:
+                changed = hook(self, args, kwargs)
+                if changed is not None:
+                    args, kwargs = changed
+                    args = args if isinstance(args, tuple) else (args,)
+            else:
+                changed = hook(self, args)
+                if changed is not None:
+                    args = changed if isinstance(changed, tuple) else (changed,)
+        call = None
+        if hooks["backward"] or hooks["backward_pre"]:
+            call, args = module_hooks.hook_inputs(self, args, [h for h, _ in hooks["backward"].values()],
+                                                  [h for h, _ in hooks["backward_pre"].values()])
         out = self.forward(*args, **kwargs)
-        for hook in list(hooks["post"].values()):  # and a forward hook the output
-            changed = hook(self, args, out)
+        for hook, with_kwargs in list(hooks["post"].values()):  # and a forward hook the output
+            changed = hook(self, args, kwargs, out) if with_kwargs else hook(self, args, out)
             if changed is not None:
                 out = changed
-        return out
+        return out if call is None else module_hooks.hook_outputs(call, out)
 
-    def _hook(self, kind: str, hook: Callable[..., Any]) -> _ModuleHookHandle:
+    def _hook(self, kind: str, hook: Callable[..., Any], prepend: bool = False,
+              with_kwargs: bool = False) -> _ModuleHookHandle:
+        if not callable(hook):
+            raise TypeError(f"{type(self).__name__}: a hook must be callable, got {type(hook).__name__}")
         hooks = self.__dict__.get("_call_hooks")
         if hooks is None:
-            hooks = {"pre": {}, "post": {}}
+            hooks = {"pre": {}, "post": {}, "backward": {}, "backward_pre": {}}
             object.__setattr__(self, "_call_hooks", hooks)
-        handle = _ModuleHookHandle(hooks[kind])
-        hooks[kind][handle.id] = hook
+        table = hooks[kind]
+        handle = _ModuleHookHandle(table)
+        rest = list(table.items()) if prepend else []
+        if prepend:
+            table.clear()
+        table[handle.id] = (hook, with_kwargs)
+        table.update(rest)
         return handle
 
-    def register_forward_pre_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> _ModuleHookHandle:
         """``hook(module, args)`` before each call; a result (a tuple, or one value) replaces ``args``.
-        Returns a handle whose ``remove()`` takes the hook off (PyTorch's)."""
-        return self._hook("pre", hook)
+        ``with_kwargs=True``: ``hook(module, args, kwargs)``, a result ``(args, kwargs)``. ``prepend``: run it
+        before the hooks already there. Returns a handle whose ``remove()`` takes the hook off (PyTorch's)."""
+        return self._hook("pre", hook, prepend, with_kwargs)
 
-    def register_forward_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
-        """``hook(module, args, output)`` after each call; a result other than None replaces the output.
-        Returns a handle whose ``remove()`` takes the hook off (PyTorch's)."""
-        return self._hook("post", hook)
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> _ModuleHookHandle:
+        """``hook(module, args, output)`` after each call (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs=True``); a result other than None replaces the output. Returns a handle whose
+        ``remove()`` takes the hook off (PyTorch's)."""
+        return self._hook("post", hook, prepend, with_kwargs)
 
-    def register_full_backward_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
-        """Not supported: raises, naming the hooks that give the same gradients (kept so the error says how)."""
-        raise NotImplementedError(
-            f"{type(self).__name__}.register_full_backward_hook: module backward hooks are not supported; to see or "
-            "change the gradient of a module's output use a forward hook that calls output.register_hook(fn) "
-            "(fn(grad) may return a replacement), and for its inputs call register_hook on the input Tensors"
-        )
+    def register_full_backward_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _ModuleHookHandle:
+        """``hook(module, grad_input, grad_output)`` when the gradients of this module's inputs have been
+        computed (PyTorch's): tuples, one entry per Tensor positional input (None where it needs no gradient) and
+        per Tensor output (an output that the loss does not use gets zeros, where PyTorch gives None). A result
+        other than None replaces ``grad_input``. The hook sees a fresh Tensor per call; keyword arguments are
+        not hooked (as PyTorch).
+
+        Example:
+            >>> import numpy as np
+            >>> from chainrule import Tensor, nn
+            >>> layer = nn.Linear(2, 1, rng=0)
+            >>> seen = []
+            >>> handle = layer.register_full_backward_hook(lambda m, gi, go: seen.append((gi[0].shape, go[0].shape)))
+            >>> layer(Tensor(np.ones((3, 2), dtype=np.float32), requires_grad=True)).sum().backward()
+            >>> seen
+            [((3, 2), (3, 1))]
+        """
+        return self._hook("backward", hook, prepend)
+
+    def register_full_backward_pre_hook(self, hook: Callable[..., Any], prepend: bool = False) -> _ModuleHookHandle:
+        """``hook(module, grad_output)`` when the gradients of this module's outputs have been computed
+        (PyTorch's); a result other than None replaces ``grad_output`` (a tuple, one per Tensor output)."""
+        return self._hook("backward_pre", hook, prepend)
 
     def register_backward_hook(self, hook: Callable[..., Any]) -> _ModuleHookHandle:
-        """Not supported (PyTorch's deprecated spelling): see ``register_full_backward_hook``."""
-        return self.register_full_backward_hook(hook)
+        """Not supported (PyTorch's deprecated spelling, whose gradients are those of the module's last op)."""
+        raise NotImplementedError(
+            f"{type(self).__name__}.register_backward_hook: PyTorch's deprecated module backward hook is not "
+            "supported; use register_full_backward_hook(hook), called as hook(module, grad_input, grad_output)"
+        )
 
     def get_submodule(self, target: str) -> Module:
         """The sub-module at the dotted path ``target`` ("" is this module), as PyTorch's."""

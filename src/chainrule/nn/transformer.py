@@ -165,7 +165,9 @@ class MultiheadAttention(Module):
     state dict (as NumPy arrays). ``forward(query, key, value, key_padding_mask=None,
     need_weights=True, attn_mask=None, average_attn_weights=True, is_causal=False)`` returns
     ``(output, weights)``; inputs are (L, N, E), or (N, L, E) with ``batch_first=True``, or (L, E)
-    unbatched. Boolean masks mean True = *not allowed* (PyTorch's convention here); float masks are
+    unbatched. With ``kdim`` / ``vdim`` (key and value sizes other than ``embed_dim``) the input projection is
+    three matrices ``q_proj_weight`` (E, E), ``k_proj_weight`` (E, kdim), ``v_proj_weight`` (E, vdim), as
+    PyTorch's. Boolean masks mean True = *not allowed* (PyTorch's convention here); float masks are
     added to the scores. ``weights`` (averaged over heads unless ``average_attn_weights=False``)
     is None with ``need_weights=False``, which takes the fused attention path.
 
@@ -181,7 +183,8 @@ class MultiheadAttention(Module):
 
     def __init__(
         self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = False,
-        dtype: Any = None, rng: Any = None, *, device: Any = None,
+        dtype: Any = None, rng: Any = None, *, device: Any = None, kdim: int | None = None, vdim: int | None = None,
+        add_bias_kv: bool = False, add_zero_attn: bool = False,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
@@ -194,7 +197,20 @@ class MultiheadAttention(Module):
         gen = init.generator(rng)
         self.embed_dim, self.num_heads, self.head_dim = int(embed_dim), int(num_heads), embed_dim // num_heads
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
-        self.in_proj_weight = init.xavier_uniform_(Parameter(np.zeros((3 * embed_dim, embed_dim)), dtype=dt), rng=gen)
+        if add_bias_kv or add_zero_attn:
+            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported; append a "
+                                      "learned (or zero) key/value position to key and value before the call")
+        self.kdim = embed_dim if kdim is None else int(kdim)
+        self.vdim = embed_dim if vdim is None else int(vdim)
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        if self._qkv_same_embed_dim:  # one (3E, E) matrix, as PyTorch
+            self.in_proj_weight = init.xavier_uniform_(Parameter(np.zeros((3 * embed_dim, embed_dim)), dtype=dt),
+                                                       rng=gen)
+        else:  # keys or values of other sizes: three matrices, PyTorch's q_proj_weight, k_proj_weight, v_proj_weight
+            self.register_parameter("in_proj_weight", None)
+            for name, dim in (("q", embed_dim), ("k", self.kdim), ("v", self.vdim)):
+                setattr(self, f"{name}_proj_weight",
+                        init.xavier_uniform_(Parameter(np.zeros((embed_dim, dim)), dtype=dt), rng=gen))
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim), dtype=dt) if bias else None
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dt, rng=gen)
         if bias:
@@ -205,7 +221,7 @@ class MultiheadAttention(Module):
         self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,
         attn_mask: Any = None, average_attn_weights: bool = True, is_causal: bool = False,
     ) -> tuple[Any, Any]:
-        dt = self.in_proj_weight.data.dtype
+        dt = self.out_proj.weight.data.dtype
         q_in, k_in, v_in = (x if isinstance(x, Tensor) else np.asarray(x, dtype=dt) for x in (query, key, value))
         unbatched = np.ndim(_array(q_in)) == 2
         if unbatched:
@@ -217,15 +233,20 @@ class MultiheadAttention(Module):
                                 for x in (q_in, k_in, v_in))
         n, L, e = np.shape(_array(q_in))
         s = np.shape(_array(k_in))[1]
-        if e != self.embed_dim or np.shape(_array(k_in))[2] != e or np.shape(_array(v_in))[:2] != (n, s):
+        if (e != self.embed_dim or np.shape(_array(k_in))[2] != self.kdim
+                or np.shape(_array(v_in)) != (n, s, self.vdim)):
             raise ValueError(
-                f"MultiheadAttention: query, key and value must be (L, N, {self.embed_dim}), (S, N, {self.embed_dim}) "
-                f"and the same for value (batch first when batch_first=True); got {np.shape(_array(query))}, "
+                f"MultiheadAttention: query, key and value must be (L, N, {self.embed_dim}), (S, N, {self.kdim}) "
+                f"and (S, N, {self.vdim}) (batch first when batch_first=True); got {np.shape(_array(query))}, "
                 f"{np.shape(_array(key))}, {np.shape(_array(value))}"
             )
         h, hd = self.num_heads, self.head_dim
         w, b = self.in_proj_weight, self.in_proj_bias
-        if q_in is k_in and k_in is v_in:  # self-attention: one matrix product, then split
+        if w is None:  # separate projections (kdim, vdim)
+            q, k, v = (F.linear(x, pw, None if b is None else getitem(b, slice(i * e, (i + 1) * e))).reshape(
+                n, -1, h, hd) for i, (x, pw) in enumerate(
+                    ((q_in, self.q_proj_weight), (k_in, self.k_proj_weight), (v_in, self.v_proj_weight))))
+        elif q_in is k_in and k_in is v_in:  # self-attention: one matrix product, then split
             q, k, v = (getitem(F.linear(q_in, w, b).reshape(n, L, 3, h, hd), (slice(None), slice(None), i))
                        for i in range(3))
         else:
@@ -282,4 +303,5 @@ class MultiheadAttention(Module):
         return bias
 
     def extra_repr(self) -> str:
-        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}"
+        dims = "" if self._qkv_same_embed_dim else f", kdim={self.kdim}, vdim={self.vdim}"
+        return f"embed_dim={self.embed_dim}, num_heads={self.num_heads}, batch_first={self.batch_first}{dims}"

@@ -30,9 +30,12 @@ from . import (  # noqa: F401
     statistics,
 )
 from . import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)
+from . import conv_transpose as _conv_transpose  # noqa: F401  (nn.functional.conv_transpose1d, 2d)
 from . import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
 from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
 from . import fft as _fft  # noqa: F401  (registers numpy.fft)
+from . import group_norm as _group_norm  # noqa: F401  (nn.functional.group_norm, instance_norm)
+from . import interpolate as _interpolate  # noqa: F401  (nn.functional.interpolate)
 from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
 from . import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)
