@@ -15,6 +15,7 @@ a list conversion is not caught.
 from __future__ import annotations
 
 import ast
+import dis
 import itertools
 import linecache
 import sys
@@ -135,3 +136,17 @@ def numpy_internal_caller(depth: int = 2) -> str | None:
     if module.startswith("numpy.") and not module.startswith("numpy.testing"):
         return f"{module}.{frame.f_code.co_name}"
     return None
+
+
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
+def storing_by_index(depth: int = 2) -> bool:
+    """Is the frame ``depth`` levels up running ``target[index] = value`` (the conversion of ``value`` made by a
+    NumPy array's ``__setitem__``, which calls ``float()`` or ``__array__`` from C)?"""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return False
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _STORE_SUBSCR

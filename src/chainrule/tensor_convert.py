@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ._conversion import from_sequence, numpy_internal_caller
+from ._conversion import from_sequence, numpy_internal_caller, storing_by_index
 from .core import state
 
 
@@ -85,6 +85,17 @@ class ConversionMethods:
                 "or .detach() it on purpose"
             )
 
+    def _refuse_store_into_array(self) -> None:
+        """``out[i] = t`` with ``out`` a NumPy array: the array keeps the value only, so a gradient through ``out``
+        would silently miss ``t``'s path (the call comes from NumPy's C code: the caller's frame is two up)."""
+        if self._requires_grad and state.grad_enabled() and storing_by_index(3):
+            raise TypeError(
+                f"a Tensor of shape {self.shape} that requires grad was written into a NumPy array (out[i] = t); the "
+                "array keeps its value only, so the gradient through it would be lost. Build the result in the graph "
+                "instead: collect the pieces in a list and cr.stack(pieces) (or cr.concatenate, cr.where). To store "
+                "a value only (a loss history), write out[i] = t.item(), or t.detach()"
+            )
+
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         self._refuse_number_in_transform("item()")
@@ -128,6 +139,7 @@ class ConversionMethods:
                 "Tensors (or wrap in chainrule.no_grad()) to read values"
             )
         if self._requires_grad and state.grad_enabled():
+            self._refuse_store_into_array()
             inside = numpy_internal_caller()
             if inside is not None:
                 raise TypeError(
@@ -142,14 +154,17 @@ class ConversionMethods:
 
     def __float__(self) -> float:
         self._refuse_number_in_transform("float()")
+        self._refuse_store_into_array()
         return float(self._one_value("float()"))
 
     def __int__(self) -> int:
         self._refuse_number_in_transform("int()")
+        self._refuse_store_into_array()
         return int(self._one_value("int()"))
 
     def __complex__(self) -> complex:
         self._refuse_number_in_transform("complex()")
+        self._refuse_store_into_array()
         return complex(self._one_value("complex()"))
 
     def __index__(self) -> int:
