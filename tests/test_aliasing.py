@@ -26,7 +26,8 @@ EXAMPLES = int(os.environ.get("CHAINRULE_ALIAS_EXAMPLES", "4"))
 
 # The cases whose results may be views of their inputs, and the PyTorch view op each one mirrors.
 VIEW_CASES = {
-    "getitem": "indexing (basic slicing)", "reshape": "reshape", "method_reshape": "reshape", "np_shapes": "reshape, transpose, squeeze",
+    "getitem": "indexing (basic slicing)", "reshape": "reshape", "method_reshape": "reshape",
+    "np_shapes": "reshape, transpose, squeeze",
     "transpose": "permute", "T": "T", "swapaxes": "swapaxes", "permute_dims": "permute",
     "matrix_transpose": "mT", "moveaxis": "movedim", "rollaxis": "movedim",
     "expand_dims": "unsqueeze", "squeeze": "squeeze", "broadcast_to": "expand", "broadcast_arrays":

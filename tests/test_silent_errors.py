@@ -273,3 +273,15 @@ def test_reading_a_tensor_into_numpy_still_works():
     kept = np.zeros(1, dtype=object)
     kept[0] = w[0]  # an object array keeps the Tensor itself
     assert kept[0].requires_grad
+
+
+def test_math_functions_of_a_tensor_that_requires_grad_raise():
+    """As for a Scalar: math.exp(t) is a float without t's gradient (outside transforms too)."""
+    import math
+
+    t = cr.Tensor(1.0, requires_grad=True)
+    with pytest.raises(TypeError, match=r"math\.exp\(\) of a Tensor that requires grad .*cr\.exp\(t\)"):
+        t * math.exp(t)
+    assert math.exp(t.item()) == math.e and float(t) == 1.0 and not math.isnan(t)
+    with cr.no_grad():
+        assert math.exp(t) == math.e

@@ -19,6 +19,7 @@ import dis
 import itertools
 import linecache
 import sys
+import types
 from types import FrameType
 from typing import Any
 
@@ -150,3 +151,39 @@ def storing_by_index(depth: int = 2) -> bool:
         return False
     code = frame.f_code.co_code
     return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _STORE_SUBSCR
+
+
+def called_function(depth: int = 2) -> Any:
+    """The function that the call running in the frame ``depth`` levels up calls, found from the call's source and
+    the frame's names (``math.exp(s)`` or ``exp(s)`` after ``from math import exp``: ``math.exp``); None when it
+    cannot be told (no source, or not a plain name or attribute)."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return None
+    key = (frame.f_code, frame.f_lasti)
+    path = _callees.get(key, _callees)
+    if path is _callees:
+        path = None
+        source = _call_source(frame)
+        if source is not None:
+            try:
+                node = ast.parse(source.strip(), mode="eval").body
+            except SyntaxError:
+                node = None
+            if isinstance(node, ast.Call):
+                path = _dotted(node.func)
+        if len(_callees) > 4096:
+            _callees.clear()
+        _callees[key] = path
+    if path is None:
+        return None
+    value = frame.f_locals.get(path[0], frame.f_globals.get(path[0], frame.f_builtins.get(path[0])))
+    for attr in path[1:]:
+        value = getattr(value, attr, None) if isinstance(value, types.ModuleType) else None
+    return value
+
+
+_callees: dict[Any, Any] = {}
+# math functions whose result has no derivative to lose (tests and piecewise-constant ones): they may read a value
+NO_DERIVATIVE = frozenset({"isnan", "isinf", "isfinite", "isclose", "floor", "ceil", "trunc"})
