@@ -152,3 +152,15 @@ def test_tile_of_ones_is_writable():
     r = cr.tile(cr.Tensor([[1.0, 2.0]]), (1, 1))
     r[0, 0] = 5.0
     assert r.tolist() == [[5.0, 2.0]]
+
+
+def test_transform_results_are_not_the_callers_arrays():
+    """The transforms wrap the caller's arrays without a copy; a result that is one of them (``jvp`` of the
+    identity, a pullback passing its cotangent on) is copied, so writing into it leaves the caller's arrays."""
+    x, v = np.array([1.0, 2.0]), np.array([1.0, 0.0])
+    results = [*cr.jvp(lambda a: a, (x,), (v,)), cr.vjp(lambda a: a, x)[0], cr.vjp(lambda a: a, x)[1](v)[0],
+               cr.vjp(lambda a: a + 1.0, x)[1](v)[0]]
+    for r in results:
+        assert not np.shares_memory(r, x) and not np.shares_memory(r, v)
+        r[...] = 7.0
+    assert x.tolist() == [1.0, 2.0] and v.tolist() == [1.0, 0.0]
