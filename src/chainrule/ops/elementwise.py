@@ -6,7 +6,10 @@ callables it answers to, its Tensor methods, the domain its tests draw from and 
 
 Ties and kinks follow PyTorch: ``relu`` and ``abs`` have derivative 0 at 0; ``maximum``
 and ``minimum`` share the gradient equally between equal arguments (so the derivative of
-``maximum(x, x)`` is 1); ``clip`` passes the gradient at its bounds.
+``maximum(x, x)`` is 1); ``clip`` passes the gradient at its bounds. At a NaN input PyTorch's rules
+zero a gradient only where a comparison holds, which it never does with NaN: ``relu``'s derivative
+is 1 there and ``maximum``/``minimum`` give the whole gradient to both sides, while ``clip`` (which
+keeps it where the input is within the bounds) gives 0.
 """
 
 from __future__ import annotations
