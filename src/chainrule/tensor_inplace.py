@@ -86,8 +86,9 @@ class InPlaceMethods:
         traced = self._requires_grad or isinstance(other, InPlaceMethods) and state.is_traced(other)
         if not traced or self._requires_grad and self._node is None:
             return False  # outside the graph (an ordinary in-place change), or a leaf (refused, as in PyTorch)
-        # references to this tensor: the caller's name and its operand on the stack, self in __iadd__, _inplace
-        # and here, and getrefcount's argument; to its array: the data slot and getrefcount's argument
+        # references to this tensor: the caller's name (and its operand on the stack, on most Pythons), self in
+        # __iadd__, _inplace and here, getrefcount's argument: counted once by _Probe; to its array: the data
+        # slot and getrefcount's argument
         return sys.getrefcount(self) <= _SOLE_TENSOR_REFS and sys.getrefcount(self.data) <= 2
 
     def _rebound(self, name: str, ufunc: Any, other: Any) -> Any:
@@ -243,7 +244,30 @@ _SYMBOL = {
 # the out-of-place operators a Python augmented assignment (``t += x``) falls back to in the graph
 _OUT_OF_PLACE = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
                  np.divide: operator.truediv, np.power: operator.pow}
-_SOLE_TENSOR_REFS = 6  # see InPlaceMethods._rebinds (CPython 3.11 to 3.13; tests/test_inplace.py checks)
+
+
+class _Probe:
+    """The same call path as ``t += x`` on a Tensor (``__iadd__`` -> ``_inplace`` -> ``_rebinds``), to count the
+    references a tensor held by one name has there on this Python (the interpreter's stack may or may not hold
+    one of its own)."""
+
+    def __iadd__(self, other: Any) -> Any:
+        return self._inplace(other)
+
+    def _inplace(self, other: Any) -> Any:
+        return self._rebinds(other)
+
+    def _rebinds(self, other: Any) -> int:
+        return sys.getrefcount(self)
+
+
+def _sole_references() -> int:
+    probe = _Probe()
+    probe += 0
+    return probe  # type: ignore[return-value]  (the count, rebound by +=)
+
+
+_SOLE_TENSOR_REFS = _sole_references()  # 6 on CPython 3.11 (see InPlaceMethods._rebinds; tests/test_inplace.py)
 
 
 def _scaled(other: Any, alpha: float) -> Any:
