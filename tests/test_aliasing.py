@@ -164,3 +164,30 @@ def test_transform_results_are_not_the_callers_arrays():
         assert not np.shares_memory(r, x) and not np.shares_memory(r, v)
         r[...] = 7.0
     assert x.tolist() == [1.0, 2.0] and v.tolist() == [1.0, 0.0]
+
+
+# Tensor methods that may share memory with the tensor, called with no arguments: PyTorch's views and the
+# methods it gives the tensor itself back from (contiguous, cpu, to and double when nothing changes); in-place
+# methods (a trailing underscore) return the tensor itself.
+VIEW_METHODS = {"conj", "conjugate", "contiguous", "cpu", "double", "flatten", "positive", "ravel", "reshape",
+                "squeeze", "t", "to", "transpose", "unbind", "view"}
+
+
+@pytest.mark.parametrize("dtype", [float, int])
+def test_tensor_methods_share_memory_only_as_pytorchs_views(dtype):
+    from chainrule.ops.declare import TENSOR_METHODS
+
+    shared = set()
+    for shape in [(3, 2), (3, 1), (1,)]:
+        for name in sorted(TENSOR_METHODS):
+            if name.endswith("_"):
+                continue
+            x = _t(shape, dtype)
+            try:
+                method = getattr(x, name)
+                result = method() if callable(method) else None
+            except Exception:  # noqa: BLE001  (a method that needs arguments)
+                continue
+            if any(np.shares_memory(r, x.data) for r in _arrays(result)):
+                shared.add(name)
+    assert shared <= VIEW_METHODS, sorted(shared - VIEW_METHODS)
