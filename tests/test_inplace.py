@@ -273,3 +273,18 @@ def test_in_place_methods_refuse_a_result_of_another_shape_and_leave_the_values(
         t.lerp_(np.zeros((2, 3)), 0.5)
     np.testing.assert_array_equal(t.data, [1.0, 2.0, 3.0])
     assert t.relu_() is t and t.lerp_(np.zeros(3), 0.5).data.tolist() == [0.5, 1.0, 1.5]
+
+
+def test_under_grad_a_refused_non_leaf_is_not_said_to_share_the_callers_memory():
+    """Only the input itself may share memory with the caller's array; a value computed inside is refused for
+    being in the graph (and only when something else refers to it)."""
+
+    def f(x):
+        h = x * 2
+        kept = h
+        h += 1
+        return (h + kept).sum()
+
+    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph") as caught:
+        cr.grad(f)(np.array([1.0, 2.0]))
+    assert "caller's array" not in str(caught.value)
