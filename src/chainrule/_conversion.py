@@ -161,9 +161,11 @@ def called_function(depth: int = 2) -> Any:
         frame = sys._getframe(depth)
     except ValueError:
         return None
-    key = (frame.f_code, frame.f_lasti)
-    path = _callees.get(key, _callees)
-    if path is _callees:
+    key = (id(frame.f_code), frame.f_lasti)  # (hashing a code object reads all of it: its id, checked below)
+    known = _callees.get(key)
+    if known is not None and known[0] is frame.f_code:
+        path = known[1]
+    else:
         path = None
         source = _call_source(frame)
         if source is not None:
@@ -175,10 +177,13 @@ def called_function(depth: int = 2) -> Any:
                 path = _dotted(node.func)
         if len(_callees) > 4096:
             _callees.clear()
-        _callees[key] = path
+        _callees[key] = (frame.f_code, path)
     if path is None:
         return None
-    value = frame.f_locals.get(path[0], frame.f_globals.get(path[0], frame.f_builtins.get(path[0])))
+    code, name = frame.f_code, path[0]
+    local = name in code.co_varnames or name in code.co_cellvars or name in code.co_freevars
+    # (f_locals builds a dict: read only when the name is a local)
+    value = frame.f_locals.get(name) if local else frame.f_globals.get(name, frame.f_builtins.get(name))
     for attr in path[1:]:
         value = getattr(value, attr, None) if isinstance(value, types.ModuleType) else None
     return value
