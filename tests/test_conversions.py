@@ -65,7 +65,10 @@ def test_numbers_from_constants_and_detached_values_are_fine_in_transforms():
 def test_outside_transforms_float_int_item_work_as_in_pytorch():
     w = Tensor(2.5, requires_grad=True)
     assert float(w) == 2.5 and int(w) == 2 and complex(w) == 2.5 + 0j and w.item() == 2.5
-    assert math.exp(w) == pytest.approx(math.exp(2.5))
+    # math.exp(w) is a float without w's gradient: refused (PyTorch allows it silently), math.exp(w.item()) reads
+    with pytest.raises(TypeError, match=r"math\.exp\(\) of a Tensor that requires grad"):
+        math.exp(w)
+    assert math.exp(w.item()) == pytest.approx(math.exp(2.5))
     assert Tensor([1.0, 2.0], requires_grad=True).tolist() == [1.0, 2.0]
     for convert, name in [(bool, "bool"), (float, "float"), (int, "int"), (complex, "complex")]:
         for error in (TypeError, ValueError):  # NumPy raises either, depending on the function

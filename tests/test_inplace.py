@@ -110,14 +110,48 @@ def test_a_leaf_that_requires_grad_is_refused_with_pytorchs_error(name, change, 
 def test_a_non_leaf_in_the_graph_is_refused_clearly():
     x = Tensor([1.0, 2.0], requires_grad=True)
     h = x * 2
-    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph is not recorded.*"
+    with pytest.raises(RuntimeError, match=r"add_: in-place change of a tensor in the graph is not recorded.*"
                                            r"h = h \+ b"):
+        h.add_(1)  # a method's result may be dropped: it cannot give h a new value
+    alias = h  # another name refers to h: h += 1 would change it in PyTorch, so it is refused here
+    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph.*another name"):
         h += 1
-    # an operand that requires grad would have to be recorded too
-    c = Tensor([0.0, 0.0])
-    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor in the graph"):
-        c *= x
-    np.testing.assert_array_equal(c.data, [0.0, 0.0])
+    del alias
+    view = h[1:]  # a view of h's memory
+    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph.*a view"):
+        h += 1
+    del view
+    np.testing.assert_array_equal(h.data, [2.0, 4.0])
+
+
+def test_augmented_assignment_in_the_graph_is_pytorchs():
+    """``loss = 0; loss += term`` in a loop (PyTorch's idiom, HIPS autograd's RNN example): recorded."""
+    w = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    loss = 0
+    for k in range(1, 4):
+        loss += (w * k).sum()
+    loss *= 2
+    loss -= w[0]
+    loss /= 2
+    loss.backward()
+    np.testing.assert_allclose(w.grad.data, [5.5, 6.0, 6.0])
+    c = Tensor([0.0, 0.0, 0.0])  # outside the graph, then given a term that is in it (PyTorch allows this too)
+    c *= w
+    c += w ** 2
+    assert c.requires_grad and c.data.dtype == np.float64
+    f = Tensor([1.0, 2.0], dtype=np.float32)
+    f += Tensor([1.0, 1.0], requires_grad=True)  # in place keeps the dtype: still float32
+    assert f.data.dtype == np.float32
+    with pytest.raises(ValueError, match=r"__iadd__: the result of shape \(2, 2\) does not fit"):
+        f += Tensor([[1.0], [2.0]], requires_grad=True)
+
+    def g(x):
+        total = 0
+        for k in range(1, 4):
+            total += (x * k).sum()
+        return total
+
+    np.testing.assert_allclose(cr.grad(g)(np.array([1.0, 2.0])), [6.0, 6.0])
 
 
 def test_inside_transforms_in_place_is_refused():
@@ -239,3 +273,18 @@ def test_in_place_methods_refuse_a_result_of_another_shape_and_leave_the_values(
         t.lerp_(np.zeros((2, 3)), 0.5)
     np.testing.assert_array_equal(t.data, [1.0, 2.0, 3.0])
     assert t.relu_() is t and t.lerp_(np.zeros(3), 0.5).data.tolist() == [0.5, 1.0, 1.5]
+
+
+def test_under_grad_a_refused_non_leaf_is_not_said_to_share_the_callers_memory():
+    """Only the input itself may share memory with the caller's array; a value computed inside is refused for
+    being in the graph (and only when something else refers to it)."""
+
+    def f(x):
+        h = x * 2
+        kept = h
+        h += 1
+        return (h + kept).sum()
+
+    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph") as caught:
+        cr.grad(f)(np.array([1.0, 2.0]))
+    assert "caller's array" not in str(caught.value)

@@ -459,3 +459,24 @@ def test_trig_at_infinity_is_nan_as_torch(name):
         ty = getattr(torch, name)(t)
         ty.backward()
         assert math.isnan(y.data) and math.isnan(x.grad) and math.isnan(ty.item()) and math.isnan(t.grad.item())
+
+
+def test_math_functions_of_a_scalar_raise():
+    """``a * math.exp(a)`` gave a.grad 2.718 (true 5.437): math.exp reads float(a), a number without a gradient.
+    math's functions of a Scalar raise, naming the Scalar's method; float(s), s.data, s.item(), formatting, and
+    the math functions with no derivative to lose (isnan, floor, ...) still read the value."""
+    import math
+    from math import exp
+
+    a = Scalar(1.0)
+    with pytest.raises(TypeError, match=r"math\.exp\(\) of a Scalar .* s\.exp\(\).*math\.exp\(s\.data\)"):
+        a * math.exp(a)
+    with pytest.raises(TypeError, match=r"math\.exp\(\) of a Scalar"):
+        exp(a)  # imported by name
+    with pytest.raises(TypeError, match=r"math\.hypot\(\) of a Scalar .* Scalar operations"):
+        math.hypot(a, 1.0)
+    y = a * a.exp()
+    y.backward()
+    assert a.grad == pytest.approx(2 * math.e)
+    assert float(a) == 1.0 and a.item() == 1.0 and f"{a:.1f}" == "1.0" and math.exp(a.data) == math.e
+    assert not math.isnan(a) and math.floor(Scalar(1.5)) == 1

@@ -230,3 +230,58 @@ def test_a_new_tensor_of_a_value_being_differentiated_is_refused_not_silently_cu
     assert not y.requires_grad and np.array_equal(y.data, a) and y.data is not x.data
     with cr.no_grad():
         cr.Tensor(x)  # nothing to warn about: no graph is being built
+
+
+# -- a Tensor written into a NumPy array (out[i] = t) -------------------------------------------------------
+def _chain(e):
+    while e is not None:
+        yield str(e)
+        e = e.__cause__
+
+
+def test_a_tensor_written_into_a_numpy_array_raises():
+    """``out = np.zeros(3); out[i] = w[i] ** 2`` then ``(out * w).sum().backward()`` gave w.grad [1, 4, 9]
+    (true [3, 12, 27]): the array kept the values only. NumPy converts with float() (one entry) or __array__
+    (a slice); both refuse a Tensor that requires grad, naming the fix (NumPy wraps the first in a ValueError)."""
+    w = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    out = np.zeros(3)
+    with pytest.raises((TypeError, ValueError)) as caught:
+        for i in range(3):
+            out[i] = w[i] ** 2
+    assert any("written into a NumPy array" in m and "cr.stack" in m and ".item()" in m for m in _chain(caught.value))
+    with pytest.raises(TypeError, match="written into a NumPy array"):
+        out[0:2] = w[0:2] ** 2
+    with pytest.raises(TypeError, match="written into a NumPy array"):
+        np.zeros(3, dtype=int)[0] = w[0] * 2
+    # the fix: the pieces stacked in the graph
+    stacked = cr.stack([w[i] ** 2 for i in range(3)])
+    (stacked * w).sum().backward()
+    np.testing.assert_allclose(w.grad.data, [3.0, 12.0, 27.0])
+
+
+def test_reading_a_tensor_into_numpy_still_works():
+    """Values only, on purpose: item(), float(), detach(), no_grad, printing, np.allclose, an object array."""
+    w = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True)
+    history = np.zeros(4)
+    history[0] = (w ** 2).sum().item()
+    history[1] = float(w[1])
+    history[2] = w[2].detach()
+    with cr.no_grad():
+        history[3] = w[0] * 4
+    np.testing.assert_array_equal(history, [14.0, 2.0, 3.0, 4.0])
+    assert np.allclose(w, [1, 2, 3]) and f"{float(w[0] * 2):.1f}" == "2.0" and "requires_grad" in str(w)
+    kept = np.zeros(1, dtype=object)
+    kept[0] = w[0]  # an object array keeps the Tensor itself
+    assert kept[0].requires_grad
+
+
+def test_math_functions_of_a_tensor_that_requires_grad_raise():
+    """As for a Scalar: math.exp(t) is a float without t's gradient (outside transforms too)."""
+    import math
+
+    t = cr.Tensor(1.0, requires_grad=True)
+    with pytest.raises(TypeError, match=r"math\.exp\(\) of a Tensor that requires grad .*cr\.exp\(t\)"):
+        t * math.exp(t)
+    assert math.exp(t.item()) == math.e and float(t) == 1.0 and not math.isnan(t)
+    with cr.no_grad():
+        assert math.exp(t) == math.e

@@ -255,7 +255,7 @@ def test_errors_say_what_to_do():
         Tensor(BA).bmm(Tensor(BB[:1]))
     with pytest.raises(ValueError, match="div: rounding_mode must be None, 'trunc' or 'floor', got 'round'"):
         x.div(2.0, rounding_mode="round")
-    with pytest.raises(IndexError, match="gather: index out of range for dim 1 of size 4"):
+    with pytest.raises(IndexError, match="gather: index 4 is out of range for dim 1 of size 4"):
         x.gather(1, np.array([[4]] * 3))
     with pytest.raises(TypeError, match="gather: index must hold integers, got dtype float64"):
         x.gather(1, np.zeros((3, 1)))

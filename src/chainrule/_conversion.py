@@ -15,9 +15,11 @@ a list conversion is not caught.
 from __future__ import annotations
 
 import ast
+import dis
 import itertools
 import linecache
 import sys
+import types
 from types import FrameType
 from typing import Any
 
@@ -135,3 +137,58 @@ def numpy_internal_caller(depth: int = 2) -> str | None:
     if module.startswith("numpy.") and not module.startswith("numpy.testing"):
         return f"{module}.{frame.f_code.co_name}"
     return None
+
+
+_STORE_SUBSCR = dis.opmap["STORE_SUBSCR"]
+
+
+def storing_by_index(depth: int = 2) -> bool:
+    """Is the frame ``depth`` levels up running ``target[index] = value`` (the conversion of ``value`` made by a
+    NumPy array's ``__setitem__``, which calls ``float()`` or ``__array__`` from C)?"""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return False
+    code = frame.f_code.co_code
+    return 0 <= frame.f_lasti < len(code) and code[frame.f_lasti] == _STORE_SUBSCR
+
+
+def called_function(depth: int = 2) -> Any:
+    """The function that the call running in the frame ``depth`` levels up calls, found from the call's source and
+    the frame's names (``math.exp(s)`` or ``exp(s)`` after ``from math import exp``: ``math.exp``); None when it
+    cannot be told (no source, or not a plain name or attribute)."""
+    try:
+        frame = sys._getframe(depth)
+    except ValueError:
+        return None
+    key = (id(frame.f_code), frame.f_lasti)  # (hashing a code object reads all of it: its id, checked below)
+    known = _callees.get(key)
+    if known is not None and known[0] is frame.f_code:
+        path = known[1]
+    else:
+        path = None
+        source = _call_source(frame)
+        if source is not None:
+            try:
+                node = ast.parse(source.strip(), mode="eval").body
+            except SyntaxError:
+                node = None
+            if isinstance(node, ast.Call):
+                path = _dotted(node.func)
+        if len(_callees) > 4096:
+            _callees.clear()
+        _callees[key] = (frame.f_code, path)
+    if path is None:
+        return None
+    code, name = frame.f_code, path[0]
+    local = name in code.co_varnames or name in code.co_cellvars or name in code.co_freevars
+    # (f_locals builds a dict: read only when the name is a local)
+    value = frame.f_locals.get(name) if local else frame.f_globals.get(name, frame.f_builtins.get(name))
+    for attr in path[1:]:
+        value = getattr(value, attr, None) if isinstance(value, types.ModuleType) else None
+    return value
+
+
+_callees: dict[Any, Any] = {}
+# math functions whose result has no derivative to lose (tests and piecewise-constant ones): they may read a value
+NO_DERIVATIVE = frozenset({"isnan", "isinf", "isfinite", "isclose", "floor", "ceil", "trunc"})

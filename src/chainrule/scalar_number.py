@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._conversion import NO_DERIVATIVE as _NO_DERIVATIVE
+from ._conversion import called_function
+
 
 class NumberSpellings:
     """``float``, ``bool``, ``int``, ``round``, ``format`` and ``.item()`` of ``self.data`` (a mixin of Scalar)."""
@@ -21,6 +24,11 @@ class NumberSpellings:
     data: float
 
     def __float__(self) -> float:
+        """The value, for ``float(s)`` (a read on purpose, as PyTorch's ``float(t)``); ``math.exp(s)`` and the other
+        ``math`` functions call this too, and their result would carry no gradient: they raise."""
+        fn = called_function(2)
+        if getattr(fn, "__module__", None) in ("math", "cmath") and fn.__name__ not in _NO_DERIVATIVE:
+            _refuse_math(fn, type(self))
         return self.data
 
     def __bool__(self) -> bool:
@@ -39,3 +47,13 @@ class NumberSpellings:
     def item(self) -> float:
         """The value as a Python float (PyTorch's spelling of ``.data``)."""
         return self.data
+
+
+def _refuse_math(fn: Any, scalar_type: type) -> None:
+    name, module = fn.__name__, fn.__module__
+    fix = (f"Use the Scalar's own s.{name}()" if callable(getattr(scalar_type, name, None)) else
+           "Write it with Scalar operations (+, *, **, s.exp(), s.log(), s.tanh(), ...)")
+    raise TypeError(
+        f"{module}.{name}() of a Scalar turns it into a plain float, so the gradient through it would be lost "
+        f"(micrograd refuses this too). {fix}; to use the value on purpose, {module}.{name}(s.data)"
+    )

@@ -101,7 +101,7 @@ def float_sqrt(x: float) -> float:
 
 
 def float_relu(x: float) -> float:
-    return x if x > 0 else 0.0
+    return 0.0 if x <= 0 else x  # NaN stays NaN, as PyTorch's and the Tensor relu
 
 
 def float_exp(x: float) -> float:
@@ -205,7 +205,7 @@ DIV_NUMBER = ScalarOp("/", 1, lambda x, y, c, m: 1.0 / c, piecewise_constant=Tru
 
 NEG = ScalarOp("neg", 1, lambda x, y, c, m: -1.0, piecewise_constant=True)
 ABS = ScalarOp("abs", 1, _sign, piecewise_constant=True)
-RELU = ScalarOp("relu", 1, lambda x, y, c, m: 1.0 if x > 0 else 0.0, piecewise_constant=True)
+RELU = ScalarOp("relu", 1, lambda x, y, c, m: 0.0 if x <= 0 else 1.0, piecewise_constant=True)  # 1 at NaN
 EXP = ScalarOp("exp", 1, lambda x, y, c, m: y)
 LOG = ScalarOp("log", 1, lambda x, y, c, m: 1.0 / x)
 SQRT = ScalarOp("sqrt", 1, _sqrt)

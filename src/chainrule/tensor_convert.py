@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from ._conversion import from_sequence, numpy_internal_caller
+from ._conversion import NO_DERIVATIVE as _NO_DERIVATIVE
+from ._conversion import called_function, from_sequence, numpy_internal_caller, storing_by_index
 from .core import state
 from .core.errors import ChainruleWarning
 
@@ -86,6 +87,28 @@ class ConversionMethods:
                 "or .detach() it on purpose"
             )
 
+    def _refuse_store_into_array(self) -> None:
+        """``out[i] = t`` with ``out`` a NumPy array: the array keeps the value only, so a gradient through ``out``
+        would silently miss ``t``'s path (the call comes from NumPy's C code: the caller's frame is two up)."""
+        if self._requires_grad and state.grad_enabled() and storing_by_index(3):
+            inside = numpy_internal_caller(3)
+            if inside is not None:  # NumPy's own code storing an argument it does not dispatch on
+                self._refuse_numpy_internal(inside)
+            raise TypeError(
+                f"a Tensor of shape {self.shape} that requires grad was written into a NumPy array (out[i] = t); the "
+                "array keeps its value only, so the gradient through it would be lost. Build the result in the graph "
+                "instead: collect the pieces in a list and cr.stack(pieces) (or cr.concatenate, cr.where). To store "
+                "a value only (a loss history), write out[i] = t.item(), or t.detach()"
+            )
+
+    def _refuse_numpy_internal(self, inside: str) -> None:
+        raise TypeError(
+            f"{inside} converted a Tensor of shape {self.shape} that requires grad to a plain NumPy array "
+            "inside NumPy's own code (an argument NumPy does not dispatch on, such as constant_values= "
+            "of np.pad or a value in np.piecewise's funclist); the gradient would be lost. Use a "
+            "chainrule function that is differentiable in that argument, or .detach() it on purpose"
+        )
+
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         self._refuse_number_in_transform("item()")
@@ -129,28 +152,36 @@ class ConversionMethods:
                 "Tensors (or wrap in chainrule.no_grad()) to read values"
             )
         if self._requires_grad and state.grad_enabled():
+            self._refuse_store_into_array()
             inside = numpy_internal_caller()
             if inside is not None:
-                raise TypeError(
-                    f"{inside} converted a Tensor of shape {self.shape} that requires grad to a plain NumPy array "
-                    "inside NumPy's own code (an argument NumPy does not dispatch on, such as constant_values= "
-                    "of np.pad or a value in np.piecewise's funclist); the gradient would be lost. Use a "
-                    "chainrule function that is differentiable in that argument, or .detach() it on purpose"
-                )
+                self._refuse_numpy_internal(inside)
         if dtype is not None and dtype != self.data.dtype:
             return self.data.astype(dtype)
         return self.data.copy() if copy else self.data
 
     def __float__(self) -> float:
         self._refuse_number_in_transform("float()")
+        self._refuse_store_into_array()
+        if self._requires_grad and state.grad_enabled():  # math.exp(t): a float without t's gradient
+            fn = called_function(2)
+            if getattr(fn, "__module__", None) in ("math", "cmath") and fn.__name__ not in _NO_DERIVATIVE:
+                raise TypeError(
+                    f"{fn.__module__}.{fn.__name__}() of a Tensor that requires grad gives a plain float, so the "
+                    f"gradient through it would be lost. Use chainrule's or NumPy's function on the Tensor "
+                    f"(cr.{fn.__name__}(t) or np.{fn.__name__}(t) where they exist); to use the value on purpose, "
+                    f"{fn.__module__}.{fn.__name__}(t.item())"
+                )
         return float(self._one_value("float()"))
 
     def __int__(self) -> int:
         self._refuse_number_in_transform("int()")
+        self._refuse_store_into_array()
         return int(self._one_value("int()"))
 
     def __complex__(self) -> complex:
         self._refuse_number_in_transform("complex()")
+        self._refuse_store_into_array()
         return complex(self._one_value("complex()"))
 
     def __index__(self) -> int:

@@ -9,6 +9,8 @@ values refuses to differentiate them.
 
 from __future__ import annotations
 
+import operator
+import sys
 from typing import Any
 
 import numpy as np
@@ -39,7 +41,7 @@ class InPlaceMethods:
                 f"{what}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) would "
                 "drop its derivative; write it out of place (x = x + y), even under chainrule.no_grad()"
             )
-        if self._requires_grad and state.transform_depth():
+        if self._requires_grad and self._node is None and state.transform_depth():
             raise RuntimeError(
                 f"{what}: in-place change of a Tensor being differentiated inside grad/jacobian/... (even under "
                 "no_grad: it may share memory with the caller's array); write it out of place (x = x + y)"
@@ -55,9 +57,12 @@ class InPlaceMethods:
         fix = ("h = cr.where(mask, value, h) or h.masked_fill(mask, value) for a mask, cr.add_at(h, index, v) "
                "to add at indices, or build the pieces and cr.concatenate/cr.stack them" if what == "__setitem__"
                else "h = h + b")
+        shared = (" (`h += b` becomes `h = h + b` when nothing else refers to h or its memory; here another name, "
+                  "a list, a view of h or a saved value does, and would keep the old value)") if what.startswith(
+                      "__i") else ""
         raise RuntimeError(
             f"{what}: in-place change of a tensor in the graph is not recorded by chainrule; the gradient would "
-            f"be wrong. Write it out of place ({fix}), or wrap it in chainrule.no_grad() if no gradient "
+            f"be wrong{shared}. Write it out of place ({fix}), or wrap it in chainrule.no_grad() if no gradient "
             "should flow through it"
         )
 
@@ -66,7 +71,47 @@ class InPlaceMethods:
         self.data[_raw_index(index)] = value.data if isinstance(value, InPlaceMethods) else value
         clock.record_change(self.data)
 
+    def _rebinds(self, name: str, other: Any) -> bool:
+        """Does ``t += x`` (an operator, not ``add_``) give ``t`` a new value instead of writing in place?
+
+        PyTorch records an in-place change of a tensor in the graph (``loss = 0`` then ``loss += term`` in a
+        loop); chainrule gives the name the out-of-place result (``loss = loss + term``), which is the same
+        whenever nothing else refers to the tensor or its memory. When something does (another name, a list,
+        a view, a node that saved the values), the two differ and the change is refused, as before.
+        """
+        if not name.startswith("__i") or not (state.grad_enabled() or state.transform_depth()):
+            return False
+        if self._tangents and state.any_visible(self._tangents):
+            return False
+        traced = self._requires_grad or isinstance(other, InPlaceMethods) and state.is_traced(other)
+        if not traced or self._requires_grad and self._node is None:
+            return False  # outside the graph (an ordinary in-place change), or a leaf (refused, as in PyTorch)
+        # references to this tensor: the caller's name (and its operand on the stack, on most Pythons), self in
+        # __iadd__, _inplace and here, getrefcount's argument: counted once by _Probe; to its array: the data
+        # slot and getrefcount's argument
+        return sys.getrefcount(self) <= _SOLE_TENSOR_REFS and sys.getrefcount(self.data) <= 2
+
+    def _rebound(self, name: str, ufunc: Any, other: Any) -> Any:
+        """``self <op> other`` out of place, in the graph, with the shape and dtype in place would keep."""
+        result = _OUT_OF_PLACE[ufunc](self, other)
+        if result.shape != self.shape:
+            raise ValueError(
+                f"{name}: the result of shape {result.shape} does not fit in place in a Tensor of shape "
+                f"{self.shape}; write it out of place (t = t {_SYMBOL[name]} x)"
+            )
+        if result.data.dtype != self.data.dtype:
+            if not np.can_cast(result.data.dtype, self.data.dtype, casting="same_kind"):
+                raise TypeError(
+                    f"{name}: the result has dtype {result.data.dtype}, which cannot be stored in place in a Tensor "
+                    f"of dtype {self.data.dtype} (PyTorch refuses this too); write it out of place "
+                    f"(t = t {_SYMBOL[name]} x) or convert first (t = t.astype(float))"
+                )
+            result = result.astype(self.data.dtype)
+        return result
+
     def _inplace(self, name: str, ufunc: Any, other: Any) -> Any:
+        if ufunc in _OUT_OF_PLACE and self._rebinds(name, other):
+            return self._rebound(name, ufunc, other)
         self._inplace_guard(name, other)
         other_data = other.data if isinstance(other, InPlaceMethods) else other
         try:
@@ -194,6 +239,35 @@ _SYMBOL = {
     "__imod__": "%", "__ipow__": "**", "__iand__": "&", "__ior__": "|", "__ixor__": "^",
     "add_": "+", "sub_": "-", "mul_": "*", "div_": "/", "pow_": "**",
 }
+
+
+# the out-of-place operators a Python augmented assignment (``t += x``) falls back to in the graph
+_OUT_OF_PLACE = {np.add: operator.add, np.subtract: operator.sub, np.multiply: operator.mul,
+                 np.divide: operator.truediv, np.power: operator.pow}
+
+
+class _Probe:
+    """The same call path as ``t += x`` on a Tensor (``__iadd__`` -> ``_inplace`` -> ``_rebinds``), to count the
+    references a tensor held by one name has there on this Python (the interpreter's stack may or may not hold
+    one of its own)."""
+
+    def __iadd__(self, other: Any) -> Any:
+        return self._inplace(other)
+
+    def _inplace(self, other: Any) -> Any:
+        return self._rebinds(other)
+
+    def _rebinds(self, other: Any) -> int:
+        return sys.getrefcount(self)
+
+
+def _sole_references() -> int:
+    probe = _Probe()
+    probe += 0
+    return probe  # type: ignore[return-value]  (the count, rebound by +=)
+
+
+_SOLE_TENSOR_REFS = _sole_references()  # 6 on CPython 3.11 (see InPlaceMethods._rebinds; tests/test_inplace.py)
 
 
 def _scaled(other: Any, alpha: float) -> Any:

@@ -63,8 +63,8 @@ def _expm1_below(x: Any, scale: float = 1.0) -> Any:
 def _joined(x: Any, below: Any, slope_at_0: float) -> Any:
     """``x`` above 0, ``below`` under it; at 0 itself the line of slope ``slope_at_0`` (PyTorch's derivatives
     there: the left one first, 0 second)."""
-    v = _values(x)
-    return ew.where(v > 0, x, ew.where(v == 0, ew.multiply(x, slope_at_0), below))
+    v = _values(x)  # a NaN is taken as above 0: NaN, with derivative 1 (PyTorch's)
+    return ew.where(v < 0, below, ew.where(v == 0, ew.multiply(x, slope_at_0), x))
 
 
 def elu(x: Any, alpha: float = 1.0) -> Any:
@@ -85,13 +85,14 @@ def celu(x: Any, alpha: float = 1.0) -> Any:
 
 
 def hardtanh(x: Any, min_val: float = -1.0, max_val: float = 1.0) -> Any:
-    """``x`` clipped to ``[min_val, max_val]``; derivative 1 strictly inside, 0 at the bounds (as PyTorch)."""
+    """``x`` clipped to ``[min_val, max_val]``; derivative 1 strictly inside, 0 at the bounds, NaN stays NaN with
+    derivative 1 (as PyTorch)."""
     if min_val > max_val:
         raise ValueError(f"hardtanh: min_val {min_val} is larger than max_val {max_val}")
     x = _floating("hardtanh", x)
     v = _values(x)
     bound = ew.where(v >= max_val, np.full((), max_val, v.dtype), np.full((), min_val, v.dtype))
-    return ew.where((v > min_val) & (v < max_val), x, bound)
+    return ew.where((v <= min_val) | (v >= max_val), bound, x)
 
 
 def relu6(x: Any) -> Any:
@@ -115,18 +116,22 @@ def mish(x: Any) -> Any:
 
 
 def hardswish(x: Any) -> Any:
-    """0 up to -3, ``x * (x + 3) / 6`` on (-3, 3), ``x`` from 3 (derivative 0 at -3 and 1 at 3, as PyTorch)."""
+    """0 up to -3, ``x * (x + 3) / 6`` on (-3, 3), ``x`` from 3 (derivative 0 at -3 and 1 at 3, NaN stays NaN with
+    derivative 1, as PyTorch)."""
     x = _floating("hardswish", x)
     v = _values(x)
-    middle = ew.multiply(ew.multiply(x, ew.add(x, 3.0)), 1.0 / 6.0)
-    return ew.where(v <= -3, np.zeros((), v.dtype), ew.where(v < 3, middle, x))
+    inside = (v > -3) & (v < 3)
+    xm = ew.where(inside, x, np.zeros((), v.dtype))  # the middle piece never sees NaN: no 0 * NaN in its gradient
+    middle = ew.multiply(ew.multiply(xm, ew.add(xm, 3.0)), 1.0 / 6.0)
+    return ew.where(v <= -3, np.zeros((), v.dtype), ew.where(inside, middle, x))
 
 
 def hardsigmoid(x: Any) -> Any:
     """``x / 6 + 1/2`` clipped to [0, 1]; derivative 1/6 strictly inside (-3, 3), 0 elsewhere (as PyTorch)."""
     x = _floating("hardsigmoid", x)
     v = _values(x)
-    return ew.where((v > -3) & (v < 3), ew.add(ew.multiply(x, 1.0 / 6.0), 0.5), (v >= 3).astype(v.dtype))
+    outside = np.where(v >= 3, 1.0, np.where(v <= -3, 0.0, v)).astype(v.dtype)  # NaN stays NaN (no gradient)
+    return ew.where((v > -3) & (v < 3), ew.add(ew.multiply(x, 1.0 / 6.0), 0.5), outside)
 
 
 def glu(x: Any, dim: int = -1) -> Any:

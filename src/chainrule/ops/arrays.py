@@ -111,7 +111,7 @@ def flip(m: Any, axis: Any = None) -> Any:
     index = [slice(None)] * nd
     for a in axes:
         index[a] = slice(None, None, -1)
-    return shape_ops.getitem(m, tuple(index))
+    return shape_ops.fresh(shape_ops.getitem(m, tuple(index)), m)  # a copy, as PyTorch's flip (NumPy's is a view)
 
 
 @implements(np.fliplr)
@@ -142,7 +142,7 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
         raise ValueError(f"rot90: the two axes must differ, got {axes}")
     k %= 4
     if k == 0:
-        return shape_ops.getitem(m, (Ellipsis,))
+        return shape_ops.copy(m)
     if k == 2:
         return flip(flip(m, a0), a1)
     order = list(range(nd))
@@ -154,10 +154,12 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Any:
 
 @implements(np.roll)
 def roll(a: Any, shift: Any, axis: Any = None) -> Any:
-    """Shift entries along ``axis`` with wrap-around (of the flattened array when ``axis`` is None)."""
+    """Shift entries along ``axis`` with wrap-around (of the flattened array when ``axis`` is None).
+
+    Always new memory, as PyTorch's (a shift by a multiple of the length too)."""
     if axis is None:
         return shape_ops.reshape(roll(shape_ops.ravel(a), shift, 0), shape_of(a))
-    nd = ndim_of(a)
+    given, nd = a, ndim_of(a)
     shifts: dict[int, int] = {}
     for s, ax in np.broadcast(np.asarray(raw(shift)), np.asarray(axis)):
         ax = _axis("roll", int(ax), nd)
@@ -166,7 +168,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         n = shape_of(a)[ax]
         if n and s % n:
             a = shape_ops.take(a, (np.arange(n) - s) % n, axis=ax)
-    return a
+    return shape_ops.fresh(a, given)
 
 
 @implements(np.rollaxis)
@@ -194,7 +196,8 @@ def tile(a: Any, reps: Any) -> Any:
     spread = [n for pair in zip((1,) * d, shape, strict=False) for n in pair]
     target = [n for pair in zip(reps, shape, strict=False) for n in pair]
     tiled = shape_ops.broadcast_to(shape_ops.reshape(a, spread), target)
-    return shape_ops.reshape(tiled, tuple(r * n for r, n in zip(reps, shape, strict=False)))
+    # new memory, as PyTorch's tile: with reps of ones the reshape would be a read-only view of the broadcast
+    return shape_ops.fresh(shape_ops.reshape(tiled, tuple(r * n for r, n in zip(reps, shape, strict=False))), a)
 
 
 def _repeat_method(self: Any, *args: Any, axis: Any = None, repeats: Any = None) -> Any:
@@ -273,6 +276,9 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         raise ValueError(f"pad: pad widths must be non-negative, got {raw(pad_width)!r}")
     if mode == "constant":
         given = kwargs.pop("constant_values", 0)
+        if not widths.any():  # nothing to pad: still a copy, as NumPy's pad and PyTorch's
+            _no_more("pad", kwargs)
+            return shape_ops.copy(array)
         _no_more("pad", kwargs)
         x = array
         dtype = np.result_type(raw(array))
@@ -317,7 +323,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         else:
             idx = np.pad(np.arange(shape_of(x)[ax]), (before, after), mode=mode, **extra)
             x = shape_ops.take(x, idx, axis=ax)
-    return x
+    return shape_ops.fresh(x, array)
 
 
 def _no_more(name: str, kwargs: dict[str, Any]) -> None:

@@ -138,7 +138,7 @@ def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = _NOVALUE, append: An
     if ndim_of(x) == 0:
         raise ValueError("diff: needs an input of at least one dimension, got a 0-d array")
     axis = normalize_axis(axis, ndim_of(x))[0]
-    parts = []
+    given, parts = x, []
     if prepend is not _NOVALUE and prepend is not None:
         parts.append(_edge(prepend, x, axis))
     parts.append(x)
@@ -147,6 +147,8 @@ def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = _NOVALUE, append: An
     if len(parts) > 1:
         x = shape_ops.concatenate(parts, axis=axis)
     head = (slice(None),) * axis
+    if n == 0:  # NumPy returns the input itself; a copy, as PyTorch's diff
+        return shape_ops.fresh(x, given)
     for _ in range(n):
         x = elementwise.subtract(shape_ops.getitem(x, head + (slice(1, None),)),
                                  shape_ops.getitem(x, head + (slice(None, -1),)))

@@ -6,7 +6,10 @@ callables it answers to, its Tensor methods, the domain its tests draw from and 
 
 Ties and kinks follow PyTorch: ``relu`` and ``abs`` have derivative 0 at 0; ``maximum``
 and ``minimum`` share the gradient equally between equal arguments (so the derivative of
-``maximum(x, x)`` is 1); ``clip`` passes the gradient at its bounds.
+``maximum(x, x)`` is 1); ``clip`` passes the gradient at its bounds. At a NaN input PyTorch's rules
+zero a gradient only where a comparison holds, which it never does with NaN: ``relu``'s derivative
+is 1 there and ``maximum``/``minimum`` give the whole gradient to both sides, while ``clip`` (which
+keeps it where the input is within the bounds) gives 0.
 """
 
 from __future__ import annotations
@@ -187,9 +190,11 @@ sigmoid = elementwise_op("sigmoid", _sigmoid_fn, lambda ans, x: ans * (1.0 - ans
                          reads=("ans",),
                          doc="1 / (1 + e ** -x), computed stably.", method=True, namespaces=("ops", "nn.functional"),
                          domain="real", torch="torch.sigmoid", scalar=scalar_rules.SIGMOID)
-# ans > 0 exactly where x > 0; selected (not multiplied): x <= 0 gets 0 even from an infinite gradient
-relu = elementwise_op("relu", lambda x: np.maximum(x, 0), selects(lambda ans, x: ans > 0),
-                      reads=("ans",), vjp=lambda g, ans, x: selected(g, ans > 0), doc="max(x, 0); derivative 0 at 0.",
+# ans <= 0 exactly where x <= 0; selected (not multiplied): x <= 0 gets 0 even from an infinite gradient. A NaN
+# input passes its gradient (PyTorch's rule: the gradient is zeroed where ans <= 0, which NaN is not)
+relu = elementwise_op("relu", lambda x: np.maximum(x, 0), selects(lambda ans, x: ~(ans <= 0)),
+                      reads=("ans",), vjp=lambda g, ans, x: selected(g, ~(ans <= 0)),
+                      doc="max(x, 0); derivative 0 at 0, and 1 at NaN (as PyTorch).",
                       method=True, namespaces=("ops", "nn.functional"), domain="nonzero", torch="torch.relu",
                       scalar=scalar_rules.RELU)
 
@@ -200,7 +205,7 @@ def _relu_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
     if kw or type(x) is not np.ndarray or type(ans) is not np.ndarray or x.ndim == 0 or x.dtype.kind != "f":
         return None
     # what selected() does: the product for a finite gradient, else where()
-    backward = ["t = {g} * ({out} > 0) if np.isfinite({g}).all() else np.where({out} > 0, {g}, 0.0)"]
+    backward = ["t = {g} * ~({out} <= 0) if np.isfinite({g}).all() else np.where({out} <= 0, 0.0, {g})"]
     return Inlined(forward=["{out} = np.maximum({a0}, 0)"], backward={0: backward})
 
 
@@ -216,17 +221,20 @@ softplus = elementwise_op("softplus", lambda x: np.logaddexp(x, 0.0), lambda ans
 def _pick(first: bool, larger: bool) -> Any:
     @selects  # as PyTorch: the loser gets exactly 0, even from an infinite gradient
     def d(ans: Any, x: Any, y: Any) -> Any:
-        win = ((x > y) if first else (y > x)) if larger else ((x < y) if first else (y < x))
-        return win + 0.5 * (x == y)
+        # PyTorch zeroes the gradient of the side that loses a comparison, which a NaN never does: with a NaN
+        # (the result is NaN) both sides get the whole gradient
+        lose = ((x < y) if first else (y < x)) if larger else ((x > y) if first else (y > x))
+        return 1.0 - lose - 0.5 * (x == y)
 
     return d
 
 
 maximum = elementwise_op("maximum", np.maximum, _pick(True, True), _pick(False, True),
-                         doc="Elementwise max; ties share the gradient equally.", numpy=np.maximum, method=True,
-                         domain="distinct", torch="torch.maximum")
+                         doc="Elementwise max; ties share the gradient equally; with a NaN both get it (as PyTorch).",
+                         numpy=np.maximum, method=True, domain="distinct", torch="torch.maximum")
 minimum = elementwise_op("minimum", np.minimum, _pick(True, False), _pick(False, False),
-                         doc="Elementwise min; ties share the gradient equally.", numpy=np.minimum, method=True,
+                         doc="Elementwise min; ties share the gradient equally; with a NaN both get it (as PyTorch).",
+                         numpy=np.minimum, method=True,
                          domain="distinct", torch="torch.minimum")
 
 

@@ -203,7 +203,7 @@ def matrix_power(a: Any, n: int) -> Any:
         n >>= 1
         if n:
             base = matmul(base, base)
-    return result
+    return shape_ops.fresh(result, a)  # n = 1: a copy, as PyTorch's
 
 
 @implements(np.linalg.pinv, namespaces=("linalg",))

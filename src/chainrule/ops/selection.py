@@ -59,8 +59,8 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
                neginf: float | None = None) -> Any:
     """NaN and infinities replaced by numbers; replaced entries get zero gradient, the others 1."""
     d = np.asarray(raw(x))
-    if d.dtype.kind not in "fc":
-        return x
+    if d.dtype.kind not in "fc":  # nothing to replace; a copy all the same (as PyTorch), unless copy=False
+        return shape_ops.copy(x) if copy and isinstance(x, Tensor) else x
     info = np.finfo(d.dtype)
     hi = info.max if posinf is None else posinf
     lo = info.min if neginf is None else neginf

@@ -162,6 +162,22 @@ def copy(x: Any) -> Any:
     return _identity(x)
 
 
+def fresh(result: Any, *inputs: Any) -> Any:
+    """``result``, copied (in the graph) when it is or shares memory with one of ``inputs``.
+
+    Only the view ops (reshape, transpose, slicing, broadcast_to, ...: PyTorch's views) give a
+    result sharing its input's memory; every other op gives new memory, so that writing into its
+    result never changes its input, even when the op has nothing to do (``roll`` by a multiple of
+    the length, ``pad`` by zeros, ``nan_to_num`` of integers).
+    """
+    out = raw(result)
+    for x in inputs:
+        if result is x or isinstance(out, np.ndarray) and isinstance(raw(x), np.ndarray) and np.may_share_memory(
+                out, raw(x)):
+            return copy(result)
+    return result
+
+
 # -- joining and splitting ------------------------------------------------------------------
 def _concat_vjp(argnum: int, g: Any, ans: Any, *xs: Any, axis: int) -> Any:
     start = int(np.sum([np.shape(x)[axis] for x in xs[:argnum]], dtype=int))

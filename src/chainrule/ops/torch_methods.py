@@ -256,7 +256,14 @@ def repeat_interleave(self: Tensor, repeats: Any, dim: Any = None) -> Any:
 
 @tensor_method("index_select")
 def index_select(self: Tensor, dim: int, index: Any) -> Any:
-    """PyTorch's ``index_select``: the entries at ``index`` along ``dim``."""
+    """PyTorch's ``index_select``: the entries at ``index`` along ``dim`` (in ``[0, size)``: a negative index is
+    refused, as in PyTorch)."""
+    from .torch_extras.common import check_range, checked_axis  # (torch_extras builds on this module)
+
+    idx = raw(index)
+    if isinstance(idx, (np.ndarray, list, tuple, int, np.integer)):  # (under vmap a batched index is checked there)
+        axis = checked_axis(self, dim, "index_select")
+        check_range("index_select", np.asarray(idx), axis, self.shape[axis] if self.ndim else 1)
     return shape_ops.take(self, index, dim)
 
 

@@ -95,10 +95,12 @@ def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
     return t
 
 
-def _output(value: Any, like: Any = None) -> Any:
+def _output(value: Any, like: Any = None, avoid: Sequence[np.ndarray] = ()) -> Any:
     """A result for the caller: traced Tensor inside an outer transform, else float or ndarray.
 
-    Called from inside the transform's own context, so an outer transform means depth > 1.
+    Called from inside the transform's own context, so an outer transform means depth > 1. ``avoid``: the
+    caller's arrays (inputs are wrapped without a copy): a result sharing memory with one of them is copied, so
+    writing into it never changes them (``jvp`` of the identity returns its primal and tangent).
     """
     if isinstance(value, Tensor):
         if state.transform_depth() > 1 and _traced(value):
@@ -109,7 +111,20 @@ def _output(value: Any, like: Any = None) -> Any:
     arr = np.asarray(value)
     if arr.ndim == 0 and isinstance(like, (int, float, complex, Scalar, np.generic)):
         return arr.item() if arr.dtype.kind in "fiubc" else arr
+    if any(np.may_share_memory(arr, a) for a in avoid):
+        return arr.copy()
     return arr
+
+
+def _callers_arrays(*trees: Any) -> list[np.ndarray]:
+    """The NumPy arrays (and Tensors' arrays) among the leaves of what the caller passed."""
+    found = []
+    for tree in trees:
+        for leaf in _pytree.flatten(tree)[0]:
+            leaf = leaf.data if isinstance(leaf, Tensor) else leaf
+            if isinstance(leaf, np.ndarray):
+                found.append(leaf)
+    return found
 
 
 def _argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:

@@ -14,6 +14,7 @@ from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
     _as_array,
+    _callers_arrays,
     _check_leaves,
     _float,
     _input,
@@ -62,9 +63,10 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
             _check_leaves(leaves, out, _name.get("jvp"))
             tans = [o._tangents.get(level) if isinstance(o, Tensor) and o._tangents else None for o in leaves]
         # the level is closed: outputs are traced only by outer transforms now
-        prim_out = [_output(o, like) for o in leaves]
+        given = _callers_arrays(primals, tangents)
+        prim_out = [_output(o, like, given) for o in leaves]
         tan_out = [
-            _output(np.zeros_like(_float(_as_array(o, "jvp"))) if t is None else t, like)
+            _output(np.zeros_like(_float(_as_array(o, "jvp"))) if t is None else t, like, given)
             for o, t in zip(leaves, tans)
         ]
     return _pytree.unflatten(treedef, prim_out), _pytree.unflatten(treedef, tan_out)

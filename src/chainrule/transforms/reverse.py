@@ -18,6 +18,7 @@ from ._common import (
     _argnums,
     _as_array,
     _as_tensor,
+    _callers_arrays,
     _check_inputs,
     _check_leaves,
     _check_output,
@@ -69,8 +70,9 @@ def value_and_grad(
             seed = np.ones(t.shape, t.data.dtype) if holomorphic and t is not None else None
             flat = _grads([t], [seed], fresh)
             grads, k = [], 0
+            given = _callers_arrays(args)
             for treedef, leaves, xs in parts:
-                gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
+                gs = [_output(g, like, given) for g, like in zip(flat[k:k + len(xs)], leaves)]
                 grads.append(_pytree.unflatten(treedef, gs))
                 k += len(xs)
             value = _output(out if t is None else t, 0.0)
@@ -209,14 +211,16 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
         with _transform():
             flat = _grads(out_tensors, seeds, fresh)
             results, k = [], 0
+            given = _callers_arrays(primals, cotangent)
             for treedef, leaves, xs in parts:
-                gs = [_output(g, like) for g, like in zip(flat[k:k + len(xs)], leaves)]
+                gs = [_output(g, like, given) for g, like in zip(flat[k:k + len(xs)], leaves)]
                 results.append(_pytree.unflatten(treedef, gs))
                 k += len(xs)
         return tuple(results)
 
     with _transform():
-        value = _pytree.unflatten(out_def, [_output(o) for o in out_leaves])
+        given = _callers_arrays(primals)
+        value = _pytree.unflatten(out_def, [_output(o, None, given) for o in out_leaves])
     return value, pullback
 
 

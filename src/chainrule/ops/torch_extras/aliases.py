@@ -22,7 +22,7 @@ from ...tensor import Tensor
 from ..declare import tensor_method
 from ..dim_args import ValuesIndices, as_scalar, scalar_along
 from ..numeric import add_at
-from .common import also_method, checked_axis, declared, in_place, overwrite_at, scaled, values_of
+from .common import also_method, check_range, checked_axis, declared, in_place, overwrite_at, scaled, values_of
 
 # -- one op under PyTorch's name -------------------------------------------------------------------
 for _name, _methods in [
@@ -167,6 +167,7 @@ def index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1
     idx = np.asarray(index.data if isinstance(index, Tensor) else index)
     if idx.ndim != 1 or idx.dtype.kind not in "iu":
         raise ValueError(f"index_add: index must be a 1-D integer array, got shape {idx.shape} dtype {idx.dtype}")
+    check_range("index_add", idx, axis, self.shape[axis])
     position = (slice(None),) * axis + (idx,)
     return add_at(self, position, scaled(source, alpha))
 
@@ -176,7 +177,9 @@ def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     """PyTorch's ``index_fill``: the slices at ``index`` along ``dim`` set to ``value`` (no gradient there)."""
     axis = checked_axis(self, dim, "index_fill")
     mask = np.zeros(self.shape[axis], dtype=bool)
-    mask[np.asarray(index.data if isinstance(index, Tensor) else index)] = True
+    idx = np.asarray(index.data if isinstance(index, Tensor) else index)
+    check_range("index_fill", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
+    mask[idx] = True
     return self.masked_fill(mask.reshape((-1,) + (1,) * (self.ndim - axis - 1)), value)
 
 

@@ -93,3 +93,16 @@ def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
 
     method.__doc__ = f"In place: ``{name[:-1]}`` (allowed under no_grad or outside the graph, as in PyTorch)."
     return method
+
+
+def check_range(name: str, idx: np.ndarray, axis: int, size: int, wraps: bool = False) -> None:
+    """PyTorch's gather, scatter, index_select, index_add, ... take indices in ``[0, size)``: a negative one is
+    refused, not wrapped around as NumPy's indexing would. ``wraps``: the op counts negative indices from the end
+    (PyTorch's ``index_fill``, ``take_along_dim``), so ``[-size, size)``."""
+    low = -size if wraps else 0
+    if idx.size and (idx.min() < low or idx.max() >= size):
+        bad = int(idx.min()) if idx.min() < low else int(idx.max())
+        wrap = (f"; negative indices do not count from the end here (as in PyTorch): use index % {size} for that"
+                if bad < 0 and not wraps else "")
+        raise IndexError(f"{name}: index {bad} is out of range for dim {axis} of size {size} (valid: {low} to "
+                         f"{size - 1}){wrap}")

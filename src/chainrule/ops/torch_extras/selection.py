@@ -19,6 +19,7 @@ from ..torch_methods import stable_order
 from .common import (
     also_method,
     as_array,
+    check_range,
     checked_axis,
     declared,
     index_along,
@@ -180,8 +181,8 @@ def _check_index(name: str, self: Tensor, axis: int, idx: np.ndarray, other: tup
     for d, n in enumerate(idx.shape):
         if d != axis and n > self.shape[d] or other is not None and n > other[d]:
             raise ValueError(f"{name}: index shape {idx.shape} is larger than {self.shape} (or src's) at dim {d}")
-    if idx.size and (idx.min() < -self.shape[axis] or idx.max() >= self.shape[axis]):
-        raise IndexError(f"{name}: index out of range for dim {axis} of size {self.shape[axis]}")
+    check_range(name, idx, axis, self.shape[axis])
+
 
 
 def gather(self: Tensor, dim: int, index: Any) -> Any:
@@ -240,7 +241,10 @@ def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Any:
     """PyTorch's ``take_along_dim``: NumPy's ``take_along_axis`` (of the flattened Tensor when ``dim`` is None)."""
     if dim is None:
         return declared("take_along_axis")(declared("ravel")(self), np.ravel(as_array(indices)), 0)
-    return declared("take_along_axis")(self, _index_array("take_along_dim", indices), dim)
+    idx = _index_array("take_along_dim", indices)
+    axis = checked_axis(self, dim, "take_along_dim")
+    check_range("take_along_dim", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
+    return declared("take_along_axis")(self, idx, axis)
 
 
 def masked_select(self: Tensor, mask: Any) -> Any:
