@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from . import scalar_nn as scalar
 from .activations import (
     CELU,
@@ -109,3 +109,4 @@ __all__ = [
     "MultiheadAttention", "CausalSelfAttention", "TransformerBlock", "KVCache", "GPT", "GPTConfig", "generate",
     "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell",
 ]
+__all__ += ["parallel"]

@@ -1,0 +1,85 @@
+"""chainrule.distributed, nn.parallel.DistributedDataParallel and data.DistributedSampler under ``mpiexec``.
+
+Each test launches tests/distributed/checks.py on 2 or 3 processes (loopback) and reads what rank 0
+printed. They are marked ``mpi``: without mpi4py or mpiexec they skip, except in CI, where a skipped
+``mpi`` test fails the run (conftest.py), as the PyTorch oracle tests do.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+CHECKS = HERE / "distributed" / "checks.py"
+SRC = HERE.parent / "src"
+VALUE_CHECKS = ["collectives", "ddp_mlp", "no_sync", "unused", "sampler", "gpt_ddp"]
+
+
+def mpiexec() -> str | None:
+    """The launcher next to this Python (the mpich wheel puts it in the venv's bin), else on PATH."""
+    beside = Path(sys.executable).parent / "mpiexec"
+    return str(beside) if beside.exists() else shutil.which("mpiexec")
+
+
+def _why_not() -> str | None:
+    if importlib.util.find_spec("mpi4py") is None:
+        return "mpi4py is not installed (pip install -e '.[mpi]')"
+    if mpiexec() is None:
+        return "no mpiexec (pip install mpich, or a system MPI)"
+    return None
+
+
+pytestmark = [pytest.mark.mpi, pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))]
+
+
+def launch(n: int, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    """``mpiexec -n n python args...`` with chainrule importable, each rank on one thread."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+               CHAINRULE_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
+    return subprocess.run([mpiexec(), "-n", str(n), sys.executable, *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, stdin=subprocess.DEVNULL)
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_collectives_ddp_and_sampler_match_one_process(n):
+    out = launch(n, str(CHECKS), *VALUE_CHECKS)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
+    assert out.stdout.split() == [w for name in VALUE_CHECKS for w in ("PASS", name)], out.stdout
+
+
+def test_a_rank_that_raises_ends_the_job_naming_it():
+    start = time.monotonic()
+    out = launch(3, str(CHECKS), "raises", timeout=30)
+    assert time.monotonic() - start < 20
+    assert out.returncode != 0
+    assert "rank 2 failed: ValueError: a deliberate failure" in out.stderr, out.stderr[-3000:]
+    assert "PASS" not in out.stdout
+
+
+@pytest.mark.parametrize("how", ["killed", "exits"])
+def test_a_rank_that_dies_ends_the_job_within_seconds(how):
+    start = time.monotonic()
+    out = launch(3, str(CHECKS), how, timeout=30)  # without the abort, the others would wait in barrier()
+    assert time.monotonic() - start < 20
+    assert out.returncode != 0 and "PASS" not in out.stdout, out.stdout + out.stderr[-3000:]
+
+
+def test_docstring_examples_in_one_process():
+    """(In a child process: MPI stays out of the pytest process, whose other tests fork.)"""
+    code = ("import doctest, sys\n"
+            "from chainrule import distributed\n"
+            "from chainrule.distributed import sampler\n"
+            "from chainrule.nn import parallel\n"
+            "results = [doctest.testmod(m) for m in (distributed, sampler, parallel)]\n"
+            "sys.exit(any(r.failed or not r.attempted for r in results))\n")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
