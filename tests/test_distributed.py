@@ -40,9 +40,9 @@ def _why_not() -> str | None:
 pytestmark = [pytest.mark.mpi, pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))]
 
 
-def launch(n: int, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+def launch(n: int, *args: str, timeout: float = 60, **env_vars: str) -> subprocess.CompletedProcess:
     """``mpiexec -n n python args...`` with chainrule importable, each rank on one thread."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+    env = dict(os.environ, **env_vars, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
                CHAINRULE_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     return subprocess.run([mpiexec(), "-n", str(n), sys.executable, *args], capture_output=True, text=True,
                           timeout=timeout, env=env, stdin=subprocess.DEVNULL)
@@ -53,6 +53,41 @@ def test_collectives_ddp_and_sampler_match_one_process(n):
     out = launch(n, str(CHECKS), *VALUE_CHECKS)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-4000:]
     assert out.stdout.split() == [w for name in VALUE_CHECKS for w in ("PASS", name)], out.stdout
+
+
+def test_gpt_training_resumes_on_another_number_of_ranks(tmp_path):
+    """6 steps: 3 on 2 ranks, 3 more on 3 ranks from rank 0's checkpoint = one process's 6 (float64)."""
+    first = launch(2, str(CHECKS), "gpt_resume_part1", CHECKS_DIR=str(tmp_path))
+    assert first.returncode == 0, first.stderr[-4000:]
+    assert sorted(p.name for p in tmp_path.iterdir() if p.suffix == ".npz") == ["mpi.npz"]  # rank 0's, whole
+    second = launch(3, str(CHECKS), "gpt_resume_part2", "gpt_dropout_matches_fork_split", CHECKS_DIR=str(tmp_path))
+    assert second.returncode == 0, second.stderr[-4000:]
+    assert "PASS gpt_resume_part2" in second.stdout and "PASS gpt_dropout_matches_fork_split" in second.stdout
+
+
+def test_gpt_train_command_under_mpiexec_gives_the_one_process_run(tmp_path):
+    np = pytest.importorskip("numpy")
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    for i in range(20):
+        (corpus / f"m{i}.py").write_text("".join(f"def f_{i}_{j}(x):\n    return x * {j}\n" for j in range(20)))
+    common = ["-m", "chainrule", "gpt", "train", "--steps", "4", "--corpus", str(corpus), "--layers", "1",
+              "--d-model", "16", "--heads", "2", "--context", "16", "--batch-size", "5", "--eval-interval", "2",
+              "--eval-batches", "2", "--dtype", "float64", "--quiet"]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
+               CHAINRULE_NUM_THREADS="1", MPLBACKEND="Agg")
+    alone = subprocess.run([sys.executable, *common, "--workers", "1", "--out", str(tmp_path / "one")], env=env,
+                           capture_output=True, text=True, timeout=120)
+    assert alone.returncode == 0, alone.stderr[-3000:]
+    ranks = launch(2, *common, "--out", str(tmp_path / "two"), MPLBACKEND="Agg")
+    assert ranks.returncode == 0, ranks.stderr[-3000:]
+    assert ranks.stdout.count("model:") == 1, ranks.stdout  # rank 0 alone prints
+    assert "training in 2 MPI ranks" in ranks.stdout and "rank 1 = " in ranks.stdout
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == sorted(p.name for p in (tmp_path / "one").iterdir())
+    one, two = np.load(tmp_path / "one" / "checkpoint.npz"), np.load(tmp_path / "two" / "checkpoint.npz")
+    for key in one.files:
+        if key.startswith(("model/", "optimizer/state")):
+            np.testing.assert_allclose(two[key], one[key], rtol=1e-12, atol=1e-12, err_msg=key)
 
 
 def test_a_rank_that_raises_ends_the_job_naming_it():

@@ -179,6 +179,54 @@ def gpt_ddp() -> None:
         np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
 
 
+def _trainer(folder: str, parallel: str, workers: int = 1, dropout: float = 0.0):
+    from chainrule.gpt import ByteTokenizer, TokenStream, TrainConfig, Trainer, write_tokens
+
+    if dist.get_rank() == 0 and not os.path.exists(os.path.join(folder, "train.bin")):
+        write_tokens([f"def add_{i}(x):\n    return x * {i} + 1\n" for i in range(300)], ByteTokenizer(), folder)
+    dist.barrier()
+    train, val = (TokenStream(os.path.join(folder, f"{n}.bin")) for n in ("train", "val"))
+    model = nn.GPT(nn.GPTConfig(vocab_size=256, context_length=16, d_model=16, n_heads=2, n_layers=1, dropout=dropout),
+                   seed=0, dtype=np.float64)
+    config = TrainConfig(batch_size=7, accum_steps=2, max_steps=6, warmup_steps=2, grad_clip=0.5, eval_interval=3,
+                         eval_batches=2, workers=workers)
+    return Trainer(model, train, val, config, checkpoint_path=os.path.join(folder, f"{parallel}.npz"),
+                   parallel=parallel)
+
+
+def gpt_resume_part1() -> None:
+    """3 of 6 steps on these ranks, checkpointed by rank 0 (7 rows: an uneven split over 2 or 3)."""
+    trainer = _trainer(os.environ["CHECKS_DIR"], "mpi")
+    assert trainer.mpi and trainer.writer == (dist.get_rank() == 0)
+    trainer.fit(progress=False, stop_after=3)
+
+
+def gpt_resume_part2() -> None:
+    """The rest on another number of ranks: the result is one process's 6 steps (float64, 1e-12)."""
+    folder = os.environ["CHECKS_DIR"]
+    trainer = _trainer(folder, "mpi")
+    trainer.resume(os.path.join(folder, "mpi.npz"))
+    assert trainer.step_count == 3
+    history = trainer.fit(progress=False)
+    alone = _trainer(folder, "fork")
+    alone_history = alone.fit(progress=False)
+    np.testing.assert_allclose(history["train_loss"], alone_history["train_loss"], rtol=1e-12)
+    for a, b in zip(alone.model.parameters(), trainer.model.parameters()):
+        np.testing.assert_allclose(b.data, a.data, rtol=1e-12, atol=1e-12)
+
+
+def gpt_dropout_matches_fork_split() -> None:
+    """With dropout, rank k draws the masks forked worker k would: N ranks give the fork split over N."""
+    folder = os.environ["CHECKS_DIR"]
+    ranks = _trainer(folder, "mpi", dropout=0.2)
+    steps = [ranks.step() for _ in range(2)]
+    forked = _trainer(folder, "fork", workers=dist.get_world_size(), dropout=0.2)
+    assert forked.processes == dist.get_world_size()
+    reference = [forked.step() for _ in range(2)]
+    forked.close()
+    np.testing.assert_allclose(steps, reference, rtol=1e-12)
+
+
 def raises() -> None:
     if dist.get_rank() == dist.get_world_size() - 1:
         time.sleep(0.2)

@@ -283,6 +283,11 @@ def _restore_excepthook() -> None:
         sys.excepthook = _PREVIOUS_HOOK.pop()
 
 
+def abort_job(code: int = 1) -> None:
+    """End every rank of the job now, with exit status ``code`` (``MPI_Abort``)."""
+    abort(_comm("abort_job"), code)
+
+
 def abort(comm: Any, code: int) -> None:
     """End every rank of the job now (``MPI_Abort``); never returns."""
     sys.stdout.flush()

@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from ..distributed import processes as dist_processes
+from .averaging import from_rank0, launch_rank
 from .errors import GPTError
 
 TRAIN_HELP = """\
@@ -97,6 +99,9 @@ def run_gpt(args: argparse.Namespace) -> int:
         return train_command(args) if args.gpt_command == "train" else sample_command(args)
     except GPTError as e:
         print(f"chainrule gpt {args.gpt_command}: error: {e}", file=sys.stderr)
+        from .averaging import end_job_if_mpi
+
+        end_job_if_mpi(1)
         return 1
 
 
@@ -112,9 +117,14 @@ def train_command(args: argparse.Namespace) -> int:
 
     out = args.out
     ckpt = os.path.join(out, "checkpoint.npz")
+    rank = launch_rank()  # under mpiexec: rank 0 prepares, prints and writes; the others train along
+    if rank:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the rest of this process)
     if os.path.exists(out) and not os.path.isdir(out):
         raise GPTError(f"--out {out!r} is a file, not a folder")
-    if args.resume:
+    if rank:
+        config, tconfig, dtype, token_spec, corpus = from_rank0(None)
+    elif args.resume:
         extra = read_checkpoint(ckpt)["extra"]
         try:
             config = GPTConfig(**extra["model_config"])
@@ -156,6 +166,8 @@ def train_command(args: argparse.Namespace) -> int:
             raise GPTError(str(e).splitlines()[0]) from None
         dtype = np.dtype(args.dtype).type
         token_spec = tokenizer.spec()
+    if rank == 0:
+        from_rank0((config, tconfig, dtype, token_spec, corpus))
     train, val = (TokenStream(os.path.join(out, f"{name}.bin")) for name in ("train", "val"))
     model = GPT(config, seed=tconfig.seed, dtype=dtype)
     extra_out = {"tokenizer": token_spec, "corpus": os.fspath(corpus), "dtype": np.dtype(dtype).name}
@@ -166,7 +178,10 @@ def train_command(args: argparse.Namespace) -> int:
     print(f"model: {model.num_parameters():,} parameters ({config.n_layers} layer(s), d_model {config.d_model}, "
           f"{config.n_heads} heads, context {config.context_length}, vocabulary {config.vocab_size}); "
           f"{len(train):,} training and {len(val):,} validation tokens")
-    if trainer.processes > 1:
+    if trainer.mpi:
+        print(f"training in {trainer.processes} MPI ranks, each on its share of every batch; their processes: "
+              + ", ".join(f"rank {r} = {pid} on {host}" for r, (pid, host) in enumerate(dist_processes())))
+    elif trainer.processes > 1:
         print(f"training in {trainer.processes} processes, each on its share of every batch (--workers 1: one)")
     start = time.perf_counter()
     try:
@@ -174,6 +189,8 @@ def train_command(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(f"\ninterrupted; the last checkpoint is in {ckpt} (continue with --resume)", file=sys.stderr)
         return 130
+    if rank:
+        return 0
     seconds = time.perf_counter() - start
     tps = history["tokens_per_s"][-1] if history["tokens_per_s"] else float("nan")
     print(f"step {trainer.step_count}: training loss {history['train_loss'][-1]:.3f}, validation loss "

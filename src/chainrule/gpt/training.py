@@ -39,6 +39,7 @@ from ..nn.progress import progress as progress_bar
 from ..nn.serialize import save_checkpoint
 from ..ops._parallel import num_threads
 from ..optim import AdamW, WarmupCosineLR, clip_grad_norm_, weight_decay_groups
+from .averaging import GradientAverager, MPIRanks, wants_mpi
 from .checkpoint import FORMAT, generator_states, read_checkpoint, set_generator_states
 from .dataset import TokenStream
 from .errors import GPTError
@@ -117,11 +118,14 @@ class Trainer:
 
     ``checkpoint_path``: where :meth:`fit` saves (``None``: nowhere); ``tokenizer``: stored in the
     checkpoint (so :func:`chainrule.gpt.load_gpt` can encode prompts); ``extra``: more values to store.
+    ``parallel``: who shares each batch (:mod:`chainrule.gpt.averaging`): ``"fork"``, forked workers on this
+    machine (``config.workers``); ``"mpi"``, the ranks of the ``mpiexec`` job, rank 0 alone writing files
+    and the progress bar; ``"auto"`` (default), MPI when a launcher started several processes, else fork.
     """
 
     def __init__(self, model: Any, train: TokenStream, val: TokenStream, config: TrainConfig,
                  checkpoint_path: str | os.PathLike[str] | None = None, tokenizer: Any = None,
-                 extra: dict[str, Any] | None = None) -> None:
+                 extra: dict[str, Any] | None = None, parallel: str = "auto") -> None:
         self.model, self.train_data, self.val_data, self.config = model, train, val, config
         self.context = model.config.context_length
         for name, stream in (("training", train), ("validation", val)):
@@ -144,8 +148,9 @@ class Trainer:
         self.tokens_per_step = c.batch_size * c.accum_steps * self.context
         self.history: dict[str, list[float]] = {"step": [], "train_loss": [], "lr": [], "val_step": [],
                                                 "val_loss": [], "tokens_per_s": []}
-        self.processes = self._processes()
-        self._workers: GradientWorkers | None = None
+        self.mpi = wants_mpi(parallel)
+        self._workers: GradientAverager | None = MPIRanks(model, lm_loss) if self.mpi else None
+        self.processes = self._workers.processes if self._workers is not None else self._processes()
 
     def _processes(self) -> int:
         """How many processes share each micro-batch (see TrainConfig.workers)."""
@@ -158,8 +163,17 @@ class Trainer:
             wanted = num_threads() if big else 1
         return max(1, min(wanted, c.batch_size)) if fork_available() else 1
 
-    def _gradient_workers(self) -> GradientWorkers | None:
+    @property
+    def writer(self) -> bool:
+        """Whether this process writes the checkpoints and the progress bar (under MPI: rank 0 alone)."""
+        return self._workers is None or self._workers.writer
+
+    def _gradient_workers(self) -> GradientAverager | None:
         """The workers for this step (started at the first, again if the model's parameters changed)."""
+        if self.mpi:
+            if not self._workers.matches(self.model):
+                self._workers = MPIRanks(self.model, lm_loss)
+            return self._workers
         if self.processes == 1:
             return None
         if self._workers is not None and not self._workers.matches(self.model):
@@ -175,7 +189,7 @@ class Trainer:
 
     def close(self) -> None:
         """End the worker processes, if any (the next step starts new ones); :meth:`fit` calls it at the end."""
-        if self._workers is not None:
+        if self._workers is not None and not self.mpi:  # (MPI ranks are the job's: they stay)
             self._workers.close()
             self._workers = None
 
@@ -200,6 +214,8 @@ class Trainer:
             scaled = loss / c.accum_steps if c.accum_steps > 1 else loss  # the summed gradients are the mean's
             scaled.backward()
             total += float(loss)
+        if workers is not None:
+            total = workers.finish(total)
         norm = clip_grad_norm_(model.parameters(), c.grad_clip) if c.grad_clip > 0 else float("nan")
         lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
@@ -236,10 +252,10 @@ class Trainer:
         train_time, durations = 0.0, []
         target = self.total_steps if stop_after is None else min(self.total_steps, self.step_count + stop_after)
         bar = progress_bar(total=self.total_steps if self.total_steps < UNFIXED else None, initial=self.step_count,
-                           desc="train", disable=not progress, unit="step", dynamic_ncols=True)
+                           desc="train", disable=not progress or not self.writer, unit="step", dynamic_ncols=True)
         try:
             while self.step_count < target:
-                if budget is not None and time.perf_counter() - start >= budget:
+                if budget is not None and self._agree(time.perf_counter() - start >= budget):
                     break
                 t0 = time.perf_counter()
                 loss, _ = self.step()
@@ -249,7 +265,7 @@ class Trainer:
                 if self.total_steps == UNFIXED and len(durations) == PROBE_STEPS:  # the budget becomes steps now
                     # (the first steps are slower: memory is being mapped, workers started)
                     left = budget - (time.perf_counter() - start)
-                    self._fix_length(left, float(np.median(durations[WARM_STEPS:])))
+                    self._fix_length(*self._agree((left, float(np.median(durations[WARM_STEPS:])))))
                     target = self.total_steps if stop_after is None else target
                     bar.total = self.total_steps
                 tps = self.tokens_per_step * len(durations) / train_time
@@ -268,6 +284,10 @@ class Trainer:
             self.close()
         return self.history
 
+    def _agree(self, value: Any) -> Any:
+        """Rank 0's ``value`` on every MPI rank (the ranks must stop at the same step); ``value`` otherwise."""
+        return value if self._workers is None else self._workers.agree(value)
+
     def _fix_length(self, seconds_left: float, seconds_per_step: float) -> None:
         steps_left = int(0.95 * seconds_left / seconds_per_step)  # 5% for the validations
         total = max(self.step_count + steps_left, self.step_count + 1)
@@ -277,7 +297,7 @@ class Trainer:
     def _validate_and_save(self) -> None:
         self.history["val_step"].append(self.step_count)
         self.history["val_loss"].append(self.evaluate())
-        if self.checkpoint_path is not None:
+        if self.checkpoint_path is not None and self.writer:
             self.save(self.checkpoint_path)
 
     # -- checkpoints ---------------------------------------------------------------------------
