@@ -90,6 +90,14 @@ def test_gpt_train_command_under_mpiexec_gives_the_one_process_run(tmp_path):
             np.testing.assert_allclose(two[key], one[key], rtol=1e-12, atol=1e-12, err_msg=key)
 
 
+def test_the_example_script_trains_under_mpiexec():
+    out = launch(2, str(HERE.parent / "examples" / "ddp_train.py"))
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert "every rank holds the same weights: True" in out.stdout, out.stdout
+    accuracy = float(out.stdout.split("accuracy ")[1].split(";")[0])
+    assert accuracy > 0.95, out.stdout
+
+
 def test_a_rank_that_raises_ends_the_job_naming_it():
     start = time.monotonic()
     out = launch(3, str(CHECKS), "raises", timeout=30)
