@@ -110,9 +110,12 @@ def test_a_rank_that_raises_ends_the_job_naming_it():
 @pytest.mark.parametrize("how", ["killed", "exits"])
 def test_a_rank_that_dies_ends_the_job_within_seconds(how):
     start = time.monotonic()
-    out = launch(3, str(CHECKS), how, timeout=30)  # without the abort, the others would wait in barrier()
+    out = launch(3, str(CHECKS), how, timeout=30)  # the others wait in barrier(): mpiexec must end them
     assert time.monotonic() - start < 20
     assert out.returncode != 0 and "PASS" not in out.stdout, out.stdout + out.stderr[-3000:]
+    why = "was killed by signal SIGKILL" if how == "killed" else "exited with status 7"
+    assert "rank 2 failed: its process " in out.stderr and why in out.stderr, out.stderr[-3000:]
+    assert out.stderr.count("failed") == 1, out.stderr[-3000:]  # the ranks ended by mpiexec stay silent
 
 
 def test_docstring_examples_in_one_process():

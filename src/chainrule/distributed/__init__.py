@@ -9,7 +9,8 @@ Installing needs the ``mpi`` extra (``pip install chainrule[mpi]``: mpi4py and t
 
 After :func:`init_process_group`, an exception that no code catches on one rank prints
 ``rank k failed: ...`` and ends every rank of the job (``MPI_Abort``), instead of leaving the others
-waiting in a collective; a rank that is killed ends the job through ``mpiexec`` itself.
+waiting in a collective; a rank that is killed, or exits without a word, ends the job through ``mpiexec``
+(under MPICH's, a watcher process prints which rank died and how: :mod:`chainrule.distributed.monitor`).
 
 Example (run under ``mpiexec -n 2``; in one process it is a group of one):
     >>> import numpy as np

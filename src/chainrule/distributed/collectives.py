@@ -7,6 +7,7 @@ C-contiguous NumPy array or Tensor is reduced where it lies; anything else is re
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..tensor import Tensor
+from . import monitor
 
 __all__ = ["ReduceOp", "Work", "init_process_group", "is_available", "is_initialized", "get_rank", "get_world_size",
            "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "all_gather_object",
@@ -46,12 +48,8 @@ def _mpi() -> Any:
 
 
 def is_available() -> bool:
-    """Whether mpi4py (and so an MPI library) can be imported here."""
-    try:
-        _mpi()
-    except ImportError:
-        return False
-    return True
+    """Whether mpi4py is installed (checked without starting MPI)."""
+    return importlib.util.find_spec("mpi4py") is not None
 
 
 def launched_by_mpi() -> bool:
@@ -79,6 +77,8 @@ def init_process_group(backend: str = "mpi", init_method: Any = None, world_size
     if _COMM:
         raise RuntimeError("init_process_group: the process group is already initialised; call "
                            "destroy_process_group() first to make a new one")
+    if is_available():
+        monitor.watch_this_rank()  # (before MPI starts: under Hydra, a watcher names this rank if it dies)
     MPI = _mpi()
     comm = MPI.COMM_WORLD
     for name, given, actual in (("world_size", world_size, comm.Get_size()), ("rank", rank, comm.Get_rank())):
@@ -292,5 +292,6 @@ def abort(comm: Any, code: int) -> None:
     """End every rank of the job now (``MPI_Abort``); never returns."""
     sys.stdout.flush()
     sys.stderr.flush()
+    monitor.mark_reported()
     comm.Abort(int(code))
     os._exit(int(code))  # (Abort does not return; this is for an MPI that would)
