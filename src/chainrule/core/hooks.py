@@ -73,5 +73,7 @@ def queue_callback(fn: Any) -> None:
 
 def run_queued_callbacks() -> None:
     """Run (and forget) the callbacks queued during this backward, in the order they were queued."""
-    while SWEEP_END:
-        SWEEP_END.pop(0)()
+    queued = SWEEP_END[:]
+    SWEEP_END.clear()  # (forgotten even if one raises: none may run at the end of a later backward)
+    for fn in queued:
+        fn()

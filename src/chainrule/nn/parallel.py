@@ -205,7 +205,9 @@ class DistributedDataParallel(Module):
 
     def _finish(self) -> None:
         """At the end of backward: every bucket reduced, each ``.grad`` set to the mean over ranks."""
-        self._armed = False
+        if not self._queued:  # (left over from a backward that failed: a new forward started over)
+            return
+        self._armed = self._queued = False
         used_here = np.array([int(i in b.ready) for b in self._buckets for i in range(len(b.params))], np.int32)
         missing = [b.params[i][0] for b in self._buckets for i in range(len(b.params)) if i not in b.ready]
         if missing and not self.find_unused_parameters:
