@@ -98,6 +98,15 @@ def test_the_example_script_trains_under_mpiexec():
     assert accuracy > 0.95, out.stdout
 
 
+def test_a_bad_option_under_mpiexec_ends_every_rank_with_the_message(tmp_path):
+    start = time.monotonic()
+    out = launch(2, "-m", "chainrule", "gpt", "train", "--corpus", str(tmp_path / "missing"), "--out",
+                 str(tmp_path / "run"), timeout=60)
+    assert time.monotonic() - start < 30
+    assert out.returncode != 0
+    assert "chainrule gpt train: error:" in out.stderr and "rank 0 failed: ending all 2 ranks" in out.stderr, out.stderr
+
+
 def test_a_rank_that_raises_ends_the_job_naming_it():
     start = time.monotonic()
     out = launch(3, str(CHECKS), "raises", timeout=30)

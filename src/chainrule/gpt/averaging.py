@@ -19,6 +19,7 @@ generators seeded by (seed, step, k).
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -153,4 +154,5 @@ def from_rank0(value: Any) -> Any:
 def end_job_if_mpi(status: int) -> None:
     """Under MPI, a rank that gives up ends every rank (the others would wait for it forever)."""
     if dist.is_initialized() and dist.get_world_size() > 1:
+        print(f"rank {dist.get_rank()} failed: ending all {dist.get_world_size()} ranks of the job", file=sys.stderr)
         dist.abort_job(status)

@@ -119,7 +119,7 @@ def train_command(args: argparse.Namespace) -> int:
     ckpt = os.path.join(out, "checkpoint.npz")
     rank = launch_rank()  # under mpiexec: rank 0 prepares, prints and writes; the others train along
     if rank:
-        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the rest of this process)
+        sys.stdout = open(os.devnull, "w")  # (for the rest of this process: rank 0 speaks for all)
     if os.path.exists(out) and not os.path.isdir(out):
         raise GPTError(f"--out {out!r} is a file, not a folder")
     if rank:
