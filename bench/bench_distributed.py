@@ -8,7 +8,10 @@ its own processes, every process on one thread (``CHAINRULE_NUM_THREADS=1``, Ope
 - ``fork split x2``: ``TrainConfig(workers=2)``, a forked worker sharing memory (chainrule.gpt.workers);
 - ``MPI x2``: ``mpiexec -n 2``, each rank half the batch, one ``Allreduce`` of the gradients per step
   (chainrule.gpt.averaging.MPIRanks); also the time that ``Allreduce`` took per step (rank 0's, which
-  includes waiting for the slower rank).
+  includes waiting for the slower rank);
+
+and the CPU time per step of all the processes of each (MPICH's ranks poll while they wait: CPU they
+take from other work on a busy machine).
 
 Reports training tokens/s (median of ``--repeats`` blocks of steps after warm-up; the three runs are
 alternated ``--rounds`` times and the median round of each reported), then the predicted
@@ -58,6 +61,7 @@ def child(cfg: dict, data: str, mode: str, repeats: int) -> None:
     for _ in range(cfg["warmup"]):
         trainer.step()
     rates, reduces = [], []
+    cpu_start = _cpu_seconds()
     for _ in range(repeats):
         start = time.perf_counter()
         for _ in range(cfg["steps"]):
@@ -65,11 +69,25 @@ def child(cfg: dict, data: str, mode: str, repeats: int) -> None:
             if mode == "mpi":
                 reduces.append(trainer._workers.reduce_seconds)
         rates.append(cfg["batch"] * cfg["context_length"] * cfg["steps"] / (time.perf_counter() - start))
-    trainer.close()
+    trainer.close()  # (the forked worker ends: its CPU time joins this process's children's)
+    cpu = np.array([_cpu_seconds() - cpu_start])
+    if mode == "mpi":
+        from chainrule import distributed as dist
+
+        dist.all_reduce(cpu)
     if trainer.writer:
         print(json.dumps({"tokens_per_s": statistics.median(rates), "processes": trainer.processes,
+                          "cpu_s_per_step": float(cpu[0]) / (repeats * cfg["steps"]),
                           "reduce_ms": 1e3 * statistics.median(reduces) if reduces else None,
                           "params": model.num_parameters()}), flush=True)
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process and of its children that have ended (a forked worker, once closed)."""
+    import resource
+
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
 
 
 def run(cfg: dict, data: str, mode: str, repeats: int) -> dict | str:
@@ -146,6 +164,8 @@ def main() -> None:
     mpi = results["mpi"]
     rows.append(("chainrule, MPI x2", mpi if isinstance(mpi, str) else mpi["tokens_per_s"]))
     table("GPT training (tokens/s, higher is better)", "tokens/s", rows, baseline="chainrule, 1 process")
+    cpu = {m: r["cpu_s_per_step"] for m, r in results.items() if not isinstance(r, str)}
+    print("  CPU seconds per step, all processes: " + ", ".join(f"{m} {s:.3f}" for m, s in cpu.items()))
     if not isinstance(mpi, str):
         ratio = mpi["tokens_per_s"] / results["fork"]["tokens_per_s"]
         print(f"  MPI x2 / fork split x2: {ratio:.2f}; MPI Allreduce per step (rank 0, waiting included): "
