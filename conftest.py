@@ -3,7 +3,8 @@
 CI sets ``CI=true`` (or ``CHAINRULE_REQUIRE_ORACLE``). Tests that compare with PyTorch or JAX
 are marked ``oracle``; they skip (with a reason) where torch or jax is not installed,
 which is fine on a laptop but would let CI
-pass without the oracle, so there any skipped oracle test fails the session.
+pass without the oracle, so there any skipped oracle test fails the session. Tests marked ``mpi`` (run
+under mpiexec; the dev extra brings mpi4py and MPICH) must not skip there either.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ except ImportError:  # hypothesis is a dev extra; without it those tests are not
 
 _skipped_oracles: list[str] = []
 _ran_oracles: list[str] = []
+_skipped_mpi: list[str] = []  # tests marked ``mpi`` (under mpiexec): CI installs the mpi extra, so none may skip
 
 
 def _require_oracle() -> bool:
@@ -29,6 +31,8 @@ def _require_oracle() -> bool:
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if "mpi" in report.keywords and report.skipped:
+        _skipped_mpi.append(report.nodeid)
     if "oracle" not in report.keywords:
         return
     if report.skipped:
@@ -41,6 +45,12 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if not _require_oracle() or session.config.option.collectonly:
         return
     selected_all = not session.config.option.keyword and not session.config.option.markexpr
+    if _skipped_mpi:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter:
+            reporter.write_line(f"CI requires the MPI tests: {len(_skipped_mpi)} skipped (install the dev extra, "
+                                "which brings the mpi extra: mpi4py and the mpich wheel's mpiexec)", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
     if _skipped_oracles or (selected_all and not _ran_oracles):
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         msg = (

@@ -26,10 +26,12 @@ from typing import Any
 import numpy as np
 
 from .dataloader import DataLoader, Dataset, TensorDataset, default_collate
+from .distributed.sampler import DistributedSampler
 from .tensor import Tensor
 
 __all__ = ["Batches", "batches", "train_val_split", "make_moons", "make_spirals", "Dataset", "TensorDataset",
            "DataLoader", "default_collate"]
+__all__ += ["DistributedSampler"]
 
 
 def _as_arrays(arrays: tuple[Any, ...], where: str) -> list[np.ndarray]:

@@ -15,7 +15,7 @@ import numpy as np
 
 from .core import clock, sweep
 from .core.device import check_cpu
-from .core.hooks import LEAF_HOOKS, RemovableHandle, hooks_of, run_leaf_hooks
+from .core.hooks import LEAF_HOOKS, SWEEP_END, RemovableHandle, hooks_of, run_leaf_hooks, run_queued_callbacks
 from .core.node import Node
 from .core.state import reset_grad as _reset_grad
 from .core.state import set_grad as _set_grad
@@ -457,6 +457,8 @@ def backward(
                     _accumulate(t, part, handed_out)
         else:
             _accumulate(k, g, handed_out)
+    if SWEEP_END:  # queued by a hook during this sweep (e.g. DistributedDataParallel's reductions)
+        run_queued_callbacks()
 
 
 def backward_into(root: Tensor, gradient: Any, inputs: Any, create_graph: bool, retain_graph: bool | None) -> None:
@@ -473,6 +475,8 @@ def backward_into(root: Tensor, gradient: Any, inputs: Any, create_graph: bool, 
             g = g[t._index]
         if g is not None:
             _accumulate(t, g, handed_out)
+    if SWEEP_END:
+        run_queued_callbacks()
 
 
 def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:

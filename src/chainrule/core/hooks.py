@@ -3,6 +3,10 @@
 A computed value's hooks live on its node's output entry; a leaf has no node, so its hooks live
 here, keyed by identity and held weakly: the entry goes away with the leaf.
 
+``queue_callback(fn)`` (PyTorch's ``Variable._execution_engine.queue_callback``): called from a hook
+during ``backward()``, it runs ``fn()`` once that backward has written every ``.grad`` (data-parallel
+training finishes its gradient reductions there, before an optimiser reads them).
+
 Example:
     >>> from chainrule.core.hooks import RemovableHandle, hooks_of, run_leaf_hooks
     >>> class Leaf: pass
@@ -22,6 +26,7 @@ import weakref
 from typing import Any
 
 LEAF_HOOKS: dict[int, tuple[weakref.ref, list[Any]]] = {}  # id(leaf) -> (weak leaf, its hooks)
+SWEEP_END: list[Any] = []  # callbacks queued during a backward, run when it has written the gradients
 
 
 class RemovableHandle:
@@ -59,3 +64,16 @@ def run_leaf_hooks(leaf: Any, g: Any) -> Any:
     for hook in list(entry[1]):
         g = hook(g)
     return g
+
+
+def queue_callback(fn: Any) -> None:
+    """Run ``fn()`` at the end of the ``backward()`` in progress (after every ``.grad`` is written)."""
+    SWEEP_END.append(fn)
+
+
+def run_queued_callbacks() -> None:
+    """Run (and forget) the callbacks queued during this backward, in the order they were queued."""
+    queued = SWEEP_END[:]
+    SWEEP_END.clear()  # (forgotten even if one raises: none may run at the end of a later backward)
+    for fn in queued:
+        fn()

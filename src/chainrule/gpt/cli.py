@@ -18,6 +18,8 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from ..distributed import processes as dist_processes
+from .averaging import from_rank0, launch_rank
 from .errors import GPTError
 
 TRAIN_HELP = """\
@@ -211,6 +213,9 @@ def run_gpt(args: argparse.Namespace) -> int:
     except MemoryError:
         message = "ran out of memory; use smaller sizes (--batch-size, --layers, --d-model, --context, --tokens)"
     print(f"chainrule gpt {args.gpt_command}: error: {message}", file=sys.stderr)
+    from .averaging import end_job_if_mpi
+
+    end_job_if_mpi(1)
     return 1
 
 
@@ -254,9 +259,14 @@ def train_command(args: argparse.Namespace) -> int:
 
     out = args.out
     ckpt = os.path.join(out, "checkpoint.npz")
+    rank = launch_rank()  # under mpiexec: rank 0 prepares, prints and writes; the others train along
+    if rank:
+        sys.stdout = open(os.devnull, "w")  # (for the rest of this process: rank 0 speaks for all)
     if os.path.exists(out) and not os.path.isdir(out):
         raise GPTError(f"--out {out!r} is a file, not a folder; pick a folder (it is made if missing)")
-    if args.resume:
+    if rank:
+        config, tconfig, dtype, token_spec, corpus, options = from_rank0(None)
+    elif args.resume:
         state = read_checkpoint(ckpt)
         extra = state["extra"]
         try:
@@ -316,6 +326,8 @@ def train_command(args: argparse.Namespace) -> int:
             raise GPTError(str(e).splitlines()[0]) from None
         token_spec = tokenizer.spec()
         options = recorded_options(args)
+    if rank == 0:
+        from_rank0((config, tconfig, dtype, token_spec, corpus, options))
     train, val = (TokenStream(os.path.join(out, f"{name}.bin")) for name in ("train", "val"))
     model = GPT(config, seed=tconfig.seed, dtype=dtype)
     extra_out = {"tokenizer": token_spec, "corpus": os.fspath(corpus), "dtype": np.dtype(dtype).name,
@@ -330,7 +342,10 @@ def train_command(args: argparse.Namespace) -> int:
     print(f"model: {model.num_parameters():,} parameters ({config.n_layers} layer(s), d_model {config.d_model}, "
           f"{config.n_heads} heads, context {config.context_length}, vocabulary {config.vocab_size}); "
           f"{len(train):,} training and {len(val):,} validation tokens")
-    if trainer.processes > 1:
+    if trainer.mpi:
+        print(f"training in {trainer.processes} MPI ranks, each on its share of every batch; their processes: "
+              + ", ".join(f"rank {r} = {pid} on {host}" for r, (pid, host) in enumerate(dist_processes())))
+    elif trainer.processes > 1:
         print(f"training in {trainer.processes} processes, each on its share of every batch (--workers 1: one)")
     start = time.perf_counter()
     try:
@@ -342,6 +357,8 @@ def train_command(args: argparse.Namespace) -> int:
         kept = (f"the last checkpoint (step {trainer.saved_step}) is kept in {ckpt} (continue with --resume)"
                 if trainer.saved_step is not None else "no checkpoint was written")
         raise GPTError(f"{e.strerror or e} on {e.filename or out!r}; {kept}; free some space first") from None
+    if rank:
+        return 0
     seconds = time.perf_counter() - start
     tps = history["tokens_per_s"][-1] if history["tokens_per_s"] else float("nan")
     train_loss = f"{history['train_loss'][-1]:.3f}" if history["train_loss"] else "-"

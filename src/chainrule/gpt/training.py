@@ -43,6 +43,7 @@ from ..nn.progress import progress as progress_bar
 from ..nn.serialize import save_checkpoint
 from ..ops._parallel import num_threads
 from ..optim import AdamW, WarmupCosineLR, clip_grad_norm_, weight_decay_groups
+from .averaging import GradientAverager, MPIRanks, wants_mpi
 from .checkpoint import FORMAT, generator_states, read_checkpoint, set_generator_states
 from .dataset import TokenStream
 from .errors import GPTError
@@ -133,11 +134,14 @@ class Trainer:
 
     ``checkpoint_path``: where :meth:`fit` saves (``None``: nowhere); ``tokenizer``: stored in the
     checkpoint (so :func:`chainrule.gpt.load_gpt` can encode prompts); ``extra``: more values to store.
+    ``parallel``: who shares each batch (:mod:`chainrule.gpt.averaging`): ``"fork"``, forked workers on this
+    machine (``config.workers``); ``"mpi"``, the ranks of the ``mpiexec`` job, rank 0 alone writing files
+    and the progress bar; ``"auto"`` (default), MPI when a launcher started several processes, else fork.
     """
 
     def __init__(self, model: Any, train: TokenStream, val: TokenStream, config: TrainConfig,
                  checkpoint_path: str | os.PathLike[str] | None = None, tokenizer: Any = None,
-                 extra: dict[str, Any] | None = None) -> None:
+                 extra: dict[str, Any] | None = None, parallel: str = "auto") -> None:
         self.model, self.train_data, self.val_data, self.config = model, train, val, config
         self.context = model.config.context_length
         for name, stream in (("training", train), ("validation", val)):
@@ -160,8 +164,9 @@ class Trainer:
         self.tokens_per_step = c.batch_size * c.accum_steps * self.context
         self.history: dict[str, list[float]] = {"step": [], "train_loss": [], "lr": [], "val_step": [],
                                                 "val_loss": [], "tokens_per_s": []}
-        self.processes = self._processes()
-        self._workers: GradientWorkers | None = None
+        self.mpi = wants_mpi(parallel)
+        self._workers: GradientAverager | None = MPIRanks(model, lm_loss) if self.mpi else None
+        self.processes = self._workers.processes if self._workers is not None else self._processes()
         self.budget_seconds = None if c.minutes is None else 60.0 * c.minutes  # fit's time budget (None: none)
         self.plan_to_budget = c.max_steps is None  # the schedule's length follows the budget
         self.val_seconds: float | None = None  # measured time of one validation and checkpoint
@@ -178,8 +183,17 @@ class Trainer:
             wanted = num_threads() if big else 1
         return max(1, min(wanted, c.batch_size)) if fork_available() else 1
 
-    def _gradient_workers(self) -> GradientWorkers | None:
+    @property
+    def writer(self) -> bool:
+        """Whether this process writes the checkpoints and the progress bar (under MPI: rank 0 alone)."""
+        return self._workers is None or self._workers.writer
+
+    def _gradient_workers(self) -> GradientAverager | None:
         """The workers for this step (started at the first, again if the model's parameters changed)."""
+        if self.mpi:
+            if not self._workers.matches(self.model):
+                self._workers = MPIRanks(self.model, lm_loss)
+            return self._workers
         if self.processes == 1:
             return None
         if self._workers is not None and not self._workers.matches(self.model):
@@ -196,7 +210,7 @@ class Trainer:
 
     def close(self) -> None:
         """End the worker processes, if any (the next step starts new ones); :meth:`fit` calls it at the end."""
-        if self._workers is not None:
+        if self._workers is not None and not self.mpi:  # (MPI ranks are the job's: they stay)
             self._workers.close()
             self._workers = None
 
@@ -222,6 +236,8 @@ class Trainer:
             scaled = loss / c.accum_steps if c.accum_steps > 1 else loss  # the summed gradients are the mean's
             scaled.backward()
             total += float(loss)
+        if workers is not None:
+            total = workers.finish(total)
         norm = clip_grad_norm_(model.parameters(), c.grad_clip) if c.grad_clip > 0 else float("nan")
         lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
@@ -265,10 +281,10 @@ class Trainer:
         stop_at = self.step_count + stop_after if stop_after is not None else None
         target = self.total_steps if stop_at is None else min(self.total_steps, stop_at)
         bar = progress_bar(total=self.total_steps if self.total_steps < UNFIXED else None, initial=self.step_count,
-                           desc="train", disable=not progress, unit="step", dynamic_ncols=True)
+                           desc="train", disable=not progress or not self.writer, unit="step", dynamic_ncols=True)
         try:
             while self.step_count < target:
-                if budget is not None and time.perf_counter() - start >= budget:
+                if budget is not None and self._agree(time.perf_counter() - start >= budget):
                     break
                 t0 = time.perf_counter()
                 loss, norm = self.step()
@@ -279,9 +295,9 @@ class Trainer:
                 if self.plan_to_budget and budget is not None and len(durations) >= PROBE_STEPS:
                     # (the first steps are slower: memory is being mapped, workers started)
                     if self.val_seconds is None:
-                        self.val_seconds = self._time_validation()
+                        self.val_seconds = self._agree(self._time_validation())  # (ranks plan alike)
                     recent = durations[max(WARM_STEPS, len(durations) - 50):]
-                    self._plan(budget - (time.perf_counter() - start), float(np.median(recent)))
+                    self._plan(*self._agree((budget - (time.perf_counter() - start), float(np.median(recent)))))
                     target = self.total_steps if stop_at is None else min(self.total_steps, stop_at)
                     bar.total = self.total_steps
                 tps = self.tokens_per_step * len(durations) / train_time
@@ -299,6 +315,10 @@ class Trainer:
             bar.close()
             self.close()
         return self.history
+
+    def _agree(self, value: Any) -> Any:
+        """Rank 0's ``value`` on every MPI rank (the ranks must stop at the same step); ``value`` otherwise."""
+        return value if self._workers is None else self._workers.agree(value)
 
     def _plan(self, seconds_left: float, seconds_per_step: float) -> None:
         """Fit the schedule's length to the time left: n more steps cost n step times plus a validation
@@ -355,9 +375,9 @@ class Trainer:
             self._diverged(f"weight {bad!r} is not finite")
         self.history["val_step"].append(self.step_count)
         self.history["val_loss"].append(val_loss)
-        if self.checkpoint_path is not None:
+        if self.checkpoint_path is not None and self.writer:
             self.save(self.checkpoint_path)
-        self.val_seconds = time.perf_counter() - t0
+        self.val_seconds = self._agree(time.perf_counter() - t0)
 
     # -- checkpoints ---------------------------------------------------------------------------
     def save(self, path: str | os.PathLike[str]) -> None:

@@ -131,9 +131,19 @@ class GradientWorkers:
             self.usage.append((0.0, 0))
         _LIVE.add(self)
 
+    writer = True  # this process alone writes (the workers only compute): see gpt/averaging.py's interface
+
     @property
     def processes(self) -> int:
         return len(self.conns) + 1
+
+    def finish(self, loss: float) -> float:
+        """(Each :meth:`accumulate` already added the workers' gradients.)"""
+        return loss
+
+    def agree(self, value: Any) -> Any:
+        """(One process decides.)"""
+        return value
 
     def matches(self, model: Any) -> bool:
         """Whether ``model`` still has the parameters (same tensors, shapes, dtypes, requires_grad) the workers hold."""

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import functional, init, utils
+from . import functional, init, parallel, utils
 from . import scalar_nn as scalar
 from .activations import (
     CELU,
@@ -123,3 +123,4 @@ __all__ = [
     "GroupNorm", "InstanceNorm1d", "InstanceNorm2d",
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
+__all__ += ["parallel"]
