@@ -35,6 +35,7 @@ rand, randn, zeros_like, ones_like, full_like = (
     _constructors.rand, _constructors.randn, _constructors.zeros_like, _constructors.ones_like, _constructors.full_like,
 )
 randint, rand_like, randn_like = _constructors.randint, _constructors.rand_like, _constructors.randn_like
+multinomial = _random_fill.multinomial  # torch.multinomial(probs, num_samples, replacement, generator=)
 
 Value = Scalar  # micrograd's name
 max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t, 1) is a (values, indices) pair)
@@ -68,8 +69,17 @@ _LAZY = {
     "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
     "save": "nn", "load": "nn",  # torch.save(model.state_dict(), path), torch.load(path)
+    "Generator": "nn.init",  # torch.Generator().manual_seed(42): a seeded NumPy generator
     "manual_seed": "nn.init",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
     "get_default_dtype": "nn.parameter", "set_default_dtype": "nn.parameter",  # float32 unless set
+}
+# PyTorch's other dtype names (torch.long, torch.float, ...): NumPy's types. Served by __getattr__, so that
+# `from chainrule import *` does not shadow the builtins float, int and bool.
+_DTYPES = {
+    "long": np.int64, "int": np.int32, "short": np.int16, "int16": np.int16, "int8": np.int8, "char": np.int8,
+    "uint8": np.uint8, "byte": np.uint8, "bool": np.bool_, "float": np.float32, "double": np.float64,
+    "half": np.float16, "cfloat": np.complex64, "cdouble": np.complex128, "uint16": np.uint16,
+    "uint32": np.uint32, "uint64": np.uint64,
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
@@ -88,6 +98,11 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _DTYPES:
+        return _DTYPES[name]
+    if name == "bfloat16":
+        raise AttributeError("module 'chainrule' has no attribute 'bfloat16': NumPy, chainrule's engine, has no "
+                             "bfloat16 type; use chainrule.float32 (or chainrule.float16 for half precision)")
     if name in _TORCH_NAMES:
         raise AttributeError(f"module 'chainrule' has no attribute {name!r}: chainrule's functions follow NumPy; "
                              f"use {_TORCH_NAMES[name]}")
