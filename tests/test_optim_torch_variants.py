@@ -29,7 +29,8 @@ def _pair():
 
 
 CASES = [
-    ("Adadelta", {}), ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)), ("Adadelta", dict(maximize=True)),
+    ("Adadelta", {}), ("Adadelta", dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1)),
+    ("Adadelta", dict(maximize=True)),
     ("Adamax", {}), ("Adamax", dict(lr=0.05, betas=(0.8, 0.99), weight_decay=0.1)), ("Adamax", dict(maximize=True)),
     ("NAdam", {}), ("NAdam", dict(lr=0.05, momentum_decay=0.01, weight_decay=0.1)),
     ("NAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)), ("NAdam", dict(maximize=True)),

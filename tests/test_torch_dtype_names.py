@@ -47,7 +47,7 @@ def test_names_do_not_shadow_builtins_on_star_import():
 
 def test_bfloat16_says_numpy_has_none():
     with pytest.raises(AttributeError, match="NumPy.*no bfloat16.*float32"):
-        cr.bfloat16
+        _ = cr.bfloat16
     assert not hasattr(cr, "bfloat16")
 
 

@@ -1,5 +1,5 @@
-"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS), learning-rate schedules and gradient clipping, for Tensor
-and Scalar parameters.
+"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS), learning-rate
+schedules and gradient clipping, for Tensor and Scalar parameters.
 
 The update arithmetic lives in :mod:`chainrule.optim.rules` (plain functions on arrays, shared
 with ``chainrule.optimize.minimize``).
