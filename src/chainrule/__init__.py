@@ -72,6 +72,9 @@ _LAZY = {
     "Generator": "nn.init",  # torch.Generator().manual_seed(42): a seeded NumPy generator
     "manual_seed": "nn.init",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
     "get_default_dtype": "nn.parameter", "set_default_dtype": "nn.parameter",  # float32 unless set
+    # PyTorch's names with nothing to do here: stand-ins that say so (amp.py, backends.py, compiling.py)
+    "autocast": "amp", "compile": "compiling", "use_deterministic_algorithms": "backends",
+    "are_deterministic_algorithms_enabled": "backends",
 }
 # PyTorch's other dtype names (torch.long, torch.float, ...): NumPy's types. Served by __getattr__, so that
 # `from chainrule import *` does not shadow the builtins float, int and bool.
@@ -83,7 +86,7 @@ _DTYPES = {
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special", "batching", "fft", "tree_util",
+    "linalg", "special", "batching", "fft", "tree_util", "amp", "backends",
 }
 
 
