@@ -135,3 +135,28 @@ def test_lbfgs_refuses_what_torch_refuses():
 def test_unknown_keyword_is_refused():
     with pytest.raises(TypeError, match="unexpected"):
         optim.NAdam([cr.tensor([1.0], requires_grad=True)], momentum=0.9)
+
+
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS"])
+def test_a_checkpoint_file_resumes_exactly(name, tmp_path):
+    def run(opt, w, b, steps):
+        for _ in range(steps):
+            def closure():
+                opt.zero_grad()
+                loss = _loss(cr, w, b)
+                loss.backward()
+                return loss
+
+            opt.step(closure)
+
+    (w, b), _ = _pair()
+    opt = getattr(optim, name)([w, b], lr=0.05)
+    run(opt, w, b, 3)
+    cr.nn.save_checkpoint(tmp_path / "c.npz", optimizer=opt, w=w.data, b=b.data)
+    run(opt, w, b, 3)
+    w2, b2 = cr.tensor(W0.copy(), requires_grad=True), cr.tensor(B0.copy(), requires_grad=True)
+    opt2 = getattr(optim, name)([w2, b2])
+    extra = cr.nn.load_checkpoint(tmp_path / "c.npz", optimizer=opt2)
+    w2.data[...], b2.data[...] = extra["w"], extra["b"]
+    run(opt2, w2, b2, 3)
+    np.testing.assert_array_equal(w2.data, w.data)

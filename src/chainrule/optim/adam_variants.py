@@ -126,8 +126,8 @@ class NAdam(_AdamFamily):
         lr, step, decay = group["lr"], state["step"], group["momentum_decay"]
         mu = b1 * (1.0 - 0.5 * 0.96 ** (step * decay))
         mu_next = b1 * (1.0 - 0.5 * 0.96 ** ((step + 1) * decay))
-        product = np.asarray(state["mu_product"])[()]  # (a float if loaded from elsewhere: then in float64)
-        state["mu_product"] = product * product.dtype.type(mu)
+        kind = get_default_dtype().type  # (a checkpoint gives it back as a float: the same value)
+        state["mu_product"] = kind(state["mu_product"]) * kind(mu)
         mu_product = float(state["mu_product"])
         exp_avg_sq = state["exp_avg_sq"]
         exp_avg_sq *= b2
