@@ -205,3 +205,10 @@ def test_worker_init_fn_and_generator():
     a = data.DataLoader(_Pairs(), batch_size=3, shuffle=True, generator=cr.Generator().manual_seed(5))
     b = data.DataLoader(_Pairs(), batch_size=3, shuffle=True, generator=cr.Generator().manual_seed(5))
     assert [yb.tolist() for _, yb, *_ in a] == [yb.tolist() for _, yb, *_ in b]
+
+
+def test_torch_utils_data_path():
+    import chainrule.utils.data as utils_data
+
+    assert cr.utils.data.DataLoader is utils_data.DataLoader is data.DataLoader
+    assert set(tud.__all__) & {"random_split", "Subset", "IterableDataset", "RandomSampler"} <= set(utils_data.__all__)

@@ -87,6 +87,7 @@ _DTYPES = {
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
     "linalg", "special", "batching", "fft", "tree_util", "amp", "backends",
+    "utils",  # torch.utils.data's path: chainrule.utils.data is chainrule.data
 }
 
 
