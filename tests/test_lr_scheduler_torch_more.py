@@ -113,3 +113,12 @@ def test_state_dict_resumes(make):
         fresh.step()
         got.append(fresh.get_last_lr())
     np.testing.assert_allclose(got, want, rtol=1e-14)
+
+
+def test_constant_and_polynomial_chain_as_torchs():
+    def make(lib, o):
+        return lib.ChainedScheduler([lib.ConstantLR(o, factor=0.5, total_iters=4),
+                                     lib.PolynomialLR(o, total_iters=20, power=2.0),
+                                     lib.ExponentialLR(o, gamma=0.97)])
+
+    _run(make, steps=30)
