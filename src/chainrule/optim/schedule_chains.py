@@ -172,8 +172,8 @@ class ChainedScheduler(_Combined):
                 raise TypeError(
                     f"ChainedScheduler: scheduler {k} is a {type(s).__name__}; chainrule chains StepLR, MultiStepLR, "
                     "ExponentialLR, LinearLR, ConstantLR and PolynomialLR (factors that multiply, as PyTorch's "
-                    "chaining gives for them). For other combinations use LambdaLR with the product of the factors, or SequentialLR for schedules "
-                    "one after another"
+                    "chaining gives for them). For other combinations use LambdaLR with the product of the factors, "
+                    "or SequentialLR for schedules one after another"
                 )
         self._schedulers = schedulers
         self.optimizer = optimizer
