@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "chainrule.checking", "chainrule._checkpoint", "chainrule._custom_jvp",
                     "chainrule.autograd_function")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.dataloader",
+                  "chainrule.samplers", "chainrule.datasets", "chainrule.random_fill",
                   "chainrule.gpt", "chainrule.distributed",
                   "chainrule.constructors", "chainrule.torch_functions", "chainrule.replay")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),

@@ -711,7 +711,7 @@ def test_a_dataloader_over_tensors_gives_tensor_batches_as_pytorch():
     xs, _ = next(iter(DataLoader(TensorDataset(x, y), batch_size=2, collate_fn=None, shuffle=True)))
     assert isinstance(xs, cr.Tensor)
     plain, _ = next(iter(DataLoader(TensorDataset(x.numpy(), y.numpy()), batch_size=2)))
-    assert type(plain) is np.ndarray  # arrays in, arrays out
+    assert type(plain) is cr.Tensor  # arrays in, Tensors out, as torch's default_collate (issue 23)
 
     class Squares(cr.data.Dataset):
         def __len__(self):

@@ -36,6 +36,7 @@ rand, randn, zeros_like, ones_like, full_like = (
     _constructors.rand, _constructors.randn, _constructors.zeros_like, _constructors.ones_like, _constructors.full_like,
 )
 randint, rand_like, randn_like = _constructors.randint, _constructors.rand_like, _constructors.randn_like
+multinomial = _random_fill.multinomial  # torch.multinomial(probs, num_samples, replacement, generator=)
 
 Value = Scalar  # micrograd's name
 max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t, 1) is a (values, indices) pair)
@@ -69,17 +70,32 @@ _LAZY = {
     "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
     "save": "nn", "load": "nn",  # torch.save(model.state_dict(), path), torch.load(path)
+    "Generator": "nn.init",  # torch.Generator().manual_seed(42): a seeded NumPy generator
     "manual_seed": "nn.init",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
     "get_default_dtype": "nn.parameter", "set_default_dtype": "nn.parameter",  # float32 unless set
+    # PyTorch's names with nothing to do here: stand-ins that say so (amp.py, backends.py, compiling.py)
+    "autocast": "amp", "compile": "compiling", "use_deterministic_algorithms": "backends",
+    "are_deterministic_algorithms_enabled": "backends",
+}
+# PyTorch's other dtype names (torch.long, torch.float, ...): NumPy's types. Served by __getattr__, so that
+# `from chainrule import *` does not shadow the builtins float, int and bool.
+_DTYPES = {
+    "long": np.int64, "int": np.int32, "short": np.int16, "int16": np.int16, "int8": np.int8, "char": np.int8,
+    "uint8": np.uint8, "byte": np.uint8, "bool": np.bool_, "float": np.float32, "double": np.float64,
+    "half": np.float16, "cfloat": np.complex64, "cdouble": np.complex128, "uint16": np.uint16,
+    "uint32": np.uint32, "uint64": np.uint64,
 }
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
-    "linalg", "special", "batching", "fft", "tree_util",
+    "linalg", "special", "batching", "fft", "tree_util", "amp", "backends",
+    "utils",  # torch.utils.data's path: chainrule.utils.data is chainrule.data
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
     from . import (
+        amp,
         autograd,
+        backends,
         batching,
         checking,
         custom,
@@ -95,15 +111,19 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         special,
         transforms,
         tree_util,
+        utils,
     )
     from .allocator import allocator_info, release_memory, set_allocator
+    from .amp import autocast
+    from .backends import are_deterministic_algorithms_enabled, use_deterministic_algorithms
     from .batching import vmap
     from .blas_threads import blas_threads_info, set_blas_spin
     from .checking import GradcheckError, gradcheck
+    from .compiling import compile
     from .custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
     from .graph import draw, explain, render, to_dot, to_networkx
     from .nn import load, save
-    from .nn.init import manual_seed
+    from .nn.init import Generator, manual_seed
     from .nn.parameter import get_default_dtype, set_default_dtype
     from .optimize import minimize
     from .replay import JitError, jit, jit_step
@@ -135,6 +155,11 @@ def __getattr__(name: str) -> Any:
         return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     if name in _SUBMODULES:
         return importlib.import_module(f".{name}", __name__)
+    if name in _DTYPES:
+        return _DTYPES[name]
+    if name == "bfloat16":
+        raise AttributeError("module 'chainrule' has no attribute 'bfloat16': NumPy, chainrule's engine, has no "
+                             "bfloat16 type; use chainrule.float32 (or chainrule.float16 for half precision)")
     if name in _TORCH_NAMES:
         raise AttributeError(f"module 'chainrule' has no attribute {name!r}: chainrule's functions follow NumPy; "
                              f"use {_TORCH_NAMES[name]}")
@@ -142,4 +167,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES | set(_DTYPES))

@@ -6,7 +6,8 @@ container comes back with its own type: a namedtuple stays that namedtuple, an
 Also as in JAX, a dict's leaves come in the order of its sorted keys (an ``OrderedDict``'s in
 its own order), so two dicts with the same keys inserted in different orders (a primal and
 its tangent, an output and its cotangent) line up key by key; the rebuilt dict keeps the
-original's key order.
+original's key order. Other types join with ``register`` (``chainrule.tree_util.register_pytree_node``):
+their children are subtrees, their auxiliary data is kept in the structure.
 """
 
 from __future__ import annotations
@@ -16,7 +17,25 @@ from typing import Any
 
 # ("leaf", index) | ("none",) | (sequence type, [children defs])
 # | ("dict", rebuild, keys in leaf order, [children defs], keys in the dict's own order)
+# | ("custom", registered type, auxiliary data, [children defs])
 Treedef = Any
+
+# Registered node types: type -> (flatten: node -> (children, aux), unflatten: (aux, children) -> node,
+# names of the children for leaf paths, or None)
+REGISTRY: dict[type, tuple[Any, Any, Any]] = {}
+
+
+def register(nodetype: type, flatten_func: Any, unflatten_func: Any, names: Any = None) -> None:
+    """Make ``nodetype`` a pytree node (JAX's ``register_pytree_node``); see ``chainrule.tree_util``."""
+    if nodetype in REGISTRY or nodetype in (tuple, list, dict, type(None)):
+        raise ValueError(f"register_pytree_node: {nodetype.__name__} is already a pytree node type "
+                         "(a type is registered once)")
+    REGISTRY[nodetype] = (flatten_func, unflatten_func, names)
+
+
+def _children(node: Any) -> tuple[list[Any], Any]:
+    children, aux = REGISTRY[type(node)][0](node)
+    return list(children), aux
 
 
 def _dict_maker(node: dict) -> Any:
@@ -55,8 +74,13 @@ def flatten(tree: Any, is_leaf: Any = None) -> tuple[list[Any], Treedef]:
             leaves.append(node)
         elif node is None:
             parent[slot] = ("none",)
+        elif type(node) in REGISTRY:
+            children, aux = _children(node)
+            kids: list[Any] = [None] * len(children)
+            parent[slot] = ("custom", type(node), aux, kids)
+            stack.extend((child, kids, i) for i, child in reversed(list(enumerate(children))))
         elif isinstance(node, (tuple, list)):
-            kids: list[Any] = [None] * len(node)
+            kids = [None] * len(node)
             parent[slot] = (type(node), kids)
             stack.extend((child, kids, i) for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, dict):
@@ -78,7 +102,12 @@ def leaf_paths(tree: Any) -> list[str]:
         node, path = stack.pop()
         if node is None:
             continue
-        if isinstance(node, (tuple, list)):
+        if type(node) in REGISTRY:
+            children, _ = _children(node)
+            names = REGISTRY[type(node)][2]
+            stack.extend((child, f"{path}.{names[i]}" if names else f"{path}[<flat index {i}>]")
+                         for i, child in reversed(list(enumerate(children))))
+        elif isinstance(node, (tuple, list)):
             stack.extend((child, f"{path}[{i}]") for i, child in reversed(list(enumerate(node))))
         elif isinstance(node, dict):
             stack.extend((node[k], f"{path}[{k!r}]") for k in reversed(leaf_order(node)))
@@ -94,6 +123,9 @@ def unflatten(treedef: Treedef, leaves: list[Any]) -> Any:
         return leaves[treedef[1]]
     if tag == "none":
         return None
+    if tag == "custom":
+        _, kind, aux, kids = treedef
+        return REGISTRY[kind][1](aux, [unflatten(d, leaves) for d in kids])
     if tag == "dict":
         _, make, keys, kids, order = treedef
         built = {k: unflatten(d, leaves) for k, d in zip(keys, kids)}
@@ -114,9 +146,13 @@ def same_structure(a: Treedef, b: Treedef) -> bool:
             if tx != ty:
                 return False
             continue
-        if (tx == "dict") != (ty == "dict"):
+        if (tx == "dict") != (ty == "dict") or (tx == "custom") != (ty == "custom"):
             return False
-        if tx == "dict":
+        if tx == "custom":
+            if x[1] is not y[1] or x[2] != y[2] or len(x[3]) != len(y[3]):
+                return False
+            stack.extend(zip(x[3], y[3]))
+        elif tx == "dict":
             if list(x[2]) != list(y[2]):
                 return False
             stack.extend(zip(x[3], y[3]))
@@ -136,5 +172,7 @@ def describe(treedef: Treedef) -> str:
         return "None"
     if tag == "dict":
         return "{" + ", ".join(f"{k!r}: {describe(d)}" for k, d in zip(treedef[2], treedef[3])) + "}"
+    if tag == "custom":
+        return f"{treedef[1].__name__}(" + ", ".join(describe(d) for d in treedef[3]) + ")"
     inner = ", ".join(describe(d) for d in treedef[1])
     return f"[{inner}]" if treedef[0] is list else f"({inner}{',' if len(treedef[1]) == 1 else ''})"

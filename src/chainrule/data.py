@@ -25,13 +25,32 @@ from typing import Any
 
 import numpy as np
 
-from .dataloader import DataLoader, Dataset, TensorDataset, default_collate
+from .dataloader import (
+    ChainDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    TensorDataset,
+    default_collate,
+    default_convert,
+)
+from .datasets import ConcatDataset, Subset, random_split
 from .distributed.sampler import DistributedSampler
+from .samplers import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 from .tensor import Tensor
 
 __all__ = ["Batches", "batches", "train_val_split", "make_moons", "make_spirals", "Dataset", "TensorDataset",
            "DataLoader", "default_collate"]
-__all__ += ["DistributedSampler"]
+__all__ += ["IterableDataset", "ChainDataset", "default_convert", "Subset", "random_split", "ConcatDataset",
+            "Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
+            "BatchSampler", "DistributedSampler"]
 
 
 def _as_arrays(arrays: tuple[Any, ...], where: str) -> list[np.ndarray]:

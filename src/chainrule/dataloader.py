@@ -1,23 +1,26 @@
-"""PyTorch's ``Dataset`` / ``TensorDataset`` / ``DataLoader`` spellings, on NumPy arrays.
+"""PyTorch's ``Dataset`` / ``IterableDataset`` / ``TensorDataset`` / ``DataLoader`` spellings, on NumPy arrays.
 
-Batches come out as NumPy arrays (chainrule's layers and losses take them as they are), or as Tensors where the
-dataset holds Tensors (``TensorDataset(cr.tensor(x), ...)``, or samples that are Tensors), as in PyTorch, so
-``xb.view(-1, 1, 28, 28)`` and the other Tensor methods work on them. They are collated as PyTorch's
-default collate does: a sample that is a tuple, list or dict gives a batch of the same structure, each field
-stacked along a new first axis. Shuffling draws a new order each epoch from a NumPy generator seeded once by
-``seed`` (or ``generator``): reproducible, but not the order PyTorch's generator would give.
-``num_workers``, ``pin_memory`` and ``persistent_workers`` are accepted and do nothing (loading runs in the
-calling thread; the batches are the same).
+Batches come out as Tensors, as PyTorch's default collate makes them from NumPy arrays and numbers, so
+``xb.view(-1, 1, 28, 28)`` and the other Tensor methods work on them (``.data`` or ``.numpy()`` is the array).
+They are collated as PyTorch's default collate does: a sample that is a tuple, list or dict gives a batch of the
+same structure, each field stacked along a new first axis. Indices come from a sampler (``sampler=``, or
+``batch_sampler=`` for whole batches; see :mod:`chainrule.samplers`); ``shuffle=True`` draws a new order each
+epoch from a NumPy generator seeded once by ``seed`` (or ``generator``): reproducible, but not the order
+PyTorch's generator would give. ``num_workers``, ``pin_memory`` and ``persistent_workers`` are accepted and
+change nothing: loading runs in the calling thread, as one worker (``worker_init_fn(0)`` is called at the start
+of each epoch when ``num_workers > 0``, as in that worker), and the batches are the same.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
+from .samplers import BatchSampler, RandomSampler, SequentialSampler
 from .tensor import Tensor
 
 
@@ -29,6 +32,42 @@ class Dataset:
 
     def __len__(self) -> int:
         raise NotImplementedError(f"{type(self).__name__}: define __len__(self), the number of samples")
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: define ``__iter__`` (no ``__getitem__``); ``DataLoader`` batches them in the order
+    they come, without a sampler. ``a + b`` chains two of them.
+
+    Example:
+        >>> from chainrule.data import DataLoader, IterableDataset
+        >>> class Count(IterableDataset):
+        ...     def __iter__(self):
+        ...         return iter(range(5))
+        >>> [b.tolist() for b in DataLoader(Count(), batch_size=2)]
+        [[0, 1], [2, 3], [4]]
+    """
+
+    def __iter__(self) -> Iterator[Any]:
+        raise NotImplementedError(f"{type(self).__name__}: define __iter__(self) to yield the samples")
+
+    def __add__(self, other: Any) -> ChainDataset:
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after the other."""
+
+    def __init__(self, datasets: Iterable[Any]) -> None:
+        self.datasets = datasets
+
+    def __iter__(self) -> Iterator[Any]:
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise TypeError(f"ChainDataset: only IterableDatasets can be chained, got {type(d).__name__}")
+            yield from d
+
+    def __len__(self) -> int:
+        return sum(len(d) for d in self.datasets)
 
 
 class TensorDataset(Dataset):
@@ -60,14 +99,16 @@ class TensorDataset(Dataset):
 
 
 def default_collate(samples: list[Any]) -> Any:
-    """Stack a list of samples into a batch, keeping their structure (tuples, lists, dicts), as PyTorch's.
+    """Stack a list of samples into a batch of Tensors, keeping their structure (tuples, lists, dicts), as
+    PyTorch's: arrays and Tensors are stacked, Python floats give float64, ints int64, bools bool; strings stay a
+    list.
 
     Example:
         >>> import numpy as np
         >>> from chainrule.data import default_collate
         >>> b = default_collate([{"x": np.zeros(2), "y": 1}, {"x": np.ones(2), "y": 0}])
-        >>> b["x"].shape, b["y"].tolist()
-        ((2, 2), [1, 0])
+        >>> b["x"].shape, b["y"]
+        ((2, 2), Tensor([1, 0]))
     """
     first = samples[0]
     if isinstance(first, Mapping):
@@ -80,13 +121,31 @@ def default_collate(samples: list[Any]) -> Any:
         return type(first)(default_collate(list(f)) for f in zip(*samples, strict=True))
     if isinstance(first, (str, bytes)):
         return list(samples)
-    batch = np.stack([np.asarray(s.data if isinstance(s, Tensor) else s) for s in samples])
-    return Tensor._wrap(batch) if isinstance(first, Tensor) else batch
+    if isinstance(first, np.ndarray) and first.dtype.kind in "SUO":
+        raise TypeError(f"default_collate: arrays of {first.dtype} cannot be made a Tensor (PyTorch refuses them too); "
+                        "pass a collate_fn")
+    return Tensor._wrap(np.stack([np.asarray(s.data if isinstance(s, Tensor) else s) for s in samples]))
+
+
+def default_convert(sample: Any) -> Any:
+    """What ``DataLoader(batch_size=None)`` yields for a sample, as PyTorch's: NumPy arrays and scalars become
+    Tensors, through tuples (which become lists, as PyTorch's), lists and dicts; other values stay as they are."""
+    if isinstance(sample, Mapping):
+        return {k: default_convert(v) for k, v in sample.items()}
+    if isinstance(sample, tuple) and hasattr(sample, "_fields"):
+        return type(sample)(*(default_convert(v) for v in sample))
+    if isinstance(sample, (tuple, list)):
+        return [default_convert(v) for v in sample]
+    if isinstance(sample, (np.ndarray, np.generic)) and np.asarray(sample).dtype.kind not in "SUO":
+        return Tensor._wrap(np.asarray(sample))
+    return sample
 
 
 class DataLoader:
-    """Mini-batches of a dataset (PyTorch's ``DataLoader``): ``batch_size``, ``shuffle``, ``drop_last``,
-    ``collate_fn``; ``batch_size=None`` yields samples one by one, uncollated. See the module notes on the order.
+    """Mini-batches of a dataset (PyTorch's ``DataLoader``): ``batch_size``, ``shuffle``, ``sampler``,
+    ``batch_sampler``, ``drop_last``, ``collate_fn``, ``generator``, ``worker_init_fn``; ``batch_size=None``
+    yields samples one by one, uncollated. An :class:`IterableDataset` is batched in the order it yields, without
+    a sampler. See the module notes on the order and the workers.
 
     Example:
         >>> import numpy as np
@@ -98,38 +157,102 @@ class DataLoader:
         2
     """
 
-    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool = False, *, drop_last: bool = False,
-                 collate_fn: Callable[[list[Any]], Any] | None = None, seed: Any = 0, generator: Any = None,
-                 num_workers: int = 0, pin_memory: bool = False, persistent_workers: bool = False) -> None:
+    def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = False, sampler: Any = None,
+                 batch_sampler: Any = None, num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
+                 pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
+                 worker_init_fn: Callable[[int], Any] | None = None, *, seed: Any = 0, generator: Any = None,
+                 prefetch_factor: int | None = None, persistent_workers: bool = False, **ignored: Any) -> None:
+        unknown = set(ignored) - {"multiprocessing_context", "pin_memory_device", "in_order"}
+        if unknown:
+            raise TypeError(f"DataLoader: unexpected keyword argument(s) {sorted(unknown)}")
         if batch_size is not None and (isinstance(batch_size, bool) or int(batch_size) <= 0):
             raise ValueError(f"DataLoader: batch_size must be a positive int or None, got {batch_size!r}")
-        if generator is not None and not isinstance(generator, np.random.Generator):
-            raise TypeError(f"DataLoader: generator must be a numpy.random.Generator, got {type(generator).__name__}; "
-                            "or pass seed=<int>")
         self.dataset, self.batch_size = dataset, None if batch_size is None else int(batch_size)
         self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
-        self.collate_fn = collate_fn
-        self.rng = generator if generator is not None else np.random.default_rng(seed)
+        self.collate_fn, self.worker_init_fn, self.num_workers = collate_fn, worker_init_fn, int(num_workers)
+        self.rng = _loader_rng(generator, seed)
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if self.shuffle or sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader: an IterableDataset gives its own order; shuffle, sampler and "
+                                 "batch_sampler cannot be used with it (shuffle inside its __iter__)")
+        elif sampler is not None and self.shuffle:
+            raise ValueError("DataLoader: sampler is mutually exclusive with shuffle (the sampler sets the order)")
+        if batch_sampler is not None and (self.batch_size != 1 or self.shuffle or sampler is not None
+                                          or self.drop_last):
+            raise ValueError("DataLoader: batch_sampler is mutually exclusive with batch_size, shuffle, sampler and "
+                             "drop_last (the batch sampler makes the batches)")
+        if self.batch_size is None and self.drop_last and batch_sampler is None:
+            raise ValueError("DataLoader: batch_size=None turns batching off and is mutually exclusive with "
+                             "drop_last")
+        self._default_batches = sampler is None and batch_sampler is None  # one permutation sliced: see _index_batches
+        if batch_sampler is not None:
+            self.batch_size, self.drop_last = None, False
+        if self._iterable:
+            self.sampler: Any = None
+        elif sampler is None:
+            self.sampler = RandomSampler(dataset, generator=self.rng) if self.shuffle else SequentialSampler(dataset)
+        else:
+            self.sampler = sampler
+        if batch_sampler is None and self.batch_size is not None and not self._iterable:
+            batch_sampler = BatchSampler(self.sampler, self.batch_size, self.drop_last)
+        self.batch_sampler = batch_sampler
 
     def __len__(self) -> int:
-        n = len(self.dataset)
-        if self.batch_size is None:
-            return n
-        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+        if self._iterable:
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
+        return len(self.batch_sampler if self.batch_sampler is not None else self.sampler)
 
     def __iter__(self) -> Iterator[Any]:
-        n = len(self.dataset)
-        order = self.rng.permutation(n) if self.shuffle else np.arange(n)
-        if self.batch_size is None:
-            for i in order:
-                yield self.dataset[int(i)]
+        if self.worker_init_fn is not None and self.num_workers > 0:
+            self.worker_init_fn(0)
+        if self._iterable:
+            yield from self._iter_stream()
             return
-        fast = type(self.dataset) is TensorDataset and self.collate_fn is None  # whole-batch indexing, same result
-        for b in range(len(self)):
-            idx = order[b * self.batch_size:(b + 1) * self.batch_size]
+        if self.batch_sampler is None:
+            for i in self.sampler:
+                yield (self.collate_fn or default_convert)(self.dataset[i])
+            return
+        dataset, collate = self.dataset, self.collate_fn
+        fast = type(dataset) is TensorDataset and collate is None  # whole-batch indexing, same result
+        for idx in self._index_batches():
             if fast:
-                yield tuple(Tensor._wrap(t[idx]) if wrap else t[idx]
-                            for t, wrap in zip(self.dataset.tensors, self.dataset._as_tensor, strict=True))
+                yield tuple(Tensor._wrap(t[idx]) for t in dataset.tensors)
             else:
-                samples = [self.dataset[int(i)] for i in idx]
-                yield (self.collate_fn or default_collate)(samples)
+                yield (collate or default_collate)([dataset[int(i)] if isinstance(i, np.integer) else dataset[i]
+                                                    for i in idx])
+
+    def _index_batches(self) -> Iterable[Any]:
+        """The indices of each batch: slices of one permutation for the default sampler, else the batch sampler's."""
+        if self._default_batches:
+            n = len(self.dataset)
+            order = self.rng.permutation(n) if self.shuffle else np.arange(n)
+            for b in range(len(self)):
+                yield order[b * self.batch_size:(b + 1) * self.batch_size]
+            return
+        yield from self.batch_sampler
+
+    def _iter_stream(self) -> Iterator[Any]:
+        it = iter(self.dataset)
+        if self.batch_size is None:
+            for sample in it:
+                yield (self.collate_fn or default_convert)(sample)
+            return
+        while batch := list(itertools.islice(it, self.batch_size)):
+            if len(batch) < self.batch_size and self.drop_last:
+                return
+            yield (self.collate_fn or default_collate)(batch)
+
+
+def _loader_rng(generator: Any, seed: Any) -> np.random.Generator:
+    if generator is None:
+        return np.random.default_rng(seed)
+    if hasattr(generator, "manual_seed") and isinstance(getattr(generator, "rng", None), np.random.Generator):
+        return generator.rng  # chainrule.Generator
+    if not isinstance(generator, np.random.Generator):
+        raise TypeError(f"DataLoader: generator must be a numpy.random.Generator, got {type(generator).__name__}; "
+                        "or pass a chainrule.Generator, or seed=<int>")
+    return generator

@@ -40,3 +40,40 @@ def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = N
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """In place: values drawn from a normal distribution (``nn.init.manual_seed``'s generator, or ``generator``)."""
     return in_place("normal_", lambda d: _generator(generator).normal(mean, std, d.shape))(self)
+
+
+def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, generator: Any = None) -> Tensor:
+    """PyTorch's ``multinomial``: ``num_samples`` category indices per row of ``probs`` (1-d or 2-d, non-negative
+    weights that need not sum to 1), drawn from ``nn.init.manual_seed``'s generator (or ``generator``); int64.
+    Without ``replacement`` a category is drawn at most once per row (zero-weight ones last, as PyTorch).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.multinomial(cr.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
+        Tensor([1, 1])
+    """
+    p = np.asarray(probs.data if isinstance(probs, Tensor) else probs, dtype=np.float64)
+    if p.ndim not in (1, 2):
+        raise RuntimeError(f"multinomial: probs must be 1-d or 2-d, got shape {p.shape}")
+    if isinstance(num_samples, bool) or int(num_samples) != num_samples or num_samples <= 0:
+        raise RuntimeError(f"multinomial: cannot sample num_samples={num_samples!r}; it must be a positive int")
+    num_samples = int(num_samples)
+    if not np.isfinite(p).all() or (p < 0).any():
+        raise RuntimeError("multinomial: probability tensor contains either inf, nan or element < 0")
+    rows = p.reshape(-1, p.shape[-1])
+    if (rows.sum(-1) <= 0).any():
+        raise RuntimeError("multinomial: invalid multinomial distribution (sum of probabilities <= 0) in a row")
+    if not replacement:
+        if num_samples > p.shape[-1]:
+            raise RuntimeError(f"multinomial: cannot sample {num_samples} > {p.shape[-1]} categories without "
+                               "replacement; pass replacement=True")
+    rng = _generator(generator)
+    if replacement:
+        out = np.stack([rng.choice(len(r), num_samples, p=r / r.sum()) for r in rows])
+    else:  # PyTorch's way: the largest p / Exp(1) keys; zero-weight categories come last
+        keys = rows / rng.exponential(size=rows.shape)
+        out = np.argsort(-keys, axis=-1, kind="stable")[:, :num_samples]
+    return Tensor._wrap(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))
+
+
+tensor_method("multinomial", multinomial)

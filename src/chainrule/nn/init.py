@@ -40,10 +40,43 @@ def manual_seed(seed: int) -> None:
     _generator = np.random.default_rng(seed)
 
 
+class Generator:
+    """PyTorch's ``torch.Generator``: a seeded NumPy generator (``Generator().manual_seed(42)``), accepted wherever
+    ``rng=`` or ``generator=`` is (``random_split``, ``DataLoader``, ``multinomial``, ``randn``...). It draws
+    NumPy's numbers, not PyTorch's. NumPy's methods (``integers``, ``permutation``...) pass through.
+
+    Example:
+        >>> from chainrule import nn
+        >>> g = nn.init.Generator().manual_seed(0)
+        >>> g.initial_seed(), int(g.integers(10)) == int(nn.init.Generator().manual_seed(0).integers(10))
+        (0, True)
+    """
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.manual_seed(int(np.random.SeedSequence().entropy % 2**63))
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Start again from ``seed``; returns the generator itself (as PyTorch)."""
+        self._seed = int(seed)
+        self.rng = np.random.default_rng(self._seed)
+        return self
+
+    def initial_seed(self) -> int:
+        """The seed the generator started from."""
+        return self._seed
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "rng":
+            raise AttributeError(name)
+        return getattr(self.rng, name)
+
+
 def generator(rng: Any = None) -> np.random.Generator:
     """``rng`` as a Generator: itself, a new one from an int seed, or the module's (None)."""
     if rng is None:
         return _generator
+    if isinstance(rng, Generator):
+        return rng.rng
     if isinstance(rng, np.random.Generator):
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):

@@ -269,3 +269,57 @@ def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
     tail = s[ndim_of(b):]
     n = int(np.prod(tail))
     return shape_ops.reshape(solve(shape_ops.reshape(a, (-1, n)), shape_ops.ravel(b)), tail)
+
+
+@implements(np.polyfit)
+def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: Any = None, cov: Any = False) -> Any:
+    """Least-squares polynomial fit (highest power first), NumPy's ``polyfit``, differentiable in ``x``, ``y`` and
+    ``w``: NumPy's column-scaled Vandermonde system solved by ``lstsq`` (which needs full rank: ``deg`` below the
+    number of distinct ``x``). ``full`` and ``cov`` return what NumPy's do.
+
+    Example:
+        >>> import chainrule as cr, numpy as np
+        >>> x = np.array([0.0, 1.0, 2.0, 3.0])
+        >>> np.round(cr.grad(lambda y: np.polyfit(x, y, 1)[0])(2 * x + 1), 6)  # d slope / d y
+        array([-0.3, -0.1,  0.1,  0.3])
+    """
+    from .products import vander  # (products is a sibling: imported on first use keeps the module order free)
+
+    order = int(deg) + 1
+    if deg < 0:
+        raise ValueError(f"polyfit: expected deg >= 0, got {deg}")
+    if ndim_of(x) != 1:
+        raise TypeError(f"polyfit: expected 1-D x, got shape {shape_of(x)}")
+    if shape_of(x)[0] == 0:
+        raise TypeError("polyfit: expected a non-empty vector x")
+    if ndim_of(y) not in (1, 2):
+        raise TypeError(f"polyfit: expected 1-D or 2-D y, got shape {shape_of(y)}")
+    if shape_of(x)[0] != shape_of(y)[0]:
+        raise TypeError(f"polyfit: expected x and y to have the same length, got {shape_of(x)[0]} and {shape_of(y)[0]}")
+    if rcond is None:
+        rcond = len(raw(x)) * np.finfo(np.result_type(raw(x), 0.0)).eps
+    lhs, rhs = vander(x, order), y
+    if w is not None:
+        if ndim_of(w) != 1 or shape_of(w)[0] != shape_of(y)[0]:
+            raise TypeError(f"polyfit: expected w of shape ({shape_of(y)[0]},), got {shape_of(w)}")
+        lhs = elementwise.multiply(lhs, shape_ops.reshape(w, (-1, 1)))
+        rhs = elementwise.multiply(rhs, w if ndim_of(y) == 1 else shape_ops.reshape(w, (-1, 1)))
+    scale = elementwise.sqrt(reductions.sum(elementwise.multiply(lhs, lhs), axis=0))
+    lhs = elementwise.divide(lhs, scale)
+    c, resids, rank, s = lstsq(lhs, rhs)
+    c = elementwise.divide(c, scale if ndim_of(y) == 1 else shape_ops.reshape(scale, (-1, 1)))
+    if full:
+        return c, resids, rank, s, rcond
+    if not cov:
+        return c
+    base = elementwise.divide(inv(matmul(transpose_last(lhs), lhs)), elementwise.multiply(
+        shape_ops.reshape(scale, (-1, 1)), shape_ops.reshape(scale, (1, -1))))
+    if cov == "unscaled":
+        fac: Any = 1.0
+    else:
+        if shape_of(x)[0] <= order:
+            raise ValueError("polyfit: the number of data points must exceed order to scale the covariance matrix")
+        fac = elementwise.divide(resids, shape_of(x)[0] - order)
+    if ndim_of(y) == 1:
+        return c, elementwise.multiply(base, fac)
+    return c, elementwise.multiply(shape_ops.reshape(base, shape_of(base) + (1,)), fac)

@@ -1,5 +1,5 @@
-"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad), learning-rate schedules and gradient clipping, for Tensor
-and Scalar parameters.
+"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS), learning-rate
+schedules and gradient clipping, for Tensor and Scalar parameters.
 
 The update arithmetic lives in :mod:`chainrule.optim.rules` (plain functions on arrays, shared
 with ``chainrule.optimize.minimize``).
@@ -17,9 +17,11 @@ from . import (
     lr_scheduler,  # PyTorch's path: optim.lr_scheduler.StepLR
     rules,
 )
-from .adaptive import Adagrad, RMSprop
+from .adam_variants import Adamax, NAdam, RAdam
+from .adaptive import Adadelta, Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
+from .lbfgs import LBFGS
 from .lr_scheduler import *  # noqa: F403  (the schedules, also under PyTorch's optim.lr_scheduler path)
 from .optimizers import SGD, Adam, AdamW, Optimizer
 from .params import ScalarSlot, ScalarVector, Slot, TensorSlot
@@ -28,4 +30,5 @@ __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
     "weight_decay_groups", "rules", *lr_scheduler.__all__,
+    "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
 ]

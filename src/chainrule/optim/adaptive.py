@@ -1,4 +1,4 @@
-"""``RMSprop`` and ``Adagrad``: PyTorch's rules step for step (``foreach=False`` order of operations).
+"""``RMSprop``, ``Adagrad`` and ``Adadelta``: PyTorch's rules step for step (``foreach=False`` order of operations).
 
 Example:
     >>> from chainrule import Tensor, optim
@@ -16,7 +16,7 @@ import numpy as np
 
 from .optimizers import Optimizer
 
-__all__ = ["RMSprop", "Adagrad"]
+__all__ = ["RMSprop", "Adagrad", "Adadelta"]
 
 
 class RMSprop(Optimizer):
@@ -127,3 +127,43 @@ class Adagrad(Optimizer):
         std = np.sqrt(state["sum"])
         std += group["eps"]
         p -= clr * (g / std)
+
+
+class Adadelta(Optimizer):
+    """Adadelta (Zeiler): ``v = rho * v + (1 - rho) * g**2``; ``d = sqrt(u + eps) / sqrt(v + eps) * g``;
+    ``u = rho * u + (1 - rho) * d**2``; ``p -= lr * d``, with L2 ``weight_decay`` (added to the gradient).
+    PyTorch's ``foreach``, ``capturable`` and ``differentiable`` are accepted and ignored.
+
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> w = Tensor([1.0], requires_grad=True)
+        >>> opt = optim.Adadelta([w])
+        >>> (w * w).sum().backward(); opt.step(); round(float(w[0]), 6)  # sqrt(1e-6) / sqrt(0.4 + 1e-6) * 2
+        0.996838
+    """
+
+    def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0.0,
+                 foreach: Any = None, *, capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
+        if not 0.0 <= rho <= 1.0:
+            raise ValueError(f"Adadelta: rho must be in [0, 1], got {rho}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Adadelta: eps must be >= 0, got {eps}")
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))
+
+    def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
+        if not state:
+            state["step"] = 0
+            state["square_avg"] = np.zeros_like(p)
+            state["acc_delta"] = np.zeros_like(p)
+        state["step"] += 1
+        rho, eps = group["rho"], group["eps"]
+        if group["weight_decay"] != 0:
+            g = g + group["weight_decay"] * p
+        square_avg, acc_delta = state["square_avg"], state["acc_delta"]
+        square_avg *= rho
+        square_avg += (1 - rho) * g * g  # addcmul's order: value * t1 * t2
+        delta = np.sqrt(acc_delta + eps) / np.sqrt(square_avg + eps) * g
+        acc_delta *= rho
+        acc_delta += (1 - rho) * delta * delta
+        p -= group["lr"] * delta

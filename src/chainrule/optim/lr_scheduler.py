@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .cyclic import ConstantLR, CosineAnnealingWarmRestarts, CyclicLR, PolynomialLR
 from .onecycle import OneCycleLR
 from .plateau import ReduceLROnPlateau
 from .schedule_chains import ChainedScheduler, SequentialLR
@@ -19,4 +20,5 @@ from .schedules import (
 __all__ = [
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
     "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler",
+    "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR",
 ]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import bisect
 from typing import Any
 
+from .cyclic import ConstantLR, PolynomialLR
 from .optimizers import Optimizer
 from .schedules import ExponentialLR, LinearLR, LRScheduler, MultiStepLR, StepLR
 
@@ -141,7 +142,7 @@ class SequentialLR(_Combined):
         return self._step_part(part)
 
 
-_FACTORS = (StepLR, MultiStepLR, ExponentialLR, LinearLR)
+_FACTORS = (StepLR, MultiStepLR, ExponentialLR, LinearLR, ConstantLR, PolynomialLR)
 
 
 class ChainedScheduler(_Combined):
@@ -170,9 +171,9 @@ class ChainedScheduler(_Combined):
             if not isinstance(s, _FACTORS):
                 raise TypeError(
                     f"ChainedScheduler: scheduler {k} is a {type(s).__name__}; chainrule chains StepLR, MultiStepLR, "
-                    "ExponentialLR and LinearLR (factors that multiply, as PyTorch's chaining gives for them). For "
-                    "other combinations use LambdaLR with the product of the factors, or SequentialLR for schedules "
-                    "one after another"
+                    "ExponentialLR, LinearLR, ConstantLR and PolynomialLR (factors that multiply, as PyTorch's "
+                    "chaining gives for them). For other combinations use LambdaLR with the product of the factors, "
+                    "or SequentialLR for schedules one after another"
                 )
         self._schedulers = schedulers
         self.optimizer = optimizer
@@ -193,7 +194,7 @@ class ChainedScheduler(_Combined):
         for base in self.base_lrs:
             lr = base
             for s in self._schedulers:
-                lr *= s.lr_at(1.0, s.last_epoch)  # (these four are linear in the base rate: lr_at(1) is the factor)
+                lr *= s.lr_at(1.0, s.last_epoch)  # (these are linear in the base rate: lr_at(1) is the factor)
             rates.append(lr)
         for s in self._schedulers:
             s._last_lr = list(rates)

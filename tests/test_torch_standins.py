@@ -1,0 +1,97 @@
+"""PyTorch names with nothing to do in chainrule (amp, compile, backends) are stand-ins that say what they do,
+so a PyTorch program that uses them runs unchanged and gives the eager results."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+
+def _train(use_amp):
+    cr.manual_seed(0)
+    model = cr.nn.Sequential(cr.nn.Linear(3, 4), cr.nn.ReLU(), cr.nn.Linear(4, 1))
+    model = cr.compile(model) if use_amp else model
+    opt = cr.optim.SGD(model.parameters(), lr=0.1)
+    scaler = cr.amp.GradScaler(enabled=use_amp)
+    x, y = cr.tensor(np.linspace(-1, 1, 12).reshape(4, 3).tolist()), cr.ones(4, 1)
+    for _ in range(3):
+        opt.zero_grad()
+        with cr.autocast(device_type="cpu", dtype=cr.float16, enabled=use_amp):
+            loss = cr.nn.functional.mse_loss(model(x), y)
+        scaler.scale(loss).backward()
+        scaler.unscale_(opt)
+        scaler.step(opt)
+        scaler.update()
+    return [p.data.copy() for p in model.parameters()]
+
+
+def test_an_amp_training_loop_runs_and_equals_the_plain_one():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        amp = _train(True)
+    for a, b in zip(amp, _train(False)):
+        np.testing.assert_array_equal(a, b)
+        assert a.dtype == np.float32
+
+
+def test_autocast_says_once_that_it_does_nothing():
+    cr.amp._warned[0] = False
+    with pytest.warns(UserWarning, match="autocast does nothing"):
+        with cr.amp.autocast("cuda", dtype=cr.float16):
+            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with cr.autocast("cpu"):  # once only
+            pass
+
+        @cr.amp.autocast("cpu", enabled=False)
+        def f(x):
+            return x * 2
+
+        assert f(3) == 6
+
+
+@pytest.mark.oracle
+def test_grad_scaler_is_torchs_disabled_one():
+    torch = pytest.importorskip("torch")
+    theirs, ours = torch.amp.GradScaler("cpu", enabled=False), cr.amp.GradScaler("cpu")
+    loss = torch.tensor(2.0)
+    assert theirs.scale(loss) is loss and ours.scale(loss) is loss
+    assert theirs.get_scale() == ours.get_scale() == 1.0
+    assert theirs.is_enabled() == ours.is_enabled() is False
+
+
+def test_compile_returns_the_model_or_function_itself():
+    model = cr.nn.Linear(2, 2)
+    assert cr.compile(model) is model
+    assert cr.compile(model, mode="reduce-overhead", fullgraph=True) is model
+
+    def f(x):
+        return x + 1
+
+    assert cr.compile(f) is f and cr.compile(dynamic=True)(f) is f
+    with pytest.raises(TypeError, match="compile"):
+        cr.compile(3)
+
+
+def test_backends_flags_are_settable_and_nothing_is_available():
+    assert not cr.backends.mps.is_available() and not cr.backends.mps.is_built()
+    assert not cr.backends.cudnn.is_available()
+    cr.backends.cudnn.benchmark = True
+    cr.backends.cudnn.deterministic = True
+    cr.backends.cuda.matmul.allow_tf32 = True
+    assert cr.backends.cudnn.benchmark and cr.backends.cuda.matmul.allow_tf32
+    cr.use_deterministic_algorithms(True)
+    assert cr.are_deterministic_algorithms_enabled()
+    cr.use_deterministic_algorithms(False)
+    cr.backends.cudnn.benchmark = cr.backends.cudnn.deterministic = False
+
+
+def test_star_import_does_not_shadow_compile():
+    namespace: dict = {}
+    exec("from chainrule import *", namespace)
+    assert "compile" not in namespace
