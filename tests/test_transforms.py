@@ -269,3 +269,23 @@ def test_custom_vjp_bwd_with_the_wrong_number_of_gradients_is_refused():
     h.defvjp(lambda a: (a * 2, None), lambda res, g: (2 * g, g))
     with pytest.raises(TypeError, match=r"custom_vjp <lambda>: bwd returned 2 gradient\(s\) for a call with 1 arg"):
         cr.grad(lambda a: cr.sum(h(a)))(np.array([1.0, 2.0]))
+
+
+@pytest.mark.oracle
+def test_elementwise_grad_of_several_argnums_is_a_tuple_as_grad_and_matches_jax():
+    # argnums=(0, 1) raised a raw TypeError (a tuple used as an index)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    f = lambda x, y: np.sin(x) * y ** 2  # noqa: E731
+    x, y = np.array([0.5, 1.0, 2.0]), np.array([3.0, -1.0, 0.25])
+    ours = cr.elementwise_grad(f, argnums=(0, 1))(x, y)
+    jf = lambda x, y: jax.numpy.sin(x) * y ** 2  # noqa: E731
+    theirs = jax.vmap(jax.grad(jf, argnums=(0, 1)))(x, y)
+    assert isinstance(ours, tuple) and len(ours) == 2
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-12)
+    np.testing.assert_allclose(cr.elementwise_grad(f, argnums=1)(x, y), np.asarray(theirs[1]), rtol=1e-12)
+    batched = cr.vmap(cr.elementwise_grad(f, argnums=(0, 1)))(np.stack([x, x]), np.stack([y, y]))
+    np.testing.assert_allclose(batched[1], np.stack([theirs[1]] * 2), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"argnums \(0, 2\) out of range"):
+        cr.elementwise_grad(f, argnums=(0, 2))(x, y)

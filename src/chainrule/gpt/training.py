@@ -153,7 +153,7 @@ class Trainer:
         if c.workers is not None:
             wanted = int(c.workers)
         else:
-            params = sum(int(p.data.size) for p in self.model.parameters())
+            params = sum(int(p._data.size) for p in self.model.parameters())
             big = 6.0 * params * c.batch_size * self.context >= SPLIT_WORK
             wanted = num_threads() if big else 1
         return max(1, min(wanted, c.batch_size)) if fork_available() else 1

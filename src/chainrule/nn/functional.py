@@ -20,7 +20,7 @@ Example:
     >>> logits = Tensor([[2.0, 0.5, -1.0]], requires_grad=True)
     >>> loss = F.cross_entropy(logits, np.array([0]))
     >>> loss.backward()
-    >>> np.round(logits.grad.data, 3)
+    >>> np.round(logits.grad.numpy(), 3)
     array([[-0.214,  0.175,  0.039]])
 """
 
@@ -190,8 +190,8 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     """
     if not hasattr(x, "shape"):  # (a Batched value inside vmap has one)
         x = np.asarray(x)
-    sx = x.data.shape if isinstance(x, Tensor) else x.shape
-    sw = weight.data.shape if isinstance(weight, Tensor) else np.shape(weight)
+    sx = x._data.shape if isinstance(x, Tensor) else x.shape
+    sw = weight._data.shape if isinstance(weight, Tensor) else np.shape(weight)
     if len(sw) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {sw}")
     if len(sx) == 0 or sx[-1] != sw[1]:
@@ -201,7 +201,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         )
     if bias is None:
         return _linear(x, weight)
-    sb = bias.data.shape if isinstance(bias, Tensor) else np.shape(bias)
+    sb = bias._data.shape if isinstance(bias, Tensor) else np.shape(bias)
     if sb != (sw[0],):
         raise ValueError(f"linear: bias must have shape ({sw[0]},) to match weight {sw}, got {sb}")
     return _linear(x, weight, bias)
@@ -326,7 +326,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
 
 def _renormalize_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
     """PyTorch's ``embedding_renorm_``: rows of the table longer than ``max_norm`` scaled down, in place."""
-    table = weight.data if isinstance(weight, Tensor) else weight
+    table = weight._data if isinstance(weight, Tensor) else weight
     if not isinstance(table, np.ndarray) or not table.flags.writeable:
         raise TypeError(f"embedding: max_norm rescales rows of the table in place; weight must be a writable NumPy "
                         f"array or a Tensor, got {type(weight).__name__}")

@@ -26,13 +26,13 @@ from .parameter import Parameter, resolve_dtype
 def _input(x: Any, dtype: np.dtype, where: str) -> Any:
     """Arrays become ``dtype`` (cheap, no graph); a Tensor of another float dtype is an error."""
     if isinstance(x, Tensor):
-        if x.data.dtype != dtype:
-            if x.data.dtype.kind == "f":
+        if x._data.dtype != dtype:
+            if x._data.dtype.kind == "f":
                 raise TypeError(
-                    f"{where}: input dtype {x.data.dtype} differs from the layer's dtype {dtype}; cast the input "
-                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x.data.dtype.name}))"
+                    f"{where}: input dtype {x._data.dtype} differs from the layer's dtype {dtype}; cast the input "
+                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x._data.dtype.name}))"
                 )
-            return x.data.astype(dtype)
+            return x._data.astype(dtype)
         return x
     arr = np.asarray(x)
     return arr if arr.dtype == dtype else arr.astype(dtype)
@@ -68,8 +68,8 @@ class Linear(Module):
 
     def forward(self, x: Any) -> Any:
         w = self.weight
-        if x.__class__ is not np.ndarray or x.dtype is not w.data.dtype:  # (an array of the layer's dtype as is)
-            x = _input(x, w.data.dtype, "Linear")
+        if x.__class__ is not np.ndarray or x.dtype is not w._data.dtype:  # (an array of the layer's dtype as is)
+            x = _input(x, w._data.dtype, "Linear")
         return F.linear(x, w, self.bias)
 
     def extra_repr(self) -> str:
@@ -126,7 +126,7 @@ class LayerNorm(Module):
         >>> import numpy as np
         >>> from chainrule import nn
         >>> y = nn.LayerNorm(4)(np.arange(8.0).reshape(2, 4))
-        >>> np.allclose(y.data.mean(-1), 0, atol=1e-6)
+        >>> np.allclose(y.numpy().mean(-1), 0, atol=1e-6)
         True
     """
 
@@ -143,7 +143,7 @@ class LayerNorm(Module):
         self._dtype = dt
 
     def forward(self, x: Any) -> Any:
-        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        dt = self.weight._data.dtype if self.weight is not None else self._dtype
         return F.layer_norm(_input(x, dt, "LayerNorm"), self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -158,7 +158,7 @@ class RMSNorm(Module):
         >>> import numpy as np
         >>> from chainrule import nn
         >>> y = nn.RMSNorm(2)(np.array([[3.0, 4.0]]))
-        >>> np.allclose((y.data ** 2).mean(), 1, atol=1e-5)
+        >>> np.allclose((y.numpy() ** 2).mean(), 1, atol=1e-5)
         True
     """
 
@@ -174,7 +174,7 @@ class RMSNorm(Module):
         self._dtype = dt
 
     def forward(self, x: Any) -> Any:
-        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        dt = self.weight._data.dtype if self.weight is not None else self._dtype
         return F.rms_norm(_input(x, dt, "RMSNorm"), self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:

@@ -77,7 +77,7 @@ def jacrev(
                 _check_output("jacrev", holomorphic, out)
                 out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
                 rows: list[list[Any]] = [[] for _ in fresh]
-                for seed in _basis(out_shape, t.data.dtype if t is not None else float):
+                for seed in _basis(out_shape, t._data.dtype if t is not None else float):
                     gs = _grads([t], [seed], fresh)
                     for r, g in zip(rows, gs):
                         r.append(g)
@@ -123,7 +123,7 @@ def jacfwd(
         def learn_outputs(out: Any) -> None:
             nonlocal out_def, out_shapes
             leaves, out_def = _pytree.flatten(out)
-            out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
+            out_shapes = [np.shape(o._data if isinstance(o, Tensor) else o) for o in leaves]
             if holomorphic:  # as jacrev and JAX: a real output of complex inputs is not holomorphic
                 for o in leaves:
                     _check_output("jacfwd", holomorphic, o)
