@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "chainrule.checking", "chainrule._checkpoint", "chainrule._custom_jvp",
                     "chainrule.autograd_function")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.dataloader",
-                  "chainrule.gpt",
+                  "chainrule.gpt", "chainrule.func",
                   "chainrule.constructors", "chainrule.torch_functions", "chainrule.replay")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),
     ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule.gpt.cli", "chainrule")),

@@ -74,12 +74,12 @@ _LAZY = {
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
     "linalg", "special", "batching", "fft", "tree_util",
+    "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
 }
 
 
 # PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look
 _TORCH_NAMES = {
-    "func": "chainrule.grad, chainrule.vmap, chainrule.jacrev, ... (at the top level)",
 }
 
 

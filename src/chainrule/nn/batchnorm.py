@@ -56,7 +56,7 @@ class _BatchNorm(Module):
         if nd not in self._dims:
             wanted = " or ".join(f"{d}D" for d in self._dims)
             raise ValueError(f"{type(self).__name__}: expected {wanted} input (got {nd}D input)")
-        dt = self.weight._data.dtype if self.weight is not None else self._dtype
+        dt = self.weight.dtype if self.weight is not None else self._dtype
         x = _input(x, dt, type(self).__name__)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
+from ..batching.value import Batched
 from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._parallel import for_blocks, num_threads
@@ -299,8 +300,12 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
         >>> F.embedding(np.array([[0, 2]]), np.eye(3)).shape
         (1, 2, 3)
     """
-    idx = np.asarray(raw(indices))
+    batched = isinstance(indices, Batched)  # under vmap: the checks read every example's indices
+    idx = np.asarray(raw(_whole_batch(indices) if batched else indices))
     n = np.shape(raw(weight))[0]
+    if batched and (max_norm is not None or padding_idx is not None):
+        raise NotImplementedError("embedding: max_norm= and padding_idx= have no batching rule under vmap; "
+                                  "call the layer outside vmap, or without them")
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
@@ -313,7 +318,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
         )
     if max_norm is not None:
         _renormalize_rows(weight, np.unique(idx), float(max_norm), float(norm_type))
-    out = getitem(weight, idx)
+    out = getitem(weight, indices if batched else idx)
     if padding_idx is None:
         return out
     if not -n <= int(padding_idx) < n:
@@ -322,6 +327,13 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
     if not padded.any() or not isinstance(out, Tensor):
         return out
     return _where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient
+
+
+def _whole_batch(x: Batched) -> Any:
+    """The values of every example of a batched value (under nested vmaps, of every level)."""
+    while isinstance(x, Batched):
+        x = x.value
+    return x
 
 
 def _renormalize_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..batching.value import Batched
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -24,15 +25,16 @@ from .parameter import Parameter, resolve_dtype
 
 
 def _input(x: Any, dtype: np.dtype, where: str) -> Any:
-    """Arrays become ``dtype`` (cheap, no graph); a Tensor of another float dtype is an error."""
-    if isinstance(x, Tensor):
-        if x._data.dtype != dtype:
-            if x._data.dtype.kind == "f":
+    """Arrays become ``dtype`` (cheap, no graph); a Tensor (or a batched value under vmap) of another float dtype
+    is an error."""
+    if isinstance(x, (Tensor, Batched)):
+        if x.dtype != dtype:
+            if x.dtype.kind == "f":
                 raise TypeError(
-                    f"{where}: input dtype {x._data.dtype} differs from the layer's dtype {dtype}; cast the input "
-                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x._data.dtype.name}))"
+                    f"{where}: input dtype {x.dtype} differs from the layer's dtype {dtype}; cast the input "
+                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x.dtype.name}))"
                 )
-            return x._data.astype(dtype)
+            return x._data.astype(dtype) if isinstance(x, Tensor) else x.astype(dtype)
         return x
     arr = np.asarray(x)
     return arr if arr.dtype == dtype else arr.astype(dtype)
@@ -68,8 +70,8 @@ class Linear(Module):
 
     def forward(self, x: Any) -> Any:
         w = self.weight
-        if x.__class__ is not np.ndarray or x.dtype is not w._data.dtype:  # (an array of the layer's dtype as is)
-            x = _input(x, w._data.dtype, "Linear")
+        if x.__class__ is not np.ndarray or x.dtype is not w.dtype:  # (an array of the layer's dtype as is)
+            x = _input(x, w.dtype, "Linear")
         return F.linear(x, w, self.bias)
 
     def extra_repr(self) -> str:
@@ -143,7 +145,7 @@ class LayerNorm(Module):
         self._dtype = dt
 
     def forward(self, x: Any) -> Any:
-        dt = self.weight._data.dtype if self.weight is not None else self._dtype
+        dt = self.weight.dtype if self.weight is not None else self._dtype
         return F.layer_norm(_input(x, dt, "LayerNorm"), self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -174,7 +176,7 @@ class RMSNorm(Module):
         self._dtype = dt
 
     def forward(self, x: Any) -> Any:
-        dt = self.weight._data.dtype if self.weight is not None else self._dtype
+        dt = self.weight.dtype if self.weight is not None else self._dtype
         return F.rms_norm(_input(x, dt, "RMSNorm"), self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
@@ -270,7 +272,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = int(start_dim), int(end_dim)
 
     def forward(self, x: Any) -> Any:
-        return (x if isinstance(x, Tensor) else Tensor(x)).flatten(self.start_dim, self.end_dim)
+        return (x if isinstance(x, (Tensor, Batched)) else Tensor(x)).flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -284,7 +286,7 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = int(dim), tuple(int(n) for n in unflattened_size)
 
     def forward(self, x: Any) -> Any:
-        return (x if isinstance(x, Tensor) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
+        return (x if isinstance(x, (Tensor, Batched)) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

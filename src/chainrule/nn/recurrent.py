@@ -170,7 +170,7 @@ class _RNNBase(Module):
                 "(h_n is then the state after the padding, and a bidirectional layer's reverse direction reads the "
                 "padding first: run sequences of one length together where that matters)"
             )
-        dt = self.weight_ih_l0._data.dtype
+        dt = self.weight_ih_l0.dtype
         x = _input(input, dt, where)
         shape = shape_of(x)
         if len(shape) not in (2, 3) or shape[-1] != self.input_size:
