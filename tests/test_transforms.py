@@ -289,3 +289,20 @@ def test_elementwise_grad_of_several_argnums_is_a_tuple_as_grad_and_matches_jax(
     np.testing.assert_allclose(batched[1], np.stack([theirs[1]] * 2), rtol=1e-12)
     with pytest.raises(ValueError, match=r"argnums \(0, 2\) out of range"):
         cr.elementwise_grad(f, argnums=(0, 2))(x, y)
+
+
+def test_a_jacobian_or_hessian_too_big_for_memory_is_refused_up_front_naming_its_size(monkeypatch):
+    # a 30,000-dimensional hessian built an identity matrix of 7.2 GB and ended in a raw MemoryError
+    from chainrule.core import memory
+
+    x = np.ones(1_000_000)  # a Hessian of 8 TB: refused before anything of that size is allocated
+    for transform in (cr.hessian, cr.jacrev, cr.jacfwd):
+        f = (lambda v: np.sum(v ** 3)) if transform is cr.hessian else (lambda v: v ** 3)
+        with pytest.raises(memory.ResultTooLargeError, match=r"1,000,000 output entries by 1,000,000 input entries "
+                                                             r"needs about 16\.0 TB.*hvp.*CHAINRULE_MEMORY_CHECK=0"):
+            transform(f)(x)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100)  # (it needs 256 bytes)
+    with pytest.raises(MemoryError, match=r"jacrev: the Jacobian of 4 output entries by 4 input entries"):
+        cr.jacrev(lambda v: v ** 2)(np.ones(4))
+    monkeypatch.setenv("CHAINRULE_MEMORY_CHECK", "0")  # the way to try anyway
+    np.testing.assert_array_equal(cr.jacrev(lambda v: v ** 2)(np.ones(4)), 2 * np.eye(4))
