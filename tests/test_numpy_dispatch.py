@@ -265,6 +265,9 @@ def test_sort_method_is_pytorchs_and_sorts_in_place_only_with_ndarrays_kind():
     assert values.tolist() == [1.0, 2.0, 3.0] and indices.tolist() == [1, 2, 0] and t.tolist() == [3.0, 1.0, 2.0]
     assert t.sort(kind="stable") is None
     assert t.tolist() == [1.0, 2.0, 3.0]
+    u = Tensor([[2.0, 1.0], [0.0, 3.0]])
+    assert u.sort(axis=0) is None and u.tolist() == [[0.0, 1.0], [2.0, 3.0]]  # NumPy's keyword: NumPy's sort
+    assert u.sort(-1, "stable") is None  # NumPy's positional kind
     # a Tensor in the graph cannot be sorted in place: x.sort() is PyTorch's, a sorted copy and the indices
     x = Tensor([3.0, 1.0], requires_grad=True)
     values, indices = x.sort()

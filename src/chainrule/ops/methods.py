@@ -21,13 +21,13 @@ from .declare import implements, tensor_method
 from .torch_methods import torch_argsort, torch_sort
 
 
-def _sort(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
-          descending: Any = None, stable: Any = None) -> Any:
+def _sort(self: Tensor, dim: Any = -1, descending: Any = False, stable: Any = None, *, axis: Any = None,
+          kind: Any = None, order: Any = None) -> Any:
     """PyTorch's ``sort``: ``(values, indices)``, the values a differentiable sorted copy (``t.sort()``,
     ``t.sort(dim)``, ``t.sort(dim, descending)``, ``t.sort(dim=..., descending=..., stable=...)``).
 
-    Only with ndarray's own keywords (``kind=``, ``order=``) is it ndarray.sort: in place, returning None
-    (outside the graph only).
+    With NumPy's keywords (``axis=``, ``kind=``, ``order=``) the call reads as NumPy's: ndarray.sort, in place,
+    returning None (outside the graph only).
 
     Example:
         >>> from chainrule import Tensor
@@ -35,12 +35,16 @@ def _sort(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None, *, 
         >>> values, indices
         (Tensor([1., 2., 3.]), Tensor([1, 2, 0]))
     """
-    if isinstance(kind, bool):  # PyTorch's positional descending: t.sort(dim, descending)
-        kind, descending = None, kind
-    if kind is None and order is None:
-        return torch_sort(self, axis=(axis if dim is None else dim), descending=bool(descending), stable=bool(stable))
+    if isinstance(descending, str):  # NumPy's positional kind: t.sort(-1, "stable")
+        descending, kind = False, descending
+    if axis is None and kind is None and order is None:
+        return torch_sort(self, axis=dim, descending=bool(descending), stable=bool(stable))
+    if descending:
+        raise TypeError("sort: descending= is PyTorch's sort, axis=/kind=/order= NumPy's in-place one; pass one kind "
+                        "(t.sort(dim, descending=True) gives (values, indices))")
     self._inplace_guard("sort (in place; use np.sort(t) or chainrule.sort(t) for a differentiable sorted copy)")
-    self._data.sort(axis=axis if dim is None else dim, kind=kind, order=order)
+    self._data.sort(axis=dim if axis is None else axis, kind="stable" if stable and kind is None else kind,
+                    order=order)
     self._bump_version()
 
 
