@@ -37,11 +37,11 @@ def test_a_computed_tensor_points_at_its_node_and_the_node_not_at_it():
 def test_a_node_keeps_only_what_its_rules_read():
     x, w = leaf(np.ones((2, 3))), leaf(np.ones((3, 4)))
     h = x @ w
-    assert h._node.ans is None and h._node.args[0] is x.data and h._node.args[1] is w.data  # reads (0, 1)
+    assert h._node.ans is None and h._node.args[0] is x._data and h._node.args[1] is w._data  # reads (0, 1)
     s = h + 1.0
     assert s._node.ans is None and s._node.args == [None, 1.0]  # add reads nothing; constants stay
     e = np.exp(s)
-    assert e._node.ans is e.data and e._node.args == [None]  # exp reads its output only
+    assert e._node.ans is e._data and e._node.args == [None]  # exp reads its output only
     t = np.tanh(e).sum()
     assert t._node.ans is None and t._node.args[0] is None  # sum reads the shape only
     # the matmul's product is not held by anything once h and s are dropped
@@ -222,7 +222,7 @@ def test_pass_through_rules_are_skipped_and_their_gradients_still_reduced_and_su
     (x + b - b * 2.0 + (x + x)).sum().backward()
     np.testing.assert_array_equal(b.grad.data, [-3.0, -3.0])  # (3, 2) -> (2,): summed over the broadcast axis
     np.testing.assert_array_equal(x.grad.data, np.full((3, 2), 3.0))  # x + x: one array reaches x twice
-    assert x.grad.data is not b.grad.data
+    assert x.grad._data is not b.grad._data
 
 
 # -- the unrolled forward (apply1 / apply2) builds the node apply builds ----------------------------

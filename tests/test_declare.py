@@ -184,7 +184,7 @@ def test_a_slice_keeps_its_sparse_gradient():
 
     x = cr.Tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
     y = x[1:, :2]
-    g = DECLARATIONS["getitem"].primitive.vjps[0](np.ones((2, 2)), y.data, x.data, (slice(1, None), slice(None, 2)))
+    g = DECLARATIONS["getitem"].primitive.vjps[0](np.ones((2, 2)), y._data, x._data, (slice(1, None), slice(None, 2)))
     assert isinstance(g, SliceGrad)
     (y * 2.0).sum().backward()
     np.testing.assert_array_equal(x.grad.data, [[0, 0, 0, 0], [2, 2, 0, 0], [2, 2, 0, 0]])

@@ -184,3 +184,26 @@ def test_import_chainrule_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_drawing_every_node_of_a_huge_graph_is_refused_naming_its_size_and_the_override(tmp_path):
+    # render(max_nodes=None) of 10,000 ops ran for minutes and ended in MemoryError; tree(max_lines=None) of a
+    # chain builds a text quadratic in its depth
+    from chainrule.graph import to_dot
+    from chainrule.pictures.graph.collect import GraphTooLargeError
+
+    x = cr.Tensor(np.ones(3), requires_grad=True)
+    y = x
+    for _ in range(6000):
+        y = y * 1.0001
+    calls = [("render", "max_nodes", lambda **kw: render(y, tmp_path / "y.svg", **kw)),
+             ("to_dot", "max_nodes", lambda **kw: to_dot(y, **kw)), ("draw", "max_nodes", lambda **kw: draw(y, **kw)),
+             ("tree", "max_lines", lambda **kw: tree(y, **kw))]
+    for name, option, call in calls:
+        with pytest.raises(GraphTooLargeError, match=rf"{name}: the graph has 6,001 nodes.*{option}=None.*"
+                                                     rf"Pass {option}=6001 to draw them all anyway"):
+            call(**{option: None})
+    assert "6001" not in to_dot(y)  # the default cap still draws the part nearest the output
+    assert to_dot(y, max_nodes=6001).count("label=") > 6000  # the number itself is the override
+    small = x * 2.0
+    assert tree(small, max_lines=None) and to_dot(small, max_nodes=None)  # a small graph is drawn whole

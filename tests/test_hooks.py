@@ -84,3 +84,32 @@ def test_a_hook_under_create_graph_gets_a_differentiable_tensor():
     assert float(gx.data) == 24.0  # 3 x^2 * x
     (ggx,) = grad(gx, x)
     assert float(ggx.data) == 36.0  # d(3 x^3)/dx
+
+
+def test_a_leaf_whose_hook_refers_to_it_is_freed_with_its_hooks():
+    # the hooks of leaves were held by a module-level table, so a hook closing over its leaf kept it alive forever
+    import gc
+    import weakref
+
+    refs = []
+    for _ in range(50):
+        x = Tensor(np.ones(1000), requires_grad=True)
+        x.register_hook(lambda g, x=x: g * x)
+        refs.append(weakref.ref(x))
+    del x
+    gc.collect()
+    assert sum(r() is not None for r in refs) == 0
+
+
+def test_a_copied_or_unpickled_leaf_starts_without_the_originals_hooks_as_in_pytorch():
+    import copy
+    import pickle
+
+    w = Tensor([1.0], requires_grad=True)
+    w.register_hook(lambda g: g * 3)
+    (w * 2).sum().backward()
+    assert w.grad.tolist() == [6.0]
+    for u in (copy.deepcopy(w), pickle.loads(pickle.dumps(w))):
+        u.grad = None
+        (u * 2).sum().backward()
+        assert u.grad.tolist() == [2.0]

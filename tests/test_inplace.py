@@ -228,13 +228,18 @@ def test_a_result_of_another_shape_is_refused():
         t += np.array([1j, 0])
 
 
-def test_writes_through_data_are_not_tracked_as_with_pytorch():
-    # documented: .data and .numpy() are the untracked escape hatches
+def test_writes_through_numpy_are_not_tracked_and_through_data_are_caught_when_stale():
+    # documented: .numpy() is the untracked escape hatch; .data is a Tensor sharing the memory (as detach()), so
+    # a graph that saved the old values refuses to run backward rather than use the new ones silently
     w = Tensor([1.0, 2.0], requires_grad=True)
     v = w._version
-    w.data -= 1.0
+    w.numpy()[...] -= 1.0
     assert w._version == v
     np.testing.assert_array_equal(w.data, [0.0, 1.0])
+    y = (w * w).sum()
+    w.data.sub_(1.0)
+    with pytest.raises(RuntimeError, match="modified in place after it was used"):
+        y.backward()
 
 
 def test_a_second_change_of_the_same_memory_moves_its_stamp_and_is_still_caught():
@@ -250,7 +255,7 @@ def test_a_second_change_of_the_same_memory_moves_its_stamp_and_is_still_caught(
         w.data[1:] += 1.0  # a view: same memory
         w += 0.0
     assert w._version > first
-    assert clock.version(w.data[1:]) == w._version  # views read their owner's stamp
+    assert clock.version(w.numpy()[1:]) == w._version  # views read their owner's stamp
     with pytest.raises(RuntimeError, match="modified in place after it was used"):
         y.backward()
 

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "chainrule.autograd_function")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.dataloader",
                   "chainrule.samplers", "chainrule.datasets", "chainrule.random_fill",
-                  "chainrule.gpt", "chainrule.distributed",
+                  "chainrule.gpt", "chainrule.distributed", "chainrule.func",
                   "chainrule.constructors", "chainrule.torch_functions", "chainrule.replay")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),
     ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule.gpt.cli", "chainrule")),

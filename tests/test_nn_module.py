@@ -3,11 +3,13 @@ dtypes, initialisers, and the layers' outputs against PyTorch's modules with the
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
 import pytest
 
+import chainrule as cr
 from chainrule import Tensor, nn
 
 
@@ -95,8 +97,12 @@ def test_state_dict_round_trip_and_copies():
     for (n, p), (_, q) in zip(a.named_parameters(), b.named_parameters(), strict=True):
         np.testing.assert_array_equal(p.data, q.data, err_msg=n)
     assert b.count[0] == 3.0
-    state["head.weight"][...] = 99  # a copy: the model is unchanged
+    saved = copy.deepcopy(state)
+    saved["head.weight"][...] = 99  # a deep copy: the model is unchanged
     assert not (a.head.weight.data == 99).any()
+    with cr.no_grad():
+        state["head.weight"].copy_(np.full((2, 4), 5.0))  # the state's Tensors share the parameters' memory
+    assert (a.head.weight.data == 5).all()
 
 
 def test_load_state_dict_errors_name_keys_and_shapes():
@@ -322,3 +328,23 @@ def test_trunc_normal_orthogonal_and_eye_initialisers_as_pytorch():
     np.testing.assert_array_equal(nn.init.eye_(nn.Parameter(np.ones((2, 3)))).data, np.eye(2, 3))
     with pytest.raises(ValueError, match=r"eye_: needs a matrix \(2 dimensions\), got shape \(3,\)"):
         nn.init.eye_(nn.Parameter(np.zeros(3)))
+
+
+@pytest.mark.oracle
+def test_state_dict_values_are_tensors_so_nanogpt_style_loading_works_as_in_pytorch():
+    # state_dict() values were ndarrays: nanoGPT's from_pretrained (sd[k].copy_(sd_hf[k]) under no_grad, with
+    # .t() for its Conv1D weights) raised AttributeError
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    hf = {"weight": rng.normal(size=(3, 2)), "bias": rng.normal(size=2)}  # a Conv1D weight: (in, out)
+    ours, theirs = nn.Linear(3, 2).double(), torch.nn.Linear(3, 2).double()
+    for model, lib, wrap in [(ours, cr, Tensor), (theirs, torch, torch.tensor)]:
+        sd = model.state_dict()
+        with lib.no_grad():
+            sd["weight"].copy_(wrap(hf["weight"]).t())
+            sd["bias"].copy_(wrap(hf["bias"]))
+        assert not sd["weight"].requires_grad
+    np.testing.assert_array_equal(ours.weight.numpy(), theirs.weight.detach().numpy())
+    np.testing.assert_array_equal(ours.bias.numpy(), hf["bias"])
+    assert all(isinstance(v, Tensor) for v in ours.state_dict().values())
+    theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})  # (DLPack)

@@ -167,3 +167,21 @@ def test_scalar_model_round_trip(tmp_path):
         o.step()
     assert [p.data for p in other.parameters()] == [p.data for p in model.parameters()]
     assert isinstance(model.parameters()[0], Scalar)
+
+
+@pytest.mark.oracle
+def test_load_refuses_a_pytorch_file_naming_how_to_convert_it(tmp_path):
+    # cr.load of a torch.save file returned the zip's raw bytes as if they were arrays
+    torch = pytest.importorskip("torch")
+    path = tmp_path / "model.pt"
+    torch.save(torch.nn.Linear(2, 2).state_dict(), path)
+    with pytest.raises(nn.UnsafeFileError, match=r"torch\.save.*torch\.load\(path, weights_only=True\).*numpy"):
+        nn.load(path)
+
+
+def test_load_refuses_a_zip_whose_entries_are_not_arrays(tmp_path):
+    path = tmp_path / "other.zip"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("notes.txt", b"hello")
+    with pytest.raises(ValueError, match="not a NumPy .npz: entry 'notes.txt'"):
+        nn.load(path)

@@ -259,10 +259,15 @@ def test_tensor_methods_like_ndarray():
     assert round(Tensor(2.6)).item() == 3.0
 
 
-def test_sort_method_sorts_in_place_outside_the_graph_only():
+def test_sort_method_is_pytorchs_and_sorts_in_place_only_with_ndarrays_kind():
     t = Tensor([3.0, 1.0, 2.0])
-    assert t.sort() is None
+    values, indices = t.sort()
+    assert values.tolist() == [1.0, 2.0, 3.0] and indices.tolist() == [1, 2, 0] and t.tolist() == [3.0, 1.0, 2.0]
+    assert t.sort(kind="stable") is None
     assert t.tolist() == [1.0, 2.0, 3.0]
+    u = Tensor([[2.0, 1.0], [0.0, 3.0]])
+    assert u.sort(axis=0) is None and u.tolist() == [[0.0, 1.0], [2.0, 3.0]]  # NumPy's keyword: NumPy's sort
+    assert u.sort(-1, "stable") is None  # NumPy's positional kind
     # a Tensor in the graph cannot be sorted in place: x.sort() is PyTorch's, a sorted copy and the indices
     x = Tensor([3.0, 1.0], requires_grad=True)
     values, indices = x.sort()
@@ -318,3 +323,22 @@ def test_scipy_ufuncs_register_themselves_without_importing_chainrule_special():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert math.isclose(float(out.stdout), -0.5772156649015329, rel_tol=1e-12)
+
+
+@pytest.mark.oracle
+def test_scipy_bessel_and_incomplete_gamma_ufuncs_are_traced_without_importing_chainrule_special():
+    # i0e, i1e, gammainc (declared in ops/special_bessel.py) had no rule unless chainrule.special was imported first
+    pytest.importorskip("scipy.special")
+    code = (
+        "import scipy.special as sc, chainrule as cr\n"
+        "print(cr.grad(lambda x: sc.i0e(x))(1.0), cr.grad(lambda x: sc.i1e(x))(1.0),"
+        " cr.grad(lambda x: sc.gammainc(2.0, x))(1.0))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    i0e, i1e, gammainc = (float(v) for v in out.stdout.split())
+    torch = pytest.importorskip("torch")
+    x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
+    for ours, fn in [(i0e, torch.special.i0e), (i1e, torch.special.i1e)]:
+        (theirs,) = torch.autograd.grad(fn(x), x)
+        assert math.isclose(ours, float(theirs), rel_tol=1e-12)
+    assert math.isclose(gammainc, np.exp(-1.0), rel_tol=1e-12)  # d/dx P(2, x) = x e^-x / Gamma(2)

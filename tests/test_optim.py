@@ -3,6 +3,8 @@ float32 updates that really happen, Scalar-engine parameters, resuming and error
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -193,13 +195,13 @@ def test_clip_inf_and_p_norms_match_torch():
 def test_one_step_changes_parameters_in_their_dtype(name, dtype):
     model = nn.MLP(3, [4, 2], dtype=dtype, rng=0)
     before = {k: v.copy() for k, v in model.state_dict().items()}
-    ids = [id(p.data) for p in model.parameters()]
+    ids = [id(p._data) for p in model.parameters()]
     opt = OUR_OPT[name](model.parameters(), lr=1e-3, **({"momentum": 0.9} if name == "SGD" else {}))
     F.mse_loss(model(XS[0]), YS[0].astype(dtype)).backward()
     opt.step()
     for slot, ((k, p), i) in enumerate(zip(model.named_parameters(), ids, strict=True)):
         assert p.dtype == dtype, k
-        assert id(p.data) == i, f"{k}: updated in place"
+        assert id(p._data) == i, f"{k}: updated in place"
         assert np.abs(p.data - before[k]).max() > 0, f"{k} did not change"
         for v in opt.state[slot].values():
             if isinstance(v, np.ndarray):
@@ -290,7 +292,8 @@ def test_state_dict_resume_gives_identical_next_steps(name, kwargs):
     opt = OUR_OPT[name](model.parameters(), **kwargs)
     sched = optim.CosineAnnealingLR(opt, T_max=10)
     steps(model, opt, sched, 0, 4)
-    saved_model, saved_opt, saved_sched = model.state_dict(), opt.state_dict(), sched.state_dict()
+    # (deep copies, as in PyTorch: a state dict shares the parameters' memory)
+    saved_model, saved_opt, saved_sched = copy.deepcopy((model.state_dict(), opt.state_dict(), sched.state_dict()))
     steps(model, opt, sched, 4, 5)
 
     fresh = nn.MLP(3, [5, 2], dtype=np.float64, rng=99)

@@ -101,3 +101,33 @@ def test_errors_name_the_scheduler_and_the_fix():
     opt.param_groups[0]["lr"] = 0.123  # by hand: the schedule would overwrite it, so it refuses
     with pytest.raises(ValueError, match=r"SequentialLR.step: the learning rate of parameter group 0 is 0.123"):
         sched.step()
+
+
+def test_lambda_lr_takes_one_function_per_parameter_group_as_pytorch():
+    # LambdaLR(opt, [f1, f2]) failed: the list was called as one function
+    lambdas = [lambda e: 0.9 ** e, lambda e: 1.0 / (e + 1)]
+    ours, theirs = _pair()
+    mine, torchs = optim.LambdaLR(ours, lambdas), TL.LambdaLR(theirs, lambdas)
+    np.testing.assert_allclose(_rates(ours, mine, 6), _rates(theirs, torchs, 6), rtol=1e-12)
+    resumed = optim.LambdaLR(_pair()[0], lambdas)
+    resumed.load_state_dict(mine.state_dict())
+    assert resumed.get_last_lr() == mine.get_last_lr()
+    with pytest.raises(ValueError, match="one function per parameter group"):
+        optim.LambdaLR(_pair()[0], lambdas[:1])
+
+
+def test_optimizer_load_state_dict_accepts_the_initial_lr_a_scheduler_wrote_as_pytorch():
+    # a state saved with a scheduler holds initial_lr in each group; a fresh optimiser refused it as "another optimiser"
+    model = [Tensor([1.0], requires_grad=True)]
+    first = optim.Adam(model, lr=0.1)
+    optim.StepLR(first, 2)
+    state = first.state_dict()
+    fresh = optim.Adam([Tensor([1.0], requires_grad=True)], lr=0.5)
+    fresh.load_state_dict(state)
+    assert fresh.param_groups[0]["lr"] == 0.1 and fresh.param_groups[0]["initial_lr"] == 0.1
+    theirs = torch.optim.Adam([torch.zeros(1, requires_grad=True)], lr=0.5)
+    theirs.load_state_dict({"state": {}, "param_groups": [dict(state["param_groups"][0], betas=(0.9, 0.999))]})
+    assert theirs.param_groups[0]["initial_lr"] == 0.1
+    state["param_groups"][0]["initial_lr"] = float("nan")
+    with pytest.raises(TypeError, match="initial_lr"):
+        fresh.load_state_dict(state)

@@ -227,7 +227,7 @@ def test_a_new_tensor_of_a_value_being_differentiated_is_refused_not_silently_cu
     x = cr.Tensor(a, requires_grad=True)
     with pytest.warns(UserWarning, match=r"copies its values and cuts them from the graph \(as torch.tensor"):
         y = cr.Tensor(x)
-    assert not y.requires_grad and np.array_equal(y.data, a) and y.data is not x.data
+    assert not y.requires_grad and np.array_equal(y.data, a) and y._data is not x._data
     with cr.no_grad():
         cr.Tensor(x)  # nothing to warn about: no graph is being built
 

@@ -45,7 +45,7 @@ def test_the_leaf_gradient_is_its_own_array():
     seed = np.ones(2)
     x[1:3].backward(gradient=seed)
     assert x.grad.data.tolist() == [0.0, 1.0, 1.0, 0.0]
-    assert x.grad.data.flags.writeable and not np.shares_memory(x.grad.data, seed)
+    assert x.grad._data.flags.writeable and not np.shares_memory(x.grad._data, seed)
     seed[:] = 5.0
     assert x.grad.data.tolist() == [0.0, 1.0, 1.0, 0.0]
     x.grad.data[:] = 7.0
@@ -57,7 +57,7 @@ def test_the_leaf_gradient_is_its_own_array():
 def test_gradients_returned_by_grad_are_fresh_arrays():
     x = cr.Tensor(np.ones(3), requires_grad=True)
     (g,) = grad(x[:2].sum() + x[1:].sum(), x)
-    assert g.data.tolist() == [1.0, 2.0, 1.0] and g.data.flags.writeable
+    assert g.data.tolist() == [1.0, 2.0, 1.0] and g._data.flags.writeable
 
 
 def test_second_order_through_slices():
@@ -77,7 +77,7 @@ def test_slices_do_not_allocate_a_full_array_each():
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    full = x.data.nbytes
+    full = x._data.nbytes
     assert peak < 2.2 * full, f"backward peaked at {peak / full:.1f} full-size arrays"  # dense: about 3.7
 
 

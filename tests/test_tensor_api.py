@@ -28,8 +28,30 @@ def test_data_is_copied_and_is_an_ndarray():
     source = np.array([1.0, 2.0])
     t = Tensor(source)
     source[0] = 99.0
-    assert type(t.data) is np.ndarray
+    assert type(t.numpy()) is np.ndarray
     np.testing.assert_array_equal(t.data, [1.0, 2.0])
+
+
+@pytest.mark.oracle
+def test_data_is_a_tensor_sharing_memory_cut_from_the_graph_as_pytorchs():
+    # .data was the ndarray: p.data.add_(...), p.grad.data.zero_() raised AttributeError
+    torch = pytest.importorskip("torch")
+    w, tw = Tensor([1.0, 2.0], requires_grad=True), torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    for p in (w, tw):
+        (p * p).sum().backward()
+        d = p.data
+        assert not d.requires_grad and d.is_leaf
+        d.add_(p.grad, alpha=-0.25)  # a hand-written SGD step, as in PyTorch tutorials
+        p.grad.data.zero_()
+    assert isinstance(w.data, Tensor) and w.requires_grad
+    np.testing.assert_array_equal(w.numpy(), tw.detach().numpy())
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 0.0])
+    assert np.shares_memory(w.data.numpy(), w.numpy())
+    w.data = Tensor([5.0, 6.0])  # setting .data replaces the values, as PyTorch's
+    w.data = np.array([7.0, 8.0])
+    assert w.tolist() == [7.0, 8.0] and w.requires_grad
+    with pytest.raises(TypeError, match="must be floating"):
+        w.data = np.array([1, 2])
 
 
 def test_array_attributes():
@@ -37,7 +59,7 @@ def test_array_attributes():
     assert t.shape == (2, 3) and t.ndim == 2 and t.dtype == np.float64 and t.size == 6
     assert t.T.shape == (3, 2)
     np.testing.assert_array_equal(t.T.data, np.arange(6.0).reshape(2, 3).T)
-    assert t.numpy() is t.data
+    assert t.numpy() is t.data.numpy()
     assert t.grad is None and t.requires_grad and t.is_leaf
     assert Tensor([[7.0]]).item() == 7.0 and isinstance(Tensor([[7.0]]).item(), float)
     assert Tensor(3).item() == 3 and isinstance(Tensor(3).item(), int)

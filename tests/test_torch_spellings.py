@@ -192,7 +192,7 @@ def test_in_place_zero_and_fill_and_detach():
     t = Tensor(X.copy())
     assert t.zero_() is t and not t.data.any()
     assert t.fill_(2.0) is t and (t.data == 2.0).all()
-    assert t.detach().data is t.data
+    assert t.detach().numpy() is t.numpy()
 
 
 def test_constructors_return_tensors_in_the_default_dtype():
@@ -292,10 +292,26 @@ def test_sort_argsort_and_selection_with_pytorchs_keywords_match_pytorch():
     np.testing.assert_array_equal(
         x.index_select(1, np.array([3, 0])).data, tx.index_select(1, torch.tensor([3, 0])).numpy()
     )
-    # NumPy's way still sorts in place and returns None
+    # ndarray's in-place sort only with its own keyword kind=
     u = Tensor([3.0, 1.0, 2.0])
-    assert u.sort() is None
-    np.testing.assert_array_equal(u.data, [1.0, 2.0, 3.0])
+    assert u.sort(kind="stable") is None
+    np.testing.assert_array_equal(u.numpy(), [1.0, 2.0, 3.0])
+
+
+@pytest.mark.oracle
+def test_sort_of_a_tensor_without_grad_is_pytorchs_values_and_indices_not_an_in_place_sort():
+    # t.sort() / t.sort(-1) of a plain tensor sorted it in place and returned None (ndarray.sort)
+    torch = _torch()
+    a = np.array([[3.0, 1.0, 2.0, 1.0], [0.5, -1.0, 4.0, 2.0]])
+    for args, kw in [((), {}), ((-1,), {}), ((0,), {}), ((1, True), {}), ((), {"dim": 0, "descending": True}),
+                     ((), {"dim": -1, "stable": True})]:
+        x = Tensor(a)
+        values, indices = x.sort(*args, **kw)
+        tvalues, tindices = torch.tensor(a).sort(*args, **kw)
+        np.testing.assert_array_equal(values.numpy(), tvalues.numpy())
+        if kw.get("stable"):
+            np.testing.assert_array_equal(indices.numpy(), tindices.numpy())
+        np.testing.assert_array_equal(x.numpy(), a)  # unchanged
 
 
 @pytest.mark.oracle

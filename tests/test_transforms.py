@@ -269,3 +269,40 @@ def test_custom_vjp_bwd_with_the_wrong_number_of_gradients_is_refused():
     h.defvjp(lambda a: (a * 2, None), lambda res, g: (2 * g, g))
     with pytest.raises(TypeError, match=r"custom_vjp <lambda>: bwd returned 2 gradient\(s\) for a call with 1 arg"):
         cr.grad(lambda a: cr.sum(h(a)))(np.array([1.0, 2.0]))
+
+
+@pytest.mark.oracle
+def test_elementwise_grad_of_several_argnums_is_a_tuple_as_grad_and_matches_jax():
+    # argnums=(0, 1) raised a raw TypeError (a tuple used as an index)
+    jax = pytest.importorskip("jax")
+    jax.config.update("jax_enable_x64", True)
+    f = lambda x, y: np.sin(x) * y ** 2  # noqa: E731
+    x, y = np.array([0.5, 1.0, 2.0]), np.array([3.0, -1.0, 0.25])
+    ours = cr.elementwise_grad(f, argnums=(0, 1))(x, y)
+    jf = lambda x, y: jax.numpy.sin(x) * y ** 2  # noqa: E731
+    theirs = jax.vmap(jax.grad(jf, argnums=(0, 1)))(x, y)
+    assert isinstance(ours, tuple) and len(ours) == 2
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-12)
+    np.testing.assert_allclose(cr.elementwise_grad(f, argnums=1)(x, y), np.asarray(theirs[1]), rtol=1e-12)
+    batched = cr.vmap(cr.elementwise_grad(f, argnums=(0, 1)))(np.stack([x, x]), np.stack([y, y]))
+    np.testing.assert_allclose(batched[1], np.stack([theirs[1]] * 2), rtol=1e-12)
+    with pytest.raises(ValueError, match=r"argnums \(0, 2\) out of range"):
+        cr.elementwise_grad(f, argnums=(0, 2))(x, y)
+
+
+def test_a_jacobian_or_hessian_too_big_for_memory_is_refused_up_front_naming_its_size(monkeypatch):
+    # a 30,000-dimensional hessian built an identity matrix of 7.2 GB and ended in a raw MemoryError
+    from chainrule.core import memory
+
+    x = np.ones(1_000_000)  # a Hessian of 8 TB: refused before anything of that size is allocated
+    for transform in (cr.hessian, cr.jacrev, cr.jacfwd):
+        f = (lambda v: np.sum(v ** 3)) if transform is cr.hessian else (lambda v: v ** 3)
+        with pytest.raises(memory.ResultTooLargeError, match=r"1,000,000 output entries by 1,000,000 input entries "
+                                                             r"needs about 16\.0 TB.*hvp.*CHAINRULE_MEMORY_CHECK=0"):
+            transform(f)(x)
+    monkeypatch.setattr(memory, "available_bytes", lambda: 100)  # (it needs 256 bytes)
+    with pytest.raises(MemoryError, match=r"jacrev: the Jacobian of 4 output entries by 4 input entries"):
+        cr.jacrev(lambda v: v ** 2)(np.ones(4))
+    monkeypatch.setenv("CHAINRULE_MEMORY_CHECK", "0")  # the way to try anyway
+    np.testing.assert_array_equal(cr.jacrev(lambda v: v ** 2)(np.ones(4)), 2 * np.eye(4))

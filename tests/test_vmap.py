@@ -263,3 +263,86 @@ def test_axis_size_when_no_argument_is_batched():
                                   np.stack([x, 2 * x]))
     with pytest.raises(ValueError, match=r"vmap: axis_size=2 but the batched arguments have batch size\(s\) \[3\]"):
         cr.vmap(lambda a: a * 2, axis_size=2)(x)
+
+
+NESTED = {
+    "dot": lambda a, b: np.dot(a, b),
+    "einsum": lambda a, b: np.einsum("i,i->", a, b),
+    "matmul": lambda a, b: np.matmul(a, b),
+    "where": lambda a, b: np.where(a > 0.5, a, b),
+    "maximum": lambda a, b: np.maximum(a, b),
+    "concatenate": lambda a, b: np.concatenate([a, b]),
+    "add": lambda a, b: np.add(a, b),
+    "outer": lambda a, b: np.outer(a, b),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NESTED))
+def test_nested_vmap_over_values_of_two_levels_equals_a_double_loop(name):
+    # NumPy asks only the first Batched argument; it answered NotImplemented when an inner level's value came
+    # later, and NumPy raised its raw "no implementation found ... Batched"
+    f = NESTED[name]
+    rng = np.random.default_rng(0)
+    A, B = rng.random((2, 4)), rng.random((3, 4))
+    ours = cr.vmap(lambda a: cr.vmap(lambda b: f(a, b))(B))(A)
+    np.testing.assert_allclose(ours, np.array([[f(a, b) for b in B] for a in A]), rtol=1e-14)
+    grads = cr.vmap(lambda a: cr.vmap(cr.grad(lambda b: np.sum(f(a, b) ** 2)))(B))(A)
+    loop = np.array([[cr.grad(lambda b: np.sum(f(a, b) ** 2))(b) for b in B] for a in A])
+    np.testing.assert_allclose(grads, loop, rtol=1e-12)
+
+
+@pytest.mark.oracle
+def test_per_example_gradients_of_a_model_through_functional_call_match_torch_func():
+    torch = pytest.importorskip("torch")
+    from chainrule import nn
+    from chainrule.func import functional_call, grad, vmap
+
+    model = nn.Sequential(nn.Linear(3, 4, dtype=np.float64, rng=0), nn.Tanh(), nn.Linear(4, 2, dtype=np.float64, rng=1))
+    theirs_model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Tanh(), torch.nn.Linear(4, 2)).double()
+    theirs_model.load_state_dict({k: torch.tensor(v.numpy()) for k, v in model.state_dict().items()})
+    rng = np.random.default_rng(0)
+    X, Y = rng.normal(size=(5, 3)), rng.normal(size=(5, 2))
+
+    def loss(p, x, y):
+        return ((functional_call(model, p, (x,)) - y) ** 2).sum()
+
+    def torch_loss(p, x, y):
+        return ((torch.func.functional_call(theirs_model, p, (x,)) - y) ** 2).sum()
+
+    ours = vmap(grad(loss), in_dims=(None, 0, 0))({k: v.detach() for k, v in model.named_parameters()}, X, Y)
+    theirs = torch.func.vmap(torch.func.grad(torch_loss), in_dims=(None, 0, 0))(
+        {k: v.detach() for k, v in theirs_model.named_parameters()}, torch.tensor(X), torch.tensor(Y))
+    assert sorted(ours) == sorted(theirs)
+    for k in theirs:
+        np.testing.assert_allclose(np.asarray(ours[k]), theirs[k].numpy(), rtol=1e-12, atol=1e-14)
+    before = model[0].weight.numpy().copy()
+    out = cr.func.functional_call(model, {"0.weight": np.zeros((4, 3))}, np.ones((1, 3)))  # one argument as is
+    assert out.shape == (1, 2) and np.array_equal(model[0].weight.numpy(), before)  # the model is unchanged
+    with pytest.raises(ValueError, match=r"\['0.wieght'\] name no parameter or buffer"):
+        functional_call(model, {"0.wieght": np.zeros((4, 3))}, (np.ones((1, 3)),))
+
+
+def test_functional_call_ties_shared_weights_and_batches_embedding_indices():
+    from chainrule import nn
+    from chainrule.func import functional_call
+
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(2, 2, bias=False, dtype=np.float64)
+            self.b = nn.Linear(2, 2, bias=False, dtype=np.float64)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    tied = Tied()
+    two = 2 * np.eye(2)
+    np.testing.assert_array_equal(functional_call(tied, {"a.weight": two}, (np.ones((1, 2)),)), [[4.0, 4.0]])
+    untied = functional_call(tied, {"a.weight": two}, (np.ones((1, 2)),), tie_weights=False)
+    np.testing.assert_allclose(untied, 2 * np.ones((1, 2)) @ tied.a.weight.numpy().T)
+    emb = nn.Embedding(5, 3, dtype=np.float64, rng=0)
+    rows = cr.vmap(lambda i: emb(i))(np.array([[1, 2], [4, 0]]))
+    np.testing.assert_array_equal(rows, emb.weight.numpy()[[[1, 2], [4, 0]]])
+    with pytest.raises(IndexError, match="index -1 is out of range"):
+        cr.vmap(lambda i: emb(i))(np.array([[1, -1]]))

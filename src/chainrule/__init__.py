@@ -89,6 +89,7 @@ _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
     "linalg", "special", "batching", "fft", "tree_util", "amp", "backends",
     "utils",  # torch.utils.data's path: chainrule.utils.data is chainrule.data
+    "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -146,7 +147,6 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
 
 # PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look
 _TORCH_NAMES = {
-    "func": "chainrule.grad, chainrule.vmap, chainrule.jacrev, ... (at the top level)",
 }
 
 

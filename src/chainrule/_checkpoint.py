@@ -72,16 +72,17 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -
         return out  # the result does not depend on anything differentiated
     traced = [i for i, o in enumerate(out_leaves) if isinstance(o, Tensor) and o._requires_grad]  # others: constants
     shapes = [out_leaves[i].shape for i in traced]
-    values = [np.ravel(out_leaves[i].data) for i in traced]
+    values = [np.ravel(out_leaves[i]._data) for i in traced]
     flat = np.concatenate(values).astype(np.result_type(*values, np.float16))  # floats, in the block's precision
     pieces = list(out_leaves)
     del out, out_leaves  # the recorded insides go now: backward recomputes them
     # one node for the block: the differentiated arguments, then the outside values it read, as parents
     inputs = [leaves[i] for i in diff]
-    edges = [(k, x if x._node is None else x._node, x._index, x.data.shape, x.data.dtype) for k, x in enumerate(inputs)]
+    edges = [(k, x if x._node is None else x._node, x._index, x._data.shape, x._data.dtype)
+             for k, x in enumerate(inputs)]
     edges += [(len(inputs) + k, *edge) for k, edge in enumerate(outer)]
     prim = _Recompute(f, treedef, leaves, diff, len(outer), flat, randomness, traced)
-    node = Node(prim, tuple(edges), None, [x.data for x in inputs] + [None] * len(outer), None, _tick())
+    node = Node(prim, tuple(edges), None, [x._data for x in inputs] + [None] * len(outer), None, _tick())
     result = Tensor._linked(flat, node)
     k = 0
     for i, s in zip(traced, shapes):
@@ -95,7 +96,7 @@ def _stand_ins(leaves: list[Any], diff: list[int]) -> list[Any]:
     """Fresh leaves for the differentiated arguments (the first run must not record onto the real ones)."""
     out = list(leaves)
     for i in diff:
-        out[i] = Tensor._wrap(leaves[i].data)
+        out[i] = Tensor._wrap(leaves[i]._data)
         out[i]._requires_grad = True
     return out
 
@@ -110,7 +111,7 @@ def _outside_edges(roots: list[Tensor], inputs: set[int], start: int) -> list[tu
     result depends on: leaves and nodes of the graph outside (an iterative walk over the block's nodes)."""
     found: list[tuple[Any, Any, Any, Any]] = []
     seen: set[tuple[int, Any]] = set()
-    stack = [(r if r._node is None else r._node, r._index, r.data.shape, r.data.dtype)
+    stack = [(r if r._node is None else r._node, r._index, r._data.shape, r._data.dtype)
              for r in roots if r._requires_grad]
     while stack:
         parent, index, shape, dtype = stack.pop()
@@ -228,7 +229,7 @@ class _Recompute(Primitive):
                 raise RuntimeError(f"{self.name}: running the block again in backward returned other kinds of values "
                                    "than the first run; the block must be deterministic")
             flat = concatenate([ravel(o) for o in outs])
-        if flat.data.shape != self.flat.shape or not np.allclose(flat.data, self.flat, rtol=1e-9, atol=0.0,
+        if flat._data.shape != self.flat.shape or not np.allclose(flat._data, self.flat, rtol=1e-9, atol=0.0,
                                                                  equal_nan=True):
             raise RuntimeError(
                 f"{self.name}: running the block again in backward gave other values than the first run, so its "
@@ -238,7 +239,7 @@ class _Recompute(Primitive):
             )
         if not flat._requires_grad:
             return [np.zeros(shape, dtype) for _, _, _, shape, dtype in edges]
-        seed = g if create_graph else np.asarray(g, dtype=flat.data.dtype)
+        seed = g if create_graph else np.asarray(g, dtype=flat._data.dtype)
         with _as_leaves(keys):
             found = dict(sweep_from([flat], [seed], create_graph, create_graph, set(keys)))
         grads = []

@@ -94,9 +94,9 @@ class custom_jvp:
         positions = nondiff_positions("custom_jvp", self.fn, self.nondiff_argnums, len(args))
         diff_leaves, diff_def = _pytree.flatten(tuple(a for i, a in enumerate(args) if i not in positions))
         leaves, treedef = _pytree.flatten(args)
-        out = self.fn(*_pytree.unflatten(treedef, [a.data if isinstance(a, Tensor) else a for a in leaves]))
+        out = self.fn(*_pytree.unflatten(treedef, [a._data if isinstance(a, Tensor) else a for a in leaves]))
         out_leaves, out_def = _pytree.flatten(out)
-        out_leaves = [o.data if isinstance(o, Tensor) else o for o in out_leaves]
+        out_leaves = [o._data if isinstance(o, Tensor) else o for o in out_leaves]
         call = _JvpCall(out_leaves, out_def, tuple(args[i] for i in sorted(positions)), diff_def)
         n = len(out_leaves)
         if n not in self._primitives:
@@ -117,7 +117,7 @@ class _JvpCall:
     def for_example(self, pick: Callable[[Any], Any]) -> _JvpCall:
         """This call's part for one example of a vmap batch (``pick`` takes it from a batched value)."""
         out = [pick(o) for o in self.out]
-        out = [o.data if isinstance(o, Tensor) else o for o in out]
+        out = [o._data if isinstance(o, Tensor) else o for o in out]
         leaves, treedef = _pytree.flatten(self.nondiff)
         nondiff = _pytree.unflatten(treedef, [pick(v) for v in leaves])
         return _JvpCall(out, self.out_def, nondiff, self.diff_def)
@@ -195,14 +195,14 @@ class _CustomJVP(OwnedPrimitive):
             return [np.zeros_like(_float(p)) for p in primal_leaves]
         grads = backprop.grad([o for o, _ in pairs], zeros, [c for _, c in pairs], create_graph=create,
                               retain_graph=create)
-        return list(grads) if create else [r.data if isinstance(r, Tensor) else r for r in grads]
+        return list(grads) if create else [r._data if isinstance(r, Tensor) else r for r in grads]
 
     def has_vjp(self) -> bool:
         return True
 
 
 def _float(x: Any) -> np.ndarray:
-    arr = np.asarray(x.data if isinstance(x, Tensor) else x)
+    arr = np.asarray(x._data if isinstance(x, Tensor) else x)
     return arr if arr.dtype.kind in "fc" else arr.astype(np.float64)
 
 

@@ -54,7 +54,7 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], 
         raise RuntimeError("grad: is_grads_batched=True needs grad_outputs, with a leading batch axis")
     single = isinstance(outputs, Tensor)
     batches = [grad_outputs] if single else list(grad_outputs)
-    sizes = {int(np.shape(b.data if isinstance(b, Tensor) else b)[0]) for b in batches}
+    sizes = {int(np.shape(b._data if isinstance(b, Tensor) else b)[0]) for b in batches}
     if len(sizes) != 1:
         raise RuntimeError(f"grad: is_grads_batched=True needs one batch size in grad_outputs, got {sorted(sizes)}")
     (n,) = sizes
@@ -131,8 +131,8 @@ def _torch_style_check(name: str, func: Any, inputs: Any, order: int, eps: float
 
     args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     for i, a in enumerate(args):
-        if isinstance(a, Tensor) and a.data.dtype != np.float64 and a.data.dtype.kind == "f":
-            raise TypeError(f"{name}: input {i} is {a.data.dtype}; finite differences need float64 inputs, as "
+        if isinstance(a, Tensor) and a._data.dtype != np.float64 and a._data.dtype.kind == "f":
+            raise TypeError(f"{name}: input {i} is {a._data.dtype}; finite differences need float64 inputs, as "
                             "PyTorch warns: make them with dtype=np.float64 (or x.double())")
     def on_tensors(*values: Any) -> Any:  # the finite differences pass arrays: func is written with Tensor methods
         return func(*(Tensor._wrap(v) if isinstance(v, np.ndarray) else v for v in values))

@@ -117,7 +117,7 @@ def _make_rule(cls: type[Function], n_args: int, nondiff: tuple[int, ...]) -> cu
         out = [g for i, g in enumerate(grads) if i not in nondiff]
         first_order = not isinstance(g, Tensor) and not (isinstance(g, (tuple, list)) and
                                                          any(isinstance(x, Tensor) for x in g))
-        return tuple(x.data if first_order and isinstance(x, Tensor) else x for x in out)
+        return tuple(x._data if first_order and isinstance(x, Tensor) else x for x in out)
 
     rule = custom_vjp(fn, nondiff_argnums=nondiff)
     rule.defvjp(run, bwd)

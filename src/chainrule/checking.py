@@ -24,7 +24,7 @@ class GradcheckError(AssertionError):
 
 
 def _value(x: Any) -> np.ndarray:
-    arr = np.asarray(x.data if isinstance(x, Tensor) else x)
+    arr = np.asarray(x._data if isinstance(x, Tensor) else x)
     return arr.astype(np.result_type(arr, float), copy=False)
 
 
@@ -115,7 +115,7 @@ def gradcheck(
 
 def _is_float(a: Any) -> bool:
     if isinstance(a, Tensor):
-        return a.data.dtype.kind in "fc"
+        return a._data.dtype.kind in "fc"
     return isinstance(a, (float, complex, np.inexact)) or (isinstance(a, np.ndarray) and a.dtype.kind in "fc")
 
 

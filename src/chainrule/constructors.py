@@ -199,7 +199,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any =
     Example:
         >>> import chainrule as cr
         >>> t = cr.randint(0, 10, (2, 3))
-        >>> t.shape, t.dtype, bool(((t.data >= 0) & (t.data < 10)).all())
+        >>> t.shape, t.dtype, bool(((t.numpy() >= 0) & (t.numpy() < 10)).all())
         ((2, 3), dtype('int64'), True)
     """
     check_cpu("randint", device)
@@ -213,7 +213,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any =
 
 
 def _like(x: Any) -> np.ndarray:
-    return x.data if isinstance(x, Tensor) else np.asarray(x)
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 
 def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:

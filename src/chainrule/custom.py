@@ -109,11 +109,11 @@ class custom_vjp:
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         diff_leaves, diff_def = _pytree.flatten(diff_args)
         sizes = tuple(len(_pytree.flatten(a)[0]) for a in diff_args)
-        raw = _pytree.unflatten(_pytree.flatten(args)[1], [a.data if isinstance(a, Tensor) else a
+        raw = _pytree.unflatten(_pytree.flatten(args)[1], [a._data if isinstance(a, Tensor) else a
                                                             for a in _pytree.flatten(args)[0]])
         out, residuals = self.run_fwd(tuple(raw))
         out_leaves, out_def = _pytree.flatten(out)
-        out_leaves = [o.data if isinstance(o, Tensor) else o for o in out_leaves]
+        out_leaves = [o._data if isinstance(o, Tensor) else o for o in out_leaves]
         call = _Call(out_leaves, residuals, tuple(args[i] for i in sorted(nondiff)), diff_def, out_def, nondiff,
                      len(args), sizes)
         results = apply(self._primitive(len(out_leaves)), tuple(diff_leaves), {"call": call})
@@ -146,7 +146,7 @@ class _Call:
             return pick(x)
 
         # the forward value: plain arrays (under vmap of grad an example's part is traced)
-        out = [o.data if isinstance(o, Tensor) else o for o in part(self.out)]
+        out = [o._data if isinstance(o, Tensor) else o for o in part(self.out)]
         return _Call(out, part(self.residuals), part(self.nondiff), self.diff_def, self.out_def, self.positions,
                      self.n_args, self.sizes)
 
@@ -180,7 +180,7 @@ class _CustomVJP(OwnedPrimitive):
                 _, residuals = owner.run_fwd(call.all_args(list(lift(node)[1])))
             else:
                 residuals = call.residuals
-                ct = _pytree.unflatten(_pytree.flatten(ct)[1], [c.data if isinstance(c, Tensor) else c
+                ct = _pytree.unflatten(_pytree.flatten(ct)[1], [c._data if isinstance(c, Tensor) else c
                                                                 for c in _pytree.flatten(ct)[0]])
             grads = owner.bwd(*call.nondiff, residuals, ct)
             grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
@@ -197,7 +197,7 @@ class _CustomVJP(OwnedPrimitive):
         if self.owner.jvp is None:
             raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
         call = kw["call"]
-        tangents = [t if i == argnum else np.zeros_like(np.asarray(a.data if isinstance(a, Tensor) else a))
+        tangents = [t if i == argnum else np.zeros_like(np.asarray(a._data if isinstance(a, Tensor) else a))
                     for i, a in enumerate(args)]
         # ``args`` are Tensors when outer derivatives are being traced (then the rule is recorded too)
         diff = list(_pytree.unflatten(call.diff_def, list(args)))
@@ -248,7 +248,7 @@ def stop_gradient(x: Any) -> Any:
 
 def _stopped(x: Any) -> Any:
     if isinstance(x, Tensor):
-        return Tensor._wrap(x.data)
+        return Tensor._wrap(x._data)
     if hasattr(type(x), "__array_function__") and type(x) is not np.ndarray and not isinstance(x, np.generic):
         from .batching.value import Batched  # a batched value under vmap: stop each example's part
 

@@ -58,7 +58,7 @@ def _as_arrays(arrays: tuple[Any, ...], where: str) -> list[np.ndarray]:
         raise ValueError(f"{where}: give at least one array")
     out = []
     for i, a in enumerate(arrays):
-        a = np.asarray(a.data if isinstance(a, Tensor) else a)
+        a = np.asarray(a._data if isinstance(a, Tensor) else a)
         if a.ndim == 0:
             raise ValueError(f"{where}: array {i} is 0-d; each array needs one row per example")
         out.append(a)
@@ -166,7 +166,7 @@ def train_val_split(*arrays: Any, val_fraction: float = 0.2, seed: Any = 0, shuf
         if not shuffle:
             val_idx, train_idx = order[n - n_val:], order[: n - n_val]
     else:
-        labels = np.asarray(stratify.data if isinstance(stratify, Tensor) else stratify)
+        labels = np.asarray(stratify._data if isinstance(stratify, Tensor) else stratify)
         if labels.shape[:1] != (n,):
             raise ValueError(f"train_val_split: stratify must have {n} labels, got shape {labels.shape}")
         val_parts, train_parts = [], []

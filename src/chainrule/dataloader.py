@@ -84,7 +84,7 @@ class TensorDataset(Dataset):
     def __init__(self, *tensors: Any) -> None:
         if not tensors:
             raise ValueError("TensorDataset: give at least one array")
-        self.tensors = tuple(np.asarray(t.data if isinstance(t, Tensor) else t) for t in tensors)
+        self.tensors = tuple(np.asarray(t._data if isinstance(t, Tensor) else t) for t in tensors)
         self._as_tensor = tuple(isinstance(t, Tensor) for t in tensors)  # given as Tensors: rows come out as Tensors
         sizes = [len(t) if t.ndim else None for t in self.tensors]
         if None in sizes or len(set(sizes)) != 1:
@@ -124,7 +124,7 @@ def default_collate(samples: list[Any]) -> Any:
     if isinstance(first, np.ndarray) and first.dtype.kind in "SUO":
         raise TypeError(f"default_collate: arrays of {first.dtype} cannot be made a Tensor (PyTorch refuses them too); "
                         "pass a collate_fn")
-    return Tensor._wrap(np.stack([np.asarray(s.data if isinstance(s, Tensor) else s) for s in samples]))
+    return Tensor._wrap(np.stack([np.asarray(s._data if isinstance(s, Tensor) else s) for s in samples]))
 
 
 def default_convert(sample: Any) -> Any:

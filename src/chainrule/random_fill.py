@@ -52,7 +52,7 @@ def multinomial(probs: Any, num_samples: int, replacement: bool = False, *, gene
         >>> cr.multinomial(cr.tensor([0.0, 1.0, 0.0]), 2, replacement=True)
         Tensor([1, 1])
     """
-    p = np.asarray(probs.data if isinstance(probs, Tensor) else probs, dtype=np.float64)
+    p = np.asarray(probs._data if isinstance(probs, Tensor) else probs, dtype=np.float64)
     if p.ndim not in (1, 2):
         raise RuntimeError(f"multinomial: probs must be 1-d or 2-d, got shape {p.shape}")
     if isinstance(num_samples, bool) or int(num_samples) != num_samples or num_samples <= 0:

@@ -119,7 +119,7 @@ class WeightedRandomSampler(Sampler):
             raise ValueError(f"WeightedRandomSampler: num_samples must be a positive int, got {num_samples!r}")
         if not isinstance(replacement, bool):
             raise ValueError(f"WeightedRandomSampler: replacement must be a bool, got {replacement!r}")
-        w = np.asarray(weights.data if isinstance(weights, Tensor) else weights, dtype=np.float64)
+        w = np.asarray(weights._data if isinstance(weights, Tensor) else weights, dtype=np.float64)
         if w.ndim != 1:
             raise ValueError(f"WeightedRandomSampler: weights must be 1-d, got shape {w.shape}")
         self.weights, self.num_samples, self.replacement = w, int(num_samples), replacement
@@ -129,7 +129,7 @@ class WeightedRandomSampler(Sampler):
         from .random_fill import multinomial  # on first use: keeps `import chainrule` light
 
         draws = multinomial(self.weights, self.num_samples, self.replacement, generator=_rng(self.generator))
-        yield from (int(i) for i in draws.data)
+        yield from (int(i) for i in draws._data)
 
     def __len__(self) -> int:
         return self.num_samples

@@ -45,12 +45,14 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     call ``zero_grad()`` (or set ``grad = None``) between steps.
     """
 
-    # data: the values; grad: the accumulated gradient (a Tensor) or None; _label: a name for pictures;
+    # _data: the values (an ndarray; ``.data`` is a Tensor sharing them); grad: the accumulated gradient
+    # (a Tensor) or None; _label: a name for pictures;
     # _requires_grad: whether it is differentiated (a leaf asked for it, or it was computed from one);
     # _node: the graph node that computed it (None for a leaf), _index: its position among that node's
     # outputs (None when the node has one); _stamp: its creation time on the version clock;
-    # _tangents: {forward level: tangent} under jvp, or None.
-    __slots__ = ("data", "grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "__weakref__")
+    # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none).
+    __slots__ = ("_data", "grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "_hooks",
+                 "__weakref__")
     grad: Tensor | None  # for type checkers (the slot above holds it)
     __array_priority__ = 1000
 
@@ -64,7 +66,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         if isinstance(data, Tensor):
             if data._requires_grad or data._tangents:
                 _copy_of_tracked(data)
-            data = data.data
+            data = data._data
         _check_data(data)
         try:
             arr = np.array(data, dtype=dtype)
@@ -82,7 +84,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
     def _set(self, arr: np.ndarray, node: Node | None, index: int | None) -> None:
         """Every field of a new Tensor (the one place they are listed; ``apply`` calls this too)."""
-        self.data = arr
+        self._data = arr
         self.grad = self._label = self._tangents = None
         self._requires_grad = node is not None
         self._node = node
@@ -105,32 +107,58 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
     # -- array attributes --------------------------------------------------------------
     @property
+    def data(self) -> Tensor:
+        """The values as a new Tensor that shares this one's memory and is cut from the graph (PyTorch's ``.data``).
+
+        In-place writes to it change this tensor without being recorded (``p.data.add_(-lr * p.grad)``);
+        ``.numpy()`` gives the ndarray itself. Setting ``t.data = x`` (a Tensor or an array) replaces the values.
+
+        Example:
+            >>> from chainrule import Tensor
+            >>> w = Tensor([1.0, 2.0], requires_grad=True)
+            >>> w.data.mul_(10)   # a Tensor sharing w's memory
+            Tensor([10., 20.])
+            >>> w
+            Tensor([10., 20.], requires_grad=True)
+        """
+        return Tensor._wrap(self._data)
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        arr = value._data if isinstance(value, Tensor) else np.asarray(value)
+        if self._requires_grad and arr.dtype.kind not in "fc":
+            raise TypeError(
+                f"Tensor.data = ...: the tensor requires grad, so its values must be floating, not {arr.dtype}"
+            )
+        self._data = arr
+
+    @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def size(self) -> _Size:
         """The number of entries (ndarray's ``t.size``); called: the shape (PyTorch's ``t.size()``) or ``t.size(d)``."""
-        return _Size(self.data.size, self.data.shape)
+        return _Size(self._data.size, self._data.shape)
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._data.ndim == 0:
             raise TypeError("len() of a 0-d Tensor")
-        return len(self.data)
+        return len(self._data)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="Tensor(")
+        body = np.array2string(self._data, separator=", ", prefix="Tensor(")
         extra = ""
-        if self.data.dtype not in (np.float64, np.int64, np.bool_):
-            extra += f", dtype={self.data.dtype}"
+        if self._data.dtype not in (np.float64, np.int64, np.bool_):
+            extra += f", dtype={self._data.dtype}"
         if self._requires_grad:
             extra += ", requires_grad=True" if self._node is None else f", op={self._node.prim.name}"
         return f"Tensor({body}{extra})"
@@ -167,9 +195,9 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        if flag and self.data.dtype.kind not in "fc":
+        if flag and self._data.dtype.kind not in "fc":
             raise TypeError(
-                f"Tensor: only floating-point tensors can require grad, this one has dtype {self.data.dtype}; "
+                f"Tensor: only floating-point tensors can require grad, this one has dtype {self._data.dtype}; "
                 "make it float, e.g. Tensor(data, dtype=float, requires_grad=True)"
             )
         if not flag and self._node is not None:
@@ -208,11 +236,11 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     @property
     def _version(self) -> int:
         """When this tensor's memory was last changed in place (0: never), as PyTorch's ``_version`` grows."""
-        return clock.version(self.data)
+        return clock.version(self._data)
 
     def detach(self) -> Tensor:
         """The same data, cut from the graph (no gradient flows through it)."""
-        return Tensor._wrap(self.data)
+        return Tensor._wrap(self._data)
 
     def retain_grad(self) -> None:
         """Keep ``.grad`` on this non-leaf tensor after ``backward()`` (a leaf always keeps it)."""
@@ -252,7 +280,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
             if entry[3] is None:
                 entry[3] = []
             hooks = entry[3]
-        raw = _raw_hook(hook, self.data.shape)
+        raw = _raw_hook(hook, self._data.shape)
         hooks.append(raw)
         return RemovableHandle(hooks, raw)
 
@@ -294,7 +322,7 @@ def _raw_hook(hook: Callable[[Tensor], Any], shape: tuple[int, ...]) -> Callable
         if traced:
             new = out if isinstance(out, Tensor) else Tensor._wrap(np.asarray(out, dtype=g.dtype))
         else:  # a copy: the hook's own array must never become a .grad that aliases it
-            new = np.array(out.data if isinstance(out, Tensor) else out, dtype=g.dtype)
+            new = np.array(out._data if isinstance(out, Tensor) else out, dtype=g.dtype)
         if new.shape != shape:
             raise ValueError(
                 f"register_hook: the hook returned a gradient of shape {new.shape} for a tensor of shape {shape}; "
@@ -383,24 +411,24 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             "computed from anything that does; create inputs with requires_grad=True"
         )
     if gradient is None:
-        if root.data.dtype.kind == "c":
+        if root._data.dtype.kind == "c":
             raise RuntimeError(
-                f"backward: the output is complex ({root.data.dtype}); a gradient needs a real-valued output "
+                f"backward: the output is complex ({root._data.dtype}); a gradient needs a real-valued output "
                 "(e.g. np.abs(z) ** 2 or np.real(z)), or pass gradient= (d final / d output, complex)"
             )
-        if root.data.size != 1:
+        if root._data.size != 1:
             raise RuntimeError(
                 f"backward: the output has shape {root.shape}, not one element; pass gradient= an array of "
                 f"shape {root.shape} (d final / d output), or reduce it first, e.g. out.sum().backward()"
             )
-        data = root.data
+        data = root._data
         # a 0-d output (the usual loss): one C call instead of ones_like's two Python-level steps
         seed = np.array(1, dtype=data.dtype) if data.shape == () else np.ones_like(data)
     else:
-        raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
-        if raw.dtype.kind == "c" and root.data.dtype.kind != "c":
+        raw = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
+        if raw.dtype.kind == "c" and root._data.dtype.kind != "c":
             raise TypeError(
-                f"backward: a complex gradient ({raw.dtype}) for a real output ({root.data.dtype}); "
+                f"backward: a complex gradient ({raw.dtype}) for a real output ({root._data.dtype}); "
                 "pass a real one, or take np.real of the output gradient"
             )
         if raw.dtype.kind not in "biufc":
@@ -412,7 +440,7 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             raise ValueError(f"backward: gradient has shape {raw.shape} but the output has shape {root.shape}")
         if create_graph and isinstance(gradient, Tensor):
             return gradient
-        seed = raw.astype(root.data.dtype, copy=False)
+        seed = raw.astype(root._data.dtype, copy=False)
     return Tensor._wrap(seed) if create_graph else seed
 
 
@@ -487,7 +515,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
             g = g.copy()
         handed_out.add(id(g))
         w = _new(Tensor)  # Tensor._wrap(g), inlined
-        w.data = g
+        w._data = g
         w.grad = w._label = w._tangents = w._node = w._index = None
         w._requires_grad = False
         w._stamp = _tick()

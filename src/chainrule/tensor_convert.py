@@ -71,7 +71,7 @@ class ConversionMethods:
     """``item``, ``numpy``, ``tolist``, ``__array__``, ``float()``, ``int()``, ... of ``Tensor`` (it inherits them)."""
 
     __slots__ = ()
-    data: np.ndarray
+    _data: np.ndarray
     _requires_grad: bool
     _tangents: Any
     shape: Any
@@ -115,28 +115,28 @@ class ConversionMethods:
         return self._one_value("item()")
 
     def _one_value(self, what: str) -> Any:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise NotOneElementError(
                 f"{what}: only a one-element Tensor converts to a number, this one has shape {self.shape}; "
                 "reduce it first (.sum(), .mean(), t[0]) or use .tolist()"
             )
-        return self.data.item()
+        return self._data.item()
 
     def numpy(self) -> np.ndarray:
         """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
         self._refuse_number_in_transform("numpy()")
-        return self.data
+        return self._data
 
     def tolist(self) -> Any:
         """The values as (nested) Python lists of numbers."""
         self._refuse_number_in_transform("tolist()")
-        return self.data.tolist()
+        return self._data.tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if dtype is not None and np.dtype(dtype).kind in "biu":
             # to integers or booleans (np.int64(t), np.asarray(t, dtype=int)): nothing differentiable to lose, as
             # autograd's and JAX's integer casts, whose derivative is zero
-            return self.data.astype(dtype)
+            return self._data.astype(dtype)
         if state.transform_depth() and (self._tangents or self._requires_grad and state.grad_enabled()):
             # inside grad/jvp/...: a NumPy copy of a traced value would carry no derivative
             raise TypeError(
@@ -156,9 +156,20 @@ class ConversionMethods:
             inside = numpy_internal_caller()
             if inside is not None:
                 self._refuse_numpy_internal(inside)
-        if dtype is not None and dtype != self.data.dtype:
-            return self.data.astype(dtype)
-        return self.data.copy() if copy else self.data
+        if dtype is not None and dtype != self._data.dtype:
+            return self._data.astype(dtype)
+        return self._data.copy() if copy else self._data
+
+    def __dlpack__(self, *args: Any, **kwargs: Any) -> Any:
+        """The values over DLPack (``torch.tensor(t)``, ``torch.from_dlpack(t)``), with ``__array__``'s checks."""
+        arr = self.__array__()
+        try:
+            return arr.__dlpack__(*args, **kwargs)
+        except BufferError:  # NumPy exports no read-only array (a broadcast view): a copy then
+            return arr.copy().__dlpack__(*args, **kwargs)
+
+    def __dlpack_device__(self) -> Any:
+        return self._data.__dlpack_device__()
 
     def __float__(self) -> float:
         self._refuse_number_in_transform("float()")
@@ -185,16 +196,16 @@ class ConversionMethods:
         return complex(self._one_value("complex()"))
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub":
-            raise TypeError(f"only integer Tensors can be used as an index, not {self.data.dtype}")
+        if self._data.dtype.kind not in "iub":
+            raise TypeError(f"only integer Tensors can be used as an index, not {self._data.dtype}")
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
+        if self._data.size != 1:
             raise NotOneElementError(
                 f"bool(): the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
             )
-        return bool(self.data)
+        return bool(self._data)
 
     __hash__ = object.__hash__
 

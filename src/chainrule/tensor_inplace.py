@@ -22,7 +22,7 @@ class InPlaceMethods:
     """The in-place methods of ``Tensor`` (it inherits them; ``isinstance(x, InPlaceMethods)`` means a Tensor)."""
 
     __slots__ = ()
-    data: np.ndarray
+    _data: np.ndarray
     _requires_grad: bool
     _node: Any
     _tangents: Any
@@ -30,7 +30,7 @@ class InPlaceMethods:
 
     def _bump_version(self) -> None:
         """Record an in-place change of this tensor's memory on the version clock (``_version`` grows)."""
-        clock.record_change(self.data)
+        clock.record_change(self._data)
 
     def _inplace_guard(self, what: str, value: Any = None) -> None:
         other_traced = isinstance(value, InPlaceMethods) and state.is_traced(value)
@@ -68,8 +68,8 @@ class InPlaceMethods:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         self._inplace_guard("__setitem__", value)
-        self.data[_raw_index(index)] = value.data if isinstance(value, InPlaceMethods) else value
-        clock.record_change(self.data)
+        self._data[_raw_index(index)] = value._data if isinstance(value, InPlaceMethods) else value
+        clock.record_change(self._data)
 
     def _rebinds(self, name: str, other: Any) -> bool:
         """Does ``t += x`` (an operator, not ``add_``) give ``t`` a new value instead of writing in place?
@@ -89,7 +89,7 @@ class InPlaceMethods:
         # references to this tensor: the caller's name (and its operand on the stack, on most Pythons), self in
         # __iadd__, _inplace and here, getrefcount's argument: counted once by _Probe; to its array: the data
         # slot and getrefcount's argument
-        return sys.getrefcount(self) <= _SOLE_TENSOR_REFS and sys.getrefcount(self.data) <= 2
+        return sys.getrefcount(self) <= _SOLE_TENSOR_REFS and sys.getrefcount(self._data) <= 2
 
     def _rebound(self, name: str, ufunc: Any, other: Any) -> Any:
         """``self <op> other`` out of place, in the graph, with the shape and dtype in place would keep."""
@@ -99,59 +99,59 @@ class InPlaceMethods:
                 f"{name}: the result of shape {result.shape} does not fit in place in a Tensor of shape "
                 f"{self.shape}; write it out of place (t = t {_SYMBOL[name]} x)"
             )
-        if result.data.dtype != self.data.dtype:
-            if not np.can_cast(result.data.dtype, self.data.dtype, casting="same_kind"):
+        if result._data.dtype != self._data.dtype:
+            if not np.can_cast(result._data.dtype, self._data.dtype, casting="same_kind"):
                 raise TypeError(
-                    f"{name}: the result has dtype {result.data.dtype}, which cannot be stored in place in a Tensor "
-                    f"of dtype {self.data.dtype} (PyTorch refuses this too); write it out of place "
+                    f"{name}: the result has dtype {result._data.dtype}, which cannot be stored in place in a Tensor "
+                    f"of dtype {self._data.dtype} (PyTorch refuses this too); write it out of place "
                     f"(t = t {_SYMBOL[name]} x) or convert first (t = t.astype(float))"
                 )
-            result = result.astype(self.data.dtype)
+            result = result.astype(self._data.dtype)
         return result
 
     def _inplace(self, name: str, ufunc: Any, other: Any) -> Any:
         if ufunc in _OUT_OF_PLACE and self._rebinds(name, other):
             return self._rebound(name, ufunc, other)
         self._inplace_guard(name, other)
-        other_data = other.data if isinstance(other, InPlaceMethods) else other
+        other_data = other._data if isinstance(other, InPlaceMethods) else other
         try:
-            ufunc(self.data, other_data, out=self.data, casting="same_kind")
+            ufunc(self._data, other_data, out=self._data, casting="same_kind")
         except TypeError as e:
             if "cast" not in str(e) or other_data is None:
                 kind = type(other).__name__
                 raise TypeError(f"{name}: cannot combine a Tensor with {kind} {other!r:.40} ({e})") from None
             # NumPy's casting error: e.g. an int tensor += a float
-            result = np.result_type(self.data, other_data) if ufunc is not np.divide else np.dtype(np.float64)
+            result = np.result_type(self._data, other_data) if ufunc is not np.divide else np.dtype(np.float64)
             raise TypeError(
                 f"{name}: the result has dtype {result}, which cannot be stored in place in a Tensor of dtype "
-                f"{self.data.dtype} (PyTorch refuses this too); write it out of place (t = t {_SYMBOL[name]} x) "
+                f"{self._data.dtype} (PyTorch refuses this too); write it out of place (t = t {_SYMBOL[name]} x) "
                 "or convert first (t = t.astype(float))"
             ) from None
         except ValueError as e:  # the result would have another shape
             raise ValueError(
-                f"{name}: the result of shape {np.broadcast_shapes(np.shape(self.data), np.shape(other_data))} "
+                f"{name}: the result of shape {np.broadcast_shapes(np.shape(self._data), np.shape(other_data))} "
                 f"does not fit in place in a Tensor of shape {self.shape} ({e}); write it out of place "
                 f"(t = t {_SYMBOL[name]} x)"
             ) from None
-        clock.record_change(self.data)
+        clock.record_change(self._data)
         return self
 
     def _inplace_matmul(self, other: Any) -> Any:
         self._inplace_guard("__imatmul__", other)
-        other_data = other.data if isinstance(other, InPlaceMethods) else np.asarray(other)
-        result = np.matmul(self.data, other_data)
+        other_data = other._data if isinstance(other, InPlaceMethods) else np.asarray(other)
+        result = np.matmul(self._data, other_data)
         if result.shape != self.shape:
             raise ValueError(
                 f"__imatmul__: the product has shape {result.shape}, which does not fit in place in a Tensor of "
                 f"shape {self.shape}; write it out of place (t = t @ x)"
             )
-        if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
+        if not np.can_cast(result.dtype, self._data.dtype, casting="same_kind"):
             raise TypeError(
                 f"__imatmul__: the product has dtype {result.dtype}, which cannot be stored in place in a Tensor of "
-                f"dtype {self.data.dtype}; write it out of place (t = t @ x)"
+                f"dtype {self._data.dtype}; write it out of place (t = t @ x)"
             )
-        self.data[...] = result
-        clock.record_change(self.data)
+        self._data[...] = result
+        clock.record_change(self._data)
         return self
 
     # Python's augmented assignment: changes the tensor itself (p -= lr * p.grad updates p).
@@ -218,15 +218,15 @@ class InPlaceMethods:
     def copy_(self, other: Any) -> Any:
         """In place: overwrite the values with ``other``'s (broadcast to this shape)."""
         self._inplace_guard("copy_", other)
-        np.copyto(self.data, other.data if isinstance(other, InPlaceMethods) else other)
-        clock.record_change(self.data)
+        np.copyto(self._data, other._data if isinstance(other, InPlaceMethods) else other)
+        clock.record_change(self._data)
         return self
 
     def fill_(self, value: float) -> Any:
         """In place: set every entry to ``value``."""
         self._inplace_guard("fill_")
-        self.data.fill(value)
-        clock.record_change(self.data)
+        self._data.fill(value)
+        clock.record_change(self._data)
         return self
 
     def zero_(self) -> Any:
@@ -274,15 +274,15 @@ def _scaled(other: Any, alpha: float) -> Any:
     if isinstance(other, InPlaceMethods):
         if state.is_traced(other):
             return other  # refused by the guard, with the operand named
-        return other.data * alpha
+        return other._data * alpha
     return np.asarray(other) * alpha
 
 
 def _raw_index(index: Any) -> Any:
     if isinstance(index, InPlaceMethods):
-        return index.data
+        return index._data
     if isinstance(index, tuple):
-        return tuple(i.data if isinstance(i, InPlaceMethods) else i for i in index)
+        return tuple(i._data if isinstance(i, InPlaceMethods) else i for i in index)
     return index
 
 

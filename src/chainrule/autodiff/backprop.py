@@ -47,7 +47,7 @@ def grad(
     live = [(o, g) for o, g in zip(outs, gouts) if o._requires_grad]
     found: dict[Any, Any] = {}
     for o, g in live:
-        if g is None and o.data.size != 1 and o.data.dtype.kind != "c":
+        if g is None and o._data.size != 1 and o._data.dtype.kind != "c":
             raise RuntimeError(
                 f"grad: an output has shape {o.shape}, not one element; pass grad_outputs= (one array of its shape "
                 "per output: d final / d output), or reduce it first, e.g. grad(out.sum(), inputs)"
@@ -68,6 +68,6 @@ def grad(
             if allow_unused and not materialize_grads:
                 results.append(None)
                 continue
-            g = np.zeros_like(t.data)
+            g = np.zeros_like(t._data)
         results.append(g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)))
     return tuple(results)

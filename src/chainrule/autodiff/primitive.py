@@ -217,7 +217,7 @@ class Primitive:
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
         if self.real_only is not None:
             outs = ans if self.n_outputs > 1 else (ans,)
-            self._check_real([a.data if isinstance(a, Tensor) else a for a in (*args, *outs)])
+            self._check_real([a._data if isinstance(a, Tensor) else a for a in (*args, *outs)])
         if self.first_order_only and (isinstance(t, Tensor) or any(isinstance(a, Tensor) for a in args)):
             raise _second_order(self.name)  # traced: an outer derivative would differentiate this rule
         rule = self._rule(self.jvps, self.jvp_argnum, argnum, "forward")
@@ -261,7 +261,7 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     for a in args:
         if isinstance(a, Tensor):
             tensors = True
-            d = vals[i] = a.data
+            d = vals[i] = a._data
             if a._requires_grad:
                 node = a._node
                 parents.append((i, a if node is None else node, a._index, d.shape, d.dtype))
@@ -279,7 +279,7 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     if data.__class__ is not np.ndarray:
         data = np.asarray(data)
     out = _new(Tensor)  # Tensor._set, inlined: this is the hottest path
-    out.data = data
+    out._data = data
     out.grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     if parents and _grad_enabled():
@@ -318,7 +318,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
     """
     if batching.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x,), None)
-    xd = x.data
+    xd = x._data
     try:
         data = prim.fn(xd)
     except (TypeError, ValueError) as e:
@@ -328,7 +328,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
             raise _explain(prim, (x,), [xd], TypeError(f"{prim.name}: no result"))
         data = np.asarray(data)
     out = _new(Tensor)  # as in apply
-    out.data = data
+    out._data = data
     out.grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     if x._requires_grad and _grad_enabled():
@@ -363,8 +363,8 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     """
     if batching.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
         return apply(prim, (x, y), None)
-    xd = x.data
-    yd = y.data
+    xd = x._data
+    yd = y._data
     try:
         data = prim.fn(xd, yd)
     except (TypeError, ValueError) as e:
@@ -374,7 +374,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
             raise _explain(prim, (x, y), [xd, yd], TypeError(f"{prim.name}: no result"))
         data = np.asarray(data)
     out = _new(Tensor)  # as in apply
-    out.data = data
+    out._data = data
     out.grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     xg = x._requires_grad

@@ -47,8 +47,8 @@ def _push(prim: Any, outs: tuple[Tensor, ...], args: tuple[Any, ...], kw: dict[s
             if traced:
                 vals, ans = args, (outs if several else outs[0])
             else:
-                vals = [a.data if isinstance(a, Tensor) else a for a in args]
-                ans = tuple(o.data for o in outs) if several else outs[0].data
+                vals = [a._data if isinstance(a, Tensor) else a for a in args]
+                ans = tuple(o._data for o in outs) if several else outs[0]._data
             total: Any = None
             for argnum, a in enumerate(args):
                 if not isinstance(a, Tensor) or not a._tangents:
@@ -57,14 +57,14 @@ def _push(prim: Any, outs: tuple[Tensor, ...], args: tuple[Any, ...], kw: dict[s
                 if t is None:
                     continue
                 if not traced and isinstance(t, Tensor):
-                    t = t.data
+                    t = t._data
                 part = prim.jvp(argnum, t, ans, vals, kw)
                 if several:
                     total = list(part) if total is None else [x + y for x, y in zip(total, part)]
                 else:
                     total = part if total is None else total + part
             for out, tangent in zip(outs, total if several else (total,)):
-                out._tangents[level] = _unbroadcast(tangent, out.data.shape, out.data.dtype)
+                out._tangents[level] = _unbroadcast(tangent, out._data.shape, out._data.dtype)
 
 
 def _has_visible_tangent(x: Any) -> bool:

@@ -189,7 +189,7 @@ def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:
 def _untraced_as_array(x: Any) -> Any:
     from ..transforms._common import _traced
 
-    return x.data if isinstance(x, Tensor) and not _traced(x) else x
+    return x._data if isinstance(x, Tensor) and not _traced(x) else x
 
 
 def _check_result(x: Any) -> None:
@@ -209,7 +209,7 @@ def _same_for_every_example(x: Batched) -> Any:
     v, data, depth = x.value, x.value, 0
     while isinstance(data, Batched):  # a value of outer vmaps: their batch axes come first in the array
         data, depth = data.value, depth + 1
-    data = data.data if isinstance(data, Tensor) else data
+    data = data._data if isinstance(data, Tensor) else data
     if isinstance(data, np.ndarray):
         first = np.take(data, [0], axis=depth) if data.shape[depth] else data
         same = data == first

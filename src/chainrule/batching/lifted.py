@@ -50,7 +50,7 @@ def _finish(x: Any) -> Any:
     """A Batched result handed back to the caller: plain values unless an outer transform traces them."""
     outer_traced = state.transform_depth() > 0 and isinstance(x, Batched) and transforms._traced(x.value)
     if isinstance(x, Batched) and isinstance(x.value, Tensor) and not outer_traced:
-        return Batched(x.value.data, x.level)
+        return Batched(x.value._data, x.level)
     return x
 
 

@@ -49,7 +49,7 @@ def ndim(x: Any) -> int:
     if isinstance(x, Batched):
         return x.ndim
     if isinstance(x, Tensor):
-        return x.data.ndim
+        return x._data.ndim
     if isinstance(x, (np.ndarray, np.generic, int, float, complex, bool, list)):
         return np.ndim(x)
     return 0

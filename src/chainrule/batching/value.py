@@ -107,29 +107,24 @@ class Batched:
 
     # -- NumPy's protocols ---------------------------------------------------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        if _outranked(self, inputs, kwargs):
-            return NotImplemented
-        _check_open(self)
+        _check_all_open(inputs, kwargs)
         return NUMPY_PROTOCOL["ufunc"](ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        if _outranked(self, args, kwargs):
-            return NotImplemented
-        _check_open(self)
+        _check_all_open(args, kwargs)
         return NUMPY_PROTOCOL["function"](func, args, kwargs)
 
 
-def _outranked(self: Batched, args: Any, kwargs: dict[str, Any]) -> bool:
-    """A Batched value of an inner vmap is among the arguments: that one batches first."""
+def _check_all_open(args: Any, kwargs: dict[str, Any]) -> None:
+    """Every Batched argument belongs to a running vmap. NumPy asks only the first argument of each type, so
+    this one answers for Batched values of every level among them (the rules batch the innermost first)."""
     stack = list(args) + list(kwargs.values())
     while stack:
         a = stack.pop()
         if isinstance(a, Batched):
-            if a.level > self.level:
-                return True
+            _check_open(a)
         elif isinstance(a, (list, tuple)):
             stack.extend(a)
-    return False
 
 
 def _check_open(x: Batched) -> None:

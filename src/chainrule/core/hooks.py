@@ -1,7 +1,9 @@
 """Gradient hooks kept apart from the values they watch (``Tensor.register_hook``).
 
-A computed value's hooks live on its node's output entry; a leaf has no node, so its hooks live
-here, keyed by identity and held weakly: the entry goes away with the leaf.
+A computed value's hooks live on its node's output entry. A leaf has no node, so its hooks live on the
+leaf itself (its ``_hooks``), never in a module-level table: a hook that refers to its own leaf makes a
+cycle the garbage collector frees, where a table holding the hooks would keep the leaf alive forever.
+``LEAF_HOOKS`` only notes, weakly, which living leaves have hooks (empty: the sweep skips them all).
 
 ``queue_callback(fn)`` (PyTorch's ``Variable._execution_engine.queue_callback``): called from a hook
 during ``backward()``, it runs ``fn()`` once that backward has written every ``.grad`` (data-parallel
@@ -25,8 +27,19 @@ import functools
 import weakref
 from typing import Any
 
-LEAF_HOOKS: dict[int, tuple[weakref.ref, list[Any]]] = {}  # id(leaf) -> (weak leaf, its hooks)
+LEAF_HOOKS: dict[int, weakref.ref] = {}  # id(leaf) -> weak leaf, for the living leaves that have hooks
+
 SWEEP_END: list[Any] = []  # callbacks queued during a backward, run when it has written the gradients
+
+
+class HookList(list):
+    """A leaf's hooks. They belong to that object: a copy or an unpickled leaf starts without any (as PyTorch's)."""
+
+    def __deepcopy__(self, memo: Any) -> HookList:
+        return HookList()
+
+    def __reduce__(self) -> Any:
+        return (HookList, ())
 
 
 class RemovableHandle:
@@ -43,25 +56,28 @@ class RemovableHandle:
 
 
 def _forget(key: int, ref: weakref.ref) -> None:
-    if LEAF_HOOKS.get(key, (None,))[0] is ref:
+    if LEAF_HOOKS.get(key) is ref:
         del LEAF_HOOKS[key]
 
 
 def hooks_of(leaf: Any) -> list[Any]:
     """The (mutable) list of hooks of ``leaf``, made on first use."""
+    hooks = getattr(leaf, "_hooks", None)
+    if hooks is None:
+        hooks = leaf._hooks = HookList()
     key = id(leaf)
-    entry = LEAF_HOOKS.get(key)
-    if entry is None or entry[0]() is not leaf:  # none yet, or a dead leaf's id reused
-        entry = LEAF_HOOKS[key] = (weakref.ref(leaf, functools.partial(_forget, key)), [])
-    return entry[1]
+    ref = LEAF_HOOKS.get(key)
+    if ref is None or ref() is not leaf:  # none yet, or a dead leaf's id reused
+        LEAF_HOOKS[key] = weakref.ref(leaf, functools.partial(_forget, key))
+    return hooks
 
 
 def run_leaf_hooks(leaf: Any, g: Any) -> Any:
     """``g`` passed through ``leaf``'s hooks, in the order they were registered."""
-    entry = LEAF_HOOKS.get(id(leaf))
-    if entry is None or entry[0]() is not leaf:
+    hooks = getattr(leaf, "_hooks", None)
+    if not hooks:
         return g
-    for hook in list(entry[1]):
+    for hook in list(hooks):
         g = hook(g)
     return g
 

@@ -120,7 +120,7 @@ def get_world_size(group: Any = None) -> int:
 
 def _buffer(x: Any, where: str, writes: bool = True) -> np.ndarray:
     """The NumPy array that MPI reads and writes in place: ``x`` itself, or a Tensor's ``.data``."""
-    a = x.data if isinstance(x, Tensor) else x
+    a = x._data if isinstance(x, Tensor) else x
     if not isinstance(a, np.ndarray):
         raise TypeError(f"{where}: needs a NumPy array or a chainrule Tensor to work on in place, got "
                         f"{type(x).__name__}; wrap it with np.asarray first and use the result")

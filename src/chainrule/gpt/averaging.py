@@ -80,11 +80,11 @@ class MPIRanks:
         self.writer = self.rank == 0
         self.params = list({id(p): p for p in model.parameters()}.values())  # tied weights once
         for p in self.params:
-            if not p.data.flags.c_contiguous:
-                p.data = np.ascontiguousarray(p.data)
-            dist.broadcast(p.data, src=0)
-        dtypes = {p.data.dtype for p in self.params if p.requires_grad}
-        self.flat = np.zeros(sum(p.data.size for p in self.params if p.requires_grad),
+            if not p._data.flags.c_contiguous:
+                p.data = np.ascontiguousarray(p._data)
+            dist.broadcast(p._data, src=0)
+        dtypes = {p._data.dtype for p in self.params if p.requires_grad}
+        self.flat = np.zeros(sum(p._data.size for p in self.params if p.requires_grad),
                              max(dtypes, key=lambda d: d.itemsize) if dtypes else np.float64)
         self.reduce_seconds = 0.0
 
@@ -106,19 +106,19 @@ class MPIRanks:
         start = time.perf_counter()
         offset, trainable = 0, [p for p in self.params if p.requires_grad]
         for p in trainable:
-            n = p.data.size
+            n = p._data.size
             if p.grad is None:
                 self.flat[offset:offset + n] = 0
             else:
-                self.flat[offset:offset + n] = p.grad.data.reshape(-1)
+                self.flat[offset:offset + n] = p.grad._data.reshape(-1)
             offset += n
         dist.all_reduce(self.flat)
         total = np.array([loss], dtype=np.float64)
         dist.all_reduce(total)
         offset = 0
         for p in trainable:
-            n = p.data.size
-            p.grad = Tensor._wrap(self.flat[offset:offset + n].reshape(p.data.shape).astype(p.data.dtype, copy=True))
+            n = p._data.size
+            p.grad = Tensor._wrap(self.flat[offset:offset + n].reshape(p._data.shape).astype(p._data.dtype, copy=True))
             offset += n
         self.reduce_seconds = time.perf_counter() - start
         return float(total[0])

@@ -72,7 +72,7 @@ def load_gpt(path: str | os.PathLike[str]) -> tuple[GPT, Tokenizer, dict[str, An
     except (KeyError, TypeError, ValueError) as e:
         raise GPTError(f"checkpoint {os.fspath(path)!r} is damaged: its model does not load ({_one_line(e)})") from None
     for name, p in model.named_parameters():
-        if not np.isfinite(p.data).all():
+        if not np.isfinite(p._data).all():
             raise GPTError(f"checkpoint {os.fspath(path)!r} holds non-finite weights (NaN or inf in {name!r}): its run "
                            "diverged; train again with a lower --lr")
     if "tokenizer" not in extra:

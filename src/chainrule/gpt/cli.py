@@ -401,7 +401,7 @@ def sample_command(args: argparse.Namespace) -> int:
     if not args.prompt:
         raise GPTError("the prompt is empty; give at least one character with --prompt")
     model, tokenizer, _ = load_gpt(_checkpoint_path(args))
-    itemsize = model.wte.weight.data.dtype.itemsize
+    itemsize = model.wte.weight._data.dtype.itemsize
     check_fits(f"sampling --tokens {args.tokens}", sampling_bytes(model.config, args.tokens, itemsize),
                "ask for fewer --tokens")
     ids = tokenizer.encode(args.prompt)

@@ -178,7 +178,7 @@ class Trainer:
         if c.workers is not None:
             wanted = int(c.workers)
         else:
-            params = sum(int(p.data.size) for p in self.model.parameters())
+            params = sum(int(p._data.size) for p in self.model.parameters())
             big = 6.0 * params * c.batch_size * self.context >= SPLIT_WORK
             wanted = num_threads() if big else 1
         return max(1, min(wanted, c.batch_size)) if fork_available() else 1
@@ -370,7 +370,7 @@ class Trainer:
         val_loss = self.evaluate()
         if not math.isfinite(val_loss):
             self._diverged(f"validation loss is {val_loss}")
-        bad = next((n for n, p in self.model.named_parameters() if not np.isfinite(p.data).all()), None)
+        bad = next((n for n, p in self.model.named_parameters() if not np.isfinite(p._data).all()), None)
         if bad is not None:
             self._diverged(f"weight {bad!r} is not finite")
         self.history["val_step"].append(self.step_count)

@@ -79,7 +79,7 @@ class _SharedArrays:
 
 
 def _signature(params: list[Any]) -> list[tuple[int, tuple[int, ...], str, bool]]:
-    return [(id(p), p.data.shape, p.data.dtype.str, bool(p.requires_grad)) for p in params]
+    return [(id(p), p._data.shape, p._data.dtype.str, bool(p.requires_grad)) for p in params]
 
 
 class GradientWorkers:
@@ -98,7 +98,7 @@ class GradientWorkers:
         self.model, self.loss_fn = model, loss_fn
         self.params = list({id(p): p for p in model.parameters()}.values())  # tied weights once
         self.signature = _signature(self.params)
-        specs = [(p.data.shape, p.data.dtype) for p in self.params]
+        specs = [(p._data.shape, p._data.dtype) for p in self.params]
         self.values = _SharedArrays(specs)
         self._publish()
         self.grads = [_SharedArrays(specs) for _ in range(int(processes) - 1)]
@@ -153,9 +153,9 @@ class GradientWorkers:
     def _publish(self) -> None:
         """Put each parameter's values in the shared block (an optimiser or load_state_dict may have rebound them)."""
         for p, shared in zip(self.params, self.values.arrays):
-            if p.data is not shared:
-                np.copyto(shared, p.data)
-                p.data = shared
+            if p._data is not shared:
+                np.copyto(shared, p._data)
+                p._data = shared
 
     def accumulate(self, x: np.ndarray, y: np.ndarray, scale: float, step: int, seed: int) -> float:
         """Add d(scale * mean loss over all rows of x)/d(parameter) to each parameter's ``.grad``; return the mean loss.
@@ -192,7 +192,7 @@ class GradientWorkers:
             self.usage[k - 1] = (peak_kb / 1024.0, faults)
             for p, g in zip(self.params, self.grads[k - 1].arrays):
                 if p.requires_grad:
-                    p.grad = Tensor._wrap(g.copy() if p.grad is None else p.grad.data + g)
+                    p.grad = Tensor._wrap(g.copy() if p.grad is None else p.grad._data + g)
         return total
 
     def _receive(self, k: int) -> tuple[float, int, int]:
@@ -276,7 +276,7 @@ def _serve(conn: Connection, model: Any, loss_fn: Callable[[Any, Any, Any], Any]
                     if p.grad is None:
                         g.fill(0)
                     else:
-                        np.copyto(g, p.grad.data)
+                        np.copyto(g, p.grad._data)
                     p.grad = None
                 usage = resource.getrusage(resource.RUSAGE_SELF)
                 reply: tuple = ("ok", float(loss), usage.ru_maxrss, usage.ru_minflt)

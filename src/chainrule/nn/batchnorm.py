@@ -56,7 +56,7 @@ class _BatchNorm(Module):
         if nd not in self._dims:
             wanted = " or ".join(f"{d}D" for d in self._dims)
             raise ValueError(f"{type(self).__name__}: expected {wanted} input (got {nd}D input)")
-        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        dt = self.weight.dtype if self.weight is not None else self._dtype
         x = _input(x, dt, type(self).__name__)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
@@ -82,7 +82,7 @@ class BatchNorm1d(_BatchNorm):
         >>> from chainrule import nn
         >>> bn = nn.BatchNorm1d(2)
         >>> y = bn(np.array([[1.0, 10.0], [3.0, 30.0]]))
-        >>> np.round(y.data, 3), bn.running_mean, int(bn.num_batches_tracked)
+        >>> np.round(y.numpy(), 3), bn.running_mean, int(bn.num_batches_tracked)
         (array([[-1., -1.],
                [ 1.,  1.]], dtype=float32), array([0.2, 2. ], dtype=float32), 1)
     """

@@ -74,7 +74,7 @@ class _ConvNd(Module):
 
     def forward(self, x: Any) -> Any:
         w = self.weight
-        x = _input(x, w.data.dtype, type(self).__name__)
+        x = _input(x, w.dtype, type(self).__name__)
         conv = F.conv1d if self._d == 1 else F.conv2d
         if self.padding_mode == "zeros":
             return conv(x, w, self.bias, self.stride, self.padding, self.dilation, self.groups)

@@ -70,7 +70,7 @@ class _ConvTransposeNd(Module):
 
     def forward(self, x: Any, output_size: Any = None) -> Any:
         w = self.weight
-        x = _input(x, w.data.dtype, type(self).__name__)
+        x = _input(x, w._data.dtype, type(self).__name__)
         conv = F.conv_transpose1d if self._d == 1 else F.conv_transpose2d
         return conv(x, w, self.bias, self.stride, self.padding, self._output_padding(x, output_size), self.groups,
                     self.dilation)

@@ -21,7 +21,7 @@ Example:
     >>> logits = Tensor([[2.0, 0.5, -1.0]], requires_grad=True)
     >>> loss = F.cross_entropy(logits, np.array([0]))
     >>> loss.backward()
-    >>> np.round(logits.grad.data, 3)
+    >>> np.round(logits.grad.numpy(), 3)
     array([[-0.214,  0.175,  0.039]])
 """
 
@@ -33,6 +33,7 @@ import numpy as np
 
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
+from ..batching.value import Batched
 from ..blas_threads import matmul as blas_matmul
 from ..ops import reductions as _reductions
 from ..ops._define import raw
@@ -192,8 +193,8 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     """
     if not hasattr(x, "shape"):  # (a Batched value inside vmap has one)
         x = np.asarray(x)
-    sx = x.data.shape if isinstance(x, Tensor) else x.shape
-    sw = weight.data.shape if isinstance(weight, Tensor) else np.shape(weight)
+    sx = x._data.shape if isinstance(x, Tensor) else x.shape
+    sw = weight._data.shape if isinstance(weight, Tensor) else np.shape(weight)
     if len(sw) != 2:
         raise ValueError(f"linear: weight must be 2-D (out_features, in_features), got shape {sw}")
     if len(sx) == 0 or sx[-1] != sw[1]:
@@ -203,7 +204,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         )
     if bias is None:
         return _linear(x, weight)
-    sb = bias.data.shape if isinstance(bias, Tensor) else np.shape(bias)
+    sb = bias._data.shape if isinstance(bias, Tensor) else np.shape(bias)
     if sb != (sw[0],):
         raise ValueError(f"linear: bias must have shape ({sw[0]},) to match weight {sw}, got {sb}")
     return _linear(x, weight, bias)
@@ -301,8 +302,12 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
         >>> F.embedding(np.array([[0, 2]]), np.eye(3)).shape
         (1, 2, 3)
     """
-    idx = np.asarray(raw(indices))
+    batched = isinstance(indices, Batched)  # under vmap: the checks read every example's indices
+    idx = np.asarray(raw(_whole_batch(indices) if batched else indices))
     n = np.shape(raw(weight))[0]
+    if batched and (max_norm is not None or padding_idx is not None):
+        raise NotImplementedError("embedding: max_norm= and padding_idx= have no batching rule under vmap; "
+                                  "call the layer outside vmap, or without them")
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
     if idx.size and (idx.min() < 0 or idx.max() >= n):
@@ -315,7 +320,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
         )
     if max_norm is not None:
         _renormalize_rows(weight, np.unique(idx), float(max_norm), float(norm_type))
-    out = getitem(weight, idx)
+    out = getitem(weight, indices if batched else idx)
     if padding_idx is None:
         return out
     if not -n <= int(padding_idx) < n:
@@ -326,9 +331,16 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
     return _where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient
 
 
+def _whole_batch(x: Batched) -> Any:
+    """The values of every example of a batched value (under nested vmaps, of every level)."""
+    while isinstance(x, Batched):
+        x = x.value
+    return x
+
+
 def _renormalize_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
     """PyTorch's ``embedding_renorm_``: rows of the table longer than ``max_norm`` scaled down, in place."""
-    table = weight.data if isinstance(weight, Tensor) else weight
+    table = weight._data if isinstance(weight, Tensor) else weight
     if not isinstance(table, np.ndarray) or not table.flags.writeable:
         raise TypeError(f"embedding: max_norm rescales rows of the table in place; weight must be a writable NumPy "
                         f"array or a Tensor, got {type(weight).__name__}")

@@ -282,9 +282,9 @@ def cross_entropy(
         raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
     if not isinstance(logits, Tensor):
         logits = np.asarray(logits)
-    xr = logits.data if isinstance(logits, Tensor) else logits
+    xr = logits._data if isinstance(logits, Tensor) else logits
     sx = xr.shape
-    t = target.data if isinstance(target, Tensor) else np.asarray(target)
+    t = target._data if isinstance(target, Tensor) else np.asarray(target)
     if xr.dtype.kind != "f":
         raise TypeError(f"cross_entropy: logits must be floating point, got dtype {xr.dtype}")
     if len(sx) == 0:

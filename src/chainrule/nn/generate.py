@@ -121,7 +121,7 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
                         logits = run(out[:, max(0, n - ctx):n], caches)
                 else:
                     logits = run(out[:, max(0, n - ctx):n])
-                last = (logits.data if isinstance(logits, Tensor) else np.asarray(logits))[:, -1, :]
+                last = (logits._data if isinstance(logits, Tensor) else np.asarray(logits))[:, -1, :]
                 out[:, n] = sample_next(last, float(temperature), top_k, top_p, gen)
                 n += 1
     finally:

@@ -117,12 +117,12 @@ class GPT(Module):
         if standard_layout(self):
             return forward_arrays(self, np.asarray(idx), caches)
         logits = self(idx, caches)
-        return logits.data if isinstance(logits, Tensor) else np.asarray(logits)
+        return logits._data if isinstance(logits, Tensor) else np.asarray(logits)
 
     def new_caches(self, batch: int) -> list[KVCache]:
         """One empty key/value cache per block, for ``batch`` sequences of up to context_length tokens."""
         c = self.config
-        dt = self.wte.weight.data.dtype
+        dt = self.wte.weight._data.dtype
         return [KVCache(batch, c.n_heads, c.context_length, c.d_model // c.n_heads, dt) for _ in range(c.n_layers)]
 
     # -- details -----------------------------------------------------------------------------------
@@ -143,12 +143,12 @@ class GPT(Module):
         residual_std = 0.02 / math.sqrt(2 * self.config.n_layers)
         for name, p in self.named_parameters():
             if name.endswith("bias"):
-                p.data[...] = 0.0
+                p._data[...] = 0.0
             elif name.startswith("ln") or ".ln_" in name:
-                p.data[...] = 1.0
+                p._data[...] = 1.0
             else:
                 std = residual_std if name.endswith(("c_proj.weight", "mlp.2.weight")) else 0.02
-                p.data[...] = gen.normal(0.0, std, p.data.shape)
+                p._data[...] = gen.normal(0.0, std, p._data.shape)
 
     def extra_repr(self) -> str:
         return ", ".join(f"{k}={v}" for k, v in self.config.to_dict().items())

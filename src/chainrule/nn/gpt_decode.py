@@ -45,7 +45,7 @@ def standard_layout(model: Any) -> bool:
 
 
 def _data(p: Any) -> Any:
-    return None if p is None else p.data
+    return None if p is None else p._data
 
 
 _NOTHING_SAVED = Saved()  # no argument requires grad: the forward functions keep nothing in it
@@ -57,7 +57,7 @@ def _kernel(name: str) -> Any:
 
 
 def _linear(layer: Linear, x: np.ndarray) -> np.ndarray:
-    return _kernel("nn.linear")(x, layer.weight.data, _data(layer.bias))
+    return _kernel("nn.linear")(x, layer.weight._data, _data(layer.bias))
 
 
 def _norm(ln: LayerNorm, x: np.ndarray) -> np.ndarray:
@@ -94,10 +94,10 @@ def forward_arrays(model: Any, idx: np.ndarray, caches: list[KVCache] | None = N
     """``model(idx, caches)``'s logits as an array (the model must pass :func:`standard_layout`)."""
     b, t = model._check_tokens(idx)
     start = caches[0].length if caches else 0
-    x = F.embedding(idx, model.wte.weight.data) + F.embedding(np.arange(start, start + t), model.wpe.weight.data)
+    x = F.embedding(idx, model.wte.weight._data) + F.embedding(np.arange(start, start + t), model.wpe.weight._data)
     for i, block in enumerate(model.blocks):
         x = x + _attention(block.attn, _norm(block.ln_1, x), caches[i] if caches else None)
         fc, act, proj, _ = block.mlp
         x = x + _linear(proj, _gelu(_linear(fc, _norm(block.ln_2, x)), act.approximate))
     x = _norm(model.ln_f, x)
-    return F.linear(x, model.wte.weight.data) if model.lm_head is None else _linear(model.lm_head, x)
+    return F.linear(x, model.wte.weight._data) if model.lm_head is None else _linear(model.lm_head, x)

@@ -10,7 +10,7 @@ Example:
     >>> from chainrule import nn
     >>> w = nn.Parameter(np.zeros((256, 128), dtype=np.float32))
     >>> _ = nn.init.xavier_uniform_(w, rng=0)
-    >>> bool(np.abs(w.data).max() <= np.sqrt(6 / (256 + 128))), w.dtype
+    >>> bool(np.abs(w.numpy()).max() <= np.sqrt(6 / (256 + 128))), w.dtype
     (True, dtype('float32'))
 """
 
@@ -31,8 +31,8 @@ def manual_seed(seed: int) -> None:
 
     Example:
         >>> from chainrule import nn
-        >>> nn.manual_seed(0); a = nn.Linear(2, 2).weight.data.copy()
-        >>> nn.manual_seed(0); b = nn.Linear(2, 2).weight.data
+        >>> nn.manual_seed(0); a = nn.Linear(2, 2).weight.numpy().copy()
+        >>> nn.manual_seed(0); b = nn.Linear(2, 2).weight.numpy()
         >>> bool((a == b).all())
         True
     """
@@ -112,14 +112,14 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 
 def _array(t: Any, name: str) -> np.ndarray:
-    arr = t.data if isinstance(t, Tensor) else t
+    arr = t._data if isinstance(t, Tensor) else t
     if not isinstance(arr, np.ndarray) or arr.dtype.kind != "f":
         raise TypeError(f"{name}: expected a floating Parameter, Tensor or ndarray, got {type(t).__name__}")
     return arr
 
 
 def _fill(t: Any, values: Any) -> Any:
-    arr = t.data if isinstance(t, Tensor) else t
+    arr = t._data if isinstance(t, Tensor) else t
     arr[...] = values
     if isinstance(t, Tensor):
         t._bump_version()

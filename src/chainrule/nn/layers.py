@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..batching.value import Batched
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -24,21 +25,22 @@ from .parameter import Parameter, resolve_dtype
 
 
 def _input(x: Any, dtype: np.dtype, where: str) -> Any:
-    """Arrays become ``dtype`` (cheap, no graph); a Tensor of another float dtype is an error."""
-    if isinstance(x, Tensor):
-        if x.data.dtype != dtype:
-            if x.data.dtype.kind == "f":
+    """Arrays become ``dtype`` (cheap, no graph); a Tensor (or a batched value under vmap) of another float dtype
+    is an error."""
+    if isinstance(x, (Tensor, Batched)):
+        if x.dtype != dtype:
+            if x.dtype.kind == "f":
                 hint = (
                     " (cr.Tensor keeps NumPy's float64 for Python floats; cr.tensor, cr.randn and the layers "
                     "default to float32: build the input with cr.tensor(...))"
-                    if x.data.dtype == np.float64 and dtype == np.float32
+                    if x.dtype == np.float64 and dtype == np.float32
                     else ""
                 )
                 raise TypeError(
-                    f"{where}: input dtype {x.data.dtype} differs from the layer's dtype {dtype}; cast the input "
-                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x.data.dtype.name})){hint}"
+                    f"{where}: input dtype {x.dtype} differs from the layer's dtype {dtype}; cast the input "
+                    f"(x.astype(np.{dtype.name})) or the model (model.to(np.{x.dtype.name})){hint}"
                 )
-            return x.data.astype(dtype)
+            return x._data.astype(dtype) if isinstance(x, Tensor) else x.astype(dtype)
         return x
     arr = np.asarray(x)
     return arr if arr.dtype == dtype else arr.astype(dtype)
@@ -74,8 +76,8 @@ class Linear(Module):
 
     def forward(self, x: Any) -> Any:
         w = self.weight
-        if x.__class__ is not np.ndarray or x.dtype is not w.data.dtype:  # (an array of the layer's dtype as is)
-            x = _input(x, w.data.dtype, "Linear")
+        if x.__class__ is not np.ndarray or x.dtype is not w.dtype:  # (an array of the layer's dtype as is)
+            x = _input(x, w.dtype, "Linear")
         return F.linear(x, w, self.bias)
 
     def extra_repr(self) -> str:
@@ -126,13 +128,13 @@ class Embedding(Module):
         """
         if scale_grad_by_freq or sparse:
             raise NotImplementedError("Embedding.from_pretrained: scale_grad_by_freq and sparse are not supported")
-        table = embeddings.data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
+        table = embeddings._data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
         if table.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, embedding_dim), got shape "
                              f"{table.shape}")
         emb = cls(table.shape[0], table.shape[1], padding_idx, max_norm, norm_type,
                   dtype=table.dtype if table.dtype.kind == "f" else None, rng=0)
-        emb.weight = Parameter(table, dtype=emb.weight.data.dtype, requires_grad=not freeze)
+        emb.weight = Parameter(table, dtype=emb.weight._data.dtype, requires_grad=not freeze)
         return emb
 
     def forward(self, indices: Any) -> Any:
@@ -157,7 +159,7 @@ class LayerNorm(Module):
         >>> import numpy as np
         >>> from chainrule import nn
         >>> y = nn.LayerNorm(4)(np.arange(8.0).reshape(2, 4))
-        >>> np.allclose(y.data.mean(-1), 0, atol=1e-6)
+        >>> np.allclose(y.numpy().mean(-1), 0, atol=1e-6)
         True
     """
 
@@ -174,7 +176,7 @@ class LayerNorm(Module):
         self._dtype = dt
 
     def forward(self, x: Any) -> Any:
-        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        dt = self.weight.dtype if self.weight is not None else self._dtype
         return F.layer_norm(_input(x, dt, "LayerNorm"), self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self) -> str:
@@ -189,7 +191,7 @@ class RMSNorm(Module):
         >>> import numpy as np
         >>> from chainrule import nn
         >>> y = nn.RMSNorm(2)(np.array([[3.0, 4.0]]))
-        >>> np.allclose((y.data ** 2).mean(), 1, atol=1e-5)
+        >>> np.allclose((y.numpy() ** 2).mean(), 1, atol=1e-5)
         True
     """
 
@@ -205,7 +207,7 @@ class RMSNorm(Module):
         self._dtype = dt
 
     def forward(self, x: Any) -> Any:
-        dt = self.weight.data.dtype if self.weight is not None else self._dtype
+        dt = self.weight.dtype if self.weight is not None else self._dtype
         return F.rms_norm(_input(x, dt, "RMSNorm"), self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self) -> str:
@@ -301,7 +303,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = int(start_dim), int(end_dim)
 
     def forward(self, x: Any) -> Any:
-        return (x if isinstance(x, Tensor) else Tensor(x)).flatten(self.start_dim, self.end_dim)
+        return (x if isinstance(x, (Tensor, Batched)) else Tensor(x)).flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -315,7 +317,7 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = int(dim), tuple(int(n) for n in unflattened_size)
 
     def forward(self, x: Any) -> Any:
-        return (x if isinstance(x, Tensor) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
+        return (x if isinstance(x, (Tensor, Batched)) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

@@ -194,7 +194,7 @@ class Module:
 
     def num_parameters(self) -> int:
         """How many numbers the parameters hold in all."""
-        return int(sum(p.data.size for p in self.parameters()))
+        return int(sum(p._data.size for p in self.parameters()))
 
     def apply(self, fn: Callable[[Module], Any]) -> Module:
         """Call ``fn`` on every sub-module (children before their parents), then return self."""
@@ -219,7 +219,7 @@ class Module:
             if set_to_none or p.grad is None:
                 p.grad = None
             else:
-                p.grad = Tensor._wrap(np.zeros_like(p.data))
+                p.grad = Tensor._wrap(np.zeros_like(p._data))
 
     def requires_grad_(self, flag: bool = True) -> Module:
         """Switch gradient tracking of every parameter on or off (e.g. to freeze a model)."""
@@ -254,10 +254,10 @@ class Module:
             return self
         dt = resolve_dtype(_dtype_name(dtype), where)
         for p in self.parameters():
-            if p.data.dtype != dt:
-                p.data = p.data.astype(dt)
+            if p._data.dtype != dt:
+                p._data = p._data.astype(dt)
                 if p.grad is not None:
-                    p.grad = Tensor._wrap(p.grad.data.astype(dt))
+                    p.grad = Tensor._wrap(p.grad._data.astype(dt))
                 p._bump_version()
         for m in self.modules():
             if isinstance(m.__dict__.get("_dtype"), np.dtype):  # a layer without parameters (LayerNorm(..., False))
@@ -298,15 +298,25 @@ class Module:
                     out[_join(mprefix, name)] = (mod, name, "buffer")
         return out
 
-    def state_dict(self) -> OrderedDict[str, np.ndarray]:
-        """``{dotted name: copy of the array}`` for every parameter and buffer.
+    def state_dict(self) -> OrderedDict[str, Tensor]:
+        """``{dotted name: Tensor}`` for every parameter and buffer, as PyTorch's.
 
-        The arrays are copies, so later training does not change a saved state.
+        Each value shares its parameter's (or buffer's) memory and is cut from the graph, so
+        ``sd[k].copy_(w)`` under ``no_grad()`` loads a weight in place; take ``copy.deepcopy(sd)``
+        (or save it) to keep a state that later training must not change.
+
+        Example:
+            >>> from chainrule import nn
+            >>> model = nn.Linear(2, 1)
+            >>> sd = model.state_dict(); list(sd)
+            ['weight', 'bias']
+            >>> _ = sd["bias"].fill_(0.5); model.bias
+            Parameter([0.5], dtype=float32)
         """
-        out: OrderedDict[str, np.ndarray] = OrderedDict()
+        out: OrderedDict[str, Tensor] = OrderedDict()
         for key, (mod, name, kind) in self._state_entries().items():
-            value = mod._parameters[name].data if kind == "parameter" else mod._buffers[name]
-            out[key] = np.array(value, copy=True)
+            value = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
+            out[key] = Tensor._wrap(value)
         return out
 
     def load_state_dict(self, state_dict: Any, strict: bool = True) -> LoadResult:
@@ -340,8 +350,8 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            value = value.data if isinstance(value, Tensor) else np.asarray(value)
-            target = mod._parameters[name].data if kind == "parameter" else mod._buffers[name]
+            value = value._data if isinstance(value, Tensor) else np.asarray(value)
+            target = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
             if value.shape != target.shape:
                 raise StateDictError(
                     f"load_state_dict for {cls}: {kind} '{key}' has shape {target.shape} in the model but "
@@ -499,7 +509,7 @@ class Module:
 
 
 def _as_buffer(value: Any, name: str) -> np.ndarray:
-    arr = value.data if isinstance(value, Tensor) else np.asarray(value)
+    arr = value._data if isinstance(value, Tensor) else np.asarray(value)
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"register_buffer: '{name}' must hold numbers, got dtype {arr.dtype}")
     return arr

@@ -41,7 +41,7 @@ class GroupNorm(Module):
         self._dtype = dt
 
     def forward(self, x: Any) -> Any:
-        x = _input(x, self._dtype if self.weight is None else self.weight.data.dtype, "GroupNorm")
+        x = _input(x, self._dtype if self.weight is None else self.weight._data.dtype, "GroupNorm")
         sx = shape_of(x)
         if len(sx) < 2 or sx[1] != self.num_channels:
             raise ValueError(f"GroupNorm: expected input (N, {self.num_channels}, *), got shape {sx}")
@@ -77,7 +77,7 @@ class _InstanceNorm(Module):
 
     def forward(self, x: Any) -> Any:
         name, d = type(self).__name__, self._d
-        x = _input(x, self._dtype if self.weight is None else self.weight.data.dtype, name)
+        x = _input(x, self._dtype if self.weight is None else self.weight._data.dtype, name)
         sx = shape_of(x)
         if len(sx) not in (d + 1, d + 2):
             raise ValueError(f"{name}: expected {d + 1}D (unbatched) or {d + 2}D (batched) input, got shape {sx}")

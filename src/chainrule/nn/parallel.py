@@ -57,7 +57,7 @@ class _Bucket:
         self.offsets, end = [], 0
         for _, p in params:
             self.offsets.append(end)
-            end += p.data.size
+            end += p._data.size
         self.flat = np.empty(end, dtype)
         self.ready: set[int] = set()  # indices into params whose gradient is in flat
         self.work: Any = None
@@ -69,7 +69,7 @@ class _Bucket:
 
     def view(self, index: int) -> np.ndarray:
         start, p = self.offsets[index], self.params[index][1]
-        return self.flat[start:start + p.data.size].reshape(p.data.shape)
+        return self.flat[start:start + p._data.size].reshape(p._data.shape)
 
 
 class DistributedDataParallel(Module):
@@ -119,7 +119,7 @@ class DistributedDataParallel(Module):
 
     # -- wrap time ---------------------------------------------------------------------------------
     def _check_same_parameters(self) -> None:
-        mine = [(name, p.data.shape, p.data.dtype.str) for name, p in self._named]
+        mine = [(name, p._data.shape, p._data.dtype.str) for name, p in self._named]
         everyone: list[Any] = []
         dist.all_gather_object(everyone, mine)
         for rank, theirs in enumerate(everyone):
@@ -131,7 +131,7 @@ class DistributedDataParallel(Module):
 
     def _sync_module_states(self) -> None:
         """Rank 0's parameters and buffers on every rank."""
-        arrays = [p.data for _, p in self.module.named_parameters()] + [b for _, b in self.module.named_buffers()]
+        arrays = [p._data for _, p in self.module.named_parameters()] + [b for _, b in self.module.named_buffers()]
         for a in arrays:
             if a.flags.c_contiguous and a.flags.writeable:
                 dist.broadcast(a, src=0)
@@ -145,13 +145,13 @@ class DistributedDataParallel(Module):
         current: list[tuple[str, Any]] = []
         size = 0
         for name, p in reversed(self._named):  # about the order in which backward reaches them
-            if current and (size + p.data.nbytes > cap_bytes or p.data.dtype != current[0][1].data.dtype):
-                buckets.append(_Bucket(current, current[0][1].data.dtype))
+            if current and (size + p._data.nbytes > cap_bytes or p._data.dtype != current[0][1]._data.dtype):
+                buckets.append(_Bucket(current, current[0][1]._data.dtype))
                 current, size = [], 0
             current.append((name, p))
-            size += p.data.nbytes
+            size += p._data.nbytes
         if current:
-            buckets.append(_Bucket(current, current[0][1].data.dtype))
+            buckets.append(_Bucket(current, current[0][1]._data.dtype))
         place = {id(p): (b, i) for b in buckets for i, (_, p) in enumerate(b.params)}
         return buckets, place
 
@@ -190,7 +190,7 @@ class DistributedDataParallel(Module):
             self._queued = True
             queue_callback(self._finish)
         bucket, index = self._place[id(p)]
-        total = g if p.grad is None else p.grad.data + g
+        total = g if p.grad is None else p.grad._data + g
         bucket.put(index, total)
         if not self.find_unused_parameters:  # (with unused ones, the ranks first agree on which were used)
             self._launch_full()
@@ -223,7 +223,7 @@ class DistributedDataParallel(Module):
             for b in self._buckets:  # a parameter unused here counts as its accumulated gradient, or zero
                 for i, (_, p) in enumerate(b.params):
                     if i not in b.ready:
-                        b.put(i, p.grad.data if p.grad is not None else np.zeros(p.data.shape, p.data.dtype))
+                        b.put(i, p.grad._data if p.grad is not None else np.zeros(p._data.shape, p._data.dtype))
             self._launch_full()
         size = dist.get_world_size()
         k = 0
@@ -234,8 +234,8 @@ class DistributedDataParallel(Module):
             for i, (_, p) in enumerate(b.params):
                 if used_anywhere[k]:
                     mean = b.view(i)
-                    if p.grad is not None and p.grad.data.flags.writeable and p.grad.data.base is None:
-                        np.copyto(p.grad.data, mean)
+                    if p.grad is not None and p.grad._data.flags.writeable and p.grad._data.base is None:
+                        np.copyto(p.grad._data, mean)
                     else:
                         p.grad = Tensor._wrap(mean.copy())
                 k += 1

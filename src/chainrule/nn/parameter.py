@@ -71,7 +71,7 @@ class Parameter(Tensor):
 
     def __init__(self, data: Any, requires_grad: bool = True, dtype: Any = None, label: str | None = None) -> None:
         if isinstance(data, Tensor):
-            data = data.data
+            data = data._data
         if data is None or isinstance(data, (str, bytes)):
             raise TypeError(f"Parameter: data must be a number or an array of numbers, got {type(data).__name__}")
         try:
@@ -90,8 +90,8 @@ class Parameter(Tensor):
         self._requires_grad = bool(requires_grad)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="Parameter(")
-        extra = "" if self.data.dtype == np.float64 else f", dtype={self.data.dtype}"
+        body = np.array2string(self._data, separator=", ", prefix="Parameter(")
+        extra = "" if self._data.dtype == np.float64 else f", dtype={self._data.dtype}"
         if not self._requires_grad:
             extra += ", requires_grad=False"
         return f"Parameter({body}{extra})"

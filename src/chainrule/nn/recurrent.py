@@ -171,7 +171,7 @@ class _RNNBase(Module):
                 "(h_n is then the state after the padding, and a bidirectional layer's reverse direction reads the "
                 "padding first: run sequences of one length together where that matters)"
             )
-        dt = self.weight_ih_l0.data.dtype
+        dt = self.weight_ih_l0.dtype
         x = _input(input, dt, where)
         shape = shape_of(x)
         if len(shape) not in (2, 3) or shape[-1] != self.input_size:
@@ -268,7 +268,7 @@ class LSTM(_RNNBase):
         >>> from chainrule import nn
         >>> lstm = nn.LSTM(3, 4, rng=0)
         >>> out, (h, c) = lstm(np.ones((5, 2, 3), dtype=np.float32))
-        >>> out.shape, h.shape, bool(np.allclose(out.data[-1], h.data[0]))
+        >>> out.shape, h.shape, bool(np.allclose(out.numpy()[-1], h.numpy()[0]))
         ((5, 2, 4), (1, 2, 4), True)
     """
 

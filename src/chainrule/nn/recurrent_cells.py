@@ -82,7 +82,7 @@ def state_input(h: Any, dt: np.dtype, where: str) -> Any:
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
-    return tuple(x.data.shape if isinstance(x, Tensor) else np.shape(x))
+    return tuple(x._data.shape if isinstance(x, Tensor) else np.shape(x))
 
 
 class _CellBase(Module):
@@ -113,7 +113,7 @@ class _CellBase(Module):
     def _prepare(self, x: Any, states: list[Any]) -> tuple[Any, list[Any], bool]:
         """(input as (N, input_size), states as (N, hidden) zeros where None, whether it was unbatched)."""
         where = type(self).__name__
-        dt = self.weight_ih.data.dtype
+        dt = self.weight_ih.dtype
         x = _input(x, dt, where)
         shape = shape_of(x)
         if len(shape) not in (1, 2) or shape[-1] != self.input_size:

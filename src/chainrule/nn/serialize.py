@@ -17,7 +17,7 @@ Example:
     >>> fresh = nn.Linear(3, 2, rng=1)
     >>> nn.load_checkpoint(path, model=fresh, optimizer=optim.Adam(fresh.parameters()))
     {'epoch': 3}
-    >>> bool((fresh.weight.data == model.weight.data).all())
+    >>> bool((fresh.weight.numpy() == model.weight.numpy()).all())
     True
 """
 
@@ -62,7 +62,7 @@ def _encode(obj: Any) -> tuple[Any, dict[str, np.ndarray]]:
     while stack:
         value, holder, slot, path = stack.pop()
         if isinstance(value, Tensor):
-            value = value.data
+            value = value._data
         if isinstance(value, np.generic):
             value = np.asarray(value)
         if isinstance(value, np.ndarray):
@@ -242,6 +242,29 @@ def _refused(path: Any, where: str) -> UnsafeFileError:
     )
 
 
+class PyTorchFileError(UnsafeFileError):
+    """The file was written by ``torch.save`` (a zip of pickles): refused, with how to convert it."""
+
+
+def _refuse_other_zip(path: Any, names: list[str]) -> None:
+    """A zip whose members are not all ``.npy`` arrays is no .npz: NumPy would hand back their raw bytes."""
+    others = [n for n in names if not n.endswith(".npy")]
+    if not others:
+        return
+    where = os.fspath(path)
+    if any(n.endswith("data.pkl") for n in others):
+        raise PyTorchFileError(
+            f"load: {where!s} was written by torch.save (a zip of pickles), which chainrule does not unpickle; "
+            "convert it once with PyTorch: sd = torch.load(path, weights_only=True); chainrule.save({k: "
+            "v.detach().cpu().numpy() for k, v in sd.items()}, 'model.npz') (or write it with safetensors and read "
+            "it with safetensors.numpy.load_file), then load the .npz"
+        )
+    raise ValueError(
+        f"load: {where!s} is a zip archive but not a NumPy .npz: entry {others[0]!r} is not a .npy array; "
+        "load files written by chainrule.save or numpy.savez"
+    )
+
+
 def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
     with open(path, "rb") as fh:
         head = fh.read(6)
@@ -266,6 +289,7 @@ def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
         )
     out: dict[str, np.ndarray] = {}
     with f:
+        _refuse_other_zip(path, f.zip.namelist())
         for name in f.files:
             try:
                 _check_claimed_size(f.zip, name, path)

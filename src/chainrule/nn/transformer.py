@@ -59,7 +59,7 @@ class KVCache:
 
 
 def _array(x: Any) -> np.ndarray:
-    return x.data if isinstance(x, Tensor) else np.asarray(x)
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 
 class CausalSelfAttention(Module):
@@ -148,7 +148,7 @@ def _additive(mask: Any, dtype: np.dtype, where: str) -> Any:
     if mask is None:
         return None
     if isinstance(mask, Tensor):
-        return mask if mask.data.dtype != bool else _additive(mask.data, dtype, where)
+        return mask if mask._data.dtype != bool else _additive(mask._data, dtype, where)
     m = np.asarray(mask)
     if m.dtype == bool:
         return np.where(m, dtype.type(-np.inf), dtype.type(0))
@@ -214,14 +214,14 @@ class MultiheadAttention(Module):
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim), dtype=dt) if bias else None
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dt, rng=gen)
         if bias:
-            self.out_proj.bias.data[...] = 0.0
+            self.out_proj.bias._data[...] = 0.0
         self._rng = gen
 
     def forward(
         self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,
         attn_mask: Any = None, average_attn_weights: bool = True, is_causal: bool = False,
     ) -> tuple[Any, Any]:
-        dt = self.out_proj.weight.data.dtype
+        dt = self.in_proj_weight.dtype
         q_in, k_in, v_in = (x if isinstance(x, Tensor) else np.asarray(x, dtype=dt) for x in (query, key, value))
         unbatched = np.ndim(_array(q_in)) == 2
         if unbatched:

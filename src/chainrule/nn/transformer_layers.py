@@ -52,13 +52,13 @@ def _causal(mask: Any, is_causal: bool | None, size: int) -> bool:
     """PyTorch's reading of the ``is_causal`` hint: as given, or (None) whether ``mask`` is the causal one."""
     if is_causal is not None or mask is None:
         return bool(is_causal)
-    m = mask.data if isinstance(mask, Tensor) else np.asarray(mask)
+    m = mask._data if isinstance(mask, Tensor) else np.asarray(mask)
     want = Transformer.generate_square_subsequent_mask(size, dtype=m.dtype if m.dtype.kind == "f" else None)
     return m.shape == want.shape and bool(np.all(m == want)) if m.dtype.kind == "f" else False
 
 
 def _seq_len(x: Any, batch_first: bool) -> int:
-    shape = np.shape(x.data if isinstance(x, Tensor) else x)
+    shape = np.shape(x._data if isinstance(x, Tensor) else x)
     return shape[1] if batch_first and len(shape) == 3 else shape[0]
 
 
@@ -291,8 +291,8 @@ class Transformer(Module):
                 src_key_padding_mask: Any = None, tgt_key_padding_mask: Any = None,
                 memory_key_padding_mask: Any = None, src_is_causal: bool | None = None,
                 tgt_is_causal: bool | None = None, memory_is_causal: bool = False) -> Any:
-        s_batch = np.shape(src.data if isinstance(src, Tensor) else src)
-        t_batch = np.shape(tgt.data if isinstance(tgt, Tensor) else tgt)
+        s_batch = np.shape(src._data if isinstance(src, Tensor) else src)
+        t_batch = np.shape(tgt._data if isinstance(tgt, Tensor) else tgt)
         axis = 0 if self.batch_first else 1
         if len(s_batch) == 3 and len(t_batch) == 3 and s_batch[axis] != t_batch[axis]:
             raise RuntimeError(f"Transformer: the batch number of src ({s_batch[axis]}) and tgt ({t_batch[axis]}) "

@@ -45,7 +45,7 @@ def parameters_to_vector(parameters: Any) -> Any:
 
 def vector_to_parameters(vec: Any, parameters: Any) -> None:
     """Copy consecutive slices of ``vec`` into the parameters, in place (outside the graph, as PyTorch's)."""
-    values = np.asarray(vec.data if isinstance(vec, Tensor) else vec)
+    values = np.asarray(vec._data if isinstance(vec, Tensor) else vec)
     start = 0
     with no_grad():
         for p in parameters:
@@ -53,7 +53,7 @@ def vector_to_parameters(vec: Any, parameters: Any) -> None:
             if start + n > values.size:
                 raise ValueError(f"vector_to_parameters: the vector has {values.size} entries, fewer than the "
                                  "parameters need")
-            p.data[...] = values[start:start + n].reshape(p.shape)
+            p._data[...] = values[start:start + n].reshape(p.shape)
             p._bump_version()
             start += n
     if start != values.size:

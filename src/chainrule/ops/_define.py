@@ -96,7 +96,7 @@ def conj(x: Any) -> Any:
 
 def raw(x: Any) -> Any:
     """The ndarray inside a Tensor, or the value itself."""
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x
 
 
 def wrap_like(value: Any, *inputs: Any) -> Any:

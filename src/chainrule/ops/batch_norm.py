@@ -24,7 +24,7 @@ from .shape import reshape, swapaxes
 
 def _update(name: str, what: str, running: Any, batch: np.ndarray, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * batch, in place (an ndarray buffer or a Tensor)."""
-    arr = running.data if isinstance(running, Tensor) else running
+    arr = running._data if isinstance(running, Tensor) else running
     if not isinstance(arr, np.ndarray) or arr.shape != batch.shape:
         raise ValueError(f"{name}: {what} must be an array of shape {batch.shape} (one per channel) to be updated "
                          f"in place, got {type(running).__name__} of shape {np.shape(arr)}")

@@ -375,7 +375,7 @@ def linear_primitive(name: str, fn: Callable[..., Any], transpose: Callable[...,
         prim.defvjp_argnum(transpose)  # type: ignore[arg-type]
 
         def forward_argnum(argnum: int, t: Any, ans: Any, *xs: Any, **kw: Any) -> Any:
-            dtype = np.result_type(ans.data if isinstance(ans, Tensor) else ans)
+            dtype = np.result_type(ans._data if isinstance(ans, Tensor) else ans)
             parts = [t if i == argnum else np.zeros(np.shape(x), dtype=dtype) for i, x in enumerate(xs)]
             return apply(prim, tuple(parts), kw)
 

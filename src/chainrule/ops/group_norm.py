@@ -89,7 +89,7 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
     for what, running, stat in (("running_mean", running_mean, lambda: values().mean(axis=2).mean(axis=0)),
                                 ("running_var", running_var, lambda: values().var(axis=2, ddof=1).mean(axis=0))):
         if running is not None:
-            arr = running.data if isinstance(running, Tensor) else running
+            arr = running._data if isinstance(running, Tensor) else running
             if not isinstance(arr, np.ndarray) or arr.shape != (sx[1],):
                 raise ValueError(f"{name}: {what} must be an array of shape ({sx[1]},) to be updated in place, got "
                                  f"{type(running).__name__} of shape {np.shape(arr)}")

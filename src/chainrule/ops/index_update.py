@@ -161,7 +161,7 @@ def _raw(index: Any) -> Any:
     """The index with any Tensor in it read as its integer values (indices carry no derivative)."""
     if isinstance(index, tuple):
         return tuple(_raw(i) for i in index)
-    data = getattr(index, "data", None)
+    data = getattr(index, "_data", None)
     if isinstance(data, np.ndarray) and not isinstance(index, np.ndarray):
         return data
     return index

@@ -34,7 +34,7 @@ Example:
     >>> w, v = np.linalg.eigh(a)
     >>> w._node is v._node, w._node.prim.name
     (True, 'eigh')
-    >>> w.sum().backward(); np.round(a.grad.data, 12)   # d trace(a) / da = I
+    >>> w.sum().backward(); np.round(a.grad.numpy(), 12)   # d trace(a) / da = I
     array([[1., 0.],
            [0., 1.]])
 """

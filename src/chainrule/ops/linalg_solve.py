@@ -160,7 +160,7 @@ def slogdet(a: Any) -> SlogdetResult:
     if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a: not piecewise constant
         return SlogdetResult(elementwise.sign(_det(a)), logabsdet)
     # a real sign is piecewise constant: a value without a gradient (as PyTorch marks it), never traced
-    return SlogdetResult(Tensor._wrap(sign.data) if isinstance(sign, Tensor) else sign, logabsdet)
+    return SlogdetResult(Tensor._wrap(sign._data) if isinstance(sign, Tensor) else sign, logabsdet)
 
 
 _solve = Primitive("solve", guarded(

@@ -5,7 +5,7 @@ Example:
     >>> import chainrule as cr
     >>> x = cr.Tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> y = x.masked_fill(np.array([False, True, False]), 0.0)
-    >>> y.sum().backward(); y.data, x.grad.data
+    >>> y.sum().backward(); y.numpy(), x.grad.numpy()
     (array([1., 0., 3.]), array([1., 0., 1.]))
 """
 
@@ -61,7 +61,7 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
     if isinstance(value, Tensor):
         if value._requires_grad:
             raise TypeError("masked_fill: value must be a number (no gradient flows into it); pass float(value)")
-        value = value.data
+        value = value._data
     if np.ndim(value) != 0:
         raise ValueError(f"masked_fill: value must be a single number, got shape {np.shape(value)}")
     return _masked_fill(x if isinstance(x, Tensor) else xr, m, value=value)

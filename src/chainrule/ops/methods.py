@@ -21,25 +21,34 @@ from .declare import implements, tensor_method
 from .torch_methods import torch_argsort, torch_sort
 
 
-def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
-                   descending: Any = None, stable: Any = None) -> Any:
-    """Sort in place, as ndarray.sort (only outside the graph); ``np.sort(t)`` is the differentiable sort.
+def _sort(self: Tensor, dim: Any = -1, descending: Any = False, stable: Any = None, *, axis: Any = None,
+          kind: Any = None, order: Any = None) -> Any:
+    """PyTorch's ``sort``: ``(values, indices)``, the values a differentiable sorted copy (``t.sort()``,
+    ``t.sort(dim)``, ``t.sort(dim, descending)``, ``t.sort(dim=..., descending=..., stable=...)``).
 
-    With PyTorch's keywords (``dim=``, ``descending=``, ``stable=``), a boolean second argument (PyTorch's
-    ``t.sort(0, True)``), or on a Tensor that requires grad (which cannot be sorted in place), it is PyTorch's
-    ``sort``: a differentiable sorted copy and the indices, as ``(values, indices)``.
+    With NumPy's keywords (``axis=``, ``kind=``, ``order=``) the call reads as NumPy's: ndarray.sort, in place,
+    returning None (outside the graph only).
+
+    Example:
+        >>> from chainrule import Tensor
+        >>> values, indices = Tensor([3.0, 1.0, 2.0]).sort()
+        >>> values, indices
+        (Tensor([1., 2., 3.]), Tensor([1, 2, 0]))
     """
-    if isinstance(kind, bool):  # PyTorch's positional descending: t.sort(dim, descending)
-        kind, descending = None, kind
-    graph_tensor = self.requires_grad and kind is None and order is None and dim is None
-    if dim is not None or descending is not None or stable is not None or graph_tensor:
-        return torch_sort(self, axis=(axis if dim is None else dim), descending=bool(descending), stable=bool(stable))
+    if isinstance(descending, str):  # NumPy's positional kind: t.sort(-1, "stable")
+        descending, kind = False, descending
+    if axis is None and kind is None and order is None:
+        return torch_sort(self, axis=dim, descending=bool(descending), stable=bool(stable))
+    if descending:
+        raise TypeError("sort: descending= is PyTorch's sort, axis=/kind=/order= NumPy's in-place one; pass one kind "
+                        "(t.sort(dim, descending=True) gives (values, indices))")
     self._inplace_guard("sort (in place; use np.sort(t) or chainrule.sort(t) for a differentiable sorted copy)")
-    self.data.sort(axis=axis, kind=kind)
+    self._data.sort(axis=dim if axis is None else axis, kind="stable" if stable and kind is None else kind,
+                    order=order)
     self._bump_version()
 
 
-tensor_method("sort", _sort_in_place)
+tensor_method("sort", _sort)
 tensor_method("argsort", torch_argsort)
 
 
@@ -54,14 +63,14 @@ def _nonzero(self: Tensor, *, as_tuple: Any = None) -> Any:
     """Indices of the non-zero entries, as ndarray.nonzero (a tuple of index arrays, no gradient); PyTorch's
     ``as_tuple=False`` gives them as one ``(n, ndim)`` Tensor of rows instead."""
     if as_tuple is False:
-        return Tensor._wrap(np.argwhere(self.data).astype(np.int64))
-    return np.nonzero(self.data)
+        return Tensor._wrap(np.argwhere(self._data).astype(np.int64))
+    return np.nonzero(self._data)
 
 
 @tensor_method("searchsorted")
 def _searchsorted(self: Tensor, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """Where ``v`` would go in these sorted values, as ndarray.searchsorted (no gradient)."""
-    return np.searchsorted(self.data, raw(v), side, sorter)
+    return np.searchsorted(self._data, raw(v), side, sorter)
 
 
 def _on_values(fn: Any, *args: Any) -> Any:
@@ -104,10 +113,10 @@ def _part_setter(part: str) -> Any:
             self._inplace_guard(f"Tensor.{part} = ...", value)
         except RuntimeError as e:
             raise RuntimeError(f"{e}. To replace the {part} part of z differentiably: z = {rebuilt}") from None
-        if part == "imag" and self.data.dtype.kind != "c":
-            raise TypeError(f"Tensor.imag = ...: a {self.data.dtype} tensor has no imaginary part to set; make it "
+        if part == "imag" and self._data.dtype.kind != "c":
+            raise TypeError(f"Tensor.imag = ...: a {self._data.dtype} tensor has no imaginary part to set; make it "
                             "complex first (z = t.astype(complex))")
-        setattr(self.data, part, raw(value))
+        setattr(self._data, part, raw(value))
         self._bump_version()
 
     return setter
@@ -122,9 +131,9 @@ tensor_method("imag", property(pointwise.imag, _part_setter("imag"),
 @tensor_method("__iter__")
 def _iter(self: Tensor) -> Any:
     """The entries along the first axis, one Tensor each."""
-    if self.data.ndim == 0:
+    if self._data.ndim == 0:
         raise TypeError("iteration over a 0-d Tensor")
-    return (self[i] for i in range(len(self.data)))
+    return (self[i] for i in range(len(self._data)))
 
 
 # -- NumPy protocols ------------------------------------------------------------------------------
@@ -145,7 +154,7 @@ def _traced(values: Any) -> bool:
 
 def _unwrap(v: Any) -> Any:
     if isinstance(v, Tensor):
-        return v.data
+        return v._data
     if isinstance(v, (list, tuple)):
         return type(v)(_unwrap(x) for x in v)
     if isinstance(v, dict):
@@ -203,7 +212,7 @@ def _load_scipy_rules() -> bool:
     if _scipy_rules["loaded"] or "scipy.special" not in sys.modules:
         return False
     _scipy_rules["loaded"] = True
-    from . import special  # noqa: F401  (registers scipy.special's ufuncs)
+    from . import special, special_bessel  # noqa: F401  (register scipy.special's ufuncs: i0e, gammainc... too)
 
     return True
 

@@ -119,7 +119,7 @@ def float_power(x: Any, y: Any) -> Any:
 def _to_float64(x: Any) -> Any:
     dtype = np.result_type(raw(x), np.float64)
     if hasattr(x, "_requires_grad"):
-        return x if x.data.dtype == dtype else astype(x, dtype)
+        return x if x._data.dtype == dtype else astype(x, dtype)
     return np.asarray(x, dtype=dtype)
 
 

@@ -35,7 +35,7 @@ def _value_method(np_fn: Any, name: str, as_tensor: bool = False) -> Any:
     def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
                **kw: Any) -> Any:
         axis, keepdims = resolve_dim(name, axis, dim, keepdims, keepdim)
-        out = np_fn(self.data, axis=axis, keepdims=keepdims, **kw)
+        out = np_fn(self._data, axis=axis, keepdims=keepdims, **kw)
         if as_tensor and not numpy_methods():  # PyTorch's t.argmax(dim=1): an int64 Tensor (pred.eq(y), .float())
             return Tensor._wrap(np.asarray(out))
         return out
@@ -287,13 +287,13 @@ def itself(self: Tensor) -> Tensor:
 @tensor_method("numel")
 def numel(self: Tensor) -> int:
     """PyTorch's ``numel``: the number of entries."""
-    return int(self.data.size)
+    return int(self._data.size)
 
 
 @tensor_method("dim")
 def dim(self: Tensor) -> int:
     """PyTorch's ``dim``: the number of dimensions."""
-    return self.data.ndim
+    return self._data.ndim
 
 
 @tensor_method("float")
@@ -311,4 +311,4 @@ def float64(self: Tensor) -> Any:
 @tensor_method("long")
 def int64(self: Tensor) -> Tensor:
     """PyTorch's ``long()``: the values as int64 (out of the graph, as integer tensors are)."""
-    return Tensor._wrap(self.data.astype(np.int64))
+    return Tensor._wrap(self._data.astype(np.int64))

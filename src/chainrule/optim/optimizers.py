@@ -11,9 +11,9 @@ Example:
     >>> model = nn.Linear(2, 1, rng=0)
     >>> opt = optim.AdamW(model.parameters(), lr=0.1)
     >>> x, y = np.ones((4, 2), np.float32), np.zeros((4, 1), np.float32)
-    >>> before = model.weight.data.copy()
+    >>> before = model.weight.numpy().copy()
     >>> opt.zero_grad(); nn.functional.mse_loss(model(x), y).backward(); opt.step()
-    >>> bool((model.weight.data != before).all()), model.weight.dtype
+    >>> bool((model.weight.numpy() != before).all()), model.weight.dtype
     (True, dtype('float32'))
 """
 
@@ -126,13 +126,13 @@ class Optimizer:
             maximize = group.get("maximize")
             hyper = self._hyper(group)
             for i, p, commit, k in members:
-                value = p.data
+                value = p._data
                 if grads is None:
                     grad = p.grad
                     if grad is None:
                         continue
                     if grad.__class__ is not ndarray:
-                        grad = grad.data if isinstance(grad, Tensor) else np.asarray(grad)
+                        grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad)
                     if grad.shape != value.shape:
                         raise ValueError(
                             f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
@@ -363,9 +363,17 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
 
+# what schedulers add to each param group (PyTorch's names): a saved state may hold them without a scheduler here
+SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
+
+
 def _checked_hyperparameter(name: str, g: int, key: str, value: Any, group: dict[str, Any]) -> Any:
     """A saved hyperparameter, checked against the kind of value this optimiser holds under ``key``."""
     where = f"{name}.load_state_dict: hyperparameter {key!r} of group {g}"
+    if key not in group and key in SCHEDULER_KEYS:  # written by a scheduler (PyTorch's load keeps them too)
+        if not _is_number(value) or not np.isfinite(value):
+            raise TypeError(f"{where} (set by a learning-rate scheduler) must be a finite number, got {value!r:.40}")
+        return float(value)
     if key not in group:
         raise ValueError(
             f"{name}.load_state_dict: the saved state has a hyperparameter {key!r} that {name} does not have "

@@ -53,6 +53,8 @@ class ScalarVector:
         buf[:] = [s.data for s in self.scalars]
         return buf
 
+    _data = data  # (the name of a Tensor's raw array, so an optimiser reads both alike)
+
     @property
     def grad(self) -> np.ndarray:
         return np.fromiter((s.grad for s in self.scalars), dtype=np.float64, count=len(self.scalars))
@@ -63,7 +65,7 @@ class ScalarVector:
             for s in self.scalars:
                 s.grad = 0.0
             return
-        values = (g.data if isinstance(g, Tensor) else np.asarray(g)).tolist()
+        values = (g._data if isinstance(g, Tensor) else np.asarray(g)).tolist()
         for s, v in zip(self.scalars, values, strict=True):
             s.grad = v
 
@@ -76,7 +78,7 @@ class ScalarVector:
 class Slot:
     """One unit an optimiser updates: a Tensor parameter, or a :class:`ScalarVector`.
 
-    ``param.data`` is the array updated in place; ``commit()`` publishes the update.
+    ``param``'s array is the one updated in place; ``commit()`` publishes the update.
     """
 
     __slots__ = ("param", "commit")
@@ -88,23 +90,23 @@ class Slot:
     @property
     def shape(self) -> tuple[int, ...]:
         p = self.param
-        return p._buf.shape if isinstance(p, ScalarVector) else p.data.shape
+        return p._buf.shape if isinstance(p, ScalarVector) else p._data.shape
 
     @property
     def dtype(self) -> np.dtype:
         p = self.param
-        return p._buf.dtype if isinstance(p, ScalarVector) else p.data.dtype
+        return p._buf.dtype if isinstance(p, ScalarVector) else p._data.dtype
 
     def value(self) -> np.ndarray:
         """The array to update in place (then call ``commit``)."""
-        return self.param.data
+        return self.param._data
 
     def grad(self) -> np.ndarray | None:
         """The gradient as an array, or None."""
         g = self.param.grad
         if g is None or g.__class__ is np.ndarray:
             return g
-        return g.data if isinstance(g, Tensor) else np.asarray(g)
+        return g._data if isinstance(g, Tensor) else np.asarray(g)
 
     def set_grad(self, g: np.ndarray) -> None:
         """Replace the gradient (a new array: gradients may share memory, so never scale them in place)."""
@@ -116,7 +118,7 @@ class Slot:
         if set_to_none or isinstance(p, ScalarVector) or p.grad is None:
             p.grad = None
         else:
-            p.grad = Tensor._wrap(np.zeros_like(p.data))
+            p.grad = Tensor._wrap(np.zeros_like(p._data))
 
     def params(self) -> list[Any]:
         p = self.param
@@ -150,9 +152,9 @@ def make_slots(params: Iterable[Any], where: str) -> list[Slot]:
     scalars: list[Scalar] = []
     for i, p in enumerate(params):
         if isinstance(p, Tensor):
-            if p.data.dtype.kind != "f":
+            if p._data.dtype.kind != "f":
                 raise TypeError(
-                    f"{where}: parameter {i} has dtype {p.data.dtype}; only floating tensors can be trained"
+                    f"{where}: parameter {i} has dtype {p._data.dtype}; only floating tensors can be trained"
                 )
             if not p.requires_grad and not isinstance(p, Parameter):  # a frozen Parameter is fine: no grad, no step
                 raise ValueError(

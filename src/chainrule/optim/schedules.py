@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections.abc import Callable
 from typing import Any
 
 from .optimizers import Optimizer
@@ -47,11 +46,15 @@ class LRScheduler:
     def lr_at(self, base_lr: float, epoch: int) -> float:
         raise NotImplementedError
 
+    def _rates_at(self, epoch: int) -> list[float]:
+        """The rate of each parameter group at step ``epoch``."""
+        return [self.lr_at(base, epoch) for base in self.base_lrs]
+
     def step(self) -> None:
         """Advance one step and set the optimiser's learning rates."""
         self._check_untouched()
         self.last_epoch += 1
-        self._last_lr = [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
+        self._last_lr = self._rates_at(self.last_epoch)
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
             group["lr"] = lr
 
@@ -89,20 +92,45 @@ class LRScheduler:
                 raise KeyError(f"{type(self).__name__}.load_state_dict: unknown entry {k!r}")
             setattr(self, k, v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v)
         self.base_lrs = [float(b) for b in self.base_lrs]
-        self._last_lr = [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
+        self._last_lr = self._rates_at(self.last_epoch)
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
             group["lr"] = lr
 
 
 class LambdaLR(LRScheduler):
-    """``lr = base_lr * lr_lambda(step)``."""
+    """``lr = base_lr * lr_lambda(step)``; ``lr_lambda`` may be a list, one function per parameter group (as PyTorch).
 
-    def __init__(self, optimizer: Optimizer, lr_lambda: Callable[[int], float], last_epoch: int = -1) -> None:
-        self.lr_lambda = lr_lambda
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> a, b = Tensor([1.0], requires_grad=True), Tensor([1.0], requires_grad=True)
+        >>> opt = optim.SGD([{"params": [a]}, {"params": [b]}], lr=1.0)
+        >>> sched = optim.LambdaLR(opt, [lambda k: 0.5 ** k, lambda k: 1.0 / (k + 1)])
+        >>> opt.step(); sched.step(); sched.get_last_lr()
+        [0.5, 0.5]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+        n = len(optimizer.param_groups) if isinstance(optimizer, Optimizer) else 0
+        if isinstance(lr_lambda, (list, tuple)):
+            if len(lr_lambda) != n or not all(callable(f) for f in lr_lambda):
+                raise ValueError(
+                    f"LambdaLR: lr_lambda is a list of {len(lr_lambda)} item(s); it must hold one function per "
+                    f"parameter group ({n}), or pass one function for all groups"
+                )
+            self._lambdas = list(lr_lambda)
+        elif callable(lr_lambda):
+            self.lr_lambda = lr_lambda
+            self._lambdas = [lr_lambda] * n
+        else:
+            raise TypeError(f"LambdaLR: lr_lambda must be a function of the step (or a list of them, one per "
+                            f"parameter group), got {type(lr_lambda).__name__}")
         super().__init__(optimizer, last_epoch)
 
     def lr_at(self, base_lr: float, epoch: int) -> float:
-        return base_lr * self.lr_lambda(epoch)
+        return base_lr * self._lambdas[0](epoch)
+
+    def _rates_at(self, epoch: int) -> list[float]:
+        return [base * f(epoch) for base, f in zip(self.base_lrs, self._lambdas, strict=True)]
 
 
 class StepLR(LRScheduler):

@@ -27,12 +27,9 @@ CONTRACT = (
 )
 
 
-_VALUES = (Tensor, Scalar)  # both engines' values carry their numbers in ``.data``
-
-
 def _plain(value: Any) -> np.ndarray:
-    """The numbers of what ``f`` returned: a value's ``.data`` (Tensor or Scalar alike), or the array itself."""
-    raw = value.data if isinstance(value, _VALUES) else value
+    """The numbers of what ``f`` returned: a Tensor's array, a Scalar's number, or the array itself."""
+    raw = value._data if isinstance(value, Tensor) else value.data if isinstance(value, Scalar) else value
     return raw if raw.__class__ is np.ndarray else np.asarray(raw, dtype=float)
 
 

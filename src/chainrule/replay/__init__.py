@@ -36,9 +36,9 @@ Example:
     >>> f = cr.jit(lambda x: (cr.tanh(x * w) ** 2).sum())
     >>> x = np.array([0.5, -1.0])
     >>> f(x).backward()                  # first call: eager, recorded
-    >>> g1 = w.grad.data.copy(); w.grad = None
+    >>> g1 = w.grad.numpy().copy(); w.grad = None
     >>> f(x).backward()                  # later calls: replayed
-    >>> bool(np.array_equal(w.grad.data, g1))
+    >>> bool(np.array_equal(w.grad.numpy(), g1))
     True
 """
 

@@ -25,7 +25,7 @@ _ARRAYS = (np.ndarray, float, np.floating)  # JAX's traced arguments (integers s
 
 def _describe(a: Any) -> tuple:
     if isinstance(a, Tensor):
-        return ("Tensor", a.data.shape, a.data.dtype, a._requires_grad)
+        return ("Tensor", a._data.shape, a._data.dtype, a._requires_grad)
     if isinstance(a, np.ndarray):
         return ("ndarray", a.shape, a.dtype)
     return ("value", type(a), a)
@@ -101,7 +101,7 @@ class Jitted:
                     return self.fn(*args)
 
         def as_array(o: Any) -> Any:  # a result that carries a gradient (to a tensor read from outside) stays a Tensor
-            return o.data if isinstance(o, Tensor) and not o._requires_grad else o
+            return o._data if isinstance(o, Tensor) and not o._requires_grad else o
 
         return type(result)(map(as_array, result)) if isinstance(result, (tuple, list)) else as_array(result)
 
@@ -109,7 +109,7 @@ class Jitted:
     def _trace(self, args: tuple) -> Any:
         trace = Trace(self.name)
         for a in args:
-            trace.inputs.append(trace.new_slot(a, a.data) if isinstance(a, Tensor)
+            trace.inputs.append(trace.new_slot(a, a._data) if isinstance(a, Tensor)
                                 else trace.new_slot(None, a) if isinstance(a, np.ndarray) else None)
         in_this_thread.traces.append(trace)
         try:
@@ -155,7 +155,7 @@ class Jitted:
         self._signature = [_describe(a) for a in args]
         self._grad_mode = grad_enabled()
         self._inputs = trace.inputs
-        self._captured = [(t, t.data.shape, t.data.dtype, t._requires_grad) for t, _ in trace.captured]
+        self._captured = [(t, t._data.shape, t._data.dtype, t._requires_grad) for t, _ in trace.captured]
         self._out = None if not isinstance(result, (tuple, list)) else type(result)
         external_slots = [s for s in trace.inputs if s is not None] + [s for _, s in trace.captured]
         self._parents = [external_slots.index(s) for s in self._program.externals]
@@ -174,10 +174,10 @@ class Jitted:
             value = values[next(positions)]
             if k == self._grad_out:
                 inputs = [tensors[i] for i in self._parents]
-                edges = tuple((j, p if p._node is None else p._node, p._index, p.data.shape, p.data.dtype)
+                edges = tuple((j, p if p._node is None else p._node, p._index, p._data.shape, p._data.dtype)
                               for j, p in enumerate(inputs))
                 # the inputs' arrays are kept so that backward can see whether they changed in place since this call
-                node = Node(ReplayNode(program, values), edges, None, [p.data for p in inputs], None, clock.tick())
+                node = Node(ReplayNode(program, values), edges, None, [p._data for p in inputs], None, clock.tick())
                 outs.append(Tensor._linked(value, node))
             else:
                 outs.append(Tensor._wrap(value))
@@ -196,7 +196,7 @@ class Jitted:
             traced = sig[i]
             kind = traced[0]
             if kind == "Tensor":  # the common case first, without building a description
-                ok = isinstance(a, Tensor) and a.data.shape == traced[1] and a.data.dtype == traced[2] and (
+                ok = isinstance(a, Tensor) and a._data.shape == traced[1] and a._data.dtype == traced[2] and (
                     a._requires_grad == traced[3])
             elif kind == "ndarray":
                 ok = a.__class__ is np.ndarray and a.shape == traced[1] and a.dtype == traced[2]
@@ -205,10 +205,10 @@ class Jitted:
             if not ok:
                 raise _explain_mismatch(self.name, i, traced, _describe(a))
             if self._inputs[i] is not None:
-                sources.append(a.data if kind == "Tensor" else a)
+                sources.append(a._data if kind == "Tensor" else a)
                 tensors.append(a)
         for t, shape, dtype, rg in self._captured:
-            d = t.data
+            d = t._data
             if d.shape != shape or d.dtype != dtype or t._requires_grad != rg:
                 raise JitError(
                     f"jit({self.name}): a tensor the function reads from outside changed from shape {shape}, dtype "

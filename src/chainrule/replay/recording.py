@@ -66,7 +66,7 @@ def _guarded_values(original: Callable[..., Any], what: str) -> Callable[..., An
             while stack:
                 v = stack.pop()
                 if isinstance(v, Tensor):
-                    in_this_thread.traces[-1].guard(v, what, lambda x: x, v.data)
+                    in_this_thread.traces[-1].guard(v, what, lambda x: x, v._data)
                 elif isinstance(v, (list, tuple)):
                     stack.extend(v)
         return original(*args)
@@ -99,7 +99,7 @@ def _recording_wrap_like(original: Callable[..., Any]) -> Callable[..., Any]:
             else:
                 for t in inputs:
                     if isinstance(t, Tensor):
-                        in_this_thread.traces[-1].guard(t, "an op without a gradient", lambda x: x, t.data)
+                        in_this_thread.traces[-1].guard(t, "an op without a gradient", lambda x: x, t._data)
         return out
 
     return wrap_like
@@ -153,7 +153,7 @@ def _guarded_raw(original: Callable[..., Any]) -> Callable[..., Any]:
             passed_on = caller.f_code is where_code and caller.f_locals.get("x") is not None  # straight into an op
             if caller.f_code not in metadata_only and not passed_on and not _reads_metadata(*line):
                 what = f"{caller.f_code.co_name}() (it reads the values)"
-                in_this_thread.traces[-1].guard(x, what, lambda v: v, x.data)
+                in_this_thread.traces[-1].guard(x, what, lambda v: v, x._data)
         return original(x)
 
     return raw

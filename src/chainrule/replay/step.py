@@ -97,11 +97,11 @@ class JittedStep:
     def _hooked(self, t: Tensor, g: np.ndarray) -> np.ndarray:
         """``g`` through ``t``'s hooks, then as the optimiser's step would take it from ``.grad``."""
         out = run_leaf_hooks(t, g)
-        out = out.data if isinstance(out, Tensor) else np.asarray(out)
-        if out.shape != t.data.shape:
+        out = out._data if isinstance(out, Tensor) else np.asarray(out)
+        if out.shape != t._data.shape:
             raise ValueError(f"{type(self.optimizer).__name__}: a hook made the gradient of a parameter of shape "
-                             f"{t.data.shape} an array of shape {out.shape}")
-        return out if out.dtype == t.data.dtype else out.astype(t.data.dtype)
+                             f"{t._data.shape} an array of shape {out.shape}")
+        return out if out.dtype == t._data.dtype else out.astype(t._data.dtype)
 
     def _trace(self, args: tuple) -> Tensor:
         opt = self.optimizer
@@ -131,7 +131,7 @@ class JittedStep:
         loss.backward()
         opt.step()
         self._make_plan()
-        return Tensor._wrap(loss.data)
+        return Tensor._wrap(loss._data)
 
     def _make_plan(self) -> None:
         opt = self.optimizer

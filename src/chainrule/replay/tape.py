@@ -76,12 +76,12 @@ class Trace:
         """The slot of a Tensor, registering tensors from outside; None for a constant made inside."""
         s = self.slot_of.get(id(t))
         if s is None:
-            s = self.slot_of_array.get(id(t.data))  # e.g. detach(): a new Tensor around a traced array
+            s = self.slot_of_array.get(id(t._data))  # e.g. detach(): a new Tensor around a traced array
             if s is not None:
                 self.slot_of[id(t)] = s
                 self.keep.append(t)
             elif t._stamp < self.start:  # made before the call: read afresh on every replay
-                s = self.new_slot(t, t.data)
+                s = self.new_slot(t, t._data)
                 self.captured.append((t, s))
         return s
 
@@ -96,7 +96,7 @@ class Trace:
                         f"jit({self.name}): '{prim.name}' got a tensor that requires grad but was created inside "
                         "the function; create it outside (it is then read afresh on every call) or pass it in"
                     )
-                spec.append((True, s) if s is not None else (False, a.data))
+                spec.append((True, s) if s is not None else (False, a._data))
             elif isinstance(a, np.ndarray) and id(a) in self.slot_of_array:
                 s = self.slot_of_array[id(a)]
                 spec.append((True, s))
@@ -114,8 +114,8 @@ class Trace:
         first = out[0] if isinstance(out, tuple) else out  # a multi-output primitive: one node, several slots
         edges = first._node.parents if first._node is not None else ()
         parents = tuple((edge[0], self.slot_of[id(args[edge[0]])]) for edge in edges)
-        s_out: int | tuple[int, ...] = (tuple(self.new_slot(o, o.data) for o in out) if isinstance(out, tuple)
-                                        else self.new_slot(out, out.data))
+        s_out: int | tuple[int, ...] = (tuple(self.new_slot(o, o._data) for o in out) if isinstance(out, tuple)
+                                        else self.new_slot(out, out._data))
         self.ops.append(TapeOp(prim, tuple(spec), dict(kw) if kw else {}, s_out, parents, first._requires_grad))
 
     def guard(self, t: Any, what: str, read: Callable[[Any], Any], result: Any) -> None:

@@ -66,7 +66,7 @@ def _as_array(x: Any, what: str) -> np.ndarray:
     if isinstance(x, Scalar):
         return np.asarray(x.data)
     if isinstance(x, Tensor):
-        return x.data
+        return x._data
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(f"{what}: inputs must be numbers or arrays, got {type(x).__name__}")
     arr = np.asarray(x)
@@ -87,7 +87,7 @@ def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
     if _traced(x):
         from ..ops.shape import _identity
 
-        t = _identity(x) if x.data.dtype.kind in "fc" else _identity(x.astype(np.float64))
+        t = _identity(x) if x._data.dtype.kind in "fc" else _identity(x.astype(np.float64))
     else:
         t = Tensor._wrap(_float(_as_array(x, what)))  # no copy: nothing writes to it
     if reverse:
@@ -105,7 +105,7 @@ def _output(value: Any, like: Any = None, avoid: Sequence[np.ndarray] = ()) -> A
     if isinstance(value, Tensor):
         if state.transform_depth() > 1 and _traced(value):
             return value
-        value = value.data
+        value = value._data
     if isinstance(value, Scalar):
         value = value.data
     arr = np.asarray(value)
@@ -121,7 +121,7 @@ def _callers_arrays(*trees: Any) -> list[np.ndarray]:
     found = []
     for tree in trees:
         for leaf in _pytree.flatten(tree)[0]:
-            leaf = leaf.data if isinstance(leaf, Tensor) else leaf
+            leaf = leaf._data if isinstance(leaf, Tensor) else leaf
             if isinstance(leaf, np.ndarray):
                 found.append(leaf)
     return found
@@ -206,21 +206,21 @@ def _as_tensor(out: Any, name: str) -> Tensor | None:
 
 
 def _kind(x: Any) -> str:
-    return np.asarray(x.data if isinstance(x, (Tensor, Scalar)) else x).dtype.kind
+    return np.asarray(x._data if isinstance(x, Tensor) else x.data if isinstance(x, Scalar) else x).dtype.kind
 
 
 def _check_inputs(name: str, holomorphic: bool, fresh: list[Tensor]) -> None:
     """JAX's rule: holomorphic=True needs complex inputs (jacfwd without it needs real ones)."""
     for x in fresh:
-        complex_in = x.data.dtype.kind == "c"
+        complex_in = x._data.dtype.kind == "c"
         if holomorphic and not complex_in:
             raise TypeError(
-                f"{name} with holomorphic=True requires inputs with a complex dtype, got {x.data.dtype}; "
+                f"{name} with holomorphic=True requires inputs with a complex dtype, got {x._data.dtype}; "
                 "pass complex inputs (e.g. x.astype(complex)), or drop holomorphic=True"
             )
         if name == "jacfwd" and complex_in and not holomorphic:
             raise TypeError(
-                f"jacfwd requires real-valued inputs, got {x.data.dtype}. For holomorphic functions pass "
+                f"jacfwd requires real-valued inputs, got {x._data.dtype}. For holomorphic functions pass "
                 "holomorphic=True; for other functions of complex inputs use jacrev (real outputs) or jvp directly"
             )
 
@@ -243,7 +243,7 @@ def _check_output(name: str, holomorphic: bool, out: Any) -> None:
 def _grads(outs: list[Tensor | None], seeds: list[Any], fresh: list[Tensor]) -> list[Any]:
     live = [(o, s) for o, s in zip(outs, seeds) if o is not None and o._requires_grad]
     if not live:
-        return [np.zeros_like(t.data) for t in fresh]
+        return [np.zeros_like(t._data) for t in fresh]
     create = state.transform_depth() > 1 or any(_traced(t) and t._node is not None for t in fresh)
     # retain: a pullback may be called again, and jacrev sweeps the same graph once per output entry
     return list(backprop.grad([o for o, _ in live], fresh, [s for _, s in live], create_graph=create,

@@ -34,7 +34,7 @@ def _inputs(inputs: Any, create_graph: bool) -> tuple[tuple[Tensor, ...], bool]:
         t = x if isinstance(x, Tensor) else Tensor(np.asarray(x))
         if t.dtype.kind not in "fc":
             raise TypeError(f"autograd.functional: inputs must be floating point Tensors, got dtype {t.dtype}")
-        out.append(t if create_graph and t.requires_grad else Tensor(t.data.copy(), requires_grad=True))
+        out.append(t if create_graph and t.requires_grad else Tensor(t._data.copy(), requires_grad=True))
     return tuple(out), single
 
 
@@ -141,7 +141,7 @@ def _cotangents(name: str, outs: tuple[Tensor, ...], v: Any) -> tuple[Tensor, ..
                                f"output's shape {[o.shape for o in outs]}")
         return tuple(Tensor(np.ones(o.shape, dtype=o.dtype)) for o in outs)
     vs = (v,) if not isinstance(v, (tuple, list)) else tuple(v)
-    if len(vs) != len(outs) or any(np.shape(w.data if isinstance(w, Tensor) else w) != o.shape
+    if len(vs) != len(outs) or any(np.shape(w._data if isinstance(w, Tensor) else w) != o.shape
                                    for w, o in zip(vs, outs, strict=False)):
         raise RuntimeError(f"{name}: v must match the output's shapes {[o.shape for o in outs]}")
     # a complex v for a real output keeps its dtype (and is refused by the backward pass, not silently cut)

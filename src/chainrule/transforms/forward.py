@@ -75,17 +75,17 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
 def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
     x = _input(primal, _name.get("jvp"), reverse=False)
     t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
-    if np.shape(t.data if isinstance(t, Tensor) else t) != x.shape:
+    if np.shape(t._data if isinstance(t, Tensor) else t) != x.shape:
         raise ValueError(f"jvp: tangent of shape {np.shape(t)} for a primal of shape {x.shape}")
-    if np.iscomplexobj(t.data if isinstance(t, Tensor) else t) and x.data.dtype.kind != "c":
+    if np.iscomplexobj(t._data if isinstance(t, Tensor) else t) and x._data.dtype.kind != "c":
         raise TypeError(
-            f"jvp: a complex tangent for a real primal ({x.data.dtype}); make the primal complex "
+            f"jvp: a complex tangent for a real primal ({x._data.dtype}); make the primal complex "
             "(e.g. x.astype(complex)) or pass a real tangent"
         )
     if isinstance(t, Tensor):
-        t = t if t.data.dtype == x.data.dtype else t.astype(x.data.dtype)
+        t = t if t._data.dtype == x._data.dtype else t.astype(x._data.dtype)
     else:
-        t = np.asarray(t, dtype=x.data.dtype)
+        t = np.asarray(t, dtype=x._data.dtype)
     x._tangents = dict(x._tangents or {})
     x._tangents[level] = t
     return x

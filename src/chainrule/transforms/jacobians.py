@@ -11,6 +11,7 @@ import numpy as np
 from .. import _pytree
 from ..autodiff import batching as _batching
 from ..core import state
+from ..core.memory import check_fits
 from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
@@ -35,10 +36,26 @@ from .reverse import grad
 
 
 def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
+    """The one-hot arrays of ``shape``, one at a time (an identity matrix of them all could not fit)."""
     n = int(np.prod(shape))
-    eye = np.eye(n, dtype=dtype)
     for i in range(n):
-        yield eye[i].reshape(shape)
+        e = np.zeros(n, dtype=dtype)
+        e[i] = 1
+        yield e.reshape(shape)
+
+
+def _check_result_fits(name: str, out_shapes: Sequence[tuple[int, ...]], in_arrays: Sequence[Any]) -> None:
+    """Refuse, before computing it, a Jacobian (out entries x in entries) that cannot fit in memory: its rows and
+    their stacked copy are held at once. hessian is jacrev of a gradient, so this catches a big Hessian too."""
+    n_out = sum(int(np.prod(s)) for s in out_shapes)
+    n_in = sum(int(np.size(_as_array(x, name))) for x in in_arrays)
+    itemsize = max([np.result_type(_as_array(x, name)).itemsize for x in in_arrays] + [8])
+    check_fits(
+        2.0 * n_out * n_in * itemsize,
+        f"{name}: the Jacobian of {n_out:,} output entries by {n_in:,} input entries",
+        "products with it never build the matrix: use jvp (J v) or vjp (v^T J), hvp for Hessian-vector products, "
+        "or differentiate a part of the inputs at a time (argnums, or a function of a slice)",
+    )
 
 
 def jacrev(
@@ -70,6 +87,7 @@ def jacrev(
             fresh = [x for _, _, xs in parts for x in xs]
             _check_inputs("jacrev", holomorphic, fresh)
             likes = [leaf for _, leaves, _ in parts for leaf in leaves]
+            _check_result_fits("jacrev", [np.shape(_as_array(o, "jacrev")) for o in out_leaves], likes)
             stacker = _stack_traced if state.transform_depth() > 1 else np.stack
             per_output = []
             for out in out_leaves:
@@ -77,7 +95,7 @@ def jacrev(
                 _check_output("jacrev", holomorphic, out)
                 out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
                 rows: list[list[Any]] = [[] for _ in fresh]
-                for seed in _basis(out_shape, t.data.dtype if t is not None else float):
+                for seed in _basis(out_shape, t._data.dtype if t is not None else float):
                     gs = _grads([t], [seed], fresh)
                     for r, g in zip(rows, gs):
                         r.append(g)
@@ -123,7 +141,8 @@ def jacfwd(
         def learn_outputs(out: Any) -> None:
             nonlocal out_def, out_shapes
             leaves, out_def = _pytree.flatten(out)
-            out_shapes = [np.shape(o.data if isinstance(o, Tensor) else o) for o in leaves]
+            out_shapes = [np.shape(o._data if isinstance(o, Tensor) else o) for o in leaves]
+            _check_result_fits("jacfwd", out_shapes, [lf for ls, _ in leaves_per_arg for lf in ls])
             if holomorphic:  # as jacrev and JAX: a real output of complex inputs is not holomorphic
                 for o in leaves:
                     _check_output("jacfwd", holomorphic, o)

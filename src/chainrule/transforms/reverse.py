@@ -59,7 +59,7 @@ def value_and_grad(
                 )
             out, aux = result if has_aux else (result, None)
             t = _as_tensor(out, "grad")
-            if t is not None and t.data.size != 1:
+            if t is not None and t._data.size != 1:
                 raise TypeError(
                     f"grad: the function must return a scalar, got an array of shape {t.shape}; "
                     "use jacobian() for vector outputs, or elementwise_grad() for elementwise ones"
@@ -67,7 +67,7 @@ def value_and_grad(
             fresh = [x for _, _, xs in parts for x in xs]
             _check_inputs("grad", holomorphic, fresh)
             _check_output("grad", holomorphic, out if t is None else t)
-            seed = np.ones(t.shape, t.data.dtype) if holomorphic and t is not None else None
+            seed = np.ones(t.shape, t._data.dtype) if holomorphic and t is not None else None
             flat = _grads([t], [seed], fresh)
             grads, k = [], 0
             given = _callers_arrays(args)
@@ -130,40 +130,52 @@ def deriv(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
     return f
 
 
-def elementwise_grad(f: Callable[..., Any], argnums: int = 0) -> Callable[..., Any]:
+def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
     """The derivative of each output entry with respect to its matching input entry.
 
     For elementwise ``f`` this is the diagonal of the Jacobian (the gradient of ``sum(f(x))``).
+    With a tuple ``argnums``, a tuple of them, one per argument (as ``grad``).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import elementwise_grad
+        >>> elementwise_grad(lambda x, y: x * y ** 2, argnums=(0, 1))(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+        (array([ 9., 16.]), array([ 6., 16.]))
     """
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), "elementwise_grad")
         if _batching.levels():
-            return _lifted().elementwise_grad(f, argnums, args, kwargs)
+            grads = tuple(_lifted().elementwise_grad(f, k, args, kwargs) for k in nums)
+            return grads[0] if isinstance(argnums, int) else grads
         with _named("elementwise_grad"):
             out, pullback = vjp(lambda *a: f(*a, **kwargs), *args)
         if isinstance(out, (tuple, list, dict)):
             raise TypeError(f"elementwise_grad: the function must return one array, got a {type(out).__name__}")
-        arg = args[argnums]
-        shape_in, shape_out = np.shape(_as_array(arg, "elementwise_grad")), np.shape(_as_array(out, "elementwise_grad"))
-        if shape_in != shape_out:
-            raise ValueError(
-                f"elementwise_grad: the output has shape {shape_out} but argument {argnums} has shape {shape_in}; "
-                "an elementwise function maps each entry to one entry: use jacobian() or vjp() instead"
-            )
-        diag = pullback(np.ones(shape_out))[argnums]
+        shape_out = np.shape(_as_array(out, "elementwise_grad"))
+        for k in nums:
+            shape_in = np.shape(_as_array(args[k], "elementwise_grad"))
+            if shape_in != shape_out:
+                raise ValueError(
+                    f"elementwise_grad: the output has shape {shape_out} but argument {k} has shape {shape_in}; "
+                    "an elementwise function maps each entry to one entry: use jacobian() or vjp() instead"
+                )
+        diags = pullback(np.ones(shape_out))
         # J^T u equals diag * u for every u only if the Jacobian is diagonal: check one random u
         u = np.random.default_rng(0).uniform(0.5, 1.5, size=shape_out)
-        probe = pullback(u)[argnums]
-        d, p = np.asarray(_as_array(diag, "elementwise_grad")), np.asarray(_as_array(probe, "elementwise_grad"))
-        if not np.allclose(p, d * u, rtol=1e-6, atol=1e-9 * (1.0 + float(np.max(np.abs(d), initial=0.0))),
-                           equal_nan=True):
-            raise ValueError(
-                "elementwise_grad: the function is not elementwise (its Jacobian is not diagonal: an output "
-                "entry depends on other input entries); use jacobian() for the full Jacobian or vjp() for "
-                "J^T v products"
-            )
-        return diag
+        probes = pullback(u)
+        for k in nums:
+            d = np.asarray(_as_array(diags[k], "elementwise_grad"))
+            p = np.asarray(_as_array(probes[k], "elementwise_grad"))
+            if not np.allclose(p, d * u, rtol=1e-6, atol=1e-9 * (1.0 + float(np.max(np.abs(d), initial=0.0))),
+                               equal_nan=True):
+                raise ValueError(
+                    f"elementwise_grad: the function is not elementwise in argument {k} (its Jacobian is not "
+                    "diagonal: an output entry depends on other input entries); use jacobian() for the full "
+                    "Jacobian or vjp() for J^T v products"
+                )
+        return diags[nums[0]] if isinstance(argnums, int) else tuple(diags[k] for k in nums)
 
     return wrapper
 
@@ -204,8 +216,8 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
                              f"for an output {_pytree.describe(out_def)}")
         seeds = []
         for ct, o in zip(cts, out_leaves):
-            shape = np.shape(o.data if isinstance(o, Tensor) else o)
-            if np.shape(ct.data if isinstance(ct, Tensor) else ct) != shape:
+            shape = np.shape(o._data if isinstance(o, Tensor) else o)
+            if np.shape(ct._data if isinstance(ct, Tensor) else ct) != shape:
                 raise ValueError(f"vjp: cotangent of shape {np.shape(ct)} for an output of shape {shape}")
             seeds.append(ct if _traced(ct) else _float(_as_array(ct, "vjp")))
         with _transform():

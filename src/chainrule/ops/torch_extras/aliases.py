@@ -81,7 +81,7 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: A
 def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
     """PyTorch's ``count_nonzero``: how many entries are not zero (over ``dim``, all by default), as int64."""
     axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
-    return Tensor._wrap(np.asarray(np.count_nonzero(self.data, axis=axis), dtype=np.int64))
+    return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=axis), dtype=np.int64))
 
 
 also_method("diff", "diff", diff)
@@ -100,7 +100,7 @@ also_method("det", "logdet", logdet)
 @tensor_method("frac")
 def frac(self: Tensor) -> Any:
     """PyTorch's ``frac``: ``x - trunc(x)`` (derivative 1, as PyTorch's)."""
-    return declared("subtract")(self, np.trunc(self.data))
+    return declared("subtract")(self, np.trunc(self._data))
 
 
 @tensor_method("dist")
@@ -123,7 +123,7 @@ def _running_extreme(name: str, larger: bool) -> Any:
         if scalar_along(self, name, dim):
             return as_scalar(method(self.reshape((1,)), 0))
         axis = checked_axis(self, dim, name)
-        data = np.moveaxis(self.data, axis, -1)
+        data = np.moveaxis(self._data, axis, -1)
         idx = np.empty(data.shape, dtype=np.int64)
         best = data[..., :1].copy()
         idx[..., 0] = 0
@@ -153,7 +153,7 @@ def logcumsumexp(self: Tensor, dim: int) -> Any:
     if scalar_along(self, "logcumsumexp", dim):
         return as_scalar(logcumsumexp(self.reshape((1,)), 0))
     axis = checked_axis(self, dim, "logcumsumexp")
-    top = np.max(self.data, axis=axis, keepdims=True) if self.size else np.zeros(())
+    top = np.max(self._data, axis=axis, keepdims=True) if self.size else np.zeros(())
     shift = np.where(np.isfinite(top), top, 0.0).astype(self.dtype)  # a constant: the gradient is exact
     running = declared("cumsum")(declared("exp")(declared("subtract")(self, shift)), axis)
     return declared("add")(declared("log")(running), shift)
@@ -164,7 +164,7 @@ def index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1
     """PyTorch's ``index_add``: ``self`` with ``alpha * source``'s slices added at ``index`` along ``dim``
     (repeated indices add up)."""
     axis = checked_axis(self, dim, "index_add")
-    idx = np.asarray(index.data if isinstance(index, Tensor) else index)
+    idx = np.asarray(index._data if isinstance(index, Tensor) else index)
     if idx.ndim != 1 or idx.dtype.kind not in "iu":
         raise ValueError(f"index_add: index must be a 1-D integer array, got shape {idx.shape} dtype {idx.dtype}")
     check_range("index_add", idx, axis, self.shape[axis])
@@ -177,7 +177,7 @@ def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     """PyTorch's ``index_fill``: the slices at ``index`` along ``dim`` set to ``value`` (no gradient there)."""
     axis = checked_axis(self, dim, "index_fill")
     mask = np.zeros(self.shape[axis], dtype=bool)
-    idx = np.asarray(index.data if isinstance(index, Tensor) else index)
+    idx = np.asarray(index._data if isinstance(index, Tensor) else index)
     check_range("index_fill", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
     mask[idx] = True
     return self.masked_fill(mask.reshape((-1,) + (1,) * (self.ndim - axis - 1)), value)
@@ -209,7 +209,7 @@ def logit(self: Tensor, eps: float | None = None) -> Any:
 def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Any:
     """PyTorch's ``index_put``: ``self`` with ``values`` written (``accumulate=True``: added) at the positions
     ``indices`` (a tuple of index arrays, one per leading dim). Repeated positions need ``accumulate=True``."""
-    position = tuple(np.asarray(i.data if isinstance(i, Tensor) else i) for i in indices)
+    position = tuple(np.asarray(i._data if isinstance(i, Tensor) else i) for i in indices)
     if accumulate:
         return add_at(self, position, values)
     return overwrite_at(self, position, values, "index_put: indices name some positions more than once, so the "
@@ -224,7 +224,7 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     self._inplace_guard("fill_diagonal_")
     if self.ndim < 2 or (self.ndim > 2 and len(set(self.shape)) != 1):
         raise ValueError(f"fill_diagonal_: needs at least 2 dimensions, all of one size beyond 2, got {self.shape}")
-    np.fill_diagonal(self.data, fill_value, wrap=wrap)
+    np.fill_diagonal(self._data, fill_value, wrap=wrap)
     self._bump_version()
     return self
 
@@ -234,7 +234,7 @@ def _in_place_of(name: str) -> Any:
     """``t.<name>_(...)``: the out-of-place method ``t.<name>(...)`` on the values (no graph), written over them."""
     def on_values(values: np.ndarray, *args: Any, **kw: Any) -> np.ndarray:
         with no_grad():
-            return np.asarray(getattr(Tensor._wrap(values), name)(*args, **kw).data)
+            return np.asarray(getattr(Tensor._wrap(values), name)(*args, **kw)._data)
 
     return in_place(f"{name}_", on_values)
 
@@ -265,7 +265,7 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
 def _quantile_method(function_name: str) -> Any:
     def method(self: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                interpolation: str = "linear") -> Any:
-        return declared(function_name)(self, q.data if isinstance(q, Tensor) and not q.requires_grad else q,
+        return declared(function_name)(self, q._data if isinstance(q, Tensor) and not q.requires_grad else q,
                                        axis=dim, keepdims=keepdim, method=interpolation)
 
     method.__doc__ = (f"PyTorch's ``{function_name}(q, dim=None, keepdim=False, interpolation=...)``: "

@@ -33,7 +33,7 @@ def values_of(self: Any, name: str) -> np.ndarray:
     if not isinstance(self, Tensor):
         raise TypeError(f"vmap: Tensor.{name} reads the values (to choose entries, or in place), which vmap cannot "
                         f"batch; call it outside vmap")
-    return self.data
+    return self._data
 
 
 def operand_shape(x: Any) -> tuple[int, ...]:
@@ -42,7 +42,7 @@ def operand_shape(x: Any) -> tuple[int, ...]:
 
 
 def as_array(x: Any) -> np.ndarray:
-    return x.data if isinstance(x, Tensor) else np.asarray(x)
+    return x._data if isinstance(x, Tensor) else np.asarray(x)
 
 
 def checked_axis(self: Tensor, dim: int, name: str) -> int:
@@ -80,14 +80,14 @@ def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, name)
         self._inplace_guard(name)
-        result = np.asarray(fn(self.data, *args, **kw))
+        result = np.asarray(fn(self._data, *args, **kw))
         if result.shape != self.shape:  # writing it would broadcast (or fail with NumPy's message)
             raise ValueError(f"{name}: the result has shape {result.shape}, which cannot be stored in place in a "
                              f"Tensor of shape {self.shape}")
-        if not np.can_cast(result.dtype, self.data.dtype, casting="same_kind"):
+        if not np.can_cast(result.dtype, self._data.dtype, casting="same_kind"):
             raise TypeError(f"{name}: the result has dtype {result.dtype}, which cannot be stored in place in a "
-                            f"Tensor of dtype {self.data.dtype}; write it out of place")
-        self.data[...] = result
+                            f"Tensor of dtype {self._data.dtype}; write it out of place")
+        self._data[...] = result
         self._bump_version()
         return self
 

@@ -135,8 +135,8 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         if flat.shape[0] == 0:
             raise ValueError("median: the Tensor is empty")
         order = np.argsort(raw(flat), kind="stable")  # raw: a jit trace checks the values read
-        value = flat.data[order[(flat.shape[0] - 1) // 2]]
-        tied = (flat.data == value).astype(flat.dtype)
+        value = flat._data[order[(flat.shape[0] - 1) // 2]]
+        tied = (flat._data == value).astype(flat.dtype)
         total = declared("sum")(declared("multiply")(flat, tied))
         return declared("divide")(total, tied.sum())  # = value; d/dx = tied / count
     x, scalar = _scalar_like(self)

@@ -188,6 +188,27 @@ def _count_beyond(stack: list[Any], known: dict[Any, int]) -> int:
     return len(seen)
 
 
+ALL_NODES_LIMIT = 5_000  # "draw every node" (None) refuses a bigger graph: its picture would take minutes and GBs
+
+
+class GraphTooLargeError(ValueError):
+    """Asked to draw every node (``max_nodes=None`` / ``max_lines=None``) of a graph too big to draw."""
+
+
+def refuse_all_of_a_big_graph(out: Any, cap: int | None, where: str, option: str = "max_nodes") -> None:
+    """With ``cap`` None (all nodes), count the graph first and refuse it above ``ALL_NODES_LIMIT``, naming its
+    size and the explicit ``option`` that draws it anyway (a number is the user saying they mean it)."""
+    if cap is not None:
+        return
+    n = count_nodes(out)
+    if n > ALL_NODES_LIMIT:
+        raise GraphTooLargeError(
+            f"{where}: the graph has {n:,} nodes; drawing all of them ({option}=None) is refused above "
+            f"{ALL_NODES_LIMIT:,}, as it would take minutes and gigabytes. Pass {option}={n} to draw them all "
+            f"anyway, or a smaller {option} (or max_depth=) to see the part nearest the output"
+        )
+
+
 def count_nodes(out: Any) -> int:
     """How many nodes the graph behind ``out`` has (iterative, stores only ids)."""
     view_of(out, "count_nodes")

@@ -125,7 +125,8 @@ def to_dot(
     Each value is a record ``label | data | grad`` (Tensors: label, shape and dtype, grad);
     each operation a small circle; Scalar edges are labelled with the local derivative
     d(child)/d(parent), Tensor edges with the argument position. At most ``max_nodes``
-    values are drawn (None: all), the rest are counted in the caption and in dashed boxes.
+    values are drawn (None: all, up to 5,000; pass the number itself for more), the rest are counted in the
+    caption and in dashed boxes.
 
     Example:
         >>> from chainrule import Scalar
@@ -137,4 +138,4 @@ def to_dot(
     """
     if rankdir not in ("LR", "RL", "TB", "BT"):
         raise ValueError(f"to_dot: rankdir must be one of 'LR', 'RL', 'TB', 'BT', got {rankdir!r}")
-    return scene_to_dot(build_scene(out, max_nodes, max_depth, highlight, title), rankdir)
+    return scene_to_dot(build_scene(out, max_nodes, max_depth, highlight, title, "to_dot"), rankdir)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from .collect import refuse_all_of_a_big_graph
 from .format import name as node_name
 from .render import pick_engine, render, scene_bytes
 from .scene import DEFAULT_MAX_NODES, Highlight, Scene, build_scene
@@ -40,6 +41,7 @@ class Drawing:
     ) -> None:
         view_of(out, "draw")
         pick_engine(engine, "draw")  # validate early
+        refuse_all_of_a_big_graph(out, max_nodes, "draw")
         self.out = out
         self.max_nodes = max_nodes
         self.max_depth = max_depth

@@ -94,7 +94,7 @@ def _vjp_body(e: Any) -> list[str]:
     for k, (text, chain, prod) in enumerate(zip(e.path_texts(), e.chains, e.products, strict=True), 1):
         lines.append(f"  {k}. {_short_path(text)}")
         lines.append(
-            f"     the output gradient {shape_text(np.shape(e.out.data))} carried back one VJP per edge:"
+            f"     the output gradient {shape_text(np.shape(e.out._data))} carried back one VJP per edge:"
         )
         width = max((len(str(step)) for step in chain), default=0)
         shown = chain if len(chain) <= LONG else chain[: LONG // 2] + [None] + chain[-(LONG // 2):]

@@ -97,7 +97,8 @@ def render(
 
     ``engine='auto'`` uses Graphviz when the ``dot`` program is installed and matplotlib
     otherwise, so it works on a fresh machine with only pip packages. Graphs bigger than
-    ``max_nodes`` values are cut, and the picture says how many nodes are hidden.
+    ``max_nodes`` values are cut, and the picture says how many nodes are hidden. ``max_nodes=None`` (all)
+    refuses a graph of more than 5,000 nodes, naming its size: pass that number to draw it anyway.
 
     Example:
         >>> import tempfile, os
@@ -113,7 +114,7 @@ def render(
     fmt = file_format(path, format)
     if rankdir not in ("LR", "RL", "TB", "BT"):
         raise ValueError(f"render: rankdir must be one of 'LR', 'RL', 'TB', 'BT', got {rankdir!r}")
-    scene = build_scene(out, max_nodes, max_depth, highlight, title)
+    scene = build_scene(out, max_nodes, max_depth, highlight, title, "render")
     data = scene_bytes(scene, fmt, engine, rankdir, dpi)
     target = Path(path)
     target.write_bytes(data)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .collect import collect
+from .collect import collect, refuse_all_of_a_big_graph
 from .format import label_of
 from .views import view_of
 
@@ -64,9 +64,11 @@ def build_scene(
     max_depth: int | None = None,
     highlight: Highlight | None = None,
     title: str | None = None,
+    where: str = "draw",
 ) -> Scene:
-    """The boxes, links and caption of the picture of ``out``'s graph."""
+    """The boxes, links and caption of the picture of ``out``'s graph (``where``: the caller, for errors)."""
     view = view_of(out, "draw")
+    refuse_all_of_a_big_graph(out, max_nodes, where)
     g = collect(out, max_nodes=max_nodes, max_depth=max_depth)
     hl = highlight or Highlight()
     boxes: list[Box] = []

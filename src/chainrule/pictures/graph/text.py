@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .collect import count_nodes
+from .collect import count_nodes, refuse_all_of_a_big_graph
 from .format import label_of
 from .views import NodeView, view_of
 
@@ -44,7 +44,7 @@ def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, as
     Each line shows a node's label, its op in parentheses, its data and grad, and the
     edge to its consumer (Scalars: the local derivative; Tensors: the argument position).
     A node used more than once is printed in full the first time, tagged ``#k``, and
-    referred to as ``#k`` after that. At most ``max_lines`` lines (None: all) and
+    referred to as ``#k`` after that. At most ``max_lines`` lines (None: all, for a graph of up to 5,000 nodes) and
     ``max_depth`` levels; the last line says how many nodes were left out.
 
     Example:
@@ -61,6 +61,7 @@ def tree(out: Any, max_lines: int | None = 200, max_depth: int | None = None, as
     view = view_of(out, "tree")
     if max_lines is not None and max_lines < 1:
         raise ValueError(f"tree: max_lines must be at least 1 (or None for all), got {max_lines}")
+    refuse_all_of_a_big_graph(out, max_lines, "tree", "max_lines")
     mid, last, bar, blank = _ASCII if ascii else _UNICODE
     entries: list[tuple[str, Any, str, bool, int]] = []  # (guide, node, edge text, is reference, hidden inputs)
     printed: set[int] = set()

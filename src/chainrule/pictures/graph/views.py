@@ -169,7 +169,7 @@ class TensorView(NodeView):
         return isinstance(obj, Tensor)
 
     def data_text(self, node: Any) -> str:
-        d = node.data
+        d = node._data
         if not node.value_kept:  # an intermediate value no rule reads: the graph did not keep it
             return f"{shape_text(d.shape)} {d.dtype}"
         return f"{shape_text(d.shape)} {d.dtype}" + (f" = {array_text(d)}" if d.size <= 4 else "")
@@ -178,7 +178,7 @@ class TensorView(NodeView):
         g = node.grad
         if g is None:
             return "grad None"
-        return f"grad {array_text(np.asarray(g.data if isinstance(g, Tensor) else g))}"
+        return f"grad {array_text(np.asarray(g._data if isinstance(g, Tensor) else g))}"
 
     def _argnum(self, child: Any, slot: int) -> int:
         return child._node.parents[slot][0]
@@ -194,13 +194,13 @@ class TensorView(NodeView):
 
     def seed(self, out: Any, gradient: Any) -> np.ndarray:
         if gradient is None:
-            if out.data.size != 1:
+            if out._data.size != 1:
                 raise ValueError(
                     f"explain: the output has shape {out.shape}, not one element; pass gradient= an array of shape "
                     f"{out.shape} (d final / d out), or explain a scalar such as out.sum()"
                 )
-            return np.ones_like(out.data)
-        raw = np.asarray(gradient.data if isinstance(gradient, Tensor) else gradient, dtype=out.data.dtype)
+            return np.ones_like(out._data)
+        raw = np.asarray(gradient._data if isinstance(gradient, Tensor) else gradient, dtype=out._data.dtype)
         if raw.shape != out.shape:
             raise ValueError(f"explain: gradient has shape {raw.shape} but the output has shape {out.shape}")
         return raw
@@ -217,7 +217,7 @@ class TensorView(NodeView):
 
     def backward_gradient(self, out: Any, wrt: Any, seed: Any, nodes: Sequence[Any]) -> np.ndarray:
         (g,) = tensor_grad(out, wrt, grad_outputs=seed, retain_graph=True)  # explaining must not free the graph
-        return np.asarray(g.data)
+        return np.asarray(g._data)
 
     def agree(self, a: Any, b: Any) -> bool:
         """Equal up to the rounding of their dtype (NaN agrees with NaN)."""
@@ -227,7 +227,7 @@ class TensorView(NodeView):
         return a.shape == b.shape and bool(np.allclose(a, b, rtol=rtol, atol=rtol * max(scale, 1.0), equal_nan=True))
 
     def zero(self, wrt: Any) -> np.ndarray:
-        return np.zeros_like(wrt.data)
+        return np.zeros_like(wrt._data)
 
     def sum(self, values: list[Any]) -> np.ndarray:
         return np.sum(values, axis=0)

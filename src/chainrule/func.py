@@ -1,0 +1,116 @@
+"""``chainrule.func``: PyTorch's ``torch.func`` names, for per-example gradients and other transforms of models.
+
+``functional_call(module, params, args)`` runs a module with the given values in place of its parameters
+and buffers, so a model becomes a function of its weights that ``grad``, ``vmap``, ``jacrev``... transform.
+The transforms are chainrule's own (JAX's semantics, as ``torch.func``'s): ``grad``, ``grad_and_value``,
+``vmap``, ``jacrev``, ``jacfwd``, ``hessian``, ``vjp``, ``jvp``.
+
+Example (per-example gradients, as torch.func users write them):
+    >>> import numpy as np
+    >>> from chainrule import nn
+    >>> from chainrule.func import functional_call, grad, vmap
+    >>> model = nn.Linear(3, 1, dtype=np.float64)
+    >>> params = {k: v.detach() for k, v in model.named_parameters()}
+    >>> def loss(p, x, y):
+    ...     return ((functional_call(model, p, (x,)) - y) ** 2).sum()
+    >>> per_example = vmap(grad(loss), in_dims=(None, 0, 0))(params, np.ones((8, 3)), np.zeros((8, 1)))
+    >>> per_example["weight"].shape, per_example["bias"].shape
+    ((8, 1, 3), (8, 1))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from .batching import vmap as _vmap
+from .nn.module import Module
+from .transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+
+__all__ = ["functional_call", "grad", "grad_and_value", "vmap", "jacrev", "jacfwd", "hessian", "vjp", "jvp"]
+
+
+def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
+         chunk_size: int | None = None) -> Callable[..., Any]:
+    """torch.func's ``vmap``: chainrule's :func:`chainrule.vmap` with PyTorch's names (``in_dims``, ``out_dims``).
+
+    ``chunk_size`` only bounds memory in PyTorch (the results are the same), so it is accepted and the batch
+    runs whole. Random functions under ``vmap`` are refused, as PyTorch's default ``randomness="error"``.
+    """
+    if randomness != "error":
+        raise NotImplementedError(
+            f"vmap(randomness={randomness!r}): chainrule batches no random function; draw the random numbers "
+            "outside vmap (one row per example) and pass them in as a batched argument"
+        )
+    return _vmap(func, in_axes=in_dims, out_axes=out_dims)
+
+
+def grad_and_value(func: Callable[..., Any], argnums: Any = 0, has_aux: bool = False) -> Callable[..., Any]:
+    """torch.func's ``grad_and_value``: ``(gradient, value)``, the pair of ``value_and_grad`` the other way round."""
+    vg = value_and_grad(func, argnums, has_aux)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        value, g = vg(*args, **kwargs)
+        return g, value
+
+    return call
+
+
+def functional_call(module: Module, parameter_and_buffer_dicts: Any, args: Any = (), kwargs: Any = None, *,
+                    tie_weights: bool = True, strict: bool = False) -> Any:
+    """``module(*args, **kwargs)`` with the values in ``parameter_and_buffer_dicts`` (``{dotted name: value}``,
+    or a tuple of such dicts) in place of those parameters and buffers, as ``torch.func.functional_call``.
+
+    The module is unchanged afterwards. A value may be a Tensor being differentiated (``grad``), a batched
+    value (``vmap``) or an array. A parameter shared under two names takes the value given for either
+    (``tie_weights=True``, PyTorch's default). With ``strict=True`` every parameter and buffer must be given.
+    A single argument that is not a tuple is passed as the only one.
+    """
+    if not isinstance(module, Module):
+        raise TypeError(f"functional_call: expected an nn.Module, got {type(module).__name__}")
+    dicts = parameter_and_buffer_dicts
+    dicts = tuple(dicts) if isinstance(dicts, (tuple, list)) else (dicts,)
+    values: dict[str, Any] = {}
+    for d in dicts:
+        if not isinstance(d, Mapping):
+            raise TypeError(f"functional_call: expected a dict of names to values, got {type(d).__name__}")
+        for name, value in d.items():
+            if name in values:
+                raise ValueError(f"functional_call: {name!r} is given in more than one dict")
+            values[name] = value
+    if not isinstance(args, tuple):
+        args = (args,)
+    with _substituted(module, values, tie_weights, strict):
+        return module(*args, **(kwargs or {}))
+
+
+@contextmanager
+def _substituted(module: Module, values: dict[str, Any], tie_weights: bool, strict: bool) -> Iterator[None]:
+    """Put ``values`` in the modules' attributes (not their registries: parameters() stays the same); restore."""
+    entries = module._state_entries()  # dotted name -> (owning module, attribute, kind), shared ones under each
+    unknown = [name for name in values if name not in entries]
+    if unknown:
+        raise ValueError(
+            f"functional_call: {unknown} name no parameter or buffer of {type(module).__name__} "
+            f"(it has {list(entries)[:8]}{' ...' if len(entries) > 8 else ''})"
+        )
+    if strict:
+        missing = [name for name in entries if name not in values]
+        if missing:
+            raise ValueError(f"functional_call(strict=True): no value given for {missing}")
+    targets: dict[tuple[int, str], tuple[Module, str, Any]] = {}
+    for name, value in values.items():
+        mod, attr, _ = entries[name]
+        original = mod.__dict__[attr]
+        places = [(m, a) for m, a, _ in entries.values() if m.__dict__[a] is original] if tie_weights else [(mod, attr)]
+        for m, a in places:
+            targets[(id(m), a)] = (m, a, value)
+    saved = [(m, a, m.__dict__[a]) for m, a, _ in targets.values()]
+    try:
+        for m, a, value in targets.values():
+            object.__setattr__(m, a, value)
+        yield
+    finally:
+        for m, a, original in saved:
+            object.__setattr__(m, a, original)
