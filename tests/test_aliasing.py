@@ -43,7 +43,7 @@ def _arrays(out):
         for o in out:
             yield from _arrays(o)
     elif isinstance(out, cr.Tensor):
-        yield out.data
+        yield out._data
     elif isinstance(out, np.ndarray):
         yield out
 
@@ -64,11 +64,11 @@ def test_results_are_new_memory(case, data):
         out = case.fn(*xs, **params)
         for result in _arrays(out):
             for x in xs:
-                assert not np.shares_memory(result, x.data), f"{case.name}: a result shares memory with an input"
+                assert not np.shares_memory(result, x._data), f"{case.name}: a result shares memory with an input"
             if result.flags.writeable and result.size:
                 result[...] = 7  # what a program writing into the result does
         for x, a in zip(xs, arrays, strict=True):
-            np.testing.assert_array_equal(x.data, a, err_msg=f"{case.name}: writing into the result changed an input")
+            np.testing.assert_array_equal(x._data, a, err_msg=f"{case.name}: writing into the result changed an input")
 
 
 def _t(shape, dtype=float):
@@ -118,13 +118,13 @@ def _torch_f():
 def test_calls_share_memory_as_pytorch_says(name):
     fn, torch_fn, shape, dtype = CALLS[name]
     x = _t(shape, dtype)
-    before = x.data.copy()
+    before = x._data.copy()
     result = fn(x)
-    view = np.shares_memory(result.data, x.data)
+    view = np.shares_memory(result._data, x._data)
     assert view == (name in _VIEW_CALLS), name
-    if not view and result.data.flags.writeable:
-        result.data[...] = 7
-        np.testing.assert_array_equal(x.data, before)
+    if not view and result._data.flags.writeable:
+        result._data[...] = 7
+        np.testing.assert_array_equal(x._data, before)
 
 
 _VIEW_CALLS = {"narrow", "expand", "view", "select", "unsqueeze", "permute", "slice", "chunk"}
@@ -188,6 +188,6 @@ def test_tensor_methods_share_memory_only_as_pytorchs_views(dtype):
                 result = method() if callable(method) else None
             except Exception:  # noqa: BLE001  (a method that needs arguments)
                 continue
-            if any(np.shares_memory(r, x.data) for r in _arrays(result)):
+            if any(np.shares_memory(r, x._data) for r in _arrays(result)):
                 shared.add(name)
     assert shared <= VIEW_METHODS, sorted(shared - VIEW_METHODS)

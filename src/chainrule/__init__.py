@@ -102,6 +102,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         custom,
         data,
         fft,
+        func,
         graph,
         linalg,
         nn,

@@ -123,7 +123,7 @@ class Embedding(Module):
             >>> import numpy as np
             >>> from chainrule import nn
             >>> emb = nn.Embedding.from_pretrained(np.array([[1.0, 2.0], [3.0, 4.0]]))
-            >>> emb(np.array([1])).data, emb.weight.requires_grad
+            >>> emb(np.array([1])).numpy(), emb.weight.requires_grad
             (array([[3., 4.]]), False)
         """
         if scale_grad_by_freq or sparse:

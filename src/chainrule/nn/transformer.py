@@ -221,7 +221,7 @@ class MultiheadAttention(Module):
         self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,
         attn_mask: Any = None, average_attn_weights: bool = True, is_causal: bool = False,
     ) -> tuple[Any, Any]:
-        dt = self.in_proj_weight.dtype
+        dt = self.out_proj.weight.dtype
         q_in, k_in, v_in = (x if isinstance(x, Tensor) else np.asarray(x, dtype=dt) for x in (query, key, value))
         unbatched = np.ndim(_array(q_in)) == 2
         if unbatched:
