@@ -13,6 +13,7 @@ import numpy as np
 
 from ._conversion import from_sequence, numpy_internal_caller
 from .core import state
+from .core.traces import reads_values
 
 
 class NotOneElementError(TypeError, ValueError):
@@ -85,6 +86,7 @@ class ConversionMethods:
                 "or .detach() it on purpose"
             )
 
+    @reads_values
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         self._refuse_number_in_transform("item()")
@@ -98,16 +100,19 @@ class ConversionMethods:
             )
         return self.data.item()
 
+    @reads_values
     def numpy(self) -> np.ndarray:
         """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
         self._refuse_number_in_transform("numpy()")
         return self.data
 
+    @reads_values
     def tolist(self) -> Any:
         """The values as (nested) Python lists of numbers."""
         self._refuse_number_in_transform("tolist()")
         return self.data.tolist()
 
+    @reads_values
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if dtype is not None and np.dtype(dtype).kind in "biu":
             # to integers or booleans (np.int64(t), np.asarray(t, dtype=int)): nothing differentiable to lose, as
@@ -140,10 +145,12 @@ class ConversionMethods:
             return self.data.astype(dtype)
         return self.data.copy() if copy else self.data
 
+    @reads_values
     def __float__(self) -> float:
         self._refuse_number_in_transform("float()")
         return float(self._one_value("float()"))
 
+    @reads_values
     def __int__(self) -> int:
         self._refuse_number_in_transform("int()")
         return int(self._one_value("int()"))
@@ -152,11 +159,13 @@ class ConversionMethods:
         self._refuse_number_in_transform("complex()")
         return complex(self._one_value("complex()"))
 
+    @reads_values
     def __index__(self) -> int:
         if self.data.dtype.kind not in "iub":
             raise TypeError(f"only integer Tensors can be used as an index, not {self.data.dtype}")
         return int(self.item())
 
+    @reads_values
     def __bool__(self) -> bool:
         if self.data.size != 1:
             raise NotOneElementError(

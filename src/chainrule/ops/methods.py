@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core import traces
 from ..core.state import is_traced
+from ..core.traces import reads_values
 from ..tensor import Tensor
 from . import pointwise
 from . import shape as shape_ops
@@ -40,7 +42,7 @@ def _sort_in_place(self: Tensor, axis: int = -1, kind: Any = None, order: Any = 
 
 
 tensor_method("sort", _sort_in_place)
-tensor_method("argsort", torch_argsort)
+tensor_method("argsort", reads_values(torch_argsort, "argsort"))
 
 
 @tensor_method("fill")
@@ -50,6 +52,7 @@ def _fill(self: Tensor, value: Any) -> None:
 
 
 @tensor_method("nonzero")
+@reads_values
 def _nonzero(self: Tensor, *, as_tuple: Any = None) -> Any:
     """Indices of the non-zero entries, as ndarray.nonzero (a tuple of index arrays, no gradient); PyTorch's
     ``as_tuple=False`` gives them as one ``(n, ndim)`` Tensor of rows instead."""
@@ -59,6 +62,7 @@ def _nonzero(self: Tensor, *, as_tuple: Any = None) -> Any:
 
 
 @tensor_method("searchsorted")
+@reads_values
 def _searchsorted(self: Tensor, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """Where ``v`` would go in these sorted values, as ndarray.searchsorted (no gradient)."""
     return np.searchsorted(self.data, raw(v), side, sorter)
@@ -66,6 +70,8 @@ def _searchsorted(self: Tensor, v: Any, side: str = "left", sorter: Any = None) 
 
 def _on_values(fn: Any, *args: Any) -> Any:
     """Integer and boolean operators: no gradient, answer on the values."""
+    if traces.open:  # a jit trace checks the values read on replay
+        traces.reads_all("an integer operator", args)
     if _traced(args) and any(np.result_type(raw(a)).kind in "fc" for a in args):
         raise TypeError(f"{fn.__name__}: not defined for floating-point tensors")
     return wrap_like(fn(*[raw(a) for a in args]), *args)

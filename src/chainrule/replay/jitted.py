@@ -10,14 +10,14 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import batching
-from ..core import clock
+from ..core import clock, traces
 from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
 from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from .program import Program, ReplayNode
-from .recording import RecordingHooks, in_this_thread
-from .tape import JitError, Trace, same_answer, slots_of
+from .recording import Recorder
+from .tape import JitError, same_answer, slots_of
 
 _ARRAYS = (np.ndarray, float, np.floating)  # JAX's traced arguments (integers stay plain: sizes, counts)
 
@@ -106,16 +106,12 @@ class Jitted:
 
     # -- first call: run eagerly and record ----------------------------------------------------
     def _trace(self, args: tuple) -> Any:
-        trace = Trace(self.name)
+        trace = Recorder(self.name)
         for a in args:
             trace.inputs.append(trace.new_slot(a, a.data) if isinstance(a, Tensor)
                                 else trace.new_slot(None, a) if isinstance(a, np.ndarray) else None)
-        in_this_thread.traces.append(trace)
-        try:
-            with RecordingHooks():
-                result = self.fn(*args)
-        finally:
-            in_this_thread.traces.pop()
+        with traces.tracing(trace):  # this thread's (task's) primitive calls go to the trace
+            result = self.fn(*args)
         if clock.last_change[0] != trace.changes:
             raise JitError(f"jit({self.name}): the function changes a tensor in place; jit only replays "
                            "functions without in-place changes (make the change outside)")
