@@ -18,6 +18,7 @@ A trace is any object with these methods (``chainrule.replay.recording.Recorder`
 - ``read_raw(x, frame)``: ``raw(x)`` handed tensor ``x``'s array to the code running in ``frame``;
 - ``wrapped(out, inputs, frame)``: a value computed outside the primitives from ``inputs`` was wrapped as ``out``;
 - ``drew(make, args, out)``: ``out`` came from the random generator as ``make(*args)`` (see :func:`draw`);
+- ``called(module)``: a module (``nn.Module``) was called;
 - ``backward()``: a backward sweep starts.
 
 Example:
@@ -109,3 +110,10 @@ def backward_starts() -> None:
     trace = _CURRENT.get()
     if trace is not None:
         trace.backward()
+
+
+def called(module: Any) -> None:
+    """A module is called (its mode and settings shape what the trace records)."""
+    trace = _CURRENT.get()
+    if trace is not None:
+        trace.called(module)

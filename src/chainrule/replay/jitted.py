@@ -15,6 +15,7 @@ from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
 from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
+from .guards import Guards
 from .program import Program, ReplayNode
 from .recording import Recorder
 from .tape import JitError, same_answer, slots_of
@@ -59,6 +60,8 @@ class Jitted:
         self._parents: list[int] = []
         self._array_signature: list[tuple] = []  # the NumPy arguments of a trace on arrays, as given
         self._eager = False  # called on NumPy arguments and could not be traced: runs as it is (see _call_on_arrays)
+        self._guards = Guards()  # what the trace read by name (closed-over values, globals, modules' settings)
+        self.traces = 0  # how many times the function was traced (again when a guard's value changed)
 
     @property
     def source(self) -> str:
@@ -72,7 +75,7 @@ class Jitted:
             isinstance(a, Tensor) for a in args
         ):
             return self._call_on_arrays(args)
-        if self._program is None:
+        if self._program is None or self.expired():
             return self._trace(args)
         return self._replay(args)
 
@@ -83,7 +86,7 @@ class Jitted:
             return self.fn(*args)
         wrapped = tuple(Tensor._wrap(np.asarray(a)) if isinstance(a, _ARRAYS) else a for a in args)
         with numpy_methods_for(args):
-            if self._program is not None:
+            if self._program is not None and not self.expired():
                 for i, (a, traced) in enumerate(zip(args, self._array_signature, strict=False)):
                     now = _describe(a)  # said in the caller's terms (an ndarray), not the Tensor it is traced as
                     if now[:3] != traced[:3] and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
@@ -104,14 +107,26 @@ class Jitted:
 
         return type(result)(map(as_array, result)) if isinstance(result, (tuple, list)) else as_array(result)
 
+    def expired(self) -> bool:
+        """True (and the trace forgotten) when a value the trace read by name changed (see ``replay.guards``)."""
+        if self._guards.checks and self._guards.changed() is not None:
+            self._program = None
+            return True
+        return False
+
     # -- first call: run eagerly and record ----------------------------------------------------
     def _trace(self, args: tuple) -> Any:
+        self.traces += 1
+        self._program = None
         trace = Recorder(self.name)
         for a in args:
             trace.inputs.append(trace.new_slot(a, a.data) if isinstance(a, Tensor)
                                 else trace.new_slot(None, a) if isinstance(a, np.ndarray) else None)
         with traces.tracing(trace):  # this thread's (task's) primitive calls go to the trace
             result = self.fn(*args)
+        trace.outside.function(self.fn)
+        if hasattr(self.fn, "training"):  # jit(model): its settings (its __call__ noted it; a plain forward may not)
+            trace.outside.module(self.fn)
         if clock.last_change[0] != trace.changes:
             raise JitError(f"jit({self.name}): the function changes a tensor in place; jit only replays "
                            "functions without in-place changes (make the change outside)")
@@ -147,6 +162,7 @@ class Jitted:
         self._grad_out = differentiable[0] if differentiable else None
         grad_slot = out_slots[self._grad_out] if differentiable else None
         self._program = Program(trace, [s for s in out_slots if s is not None], grad_slot)
+        self._guards = trace.outside
         self._signature = [_describe(a) for a in args]
         self._grad_mode = grad_enabled()
         self._inputs = trace.inputs

@@ -14,6 +14,7 @@ from ..core import traces
 from ..ops import _define
 from ..ops import elementwise as _elementwise
 from ..tensor import Tensor
+from .guards import Guards
 from .tape import JitError, TapeOp, Trace
 
 _pseudo: dict[Any, Primitive] = {}
@@ -70,6 +71,7 @@ class Recorder(Trace):
 
     def __init__(self, name: str) -> None:
         super().__init__(name)
+        self.outside = Guards()  # values read by name (see replay.guards)
         self._boolean_code = _elementwise.equal.__code__  # every comparison is one closure of _boolean
         self._metadata_only = {_define.ndim_of.__code__, _define.shape_of.__code__,  # shapes, never values
                                self._boolean_code}  # comparisons: recorded as ops by wrapped()
@@ -122,6 +124,10 @@ class Recorder(Trace):
         """Random values: an op of the tape that draws again on each replay."""
         self.ops.append(TapeOp(_DRAW, ((False, make), *((False, a) for a in args)), {}, self.new_slot(None, out),
                                (), False))
+
+    def called(self, module: Any) -> None:
+        """A module was called: a replay checks that its mode and settings are the same (else traces again)."""
+        self.outside.module(module)
 
     def backward(self) -> None:
         raise JitError("jit: the function calls backward() or a gradient transform; jit the function that "

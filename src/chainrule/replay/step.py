@@ -74,7 +74,7 @@ class JittedStep:
 
     def __call__(self, *args: Any) -> Tensor:
         opt = self.optimizer
-        if self.loss._program is None:
+        if self.loss._program is None or self.loss.expired():  # first call, or a guarded value changed
             return self._trace(args)
         if forward_levels() or batching.open:
             raise JitError(f"jit_step({self.name}): a training step cannot run inside jvp or vmap")
