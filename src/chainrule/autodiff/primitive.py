@@ -254,7 +254,7 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     here (``apply1`` and ``apply2`` too, while a trace runs): a trace of this thread or task (``jit``'s
     recording, see ``core/traces.py``) is asked to do the call its way.
     """
-    if traces.open:  # a trace runs somewhere in the process: this thread's (task's) decides, if it has one
+    if traces.open:  # a trace (or a vmap) runs somewhere in the process: this thread's (task's) trace decides
         trace = _current_trace()
         if trace is not None:
             return trace.process(prim, args, kw)
@@ -322,7 +322,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
     The same result as ``apply``, with the loop over arguments unrolled for a plain call on one
     Tensor (a chain of small ops is all Python overhead); anything else goes to ``apply``.
     """
-    if batching.open or traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
+    if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x,), None)
     xd = x.data
     try:
@@ -367,7 +367,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
 
     The same result as ``apply``, unrolled for a plain call on two Tensors; anything else goes to ``apply``.
     """
-    if batching.open or traces.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+    if traces.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
         return apply(prim, (x, y), None)
     xd = x.data
     yd = y.data

@@ -39,23 +39,28 @@ from typing import Any
 _CURRENT: ContextVar[Any] = ContextVar("chainrule_trace", default=None)
 current: Callable[[], Any] = _CURRENT.get
 """The trace of this thread or task (None: eager)."""
-open = 0  # noqa: A001  (traces running in the process, all threads: gates the hot path's look-up)
+open = 0  # noqa: A001  (traces and vmap calls running in the process, all threads: gates the hot path's look-up)
 _lock = threading.Lock()
+
+
+def intercepting(delta: int) -> None:
+    """Count ``delta`` more calls that intercept primitives somewhere in the process (a trace, a ``vmap``): while
+    none runs, ``apply1`` and ``apply2`` (the unrolled forms of ``apply``) need not hand their calls to ``apply``."""
+    global open
+    with _lock:
+        open += delta
 
 
 @contextlib.contextmanager
 def tracing(trace: Any) -> Iterator[Any]:
     """Make ``trace`` this thread's (task's) current trace for the block."""
-    global open
-    with _lock:
-        open += 1
+    intercepting(1)
     token = _CURRENT.set(trace)
     try:
         yield trace
     finally:
         _CURRENT.reset(token)
-        with _lock:
-            open -= 1
+        intercepting(-1)
 
 
 def hide() -> Any:
