@@ -195,3 +195,13 @@ def test_a_deep_copied_model_keeps_one_generator_shared_by_its_dropouts():
     twins = [m for m in twin.modules() if isinstance(m, nn.Dropout)]
     assert len(drops) == 2 and drops[0].rng is drops[1].rng
     assert twins[0].rng is twins[1].rng and twins[0].rng is not drops[0].rng
+
+
+def test_a_value_that_changes_on_every_call_warns_once():
+    x = cr.Tensor([1.0, 2.0], requires_grad=True)
+    scale = 0.0
+    f = cr.jit(lambda x: (x * scale).sum())
+    with pytest.warns(UserWarning, match="traced 9 times: the variable 'scale'"):
+        for k in range(12):
+            scale = float(k)
+            assert float(f(x)) == 3.0 * k

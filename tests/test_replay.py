@@ -323,3 +323,26 @@ def test_two_threads_trace_at_once_while_a_third_runs_backward():
         assert np.allclose(out, (np.exp(x0) * scale * x0).sum()) and same(out, replayed_out)
         assert same(g, replayed_g)
         assert len(re.findall(r"= f\d+\(", jits[scale].source)) == 4  # exp, two multiplies, sum: its own ops only
+
+
+def test_a_vmap_in_another_thread_does_not_stop_replays_here():
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def per_example(v):
+        inside.set()
+        release.wait(10)
+        return v * 2.0
+
+    worker = threading.Thread(target=lambda: cr.vmap(per_example)(np.ones((2, 3))))
+    worker.start()
+    try:
+        assert inside.wait(10)
+        jf = cr.jit(lambda x: (x * x).sum())
+        x = cr.Tensor([1.0, 2.0], requires_grad=True)
+        jf(x)
+        assert jf(x).op == "jit(<lambda>)"  # replayed, although a vmap runs in the other thread
+    finally:
+        release.set()
+        worker.join(10)

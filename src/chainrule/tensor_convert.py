@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ._conversion import from_sequence, numpy_internal_caller
-from .core import state
+from .core import state, traces
 from .core.traces import reads_values
 
 
@@ -112,8 +112,9 @@ class ConversionMethods:
         self._refuse_number_in_transform("tolist()")
         return self.data.tolist()
 
-    @reads_values
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if traces.open:  # a jit trace checks on replay that the values read are the same (not a decorator: the
+            traces.reads_all("__array__()", (self,))  # checks below count the frames up to NumPy's caller)
         if dtype is not None and np.dtype(dtype).kind in "biu":
             # to integers or booleans (np.int64(t), np.asarray(t, dtype=int)): nothing differentiable to lose, as
             # autograd's and JAX's integer casts, whose derivative is zero

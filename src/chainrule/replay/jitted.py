@@ -20,7 +20,13 @@ from .program import Program, ReplayNode
 from .recording import Recorder
 from .tape import JitError, same_answer, slots_of
 
+_WARN_AFTER = 8  # traces again for a changed value before a warning says the replays save nothing
 _ARRAYS = (np.ndarray, float, np.floating)  # JAX's traced arguments (integers stay plain: sizes, counts)
+
+
+def under_vmap(args: tuple) -> bool:
+    """True inside a vmap of this thread or task (a vmap in another thread changes nothing here)."""
+    return bool(batching.open) and bool(batching.levels() or batching.batched_in(args, None))  # type: ignore[arg-type]
 
 
 def _describe(a: Any) -> tuple:
@@ -62,6 +68,7 @@ class Jitted:
         self._eager = False  # called on NumPy arguments and could not be traced: runs as it is (see _call_on_arrays)
         self._guards = Guards()  # what the trace read by name (closed-over values, globals, modules' settings)
         self.traces = 0  # how many times the function was traced (again when a guard's value changed)
+        self.traces_again = 0  # of them, for a changed value
 
     @property
     def source(self) -> str:
@@ -69,7 +76,7 @@ class Jitted:
         return self._program.source if self._program is not None else ""
 
     def __call__(self, *args: Any) -> Any:
-        if forward_levels() or batching.open:  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
+        if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
             return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
         if self._arrays_in_arrays_out and any(isinstance(a, _ARRAYS) for a in args) and not any(
             isinstance(a, Tensor) for a in args
@@ -109,10 +116,16 @@ class Jitted:
 
     def expired(self) -> bool:
         """True (and the trace forgotten) when a value the trace read by name changed (see ``replay.guards``)."""
-        if self._guards.checks and self._guards.changed() is not None:
-            self._program = None
-            return True
-        return False
+        what = self._guards.changed() if self._guards.checks else None
+        if what is None:
+            return False
+        self._program = None
+        self.traces_again += 1
+        if self.traces_again == _WARN_AFTER:  # a value that changes on every call: the replays save nothing
+            warnings.warn(f"jit({self.name}) was traced {_WARN_AFTER + 1} times: {what} changed since the last "
+                          "trace each time; pass such a value as an argument (a Tensor), or call without jit",
+                          stacklevel=3)
+        return True
 
     # -- first call: run eagerly and record ----------------------------------------------------
     def _trace(self, args: tuple) -> Any:
