@@ -253,9 +253,11 @@ def test_docstring_examples_run():
     import doctest
 
     import chainrule.autodiff.inlined
+    import chainrule.core.traces
+    import chainrule.replay.guards
     import chainrule.replay.step
 
-    for module in (chainrule.replay.step, chainrule.autodiff.inlined):
+    for module in (chainrule.replay.step, chainrule.autodiff.inlined, chainrule.replay.guards, chainrule.core.traces):
         result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert result.attempted > 0 and result.failed == 0, module.__name__
 

@@ -263,3 +263,86 @@ def test_another_threads_ops_are_not_recorded_and_hooks_go_away():
     assert float(other.data[0]) == 1.0
     assert len(re.findall(r"= f\d+\(", jf.source)) == 2  # multiply and sum only: exp was not recorded
     assert primitive.apply is original
+
+
+def test_two_threads_trace_at_once_while_a_third_runs_backward():
+    """The trace is per thread (a context variable): tracing never changes what other threads do. (It used to
+    swap module functions for the whole process: a backward() in another thread raised while a trace ran.)"""
+    import threading
+
+    both_tracing, done = threading.Barrier(3, timeout=10), threading.Event()
+    failures: list[BaseException] = []
+
+    def traced(scale):
+        def f(x):
+            y = cr.exp(x) * scale
+            both_tracing.wait()  # both traces are open now; the third thread runs backward meanwhile
+            done.wait(10)
+            return (y * x).sum()
+
+        return f
+
+    jits = {2.0: cr.jit(traced(2.0)), 3.0: cr.jit(traced(3.0))}
+    results: dict[float, list] = {}
+
+    def jit_worker(scale):
+        try:
+            jf = jits[scale]
+            x = cr.Tensor([0.5, -1.0], requires_grad=True)
+            traced_out = jf(x)
+            traced_out.backward()
+            g_traced = x.grad.data.copy()
+            x.grad = None
+            replayed = jf(x)
+            replayed.backward()
+            results[scale] = [traced_out.data, g_traced, replayed.data, x.grad.data]
+        except BaseException as e:  # noqa: BLE001  (reported by the main thread)
+            failures.append(e)
+
+    def backward_worker():
+        try:
+            both_tracing.wait()
+            for _ in range(200):
+                w = cr.Tensor([1.0, 2.0], requires_grad=True)
+                (cr.tanh(w) * w).sum().backward()
+                assert w.grad is not None
+        except BaseException as e:  # noqa: BLE001
+            failures.append(e)
+        finally:
+            done.set()
+
+    threads = [threading.Thread(target=jit_worker, args=(s,)) for s in jits]
+    threads.append(threading.Thread(target=backward_worker))
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    assert not failures, failures
+    for scale, (out, g, replayed_out, replayed_g) in results.items():
+        x0 = np.array([0.5, -1.0])
+        assert np.allclose(out, (np.exp(x0) * scale * x0).sum()) and same(out, replayed_out)
+        assert same(g, replayed_g)
+        assert len(re.findall(r"= f\d+\(", jits[scale].source)) == 4  # exp, two multiplies, sum: its own ops only
+
+
+def test_a_vmap_in_another_thread_does_not_stop_replays_here():
+    import threading
+
+    inside, release = threading.Event(), threading.Event()
+
+    def per_example(v):
+        inside.set()
+        release.wait(10)
+        return v * 2.0
+
+    worker = threading.Thread(target=lambda: cr.vmap(per_example)(np.ones((2, 3))))
+    worker.start()
+    try:
+        assert inside.wait(10)
+        jf = cr.jit(lambda x: (x * x).sum())
+        x = cr.Tensor([1.0, 2.0], requires_grad=True)
+        jf(x)
+        assert jf(x).op == "jit(<lambda>)"  # replayed, although a vmap runs in the other thread
+    finally:
+        release.set()
+        worker.join(10)

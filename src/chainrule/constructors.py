@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .core.device import check_cpu
+from .core.traces import draw
 from .tensor import Tensor
 
 __all__ = [
@@ -40,6 +41,11 @@ def _generator(rng: Any) -> np.random.Generator:
     from .nn.init import generator  # on first use: keeps `import chainrule` light
 
     return generator(rng)
+
+
+def _drawn(method: str, rng: Any, args: tuple[Any, ...], dtype: Any) -> np.ndarray:
+    """Random values: ``rng``'s generator's ``method(*args)`` in ``dtype`` (a jit replay draws them again)."""
+    return getattr(_generator(rng), method)(*args).astype(dtype)
 
 
 def _shape(name: str, size: tuple[Any, ...]) -> tuple[int, ...]:
@@ -175,8 +181,7 @@ def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = 
         (2, 3)
     """
     check_cpu("rand", device)
-    values = _generator(rng).random(_shape("rand", size))
-    return _make(values.astype(_dtype(dtype)), requires_grad)
+    return _make(draw(_drawn, "random", rng, (_shape("rand", size),), _dtype(dtype)), requires_grad)
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
@@ -188,8 +193,7 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
         True
     """
     check_cpu("randn", device)
-    values = _generator(rng).standard_normal(_shape("randn", size))
-    return _make(values.astype(_dtype(dtype)), requires_grad)
+    return _make(draw(_drawn, "standard_normal", rng, (_shape("randn", size),), _dtype(dtype)), requires_grad)
 
 
 def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any = None, rng: Any = None,
@@ -208,8 +212,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any =
     if size is None or high is None:
         raise TypeError("randint: give randint(high, size) or randint(low, high, size), with size a tuple "
                         "such as (2, 3)")
-    values = _generator(rng).integers(low, high, _shape("randint", tuple(size)))
-    return _make(values.astype(_dtype(dtype, "i")), False)
+    return _make(draw(_drawn, "integers", rng, (low, high, _shape("randint", tuple(size))), _dtype(dtype, "i")), False)
 
 
 def _like(x: Any) -> np.ndarray:
@@ -226,8 +229,8 @@ def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
     """
     check_cpu("rand_like", device)
     like = _like(x)
-    values = _generator(rng).random(like.shape)
-    return _make(values.astype(dtype if dtype is not None else _float_like(like)), requires_grad)
+    dtype = dtype if dtype is not None else _float_like(like)
+    return _make(draw(_drawn, "random", rng, (like.shape,), dtype), requires_grad)
 
 
 def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
@@ -240,8 +243,8 @@ def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any 
     """
     check_cpu("randn_like", device)
     like = _like(x)
-    values = _generator(rng).standard_normal(like.shape)
-    return _make(values.astype(dtype if dtype is not None else _float_like(like)), requires_grad)
+    dtype = dtype if dtype is not None else _float_like(like)
+    return _make(draw(_drawn, "standard_normal", rng, (like.shape,), dtype), requires_grad)
 
 
 def _float_like(like: np.ndarray) -> np.dtype:

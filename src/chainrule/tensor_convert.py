@@ -13,8 +13,9 @@ import numpy as np
 
 from ._conversion import NO_DERIVATIVE as _NO_DERIVATIVE
 from ._conversion import called_function, from_sequence, numpy_internal_caller, storing_by_index
-from .core import state
+from .core import state, traces
 from .core.errors import ChainruleWarning
+from .core.traces import reads_values
 
 
 class NotOneElementError(TypeError, ValueError):
@@ -109,6 +110,7 @@ class ConversionMethods:
             "chainrule function that is differentiable in that argument, or .detach() it on purpose"
         )
 
+    @reads_values
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         self._refuse_number_in_transform("item()")
@@ -122,17 +124,21 @@ class ConversionMethods:
             )
         return self._data.item()
 
+    @reads_values
     def numpy(self) -> np.ndarray:
         """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
         self._refuse_number_in_transform("numpy()")
         return self._data
 
+    @reads_values
     def tolist(self) -> Any:
         """The values as (nested) Python lists of numbers."""
         self._refuse_number_in_transform("tolist()")
         return self._data.tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if traces.open:  # a jit trace checks on replay that the values read are the same (not a decorator: the
+            traces.reads_all("__array__()", (self,))  # checks below count the frames up to NumPy's caller)
         if dtype is not None and np.dtype(dtype).kind in "biu":
             # to integers or booleans (np.int64(t), np.asarray(t, dtype=int)): nothing differentiable to lose, as
             # autograd's and JAX's integer casts, whose derivative is zero
@@ -183,23 +189,34 @@ class ConversionMethods:
                     f"(cr.{fn.__name__}(t) or np.{fn.__name__}(t) where they exist); to use the value on purpose, "
                     f"{fn.__module__}.{fn.__name__}(t.item())"
                 )
-        return float(self._one_value("float()"))
+        value = float(self._one_value("float()"))
+        if traces.open:  # what reads_values does, inline: the checks above count the frames up to the caller
+            traces.read(self, "__float__()", lambda v: float(v.item()), value)
+        return value
 
     def __int__(self) -> int:
         self._refuse_number_in_transform("int()")
         self._refuse_store_into_array()
-        return int(self._one_value("int()"))
+        value = int(self._one_value("int()"))
+        if traces.open:  # what reads_values does, inline: the checks above count the frames up to the caller
+            traces.read(self, "__int__()", lambda v: int(v.item()), value)
+        return value
 
     def __complex__(self) -> complex:
         self._refuse_number_in_transform("complex()")
         self._refuse_store_into_array()
-        return complex(self._one_value("complex()"))
+        value = complex(self._one_value("complex()"))
+        if traces.open:  # what reads_values does, inline: the checks above count the frames up to the caller
+            traces.read(self, "__complex__()", lambda v: complex(v.item()), value)
+        return value
 
+    @reads_values
     def __index__(self) -> int:
         if self._data.dtype.kind not in "iub":
             raise TypeError(f"only integer Tensors can be used as an index, not {self._data.dtype}")
         return int(self.item())
 
+    @reads_values
     def __bool__(self) -> bool:
         if self._data.size != 1:
             raise NotOneElementError(

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any
 
+from ..core import traces
+
 open = 0  # noqa: A001  (number of vmap calls running in the process)
 _open_lock = threading.Lock()
 _LEVELS: ContextVar[tuple[int, ...]] = ContextVar("chainrule_vmap_levels", default=())
@@ -40,6 +42,7 @@ def opened(delta: int) -> None:
     global open
     with _open_lock:
         open += delta
+    traces.intercepting(delta)  # apply1 and apply2 test one counter for vmap and traces
 
 
 def batched_in(args: tuple[Any, ...], kw: dict[str, Any]) -> bool:

@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import state
+from ..core import state, traces
 from ..core.clock import tick as _tick
 from ..core.node import Node
 from ..scalar import Scalar
@@ -250,8 +250,14 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     """Run ``prim`` on ``args``: NumPy values in, NumPy out; a Tensor anywhere, a Tensor out.
 
     When an argument requires grad and grad mode is on, the outputs get one graph node that keeps
-    what the primitive's reverse rules read (see ``Primitive(reads=...)``).
+    what the primitive's reverse rules read (see ``Primitive(reads=...)``). Every primitive call comes
+    here (``apply1`` and ``apply2`` too, while a trace runs): a trace of this thread or task (``jit``'s
+    recording, see ``core/traces.py``) is asked to do the call its way.
     """
+    if traces.open:  # a trace (or a vmap) runs somewhere in the process: this thread's (task's) trace decides
+        trace = _current_trace()
+        if trace is not None:
+            return trace.process(prim, args, kw)
     if batching.open and batching.batched_in(args, kw):  # inside vmap: the op's batching rule
         return batching.dispatch(prim, args, kw)
     vals = list(args)
@@ -316,7 +322,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
     The same result as ``apply``, with the loop over arguments unrolled for a plain call on one
     Tensor (a chain of small ops is all Python overhead); anything else goes to ``apply``.
     """
-    if batching.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
+    if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x,), None)
     xd = x._data
     try:
@@ -361,7 +367,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
 
     The same result as ``apply``, unrolled for a plain call on two Tensors; anything else goes to ``apply``.
     """
-    if batching.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+    if traces.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
         return apply(prim, (x, y), None)
     xd = x._data
     yd = y._data
@@ -487,3 +493,4 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
 _new = object.__new__
 _grad_enabled = state.grad_enabled
 _forward_levels = state.forward_levels
+_current_trace = traces.current

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from . import traces
 from .clock import last_change as _last_change
 from .node import Node, check_saved, freed_error, unbroadcast
 from .sparse import SliceGrad
@@ -98,6 +99,8 @@ def backward_sweep(
     and ``fast_vjps`` (None, or one rule per argument that ``vjp`` would just call as
     ``rule(g, node.ans, *node.args, **node.kw)`` at first order: the sweep then calls it itself).
     """
+    if traces.open:  # a trace (jit's recording) may refuse a backward pass inside the traced function
+        traces.backward_starts()
     grads: dict[Any, Any] = {}
     for (key, index), seed in zip(roots, seeds):
         _accumulate(grads, key, index, seed, add)

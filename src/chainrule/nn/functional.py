@@ -35,11 +35,12 @@ from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..batching.value import Batched
 from ..blas_threads import matmul as blas_matmul
+from ..core.traces import draw
 from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._parallel import for_blocks, num_threads
 from ..ops._saved import Saved
-from ..ops.attention import qkv_attention, scaled_dot_product_attention
+from ..ops.attention import dropout_mask, qkv_attention, scaled_dot_product_attention
 from ..ops.declare import declared_in
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.elementwise import where as _where
@@ -280,13 +281,10 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> A
         raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
     if not training or p == 0.0:
         return x
-    xr = raw(x)
-    dt = np.result_type(xr)
+    dt = np.result_type(raw(x))  # (shapes and dtypes only: a jit trace need not check the values)
     if p == 1.0:
-        return x * np.zeros(np.shape(xr), dtype=dt)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    mask = (gen.random(np.shape(xr)) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
-    return x * mask
+        return x * np.zeros(np.shape(raw(x)), dtype=dt)
+    return x * draw(dropout_mask, rng, np.shape(raw(x)), p, dt)
 
 
 def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_norm: float | None = None,

@@ -7,12 +7,14 @@ modules does so with an explicit stack, never by recursion.
 
 from __future__ import annotations
 
+import copy
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..core import traces
 from ..core.device import check_cpu
 from ..tensor import Tensor
 from . import module_hooks
@@ -374,6 +376,8 @@ class Module:
         raise NotImplementedError(f"{type(self).__name__}: define forward(self, ...) to compute the output")
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if traces.open:  # a jit trace guards the module's mode and settings (traced again when they change)
+            traces.called(self)
         hooks = self.__dict__.get("_call_hooks")
         if not hooks:
             return self.forward(*args, **kwargs)
@@ -482,6 +486,18 @@ class Module:
         """Every registered buffer (arrays that are state but not trained, e.g. running statistics)."""
         for _, b in self.named_buffers():
             yield b
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Module:
+        """A deep copy whose random generators (dropout's masks) are new and independent of the original's (spawned
+        from them: reproducible from the same seed), so that the copy does not replay the original's masks."""
+        for value in self.__dict__.values():
+            if isinstance(value, np.random.Generator) and id(value) not in memo:
+                memo[id(value)] = value.spawn(1)[0]  # one generator shared by several modules stays shared
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        for name, value in self.__dict__.items():
+            object.__setattr__(new, name, copy.deepcopy(value, memo))
+        return new
 
     def extra_repr(self) -> str:
         """The text inside the parentheses of this module's repr (its settings)."""

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core import traces
 from ..tensor import Tensor
 
 # NumPy callables -> chainrule functions, used by Tensor.__array_ufunc__ / __array_function__.
@@ -96,13 +97,24 @@ def conj(x: Any) -> Any:
 
 def raw(x: Any) -> Any:
     """The ndarray inside a Tensor, or the value itself."""
-    return x._data if isinstance(x, Tensor) else x
+    if isinstance(x, Tensor):
+        if traces.open:  # a jit trace checks on replay what was computed from the values outside the primitives
+            trace = traces.current()
+            if trace is not None:
+                trace.read_raw(x, sys._getframe(1))
+        return x._data
+    return x
 
 
 def wrap_like(value: Any, *inputs: Any) -> Any:
     """Wrap a non-differentiable result as a Tensor if any input was a Tensor."""
     if any(isinstance(i, Tensor) for i in inputs):
-        return Tensor._wrap(np.asarray(value))
+        out = Tensor._wrap(np.asarray(value))
+        if traces.open:  # a jit trace records comparisons as ops, and checks other such values on replay
+            trace = traces.current()
+            if trace is not None:
+                trace.wrapped(out, inputs, sys._getframe(1))
+        return out
     return value
 
 

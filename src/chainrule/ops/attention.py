@@ -17,6 +17,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..blas_threads import matmul as blas_matmul
+from ..core.traces import draw
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
@@ -224,12 +225,18 @@ def scaled_dot_product_attention(
             bias = where(live, bias, 0) if isinstance(bias, Tensor) else np.where(live, bias, dt.type(0))
     drop = None
     if dropout_p > 0.0:
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
         shape = (*np.broadcast_shapes(np.shape(raw(q))[:-2], np.shape(raw(k))[:-2]), L, S)
-        drop = (gen.random(shape) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
+        drop = draw(dropout_mask, rng, shape, dropout_p, dt)
     args = (q, k, v) if bias is None else (q, k, v, bias)
     out = _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
     return out if live is None else out * live.astype(dt)
+
+
+def dropout_mask(rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> np.ndarray:
+    """A dropout mask: 0 with probability ``p``, else 1 / (1 - p), from ``rng`` (a Generator, a seed or None).
+    Drawn through ``core.traces.draw``, so that a jit replay draws a new one, as each eager call does."""
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    return (gen.random(shape) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
 
 
 def _share_heads(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
@@ -327,7 +334,6 @@ def qkv_attention(qkv: Any, is_causal: bool = True, dropout_p: float = 0.0, scal
     s = 1.0 / math.sqrt(e) if scale is None else float(scale)
     drop = None
     if dropout_p > 0.0:
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        drop = (gen.random((b, h, t, t)) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
+        drop = draw(dropout_mask, rng, (b, h, t, t), dropout_p, dt)
     bias = causal_bias(t, t, dt) if is_causal else None
     return _packed(qkv, bias=bias, scale=s, drop=drop, saved=Saved(qkv))

@@ -112,9 +112,8 @@ def _generated(name: str, qualname: str, params: tuple[str, ...], call_args: tup
     """``def name(*params): return apply(prim, (*call_args,), None)``, compiled: as fast as a hand-written
     forwarder, with its own name, signature and docstring. One or two arguments call ``apply1`` /
     ``apply2`` instead (the same result, unrolled: the hot path of small ops)."""
-    # made by a factory run in this module's globals: ``apply`` is looked up here at each call (so
-    # chainrule.jit's recording hook, which swaps the modules' ``apply``, ``apply1`` and ``apply2``, sees these
-    # calls too)
+    # made by a factory run in this module's globals (apply1 and apply2 hand every call to apply while a trace,
+    # such as chainrule.jit's recording, runs: see core/traces.py)
     arity = len(call_args)
     call = (f"apply{arity}(prim, {', '.join(call_args)})" if arity in (1, 2)
             else f"apply(prim, ({', '.join(call_args)},), None)")

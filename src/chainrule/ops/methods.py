@@ -12,7 +12,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core import traces
 from ..core.state import is_traced
+from ..core.traces import reads_values
 from ..tensor import Tensor
 from . import pointwise
 from . import shape as shape_ops
@@ -49,7 +51,7 @@ def _sort(self: Tensor, dim: Any = -1, descending: Any = False, stable: Any = No
 
 
 tensor_method("sort", _sort)
-tensor_method("argsort", torch_argsort)
+tensor_method("argsort", reads_values(torch_argsort, "argsort"))
 
 
 @tensor_method("fill")
@@ -59,6 +61,7 @@ def _fill(self: Tensor, value: Any) -> None:
 
 
 @tensor_method("nonzero")
+@reads_values
 def _nonzero(self: Tensor, *, as_tuple: Any = None) -> Any:
     """Indices of the non-zero entries, as ndarray.nonzero (a tuple of index arrays, no gradient); PyTorch's
     ``as_tuple=False`` gives them as one ``(n, ndim)`` Tensor of rows instead."""
@@ -68,6 +71,7 @@ def _nonzero(self: Tensor, *, as_tuple: Any = None) -> Any:
 
 
 @tensor_method("searchsorted")
+@reads_values
 def _searchsorted(self: Tensor, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """Where ``v`` would go in these sorted values, as ndarray.searchsorted (no gradient)."""
     return np.searchsorted(self._data, raw(v), side, sorter)
@@ -75,6 +79,8 @@ def _searchsorted(self: Tensor, v: Any, side: str = "left", sorter: Any = None) 
 
 def _on_values(fn: Any, *args: Any) -> Any:
     """Integer and boolean operators: no gradient, answer on the values."""
+    if traces.open:  # a jit trace checks the values read on replay
+        traces.reads_all("an integer operator", args)
     if _traced(args) and any(np.result_type(raw(a)).kind in "fc" for a in args):
         raise TypeError(f"{fn.__name__}: not defined for floating-point tensors")
     return wrap_like(fn(*[raw(a) for a in args]), *args)

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import traces
 from ._define import raw, wrap_like
 from .declare import implements
 
@@ -23,6 +24,8 @@ def _unwrap(v: Any) -> Any:
 
 def _on_values(np_fn: Any, wrap: bool = False, namespaces: tuple[str, ...] = ("ops",)) -> Any:
     def fn(*args: Any, **kwargs: Any) -> Any:
+        if traces.open:  # a jit trace checks the values read on replay
+            traces.reads_all("a NumPy query", (args, tuple(kwargs.values())))
         out = np_fn(*_unwrap(args), **{k: _unwrap(v) for k, v in kwargs.items()})
         return wrap_like(out, *args) if wrap else out
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..core.sparse import SliceGrad
+from ..tensor import Tensor
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 from .declare import implements, linear_primitive, op
 from .dim_args import with_dim
@@ -170,10 +171,11 @@ def fresh(result: Any, *inputs: Any) -> Any:
     result never changes its input, even when the op has nothing to do (``roll`` by a multiple of
     the length, ``pad`` by zeros, ``nan_to_num`` of integers).
     """
-    out = raw(result)
+    # the arrays themselves, not raw(): where memory lies is not a value read, so a jit trace need not guard it
+    out = result._data if isinstance(result, Tensor) else result
     for x in inputs:
-        if result is x or isinstance(out, np.ndarray) and isinstance(raw(x), np.ndarray) and np.may_share_memory(
-                out, raw(x)):
+        arr = x._data if isinstance(x, Tensor) else x
+        if result is x or isinstance(out, np.ndarray) and isinstance(arr, np.ndarray) and np.may_share_memory(out, arr):
             return copy(result)
     return result
 

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..core.device import check_cpu
+from ..core.traces import reads_values
 from ..tensor import Tensor
 from . import arrays, elementwise, tie_order
 from . import shape as shape_ops
@@ -268,7 +269,8 @@ def index_select(self: Tensor, dim: int, index: Any) -> Any:
 
 
 for _np_fn in (np.argmax, np.argmin, np.any, np.all):
-    tensor_method(_np_fn.__name__, _value_method(_np_fn, _np_fn.__name__, as_tensor=_np_fn in (np.argmax, np.argmin)))
+    tensor_method(_np_fn.__name__, reads_values(_value_method(_np_fn, _np_fn.__name__,
+                                                           as_tensor=_np_fn in (np.argmax, np.argmin))))
 
 
 @tensor_method("clone")

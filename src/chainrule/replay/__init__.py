@@ -27,7 +27,11 @@ Under ``vmap`` or ``jvp`` a jitted function runs as it is (no replay). On NumPy 
 ``create_graph`` backward through a replay, no in-place changes and no ``backward`` inside the function,
 at most one output that requires grad. **Values taken out with ``.data`` and computed on with NumPy
 inside the function are frozen at their traced values**: compute with chainrule ops instead.
-Tracing swaps a few module attributes while a first call runs; other threads' ops are not recorded.
+Random ops (``cr.randn``, dropout masks, ...) draw afresh at each replay, from the generator, as eager does;
+what the function reads by name (closed-over values, globals, the settings of the modules it calls, such
+as ``training``) is guarded: a change traces the function again (:mod:`chainrule.replay.guards`).
+The trace of a first call is this thread's (and task's) own (``core/traces.py``): other threads' ops are not
+recorded, and they run as usual meanwhile.
 
 Example:
     >>> import numpy as np

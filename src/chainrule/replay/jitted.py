@@ -10,17 +10,24 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import batching
-from ..core import clock
+from ..core import clock, traces
 from ..core.errors import PerformanceWarning
 from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
 from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
+from .guards import Guards
 from .program import Program, ReplayNode
-from .recording import RecordingHooks, in_this_thread
-from .tape import JitError, Trace, same_answer, slots_of
+from .recording import Recorder
+from .tape import JitError, same_answer, slots_of
 
+_WARN_AFTER = 8  # traces again for a changed value before a warning says the replays save nothing
 _ARRAYS = (np.ndarray, float, np.floating)  # JAX's traced arguments (integers stay plain: sizes, counts)
+
+
+def under_vmap(args: tuple) -> bool:
+    """True inside a vmap of this thread or task (a vmap in another thread changes nothing here)."""
+    return bool(batching.open) and bool(batching.levels() or batching.batched_in(args, None))  # type: ignore[arg-type]
 
 
 def _describe(a: Any) -> tuple:
@@ -60,6 +67,9 @@ class Jitted:
         self._parents: list[int] = []
         self._array_signature: list[tuple] = []  # the NumPy arguments of a trace on arrays, as given
         self._eager = False  # called on NumPy arguments and could not be traced: runs as it is (see _call_on_arrays)
+        self._guards = Guards()  # what the trace read by name (closed-over values, globals, modules' settings)
+        self.traces = 0  # how many times the function was traced (again when a guard's value changed)
+        self.traces_again = 0  # of them, for a changed value
 
     @property
     def source(self) -> str:
@@ -67,13 +77,13 @@ class Jitted:
         return self._program.source if self._program is not None else ""
 
     def __call__(self, *args: Any) -> Any:
-        if forward_levels() or batching.open:  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
+        if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
             return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
         if self._arrays_in_arrays_out and any(isinstance(a, _ARRAYS) for a in args) and not any(
             isinstance(a, Tensor) for a in args
         ):
             return self._call_on_arrays(args)
-        if self._program is None:
+        if self._program is None or self.expired():
             return self._trace(args)
         return self._replay(args)
 
@@ -84,7 +94,7 @@ class Jitted:
             return self.fn(*args)
         wrapped = tuple(Tensor._wrap(np.asarray(a)) if isinstance(a, _ARRAYS) else a for a in args)
         with numpy_methods_for(args):
-            if self._program is not None:
+            if self._program is not None and not self.expired():
                 for i, (a, traced) in enumerate(zip(args, self._array_signature, strict=False)):
                     now = _describe(a)  # said in the caller's terms (an ndarray), not the Tensor it is traced as
                     if now[:3] != traced[:3] and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
@@ -105,18 +115,32 @@ class Jitted:
 
         return type(result)(map(as_array, result)) if isinstance(result, (tuple, list)) else as_array(result)
 
+    def expired(self) -> bool:
+        """True (and the trace forgotten) when a value the trace read by name changed (see ``replay.guards``)."""
+        what = self._guards.changed() if self._guards.checks else None
+        if what is None:
+            return False
+        self._program = None
+        self.traces_again += 1
+        if self.traces_again == _WARN_AFTER:  # a value that changes on every call: the replays save nothing
+            warnings.warn(f"jit({self.name}) was traced {_WARN_AFTER + 1} times: {what} changed since the last "
+                          "trace each time; pass such a value as an argument (a Tensor), or call without jit",
+                          stacklevel=3)
+        return True
+
     # -- first call: run eagerly and record ----------------------------------------------------
     def _trace(self, args: tuple) -> Any:
-        trace = Trace(self.name)
+        self.traces += 1
+        self._program = None
+        trace = Recorder(self.name)
         for a in args:
             trace.inputs.append(trace.new_slot(a, a._data) if isinstance(a, Tensor)
                                 else trace.new_slot(None, a) if isinstance(a, np.ndarray) else None)
-        in_this_thread.traces.append(trace)
-        try:
-            with RecordingHooks():
-                result = self.fn(*args)
-        finally:
-            in_this_thread.traces.pop()
+        with traces.tracing(trace):  # this thread's (task's) primitive calls go to the trace
+            result = self.fn(*args)
+        trace.outside.function(self.fn)
+        if hasattr(self.fn, "training"):  # jit(model): its settings (its __call__ noted it; a plain forward may not)
+            trace.outside.module(self.fn)
         if clock.last_change[0] != trace.changes:
             raise JitError(f"jit({self.name}): the function changes a tensor in place; jit only replays "
                            "functions without in-place changes (make the change outside)")
@@ -152,6 +176,7 @@ class Jitted:
         self._grad_out = differentiable[0] if differentiable else None
         grad_slot = out_slots[self._grad_out] if differentiable else None
         self._program = Program(trace, [s for s in out_slots if s is not None], grad_slot)
+        self._guards = trace.outside
         self._signature = [_describe(a) for a in args]
         self._grad_mode = grad_enabled()
         self._inputs = trace.inputs

@@ -14,7 +14,7 @@ from ..autodiff.primitive import Primitive
 from ..core.node import unbroadcast
 from ..core.sparse import SliceGrad
 from ..ops._saved import Saved
-from .tape import JitError, Trace, slots_of
+from .tape import JitError, KwSlot, Trace, slots_of
 
 
 def _fitter(prim: Primitive, argnum: int, shape: tuple, dtype: Any) -> Callable[[Any], Any]:
@@ -50,7 +50,7 @@ def _inlined(op: Any, trace: Trace) -> Inlined | None:
     """The op's NumPy calls written out (see ``autodiff.inlined``), when its primitive offers them for these
     arguments and for every argument the backward asks a gradient for; else None (the op is called)."""
     inline = getattr(op.prim, "inline", None)
-    if inline is None or isinstance(op.out, tuple):
+    if inline is None or isinstance(op.out, tuple) or any(isinstance(v, KwSlot) for v in op.kw.values()):
         return None
     code = inline(trace.values[op.out], [trace.values[a] if is_slot else a for is_slot, a in op.spec], op.kw)
     if code is None or not all(argnum in code.backward for argnum, _ in op.parents):
@@ -95,7 +95,10 @@ class Program:
                 continue
             kw = dict(op.kw)
             for key, value in op.kw.items():
-                if isinstance(value, Saved):  # per-call state of a fused op: a fresh one on every replay
+                if isinstance(value, KwSlot):  # a value computed inside (a dropout mask): its slot
+                    args.append(f"{key}=v{value.slot}")
+                    del kw[key]
+                elif isinstance(value, Saved):  # per-call state of a fused op: a fresh one on every replay
                     env[f"saved{n}_{key}"] = functools.partial(_fresh_saved, value)
                     lines.append(f"    sv{n}_{key} = saved{n}_{key}()")
                     states.append(f"sv{n}_{key}")
@@ -110,8 +113,9 @@ class Program:
                          f"f{n}({calls[-1]})")
             for s in outs:
                 lines.append(f"    if v{s}.__class__ is not ndarray: v{s} = asarray(v{s})")
+        read = {v.slot for op in trace.ops for v in op.kw.values() if isinstance(v, KwSlot)}
         self.kept = sorted({s for op in trace.ops for s in (*slots_of(op.out), *[a for ok, a in op.spec if ok])}
-                           | set(sources))
+                           | set(sources) | read)
         held = "".join(f"v{s}, " for s in self.kept) + "".join(f"{name}, " for name in states)
         lines.append(f"    return ({held})")
         # backward: ops in reverse creation order, the engine's order; gradients summed in the engine's order

@@ -34,11 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import batching
 from ..core.hooks import LEAF_HOOKS, run_leaf_hooks
 from ..core.state import forward_levels
 from ..tensor import Tensor
-from .jitted import Jitted
+from .jitted import Jitted, under_vmap
 from .tape import JitError
 
 __all__ = ["jit_step", "JittedStep"]
@@ -74,9 +73,9 @@ class JittedStep:
 
     def __call__(self, *args: Any) -> Tensor:
         opt = self.optimizer
-        if self.loss._program is None:
+        if self.loss._program is None or self.loss.expired():  # first call, or a guarded value changed
             return self._trace(args)
-        if forward_levels() or batching.open:
+        if forward_levels() or under_vmap(args):
             raise JitError(f"jit_step({self.name}): a training step cannot run inside jvp or vmap")
         values, _ = self.loss._run_forward(args)
         program = self.loss._program

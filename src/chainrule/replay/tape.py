@@ -16,6 +16,15 @@ class JitError(RuntimeError):
     """A replayed function cannot give the eager result: the call differs from the trace."""
 
 
+class KwSlot:
+    """A keyword argument of a tape op that is a slot's value (an array computed inside, e.g. a dropout mask)."""
+
+    __slots__ = ("slot",)
+
+    def __init__(self, slot: int) -> None:
+        self.slot = slot
+
+
 class TapeOp:
     __slots__ = ("prim", "spec", "kw", "out", "parents", "rg")
 
@@ -108,7 +117,10 @@ class Trace:
             if getattr(v, "per_call", False):
                 raise JitError(f"jit({self.name}): '{prim.name}' keeps per-call state (a custom_vjp function's "
                                "residuals) that a replay cannot recompute; call the function without jit")
-            if isinstance(v, Tensor) or (isinstance(v, np.ndarray) and id(v) in self.slot_of_array):
+            if isinstance(v, np.ndarray) and id(v) in self.slot_of_array:  # e.g. a dropout mask drawn inside
+                kw = {**kw, k: KwSlot(self.slot_of_array[id(v)])}  # type: ignore[dict-item]
+                self.used.add(kw[k].slot)
+            elif isinstance(v, Tensor):
                 raise JitError(f"jit({self.name}): '{prim.name}' got a traced value as keyword '{k}'; "
                                "call the function without jit")
         first = out[0] if isinstance(out, tuple) else out  # a multi-output primitive: one node, several slots
