@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .core import clock, sweep
-from .core.device import check_cpu
+from .core.device import OFF_HOST, as_array, backend, check_cpu, move, xp_of
 from .core.hooks import LEAF_HOOKS, RemovableHandle, hooks_of, run_leaf_hooks
 from .core.node import Node
 from .core.state import reset_grad as _reset_grad
@@ -38,7 +38,7 @@ class TensorMethods:
 class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     """An N-d array (NumPy-backed) that records operations for automatic differentiation.
 
-    ``Tensor(data, requires_grad=False, dtype=None, label=None)``. Python floats become
+    ``Tensor(data, requires_grad=False, dtype=None, label=None, device=None)``. Python floats become
     float64, other dtypes are kept (float32 works end to end). The data is copied.
 
     Example:
@@ -67,6 +67,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         requires_grad: bool = False,
         dtype: Any = None,
         label: str | None = None,
+        device: Any = None,
     ) -> None:
         if isinstance(data, Tensor):
             if data._requires_grad or data._tangents:
@@ -74,7 +75,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
             data = data.data
         _check_data(data)
         try:
-            arr = np.array(data, dtype=dtype)
+            # a device's array is copied on its device (CuPy refuses np.array of it: that would copy to the host)
+            arr = xp_of(data).array(data, dtype=dtype) if data.__class__ in OFF_HOST else np.array(data, dtype=dtype)
         except (TypeError, ValueError) as e:
             raise TypeError(f"Tensor: argument 'data' could not be read as an array of numbers ({e})") from None
         if arr.dtype == object or arr.dtype.kind in "USV":
@@ -82,6 +84,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
                 f"Tensor: argument 'data' must hold numbers, got an array of dtype {arr.dtype} "
                 f"(element type {type(arr.flat[0]).__name__ if arr.size else 'unknown'})"
             )
+        if device is not None:  # PyTorch's Tensor(..., device=): the values are put there
+            arr = move(arr, backend(device))
         self._set(arr, None, None)
         self.label = label
         if requires_grad:
@@ -299,9 +303,9 @@ def _raw_hook(hook: Callable[[Tensor], Any], shape: tuple[int, ...]) -> Callable
         if out is None:
             return g
         if traced:
-            new = out if isinstance(out, Tensor) else Tensor._wrap(np.asarray(out, dtype=g.dtype))
-        else:  # a copy: the hook's own array must never become a .grad that aliases it
-            new = np.array(out.data if isinstance(out, Tensor) else out, dtype=g.dtype)
+            new = out if isinstance(out, Tensor) else Tensor._wrap(as_array(out, dtype=g.dtype))
+        else:  # a copy: the hook's own array must never become a .grad that aliases it (on g's device)
+            new = xp_of(g).array(out.data if isinstance(out, Tensor) else out, dtype=g.dtype)
         if new.shape != shape:
             raise ValueError(
                 f"register_hook: the hook returned a gradient of shape {new.shape} for a tensor of shape {shape}; "
@@ -334,7 +338,7 @@ def _output(node: Node, index: int | None, value: Any) -> Any:
         if value is None:
             return None
         t = _new(Tensor)
-        t._set(value if value.__class__ is np.ndarray else np.asarray(value), node, index)
+        t._set(value if value.__class__ is np.ndarray else as_array(value), node, index)
         lifted[index] = t
     return t
 
@@ -402,9 +406,9 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             )
         data = root.data
         # a 0-d output (the usual loss): one C call instead of ones_like's two Python-level steps
-        seed = np.array(1, dtype=data.dtype) if data.shape == () else np.ones_like(data)
+        seed = np.array(1, dtype=data.dtype) if data.shape == () and data.__class__ is np.ndarray else np.ones_like(data)
     else:
-        raw = gradient.data if isinstance(gradient, Tensor) else np.asarray(gradient)
+        raw = gradient.data if isinstance(gradient, Tensor) else as_array(gradient)
         if raw.dtype.kind == "c" and root.data.dtype.kind != "c":
             raise TypeError(
                 f"backward: a complex gradient ({raw.dtype}) for a real output ({root.data.dtype}); "
@@ -483,7 +487,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
     if not isinstance(g, Tensor):
         # each tensor gets its own writeable array: never a read-only broadcast view, never
         # an array shared with another tensor or with the caller's gradient
-        if g.base is not None or id(g) in handed_out or not g.flags.writeable:
+        if g.base is not None or id(g) in handed_out or (g.__class__ is np.ndarray and not g.flags.writeable):
             g = g.copy()
         handed_out.add(id(g))
         w = _new(Tensor)  # Tensor._wrap(g), inlined
@@ -497,7 +501,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
-    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only).
+    """Shorthand for ``Tensor(data, requires_grad=..., dtype=..., device=...)``.
     ``chainrule.tensor`` is :func:`chainrule.constructors.tensor` (Python floats in the default dtype)."""
     check_cpu("tensor", device)
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)

@@ -13,6 +13,8 @@ import numpy as np
 
 from ._conversion import from_sequence, numpy_internal_caller
 from .core import state
+from .core.device import OFF_HOST
+from .core.device import of as _device_of
 
 
 class NotOneElementError(TypeError, ValueError):
@@ -60,6 +62,12 @@ def _copy_of_tracked(x: Any) -> None:
         )
 
 
+def _on_device(what: str, data: Any) -> str:
+    name = _device_of(data).name
+    return (f"{what}: this Tensor is on the device {name!r}, not in host memory; copy it to the host first with "
+            f"t.cpu().numpy() (or keep computing on {name!r})")
+
+
 def _check_data(data: Any, name: str = "data") -> None:
     if data is None or isinstance(data, (str, bytes)):
         raise TypeError(f"Tensor: argument '{name}' must be a number or an array of numbers, got {type(data).__name__}")
@@ -99,8 +107,11 @@ class ConversionMethods:
         return self.data.item()
 
     def numpy(self) -> np.ndarray:
-        """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
+        """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``).
+        A Tensor on another device (a GPU) refuses, as PyTorch's does: ``t.cpu().numpy()`` copies it to the host."""
         self._refuse_number_in_transform("numpy()")
+        if self.data.__class__ in OFF_HOST:
+            raise TypeError(_on_device("numpy()", self.data))
         return self.data
 
     def tolist(self) -> Any:
@@ -109,6 +120,8 @@ class ConversionMethods:
         return self.data.tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        if self.data.__class__ in OFF_HOST:  # NumPy's conversion would copy from the device without a word
+            raise TypeError(_on_device("np.asarray()", self.data))
         if dtype is not None and np.dtype(dtype).kind in "biu":
             # to integers or booleans (np.int64(t), np.asarray(t, dtype=int)): nothing differentiable to lose, as
             # autograd's and JAX's integer casts, whose derivative is zero
