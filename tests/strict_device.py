@@ -42,6 +42,12 @@ class StrictArray:
     def __reduce__(self) -> Any:
         raise TypeError("strict device double: refusing to pickle a device array; move it to the host first")
 
+    def __copy__(self) -> StrictArray:
+        return StrictArray(self._a.copy())  # as CuPy's: a copy on the device
+
+    def __deepcopy__(self, memo: Any) -> StrictArray:
+        return StrictArray(self._a.copy())
+
     @property
     def flags(self) -> Any:
         f = self._a.flags

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from . import allocator, blas_threads, ops  # noqa: F401
+from . import allocator, blas_threads, cuda, devices, ops  # noqa: F401  # noqa: F401  (cr.cuda.is_available(), cr.devices.register)
 from . import constructors as _constructors
-from . import cuda, devices  # noqa: F401  (cr.cuda.is_available(), cr.devices.register)
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from . import torch_dim as _torch_dim
 from . import torch_extremes as _torch_extremes

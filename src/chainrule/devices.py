@@ -17,8 +17,20 @@ Example:
 
 from __future__ import annotations
 
-from .core.device import Backend, Device, as_array, backend, device_count, is_off_host, move, of, register, registered
-from .core.device import unregister, xp_of
+from .core.device import (
+    Backend,
+    Device,
+    as_array,
+    backend,
+    device_count,
+    is_off_host,
+    move,
+    of,
+    register,
+    registered,
+    unregister,
+    xp_of,
+)
 
 __all__ = ["Backend", "Device", "as_array", "backend", "device_count", "is_off_host", "move", "of", "register",
            "registered", "unregister", "xp_of", "synchronize"]

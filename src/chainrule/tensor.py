@@ -406,7 +406,8 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             )
         data = root.data
         # a 0-d output (the usual loss): one C call instead of ones_like's two Python-level steps
-        seed = np.array(1, dtype=data.dtype) if data.shape == () and data.__class__ is np.ndarray else np.ones_like(data)
+        host = data.__class__ is np.ndarray
+        seed = np.array(1, dtype=data.dtype) if data.shape == () and host else np.ones_like(data)
     else:
         raw = gradient.data if isinstance(gradient, Tensor) else as_array(gradient)
         if raw.dtype.kind == "c" and root.data.dtype.kind != "c":

@@ -8,7 +8,6 @@ from typing import Any
 import numpy as np
 
 from ..core.device import as_array
-
 from ..tensor import Tensor, backward, key, seed, sweep_from
 
 __all__ = ["backward", "grad"]

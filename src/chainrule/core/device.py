@@ -47,7 +47,8 @@ class Device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __repr__(self) -> str:
-        return f"device(type={self.type!r})" if self.index is None else f"device(type={self.type!r}, index={self.index})"
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type={self.type!r}{index})"
 
     def __eq__(self, other: object) -> bool:
         if not (isinstance(other, (str, Device)) or type(other).__name__ == "device"):
@@ -267,6 +268,18 @@ def move(arr: Any, target: Backend) -> Any:
         source = CPU
     host = source.to_host(arr)
     return target.from_host(host)
+
+
+def uniform_like(like: Any, shape: tuple[int, ...], rng: Any = None) -> Any:
+    """Uniform [0, 1) draws of ``shape`` where ``like`` is (dropout masks): from ``rng`` (a NumPy Generator or a
+    seed) on the host; on a device from its own generator (seeded by ``manual_seed``) when ``rng`` is None, else
+    drawn from ``rng`` on the host and copied there (the same masks as on the CPU)."""
+    b = _BY_TYPE.get(like.__class__, CPU)
+    if b is not CPU and rng is None:
+        return b.xp.random.random(shape)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    draws = gen.random(shape)
+    return draws if b is CPU else b.from_host(draws)
 
 
 def check_cpu(where: str, device: Any) -> None:

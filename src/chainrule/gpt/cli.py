@@ -43,6 +43,20 @@ def positive_float(text: str) -> float:
     return value
 
 
+_DEVICE_HELP = "where to compute: cpu (default) or cuda (a GPU, through CuPy: pip install 'chainrule[cuda12]')"
+
+
+def _device(name: str) -> str:
+    """``--device`` checked before any work: a device that is not there is a one-line error."""
+    from ..core.device import DeviceError, backend
+
+    try:
+        backend(name)
+    except (DeviceError, TypeError) as e:
+        raise GPTError(f"--device {name}: {e}") from None
+    return name
+
+
 def add_gpt_parser(sub: Any) -> None:
     """Register ``gpt train`` and ``gpt sample`` on the ``chainrule`` command's subparsers."""
     gpt = sub.add_parser("gpt", help="train a small GPT on source code, or sample from one",
@@ -76,6 +90,7 @@ def add_gpt_parser(sub: Any) -> None:
     t.add_argument("--workers", type=positive_int, default=None,
                    help="processes sharing each batch (default: one per core, up to 4, for models big enough to gain)")
     t.add_argument("--resume", action="store_true", help="continue the run saved in --out")
+    t.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     s = cmds.add_parser("sample", help="continue a prompt with a trained GPT", description=SAMPLE_HELP)
     s.add_argument("--checkpoint", metavar="PATH", required=True, help="checkpoint.npz written by `gpt train`")
@@ -86,6 +101,7 @@ def add_gpt_parser(sub: Any) -> None:
     s.add_argument("--top-p", type=float, default=None)
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
+    s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
 
 
 def run_gpt(args: argparse.Namespace) -> int:
@@ -110,6 +126,7 @@ def train_command(args: argparse.Namespace) -> int:
     from .tokens import ByteTokenizer, train_bpe
     from .training import TrainConfig, Trainer
 
+    device = _device(args.device)
     out = args.out
     ckpt = os.path.join(out, "checkpoint.npz")
     if os.path.exists(out) and not os.path.isdir(out):
@@ -157,7 +174,7 @@ def train_command(args: argparse.Namespace) -> int:
         dtype = np.dtype(args.dtype).type
         token_spec = tokenizer.spec()
     train, val = (TokenStream(os.path.join(out, f"{name}.bin")) for name in ("train", "val"))
-    model = GPT(config, seed=tconfig.seed, dtype=dtype)
+    model = GPT(config, seed=tconfig.seed, dtype=dtype).to(device)  # built on the host (the same on any device)
     extra_out = {"tokenizer": token_spec, "corpus": os.fspath(corpus), "dtype": np.dtype(dtype).name}
     trainer = Trainer(model, train, val, tconfig, checkpoint_path=ckpt, extra=extra_out)
     if args.resume:
@@ -197,7 +214,9 @@ def sample_command(args: argparse.Namespace) -> int:
         raise GPTError(f"--temperature must be >= 0, got {args.temperature}")
     if args.top_p is not None and not 0.0 < args.top_p <= 1.0:
         raise GPTError(f"--top-p must be in (0, 1], got {args.top_p}")
+    device = _device(args.device)
     model, tokenizer, _ = load_gpt(args.checkpoint)
+    model.to(device)
     if not args.prompt:
         raise GPTError("the prompt is empty; give at least one character with --prompt")
     ids = tokenizer.encode(args.prompt)

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import CPU, is_off_host, move, of
 from ..core.state import no_grad
 from ..nn import functional as F
 from ..nn.progress import progress as progress_bar
@@ -106,7 +107,12 @@ class TrainConfig:
 
 
 def lm_loss(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
-    """Mean cross-entropy of the next-token predictions ``model(x)`` against targets ``y``."""
+    """Mean cross-entropy of the next-token predictions ``model(x)`` against targets ``y``.
+
+    Host token windows go to the model's device first (one small copy of ``batch * context`` integers)."""
+    device = next((of(p.data) for p in model.parameters()), CPU)
+    if device is not CPU:
+        x, y = move(x, device), move(y, device)
     logits = model(x)
     b, t, v = logits.shape
     return F.cross_entropy(logits.reshape(b * t, v), y.reshape(b * t))
@@ -150,6 +156,8 @@ class Trainer:
     def _processes(self) -> int:
         """How many processes share each micro-batch (see TrainConfig.workers)."""
         c = self.config
+        if any(is_off_host(p.data) for p in self.model.parameters()):
+            return 1  # on a GPU: one process (the device computes in parallel)
         if c.workers is not None:
             wanted = int(c.workers)
         else:

@@ -32,6 +32,7 @@ import numpy as np
 
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array, uniform_like
 from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._parallel import for_blocks, num_threads
@@ -189,7 +190,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         (2, 4)
     """
     if not hasattr(x, "shape"):  # (a Batched value inside vmap has one)
-        x = np.asarray(x)
+        x = as_array(x)
     sx = x.data.shape if isinstance(x, Tensor) else x.shape
     sw = weight.data.shape if isinstance(weight, Tensor) else np.shape(weight)
     if len(sw) != 2:
@@ -218,7 +219,7 @@ def _norm_axes(name: str, x: Any, normalized_shape: Any) -> tuple[tuple[int, ...
 
 def _norm_args(name: str, x: Any, normalized_shape: Any, weight: Any, bias: Any) -> tuple[Any, tuple[int, ...]]:
     if not isinstance(x, Tensor) and not hasattr(x, "batch_size"):  # (a Batched value inside vmap passes as is)
-        x = np.asarray(x)
+        x = as_array(x)
         if x.dtype.kind != "f":
             x = x.astype(np.float64)
     ns, axes = _norm_axes(name, x, normalized_shape)
@@ -280,9 +281,8 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> A
     xr = raw(x)
     dt = np.result_type(xr)
     if p == 1.0:
-        return x * np.zeros(np.shape(xr), dtype=dt)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    mask = (gen.random(np.shape(xr)) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
+        return x * np.zeros_like(xr, dtype=dt)
+    mask = (uniform_like(xr, np.shape(xr), rng) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))  # where x is
     return x * mask
 
 
@@ -299,7 +299,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
         >>> F.embedding(np.array([[0, 2]]), np.eye(3)).shape
         (1, 2, 3)
     """
-    idx = np.asarray(raw(indices))
+    idx = as_array(raw(indices))
     n = np.shape(raw(weight))[0]
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -34,7 +35,7 @@ def _input(x: Any, dtype: np.dtype, where: str) -> Any:
                 )
             return x.data.astype(dtype)
         return x
-    arr = np.asarray(x)
+    arr = as_array(x)
     return arr if arr.dtype == dtype else arr.astype(dtype)
 
 

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ..core.device import Device, as_array, backend, check_cpu, move, of, registered
+from ..core.device import Device, as_array, backend, check_cpu, is_off_host, move, of, registered
 from ..tensor import Tensor
 from .parameter import Parameter, resolve_dtype
 
@@ -320,7 +320,7 @@ class Module:
         out: OrderedDict[str, np.ndarray] = OrderedDict()
         for key, (mod, name, kind) in self._state_entries().items():
             value = mod._parameters[name].data if kind == "parameter" else mod._buffers[name]
-            out[key] = np.array(value, copy=True)
+            out[key] = of(value).to_host(value) if is_off_host(value) else np.array(value, copy=True)  # host
         return out
 
     def load_state_dict(self, state_dict: Any, strict: bool = True) -> LoadResult:
@@ -354,8 +354,9 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            value = value.data if isinstance(value, Tensor) else np.asarray(value)
+            value = value.data if isinstance(value, Tensor) else as_array(value)
             target = mod._parameters[name].data if kind == "parameter" else mod._buffers[name]
+            value = move(value, of(target))  # onto the module's device (a host state dict, a GPU model)
             if value.shape != target.shape:
                 raise StateDictError(
                     f"load_state_dict for {cls}: {kind} '{key}' has shape {target.shape} in the model but "

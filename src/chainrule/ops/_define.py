@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from ..tensor import Tensor
 
 # NumPy callables -> chainrule functions, used by Tensor.__array_ufunc__ / __array_function__.
@@ -102,7 +103,7 @@ def raw(x: Any) -> Any:
 def wrap_like(value: Any, *inputs: Any) -> Any:
     """Wrap a non-differentiable result as a Tensor if any input was a Tensor."""
     if any(isinstance(i, Tensor) for i in inputs):
-        return Tensor._wrap(np.asarray(value))
+        return Tensor._wrap(as_array(value))
     return value
 
 

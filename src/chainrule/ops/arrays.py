@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import contraction, elementwise
 from . import shape as shape_ops
@@ -159,7 +160,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         return shape_ops.reshape(roll(shape_ops.ravel(a), shift, 0), shape_of(a))
     nd = ndim_of(a)
     shifts: dict[int, int] = {}
-    for s, ax in np.broadcast(np.asarray(raw(shift)), np.asarray(axis)):
+    for s, ax in np.broadcast(as_array(raw(shift)), as_array(axis)):
         ax = _axis("roll", int(ax), nd)
         shifts[ax] = shifts.get(ax, 0) + int(s)
     for ax, s in shifts.items():
@@ -268,7 +269,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     Differentiable in ``array``; padded copies of an entry send their gradients back to it.
     """
     nd = ndim_of(array)
-    widths = np.broadcast_to(np.asarray(raw(pad_width), dtype=np.int64), (nd, 2))
+    widths = np.broadcast_to(as_array(raw(pad_width), dtype=np.int64), (nd, 2))
     if (widths < 0).any():
         raise ValueError(f"pad: pad widths must be non-negative, got {raw(pad_width)!r}")
     if mode == "constant":
@@ -278,7 +279,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         dtype = np.result_type(raw(array))
         # a Tensor fill value is differentiable too: each padded block is that value broadcast
         values: Any = shape_ops.broadcast_to(given, (nd, 2)) if isinstance(given, Tensor) else np.broadcast_to(
-            np.asarray(given), (nd, 2))
+            as_array(given), (nd, 2))
         for ax in range(nd):  # later axes pad over earlier ones: corners take the last axis's values, as NumPy
             before, after = (int(w) for w in widths[ax])
             parts = []

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array, uniform_like, xp_of
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
@@ -27,13 +28,16 @@ from .reductions import softmax
 _CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
 
 
-def causal_bias(L: int, S: int, dtype: Any) -> np.ndarray:
-    """(L, S) additive mask: 0 where query i may see key j (j <= i, top-left aligned), -inf elsewhere."""
-    key = (L, S, np.dtype(dtype))
+def causal_bias(L: int, S: int, dtype: Any, like: Any = None) -> np.ndarray:
+    """(L, S) additive mask: 0 where query i may see key j (j <= i, top-left aligned), -inf elsewhere
+    (made once per shape and device; on the device of ``like``)."""
+    xp = np if like is None else xp_of(like)
+    key = (L, S, np.dtype(dtype), xp.__name__)
     bias = _CAUSAL.get(key)
     if bias is None:
-        bias = np.where(np.tril(np.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
-        bias.flags.writeable = False
+        bias = np.where(xp.tril(xp.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
+        if xp is np:
+            bias.flags.writeable = False
         if len(_CAUSAL) > 64:
             _CAUSAL.clear()
         _CAUSAL[key] = bias
@@ -207,9 +211,9 @@ def scaled_dot_product_attention(
     s = 1.0 / math.sqrt(np.shape(raw(q))[-1]) if scale is None else float(scale)
     bias = None
     if is_causal:
-        bias = causal_bias(L, S, dt)
+        bias = causal_bias(L, S, dt, raw(q))
     elif attn_mask is not None:
-        m = attn_mask if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        m = attn_mask if isinstance(attn_mask, Tensor) else as_array(attn_mask)
         if raw(m).dtype == bool:
             bias = np.where(raw(m), dt.type(0), dt.type(-np.inf))
         else:
@@ -326,7 +330,6 @@ def qkv_attention(qkv: Any, is_causal: bool = True, dropout_p: float = 0.0, scal
     s = 1.0 / math.sqrt(e) if scale is None else float(scale)
     drop = None
     if dropout_p > 0.0:
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-        drop = (gen.random((b, h, t, t)) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
-    bias = causal_bias(t, t, dt) if is_causal else None
+        drop = (uniform_like(raw(qkv), (b, h, t, t), rng) >= dropout_p).astype(dt) * dt.type(1.0 / (1.0 - dropout_p))
+    bias = causal_bias(t, t, dt, raw(qkv)) if is_causal else None
     return _packed(qkv, bias=bias, scale=s, drop=drop, saved=Saved(qkv))

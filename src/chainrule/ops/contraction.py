@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from ._define import is_complex, ndim_of, raw, shape_of
 from .declare import bilinear_primitive, implements, op
 from .shape import expand_dims, getitem, ravel, reshape, transpose
@@ -36,7 +37,7 @@ def _check_operand(op: str, name: str, x: Any) -> None:
     """A TypeError naming the argument for None, strings and sequences of non-numbers."""
     bad = x is None or isinstance(x, (str, bytes))
     if not bad and isinstance(x, (list, tuple)):
-        bad = np.asarray(x, dtype=object).size > 0 and np.asarray(x).dtype.kind not in "biufc"
+        bad = as_array(x, dtype=object).size > 0 and as_array(x).dtype.kind not in "biufc"
     if bad:
         raise TypeError(f"{op}: argument '{name}' must be an array, a Tensor or a number, got {type(x).__name__}")
 

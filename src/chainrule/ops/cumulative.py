@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
@@ -120,7 +121,7 @@ def _edge(value: Any, x: Any, axis: int) -> Any:
     shape = list(shape_of(x))
     shape[axis] = 1
     if not isinstance(value, Tensor):
-        value = np.asarray(value, dtype=np.result_type(raw(x), value))
+        value = as_array(value, dtype=np.result_type(raw(x), value))
     return shape_ops.broadcast_to(value, tuple(shape))
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ._define import raw, shape_of
 from .contraction import matmul
 from .convolution import as_float_input, batched, conv_primitive, pad_or_crop, tuple_arg, windows
@@ -84,7 +85,7 @@ def _max_pool(name: str, d: int, input: Any, kernel_size: Any, stride: Any, padd
     x, unbatched = batched(name, as_float_input(input), d)
     kernel, stride_t, pad, dil, out = _geometry(name, x, d, kernel_size, stride, padding, dilation, ceil_mode)
     sx = shape_of(x)
-    xr = np.asarray(raw(x))
+    xr = as_array(raw(x))
     idx = _argmax_positions(xr, kernel, stride_t, _pads(sx[2:], kernel, stride_t, pad, dil, out), dil, out)
     flat = reshape(x, (sx[0], sx[1], -1))
     y = reshape(np.take_along_axis(flat, idx.reshape(sx[0], sx[1], -1), axis=2), (sx[0], sx[1], *out))

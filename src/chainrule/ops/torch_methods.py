@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import registered
+from ..core.device import as_array, registered
 from ..tensor import Tensor
 from . import arrays, device_ops, elementwise, tie_order
 from . import shape as shape_ops
@@ -37,7 +37,7 @@ def _value_method(np_fn: Any, name: str, as_tensor: bool = False) -> Any:
         axis, keepdims = resolve_dim(name, axis, dim, keepdims, keepdim)
         out = np_fn(self.data, axis=axis, keepdims=keepdims, **kw)
         if as_tensor and not numpy_methods():  # PyTorch's t.argmax(dim=1): an int64 Tensor (pred.eq(y), .float())
-            return Tensor._wrap(np.asarray(out))
+            return Tensor._wrap(as_array(out))
         return out
 
     method.__name__ = name
@@ -250,7 +250,7 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
         return np.zeros((), dtype=np.int64)
     if kind is not None or axis is None:  # NumPy's argsort (a kind named, or the flattened array)
         return np.argsort(raw(self), axis=axis, kind=kind) if not descending else stable_order(raw(self), axis, True)
-    return torch_order(np.asarray(raw(self)), axis, descending, bool(stable))
+    return torch_order(as_array(raw(self)), axis, descending, bool(stable))
 
 
 @tensor_method("repeat_interleave")

@@ -163,7 +163,7 @@ def _check_leaves(leaves: list[Any], out: Any, name: str) -> None:
         if isinstance(leaf, (Tensor, Scalar)):
             continue
         try:
-            ok = np.asarray(leaf).dtype.kind in "biufc"
+            ok = as_array(leaf).dtype.kind in "biufc"
         except (TypeError, ValueError):
             ok = False
         if not ok:
@@ -183,7 +183,7 @@ def _as_tensor(out: Any, name: str) -> Tensor | None:
     if isinstance(out, Scalar):
         out = out.data
     try:
-        ok = np.asarray(out).dtype.kind in "biufc"
+        ok = as_array(out).dtype.kind in "biufc"
     except (TypeError, ValueError):
         ok = False
     if not ok:

@@ -11,6 +11,7 @@ import numpy as np
 from .. import _pytree
 from ..autodiff import batching as _batching
 from ..core import state
+from ..core.device import xp_of
 from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
@@ -34,9 +35,9 @@ from .forward import jvp
 from .reverse import grad
 
 
-def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
+def _basis(shape: tuple[int, ...], dtype: Any, like: Any = None) -> Any:
     n = int(np.prod(shape))
-    eye = np.eye(n, dtype=dtype)
+    eye = xp_of(like).eye(n, dtype=dtype)  # where ``like`` is: the host or a device
     for i in range(n):
         yield eye[i].reshape(shape)
 
@@ -77,7 +78,8 @@ def jacrev(
                 _check_output("jacrev", holomorphic, out)
                 out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
                 rows: list[list[Any]] = [[] for _ in fresh]
-                for seed in _basis(out_shape, t.data.dtype if t is not None else float):
+                dtype, like = (t.data.dtype, t.data) if t is not None else (float, None)
+                for seed in _basis(out_shape, dtype, like):
                     gs = _grads([t], [seed], fresh)
                     for r, g in zip(rows, gs):
                         r.append(g)
@@ -134,7 +136,7 @@ def jacfwd(
                 for j, leaf in enumerate(leaves):
                     arr = _float(_as_array(leaf, "jacfwd"))
                     cols: list[list[Any]] | None = None
-                    for e in _basis(arr.shape, arr.dtype):
+                    for e in _basis(arr.shape, arr.dtype, arr):
                         tangent_leaves = [
                             e if jj == j else np.zeros_like(_float(_as_array(lf, "jacfwd")))
                             for jj, lf in enumerate(leaves)

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.device import as_array as _as_array
 from ...tensor import Tensor
 from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
 from ..numeric import add_at
@@ -42,7 +43,7 @@ def operand_shape(x: Any) -> tuple[int, ...]:
 
 
 def as_array(x: Any) -> np.ndarray:
-    return x.data if isinstance(x, Tensor) else np.asarray(x)
+    return x.data if isinstance(x, Tensor) else _as_array(x)
 
 
 def checked_axis(self: Tensor, dim: int, name: str) -> int:
@@ -80,7 +81,7 @@ def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, name)
         self._inplace_guard(name)
-        result = np.asarray(fn(self.data, *args, **kw))
+        result = as_array(fn(self.data, *args, **kw))
         if result.shape != self.shape:  # writing it would broadcast (or fail with NumPy's message)
             raise ValueError(f"{name}: the result has shape {result.shape}, which cannot be stored in place in a "
                              f"Tensor of shape {self.shape}")
