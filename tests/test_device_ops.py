@@ -5,19 +5,15 @@ differences in ``test_ops_gradcheck.py``), and every result on the device, with 
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import chainrule as cr
+from device_known_failures import KNOWN  # noqa: E402  (the cases not yet device-clean, each with its cause)
 from device_setup import NAME, backend, host, on_device
 from op_cases import CASES, draw_inputs
-
-# The cases that cannot run on the device, each with the reason (kept short and explicit).
-CANNOT: dict[str, str] = {}
 
 
 def _flat(fn, params):
@@ -59,13 +55,18 @@ def _place_device(a):
     return backend().from_host(np.asarray(a))
 
 
-@pytest.mark.parametrize("case", CASES, ids=str)
+def _marked(case):
+    if case.name in KNOWN:  # strict on the double: a case that starts passing must leave the list
+        mark = pytest.mark.xfail(strict=NAME == "strict", reason=KNOWN[case.name])
+        return pytest.param(case, id=str(case), marks=mark)
+    return pytest.param(case, id=str(case))
+
+
+@pytest.mark.parametrize("case", [_marked(c) for c in CASES])
 @settings(max_examples=1, deadline=None, derandomize=True, database=None, phases=(Phase.generate,),
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_op_case_on_device(case, data):
-    if case.name in CANNOT:
-        pytest.skip(f"{case.name} cannot run on {NAME}: {CANNOT[case.name]}")
     arrays, params = draw_inputs(case, data)
     f = _flat(case.fn, params)
     expected = _derivatives(f, arrays, lambda a: a)
@@ -96,6 +97,3 @@ def test_the_device_is_strict():
     with pytest.raises(TypeError, match=r"t.cpu\(\).numpy\(\)"):
         t.numpy()
 
-
-if os.environ.get("CHAINRULE_DEVICE_OPS_FAST"):  # pragma: no cover - a quick subset while developing
-    CASES[:] = CASES[:40]

@@ -258,6 +258,11 @@ def as_array(value: Any, dtype: Any = None) -> Any:
     return value if dtype is None or value.dtype == dtype else value.astype(dtype)
 
 
+def contiguous(arr: Any) -> Any:
+    """``np.ascontiguousarray(arr)`` where ``arr`` is (NumPy's would copy a device's array to the host)."""
+    return _BY_TYPE.get(arr.__class__, CPU).xp.ascontiguousarray(arr)
+
+
 def move(arr: Any, target: Backend) -> Any:
     """``arr`` on the device ``target``: the same array when it is there already, else a copy."""
     source = _BY_TYPE.get(arr.__class__)

@@ -49,7 +49,8 @@ def linear_recurrence(a: Any, h: Any) -> Any:
     (a2 a1, a2 h1 + h2)), by doubling: only products and sums, so it is exact to any order.
     """
     n = np.shape(h)[-1]
-    a = a * np.ones(np.shape(h), dtype=np.result_type(a.data if isinstance(a, Tensor) else a))  # a's shape is h's
+    a = a * np.ones_like(h.data if isinstance(h, Tensor) else h,  # a's shape is h's (where h is: host or device)
+                         dtype=np.result_type(a.data if isinstance(a, Tensor) else a))
     k = 1
     while k < n:
         a, h = a * _pad_front(a, k, 1.0), h + a * _pad_front(h, k, 0.0)

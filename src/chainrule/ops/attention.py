@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..core.device import as_array, uniform_like, xp_of
+from ..core.device import as_array, contiguous, uniform_like, xp_of
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
@@ -48,7 +48,7 @@ def _t(x: Any) -> Any:
     """The transpose of the last two axes; for NumPy a contiguous copy, since np.matmul runs stacked
     products through BLAS only when each operand's last axis has unit stride (a transposed view
     falls back to a slow loop)."""
-    return np.ascontiguousarray(np.swapaxes(x, -1, -2)) if isinstance(x, np.ndarray) else np.swapaxes(x, -1, -2)
+    return contiguous(np.swapaxes(x, -1, -2)) if isinstance(x, np.ndarray) else np.swapaxes(x, -1, -2)
 
 
 def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
@@ -271,7 +271,7 @@ def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) ->
             saved.values["p_t"] = kept  # (E^T, r), P^T = E^T r: not the "p" the generic rules read
         return out
     q, k, v = _unpack(qkv)
-    return np.ascontiguousarray(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
+    return contiguous(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
 
 
 def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..core.device import as_array
+from ..core.device import as_array, contiguous
 from ._define import shape_of
 from .declare import bilinear_primitive, declare_function
 from .shape import reshape
@@ -76,7 +76,7 @@ def _conv_fn(x: np.ndarray, w: np.ndarray, *, stride: tuple[int, ...], padding: 
     wm = as_array(w, dtype=dt).reshape(groups, 1, o // groups, -1)  # (G, 1, O/G, C/G * k)
     y = np.matmul(wm, cols)  # (G, N, O/G, positions): one product per group and example
     n = x.shape[0]
-    return np.ascontiguousarray(y.transpose(1, 0, 2, 3)).reshape(n, o, *out)  # (no copy when groups == 1)
+    return contiguous(y.transpose(1, 0, 2, 3)).reshape(n, o, *out)  # (no copy when groups == 1)
 
 
 def _weight_grad_fn(x: np.ndarray, g: np.ndarray, *, stride: tuple[int, ...], padding: Pairs,
@@ -149,7 +149,7 @@ def _input_grad_col2im(g: np.ndarray, w: np.ndarray, stride: tuple[int, ...], pa
         at = tuple(slice(k * dl, k * dl + (m - 1) * s + 1, s) for k, dl, m, s in zip(offset, dilation, out, stride))
         dxp[(slice(None),) * 3 + at] += cols[:, :, :, i]
     dx = dxp.swapaxes(0, 1).reshape(n, groups * cg, *padded)
-    return np.ascontiguousarray(pad_or_crop(dx, tuple((-lo, -hi) for lo, hi in padding)))  # undo the padding
+    return contiguous(pad_or_crop(dx, tuple((-lo, -hi) for lo, hi in padding)))  # undo the padding
 
 
 # -- the three primitives: each one's transposes are the other two ---------------------------------------------

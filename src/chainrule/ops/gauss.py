@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import as_array
+from ..core.device import as_array, contiguous
 from ._parallel import for_blocks, num_threads
 
 _P = 0.5  # t = 1 / (1 + _P z)
@@ -139,7 +139,7 @@ _K = _F(_INV_SQRT_2PI)
 
 
 def _flat(x: np.ndarray) -> np.ndarray:
-    return x.reshape(-1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(-1)
+    return x.reshape(-1) if x.flags.c_contiguous else contiguous(x).reshape(-1)
 
 
 def _gaussian(xc: np.ndarray, out: np.ndarray) -> np.ndarray:
