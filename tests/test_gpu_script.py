@@ -23,6 +23,7 @@ def test_the_gpu_script_runs_every_part_and_writes_its_table(tmp_path):
 
 
 def test_the_gpu_script_refuses_a_device_that_is_not_there():
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "src"))
     out = subprocess.run([sys.executable, str(ROOT / "bench" / "gpu.py"), "--device", "nosuchdevice"],
-                         capture_output=True, text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT / "src")))
+                         capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 2 and "not available" in out.stderr
