@@ -197,3 +197,49 @@ def test_a_few_gpt_training_steps_on_the_device_match_the_cpu():
     b = dev_model.generate(np.array([[1, 2]]), 6, top_k=4, seed=3)
     assert type(b) is np.ndarray and (a == b).all()
     assert (dev_model.generate(np.array([[1, 2]]), 6, top_k=4, seed=3, use_cache=False) == a).all()
+
+
+def test_a_gpt_checkpoint_written_on_the_device_resumes_on_the_cpu_and_the_reverse(tmp_path):
+    from chainrule.gpt import ByteTokenizer, TokenStream, TrainConfig, Trainer, write_tokens
+
+    paths = write_tokens(["def f(x):\n    return x + 1\n" * 30], ByteTokenizer(), str(tmp_path))
+    config = nn.GPTConfig(vocab_size=256, context_length=8, d_model=16, n_heads=2, n_layers=1)
+    tconfig = TrainConfig(batch_size=2, max_steps=6, warmup_steps=1, lr=1e-2, eval_interval=3, eval_batches=1,
+                          workers=1)
+    streams = TokenStream(paths["train"]), TokenStream(paths["val"])
+
+    def trainer(device):
+        return Trainer(nn.GPT(config, seed=0, dtype=np.float64).to(device), *streams, tconfig)
+
+    whole = trainer("cpu")
+    for _ in range(4):
+        whole.step()
+    first = trainer(NAME)
+    assert first.processes == 1
+    for _ in range(2):
+        first.step()
+    first.save(tmp_path / "on_device.npz")
+    on_cpu = trainer("cpu")
+    on_cpu.resume(tmp_path / "on_device.npz")  # a checkpoint written on the device resumes on the CPU
+    for _ in range(2):
+        on_cpu.step()
+    for p, q in zip(whole.model.parameters(), on_cpu.model.parameters()):
+        close(q, p)
+    on_cpu.save(tmp_path / "on_cpu.npz")
+    back = trainer(NAME)
+    back.resume(tmp_path / "on_cpu.npz")  # and the reverse
+    assert all(on_device(p) for p in back.model.parameters())
+    assert all(on_device(v) for st in back.optimizer.state.values() for v in st.values() if getattr(v, "ndim", 0))
+    loss, _ = back.step()
+    want, _ = whole.step()
+    assert abs(loss - want) < 1e-6
+
+
+def test_gpt_cli_validates_the_device_flag(capsys):
+    from chainrule.cli import main
+
+    if cr.cuda.is_available():
+        pytest.skip("this machine has the device")
+    code = main(["gpt", "sample", "--checkpoint", "nowhere.npz", "--device", "cuda"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code != 0 and len(err) == 1 and "--device cuda: device 'cuda' is not available" in err[0]
