@@ -57,6 +57,10 @@ class StrictArray:
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if getattr(np, ufunc.__name__, None) is not ufunc:
             return NotImplemented  # CuPy implements NumPy's own ufuncs only (SciPy's: cupyx.scipy.special)
+        if method == "at":  # ufunc.at(a, index, b): CuPy's too (scatter_add); the index must be on the device
+            a, index, *rest = inputs
+            getattr(ufunc, method)(a._a, _unwrap_key(index), *_unwrap(rest))
+            return None
         if not _all_known(inputs) or not _all_known(kwargs.get("out", ())):
             return NotImplemented
         result = getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs))

@@ -195,6 +195,8 @@ def _weighted_probabilities(x: Any, q: np.ndarray) -> Any:
     targets need not sum to 1 (PyTorch takes them as they are); class indices always do."""
     totals = q.sum(axis=-1, keepdims=True)
     probs = _probabilities(x)
+    if q.__class__ is not np.ndarray:  # on a device: no test (it would wait for the device), the product always
+        return probs * totals
     return probs if np.all(totals == 1.0) else probs * totals
 
 

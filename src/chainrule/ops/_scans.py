@@ -12,13 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import xp_of
 from ..tensor import Tensor
 
 
 def _pad_front(x: Any, k: int, value: float) -> Any:
     """``x`` shifted right by ``k`` along the last axis, ``value`` filling the first ``k`` slots."""
     n = np.shape(x)[-1]
-    fill = np.full(np.shape(x)[:-1] + (min(k, n),), value, dtype=np.result_type(x.data if isinstance(x, Tensor) else x))
+    data = x.data if isinstance(x, Tensor) else x
+    fill = xp_of(data).full(np.shape(x)[:-1] + (min(k, n),), value, dtype=np.result_type(data))  # where x is
     return np.concatenate([fill, x[..., : n - k]], axis=-1) if k < n else fill
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from ..core.device import as_array, contiguous
+from ..core.device import as_array, contiguous, xp_of
 from ._define import shape_of
 from .declare import bilinear_primitive, declare_function
 from .shape import reshape
@@ -144,7 +144,7 @@ def _input_grad_col2im(g: np.ndarray, w: np.ndarray, stride: tuple[int, ...], pa
     gm = as_array(g, dtype=dt).reshape(n, groups, o // groups, -1).swapaxes(0, 1)  # (G, N, O/G, positions)
     cols = np.matmul(wt, gm).reshape(groups, n, cg, math.prod(kernel), *out)
     padded = tuple(m + lo + hi for m, (lo, hi) in zip(size, padding))
-    dxp = np.zeros((groups, n, cg, *padded), dtype=dt)
+    dxp = xp_of(gm).zeros((groups, n, cg, *padded), dtype=dt)
     for i, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
         at = tuple(slice(k * dl, k * dl + (m - 1) * s + 1, s) for k, dl, m, s in zip(offset, dilation, out, stride))
         dxp[(slice(None),) * 3 + at] += cols[:, :, :, i]

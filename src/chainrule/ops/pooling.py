@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import as_array
+from ..core.device import as_array, xp_of
 from ._define import raw, shape_of
 from .contraction import matmul
 from .convolution import as_float_input, batched, conv_primitive, pad_or_crop, tuple_arg, windows
@@ -147,7 +147,7 @@ def _avg_pool(name: str, d: int, input: Any, kernel_size: Any, stride: Any, padd
     sx = shape_of(x)
     dt = np.result_type(raw(x))
     planes = reshape(x, (sx[0] * sx[1], 1, *sx[2:]))
-    ones = np.ones((1, 1, *kernel), dtype=dt)
+    ones = xp_of(raw(x)).ones((1, 1, *kernel), dtype=dt)
     sums = conv_primitive(planes, ones, stride=stride_t, padding=_pads(sx[2:], kernel, stride_t, pad, dil, out),
                           dilation=dil, groups=1)
     if divisor_override is not None:
@@ -155,7 +155,8 @@ def _avg_pool(name: str, d: int, input: Any, kernel_size: Any, stride: Any, padd
             raise ValueError(f"{name}: divisor_override must be a non-zero number, got {divisor_override!r}")
         y = sums / dt.type(divisor_override)
     else:
-        y = sums / _divisors(sx[2:], kernel, stride_t, pad, out, count_include_pad).astype(dt)
+        divisors = _divisors(sx[2:], kernel, stride_t, pad, out, count_include_pad).astype(dt)
+        y = sums / xp_of(raw(x)).asarray(divisors)  # (a small copy to the device, where x is on one)
     return _unbatch(reshape(y, (sx[0], sx[1], *out)), unbatched)
 
 
