@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import as_array
+from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import contraction, elementwise
 from . import shape as shape_ops
@@ -75,11 +75,12 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     rows, cols = shape_of(a)[a1], shape_of(a)[a2]
     n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     moved = shape_ops.moveaxis(a, (a1, a2), (-2, -1))
-    return shape_ops.getitem(moved, (Ellipsis, np.arange(n) + max(0, -offset), np.arange(n) + max(0, offset)))
+    xp = xp_of(raw(moved))  # the positions where the values are (the host or a device)
+    return shape_ops.getitem(moved, (Ellipsis, xp.arange(n) + max(0, -offset), xp.arange(n) + max(0, offset)))
 
 
 def _triangle(name: str, m: Any, keep: np.ndarray) -> Any:
-    return elementwise.where(keep, m, np.zeros((), dtype=np.result_type(raw(m))))
+    return elementwise.where(keep, m, np.result_type(raw(m)).type(0))
 
 
 def _tri_shape(name: str, m: Any) -> tuple[int, int]:
@@ -93,14 +94,14 @@ def _tri_shape(name: str, m: Any) -> tuple[int, int]:
 def tril(m: Any, k: int = 0) -> Any:
     """Zeros above diagonal ``k`` (of the last two axes)."""
     r, c = _tri_shape("tril", m)
-    return _triangle("tril", m, np.tri(r, c, k, dtype=bool))
+    return _triangle("tril", m, xp_of(raw(m)).tri(r, c, k, dtype=bool))
 
 
 @implements(np.triu)
 def triu(m: Any, k: int = 0) -> Any:
     """Zeros below diagonal ``k`` (of the last two axes)."""
     r, c = _tri_shape("triu", m)
-    return _triangle("triu", m, ~np.tri(r, c, k - 1, dtype=bool))
+    return _triangle("triu", m, ~xp_of(raw(m)).tri(r, c, k - 1, dtype=bool))
 
 
 # -- reversing and rotating -------------------------------------------------------------------

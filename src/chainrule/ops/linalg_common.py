@@ -135,4 +135,4 @@ def require_full_rank(name: str, a: Any) -> None:
 
 def zeros_like_input(a: Any) -> np.ndarray:
     """A zero gradient for ``a`` (a plain array: constant, so nothing is recorded for it)."""
-    return np.zeros(np.shape(raw(a)), dtype=np.result_type(raw(a)))
+    return xp_of(raw(a)).zeros(np.shape(raw(a)), dtype=np.result_type(raw(a)))
