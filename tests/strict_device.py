@@ -57,6 +57,8 @@ class StrictArray:
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if getattr(np, ufunc.__name__, None) is not ufunc:
             return NotImplemented  # CuPy implements NumPy's own ufuncs only (SciPy's: cupyx.scipy.special)
+        if method not in _METHODS.get(ufunc.__name__, ("__call__", "outer")):
+            return NotImplemented  # as CuPy: reduce and accumulate for add and multiply only, at for a few
         if method == "at":  # ufunc.at(a, index, b): CuPy's too (scatter_add); the index must be on the device
             a, index, *rest = inputs
             getattr(ufunc, method)(a._a, _unwrap_key(index), *_unwrap(rest))
@@ -149,6 +151,15 @@ class StrictArray:
         self._a[_unwrap_key(key)] = value._a if isinstance(value, StrictArray) else value
 
     __hash__ = None  # type: ignore[assignment]
+
+
+# CuPy's ufunc methods besides __call__ and outer (its documentation's table)
+_METHODS = {
+    "add": ("__call__", "outer", "reduce", "accumulate", "reduceat", "at"),
+    "multiply": ("__call__", "outer", "reduce", "accumulate"),
+    **{name: ("__call__", "outer", "at") for name in ("subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
+                                                      "bitwise_xor")},
+}
 
 
 def _binary(ufunc: np.ufunc, reflected: bool = False) -> Any:

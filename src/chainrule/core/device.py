@@ -258,6 +258,14 @@ def as_array(value: Any, dtype: Any = None) -> Any:
     return value if dtype is None or value.dtype == dtype else value.astype(dtype)
 
 
+def reduce_max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``np.maximum.reduce`` on host arrays (its fast path); ``x.max`` elsewhere (CuPy's ufuncs reduce only for
+    add and multiply)."""
+    if x.__class__ is np.ndarray:
+        return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
+    return x.max(axis=axis, keepdims=keepdims)
+
+
 def contiguous(arr: Any) -> Any:
     """``np.ascontiguousarray(arr)`` where ``arr`` is (NumPy's would copy a device's array to the host)."""
     return _BY_TYPE.get(arr.__class__, CPU).xp.ascontiguousarray(arr)

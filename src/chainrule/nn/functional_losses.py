@@ -18,7 +18,7 @@ import numpy as np
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..batching.value import Batched
-from ..core.device import as_array, xp_of
+from ..core.device import as_array, reduce_max, xp_of
 from ..ops._define import raw
 from ..ops._saved import Saved
 from ..ops.elementwise import multiply
@@ -94,7 +94,7 @@ _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # an index se
 
 def _classes_outside(t: np.ndarray, c: int) -> bool:
     """True when a class index of ``t`` lies outside [0, c): one reduction (negative indices seen unsigned)."""
-    return bool(t.size) and np.maximum.reduce(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c
+    return bool(t.size) and bool(reduce_max(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c)
 
 
 def _class_error(t: np.ndarray, c: int) -> IndexError:
@@ -111,7 +111,7 @@ def _ce_fn(
     *, saved: Saved | None = None,
 ) -> np.ndarray:
     n, c = x.shape
-    top = np.maximum.reduce(x, axis=-1, keepdims=True)
+    top = reduce_max(x, axis=-1, keepdims=True)
     s = x - top
     e = np.exp(s)
     sums = np.add.reduce(e, axis=-1)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..core.device import as_array, contiguous, uniform_like, xp_of
+from ..core.device import as_array, contiguous, reduce_max, uniform_like, xp_of
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
@@ -60,7 +60,7 @@ def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
 
 
 def _softmax_inplace(s: np.ndarray) -> np.ndarray:
-    s -= np.maximum.reduce(s, axis=-1, keepdims=True)
+    s -= reduce_max(s, axis=-1, keepdims=True)
     np.exp(s, out=s)
     s /= np.add.reduce(s, axis=-1, keepdims=True)
     return s
