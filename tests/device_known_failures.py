@@ -70,7 +70,6 @@ KNOWN: dict[str, str] = {
     'pad_symmetric': 'ops/shape.py:338: a host index array',
     'pad_symmetric_odd': 'autodiff/primitive.py:277: a host array mixed with device values',
     'pad_wrap': 'ops/shape.py:338: a host index array',
-    'partition': 'ops/shape.py:338: a host index array',
     'piecewise': 'an implicit conversion to NumPy',
     'piecewise_default': "AttributeError: 'numpy.ndarray' object has no attribute 'requires_grad' 'numpy.ndarray' ob",
     'polyval': 'autodiff/primitive.py:277: a host array mixed with device values',
