@@ -108,6 +108,7 @@ def test_moves_are_differentiable_and_errors_are_clear():
     x = cr.tensor([1.0, 2.0, 3.0], dtype=np.float64, requires_grad=True)
     y = x.to(NAME)
     assert on_device(y) and y.device == NAME and str(y.device).startswith(NAME)
+    assert f"device='{NAME}" in repr(y)  # printing copies the values to the host, on purpose
     (y.cpu() * y.cpu()).sum().backward()
     close(x.grad, 2 * x.detach())
     with pytest.raises(TypeError, match=r"t.cpu\(\).numpy\(\)"):

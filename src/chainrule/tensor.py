@@ -15,6 +15,7 @@ import numpy as np
 
 from .core import clock, sweep
 from .core.device import OFF_HOST, as_array, backend, check_cpu, move, xp_of
+from .core.device import of as backend_of
 from .core.hooks import LEAF_HOOKS, RemovableHandle, hooks_of, run_leaf_hooks
 from .core.node import Node
 from .core.state import reset_grad as _reset_grad
@@ -138,10 +139,13 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         return len(self.data)
 
     def __repr__(self) -> str:
-        body = np.array2string(self.data, separator=", ", prefix="Tensor(")
-        extra = ""
+        data, extra = self.data, ""
+        if data.__class__ in OFF_HOST:  # printing asks for the values: one copy to the host (as PyTorch's)
+            extra = f", device='{self.device}'"
+            data = backend_of(data).to_host(data)
+        body = np.array2string(data, separator=", ", prefix="Tensor(")
         if self.data.dtype not in (np.float64, np.int64, np.bool_):
-            extra += f", dtype={self.data.dtype}"
+            extra = f", dtype={self.data.dtype}" + extra
         if self._requires_grad:
             extra += ", requires_grad=True" if self._node is None else f", op={self._node.prim.name}"
         return f"Tensor({body}{extra})"
