@@ -244,3 +244,15 @@ def test_gpt_cli_validates_the_device_flag(capsys):
     code = main(["gpt", "sample", "--checkpoint", "nowhere.npz", "--device", "cuda"])
     err = capsys.readouterr().err.strip().splitlines()
     assert code != 0 and len(err) == 1 and "--device cuda: device 'cuda' is not available" in err[0]
+
+
+def test_a_function_the_device_lacks_raises_naming_the_op_and_the_device(monkeypatch):
+    import types
+
+    from chainrule import special
+
+    x = cr.Tensor(np.array([1.5, 2.5]), device=NAME, requires_grad=True)
+    special.gammaln(x)  # the device's own (cupyx.scipy.special on a GPU)
+    monkeypatch.setattr(backend(), "_special", lambda: types.SimpleNamespace())  # a device without it
+    with pytest.raises(TypeError, match=rf"gammaln: not available on the device '{NAME}'"):
+        special.gammaln(x)
