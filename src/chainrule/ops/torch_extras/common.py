@@ -42,8 +42,9 @@ def operand_shape(x: Any) -> tuple[int, ...]:
     return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
 
 
-def as_array(x: Any) -> np.ndarray:
-    return x.data if isinstance(x, Tensor) else _as_array(x)
+def as_array(x: Any, dtype: Any = None) -> np.ndarray:
+    """A Tensor's values, or ``x`` as an array (a device's array stays there), in ``dtype`` when given."""
+    return _as_array(x.data if isinstance(x, Tensor) else x, dtype)
 
 
 def checked_axis(self: Tensor, dim: int, name: str) -> int:
