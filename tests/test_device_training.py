@@ -256,3 +256,24 @@ def test_a_function_the_device_lacks_raises_naming_the_op_and_the_device(monkeyp
     monkeypatch.setattr(backend(), "_special", lambda: types.SimpleNamespace())  # a device without it
     with pytest.raises(TypeError, match=rf"gammaln: not available on the device '{NAME}'"):
         special.gammaln(x)
+
+
+def test_masks_on_the_device_work_as_on_the_cpu():
+    import chainrule.nn.functional as F
+
+    rng = np.random.default_rng(3)
+    x0, q0 = rng.standard_normal((3, 4)), rng.standard_normal((1, 3, 4))
+    keep = np.array([[True, False, True, True]] * 3)
+
+    def run(place):
+        x = cr.Tensor(place(x0), requires_grad=True)
+        q = cr.Tensor(place(q0), requires_grad=True)
+        mask = place(keep)
+        out = (cr.masked_fill(x, ~mask, 2.5).sum() + F.masked_softmax(x, mask).square().sum()
+               + F.scaled_dot_product_attention(q, q, q, attn_mask=place(keep[:, :3])).sum())
+        out.backward()
+        return out, x.grad, q.grad
+
+    for want, got in zip(run(lambda a: a), run(to_device)):
+        assert on_device(got)
+        close(got, want)

@@ -36,7 +36,9 @@ def _bool_mask(name: str, mask: Any, shape: tuple[int, ...], what: str = "x") ->
 
 
 def _masked_fill_fn(x: Any, mask: np.ndarray, *, value: Any) -> Any:
-    return np.where(mask, as_array(value, dtype=np.result_type(x)), x)
+    dt = np.result_type(x)  # a number fills as a NumPy scalar: it goes with the values on any device
+    fill = dt.type(value) if isinstance(value, (int, float, complex, np.generic)) else as_array(value, dtype=dt)
+    return np.where(mask, fill, x)
 
 
 _masked_fill = Primitive("masked_fill", _masked_fill_fn)
