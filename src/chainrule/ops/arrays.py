@@ -249,7 +249,10 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
     axis = _axis("repeat", axis, ndim_of(a))
-    idx = np.repeat(np.arange(shape_of(a)[axis]), raw(repeats))
+    xp, counts = xp_of(raw(a)), raw(repeats)  # the positions where the values are (the host or a device)
+    if xp is not np and isinstance(counts, np.ndarray):
+        counts = counts.tolist()
+    idx = xp.repeat(xp.arange(shape_of(a)[axis]), counts)
     return shape_ops.take(a, idx, axis=axis)
 
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..core.device import as_array
+from ..core.device import as_array, xp_of
 from ._define import is_complex, ndim_of, raw, shape_of
 from .declare import bilinear_primitive, implements, op
 from .shape import expand_dims, getitem, ravel, reshape, transpose
@@ -238,8 +238,9 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Sum of a diagonal."""
     sa = shape_of(a)
     n = max(0, min(sa[axis1], sa[axis2] - offset) if offset >= 0 else min(sa[axis1] + offset, sa[axis2]))
-    rows = np.arange(n) + max(0, -offset)
-    cols = np.arange(n) + max(0, offset)
+    xp = xp_of(raw(a))  # the positions where the values are (the host or a device)
+    rows = xp.arange(n) + max(0, -offset)
+    cols = xp.arange(n) + max(0, offset)
     moved = transpose(a, [axis1, axis2] + [i for i in range(len(sa)) if i not in (axis1 % len(sa), axis2 % len(sa))])
     return getitem(moved, (rows, cols)).sum(axis=0)
 

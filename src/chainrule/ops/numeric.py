@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import as_array
+from ..core.device import OFF_HOST, as_array, xp_of
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
@@ -42,7 +42,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     div = (num - 1) if endpoint else num
     delta = elementwise.subtract(stop, start)
     shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
-    steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
+    xp = next((xp_of(v) for v in (raw(start), raw(stop)) if v.__class__ in OFF_HOST), np)  # where the ends are
+    steps = xp.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
     if div > 0:
         step = elementwise.divide(delta, div)
         y = elementwise.add(elementwise.multiply(steps, step), start)
