@@ -986,9 +986,19 @@ FIRST_OPS = [
     for s in SPECS
 ]
 
+def _moved(x: Any) -> Any:
+    from chainrule import devices
+    from chainrule.ops.device_ops import to_device
+
+    here = devices.of(x.data if isinstance(x, cr.Tensor) else x).name
+    return to_device(x, target=here, source=here)  # the move between devices, here from a device to itself
+
+
+DEVICES = [case("to_device", _moved, one(2), prims="to_device")]
+
 CASES: list[Case] = (
     FIRST_OPS + DECLARED + NUMPY_SPELLINGS + COMPLEX + NUMPY_GAPS + ELEMENTWISE + CUMULATIVE + ARRAYS + SORTING + STATS
-    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS + FFT + CONV
+    + PRODUCTS + LINALG + SPECIAL + NN + GPT_OPS + FFT + CONV + DEVICES
 )
 CASES_BY_NAME = {c.name: c for c in CASES}
 assert len(CASES_BY_NAME) == len(CASES), "duplicate case names"

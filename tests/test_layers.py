@@ -13,7 +13,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("chainrule.core", "chainrule._pytree", "chainrule.allocator", "chainrule.blas_threads",
-              "chainrule._conversion", "chainrule.tree_util")),
+              "chainrule._conversion", "chainrule.tree_util", "chainrule.devices", "chainrule.cuda")),
     ("values", ("chainrule.tensor", "chainrule.tensor_inplace", "chainrule.tensor_convert", "chainrule.tensor_methods",
                 "chainrule.scalar",
                 "chainrule.scalar_rules", "chainrule.scalar_number")),

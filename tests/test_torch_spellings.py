@@ -169,10 +169,11 @@ def test_dtype_and_device_conversions():
     y = x.float()
     y.sum().backward()  # differentiable: the gradient comes back in the input's dtype
     assert x.grad.dtype == np.float64
-    with pytest.raises(ValueError, match=r"to: chainrule runs on the CPU \(NumPy\) only; device 'cuda'"):
-        x.to("cuda")
-    with pytest.raises(RuntimeError, match=r"cuda\(\): chainrule runs on the CPU"):
-        x.cuda()
+    if not cr.cuda.is_available():
+        with pytest.raises(ValueError, match=r"to: device 'cuda' is not available"):
+            x.to("cuda")
+        with pytest.raises(RuntimeError, match=r"cuda\(\): device 'cuda' is not available"):
+            x.cuda()
     with pytest.raises(TypeError, match="masked_fill: mask must be boolean"):
         x.masked_fill(np.ones((2, 3)), 0.0)
     # a 2-D Tensor's transpose(0, 1) is PyTorch's (NumPy's identity permutation only inside a transform of arrays)
@@ -224,8 +225,9 @@ def test_constructors_return_tensors_in_the_default_dtype():
         cr.arange(3, requires_grad=True)
     with pytest.raises(TypeError, match=r"zeros: sizes must be non-negative integers"):
         cr.zeros(2.5)
-    with pytest.raises(ValueError, match="device 'cuda' is not available"):
-        cr.ones(2, device="cuda")
+    if not cr.cuda.is_available():
+        with pytest.raises(ValueError, match="device 'cuda' is not available"):
+            cr.ones(2, device="cuda")
 
 
 @pytest.mark.parametrize("make", [
@@ -236,8 +238,9 @@ def test_constructors_return_tensors_in_the_default_dtype():
 def test_every_device_argument_takes_the_cpu_in_pytorchs_spellings_and_refuses_others(make):
     for cpu in ("cpu", "cpu:0"):
         make(cpu)
-    with pytest.raises(ValueError, match=r"chainrule runs on the CPU \(NumPy\) only; device 'cuda:1' is not available"):
-        make("cuda:1")
+    if cr.cuda.device_count() < 2:
+        with pytest.raises(ValueError, match=r"device 'cuda(:1)?' is not available|build the layer on the cpu"):
+            make("cuda:1")
 
 
 def test_a_training_loop_written_the_pytorch_way():
@@ -264,10 +267,11 @@ def test_module_to_accepts_devices_and_dtypes():
     assert layer.to("cpu", np.float64).weight.dtype == np.float64
     assert layer.to(dtype=np.float32).weight.dtype == np.float32
     assert layer.to("double").weight.dtype == np.float64
-    with pytest.raises(ValueError, match=r"Linear.to: chainrule runs on the CPU \(NumPy\) only; device 'cuda:0'"):
-        layer.to("cuda:0")
-    with pytest.raises(RuntimeError, match=r"Linear.cuda\(\): chainrule runs on the CPU"):
-        layer.cuda()
+    if not cr.cuda.is_available():
+        with pytest.raises(ValueError, match=r"Linear.to: device 'cuda' is not available"):
+            layer.to("cuda:0")
+        with pytest.raises(RuntimeError, match=r"Linear.to: device 'cuda' is not available"):
+            layer.cuda()
 
 
 @pytest.mark.oracle
@@ -400,8 +404,9 @@ def test_device_facts_and_device_arguments_as_pytorch():
     assert not cr.Tensor([1, 2]).is_floating_point()
     assert cr.zeros(2, device=x.device).shape == (2,) and x.to(x.device) is x
     assert cr.ones_like(x, device=x.device).tolist() == [1.0, 1.0] and cr.zeros_like(x, device="cpu").shape == (2,)
-    with pytest.raises(ValueError, match=r"tensor: chainrule runs on the CPU \(NumPy\) only; device 'cuda'"):
-        cr.tensor([1.0], device="cuda")
+    if not cr.cuda.is_available():
+        with pytest.raises(ValueError, match=r"tensor: device 'cuda' is not available"):
+            cr.tensor([1.0], device="cuda")
 
 
 def test_layers_take_pytorchs_device_argument_for_the_cpu():
@@ -409,7 +414,7 @@ def test_layers_take_pytorchs_device_argument_for_the_cpu():
     assert nn.LayerNorm(3, device=cr.zeros(1).device).weight.shape == (3,)
     assert nn.Embedding(4, 2, device="cpu").weight.shape == (4, 2) and nn.RMSNorm(3, device="cpu").weight.shape == (3,)
     assert nn.MultiheadAttention(4, 2, device="cpu").embed_dim == 4
-    with pytest.raises(ValueError, match=r"Linear: chainrule runs on the CPU \(NumPy\) only; device 'cuda:0'"):
+    with pytest.raises(ValueError, match=r"Linear\(device='cuda:0'\): build the layer on the cpu and move it"):
         nn.Linear(2, 3, device="cuda:0")
 
 

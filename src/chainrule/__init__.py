@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import allocator, blas_threads, ops  # noqa: F401
+from . import allocator, blas_threads, cuda, devices, ops  # noqa: F401  # noqa: F401  (cr.cuda.is_available(), cr.devices.register)
 from . import constructors as _constructors
 from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from . import torch_dim as _torch_dim

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .core.device import check_cpu
+from .core.device import CPU, DeviceError, backend, move, of
 from .core.traces import draw
 from .tensor import Tensor
 
@@ -62,7 +62,19 @@ def _dtype(dtype: Any, default_kind: str = "f") -> np.dtype:
     return np.dtype(dtype)
 
 
-def _make(arr: np.ndarray, requires_grad: bool) -> Tensor:
+def _xp(name: str, device: Any) -> Any:
+    """The array module of ``device`` (NumPy for the CPU), or an error naming ``name`` and the device."""
+    try:
+        return backend(device).xp
+    except DeviceError as e:
+        raise DeviceError(f"{name}: {e}") from None
+
+
+def _make(arr: Any, requires_grad: bool, device: Any = None, name: str = "tensor") -> Tensor:
+    """A new leaf around ``arr``, moved to ``device`` first when one is named (host values: one copy)."""
+    if device is not None:
+        _xp(name, device)
+        arr = move(arr, backend(device))
     t = Tensor._wrap(arr)
     if requires_grad:
         t.requires_grad = True  # checks the dtype is floating point
@@ -77,8 +89,8 @@ def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, device: An
         >>> cr.zeros(2)
         Tensor([0., 0.], dtype=float32)
     """
-    check_cpu("zeros", device)
-    return _make(np.zeros(_shape("zeros", size), dtype=_dtype(dtype)), requires_grad)
+    xp = _xp("zeros", device)
+    return _make(xp.zeros(_shape("zeros", size), dtype=_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -89,14 +101,14 @@ def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any
         >>> cr.ones(2, dtype=float)
         Tensor([1., 1.])
     """
-    check_cpu("ones", device)
-    return _make(np.ones(_shape("ones", size), dtype=_dtype(dtype)), requires_grad)
+    xp = _xp("ones", device)
+    return _make(xp.ones(_shape("ones", size), dtype=_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A Tensor of the given size (zeros here: chainrule never hands out uninitialised memory)."""
-    check_cpu("empty", device)
-    return _make(np.zeros(_shape("empty", size), dtype=_dtype(dtype)), requires_grad)
+    xp = _xp("empty", device)
+    return _make(xp.zeros(_shape("empty", size), dtype=_dtype(dtype)), requires_grad)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -107,12 +119,12 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
         >>> cr.full((2,), 7)
         Tensor([7, 7])
     """
-    check_cpu("full", device)
+    xp = _xp("full", device)
     size = _shape("full", (size,) if isinstance(size, (int, np.integer)) else tuple(size))
     if dtype is None:
         kind = np.result_type(fill_value).kind
         dtype = get_default_dtype() if kind == "f" else None
-    return _make(np.full(size, fill_value, dtype=dtype), requires_grad)
+    return _make(xp.full(size, fill_value, dtype=dtype), requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -124,8 +136,8 @@ def eye(n: int, m: int | None = None, dtype: Any = None, requires_grad: bool = F
         Tensor([[1., 0.],
                 [0., 1.]])
     """
-    check_cpu("eye", device)
-    return _make(np.eye(n, m, dtype=_dtype(dtype)), requires_grad)
+    xp = _xp("eye", device)
+    return _make(xp.eye(n, m, dtype=_dtype(dtype)), requires_grad)
 
 
 def arange(
@@ -138,11 +150,11 @@ def arange(
         >>> cr.arange(4)
         Tensor([0, 1, 2, 3])
     """
-    check_cpu("arange", device)
+    _xp("arange", device)
     arr = np.arange(start, end, step) if end is not None else np.arange(start, step=step)
     if dtype is None:
         dtype = get_default_dtype() if arr.dtype.kind == "f" else np.int64
-    return _make(arr.astype(dtype), requires_grad)
+    return _make(arr.astype(dtype), requires_grad, device, "arange")
 
 
 def linspace(start: Any, end: Any, steps: int | None = None, dtype: Any = None, requires_grad: bool = False,
@@ -161,7 +173,7 @@ def linspace(start: Any, end: Any, steps: int | None = None, dtype: Any = None, 
     """
     from .ops.numeric import linspace as numpy_linspace  # on first use: keeps `import chainrule` light
 
-    check_cpu("linspace", device)
+    _xp("linspace", device)
     if steps is None:
         steps = numpy_keywords.pop("num", 50)
     if isinstance(start, Tensor) or isinstance(end, Tensor) or numpy_keywords:
@@ -169,7 +181,7 @@ def linspace(start: Any, end: Any, steps: int | None = None, dtype: Any = None, 
     arr = numpy_linspace(start, end, steps)
     if not isinstance(arr, np.ndarray):  # a batched endpoint under vmap: keep it
         return arr if dtype is None else arr.astype(dtype)
-    return _make(arr.astype(_dtype(dtype)), requires_grad)
+    return _make(arr.astype(_dtype(dtype)), requires_grad, device, "linspace")
 
 
 def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
@@ -180,8 +192,8 @@ def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = 
         >>> cr.rand(2, 3).shape
         (2, 3)
     """
-    check_cpu("rand", device)
-    return _make(draw(_drawn, "random", rng, (_shape("rand", size),), _dtype(dtype)), requires_grad)
+    _xp("rand", device)
+    return _make(draw(_drawn, "random", rng, (_shape("rand", size),), _dtype(dtype)), requires_grad, device, "rand")
 
 
 def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
@@ -192,8 +204,9 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
         >>> cr.randn(4, requires_grad=True).requires_grad
         True
     """
-    check_cpu("randn", device)
-    return _make(draw(_drawn, "standard_normal", rng, (_shape("randn", size),), _dtype(dtype)), requires_grad)
+    _xp("randn", device)
+    return _make(draw(_drawn, "standard_normal", rng, (_shape("randn", size),), _dtype(dtype)), requires_grad, device,
+                 "randn")
 
 
 def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any = None, rng: Any = None,
@@ -206,17 +219,24 @@ def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any =
         >>> t.shape, t.dtype, bool(((t.numpy() >= 0) & (t.numpy() < 10)).all())
         ((2, 3), dtype('int64'), True)
     """
-    check_cpu("randint", device)
+    _xp("randint", device)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     if size is None or high is None:
         raise TypeError("randint: give randint(high, size) or randint(low, high, size), with size a tuple "
                         "such as (2, 3)")
-    return _make(draw(_drawn, "integers", rng, (low, high, _shape("randint", tuple(size))), _dtype(dtype, "i")), False)
+    values = draw(_drawn, "integers", rng, (low, high, _shape("randint", tuple(size))), _dtype(dtype, "i"))
+    return _make(values, False, device, "randint")
 
 
-def _like(x: Any) -> np.ndarray:
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
+def _like(x: Any) -> Any:
+    data = x._data if isinstance(x, Tensor) else x
+    return data if of(data) is not CPU else np.asarray(data)
+
+
+def _where(like: Any, device: Any) -> Any:
+    """``device``, or else the device of ``like`` (PyTorch's ``*_like`` keep their input's device)."""
+    return device if device is not None else of(like).name
 
 
 def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
@@ -227,10 +247,10 @@ def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
         >>> cr.rand_like(cr.zeros(2, 3)).shape
         (2, 3)
     """
-    check_cpu("rand_like", device)
+    _xp("rand_like", device)
     like = _like(x)
     dtype = dtype if dtype is not None else _float_like(like)
-    return _make(draw(_drawn, "random", rng, (like.shape,), dtype), requires_grad)
+    return _make(draw(_drawn, "random", rng, (like.shape,), dtype), requires_grad, _where(like, device), "rand_like")
 
 
 def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
@@ -241,10 +261,11 @@ def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any 
         >>> cr.randn_like(np.zeros((2, 2), np.float64)).dtype
         dtype('float64')
     """
-    check_cpu("randn_like", device)
+    _xp("randn_like", device)
     like = _like(x)
     dtype = dtype if dtype is not None else _float_like(like)
-    return _make(draw(_drawn, "standard_normal", rng, (like.shape,), dtype), requires_grad)
+    values = draw(_drawn, "standard_normal", rng, (like.shape,), dtype)
+    return _make(values, requires_grad, _where(like, device), "randn_like")
 
 
 def _float_like(like: np.ndarray) -> np.dtype:
@@ -262,8 +283,9 @@ def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: A
         >>> cr.zeros_like(cr.Tensor([1.0, 2.0]))
         Tensor([0., 0.])
     """
-    check_cpu("zeros_like", device)
-    return _make(np.zeros_like(_like(x), dtype=dtype), requires_grad)
+    _xp("zeros_like", device)
+    like = _like(x)
+    return _make(np.zeros_like(like, dtype=dtype), requires_grad, _where(like, device), "zeros_like")
 
 
 def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -274,28 +296,30 @@ def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: An
         >>> cr.ones_like(cr.Tensor([1.0, 2.0]))
         Tensor([1., 1.])
     """
-    check_cpu("ones_like", device)
-    return _make(np.ones_like(_like(x), dtype=dtype), requires_grad)
+    _xp("ones_like", device)
+    like = _like(x)
+    return _make(np.ones_like(like, dtype=dtype), requires_grad, _where(like, device), "ones_like")
 
 
 def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
               device: Any = None) -> Tensor:
     """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``."""
-    check_cpu("full_like", device)
-    return _make(np.full_like(_like(x), fill_value, dtype=dtype), requires_grad)
+    _xp("full_like", device)
+    like = _like(x)
+    return _make(np.full_like(like, fill_value, dtype=dtype), requires_grad, _where(like, device), "full_like")
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
     """``Tensor(data, requires_grad=..., dtype=...)`` as ``torch.tensor``: Python floats (a number or nested
     lists) take the default dtype (float32 unless changed, so they fit ``nn`` layers); arrays keep theirs.
-    ``device``: the CPU only.
+    ``device``: where the values are put (``"cpu"``, ``"cuda"``, ...).
 
     Example:
         >>> import chainrule as cr, numpy as np
         >>> cr.tensor([1.0, 2.0]).dtype, cr.tensor(np.array([1.0, 2.0])).dtype, cr.Tensor([1.0, 2.0]).dtype
         (dtype('float32'), dtype('float64'), dtype('float64'))
     """
-    check_cpu("tensor", device)
+    _xp("tensor", device)
     if dtype is None and isinstance(data, (float, list, tuple)):
         try:
             values = np.asarray(data)
@@ -303,7 +327,7 @@ def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: An
             values = None
         if values is not None and values.dtype == np.float64 and _python_numbers(data):
             dtype = get_default_dtype()
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)
 
 
 def _python_numbers(data: Any) -> bool:

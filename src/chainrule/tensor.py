@@ -14,7 +14,8 @@ from typing import Any
 import numpy as np
 
 from .core import clock, sweep
-from .core.device import check_cpu
+from .core.device import OFF_HOST, as_array, backend, check_cpu, move, xp_of
+from .core.device import of as backend_of
 from .core.hooks import LEAF_HOOKS, SWEEP_END, RemovableHandle, hooks_of, run_leaf_hooks, run_queued_callbacks
 from .core.node import Node
 from .core.state import reset_grad as _reset_grad
@@ -30,7 +31,7 @@ _tick = clock.tick
 class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     """An N-d array (NumPy-backed) that records operations for automatic differentiation.
 
-    ``Tensor(data, requires_grad=False, dtype=None, label=None)``. Python floats become
+    ``Tensor(data, requires_grad=False, dtype=None, label=None, device=None)``. Python floats become
     float64, other dtypes are kept (float32 works end to end). The data is copied.
 
     Example:
@@ -62,6 +63,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         requires_grad: bool = False,
         dtype: Any = None,
         label: str | None = None,
+        device: Any = None,
     ) -> None:
         if isinstance(data, Tensor):
             if data._requires_grad or data._tangents:
@@ -69,7 +71,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
             data = data._data
         _check_data(data)
         try:
-            arr = np.array(data, dtype=dtype)
+            # a device's array is copied on its device (CuPy refuses np.array of it: that would copy to the host)
+            arr = xp_of(data).array(data, dtype=dtype) if data.__class__ in OFF_HOST else np.array(data, dtype=dtype)
         except (TypeError, ValueError) as e:
             raise TypeError(f"Tensor: argument 'data' could not be read as an array of numbers ({e})") from None
         if arr.dtype == object or arr.dtype.kind in "USV":
@@ -77,6 +80,8 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
                 f"Tensor: argument 'data' must hold numbers, got an array of dtype {arr.dtype} "
                 f"(element type {type(arr.flat[0]).__name__ if arr.size else 'unknown'})"
             )
+        if device is not None:  # PyTorch's Tensor(..., device=): the values are put there
+            arr = move(arr, backend(device))
         self._set(arr, None, None)
         self.label = label
         if requires_grad:
@@ -155,10 +160,13 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         return len(self._data)
 
     def __repr__(self) -> str:
-        body = np.array2string(self._data, separator=", ", prefix="Tensor(")
-        extra = ""
+        data, extra = self._data, ""
+        if data.__class__ in OFF_HOST:  # printing asks for the values: one copy to the host (as PyTorch's)
+            extra = f", device='{self.device}'"
+            data = backend_of(data).to_host(data)
+        body = np.array2string(data, separator=", ", prefix="Tensor(")
         if self._data.dtype not in (np.float64, np.int64, np.bool_):
-            extra += f", dtype={self._data.dtype}"
+            extra = f", dtype={self._data.dtype}" + extra
         if self._requires_grad:
             extra += ", requires_grad=True" if self._node is None else f", op={self._node.prim.name}"
         return f"Tensor({body}{extra})"
@@ -320,9 +328,9 @@ def _raw_hook(hook: Callable[[Tensor], Any], shape: tuple[int, ...]) -> Callable
         if out is None:
             return g
         if traced:
-            new = out if isinstance(out, Tensor) else Tensor._wrap(np.asarray(out, dtype=g.dtype))
-        else:  # a copy: the hook's own array must never become a .grad that aliases it
-            new = np.array(out._data if isinstance(out, Tensor) else out, dtype=g.dtype)
+            new = out if isinstance(out, Tensor) else Tensor._wrap(as_array(out, dtype=g.dtype))
+        else:  # a copy: the hook's own array must never become a .grad that aliases it (on g's device)
+            new = xp_of(g).array(out._data if isinstance(out, Tensor) else out, dtype=g.dtype)
         if new.shape != shape:
             raise ValueError(
                 f"register_hook: the hook returned a gradient of shape {new.shape} for a tensor of shape {shape}; "
@@ -355,7 +363,7 @@ def _output(node: Node, index: int | None, value: Any) -> Any:
         if value is None:
             return None
         t = _new(Tensor)
-        t._set(value if value.__class__ is np.ndarray else np.asarray(value), node, index)
+        t._set(value if value.__class__ is np.ndarray else as_array(value), node, index)
         lifted[index] = t
     return t
 
@@ -423,9 +431,10 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
             )
         data = root._data
         # a 0-d output (the usual loss): one C call instead of ones_like's two Python-level steps
-        seed = np.array(1, dtype=data.dtype) if data.shape == () else np.ones_like(data)
+        host = data.__class__ is np.ndarray
+        seed = np.array(1, dtype=data.dtype) if data.shape == () and host else np.ones_like(data)
     else:
-        raw = gradient._data if isinstance(gradient, Tensor) else np.asarray(gradient)
+        raw = gradient._data if isinstance(gradient, Tensor) else as_array(gradient)
         if raw.dtype.kind == "c" and root._data.dtype.kind != "c":
             raise TypeError(
                 f"backward: a complex gradient ({raw.dtype}) for a real output ({root._data.dtype}); "
@@ -511,7 +520,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
     if not isinstance(g, Tensor):
         # each tensor gets its own writeable array: never a read-only broadcast view, never
         # an array shared with another tensor or with the caller's gradient
-        if g.base is not None or id(g) in handed_out or not g.flags.writeable:
+        if g.base is not None or id(g) in handed_out or (g.__class__ is np.ndarray and not g.flags.writeable):
             g = g.copy()
         handed_out.add(id(g))
         w = _new(Tensor)  # Tensor._wrap(g), inlined
@@ -525,7 +534,7 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:
-    """Shorthand for ``Tensor(data, requires_grad=..., dtype=...)`` (``device``: the CPU only).
+    """Shorthand for ``Tensor(data, requires_grad=..., dtype=..., device=...)``.
     ``chainrule.tensor`` is :func:`chainrule.constructors.tensor` (Python floats in the default dtype)."""
     check_cpu("tensor", device)
-    return Tensor(data, requires_grad=requires_grad, dtype=dtype)
+    return Tensor(data, requires_grad=requires_grad, dtype=dtype, device=device)

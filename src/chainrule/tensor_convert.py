@@ -14,6 +14,8 @@ import numpy as np
 from ._conversion import NO_DERIVATIVE as _NO_DERIVATIVE
 from ._conversion import called_function, from_sequence, numpy_internal_caller, storing_by_index
 from .core import state, traces
+from .core.device import OFF_HOST
+from .core.device import of as _device_of
 from .core.errors import ChainruleWarning
 from .core.traces import reads_values
 
@@ -61,6 +63,12 @@ def _copy_of_tracked(x: Any) -> None:
             "torch.tensor(x) does); use x.clone() to keep the graph, or x.detach().clone() to say the cut is meant",
             ChainruleWarning, stacklevel=3,
         )
+
+
+def _on_device(what: str, data: Any) -> str:
+    name = _device_of(data).name
+    return (f"{what}: this Tensor is on the device {name!r}, not in host memory; copy it to the host first with "
+            f"t.cpu().numpy() (or keep computing on {name!r})")
 
 
 def _check_data(data: Any, name: str = "data") -> None:
@@ -126,8 +134,11 @@ class ConversionMethods:
 
     @reads_values
     def numpy(self) -> np.ndarray:
-        """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``)."""
+        """The underlying ndarray (shared, not copied; writes to it are not tracked, as PyTorch's ``.data``).
+        A Tensor on another device (a GPU) refuses, as PyTorch's does: ``t.cpu().numpy()`` copies it to the host."""
         self._refuse_number_in_transform("numpy()")
+        if self._data.__class__ in OFF_HOST:
+            raise TypeError(_on_device("numpy()", self._data))
         return self._data
 
     @reads_values
@@ -139,6 +150,8 @@ class ConversionMethods:
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         if traces.open:  # a jit trace checks on replay that the values read are the same (not a decorator: the
             traces.reads_all("__array__()", (self,))  # checks below count the frames up to NumPy's caller)
+        if self._data.__class__ in OFF_HOST:  # NumPy's conversion would copy from the device without a word
+            raise TypeError(_on_device("np.asarray()", self._data))
         if dtype is not None and np.dtype(dtype).kind in "biu":
             # to integers or booleans (np.int64(t), np.asarray(t, dtype=int)): nothing differentiable to lose, as
             # autograd's and JAX's integer casts, whose derivative is zero

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..tensor import Tensor, backward, key, seed, sweep_from
 
 __all__ = ["backward", "grad"]
@@ -69,5 +70,5 @@ def grad(
                 results.append(None)
                 continue
             g = np.zeros_like(t._data)
-        results.append(g if isinstance(g, Tensor) else Tensor._wrap(np.asarray(g)))
+        results.append(g if isinstance(g, Tensor) else Tensor._wrap(as_array(g)))
     return tuple(results)

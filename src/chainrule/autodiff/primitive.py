@@ -29,6 +29,8 @@ import numpy as np
 
 from ..core import state, traces
 from ..core.clock import tick as _tick
+from ..core.device import ARRAY_TYPES, OFF_HOST, mixed_devices
+from ..core.device import of as _device_of
 from ..core.node import Node
 from ..scalar import Scalar
 from ..tensor import LIFTED, Tensor
@@ -208,10 +210,10 @@ class Primitive:
                 raise _second_order(self.name)
             ans, args = lift(node)
             if self.read_shapes:
-                args = with_shapes(node, args)
+                args = with_shapes(node, args, getattr(g, "data", g))
             return rule(g, ans, *args, **kw) if kw else rule(g, ans, *args)
         # the NumPy values seen in the forward pass (None where the rules declared they do not read)
-        args = with_shapes(node, node.args) if self.read_shapes else node.args
+        args = with_shapes(node, node.args, g) if self.read_shapes else node.args
         return rule(g, node.ans, *args, **kw) if kw else rule(g, node.ans, *args)
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
@@ -229,12 +231,17 @@ def _shaped(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return np.broadcast_to(np.zeros((), dtype), shape)  # read-only, no memory per entry
 
 
-def with_shapes(node: Node, args: list[Any]) -> list[Any]:
-    """``args`` with each argument the node did not keep replaced by a zero-stride array of its shape and dtype."""
+def with_shapes(node: Node, args: list[Any], like: Any = None) -> list[Any]:
+    """``args`` with each argument the node did not keep replaced by a zero-stride array of its shape and dtype
+    (on the device of ``like``, the output gradient, when that is not the CPU)."""
     out = list(args)
     for argnum, _, _, shape, dtype in node.parents:
         if out[argnum] is None:
-            out[argnum] = _shaped(shape, dtype)
+            if like is not None and like.__class__ in OFF_HOST:
+                xp = _device_of(like).xp
+                out[argnum] = xp.broadcast_to(xp.zeros((), dtype), shape)
+            else:
+                out[argnum] = _shaped(shape, dtype)
     return out
 
 
@@ -282,7 +289,7 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
         return data
     if prim.n_outputs != 1:
         return _apply_several(prim, args, kw, vals, parents, data)
-    if data.__class__ is not np.ndarray:
+    if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:  # (a device's array stays there)
         data = np.asarray(data)
     out = _new(Tensor)  # Tensor._set, inlined: this is the hottest path
     out._data = data
@@ -329,7 +336,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
         data = prim.fn(xd)
     except (TypeError, ValueError) as e:
         raise _explain(prim, (x,), [xd], e) from None
-    if data.__class__ is not np.ndarray:
+    if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:
         if data is None:
             raise _explain(prim, (x,), [xd], TypeError(f"{prim.name}: no result"))
         data = np.asarray(data)
@@ -375,7 +382,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         data = prim.fn(xd, yd)
     except (TypeError, ValueError) as e:
         raise _explain(prim, (x, y), [xd, yd], e) from None
-    if data.__class__ is not np.ndarray:
+    if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:
         if data is None:
             raise _explain(prim, (x, y), [xd, yd], TypeError(f"{prim.name}: no result"))
         data = np.asarray(data)
@@ -443,7 +450,7 @@ def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | 
     if not isinstance(data, (tuple, list)) or len(data) != prim.n_outputs:
         raise TypeError(f"{prim.name}: declared n_outputs={prim.n_outputs} but its function returned "
                         f"{type(data).__name__} {data!r:.60}; return a tuple of {prim.n_outputs} arrays")
-    datas = tuple(d if d.__class__ is np.ndarray else np.asarray(d) for d in data)
+    datas = tuple(d if d.__class__ in ARRAY_TYPES else np.asarray(d) for d in data)
     node = None
     stamp = _tick()
     if parents and _grad_enabled():
@@ -465,7 +472,14 @@ def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | 
 
 
 def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Exception) -> Exception:
-    """A clearer error for a failed forward computation: a wrong type, or shapes that don't fit."""
+    """A clearer error for a failed forward computation: a wrong type, devices or shapes that don't fit."""
+    mixed = mixed_devices(prim.name, vals)
+    if mixed is not None:
+        return mixed
+    on = next((_device_of(v).name for v in vals if v.__class__ in OFF_HOST), None)
+    if on is not None and isinstance(e, TypeError):
+        return TypeError(f"{prim.name}: cannot run on the device {on!r} ({e}); run it on the cpu "
+                         f"(x.cpu()) if it must be done, or write it with functions that device has")
     for i, a in enumerate(args):
         if isinstance(a, Scalar):
             method = prim.name.rsplit(".", 1)[-1]

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import _pytree
 from ..autodiff import batching as _state
+from ..core.device import as_array
 from ..ops.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
@@ -93,7 +94,7 @@ def _as_value(x: Any) -> Any:
         return x
     if isinstance(x, Scalar):
         return np.asarray(x.data)
-    return np.asarray(x)
+    return as_array(x)  # (a device's array stays there)
 
 
 def vmap(

@@ -381,7 +381,8 @@ ELEMENTWISE = (
     "reciprocal relu round sigmoid sign sin sinc sinh sqrt square subtract tan tanh trunc where masked_fill "
     "nn.gelu nn.gelu_tanh nn.silu nn.binary_cross_entropy_with_logits nn.binary_cross_entropy "
     "nn.binary_cross_entropy_gradient "
-    "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma real imag conjugate"
+    "gammaln gamma erfc erfinv erfcinv logit ndtr log_ndtr ndtri xlogy xlog1py polygamma digamma real imag conjugate "
+    "to_device"
 ).split()
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
 STACKED_LINALG = "inv det slogdet cholesky eigh svd qr eig".split()

@@ -1,19 +1,322 @@
-"""PyTorch's ``device=`` arguments: chainrule computes with NumPy on the CPU, so only the CPU is accepted.
+"""Devices: a name bound to an array module with CuPy's spelling of the essentials.
+
+A device is an array module ``xp`` (``ndarray``, ``asarray``, ``asnumpy``, and NumPy's functions by name)
+registered under a name. ``"cpu"`` is NumPy; ``"cuda"`` is CuPy, registered the first time it is asked for
+when CuPy imports and sees a GPU. A Tensor's device is found from its array's type, so an op runs where
+its inputs are: the rules call NumPy's functions, which CuPy's arrays take through NumPy's dispatch
+protocols (``__array_ufunc__``, ``__array_function__``).
 
 Example:
+    >>> from chainrule.core.device import backend, Device
+    >>> backend("cpu:0").name, str(Device("cuda", 0)), Device("cuda", 0) == "cuda"
+    ('cpu', 'cuda:0', True)
+    >>> Device("cuda", 0)
+    device(type='cuda', index=0)
     >>> check_cpu("zeros", "cpu:0")
-    >>> check_cpu("zeros", "cuda")
-    Traceback (most recent call last):
-    ...
-    ValueError: zeros: chainrule runs on the CPU (NumPy) only; device 'cuda' is not available
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
+
+import numpy as np
+
+
+class DeviceError(RuntimeError, ValueError):
+    """A device that is not available (both a RuntimeError, as PyTorch's, and a ValueError, as a bad argument)."""
+
+
+class Device:
+    """What ``t.device`` tells (PyTorch's ``torch.device``): a type (``"cpu"``, ``"cuda"``, ...) and an index.
+
+    It compares equal to its string (``t.device == "cuda"``, ``"cuda:0"`` for index 0) and to PyTorch's device,
+    and may be passed on as ``device=``.
+    """
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str = "cpu", index: int | None = None) -> None:  # noqa: A002 (PyTorch's name)
+        if ":" in type and index is None:
+            type, _, i = type.partition(":")
+            index = int(i)
+        self.type = type
+        self.index = index
+
+    def __str__(self) -> str:
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __repr__(self) -> str:
+        index = "" if self.index is None else f", index={self.index}"
+        return f"device(type={self.type!r}{index})"
+
+    def __eq__(self, other: object) -> bool:
+        if not (isinstance(other, (str, Device)) or type(other).__name__ == "device"):
+            return False
+        text = str(other)
+        kind, _, index = text.partition(":")
+        return kind == self.type and (not index or self.index is None or int(index) == self.index)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self.type)
+
+    def __reduce__(self) -> Any:
+        return (Device, (self.type, self.index))
+
+
+class Backend:
+    """A registered device: its name, its array module and how arrays move to and from the host."""
+
+    def __init__(self, name: str, xp: Any, *, special: Callable[[], Any] | None = None,
+                 synchronize: Callable[[], None] | None = None, seed: Callable[[int], None] | None = None) -> None:
+        self.name = name
+        self.xp = xp
+        self.ndarray = xp.ndarray
+        self._special = special
+        self._synchronize = synchronize
+        self._seed = seed
+
+    def __repr__(self) -> str:
+        return f"<chainrule device {self.name!r} ({getattr(self.xp, '__name__', self.xp)})>"
+
+    def device(self, arr: Any = None) -> Device:
+        if self.name == "cpu":
+            return CPU_DEVICE
+        dev = getattr(arr, "device", None)
+        return Device(self.name, getattr(dev, "id", 0))
+
+    def to_host(self, arr: Any) -> np.ndarray:
+        return arr if self.xp is np else self.xp.asnumpy(arr)
+
+    def from_host(self, arr: Any) -> Any:
+        return arr if self.xp is np else self.xp.asarray(arr)
+
+    def special(self) -> Any:
+        """SciPy's ``scipy.special`` for this device's arrays (``cupyx.scipy.special`` for CuPy)."""
+        if self._special is not None:
+            return self._special()
+        import scipy.special
+
+        return scipy.special
+
+    def synchronize(self) -> None:
+        if self._synchronize is not None:
+            self._synchronize()
+
+    def seed(self, seed: int) -> None:
+        if self._seed is not None:
+            self._seed(seed)
+        elif self.xp is not np and hasattr(getattr(self.xp, "random", None), "seed"):
+            self.xp.random.seed(seed)
+
+
+CPU_DEVICE = Device("cpu")
+CPU = Backend("cpu", np)
+_BY_NAME: dict[str, Backend] = {"cpu": CPU}
+_BY_TYPE: dict[type, Backend] = {np.ndarray: CPU}
+ARRAY_TYPES: set[type] = {np.ndarray}  # every registered device's array type (apply keeps these as they are)
+OFF_HOST: set[type] = set()  # the array types of devices other than the CPU
+
+
+def register(name: str, xp: Any, **kw: Any) -> Backend:
+    """Bind ``name`` to the array module ``xp`` (which has ``ndarray``, ``asarray``, ``asnumpy``).
+
+    ``special``: a function giving its ``scipy.special`` (SciPy's by default); ``synchronize``: waits for its
+    queued work; ``seed``: seeds its random generator (``xp.random.seed`` by default).
+    """
+    missing = [a for a in ("ndarray", "asarray", "asnumpy") if not hasattr(xp, a)] if xp is not np else []
+    if missing:
+        raise TypeError(f"devices.register({name!r}): the array module lacks {missing} (CuPy's spelling is needed)")
+    old = _BY_NAME.get(name)
+    if old is not None and old.ndarray is not np.ndarray:
+        _BY_TYPE.pop(old.ndarray, None)
+        ARRAY_TYPES.discard(old.ndarray)
+        OFF_HOST.discard(old.ndarray)
+    b = _BY_NAME[name] = Backend(name, xp, **kw)
+    if _SEED:
+        b.seed(_SEED[0])
+    _BY_TYPE[b.ndarray] = b
+    ARRAY_TYPES.add(b.ndarray)
+    if b.ndarray is not np.ndarray:
+        OFF_HOST.add(b.ndarray)
+    return b
+
+
+_SEED: list[int] = []  # the last seed of manual_seed: a device registered later is seeded with it
+
+
+def seed_all(seed: int) -> None:
+    """Seed the random generator of every device (``cr.manual_seed``), and of those registered later."""
+    _SEED[:] = [seed]
+    for b in _BY_NAME.values():
+        b.seed(seed)
+
+
+def unregister(name: str) -> None:
+    """Forget the device ``name`` (tests register a device of their own and take it away again)."""
+    b = _BY_NAME.pop(name, None)
+    if b is not None and b.ndarray is not np.ndarray:
+        _BY_TYPE.pop(b.ndarray, None)
+        ARRAY_TYPES.discard(b.ndarray)
+        OFF_HOST.discard(b.ndarray)
+
+
+def registered() -> list[str]:
+    """The names of the devices bound so far (``"cuda"`` appears once asked for and found)."""
+    return list(_BY_NAME)
+
+
+def _cuda_backend() -> Backend:
+    """CuPy as the device ``"cuda"``, or an error saying what is missing."""
+    try:
+        import cupy
+    except ImportError:
+        raise DeviceError(
+            "device 'cuda' is not available: CuPy is not installed; install it with pip install "
+            "'chainrule[cuda12]' (or [cuda13], matching your CUDA toolkit), or use device='cpu'"
+        ) from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as e:  # CUDA's runtime raises its own error class when no driver is found
+        raise DeviceError(f"device 'cuda' is not available: CuPy found no usable GPU ({e}); use device='cpu'") from None
+    if count < 1:
+        raise DeviceError("device 'cuda' is not available: CuPy found no GPU; use device='cpu'")
+
+    def special() -> Any:
+        import cupyx.scipy.special
+
+        return cupyx.scipy.special
+
+    def seed(n: int) -> None:
+        cupy.random.seed(n)
+
+    return register("cuda", cupy, special=special, synchronize=cupy.cuda.get_current_stream().synchronize,
+                    seed=seed)
+
+
+def backend(spec: Any) -> Backend:
+    """The device named by ``spec``: None or ``"cpu"`` (the CPU), ``"cuda"``, ``"cuda:0"``, a ``Device``,
+    PyTorch's ``torch.device``, or the name of any registered device. Raises for a device not available."""
+    if spec is None:
+        return CPU
+    if isinstance(spec, Backend):
+        return spec
+    name = spec.type if isinstance(spec, Device) or type(spec).__name__ == "device" else spec
+    if not isinstance(name, str):
+        raise TypeError(f"device: expected a device name such as 'cpu' or 'cuda', got {type(spec).__name__} {spec!r}")
+    name, _, index = name.partition(":")
+    found = _BY_NAME.get(name)
+    if found is None:
+        if name == "cuda":
+            found = _cuda_backend()
+        else:
+            raise DeviceError(
+                f"device {str(spec)!r} is not available; the devices known are {registered() + ['cuda']!r}"
+            )
+    if index and name != "cpu" and index.isdigit() and int(index) > 0:
+        count = device_count(name)
+        if int(index) >= count:
+            raise DeviceError(f"device {str(spec)!r} is not available: {count} {name} device(s) found")
+    return found
+
+
+def device_count(name: str = "cuda") -> int:
+    if name == "cpu":
+        return 1
+    if name != "cuda":
+        return 1 if name in _BY_NAME else 0
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.getDeviceCount())
+    except Exception:  # no CuPy, no driver: no GPU
+        return 0
+
+
+def of(arr: Any) -> Backend:
+    """The device an array lives on (from its type): the CPU for NumPy arrays, numbers and anything unknown."""
+    return _BY_TYPE.get(arr.__class__, CPU)
+
+
+def xp_of(arr: Any) -> Any:
+    """The array module of ``arr`` (NumPy, or the device's): create arrays that go with ``arr`` from it."""
+    return _BY_TYPE.get(arr.__class__, CPU).xp
+
+
+def is_off_host(arr: Any) -> bool:
+    return arr.__class__ in OFF_HOST
+
+
+def as_array(value: Any, dtype: Any = None) -> Any:
+    """``value`` as an array: a registered device's array as it is (in ``dtype``), anything else through NumPy."""
+    b = _BY_TYPE.get(value.__class__)
+    if b is None:
+        return np.asarray(value, dtype=dtype)
+    return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+
+
+def reduce_max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """``np.maximum.reduce`` on host arrays (its fast path); ``x.max`` elsewhere (CuPy's ufuncs reduce only for
+    add and multiply)."""
+    if x.__class__ is np.ndarray:
+        return np.maximum.reduce(x, axis=axis, keepdims=keepdims)
+    return x.max(axis=axis, keepdims=keepdims)
+
+
+def contiguous(arr: Any) -> Any:
+    """``np.ascontiguousarray(arr)`` where ``arr`` is (NumPy's would copy a device's array to the host)."""
+    return _BY_TYPE.get(arr.__class__, CPU).xp.ascontiguousarray(arr)
+
+
+def move(arr: Any, target: Backend) -> Any:
+    """``arr`` on the device ``target``: the same array when it is there already, else a copy."""
+    source = _BY_TYPE.get(arr.__class__)
+    if source is target:
+        return arr
+    if source is None:
+        arr = np.asarray(arr)
+        source = CPU
+    host = source.to_host(arr)
+    return target.from_host(host)
+
+
+def uniform_like(like: Any, shape: tuple[int, ...], rng: Any = None) -> Any:
+    """Uniform [0, 1) draws of ``shape`` where ``like`` is (dropout masks): from ``rng`` (a NumPy Generator or a
+    seed) on the host; on a device from its own generator (seeded by ``manual_seed``) when ``rng`` is None, else
+    drawn from ``rng`` on the host and copied there (the same masks as on the CPU)."""
+    b = _BY_TYPE.get(like.__class__, CPU)
+    if b is not CPU and rng is None:
+        return b.xp.random.random(shape)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    draws = gen.random(shape)
+    return draws if b is CPU else b.from_host(draws)
 
 
 def check_cpu(where: str, device: Any) -> None:
-    """Raise unless ``device`` is None or the CPU (``"cpu"``, ``"cpu:0"``, ``torch.device("cpu")``)."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise ValueError(f"{where}: chainrule runs on the CPU (NumPy) only; device {str(device)!r} is not available")
+    """Raise unless ``device`` names an available device (kept for the callers that only check the name)."""
+    try:
+        backend(device)
+    except DeviceError as e:
+        raise DeviceError(f"{where}: {e}") from None
+
+
+def mixed_devices(name: str, values: Any) -> Exception | None:
+    """The error for an op given arrays on different devices, or None when they are all on one."""
+    seen: dict[str, int] = {}
+    for i, v in enumerate(values):
+        if isinstance(v, (list, tuple)):
+            for w in v:
+                if w.__class__ in ARRAY_TYPES:
+                    seen.setdefault(of(w).name, i)
+        elif v.__class__ in ARRAY_TYPES:
+            seen.setdefault(of(v).name, i)
+    if len(seen) < 2:
+        return None
+    (a, i), (b, j) = list(seen.items())[:2]
+    return RuntimeError(
+        f"{name}: expected all arguments on one device, but argument {i} is on {a} and argument {j} is on {b}; "
+        f"move them to one device first, e.g. x.to({b!r}) (a NumPy array is on the cpu)"
+    )

@@ -16,6 +16,9 @@ from typing import Any
 
 import numpy as np
 
+from .device import ARRAY_TYPES
+from .device import xp_of as _xp_of
+
 
 class SliceGrad:
     """Zeros of ``shape`` and ``dtype`` with each part's values added at its basic index."""
@@ -33,8 +36,8 @@ class SliceGrad:
 
     def dense(self) -> np.ndarray:
         """One new array: zeros with every part added at its index (in the order they came)."""
-        out = np.zeros(self.shape, self.dtype)
         first, *rest = self.parts
+        out = _xp_of(first[1]).zeros(self.shape, self.dtype)  # zeros where the gradient is (NumPy, or a device)
         out[first[0]] = first[1]
         for index, g in rest:
             out[index] += g
@@ -43,7 +46,7 @@ class SliceGrad:
     def __add__(self, other: Any) -> Any:
         if other.__class__ is SliceGrad:
             return SliceGrad(self.shape, self.dtype, self.parts + other.parts)
-        if other.__class__ is not np.ndarray or other.shape != self.shape or other.dtype != self.dtype:
+        if other.__class__ not in ARRAY_TYPES or other.shape != self.shape or other.dtype != self.dtype:
             return self.dense() + other
         out = other.copy()  # never write into an array a rule or a caller may still hold
         for index, g in self.parts:

@@ -142,6 +142,20 @@ def _sub_parser(cmds: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
     return p
 
 
+_DEVICE_HELP = "where to compute: cpu (default) or cuda (a GPU, through CuPy: pip install 'chainrule[cuda12]')"
+
+
+def _device(name: str) -> str:
+    """``--device`` checked before any work: a device that is not there is a one-line error."""
+    from ..core.device import DeviceError, backend
+
+    try:
+        backend(name)
+    except (DeviceError, TypeError) as e:
+        raise GPTError(f"--device {name}: {e}") from None
+    return name
+
+
 def add_gpt_parser(sub: Any) -> None:
     """Register ``gpt train`` and ``gpt sample`` on the ``chainrule`` command's subparsers."""
     gpt = sub.add_parser("gpt", help="train a small GPT on source code, or sample from one",
@@ -180,6 +194,7 @@ def add_gpt_parser(sub: Any) -> None:
                    help="processes sharing each batch (default: one per core, up to 4, for models big enough to gain)")
     t.add_argument("--resume", action="store_true",
                    help="continue the run saved in --out (options that would change it are refused)")
+    t.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     s = _sub_parser(cmds, "sample", help="continue a prompt with a trained GPT", description=SAMPLE_HELP)
     s.add_argument("--checkpoint", metavar="PATH", default=None,
@@ -195,6 +210,7 @@ def add_gpt_parser(sub: Any) -> None:
                    help="sample among the most likely tokens holding this probability (default: all)")
     s.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
+    s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
 
 
 def run_gpt(args: argparse.Namespace) -> int:
@@ -257,6 +273,7 @@ def train_command(args: argparse.Namespace) -> int:
     from .tokens import ByteTokenizer, train_bpe
     from .training import UNFIXED, TrainConfig, Trainer
 
+    device = _device(args.device)
     out = args.out
     ckpt = os.path.join(out, "checkpoint.npz")
     rank = launch_rank()  # under mpiexec: rank 0 prepares, prints and writes; the others train along
@@ -329,7 +346,7 @@ def train_command(args: argparse.Namespace) -> int:
     if rank == 0:
         from_rank0((config, tconfig, dtype, token_spec, corpus, options))
     train, val = (TokenStream(os.path.join(out, f"{name}.bin")) for name in ("train", "val"))
-    model = GPT(config, seed=tconfig.seed, dtype=dtype)
+    model = GPT(config, seed=tconfig.seed, dtype=dtype).to(device)  # built on the host (the same on any device)
     extra_out = {"tokenizer": token_spec, "corpus": os.fspath(corpus), "dtype": np.dtype(dtype).name,
                  "cli_options": options}
     trainer = Trainer(model, train, val, tconfig, checkpoint_path=ckpt, extra=extra_out)
@@ -398,9 +415,11 @@ def sample_command(args: argparse.Namespace) -> int:
         what = f"the byte 0x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"U+{code:04X}"
         raise GPTError(f"--prompt holds {what} at position {e.start}, which is not UTF-8 text; give UTF-8 text") \
             from None
+    device = _device(args.device)
     if not args.prompt:
         raise GPTError("the prompt is empty; give at least one character with --prompt")
     model, tokenizer, _ = load_gpt(_checkpoint_path(args))
+    model.to(device)
     itemsize = model.wte.weight._data.dtype.itemsize
     check_fits(f"sampling --tokens {args.tokens}", sampling_bytes(model.config, args.tokens, itemsize),
                "ask for fewer --tokens")

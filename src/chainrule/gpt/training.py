@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import CPU, is_off_host, move, of
 from ..core.errors import PerformanceWarning
 from ..core.state import no_grad
 from ..nn import functional as F
@@ -123,7 +124,12 @@ def _checked_here(method: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def lm_loss(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
-    """Mean cross-entropy of the next-token predictions ``model(x)`` against targets ``y``."""
+    """Mean cross-entropy of the next-token predictions ``model(x)`` against targets ``y``.
+
+    Host token windows go to the model's device first (one small copy of ``batch * context`` integers)."""
+    device = next((of(p.data) for p in model.parameters()), CPU)
+    if device is not CPU:
+        x, y = move(x, device), move(y, device)
     logits = model(x)
     b, t, v = logits.shape
     return F.cross_entropy(logits.reshape(b * t, v), y.reshape(b * t))
@@ -175,6 +181,8 @@ class Trainer:
     def _processes(self) -> int:
         """How many processes share each micro-batch (see TrainConfig.workers)."""
         c = self.config
+        if any(is_off_host(p._data) for p in self.model.parameters()):
+            return 1  # on a GPU: one process (the device computes in parallel)
         if c.workers is not None:
             wanted = int(c.workers)
         else:

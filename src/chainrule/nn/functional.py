@@ -35,12 +35,12 @@ from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..batching.value import Batched
 from ..blas_threads import matmul as blas_matmul
-from ..core.traces import draw
+from ..core.device import as_array
 from ..ops import reductions as _reductions
 from ..ops._define import raw
 from ..ops._parallel import for_blocks, num_threads
 from ..ops._saved import Saved
-from ..ops.attention import dropout_mask, qkv_attention, scaled_dot_product_attention
+from ..ops.attention import masked_by_dropout, qkv_attention, scaled_dot_product_attention
 from ..ops.declare import declared_in
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.elementwise import where as _where
@@ -193,7 +193,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         (2, 4)
     """
     if not hasattr(x, "shape"):  # (a Batched value inside vmap has one)
-        x = np.asarray(x)
+        x = as_array(x)
     sx = x._data.shape if isinstance(x, Tensor) else x.shape
     sw = weight._data.shape if isinstance(weight, Tensor) else np.shape(weight)
     if len(sw) != 2:
@@ -222,7 +222,7 @@ def _norm_axes(name: str, x: Any, normalized_shape: Any) -> tuple[tuple[int, ...
 
 def _norm_args(name: str, x: Any, normalized_shape: Any, weight: Any, bias: Any) -> tuple[Any, tuple[int, ...]]:
     if not isinstance(x, Tensor) and not hasattr(x, "batch_size"):  # (a Batched value inside vmap passes as is)
-        x = np.asarray(x)
+        x = as_array(x)
         if x.dtype.kind != "f":
             x = x.astype(np.float64)
     ns, axes = _norm_axes(name, x, normalized_shape)
@@ -283,8 +283,8 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> A
         return x
     dt = np.result_type(raw(x))  # (shapes and dtypes only: a jit trace need not check the values)
     if p == 1.0:
-        return x * np.zeros(np.shape(raw(x)), dtype=dt)
-    return x * draw(dropout_mask, rng, np.shape(raw(x)), p, dt)
+        return x * np.zeros_like(x._data if isinstance(x, Tensor) else raw(x), dtype=dt)
+    return x * masked_by_dropout(x._data if isinstance(x, Tensor) else raw(x), rng, np.shape(raw(x)), p, dt)
 
 
 def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_norm: float | None = None,
@@ -301,7 +301,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
         (1, 2, 3)
     """
     batched = isinstance(indices, Batched)  # under vmap: the checks read every example's indices
-    idx = np.asarray(raw(_whole_batch(indices) if batched else indices))
+    idx = as_array(raw(_whole_batch(indices) if batched else indices))
     n = np.shape(raw(weight))[0]
     if batched and (max_norm is not None or padding_idx is not None):
         raise NotImplementedError("embedding: max_norm= and padding_idx= have no batching rule under vmap; "

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..batching.value import Batched
+from ..core.device import as_array
 from ..ops import elementwise as _ew
 from ..ops._define import raw
 from ..ops._saved import Saved, on_values
@@ -143,10 +144,10 @@ def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     values = raw(scaled)
     if isinstance(values, Batched):  # inside vmap: the comparison batches
         return _ew.where(values > threshold, x, smooth)
-    values = np.asarray(values)
+    values = as_array(values)
     at = values == threshold
     if at.any():  # PyTorch: the smooth branch's value and slope there, second derivative 0 (its double backward: <)
-        scale = np.asarray(values.dtype.type(beta))
+        scale = as_array(values.dtype.type(beta))
         slope = 1.0 / (1.0 + np.exp(-values))  # sigmoid(beta * x): the smooth branch's derivative
         line = _ew.add(_ew.multiply(_ew.subtract(x, raw(x)), slope), np.logaddexp(0.0, values) / scale)
         smooth = _ew.where(at, line, smooth)

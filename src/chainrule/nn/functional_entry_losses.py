@@ -16,6 +16,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..batching.value import Batched
+from ..core.device import as_array
 from ..ops._define import raw
 from ..ops.elementwise import sigmoid, square
 from ..tensor import Tensor
@@ -78,11 +79,11 @@ def binary_cross_entropy_with_logits(
     if dt.kind != "f":
         raise TypeError(f"binary_cross_entropy_with_logits: logits must be floating point, got dtype {dt}")
     if not isinstance(target, (Tensor, Batched)):
-        target = np.asarray(target, dtype=dt)
-    args = (logits, target) if pos_weight is None else (logits, target, np.asarray(raw(pos_weight), dtype=dt))
+        target = as_array(target, dtype=dt)
+    args = (logits, target) if pos_weight is None else (logits, target, as_array(raw(pos_weight), dtype=dt))
     losses = _bce(*args)
     if weight is not None:
-        losses = losses * (weight if isinstance(weight, (Tensor, Batched)) else np.asarray(weight, dtype=dt))
+        losses = losses * (weight if isinstance(weight, (Tensor, Batched)) else as_array(weight, dtype=dt))
     return _reduce("binary_cross_entropy_with_logits", losses, reduction)
 
 
@@ -104,5 +105,5 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: 
             "(broadcasting them is usually a bug; reshape one, e.g. target.reshape(-1, 1))"
         )
     if not isinstance(target, (Tensor, Batched)):
-        target = np.asarray(target, dtype=np.result_type(raw(input)))
+        target = as_array(target, dtype=np.result_type(raw(input)))
     return _reduce("mse_loss", square(input - target), reduction)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..batching.value import Batched
+from ..core.device import as_array
 from ..ops import elementwise as ew
 from ..ops._define import raw
 from ..ops.reductions import mean
@@ -37,12 +38,12 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def _values(x: Any) -> Any:
     """The values, to choose branches by; inside ``vmap`` the batched value itself (its comparisons batch)."""
     v = raw(x)
-    return v if isinstance(v, Batched) else np.asarray(v)
+    return v if isinstance(v, Batched) else as_array(v)
 
 
 def _floating(name: str, x: Any) -> Any:
     if not isinstance(x, Tensor) and _values(x).dtype.kind not in "fc":
-        return np.asarray(x, dtype=np.float64)
+        return as_array(x, dtype=np.float64)
     return x
 
 
@@ -142,7 +143,7 @@ def glu(x: Any, dim: int = -1) -> Any:
     index = [slice(None)] * np.ndim(raw(x))
     first, second = list(index), list(index)
     first[dim], second[dim] = slice(0, n // 2), slice(n // 2, n)
-    x = x if isinstance(x, (Tensor, Batched)) else Tensor(np.asarray(x))
+    x = x if isinstance(x, (Tensor, Batched)) else Tensor(as_array(x))
     return ew.multiply(x[tuple(first)], ew.sigmoid(x[tuple(second)]))
 
 
@@ -255,7 +256,7 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
             if size + min(before, 0) + min(after, 0) < 0:
                 raise ValueError(f"pad: padding {tuple(sizes)} crops dim {axis} of size {shape[axis]} below 0")
             crop[axis] = slice(-min(before, 0), size + min(after, 0))
-    x = input if isinstance(input, (Tensor, Batched)) else Tensor(np.asarray(input))
+    x = input if isinstance(input, (Tensor, Batched)) else Tensor(as_array(input))
     if mode == "constant":
         out = numpy_pad(x, tuple(widths), mode="constant", constant_values=0.0 if value is None else value)
         return out[tuple(crop)] if any(c != slice(None) for c in crop) else out
@@ -267,7 +268,7 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
 # -- vectors ------------------------------------------------------------------------------------------
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
     """``input / max(||input||_p, eps)`` along ``dim``."""
-    x = input if isinstance(input, (Tensor, Batched)) else Tensor(np.asarray(input, dtype=float))
+    x = input if isinstance(input, (Tensor, Batched)) else Tensor(as_array(input, dtype=float))
     norm = x.norm(p=p, dim=dim, keepdim=True)
     return ew.divide(x, ew.maximum(norm, eps))
 
@@ -278,8 +279,8 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     As in PyTorch, the clamp at ``eps`` changes the norms' values only: the gradient flows through the
     unclamped norms (whose gradient at a zero vector is 0), so first and second derivatives match
     PyTorch's also at a zero vector."""
-    a = x1 if isinstance(x1, (Tensor, Batched)) else Tensor(np.asarray(x1, dtype=float))
-    b = x2 if isinstance(x2, (Tensor, Batched)) else Tensor(np.asarray(x2, dtype=float))
+    a = x1 if isinstance(x1, (Tensor, Batched)) else Tensor(as_array(x1, dtype=float))
+    b = x2 if isinstance(x2, (Tensor, Batched)) else Tensor(as_array(x2, dtype=float))
     if not isinstance(raw(a), Batched) and not isinstance(raw(b), Batched):
         # the norms are taken over the broadcast inputs, as PyTorch does: (3, 1) against (4,) counts each entry 4 times
         shape = np.broadcast_shapes(np.shape(raw(a)), np.shape(raw(b)))
@@ -297,7 +298,7 @@ def _clamped_below(norm: Any, eps: float) -> Any:
 
 def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     """Integer class indices to one-hot int64 rows (``num_classes=-1``: one more than the largest index)."""
-    idx = np.asarray(raw(tensor))
+    idx = as_array(raw(tensor))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"one_hot: expected integer class indices, got dtype {idx.dtype}")
     if idx.size and idx.min() < 0:

@@ -18,6 +18,7 @@ import numpy as np
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
 from ..batching.value import Batched
+from ..core.device import as_array, reduce_max, xp_of
 from ..ops._define import raw
 from ..ops._saved import Saved
 from ..ops.elementwise import multiply
@@ -44,12 +45,13 @@ def _ce_prepare(
         q = t.astype(dt, copy=True)
         if smoothing:
             q = q * (1.0 - smoothing) + smoothing / c
-        w = np.ones((n, 1), dtype=dt)
+        w = xp_of(t).ones((n, 1), dtype=dt)
         count = n
     else:
-        valid = t != ignore_index if ignore_index is not None else np.ones(n, dtype=bool)
-        q = np.full((n, c), smoothing / c, dtype=dt)
-        q[np.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
+        xp = xp_of(t)  # where the targets are (the host or a device)
+        valid = t != ignore_index if ignore_index is not None else xp.ones(n, dtype=bool)
+        q = xp.full((n, c), smoothing / c, dtype=dt)
+        q[xp.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
         w = valid.astype(dt).reshape(n, 1)
         count = int(valid.sum())
     if reduction == "mean":
@@ -73,8 +75,11 @@ _KEEP_EXP = 65536  # logits up to this size keep exp(x - max) for the reverse ru
 _OFFSETS: dict[tuple[int, int], np.ndarray] = {}  # (rows, classes) -> read-only start of each row in the flat array
 
 
-def _row_starts(n: int, c: int) -> np.ndarray:
-    """``arange(0, n * c, c)``: where each row starts in an (n, c) array seen flat (made once per shape)."""
+def _row_starts(n: int, c: int, like: Any = None) -> np.ndarray:
+    """``arange(0, n * c, c)``: where each row starts in an (n, c) array seen flat (made once per shape),
+    on the device of ``like`` when that is not the host."""
+    if like is not None and like.__class__ is not np.ndarray:
+        return xp_of(like).arange(0, n * c, c)
     starts = _OFFSETS.get((n, c))
     if starts is None:
         starts = np.arange(0, n * c, c)
@@ -89,7 +94,7 @@ _UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # an index se
 
 def _classes_outside(t: np.ndarray, c: int) -> bool:
     """True when a class index of ``t`` lies outside [0, c): one reduction (negative indices seen unsigned)."""
-    return bool(t.size) and np.maximum.reduce(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c
+    return bool(t.size) and bool(reduce_max(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c)
 
 
 def _class_error(t: np.ndarray, c: int) -> IndexError:
@@ -106,7 +111,7 @@ def _ce_fn(
     *, saved: Saved | None = None,
 ) -> np.ndarray:
     n, c = x.shape
-    top = np.maximum.reduce(x, axis=-1, keepdims=True)
+    top = reduce_max(x, axis=-1, keepdims=True)
     s = x - top
     e = np.exp(s)
     sums = np.add.reduce(e, axis=-1)
@@ -122,7 +127,7 @@ def _ce_fn(
         t, valid, count = _ce_rows(target, ignore_index)
         if _classes_outside(t, c):  # (cross_entropy checked this call's targets; a jit replay did not)
             raise _class_error(t, c)
-        picked = _row_starts(n, c) + t  # s[arange(n), t] on the flat array: one index, reused by the reverse rule
+        picked = _row_starts(n, c, t) + t  # s[arange(n), t] on the flat array: one index, reused by the reverse rule
         if keep and s.flags.c_contiguous:
             saved.values["picked"] = (t, picked)
         losses = lse - s.reshape(-1)[picked]
@@ -190,6 +195,8 @@ def _weighted_probabilities(x: Any, q: np.ndarray) -> Any:
     targets need not sum to 1 (PyTorch takes them as they are); class indices always do."""
     totals = q.sum(axis=-1, keepdims=True)
     probs = _probabilities(x)
+    if q.__class__ is not np.ndarray:  # on a device: no test (it would wait for the device), the product always
+        return probs * totals
     return probs if np.all(totals == 1.0) else probs * totals
 
 
@@ -281,10 +288,10 @@ def cross_entropy(
     if isinstance(target, Tensor) and target._requires_grad:
         raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
     if not isinstance(logits, Tensor):
-        logits = np.asarray(logits)
+        logits = as_array(logits)
     xr = logits._data if isinstance(logits, Tensor) else logits
     sx = xr.shape
-    t = target._data if isinstance(target, Tensor) else np.asarray(target)
+    t = target._data if isinstance(target, Tensor) else as_array(target)
     if xr.dtype.kind != "f":
         raise TypeError(f"cross_entropy: logits must be floating point, got dtype {xr.dtype}")
     if len(sx) == 0:
@@ -353,7 +360,7 @@ def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, 
     axis = 0 if x.ndim == 1 else 1
     c = x.shape[axis]
     logp = log_softmax(x, axis=axis)
-    w = None if weight is None else Tensor(np.asarray(raw(weight), dtype=x.dtype))
+    w = None if weight is None else Tensor(as_array(raw(weight), dtype=x.dtype))
     w_shape = (c,) + (1,) * (x.ndim - axis - 1)
     if np.dtype(target.dtype).kind == "f":  # class probabilities
         q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
@@ -380,7 +387,7 @@ def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, 
 def _class_weights(name: str, weight: Any, c: int, dtype: Any) -> np.ndarray:
     if isinstance(weight, Tensor) and weight._requires_grad:
         raise TypeError(f"{name}: weight must be a constant (no gradient flows into it); pass weight.detach()")
-    w = np.asarray(raw(weight), dtype=dtype)
+    w = as_array(raw(weight), dtype=dtype)
     if w.shape != (c,):
         raise ValueError(f"{name}: weight must have one entry per class, shape ({c},), got {w.shape}")
     return w
@@ -431,7 +438,7 @@ def nll_loss(log_probs: Any, target: Any, weight: Any = None, ignore_index: int 
     """
     _check_reduction("nll_loss", reduction)
     s = np.shape(raw(log_probs))
-    t = np.asarray(raw(target))
+    t = as_array(raw(target))
     if (len(s) == 1 and t.ndim == 0) or (len(s) > 2 and t.shape == s[:1] + s[2:]):
         # one example, or a class dim 1 with more dims after it: the rows of (N * d1 * ..., C), and back
         rows = reshape(log_probs, (1, s[0])) if len(s) == 1 else reshape(moveaxis(log_probs, 1, -1), (-1, s[1]))

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..batching.value import Batched
+from ..core.device import as_array
 from ..ops import elementwise as ew
 from ..ops._define import raw
 from ..ops.linalg_norms import norm
@@ -36,13 +37,13 @@ __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "m
 def _tensor(x: Any) -> Any:
     if isinstance(x, (Tensor, Batched)):
         return x
-    arr = np.asarray(x)
+    arr = as_array(x)
     return Tensor(arr if arr.dtype.kind == "f" else arr.astype(np.float64))
 
 
 def _values(x: Any) -> Any:
     v = raw(x)
-    return v if isinstance(v, Batched) else np.asarray(v)
+    return v if isinstance(v, Batched) else as_array(v)
 
 
 def _clamp_min0(x: Any) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import CPU, as_array, is_off_host, move, of
 from ..core.state import no_grad
 from ..tensor import Tensor
 
@@ -66,7 +67,7 @@ def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, top_p
     if temperature == 0:
         return np.argmax(logits, axis=-1)
     with np.errstate(over="ignore", invalid="ignore"):
-        z = filter_logits(np.asarray(logits, dtype=np.float64) / temperature, top_k, top_p)
+        z = filter_logits(as_array(logits, dtype=np.float64) / temperature, top_k, top_p)
         p = np.exp(z - z.max(axis=-1, keepdims=True))
     cdf = np.cumsum(p, axis=-1)
     if not np.isfinite(cdf[:, -1]).all():
@@ -76,6 +77,15 @@ def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, top_p
         )
     u = gen.random((len(z), 1)) * cdf[:, -1:]  # one uniform per row: the same draws with or without a cache
     return np.minimum((cdf <= u).sum(axis=-1), z.shape[-1] - 1)
+
+
+def _on_device(run: Any, device: Any) -> Any:
+    """``run`` fed with its host tokens moved to ``device`` (one copy of a few integers per step)."""
+
+    def call(tokens: Any, *rest: Any) -> Any:
+        return run(move(tokens, device), *rest)
+
+    return call
 
 
 def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
@@ -94,7 +104,7 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
         >>> bool((a == m.generate(np.array([[1, 2]]), 10, top_k=5, seed=3, use_cache=False)).all())
         True
     """
-    idx = np.asarray(idx)
+    idx = as_array(idx)
     if idx.ndim == 1:
         idx = idx[None, :]
     if idx.ndim != 2 or idx.shape[1] == 0 or idx.dtype.kind not in "iu":
@@ -108,6 +118,9 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
     model.eval()
     caches = None
     run = getattr(model, "sampling_logits", None) or model  # GPT: on the parameters' arrays
+    device = next((of(p._data) for p in model.parameters()), CPU) if hasattr(model, "parameters") else CPU
+    if device is not CPU:  # a model on a GPU: the few new tokens go there, the last logits come back to sample
+        run = _on_device(run, device)
     n = out.shape[1]
     out = np.concatenate([out, np.zeros((len(out), int(max_new_tokens)), dtype=np.int64)], axis=1)
     try:
@@ -121,7 +134,9 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
                         logits = run(out[:, max(0, n - ctx):n], caches)
                 else:
                     logits = run(out[:, max(0, n - ctx):n])
-                last = (logits._data if isinstance(logits, Tensor) else np.asarray(logits))[:, -1, :]
+                last = (logits._data if isinstance(logits, Tensor) else as_array(logits))[:, -1, :]
+                if is_off_host(last):
+                    last = of(last).to_host(last)
                 out[:, n] = sample_next(last, float(temperature), top_k, top_p, gen)
                 n += 1
     finally:

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -94,10 +95,10 @@ class GPT(Module):
         self._init_weights(init.generator(seed))
 
     def forward(self, idx: Any, caches: list[KVCache] | None = None) -> Any:
-        idx = np.asarray(idx)
+        idx = as_array(idx)
         b, t = self._check_tokens(idx)
         start = caches[0].length if caches else 0
-        x = self.drop(self.wte(idx) + self.wpe(np.arange(start, start + t)))
+        x = self.drop(self.wte(idx) + self.wpe(xp_of(idx).arange(start, start + t)))  # positions where idx is
         for i, block in enumerate(self.blocks):
             x = block(x, caches[i] if caches else None)
         x = self.ln_f(x)
@@ -115,15 +116,16 @@ class GPT(Module):
         without a Tensor per op: :mod:`chainrule.nn.gpt_decode`); any other runs ``model(idx, caches)``.
         """
         if standard_layout(self):
-            return forward_arrays(self, np.asarray(idx), caches)
+            return forward_arrays(self, as_array(idx), caches)
         logits = self(idx, caches)
-        return logits._data if isinstance(logits, Tensor) else np.asarray(logits)
+        return logits._data if isinstance(logits, Tensor) else as_array(logits)
 
     def new_caches(self, batch: int) -> list[KVCache]:
         """One empty key/value cache per block, for ``batch`` sequences of up to context_length tokens."""
         c = self.config
         dt = self.wte.weight._data.dtype
-        return [KVCache(batch, c.n_heads, c.context_length, c.d_model // c.n_heads, dt) for _ in range(c.n_layers)]
+        xp = xp_of(self.wte.weight._data)  # on the parameters' device
+        return [KVCache(batch, c.n_heads, c.context_length, c.d_model // c.n_heads, dt, xp) for _ in range(c.n_layers)]
 
     # -- details -----------------------------------------------------------------------------------
     def _check_tokens(self, idx: np.ndarray) -> tuple[int, int]:

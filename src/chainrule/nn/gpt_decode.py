@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import REGISTRY
+from ..core.device import xp_of
 from ..ops._saved import Saved
 from . import functional as F
 from .activations import GELU
@@ -81,7 +82,8 @@ def _attention(attn: CausalSelfAttention, x: np.ndarray, cache: KVCache | None) 
         start = cache.length
         keys, values = cache.append(k, v)
         if t > 1:
-            mask = np.arange(start + t)[None, :] <= (start + np.arange(t))[:, None]
+            xp = xp_of(keys)
+            mask = xp.arange(start + t)[None, :] <= (start + xp.arange(t))[:, None]
             y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
         else:  # one new token sees every cached key: no mask
             y = _kernel("nn.scaled_dot_product_attention")(q, keys, values, scale=1.0 / math.sqrt(d // h),
@@ -94,7 +96,8 @@ def forward_arrays(model: Any, idx: np.ndarray, caches: list[KVCache] | None = N
     """``model(idx, caches)``'s logits as an array (the model must pass :func:`standard_layout`)."""
     b, t = model._check_tokens(idx)
     start = caches[0].length if caches else 0
-    x = F.embedding(idx, model.wte.weight._data) + F.embedding(np.arange(start, start + t), model.wpe.weight._data)
+    positions = xp_of(idx).arange(start, start + t)
+    x = F.embedding(idx, model.wte.weight._data) + F.embedding(positions, model.wpe.weight._data)
     for i, block in enumerate(model.blocks):
         x = x + _attention(block.attn, _norm(block.ln_1, x), caches[i] if caches else None)
         fc, act, proj, _ = block.mlp

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import seed_all
 from ..tensor import Tensor
 
 _generator = np.random.default_rng(0)
@@ -38,6 +39,7 @@ def manual_seed(seed: int) -> None:
     """
     global _generator
     _generator = np.random.default_rng(seed)
+    seed_all(seed)  # and every device's own generator (dropout masks drawn on a GPU)
 
 
 class Generator:

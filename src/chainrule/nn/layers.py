@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..batching.value import Batched
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -42,7 +43,7 @@ def _input(x: Any, dtype: np.dtype, where: str) -> Any:
                 )
             return x._data.astype(dtype) if isinstance(x, Tensor) else x.astype(dtype)
         return x
-    arr = np.asarray(x)
+    arr = as_array(x)
     return arr if arr.dtype == dtype else arr.astype(dtype)
 
 

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..core import traces
-from ..core.device import check_cpu
+from ..core.device import Device, as_array, backend, check_cpu, is_off_host, move, of, registered
 from ..tensor import Tensor
 from . import module_hooks
 from .parameter import Parameter, resolve_dtype
@@ -230,11 +230,10 @@ class Module:
         return self
 
     def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Module:
-        """Convert every parameter and floating buffer to ``dtype`` in place (the Parameter
-        objects stay the same, so an optimiser made earlier still holds them).
+        """Move every parameter and buffer to ``device`` and/or convert the floating ones to ``dtype``, in place
+        (the Parameter objects stay the same, so an optimiser made earlier still holds them).
 
-        PyTorch's forms are accepted: ``to("cpu")`` (chainrule runs on the CPU, so nothing
-        moves), ``to("cpu", np.float64)``, ``to(dtype=...)``; another device raises.
+        PyTorch's forms are accepted: ``to("cuda")``, ``to("cpu", np.float64)``, ``to(dtype=...)``.
 
         Example:
             >>> import numpy as np
@@ -252,6 +251,8 @@ class Module:
             else:
                 raise TypeError(f"{where}: expected a device and/or a dtype, got {args!r}")
         check_cpu(where, device)
+        if device is not None:
+            self._move_to(backend(device))
         if dtype is None:
             return self
         dt = resolve_dtype(_dtype_name(dtype), where)
@@ -270,13 +271,27 @@ class Module:
                     object.__setattr__(m, name, m._buffers[name])
         return self
 
-    def cpu(self) -> Module:
-        """The module itself (chainrule runs on the CPU)."""
-        return self
+    def _move_to(self, target: Any) -> None:
+        """Every parameter (and its grad) and buffer on the device ``target``, in place."""
+        for p in self.parameters():
+            if of(p._data) is not target:
+                p.data = move(p._data, target)
+                if p.grad is not None:
+                    p.grad = Tensor._wrap(move(p.grad._data, target))
+                p._bump_version()
+        for m in self.modules():
+            for name, b in list(m._buffers.items()):
+                if b is not None and of(b) is not target:
+                    m._buffers[name] = move(b, target)
+                    object.__setattr__(m, name, m._buffers[name])
 
-    def cuda(self, *args: Any, **kw: Any) -> Module:
-        """Not available: chainrule runs on the CPU (NumPy) only."""
-        raise RuntimeError(f"{type(self).__name__}.cuda(): chainrule runs on the CPU (NumPy) only; there is no GPU")
+    def cpu(self) -> Module:
+        """PyTorch's ``cpu()``: every parameter and buffer moved to the CPU, in place."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Module:
+        """PyTorch's ``cuda()``: every parameter and buffer moved to the GPU (CuPy), in place."""
+        return self.to("cuda" if device is None or isinstance(device, int) else device)
 
     def float(self) -> Module:
         """Parameters in float32."""
@@ -318,7 +333,8 @@ class Module:
         out: OrderedDict[str, Tensor] = OrderedDict()
         for key, (mod, name, kind) in self._state_entries().items():
             value = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
-            out[key] = Tensor._wrap(value)
+            # sharing the live array, as PyTorch's; a device's array as a host copy (a state dict loads anywhere)
+            out[key] = Tensor._wrap(of(value).to_host(value) if is_off_host(value) else value)
         return out
 
     def load_state_dict(self, state_dict: Any, strict: bool = True) -> LoadResult:
@@ -352,8 +368,9 @@ class Module:
             if key not in state_dict:
                 continue
             value = state_dict[key]
-            value = value._data if isinstance(value, Tensor) else np.asarray(value)
+            value = value._data if isinstance(value, Tensor) else as_array(value)
             target = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
+            value = move(value, of(target))  # onto the module's device (a host state dict, a GPU model)
             if value.shape != target.shape:
                 raise StateDictError(
                     f"load_state_dict for {cls}: {kind} '{key}' has shape {target.shape} in the model but "
@@ -525,7 +542,7 @@ class Module:
 
 
 def _as_buffer(value: Any, name: str) -> np.ndarray:
-    arr = value._data if isinstance(value, Tensor) else np.asarray(value)
+    arr = value._data if isinstance(value, Tensor) else as_array(value)
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"register_buffer: '{name}' must hold numbers, got dtype {arr.dtype}")
     return arr
@@ -536,7 +553,8 @@ _DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}
 
 
 def _is_device(a: Any) -> bool:
-    return isinstance(a, str) and a.split(":")[0] in _DEVICES or type(a).__name__ == "device"
+    return (isinstance(a, str) and a.split(":")[0] in (*_DEVICES, *registered()) or type(a).__name__ == "device"
+            or isinstance(a, Device))
 
 
 def _dtype_name(dtype: Any) -> Any:

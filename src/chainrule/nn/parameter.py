@@ -42,7 +42,10 @@ def set_default_dtype(dtype: Any) -> None:
 
 def resolve_dtype(dtype: Any, where: str, device: Any = None) -> np.dtype:
     """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise. ``device``
-    (PyTorch's layer argument) may only be the CPU."""
+    (PyTorch's layer argument): the CPU; for another, the layer is built on the CPU and moved (``.to(device)``)."""
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise ValueError(f"{where}(device={str(device)!r}): build the layer on the cpu and move it, "
+                         f"e.g. nn.Linear(4, 2).to({str(device)!r}) (it moves every parameter and buffer)")
     check_cpu(where, device)
     if dtype is None:
         return _default_dtype

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..scalar import Scalar, _node_with_parents
 from ..scalar_rules import FLOATS, dot
 from . import init
@@ -47,7 +48,7 @@ class ScalarModule:
 
     def state_dict(self) -> dict[str, np.ndarray]:
         """``{name: float64 value}`` for every parameter (names like 'layers.0.neurons.3.w.1')."""
-        return {name: np.asarray(p.data, dtype=np.float64) for name, p in self.named_parameters()}
+        return {name: as_array(p.data, dtype=np.float64) for name, p in self.named_parameters()}
 
     def load_state_dict(self, state: Any) -> None:
         """Set the parameters from ``state_dict()``-shaped data (every name must match)."""
@@ -60,7 +61,7 @@ class ScalarModule:
                 f"{'...' if len(missing) > 5 else ''}, unexpected key(s) {extra[:5]}{'...' if len(extra) > 5 else ''}"
             )
         for k, p in own.items():
-            v = np.asarray(state[k])
+            v = as_array(state[k])
             if v.shape != ():
                 raise ValueError(f"load_state_dict: '{k}' must be a single number, got shape {v.shape}")
             p.data = float(v)

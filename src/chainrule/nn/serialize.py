@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array, is_off_host, of
 from ..tensor import Tensor
 
 MANIFEST = "__chainrule__"
@@ -63,8 +64,10 @@ def _encode(obj: Any) -> tuple[Any, dict[str, np.ndarray]]:
         value, holder, slot, path = stack.pop()
         if isinstance(value, Tensor):
             value = value._data
+        if is_off_host(value):  # a device's array is saved as a host array (it loads on any device)
+            value = of(value).to_host(value)
         if isinstance(value, np.generic):
-            value = np.asarray(value)
+            value = as_array(value)
         if isinstance(value, np.ndarray):
             if value.dtype.kind not in "biufc":
                 raise TypeError(
@@ -355,7 +358,8 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
 def load(path: str | os.PathLike[str], map_location: Any = None, weights_only: bool = True) -> Any:
     """Load what :func:`save` wrote (never unpickling; see :class:`UnsafeFileError`). A plain
     ``.npz`` of numeric arrays (no manifest) loads as ``{name: array}``. PyTorch's ``map_location``
-    (the CPU) and ``weights_only`` are accepted: nothing is ever unpickled, so loading is always weights-only.
+    (a device: the arrays are put there, e.g. ``"cuda"``; default the CPU) and ``weights_only`` are
+    accepted: nothing is ever unpickled, so loading is always weights-only.
 
     Example:
         >>> import os, tempfile
@@ -369,10 +373,15 @@ def load(path: str | os.PathLike[str], map_location: Any = None, weights_only: b
         ...     print("refused")
         refused
     """
-    from ..core.device import check_cpu  # local: keeps this file's imports light
+    from ..core.device import CPU, DeviceError, backend, move  # local: keeps this file's imports light
 
-    check_cpu("load", map_location)
+    try:
+        target = backend(map_location)
+    except DeviceError as e:
+        raise DeviceError(f"load: {e}") from None
     arrays = _read_npz(path)
+    if target is not CPU:
+        arrays = {k: (v if k == MANIFEST else move(v, target)) for k, v in arrays.items()}
     if MANIFEST not in arrays:
         return dict(arrays)
     try:

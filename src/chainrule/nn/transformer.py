@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..ops.reductions import softmax
 from ..ops.shape import getitem
 from ..tensor import Tensor
@@ -38,9 +39,9 @@ class KVCache:
 
     __slots__ = ("k", "v", "length")
 
-    def __init__(self, batch: int, heads: int, capacity: int, head_dim: int, dtype: Any) -> None:
-        self.k = np.empty((batch, heads, capacity, head_dim), dtype=dtype)
-        self.v = np.empty((batch, heads, capacity, head_dim), dtype=dtype)
+    def __init__(self, batch: int, heads: int, capacity: int, head_dim: int, dtype: Any, xp: Any = np) -> None:
+        self.k = xp.empty((batch, heads, capacity, head_dim), dtype=dtype)  # (xp: the device's array module)
+        self.v = xp.empty((batch, heads, capacity, head_dim), dtype=dtype)
         self.length = 0
 
     def append(self, k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -59,7 +60,7 @@ class KVCache:
 
 
 def _array(x: Any) -> np.ndarray:
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
+    return x._data if isinstance(x, Tensor) else as_array(x)
 
 
 class CausalSelfAttention(Module):
@@ -149,7 +150,7 @@ def _additive(mask: Any, dtype: np.dtype, where: str) -> Any:
         return None
     if isinstance(mask, Tensor):
         return mask if mask._data.dtype != bool else _additive(mask._data, dtype, where)
-    m = np.asarray(mask)
+    m = as_array(mask)
     if m.dtype == bool:
         return np.where(m, dtype.type(-np.inf), dtype.type(0))
     if m.dtype.kind != "f":
@@ -221,13 +222,13 @@ class MultiheadAttention(Module):
         self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,
         attn_mask: Any = None, average_attn_weights: bool = True, is_causal: bool = False,
     ) -> tuple[Any, Any]:
-        dt = self.out_proj.weight.dtype
-        q_in, k_in, v_in = (x if isinstance(x, Tensor) else np.asarray(x, dtype=dt) for x in (query, key, value))
+        dt = self.out_proj.weight._data.dtype
+        q_in, k_in, v_in = (x if isinstance(x, Tensor) else as_array(x, dtype=dt) for x in (query, key, value))
         unbatched = np.ndim(_array(q_in)) == 2
         if unbatched:
             q_in, k_in, v_in = (x[:, None] if isinstance(x, Tensor) else x[:, None] for x in (q_in, k_in, v_in))
             if key_padding_mask is not None:
-                key_padding_mask = np.asarray(_array(key_padding_mask))[None]
+                key_padding_mask = as_array(_array(key_padding_mask))[None]
         if not self.batch_first or unbatched:  # (L, N, E) -> (N, L, E)
             q_in, k_in, v_in = (x.swapaxes(0, 1) if isinstance(x, Tensor) else x.swapaxes(0, 1)
                                 for x in (q_in, k_in, v_in))

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
+from ..core.device import as_array
 from ..core.state import no_grad
 from ..ops.shape import concatenate, reshape
 from ..tensor import Tensor
@@ -45,7 +44,7 @@ def parameters_to_vector(parameters: Any) -> Any:
 
 def vector_to_parameters(vec: Any, parameters: Any) -> None:
     """Copy consecutive slices of ``vec`` into the parameters, in place (outside the graph, as PyTorch's)."""
-    values = np.asarray(vec._data if isinstance(vec, Tensor) else vec)
+    values = as_array(vec._data if isinstance(vec, Tensor) else vec)
     start = 0
     with no_grad():
         for p in parameters:

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..core import traces
+from ..core.device import as_array
 from ..tensor import Tensor
 
 # NumPy callables -> chainrule functions, used by Tensor.__array_ufunc__ / __array_function__.
@@ -109,7 +110,7 @@ def raw(x: Any) -> Any:
 def wrap_like(value: Any, *inputs: Any) -> Any:
     """Wrap a non-differentiable result as a Tensor if any input was a Tensor."""
     if any(isinstance(i, Tensor) for i in inputs):
-        out = Tensor._wrap(np.asarray(value))
+        out = Tensor._wrap(as_array(value))
         if traces.open:  # a jit trace records comparisons as ops, and checks other such values on replay
             trace = traces.current()
             if trace is not None:

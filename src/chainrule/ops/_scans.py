@@ -12,14 +12,15 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import xp_of
 from ..tensor import Tensor
 
 
 def _pad_front(x: Any, k: int, value: float) -> Any:
     """``x`` shifted right by ``k`` along the last axis, ``value`` filling the first ``k`` slots."""
     n = np.shape(x)[-1]
-    dtype = np.result_type(x._data if isinstance(x, Tensor) else x)
-    fill = np.full(np.shape(x)[:-1] + (min(k, n),), value, dtype=dtype)
+    data = x._data if isinstance(x, Tensor) else x
+    fill = xp_of(data).full(np.shape(x)[:-1] + (min(k, n),), value, dtype=np.result_type(data))  # where x is
     return np.concatenate([fill, x[..., : n - k]], axis=-1) if k < n else fill
 
 
@@ -50,7 +51,8 @@ def linear_recurrence(a: Any, h: Any) -> Any:
     (a2 a1, a2 h1 + h2)), by doubling: only products and sums, so it is exact to any order.
     """
     n = np.shape(h)[-1]
-    a = a * np.ones(np.shape(h), dtype=np.result_type(a._data if isinstance(a, Tensor) else a))  # a's shape is h's
+    a = a * np.ones_like(h._data if isinstance(h, Tensor) else h,  # a's shape is h's (where h is: host or device)
+                         dtype=np.result_type(a._data if isinstance(a, Tensor) else a))
     k = 1
     while k < n:
         a, h = a * _pad_front(a, k, 1.0), h + a * _pad_front(h, k, 0.0)

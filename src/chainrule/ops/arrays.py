@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import contraction, elementwise
 from . import shape as shape_ops
@@ -74,11 +75,12 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     rows, cols = shape_of(a)[a1], shape_of(a)[a2]
     n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     moved = shape_ops.moveaxis(a, (a1, a2), (-2, -1))
-    return shape_ops.getitem(moved, (Ellipsis, np.arange(n) + max(0, -offset), np.arange(n) + max(0, offset)))
+    xp = xp_of(raw(moved))  # the positions where the values are (the host or a device)
+    return shape_ops.getitem(moved, (Ellipsis, xp.arange(n) + max(0, -offset), xp.arange(n) + max(0, offset)))
 
 
 def _triangle(name: str, m: Any, keep: np.ndarray) -> Any:
-    return elementwise.where(keep, m, np.zeros((), dtype=np.result_type(raw(m))))
+    return elementwise.where(keep, m, np.result_type(raw(m)).type(0))
 
 
 def _tri_shape(name: str, m: Any) -> tuple[int, int]:
@@ -92,14 +94,14 @@ def _tri_shape(name: str, m: Any) -> tuple[int, int]:
 def tril(m: Any, k: int = 0) -> Any:
     """Zeros above diagonal ``k`` (of the last two axes)."""
     r, c = _tri_shape("tril", m)
-    return _triangle("tril", m, np.tri(r, c, k, dtype=bool))
+    return _triangle("tril", m, xp_of(raw(m)).tri(r, c, k, dtype=bool))
 
 
 @implements(np.triu)
 def triu(m: Any, k: int = 0) -> Any:
     """Zeros below diagonal ``k`` (of the last two axes)."""
     r, c = _tri_shape("triu", m)
-    return _triangle("triu", m, ~np.tri(r, c, k - 1, dtype=bool))
+    return _triangle("triu", m, ~xp_of(raw(m)).tri(r, c, k - 1, dtype=bool))
 
 
 # -- reversing and rotating -------------------------------------------------------------------
@@ -161,7 +163,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
         return shape_ops.reshape(roll(shape_ops.ravel(a), shift, 0), shape_of(a))
     given, nd = a, ndim_of(a)
     shifts: dict[int, int] = {}
-    for s, ax in np.broadcast(np.asarray(raw(shift)), np.asarray(axis)):
+    for s, ax in np.broadcast(as_array(raw(shift)), as_array(axis)):
         ax = _axis("roll", int(ax), nd)
         shifts[ax] = shifts.get(ax, 0) + int(s)
     for ax, s in shifts.items():
@@ -250,7 +252,10 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
     axis = _axis("repeat", axis, ndim_of(a))
-    idx = np.repeat(np.arange(shape_of(a)[axis]), raw(repeats))
+    xp, counts = xp_of(raw(a)), raw(repeats)  # the positions where the values are (the host or a device)
+    if xp is not np and isinstance(counts, np.ndarray):
+        counts = counts.tolist()
+    idx = xp.repeat(xp.arange(shape_of(a)[axis]), counts)
     return shape_ops.take(a, idx, axis=axis)
 
 
@@ -271,7 +276,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
     Differentiable in ``array``; padded copies of an entry send their gradients back to it.
     """
     nd = ndim_of(array)
-    widths = np.broadcast_to(np.asarray(raw(pad_width), dtype=np.int64), (nd, 2))
+    widths = np.broadcast_to(as_array(raw(pad_width), dtype=np.int64), (nd, 2))
     if (widths < 0).any():
         raise ValueError(f"pad: pad widths must be non-negative, got {raw(pad_width)!r}")
     if mode == "constant":
@@ -284,7 +289,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         dtype = np.result_type(raw(array))
         # a Tensor fill value is differentiable too: each padded block is that value broadcast
         values: Any = shape_ops.broadcast_to(given, (nd, 2)) if isinstance(given, Tensor) else np.broadcast_to(
-            np.asarray(given), (nd, 2))
+            as_array(given), (nd, 2))
         for ax in range(nd):  # later axes pad over earlier ones: corners take the last axis's values, as NumPy
             before, after = (int(w) for w in widths[ax])
             parts = []

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..blas_threads import matmul as blas_matmul
+from ..core.device import as_array, contiguous, is_off_host, reduce_max, uniform_like, xp_of
 from ..core.traces import draw
 from ..tensor import Tensor
 from ._define import raw
@@ -29,13 +30,16 @@ from .reductions import softmax
 _CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
 
 
-def causal_bias(L: int, S: int, dtype: Any) -> np.ndarray:
-    """(L, S) additive mask: 0 where query i may see key j (j <= i, top-left aligned), -inf elsewhere."""
-    key = (L, S, np.dtype(dtype))
+def causal_bias(L: int, S: int, dtype: Any, like: Any = None) -> np.ndarray:
+    """(L, S) additive mask: 0 where query i may see key j (j <= i, top-left aligned), -inf elsewhere
+    (made once per shape and device; on the device of ``like``)."""
+    xp = np if like is None else xp_of(like)
+    key = (L, S, np.dtype(dtype), xp.__name__)
     bias = _CAUSAL.get(key)
     if bias is None:
-        bias = np.where(np.tril(np.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
-        bias.flags.writeable = False
+        bias = np.where(xp.tril(xp.ones((L, S), dtype=bool)), 0.0, -np.inf).astype(dtype)
+        if xp is np:
+            bias.flags.writeable = False
         if len(_CAUSAL) > 64:
             _CAUSAL.clear()
         _CAUSAL[key] = bias
@@ -46,7 +50,7 @@ def _t(x: Any) -> Any:
     """The transpose of the last two axes; for NumPy a contiguous copy, since np.matmul runs stacked
     products through BLAS only when each operand's last axis has unit stride (a transposed view
     falls back to a slow loop)."""
-    return np.ascontiguousarray(np.swapaxes(x, -1, -2)) if isinstance(x, np.ndarray) else np.swapaxes(x, -1, -2)
+    return contiguous(np.swapaxes(x, -1, -2)) if isinstance(x, np.ndarray) else np.swapaxes(x, -1, -2)
 
 
 def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
@@ -58,7 +62,7 @@ def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
 
 
 def _softmax_inplace(s: np.ndarray) -> np.ndarray:
-    s -= np.maximum.reduce(s, axis=-1, keepdims=True)
+    s -= reduce_max(s, axis=-1, keepdims=True)
     np.exp(s, out=s)
     s /= np.add.reduce(s, axis=-1, keepdims=True)
     return s
@@ -209,9 +213,9 @@ def scaled_dot_product_attention(
     s = 1.0 / math.sqrt(np.shape(raw(q))[-1]) if scale is None else float(scale)
     bias = None
     if is_causal:
-        bias = causal_bias(L, S, dt)
+        bias = causal_bias(L, S, dt, raw(q))
     elif attn_mask is not None:
-        m = attn_mask if isinstance(attn_mask, Tensor) else np.asarray(attn_mask)
+        m = attn_mask if isinstance(attn_mask, Tensor) else as_array(attn_mask)
         if raw(m).dtype == bool:
             bias = np.where(raw(m), dt.type(0), dt.type(-np.inf))
         else:
@@ -226,10 +230,18 @@ def scaled_dot_product_attention(
     drop = None
     if dropout_p > 0.0:
         shape = (*np.broadcast_shapes(np.shape(raw(q))[:-2], np.shape(raw(k))[:-2]), L, S)
-        drop = draw(dropout_mask, rng, shape, dropout_p, dt)
+        drop = masked_by_dropout(raw(q), rng, shape, dropout_p, dt)
     args = (q, k, v) if bias is None else (q, k, v, bias)
     out = _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
     return out if live is None else out * live.astype(dt)
+
+
+def masked_by_dropout(like: Any, rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> Any:
+    """A dropout mask of ``shape`` where ``like`` is: on the host through ``core.traces.draw`` (a jit replay draws
+    a new one), on a device from the device's own draws (``uniform_like``)."""
+    if is_off_host(like):
+        return (uniform_like(like, shape, rng) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
+    return draw(dropout_mask, rng, shape, p, dt)
 
 
 def dropout_mask(rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> np.ndarray:
@@ -275,7 +287,7 @@ def _packed_fn(qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) ->
             saved.values["p_t"] = kept  # (E^T, r), P^T = E^T r: not the "p" the generic rules read
         return out
     q, k, v = _unpack(qkv)
-    return np.ascontiguousarray(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
+    return contiguous(np.swapaxes(_sdpa_fn(q, k, v, bias, scale=scale, drop=drop, saved=saved), 1, 2))
 
 
 def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: Any, saved: Saved) -> Any:
@@ -334,6 +346,6 @@ def qkv_attention(qkv: Any, is_causal: bool = True, dropout_p: float = 0.0, scal
     s = 1.0 / math.sqrt(e) if scale is None else float(scale)
     drop = None
     if dropout_p > 0.0:
-        drop = draw(dropout_mask, rng, (b, h, t, t), dropout_p, dt)
-    bias = causal_bias(t, t, dt) if is_causal else None
+        drop = masked_by_dropout(raw(qkv), rng, (b, h, t, t), dropout_p, dt)
+    bias = causal_bias(t, t, dt, raw(qkv)) if is_causal else None
     return _packed(qkv, bias=bias, scale=s, drop=drop, saved=Saved(qkv))

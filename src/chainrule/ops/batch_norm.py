@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import ARRAY_TYPES, as_array
 from ..tensor import Tensor
 from ._define import raw, shape_of
 from ._saved import Saved
@@ -25,7 +26,7 @@ from .shape import reshape, swapaxes
 def _update(name: str, what: str, running: Any, batch: np.ndarray, momentum: float) -> None:
     """running = (1 - momentum) * running + momentum * batch, in place (an ndarray buffer or a Tensor)."""
     arr = running._data if isinstance(running, Tensor) else running
-    if not isinstance(arr, np.ndarray) or arr.shape != batch.shape:
+    if arr.__class__ not in ARRAY_TYPES or arr.shape != batch.shape:  # (an ndarray, or a device's array)
         raise ValueError(f"{name}: {what} must be an array of shape {batch.shape} (one per channel) to be updated "
                          f"in place, got {type(running).__name__} of shape {np.shape(arr)}")
     arr *= 1.0 - momentum
@@ -70,7 +71,7 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         normal = layer_norm_primitive(rows, None, None, axes=(1,), eps=float(eps), saved=Saved(rows))
         y = swapaxes(reshape(normal, (c, sx[0], *sx[2:])), 0, 1)
         if running_mean is not None or running_var is not None:
-            values = np.asarray(raw(x))
+            values = as_array(raw(x))
             axes = (0, *range(2, len(sx)))
             if running_mean is not None:
                 _update(name, "running_mean", running_mean, values.mean(axis=axes), momentum)
@@ -81,8 +82,8 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
             raise ValueError(f"{name}: running_mean and running_var are needed when training=False; pass them, or "
                              "training=True to normalise by the batch's statistics")
         dt = np.result_type(raw(x))
-        mean = np.asarray(raw(running_mean), dtype=dt) if not isinstance(running_mean, Tensor) else running_mean
-        var = np.asarray(raw(running_var), dtype=dt) if not isinstance(running_var, Tensor) else running_var
+        mean = as_array(raw(running_mean), dtype=dt) if not isinstance(running_mean, Tensor) else running_mean
+        var = as_array(raw(running_var), dtype=dt) if not isinstance(running_var, Tensor) else running_var
         y = (x - reshape(mean, per_channel)) / reshape(np.sqrt(var + eps), per_channel)
     if weight is not None:
         y = y * reshape(weight, per_channel)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..blas_threads import matmul as blas_matmul
+from ..core.device import as_array, xp_of
 from ._define import is_complex, ndim_of, raw, shape_of
 from .declare import bilinear_primitive, implements, op
 from .shape import expand_dims, getitem, ravel, reshape, transpose
@@ -38,7 +39,7 @@ def _check_operand(op: str, name: str, x: Any) -> None:
     """A TypeError naming the argument for None, strings and sequences of non-numbers."""
     bad = x is None or isinstance(x, (str, bytes))
     if not bad and isinstance(x, (list, tuple)):
-        bad = np.asarray(x, dtype=object).size > 0 and np.asarray(x).dtype.kind not in "biufc"
+        bad = as_array(x, dtype=object).size > 0 and as_array(x).dtype.kind not in "biufc"
     if bad:
         raise TypeError(f"{op}: argument '{name}' must be an array, a Tensor or a number, got {type(x).__name__}")
 
@@ -239,8 +240,9 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """Sum of a diagonal."""
     sa = shape_of(a)
     n = max(0, min(sa[axis1], sa[axis2] - offset) if offset >= 0 else min(sa[axis1] + offset, sa[axis2]))
-    rows = np.arange(n) + max(0, -offset)
-    cols = np.arange(n) + max(0, offset)
+    xp = xp_of(raw(a))  # the positions where the values are (the host or a device)
+    rows = xp.arange(n) + max(0, -offset)
+    cols = xp.arange(n) + max(0, offset)
     moved = transpose(a, [axis1, axis2] + [i for i in range(len(sa)) if i not in (axis1 % len(sa), axis2 % len(sa))])
     return getitem(moved, (rows, cols)).sum(axis=0)
 

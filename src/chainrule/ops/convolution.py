@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ..core.device import as_array, contiguous, xp_of
 from ._define import shape_of
 from .declare import bilinear_primitive, declare_function
 from .shape import reshape
@@ -71,23 +72,23 @@ def _conv_fn(x: np.ndarray, w: np.ndarray, *, stride: tuple[int, ...], padding: 
              groups: int) -> np.ndarray:
     o, kernel = w.shape[0], w.shape[2:]
     dt = np.result_type(x, w)
-    cols, out = _columns(np.asarray(x, dtype=dt), kernel, stride, padding, dilation, groups)
-    wm = np.asarray(w, dtype=dt).reshape(groups, 1, o // groups, -1)  # (G, 1, O/G, C/G * k)
+    cols, out = _columns(as_array(x, dtype=dt), kernel, stride, padding, dilation, groups)
+    wm = as_array(w, dtype=dt).reshape(groups, 1, o // groups, -1)  # (G, 1, O/G, C/G * k)
     y = np.matmul(wm, cols)  # (G, N, O/G, positions): one product per group and example
     n = x.shape[0]
-    return np.ascontiguousarray(y.transpose(1, 0, 2, 3)).reshape(n, o, *out)  # (no copy when groups == 1)
+    return contiguous(y.transpose(1, 0, 2, 3)).reshape(n, o, *out)  # (no copy when groups == 1)
 
 
 def _weight_grad_fn(x: np.ndarray, g: np.ndarray, *, stride: tuple[int, ...], padding: Pairs,
                     dilation: tuple[int, ...], groups: int, kernel: tuple[int, ...]) -> np.ndarray:
     dt = np.result_type(x, g)
-    cols, out = _columns(np.asarray(x, dtype=dt), kernel, stride, padding, dilation, groups)
+    cols, out = _columns(as_array(x, dtype=dt), kernel, stride, padding, dilation, groups)
     n, o = g.shape[:2]
     if tuple(g.shape[2:]) != tuple(out):  # (only reachable by calling the primitive directly)
         raise ValueError(f"nn.conv_weight_grad: gradient of spatial shape {g.shape[2:]} does not fit the output "
                          f"{out} of the convolution")
     # sums over examples and positions: (G, O/G, N * positions) times (G, C/G * k, N * positions)^T
-    gm = np.asarray(g, dtype=dt).reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3).reshape(groups, o // groups,
+    gm = as_array(g, dtype=dt).reshape(n, groups, o // groups, -1).transpose(1, 2, 0, 3).reshape(groups, o // groups,
                                                                                                  -1)
     cm = cols.transpose(0, 2, 1, 3).reshape(groups, cols.shape[2], -1)
     # one 2-D product per group: NumPy's stacked matmul has no BLAS path for a transposed operand. The long
@@ -114,7 +115,7 @@ def _input_grad_transposed(g: np.ndarray, w: np.ndarray, stride: tuple[int, ...]
     dt = np.result_type(g, w)
     spread_shape = tuple((m - 1) * s + 1 for m, s in zip(g.shape[2:], stride))
     if all(s == 1 for s in stride):
-        spread = np.asarray(g, dtype=dt)
+        spread = as_array(g, dtype=dt)
     else:  # the stride's gaps filled with zeros
         spread = np.zeros((n, o, *spread_shape), dtype=dt)
         spread[(slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride)] = g
@@ -124,7 +125,7 @@ def _input_grad_transposed(g: np.ndarray, w: np.ndarray, stride: tuple[int, ...]
         pads.append((lo, size[i] + (kernel[i] - 1) * dilation[i] - lo - spread_shape[i]))
     # the kernel flipped, in and out channels swapped within each group: (C, O/G, *kernel)
     cg = w.shape[1]
-    flipped = np.asarray(w, dtype=dt)[(slice(None), slice(None)) + (slice(None, None, -1),) * d]
+    flipped = as_array(w, dtype=dt)[(slice(None), slice(None)) + (slice(None, None, -1),) * d]
     flipped = flipped.reshape(groups, o // groups, cg, *kernel).swapaxes(1, 2).reshape(groups * cg, o // groups,
                                                                                           *kernel)
     return _conv_fn(spread, flipped, stride=(1,) * d, padding=tuple(pads), dilation=dilation, groups=groups)
@@ -139,16 +140,16 @@ def _input_grad_col2im(g: np.ndarray, w: np.ndarray, stride: tuple[int, ...], pa
     n, o = g.shape[:2]
     kernel, cg, out = w.shape[2:], w.shape[1], g.shape[2:]
     dt = np.result_type(g, w)
-    wt = np.asarray(w, dtype=dt).reshape(groups, 1, o // groups, -1).swapaxes(-1, -2)  # (G, 1, C/G * k, O/G)
-    gm = np.asarray(g, dtype=dt).reshape(n, groups, o // groups, -1).swapaxes(0, 1)  # (G, N, O/G, positions)
+    wt = as_array(w, dtype=dt).reshape(groups, 1, o // groups, -1).swapaxes(-1, -2)  # (G, 1, C/G * k, O/G)
+    gm = as_array(g, dtype=dt).reshape(n, groups, o // groups, -1).swapaxes(0, 1)  # (G, N, O/G, positions)
     cols = np.matmul(wt, gm).reshape(groups, n, cg, math.prod(kernel), *out)
     padded = tuple(m + lo + hi for m, (lo, hi) in zip(size, padding))
-    dxp = np.zeros((groups, n, cg, *padded), dtype=dt)
+    dxp = xp_of(gm).zeros((groups, n, cg, *padded), dtype=dt)
     for i, offset in enumerate(itertools.product(*(range(k) for k in kernel))):
         at = tuple(slice(k * dl, k * dl + (m - 1) * s + 1, s) for k, dl, m, s in zip(offset, dilation, out, stride))
         dxp[(slice(None),) * 3 + at] += cols[:, :, :, i]
     dx = dxp.swapaxes(0, 1).reshape(n, groups * cg, *padded)
-    return np.ascontiguousarray(pad_or_crop(dx, tuple((-lo, -hi) for lo, hi in padding)))  # undo the padding
+    return contiguous(pad_or_crop(dx, tuple((-lo, -hi) for lo, hi in padding)))  # undo the padding
 
 
 # -- the three primitives: each one's transposes are the other two ---------------------------------------------
@@ -194,7 +195,7 @@ def as_float_input(x: Any) -> Any:
     """A Tensor as it is; anything else as a float array (integers become float64)."""
     if hasattr(x, "_node") or hasattr(x, "batch_size"):  # a Tensor, or a Batched value inside vmap
         return x
-    arr = np.asarray(x)
+    arr = as_array(x)
     return arr if arr.dtype.kind in "fc" else arr.astype(np.float64)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
@@ -120,7 +121,7 @@ def _edge(value: Any, x: Any, axis: int) -> Any:
     shape = list(shape_of(x))
     shape[axis] = 1
     if not isinstance(value, Tensor):
-        value = np.asarray(value, dtype=np.result_type(raw(x), value))
+        value = as_array(value, dtype=np.result_type(raw(x), value))
     return shape_ops.broadcast_to(value, tuple(shape))
 
 
@@ -188,7 +189,7 @@ def _cumulative(name: str, fn: Any, start: float, x: Any, axis: Any, dtype: Any,
     axis = normalize_axis(axis, ndim_of(y))[0]
     shape = list(shape_of(y))
     shape[axis] = 1
-    return shape_ops.concatenate([np.full(shape, start, dtype=raw(y).dtype), y], axis=axis)
+    return shape_ops.concatenate([xp_of(raw(y)).full(shape, start, dtype=raw(y).dtype), y], axis=axis)
 
 
 @implements(np_attr("cumulative_sum"))

@@ -57,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import REGISTRY, Primitive, apply, apply1, apply2  # noqa: F401  (apply1, apply2: generated code)
+from ..core.device import xp_of
 from ..scalar import Scalar, ScalarMethods, scalar_function
 from ..scalar_rules import ScalarOp
 from ..tensor import Tensor, TensorMethods
@@ -375,7 +376,8 @@ def linear_primitive(name: str, fn: Callable[..., Any], transpose: Callable[...,
 
         def forward_argnum(argnum: int, t: Any, ans: Any, *xs: Any, **kw: Any) -> Any:
             dtype = np.result_type(ans._data if isinstance(ans, Tensor) else ans)
-            parts = [t if i == argnum else np.zeros(np.shape(x), dtype=dtype) for i, x in enumerate(xs)]
+            xp = xp_of(t._data if isinstance(t, Tensor) else t)  # zeros where the tangent is (host or device)
+            parts = [t if i == argnum else xp.zeros(np.shape(x), dtype=dtype) for i, x in enumerate(xs)]
             return apply(prim, tuple(parts), kw)
 
         prim.defjvp_argnum(forward_argnum)

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import _pytree
+from ..core.device import as_array
 from ..tensor import Tensor
 from ._define import raw
 
@@ -145,12 +146,12 @@ def extreme(fn: Any, arg: Any, take_along_axis: Any, squeeze: Any) -> Any:
             if keepdims:
                 return ValuesIndices(values, kept)
             return ValuesIndices(np.squeeze(values, axis=axis), np.squeeze(kept, axis=axis))
-        kept = np.asarray(arg(data, axis=axis, keepdims=True))  # raw: a jit trace checks the values read
+        kept = as_array(arg(data, axis=axis, keepdims=True))  # raw: a jit trace checks the values read
         values = take_along_axis(self, kept, axis)
         if not keepdims:
             values = squeeze(values, axis=axis)
         indices = kept if keepdims else np.squeeze(kept, axis=axis)
-        return ValuesIndices(values, Tensor._wrap(np.asarray(indices)))
+        return ValuesIndices(values, Tensor._wrap(as_array(indices)))
 
     values_and_indices.__name__ = fn.__name__
     values_and_indices.__doc__ = (fn.__doc__ or "") + (" With ``dim=`` (PyTorch's spelling): a ``(values, indices)`` "

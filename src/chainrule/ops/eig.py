@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import xp_of
 from ._define import is_complex, raw, shape_of
 from .declare import implements
 from .linalg_common import require_square
@@ -28,7 +29,7 @@ def _swap(x: Any) -> Any:
 def _gaps(w: Any) -> Any:
     """F[i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it."""
     n = shape_of(w)[-1]
-    eye = np.eye(n, dtype=bool)
+    eye = xp_of(raw(w)).eye(n, dtype=bool)
     diff = np.expand_dims(w, -2) - np.expand_dims(w, -1)
     return np.where(eye, 0.0, 1.0 / np.where(eye, 1.0, diff))
 
@@ -37,7 +38,7 @@ def _largest(v: Any) -> np.ndarray:
     """One-hot mask of each column's largest entry (the one LAPACK makes real)."""
     vals = np.abs(raw(v))
     k = np.argmax(vals, axis=-2)
-    return np.arange(vals.shape[-2])[:, None] == np.expand_dims(k, -2)
+    return xp_of(vals).arange(vals.shape[-2])[:, None] == np.expand_dims(k, -2)
 
 
 def _vectors_tangent(v: Any, dv: Any) -> Any:
@@ -76,7 +77,7 @@ def _eig_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
             gv = gv - v * np.sum(gv * v, axis=-2, keepdims=True)
         part = vinv_t @ (_gaps(w) * (_swap(v) @ gv)) @ _swap(v)
         total = part if total is None else total + part
-    return np.zeros(np.shape(raw(v)), dtype=np.result_type(raw(v))) if total is None else total
+    return xp_of(raw(v)).zeros(np.shape(raw(v)), dtype=np.result_type(raw(v))) if total is None else total
 
 
 # one primitive, two outputs (w, v) sharing one node; the rules read the outputs only

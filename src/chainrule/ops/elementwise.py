@@ -21,11 +21,13 @@ import numpy as np
 from .. import scalar_rules
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import REGISTRY, Primitive, apply
+from ..core.device import OFF_HOST
 from ..core.sweep import passthrough
 from ._define import is_complex, raw, wrap_like
 from .declare import declare_function, elementwise_op, linear_op, primitive_op
 from .gauss import erf as _gauss_erf
 from .selection_rules import selected, selects
+from .special_device import SPECIAL
 
 # -- arithmetic (linear parts written out, so no multiplication by 1 is done; ``passthrough``: the sweep skips the call)
 add = primitive_op(
@@ -273,7 +275,7 @@ declare_function(where, primitive=_where, numpy=np.where, cases="none")
 
 
 def _clip_d(ans: Any, x: Any, lo: Any, hi: Any) -> Any:
-    inside = np.ones(np.shape(x), dtype=bool)
+    inside = np.ones_like(raw(x), dtype=bool)  # (where x is: the host or a device)
     if lo is not None:
         inside = inside & (x >= lo)
     if hi is not None:
@@ -391,6 +393,8 @@ signbit = _boolean(np.signbit)
 
 # -- the error function: vectorised NumPy (ops/gauss.py), no SciPy, no per-entry Python ----------
 def _erf_fn(x: Any) -> Any:
+    if x.__class__ in OFF_HOST:  # a device's array: the device's own erf (cupyx.scipy.special.erf on a GPU)
+        return SPECIAL.erf(x)
     if not np.iscomplexobj(x):
         return _gauss_erf(x)
     try:  # the series above is for real numbers; SciPy's erf takes complex ones

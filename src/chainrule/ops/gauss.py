@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array, contiguous
 from ._parallel import for_blocks, num_threads
 
 _P = 0.5  # t = 1 / (1 + _P z)
@@ -40,7 +41,7 @@ _SQRT_HALF = 1.0 / math.sqrt(2.0)
 
 def _float64(x: Any) -> tuple[np.ndarray, np.dtype]:
     """x in float64, and the dtype to give the result (float32 stays float32, integers become float64)."""
-    x = np.asarray(x)
+    x = as_array(x)
     out = x.dtype if x.dtype.kind == "f" and x.dtype.itemsize >= 4 else np.dtype(np.float64)
     return x.astype(np.float64, copy=False).reshape(-1), out  # 1-d, so every step can work in place
 
@@ -138,7 +139,7 @@ _K = _F(_INV_SQRT_2PI)
 
 
 def _flat(x: np.ndarray) -> np.ndarray:
-    return x.reshape(-1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(-1)
+    return x.reshape(-1) if x.flags.c_contiguous else contiguous(x).reshape(-1)
 
 
 def _gaussian(xc: np.ndarray, out: np.ndarray) -> np.ndarray:

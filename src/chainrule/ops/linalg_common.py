@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import batching as _batching
+from ..core.device import xp_of
 from . import elementwise
 from ._define import conj, is_complex, raw, shape_of
 
@@ -63,13 +64,13 @@ def diag_part(m: Any) -> Any:
 def diag_embed(v: Any) -> Any:
     """Diagonal matrices with ``v`` (..., n) on their diagonals."""
     n = np.shape(v)[-1]
-    return np.expand_dims(v, -1) * np.eye(n, dtype=np.result_type(raw(v)))
+    return np.expand_dims(v, -1) * xp_of(raw(v)).eye(n, dtype=np.result_type(raw(v)))
 
 
 def inverse_gaps(w: Any) -> Any:
     """F[..., i, j] = 1 / (w[j] - w[i]) off the diagonal, 0 on it (inf where two values are equal)."""
     gaps = np.expand_dims(w, -2) - np.expand_dims(w, -1)
-    eye = np.eye(np.shape(w)[-1], dtype=bool)
+    eye = xp_of(raw(w)).eye(np.shape(w)[-1], dtype=bool)
     return np.where(eye, 0.0, 1 / np.where(eye, 1.0, gaps))
 
 
@@ -134,4 +135,4 @@ def require_full_rank(name: str, a: Any) -> None:
 
 def zeros_like_input(a: Any) -> np.ndarray:
     """A zero gradient for ``a`` (a plain array: constant, so nothing is recorded for it)."""
-    return np.zeros(np.shape(raw(a)), dtype=np.result_type(raw(a)))
+    return xp_of(raw(a)).zeros(np.shape(raw(a)), dtype=np.result_type(raw(a)))

@@ -46,6 +46,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from . import shape as shape_ops
 from ._define import conj, is_complex, np_attr, raw, shape_of
 from .contraction import matmul
@@ -155,7 +156,7 @@ def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
 def _check_phase_free(vtg: Any) -> None:
     """Complex eigenvectors are unique only up to a phase each; a loss that depends on those phases has no
     derivative (moving v_j to v_j e^(i t) changes it by t imag((V^T gV)_jj), which must be 0)."""
-    drift = np.imag(np.diagonal(np.asarray(raw(vtg)), axis1=-2, axis2=-1))
+    drift = np.imag(np.diagonal(as_array(raw(vtg)), axis1=-2, axis2=-1))
     if drift.size and np.max(np.abs(drift)) > 1e-8 * (1.0 + np.max(np.abs(raw(vtg)))):
         raise TypeError(
             "eigh: the derivative is not defined for complex eigenvectors through their phases: each eigenvector is "
@@ -285,14 +286,14 @@ def _svd_vjp_complex(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any,
         drift = 0.0
     if gu is not None:
         k_u = _T(u) @ gu
-        drift = np.imag(diag_part(np.asarray(raw(k_u))))
+        drift = np.imag(diag_part(as_array(raw(k_u))))
         inner = (f * (k_u - conj_transpose(k_u))) * row + diag_embed(1j * np.imag(diag_part(k_u)) / s)
         outside = gu / row
         parts.append(uc @ inner @ _T(v) + (outside - uc @ (_T(u) @ outside)) @ _T(v))
     if gvh is not None:
         x_v = conj_transpose(gvh)  # the cotangent of V
         k_v = _T(v) @ x_v
-        drift = drift + np.imag(diag_part(np.asarray(raw(k_v))))
+        drift = drift + np.imag(diag_part(as_array(raw(k_v))))
         inner = col * (f * (k_v - conj_transpose(k_v)))
         outside_h = conj_transpose(x_v / row)
         parts.append(uc @ inner @ _T(v) + uc @ (outside_h - (outside_h @ conj(v)) @ _T(v)))

@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
@@ -94,7 +95,7 @@ def _cofactors(ans: Any, a: Any) -> Any:
     n = shape_of(a)[-1]
     if n <= 1:
         return elementwise.add(elementwise.multiply(a, 0.0), 1.0)
-    inverse = _inverse_if_well_conditioned(np.asarray(raw(a)))
+    inverse = _inverse_if_well_conditioned(as_array(raw(a)))
     if inverse is not None:  # on Tensors the inverse is taken again, recorded (differentiable)
         return np.expand_dims(ans, (-2, -1)) * transpose_last(np.linalg.inv(a) if isinstance(a, Tensor) else inverse)
     if isinstance(a, Tensor):

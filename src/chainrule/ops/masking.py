@@ -16,12 +16,13 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from ..tensor import Tensor
 from ._define import implements, normalize_axis, raw
 
 
 def _bool_mask(name: str, mask: Any, shape: tuple[int, ...], what: str = "x") -> np.ndarray:
-    m = np.asarray(raw(mask))
+    m = as_array(raw(mask))
     if m.dtype != bool:
         raise TypeError(f"{name}: mask must be boolean, got dtype {m.dtype}; pass mask.astype(bool)")
     try:
@@ -35,7 +36,9 @@ def _bool_mask(name: str, mask: Any, shape: tuple[int, ...], what: str = "x") ->
 
 
 def _masked_fill_fn(x: Any, mask: np.ndarray, *, value: Any) -> Any:
-    return np.where(mask, np.asarray(value, dtype=np.result_type(x)), x)
+    dt = np.result_type(x)  # a number fills as a NumPy scalar: it goes with the values on any device
+    fill = dt.type(value) if isinstance(value, (int, float, complex, np.generic)) else as_array(value, dtype=dt)
+    return np.where(mask, fill, x)
 
 
 _masked_fill = Primitive("masked_fill", _masked_fill_fn)
@@ -56,7 +59,7 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
         >>> cr.masked_fill(np.array([1.0, 2.0]), np.array([True, False]), -np.inf)
         array([-inf,   2.])
     """
-    xr = raw(x) if isinstance(x, Tensor) else np.asarray(x)
+    xr = raw(x) if isinstance(x, Tensor) else as_array(x)
     m = _bool_mask("masked_fill", mask, np.shape(xr))
     if isinstance(value, Tensor):
         if value._requires_grad:
@@ -105,7 +108,7 @@ def masked_softmax(x: Any, mask: Any, dim: int = -1) -> Any:
         array([[0.5, 0.5, 0. ],
                [0. , 0. , 0. ]])
     """
-    xr = raw(x) if isinstance(x, Tensor) else np.asarray(x)
+    xr = raw(x) if isinstance(x, Tensor) else as_array(x)
     if xr.dtype.kind != "f":
         if isinstance(x, Tensor):
             raise TypeError(f"masked_softmax: x must be floating point, got {xr.dtype}")

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import contiguous
 from ._parallel import for_blocks
 from ._saved import Saved, on_values
 
@@ -84,7 +85,7 @@ def _rms_forward(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.n
 
 def _fast_grads(wanted: tuple[int, ...], g: np.ndarray, x: np.ndarray, w: Any, xhat: np.ndarray,
                 rstd: np.ndarray, axes: tuple[int, ...], centred: bool) -> dict[int, Any]:
-    g2 = np.ascontiguousarray(g).reshape(xhat.shape)
+    g2 = contiguous(g).reshape(xhat.shape)
     n, d = xhat.shape
     features = x.shape[x.ndim - len(axes):]
     dt = x.dtype.type

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import OFF_HOST, as_array, xp_of
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
@@ -41,7 +42,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     div = (num - 1) if endpoint else num
     delta = elementwise.subtract(stop, start)
     shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
-    steps = np.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
+    xp = next((xp_of(v) for v in (raw(start), raw(stop)) if v.__class__ in OFF_HOST), np)  # where the ends are
+    steps = xp.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
     if div > 0:
         step = elementwise.divide(delta, div)
         y = elementwise.add(elementwise.multiply(steps, step), start)
@@ -76,7 +78,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         raise TypeError(f"gradient: give one spacing, or one per axis ({len(axes)}), got {len(varargs)}")
     if any(isinstance(h, Tensor) and h._requires_grad for h in spacing):
         raise TypeError("gradient: spacings are constants here (not differentiable); pass NumPy numbers or arrays")
-    out = [_gradient_along(f, ax, np.asarray(raw(h), dtype=float), edge_order) for ax, h in zip(axes, spacing)]
+    out = [_gradient_along(f, ax, as_array(raw(h), dtype=float), edge_order) for ax, h in zip(axes, spacing)]
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -86,7 +88,7 @@ def _take(f: Any, ax: int, sl: slice) -> Any:
 
 def _shaped(w: Any, ax: int, nd: int) -> Any:
     """Weights along ``ax`` (1-D) shaped to broadcast against the slices of an nd array."""
-    w = np.asarray(w, dtype=float)
+    w = as_array(w, dtype=float)
     return w.reshape((-1,) + (1,) * (nd - ax - 1)) if w.ndim else w
 
 
@@ -146,9 +148,9 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
     those: a function is never evaluated, nor differentiated, where it does not apply)."""
     xv = raw(x)
     if isinstance(condlist, (list, tuple)):
-        conds = [np.asarray(raw(c), dtype=bool) for c in condlist]
+        conds = [as_array(raw(c), dtype=bool) for c in condlist]
     else:  # one array: a single condition, or a stack of them (one more dimension than x)
-        c = np.asarray(raw(condlist), dtype=bool)
+        c = as_array(raw(condlist), dtype=bool)
         conds = list(c) if c.ndim > np.ndim(xv) else [c]
     funcs = list(funclist)
     if len(funcs) == len(conds) + 1:  # the last one is the default, where no condition holds
@@ -166,7 +168,7 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
         else:
             piece = fn
         piece = shape_ops.broadcast_to(piece, (int(cond.sum()),)) if isinstance(piece, Tensor) else np.broadcast_to(
-            np.asarray(piece, dtype=np.result_type(out)), (int(cond.sum()),))
+            as_array(piece, dtype=np.result_type(out)), (int(cond.sum()),))
         # later conditions win where several hold (as in NumPy): clear the place, then put the piece there
         out = elementwise.add(elementwise.where(cond, 0.0, out), _place(piece, cond))
     return out
@@ -192,7 +194,7 @@ def apply_along_axis(func1d: Callable[..., Any], axis: int, arr: Any, *args: Any
     outs = [func1d(shape_ops.getitem(moved, idx), *args, **kwargs) for idx in np.ndindex(*lead)]
     if not outs:
         raise ValueError("apply_along_axis: cannot apply a function to an empty array")
-    pieces = [o if isinstance(o, Tensor) else np.asarray(o) for o in outs]
+    pieces = [o if isinstance(o, Tensor) else as_array(o) for o in outs]
     out_shape = np.shape(raw(pieces[0]))
     stacked = shape_ops.reshape(shape_ops.stack(pieces), lead + out_shape)
     # the result's own axes go where ``axis`` was

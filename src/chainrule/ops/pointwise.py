@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import elementwise
 from ._define import is_complex, raw, wrap_like
@@ -120,7 +121,7 @@ def _to_float64(x: Any) -> Any:
     dtype = np.result_type(raw(x), np.float64)
     if hasattr(x, "_requires_grad"):
         return x if x._data.dtype == dtype else astype(x, dtype)
-    return np.asarray(x, dtype=dtype)
+    return as_array(x, dtype=dtype)
 
 
 @implements(np.fabs)

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array, xp_of
 from ._define import raw, shape_of
 from .contraction import matmul
 from .convolution import as_float_input, batched, conv_primitive, pad_or_crop, tuple_arg, windows
@@ -84,7 +85,7 @@ def _max_pool(name: str, d: int, input: Any, kernel_size: Any, stride: Any, padd
     x, unbatched = batched(name, as_float_input(input), d)
     kernel, stride_t, pad, dil, out = _geometry(name, x, d, kernel_size, stride, padding, dilation, ceil_mode)
     sx = shape_of(x)
-    xr = np.asarray(raw(x))
+    xr = as_array(raw(x))
     idx = _argmax_positions(xr, kernel, stride_t, _pads(sx[2:], kernel, stride_t, pad, dil, out), dil, out)
     flat = reshape(x, (sx[0], sx[1], -1))
     y = reshape(np.take_along_axis(flat, idx.reshape(sx[0], sx[1], -1), axis=2), (sx[0], sx[1], *out))
@@ -146,7 +147,7 @@ def _avg_pool(name: str, d: int, input: Any, kernel_size: Any, stride: Any, padd
     sx = shape_of(x)
     dt = np.result_type(raw(x))
     planes = reshape(x, (sx[0] * sx[1], 1, *sx[2:]))
-    ones = np.ones((1, 1, *kernel), dtype=dt)
+    ones = xp_of(raw(x)).ones((1, 1, *kernel), dtype=dt)
     sums = conv_primitive(planes, ones, stride=stride_t, padding=_pads(sx[2:], kernel, stride_t, pad, dil, out),
                           dilation=dil, groups=1)
     if divisor_override is not None:
@@ -154,7 +155,8 @@ def _avg_pool(name: str, d: int, input: Any, kernel_size: Any, stride: Any, padd
             raise ValueError(f"{name}: divisor_override must be a non-zero number, got {divisor_override!r}")
         y = sums / dt.type(divisor_override)
     else:
-        y = sums / _divisors(sx[2:], kernel, stride_t, pad, out, count_include_pad).astype(dt)
+        divisors = _divisors(sx[2:], kernel, stride_t, pad, out, count_include_pad).astype(dt)
+        y = sums / xp_of(raw(x)).asarray(divisors)  # (a small copy to the device, where x is on one)
     return _unbatch(reshape(y, (sx[0], sx[1], *out)), unbatched)
 
 

@@ -88,7 +88,7 @@ def _others_product(x: Any, axis: tuple[int, ...] | None) -> Any:
     moved = np.transpose(x, keep + list(axes))
     shape = np.shape(moved)
     before, after = exclusive_products(moved.reshape(shape[: len(keep)] + (-1,)))
-    return np.transpose((before * after).reshape(shape), np.argsort(keep + list(axes)))
+    return np.transpose((before * after).reshape(shape), tuple(np.argsort(keep + list(axes)).tolist()))
 
 
 def _prod_partials(ans: Any, x: Any, axis: Any, keepdims: bool) -> Any:

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
@@ -46,7 +47,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
         raise ValueError("select: needs at least one condition")
     result = default
     for cond, choice in reversed(list(zip(condlist, choicelist, strict=False))):
-        c = np.asarray(raw(cond))
+        c = as_array(raw(cond))
         if c.dtype != bool:
             raise TypeError(f"select: conditions must be boolean arrays, got dtype {c.dtype}")
         result = elementwise.where(c, choice, result)
@@ -58,7 +59,7 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
 def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None = None,
                neginf: float | None = None) -> Any:
     """NaN and infinities replaced by numbers; replaced entries get zero gradient, the others 1."""
-    d = np.asarray(raw(x))
+    d = as_array(raw(x))
     if d.dtype.kind not in "fc":  # nothing to replace; a copy all the same (as PyTorch), unless copy=False
         return shape_ops.copy(x) if copy and isinstance(x, Tensor) else x
     info = np.finfo(d.dtype)
@@ -73,7 +74,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: float = 0.0, posinf: float | None
     method={"compress": lambda self, condition, axis=None: compress(condition, self, axis)})
 def compress(condition: Any, a: Any, axis: int | None = None) -> Any:
     """Slices along ``axis`` where ``condition`` holds (of the flattened array when None)."""
-    idx = np.flatnonzero(np.asarray(raw(condition)))
+    idx = np.flatnonzero(as_array(raw(condition)))
     if axis is None:
         return shape_ops.take(shape_ops.ravel(a), idx)
     return shape_ops.take(a, idx, axis=axis)
@@ -94,10 +95,10 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     """
     if period is not None:
         raise NotImplementedError("interp: 'period' is not supported on Tensors")
-    knots = np.asarray(raw(xp), dtype=float)
+    knots = as_array(raw(xp), dtype=float)
     if knots.ndim != 1 or shape_of(fp) != knots.shape or knots.size == 0:
         raise ValueError(f"interp: xp and fp must be 1-D of one length, got shapes {knots.shape} and {shape_of(fp)}")
-    xr = np.asarray(raw(x))
+    xr = as_array(raw(x))
     n = knots.size
     if n == 1:
         y = shape_ops.take(fp, np.zeros(xr.shape, dtype=int))

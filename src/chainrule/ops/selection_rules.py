@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
+
 
 def selects(d: Callable[..., Any]) -> Callable[..., Any]:
     """Mark a local derivative that is a selector (0/1 mask, or 0 / 0.5 / 1 at ties): it is applied with
@@ -34,7 +36,7 @@ def selected(g: Any, weight: Any) -> Any:
     A finite ``g`` (an array) takes the product: NumPy's ``where`` with a random mask is ~12x slower than the
     product on a (256, 512) float32 gradient, and the result is the same but for the sign of a zero.
     """
-    w = np.asarray(weight)
+    w = weight._data if hasattr(weight, "_requires_grad") else as_array(weight)  # a Tensor's values: a constant mask
     if g.__class__ is np.ndarray and np.isfinite(g).all():
         return g * w
     if w.dtype == bool:

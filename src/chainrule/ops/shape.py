@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array, xp_of
 from ..core.sparse import SliceGrad
 from ..tensor import Tensor
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
@@ -18,7 +19,8 @@ _reshape = linear_primitive("reshape", lambda x, shape: np.reshape(x, shape),
                             lambda g, ans, x, shape: g.reshape(np.shape(x)))
 _transpose = linear_primitive(
     "transpose", lambda x, axes: np.transpose(x, axes),
-    lambda g, ans, x, axes: g.transpose(np.argsort(axes)) if axes is not None else g.transpose(), reads=(),
+    lambda g, ans, x, axes: g.transpose(tuple(np.argsort(axes).tolist())) if axes is not None else g.transpose(),
+    reads=(),
 )
 # Summing the gradient back to the input's shape is done once, for every op, by the engine.
 _broadcast_to = linear_primitive("broadcast_to", lambda x, shape: np.broadcast_to(x, shape),
@@ -333,7 +335,7 @@ def _scatter_fn(g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
     if (type(index) is np.ndarray and index.dtype.kind in "iu" and index.size > 64 and len(shape) >= 1
             and type(g) is np.ndarray and g.shape == index.shape + tuple(shape[1:])):
         return _scatter_rows(g, index, shape)  # integer rows (an embedding's gradient)
-    out = np.zeros(shape, dtype=np.result_type(g))
+    out = xp_of(raw(g)).zeros(shape, dtype=np.result_type(g))  # where g is (the host or a device)
     if _is_basic(index):
         out[index] = g
     else:
@@ -359,7 +361,7 @@ def _raw_index(index: Any) -> Any:
         return tuple(_raw_index(i) for i in index)
     index = raw(index)
     if isinstance(index, list):
-        index = np.asarray([raw(i) for i in index])
+        index = as_array([raw(i) for i in index])
     return index
 
 
@@ -387,7 +389,7 @@ def take(x: Any, indices: Any, axis: int | None = None, out: Any = None, mode: s
         raise ValueError(f"take: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     if mode != "raise":  # the positions NumPy reads, found by NumPy on the positions themselves
         size = int(np.prod(shape_of(x))) if axis is None else shape_of(x)[normalize_axis(axis, ndim_of(x))[0]]
-        idx = np.take(np.arange(size), np.asarray(idx), mode=mode)
+        idx = np.take(np.arange(size), as_array(idx), mode=mode)
     if axis is None:
         return getitem(ravel(x), idx)
     axis = normalize_axis(axis, ndim_of(x))[0]
@@ -397,7 +399,7 @@ def take(x: Any, indices: Any, axis: int | None = None, out: Any = None, mode: s
 def _index_array(indices: Any) -> Any:
     """An integer index as an array; a batched one (under vmap) stays batched, as getitem takes it."""
     idx = raw(indices)
-    return idx if hasattr(idx, "ndim") and not isinstance(idx, (int, float)) else np.asarray(idx)
+    return idx if hasattr(idx, "ndim") and not isinstance(idx, (int, float)) else as_array(idx)
 
 
 @implements(np.take_along_axis)

@@ -26,10 +26,12 @@ except ImportError as e:  # pragma: no cover - exercised without SciPy
     raise ImportError("chainrule.special needs SciPy: pip install chainrule[scipy]") from e
 
 from ..autodiff.primitive import Primitive
+from ..core.device import as_array
 from . import elementwise, reductions
 from . import shape as shape_ops
 from ._define import raw
 from .declare import elementwise_op, implements
+from .special_device import SPECIAL as _dsc
 
 _SQRT_PI = math.sqrt(math.pi)
 _SQRT_2PI = math.sqrt(2 * math.pi)
@@ -39,7 +41,7 @@ erf = implements(_sc.erf)(elementwise.erf)
 
 
 def _polygamma_fn(x: Any, n: int) -> Any:
-    return _sc.digamma(x) if n == 0 else _sc.polygamma(n, x)
+    return _dsc.digamma(x) if n == 0 else _dsc.polygamma(n, x)
 
 
 _polygamma = Primitive("polygamma", _polygamma_fn)
@@ -49,7 +51,7 @@ _polygamma.no_complex("SciPy's polygamma takes real arguments only")
 
 # Elementwise functions of one argument: one declaration each (ops/declare.py), public in chainrule.special.
 gammaln = elementwise_op(
-    "gammaln", _sc.gammaln, lambda ans, x: _polygamma(x, n=0), numpy=_sc.gammaln, namespaces=("special",),
+    "gammaln", _dsc.gammaln, lambda ans, x: _polygamma(x, n=0), numpy=_sc.gammaln, namespaces=("special",),
     domain="(0,4)", torch="torch.lgamma", doc="""log|Gamma(x)|; derivative digamma(x).
 
     Example:
@@ -58,26 +60,26 @@ gammaln = elementwise_op(
         >>> round(cr.grad(special.gammaln)(1.0), 6)  # -Euler's gamma
         -0.577216
     """)
-gamma = elementwise_op("gamma", _sc.gamma, lambda ans, x: ans * _polygamma(x, n=0), numpy=_sc.gamma,
+gamma = elementwise_op("gamma", _dsc.gamma, lambda ans, x: ans * _polygamma(x, n=0), numpy=_sc.gamma,
                        namespaces=("special",), domain="(0,3)",
                        doc="The Gamma function; derivative gamma(x) * digamma(x).")
-erfc = elementwise_op("erfc", _sc.erfc, lambda ans, x: (-2 / _SQRT_PI) * np.exp(-(x * x)), numpy=_sc.erfc,
+erfc = elementwise_op("erfc", _dsc.erfc, lambda ans, x: (-2 / _SQRT_PI) * np.exp(-(x * x)), numpy=_sc.erfc,
                       namespaces=("special",), domain="real", torch="torch.erfc",
                       doc="1 - erf(x), accurate for large x.")
-erfinv = elementwise_op("erfinv", _sc.erfinv, lambda ans, x: (_SQRT_PI / 2) * np.exp(ans * ans), numpy=_sc.erfinv,
+erfinv = elementwise_op("erfinv", _dsc.erfinv, lambda ans, x: (_SQRT_PI / 2) * np.exp(ans * ans), numpy=_sc.erfinv,
                         namespaces=("special",), domain="(-1,1)", torch="torch.erfinv",
                         doc="Inverse of erf on (-1, 1).")
-erfcinv = elementwise_op("erfcinv", _sc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * np.exp(ans * ans),
+erfcinv = elementwise_op("erfcinv", _dsc.erfcinv, lambda ans, x: (-_SQRT_PI / 2) * np.exp(ans * ans),
                          numpy=_sc.erfcinv, namespaces=("special",), domain="(0,2)", doc="Inverse of erfc on (0, 2).")
-logit = elementwise_op("logit", _sc.logit, lambda ans, x: 1 / (x * (1 - x)), numpy=_sc.logit, namespaces=("special",),
+logit = elementwise_op("logit", _dsc.logit, lambda ans, x: 1 / (x * (1 - x)), numpy=_sc.logit, namespaces=("special",),
                        domain="(0,1)", torch="torch.logit", doc="log(x / (1 - x)), the inverse of expit.")
-ndtr = elementwise_op("ndtr", _sc.ndtr, lambda ans, x: np.exp(-(x * x) / 2) / _SQRT_2PI, numpy=_sc.ndtr,
+ndtr = elementwise_op("ndtr", _dsc.ndtr, lambda ans, x: np.exp(-(x * x) / 2) / _SQRT_2PI, numpy=_sc.ndtr,
                       namespaces=("special",), domain="(-3,3)", torch="torch.special.ndtr",
                       doc="The standard normal CDF.")
-log_ndtr = elementwise_op("log_ndtr", _sc.log_ndtr, lambda ans, x: np.exp(-(x * x) / 2 - ans) / _SQRT_2PI,
+log_ndtr = elementwise_op("log_ndtr", _dsc.log_ndtr, lambda ans, x: np.exp(-(x * x) / 2 - ans) / _SQRT_2PI,
                           numpy=_sc.log_ndtr, namespaces=("special",), domain="(-5,3)", torch="torch.special.log_ndtr",
                           doc="log of the standard normal CDF, accurate far in the left tail.")
-ndtri = elementwise_op("ndtri", _sc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans * ans / 2), numpy=_sc.ndtri,
+ndtri = elementwise_op("ndtri", _dsc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(ans * ans / 2), numpy=_sc.ndtri,
                        namespaces=("special",), domain="(0,1)", torch="torch.special.ndtri",
                        doc="Inverse of the standard normal CDF.")
 
@@ -109,7 +111,7 @@ def _both_zero(x: Any, y: Any, pole: float) -> np.ndarray:
     """Where x == 0 and y sits at the log's pole: only there is x / (y - pole) 0/0. Elsewhere at x == 0
     the ratio is 0 by itself and its derivative in x (1 / (y - pole)) must stay: masking every x == 0
     would drop that cross term of the Hessian."""
-    return (np.asarray(raw(x)) == 0) & (np.asarray(raw(y)) == pole)
+    return (as_array(raw(x)) == 0) & (as_array(raw(y)) == pole)
 
 
 def _where_x(x: Any, y: Any, value: Any, pole: float) -> Any:
@@ -127,19 +129,19 @@ def _log_in_x(g: Any, x: Any, y: Any, log: Any, pole: float) -> Any:
     """``g * log(y)`` (through the derivative of ``x * log(y)`` in x), 0 where x == 0 and y is at or past the
     pole, as PyTorch: there ``x * log(y)`` is 0 for every y. Selected, not multiplied (an infinite ``g`` there
     gives 0, as PyTorch's masked_fill), and ``y`` made safe first, so the rule's own derivative is 0 there."""
-    x_data, y_data = np.asarray(raw(x)), np.asarray(raw(y))
+    x_data, y_data = as_array(raw(x)), as_array(raw(y))
     masked = (x_data == 0) & (y_data <= pole)
     if not masked.any():
         return g * log(y)
     return np.where(masked, 0.0, g * log(np.where(masked, pole + 1.0, y)))
 
 
-_xlogy = Primitive("xlogy", _sc.xlogy)
+_xlogy = Primitive("xlogy", _dsc.xlogy)
 _xlogy.defvjp(lambda g, ans, x, y: _log_in_x(g, x, y, np.log, 0.0),
               lambda g, ans, x, y: g * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
 _xlogy.defjvp(lambda t, ans, x, y: _log_in_x(t, x, y, np.log, 0.0),
               lambda t, ans, x, y: t * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
-_xlog1py = Primitive("xlog1py", _sc.xlog1py)
+_xlog1py = Primitive("xlog1py", _dsc.xlog1py)
 _xlog1py.defvjp(
     lambda g, ans, x, y: _log_in_x(g, x, y, np.log1p, -1.0),
     lambda g, ans, x, y: g * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
@@ -166,7 +168,7 @@ def xlog1py(x: Any, y: Any) -> Any:
 @implements(_sc.entr, namespaces=("special",))
 def entr(x: Any) -> Any:
     """-x log x for x > 0, 0 at 0, -inf for x < 0."""
-    d = np.asarray(raw(x))
+    d = as_array(raw(x))
     out = elementwise.negative(xlogy(x, elementwise.where(d > 0, x, 1.0)))
     return elementwise.where(d < 0, -np.inf, out) if (d < 0).any() else out
 
@@ -195,7 +197,7 @@ def multigammaln(a: Any, d: int) -> Any:
 def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:
     """log|sum(b * exp(a))| over ``axis``, stably, as SciPy's: ``b`` scales the terms; with ``return_sign=True``
     the result is ``(log|sum|, sign(sum))``, and without it a negative sum gives NaN."""
-    if b is not None and np.any(np.asarray(raw(b)) < 0):
+    if b is not None and np.any(as_array(raw(b)) < 0):
         return _signed_logsumexp(a, b, axis, keepdims, return_sign)
     if b is not None:
         a = elementwise.add(a, elementwise.log(b))
@@ -206,11 +208,11 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
 def _signed_logsumexp(a: Any, b: Any, axis: Any, keepdims: bool, return_sign: bool) -> Any:
     """Weights of both signs: log|S| with S = sum(b exp(a - m)) + m, m the (constant) largest entry, so that
     d log|S| = dS / S carries the sign; the sign itself is locally constant."""
-    shift = np.max(np.asarray(raw(a)) + np.zeros(np.shape(raw(b))), axis=axis, keepdims=True)
+    shift = np.max(as_array(raw(a)) + np.zeros(np.shape(raw(b))), axis=axis, keepdims=True)
     shift = np.where(np.isfinite(shift), shift, 0.0)
     total = reductions.sum(elementwise.multiply(b, elementwise.exp(elementwise.subtract(a, shift))), axis=axis,
                            keepdims=True)
-    sign = np.sign(np.asarray(raw(total)))
+    sign = np.sign(as_array(raw(total)))
     out = elementwise.add(elementwise.log(elementwise.abs(total)), shift)
     if not keepdims:
         kept = tuple(range(np.ndim(raw(out)))) if axis is None else axis

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
@@ -62,7 +63,7 @@ def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
 def _real_float(a: Any) -> np.dtype:
     """The real floating dtype of ``a``'s values (float32 stays float32; integers give float64)."""
     values = raw(a)
-    dt = values.dtype if hasattr(values, "dtype") else np.asarray(values).dtype  # (a vmap value has one too)
+    dt = values.dtype if hasattr(values, "dtype") else as_array(values).dtype  # (a vmap value has one too)
     return np.finfo(dt).dtype if dt.kind in "fc" else np.dtype(np.float64)
 
 
@@ -131,7 +132,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     """
     if weights is None:
         avg = reductions.mean(a, axis=axis, keepdims=keepdims)
-        total = np.asarray(np.size(raw(a)) / max(np.size(raw(avg)), 1), dtype=np.result_type(raw(avg)))
+        total = as_array(np.size(raw(a)) / max(np.size(raw(avg)), 1), dtype=np.result_type(raw(avg)))
     else:
         w = weights
         if shape_of(w) != shape_of(a):
@@ -168,7 +169,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     if method not in _QUANTILE_METHODS or kw.get("weights") is not None:
         raise NotImplementedError(f"quantile: method must be one of {_QUANTILE_METHODS} (without weights), got "
                                   f"{method!r}")
-    qs = np.asarray(raw(q), dtype=float)
+    qs = as_array(raw(q), dtype=float)
     if np.any(qs < 0) or np.any(qs > 1):
         raise ValueError(f"quantile: q must be in [0, 1], got {raw(q)!r}")
     nd = ndim_of(a)
@@ -219,7 +220,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_inpu
 
 def _percent(q: Any) -> Any:
     """q / 100, keeping a Tensor q traced (quantiles are differentiable in q)."""
-    return elementwise.divide(q, 100.0) if isinstance(q, Tensor) else np.asarray(q, dtype=float) / 100
+    return elementwise.divide(q, 100.0) if isinstance(q, Tensor) else as_array(q, dtype=float) / 100
 
 
 @implements(np.median)

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import check_cpu
+from ..core.device import as_array, registered
 from ..core.traces import reads_values
 from ..tensor import Tensor
-from . import arrays, elementwise, tie_order
+from . import arrays, device_ops, elementwise, tie_order
 from . import shape as shape_ops
 from ._define import raw
 from .declare import tensor_method
@@ -38,7 +38,7 @@ def _value_method(np_fn: Any, name: str, as_tensor: bool = False) -> Any:
         axis, keepdims = resolve_dim(name, axis, dim, keepdims, keepdim)
         out = np_fn(self._data, axis=axis, keepdims=keepdims, **kw)
         if as_tensor and not numpy_methods():  # PyTorch's t.argmax(dim=1): an int64 Tensor (pred.eq(y), .float())
-            return Tensor._wrap(np.asarray(out))
+            return Tensor._wrap(as_array(out))
         return out
 
     method.__name__ = name
@@ -179,15 +179,22 @@ def _dtype_of(x: Any) -> Any:
 
 @tensor_method("to")
 def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bool = False, **kw: Any) -> Any:
-    """PyTorch's ``to``: ``to(dtype)``, ``to("cpu")``, ``to(other_tensor)``; chainrule runs on the CPU only."""
+    """PyTorch's ``to``: ``to(dtype)``, ``to("cuda")``, ``to(device, dtype)``, ``to(other_tensor)`` (its device and
+    dtype); a move between devices is differentiable (see ``chainrule.ops.device_ops``)."""
+    kw.pop("non_blocking", None)
     if kw:
         raise TypeError(f"to: chainrule does not support the keyword(s) {sorted(kw)} of Tensor.to")
     for a in args:
-        if isinstance(a, str) and a.split(":")[0] in ("cpu", "cuda", "mps", "xpu", "meta") or _is_device(a):
+        if isinstance(a, str) and a.split(":")[0] in _device_names() or _is_device(a):
             device = a
+        elif isinstance(a, Tensor):
+            dtype, device = a.dtype, a.device
         else:
             dtype = a
-    check_cpu("to", device)
+    if device is not None:
+        moved_self = device_ops.moved(self, device)
+        if moved_self is not self:
+            self, copy = moved_self, False
     if dtype is None:
         return shape_ops.copy(self) if copy else self
     dt = _dtype_of(dtype)
@@ -200,10 +207,8 @@ def _is_device(a: Any) -> bool:
     return type(a).__name__ in ("device", "Device")  # PyTorch's, or chainrule's t.device
 
 
-@tensor_method("cuda")
-def cuda(self: Tensor, *args: Any, **kw: Any) -> Any:
-    """Not available: chainrule runs on the CPU (NumPy) only."""
-    raise RuntimeError("cuda(): chainrule runs on the CPU (NumPy) only; there is no GPU to move the Tensor to")
+def _device_names() -> set[str]:
+    return {"cpu", "cuda", "mps", "xpu", "meta", *registered()}
 
 
 def stable_order(data: np.ndarray, axis: Any, descending: bool) -> np.ndarray:
@@ -246,7 +251,7 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
         return np.zeros((), dtype=np.int64)
     if kind is not None or axis is None:  # NumPy's argsort (a kind named, or the flattened array)
         return np.argsort(raw(self), axis=axis, kind=kind) if not descending else stable_order(raw(self), axis, True)
-    return torch_order(np.asarray(raw(self)), axis, descending, bool(stable))
+    return torch_order(as_array(raw(self)), axis, descending, bool(stable))
 
 
 @tensor_method("repeat_interleave")
@@ -280,9 +285,8 @@ def clone(self: Tensor) -> Any:
 
 
 @tensor_method("contiguous")
-@tensor_method("cpu")
 def itself(self: Tensor) -> Tensor:
-    """The tensor itself (PyTorch's ``contiguous()`` and ``cpu()``: NumPy arrays on the CPU already are)."""
+    """The tensor itself (PyTorch's ``contiguous()``)."""
     return self
 
 

@@ -19,7 +19,8 @@ _BLOCKED_FROM = 2 * BLOCK  # smaller arrays: one NumPy expression (the blocks wo
 def axpy(a: float, x: np.ndarray, y: np.ndarray) -> None:
     """``y += a * x``, in place on ``y`` (same shape and dtype for the blocked path)."""
     n = y.size
-    if n < _BLOCKED_FROM or x.dtype != y.dtype or not (y.flags.c_contiguous and x.flags.c_contiguous):
+    if (n < _BLOCKED_FROM or x.dtype != y.dtype or y.__class__ is not np.ndarray
+            or not (y.flags.c_contiguous and x.flags.c_contiguous)):  # (a device's array: its own kernel)
         y += a * x
         return
     xf, yf = x.reshape(-1), y.reshape(-1)

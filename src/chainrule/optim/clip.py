@@ -45,9 +45,10 @@ def _total(grads: list[tuple[Slot, np.ndarray]], p: float) -> float:
     if not grads:
         return 0.0
     if math.isinf(p):
-        return float(max(np.max(np.abs(g)) if g.size else 0.0 for _, g in grads))
-    if p == 2.0:
-        return math.sqrt(sum(float(np.dot(g.ravel(), g.ravel())) for _, g in grads))
+        return float(max(float(np.max(np.abs(g))) if g.size else 0.0 for _, g in grads))
+    if p == 2.0:  # summed where the gradients are (in float64), read once: one host sync, not one per parameter
+        squares = [np.dot(g.ravel(), g.ravel()).astype(np.float64) for _, g in grads]
+        return math.sqrt(float(sum(squares[1:], squares[0])))
     if p <= 0:
         raise ValueError(f"clip_grad_norm_: norm_type must be positive or inf, got {p}")
     return float(sum(float(np.sum(np.abs(g) ** p)) for _, g in grads) ** (1.0 / p))

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array, is_off_host, move, of
 from ..core.state import enable_grad
 from ..tensor import Tensor
 from . import rules
@@ -132,7 +133,7 @@ class Optimizer:
                     if grad is None:
                         continue
                     if grad.__class__ is not ndarray:
-                        grad = grad._data if isinstance(grad, Tensor) else np.asarray(grad)
+                        grad = grad._data if isinstance(grad, Tensor) else as_array(grad)
                     if grad.shape != value.shape:
                         raise ValueError(
                             f"{type(self).__name__}: the gradient of parameter {i} has shape {grad.shape} but the "
@@ -169,7 +170,8 @@ class Optimizer:
         state: dict[int, dict[str, Any]] = {}
         for (i, _slot, _group) in self._all_slots():
             if i in self.state:
-                state[i] = {k: (v.copy() if isinstance(v, np.ndarray) else v) for k, v in self.state[i].items()}
+                state[i] = {k: (v.copy() if isinstance(v, np.ndarray) else of(v).to_host(v) if is_off_host(v) else v)
+                            for k, v in self.state[i].items()}  # host arrays: a checkpoint loads on any device
         start = 0
         for group, slots in zip(self.param_groups, self._slots, strict=False):
             packed = {k: (list(v) if isinstance(v, tuple) else v) for k, v in group.items() if k != "params"}
@@ -205,13 +207,15 @@ class Optimizer:
             slot = slots_by_index[i]
             restored = {}
             for key, v in entry.items():
+                if is_off_host(v):
+                    v = of(v).to_host(v)
                 if isinstance(v, np.ndarray) and v.ndim > 0:
                     if v.shape != slot.shape:
                         raise ValueError(
                             f"{name}.load_state_dict: state '{key}' of parameter {i} has shape {v.shape} but the "
                             f"parameter has shape {slot.shape}"
                         )
-                    v = v.astype(slot.dtype, copy=True)
+                    v = move(v.astype(slot.dtype, copy=True), of(slot.value()))  # on its parameter's device
                 elif isinstance(v, np.ndarray):
                     v = v.item()
                 restored[key] = v

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..nn.parameter import Parameter
 from ..scalar import Scalar
 from ..tensor import Tensor
@@ -65,7 +66,7 @@ class ScalarVector:
             for s in self.scalars:
                 s.grad = 0.0
             return
-        values = (g._data if isinstance(g, Tensor) else np.asarray(g)).tolist()
+        values = (g._data if isinstance(g, Tensor) else as_array(g)).tolist()
         for s, v in zip(self.scalars, values, strict=True):
             s.grad = v
 
@@ -106,7 +107,7 @@ class Slot:
         g = self.param.grad
         if g is None or g.__class__ is np.ndarray:
             return g
-        return g._data if isinstance(g, Tensor) else np.asarray(g)
+        return g._data if isinstance(g, Tensor) else as_array(g)
 
     def set_grad(self, g: np.ndarray) -> None:
         """Replace the gradient (a new array: gradients may share memory, so never scale them in place)."""

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _pytree
 from ..autodiff import backprop
 from ..core import state
+from ..core.device import as_array
 from ..scalar import Scalar
 from ..tensor import Tensor
 
@@ -69,7 +70,7 @@ def _as_array(x: Any, what: str) -> np.ndarray:
         return x._data
     if x is None or isinstance(x, (str, bytes)):
         raise TypeError(f"{what}: inputs must be numbers or arrays, got {type(x).__name__}")
-    arr = np.asarray(x)
+    arr = as_array(x)
     if arr.dtype.kind not in "biufc":
         raise TypeError(f"{what}: inputs must be numbers or arrays of numbers, got dtype {arr.dtype}")
     return arr
@@ -108,7 +109,7 @@ def _output(value: Any, like: Any = None, avoid: Sequence[np.ndarray] = ()) -> A
         value = value._data
     if isinstance(value, Scalar):
         value = value.data
-    arr = np.asarray(value)
+    arr = as_array(value)
     if arr.ndim == 0 and isinstance(like, (int, float, complex, Scalar, np.generic)):
         return arr.item() if arr.dtype.kind in "fiubc" else arr
     if any(np.may_share_memory(arr, a) for a in avoid):
@@ -177,7 +178,7 @@ def _check_leaves(leaves: list[Any], out: Any, name: str) -> None:
         if isinstance(leaf, (Tensor, Scalar)):
             continue
         try:
-            ok = np.asarray(leaf).dtype.kind in "biufc"
+            ok = as_array(leaf).dtype.kind in "biufc"
         except (TypeError, ValueError):
             ok = False
         if not ok:
@@ -197,7 +198,7 @@ def _as_tensor(out: Any, name: str) -> Tensor | None:
     if isinstance(out, Scalar):
         out = out.data
     try:
-        ok = np.asarray(out).dtype.kind in "biufc"
+        ok = as_array(out).dtype.kind in "biufc"
     except (TypeError, ValueError):
         ok = False
     if not ok:
@@ -206,7 +207,7 @@ def _as_tensor(out: Any, name: str) -> Tensor | None:
 
 
 def _kind(x: Any) -> str:
-    return np.asarray(x._data if isinstance(x, Tensor) else x.data if isinstance(x, Scalar) else x).dtype.kind
+    return as_array(x._data if isinstance(x, Tensor) else x.data if isinstance(x, Scalar) else x).dtype.kind
 
 
 def _check_inputs(name: str, holomorphic: bool, fresh: list[Tensor]) -> None:

@@ -10,6 +10,7 @@ import numpy as np
 from .. import _pytree
 from ..autodiff import batching as _batching
 from ..core import state
+from ..core.device import as_array
 from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
@@ -85,7 +86,7 @@ def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
     if isinstance(t, Tensor):
         t = t if t._data.dtype == x._data.dtype else t.astype(x._data.dtype)
     else:
-        t = np.asarray(t, dtype=x._data.dtype)
+        t = as_array(t, dtype=x._data.dtype)
     x._tangents = dict(x._tangents or {})
     x._tangents[level] = t
     return x

@@ -11,6 +11,7 @@ import numpy as np
 from .. import _pytree
 from ..autodiff import batching as _batching
 from ..core import state
+from ..core.device import xp_of
 from ..core.memory import check_fits
 from ..ops.dim_args import numpy_methods_for
 from ..tensor import Tensor
@@ -35,11 +36,13 @@ from .forward import jvp
 from .reverse import grad
 
 
-def _basis(shape: tuple[int, ...], dtype: Any) -> Any:
-    """The one-hot arrays of ``shape``, one at a time (an identity matrix of them all could not fit)."""
+def _basis(shape: tuple[int, ...], dtype: Any, like: Any = None) -> Any:
+    """The one-hot arrays of ``shape``, one at a time (an identity matrix of them all could not fit), where
+    ``like`` is: the host or a device."""
     n = int(np.prod(shape))
+    xp = xp_of(like)
     for i in range(n):
-        e = np.zeros(n, dtype=dtype)
+        e = xp.zeros(n, dtype=dtype)
         e[i] = 1
         yield e.reshape(shape)
 
@@ -95,7 +98,8 @@ def jacrev(
                 _check_output("jacrev", holomorphic, out)
                 out_shape = np.shape(_as_array(out, "jacrev")) if t is None else t.shape
                 rows: list[list[Any]] = [[] for _ in fresh]
-                for seed in _basis(out_shape, t._data.dtype if t is not None else float):
+                dtype, like = (t._data.dtype, t._data) if t is not None else (float, None)
+                for seed in _basis(out_shape, dtype, like):
                     gs = _grads([t], [seed], fresh)
                     for r, g in zip(rows, gs):
                         r.append(g)
@@ -153,7 +157,7 @@ def jacfwd(
                 for j, leaf in enumerate(leaves):
                     arr = _float(_as_array(leaf, "jacfwd"))
                     cols: list[list[Any]] | None = None
-                    for e in _basis(arr.shape, arr.dtype):
+                    for e in _basis(arr.shape, arr.dtype, arr):
                         tangent_leaves = [
                             e if jj == j else np.zeros_like(_float(_as_array(lf, "jacfwd")))
                             for jj, lf in enumerate(leaves)

@@ -67,7 +67,7 @@ def value_and_grad(
             fresh = [x for _, _, xs in parts for x in xs]
             _check_inputs("grad", holomorphic, fresh)
             _check_output("grad", holomorphic, out if t is None else t)
-            seed = np.ones(t.shape, t._data.dtype) if holomorphic and t is not None else None
+            seed = np.ones_like(t._data) if holomorphic and t is not None else None
             flat = _grads([t], [seed], fresh)
             grads, k = [], 0
             given = _callers_arrays(args)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.device import as_array
 from ...core.state import no_grad
 from ...tensor import Tensor
 from ..declare import tensor_method
@@ -81,7 +82,7 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: A
 def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
     """PyTorch's ``count_nonzero``: how many entries are not zero (over ``dim``, all by default), as int64."""
     axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
-    return Tensor._wrap(np.asarray(np.count_nonzero(self._data, axis=axis), dtype=np.int64))
+    return Tensor._wrap(as_array(np.count_nonzero(self._data, axis=axis), dtype=np.int64))
 
 
 also_method("diff", "diff", diff)
@@ -164,7 +165,7 @@ def index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1
     """PyTorch's ``index_add``: ``self`` with ``alpha * source``'s slices added at ``index`` along ``dim``
     (repeated indices add up)."""
     axis = checked_axis(self, dim, "index_add")
-    idx = np.asarray(index._data if isinstance(index, Tensor) else index)
+    idx = as_array(index._data if isinstance(index, Tensor) else index)
     if idx.ndim != 1 or idx.dtype.kind not in "iu":
         raise ValueError(f"index_add: index must be a 1-D integer array, got shape {idx.shape} dtype {idx.dtype}")
     check_range("index_add", idx, axis, self.shape[axis])
@@ -177,7 +178,7 @@ def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     """PyTorch's ``index_fill``: the slices at ``index`` along ``dim`` set to ``value`` (no gradient there)."""
     axis = checked_axis(self, dim, "index_fill")
     mask = np.zeros(self.shape[axis], dtype=bool)
-    idx = np.asarray(index._data if isinstance(index, Tensor) else index)
+    idx = as_array(index._data if isinstance(index, Tensor) else index)
     check_range("index_fill", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
     mask[idx] = True
     return self.masked_fill(mask.reshape((-1,) + (1,) * (self.ndim - axis - 1)), value)
@@ -209,7 +210,7 @@ def logit(self: Tensor, eps: float | None = None) -> Any:
 def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Any:
     """PyTorch's ``index_put``: ``self`` with ``values`` written (``accumulate=True``: added) at the positions
     ``indices`` (a tuple of index arrays, one per leading dim). Repeated positions need ``accumulate=True``."""
-    position = tuple(np.asarray(i._data if isinstance(i, Tensor) else i) for i in indices)
+    position = tuple(as_array(i._data if isinstance(i, Tensor) else i) for i in indices)
     if accumulate:
         return add_at(self, position, values)
     return overwrite_at(self, position, values, "index_put: indices name some positions more than once, so the "
@@ -234,7 +235,7 @@ def _in_place_of(name: str) -> Any:
     """``t.<name>_(...)``: the out-of-place method ``t.<name>(...)`` on the values (no graph), written over them."""
     def on_values(values: np.ndarray, *args: Any, **kw: Any) -> np.ndarray:
         with no_grad():
-            return np.asarray(getattr(Tensor._wrap(values), name)(*args, **kw)._data)
+            return as_array(getattr(Tensor._wrap(values), name)(*args, **kw)._data)
 
     return in_place(f"{name}_", on_values)
 

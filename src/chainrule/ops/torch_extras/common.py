@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.device import as_array as _as_array
 from ...tensor import Tensor
 from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
 from ..numeric import add_at
@@ -41,8 +42,9 @@ def operand_shape(x: Any) -> tuple[int, ...]:
     return tuple(x.shape) if hasattr(x, "shape") else np.shape(x)
 
 
-def as_array(x: Any) -> np.ndarray:
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
+def as_array(x: Any, dtype: Any = None) -> np.ndarray:
+    """A Tensor's values, or ``x`` as an array (a device's array stays there), in ``dtype`` when given."""
+    return _as_array(x._data if isinstance(x, Tensor) else x, dtype)
 
 
 def checked_axis(self: Tensor, dim: int, name: str) -> int:
@@ -80,7 +82,7 @@ def in_place(name: str, fn: Callable[..., np.ndarray]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, name)
         self._inplace_guard(name)
-        result = np.asarray(fn(self._data, *args, **kw))
+        result = as_array(fn(self._data, *args, **kw))
         if result.shape != self.shape:  # writing it would broadcast (or fail with NumPy's message)
             raise ValueError(f"{name}: the result has shape {result.shape}, which cannot be stored in place in a "
                              f"Tensor of shape {self.shape}")

@@ -54,7 +54,7 @@ def _picked(self: Tensor, idx: np.ndarray, axis: int, keepdim: bool) -> ValuesIn
     if not keepdim:
         values = declared("squeeze")(values, axis)
         idx = np.squeeze(idx, axis=axis)
-    return ValuesIndices(values, Tensor._wrap(np.asarray(idx, dtype=np.int64)))
+    return ValuesIndices(values, Tensor._wrap(as_array(idx, dtype=np.int64)))
 
 
 def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:
@@ -85,7 +85,7 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
     axis = checked_axis(x, dim, "topk")
     if not 0 <= k <= x.shape[axis]:
         raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
-    data = np.asarray(raw(x))
+    data = as_array(raw(x))
     order = stable_order(data, axis, largest)
     idx = np.take(order, np.arange(k), axis=axis)
     if k > 0 and data.size:
@@ -108,7 +108,7 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Valu
     axis = checked_axis(x, dim, "kthvalue")
     if not 1 <= k <= x.shape[axis]:
         raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
-    data = np.asarray(raw(x))
+    data = as_array(raw(x))
     order = stable_order(data, axis, False)
     idx = np.take(order, [k - 1], axis=axis)
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
@@ -169,7 +169,7 @@ also_method("take_along_axis", "mode", mode)
 
 # -- indexing: gather, scatter, select --------------------------------------------------------------
 def _index_array(name: str, index: Any) -> np.ndarray:
-    idx = np.asarray(as_array(index))
+    idx = as_array(as_array(index))
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{name}: index must hold integers, got dtype {idx.dtype}")
     return idx
@@ -204,7 +204,7 @@ def _positions(idx: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
 def _src_part(src: Any, idx: np.ndarray, dtype: Any) -> Any:
     if isinstance(src, Tensor):
         return src[tuple(slice(0, n) for n in idx.shape)]
-    return np.broadcast_to(np.asarray(src, dtype=dtype), idx.shape)
+    return np.broadcast_to(as_array(src, dtype=dtype), idx.shape)
 
 
 def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Any:
@@ -249,7 +249,7 @@ def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Any:
 
 def masked_select(self: Tensor, mask: Any) -> Any:
     """PyTorch's ``masked_select``: the entries where ``mask`` holds (both broadcast), as a 1-D Tensor."""
-    m = np.asarray(as_array(mask))
+    m = as_array(as_array(mask))
     if m.dtype != bool:
         raise TypeError(f"masked_select: mask must be boolean, got dtype {m.dtype}")
     shape = np.broadcast_shapes(self.shape, m.shape)

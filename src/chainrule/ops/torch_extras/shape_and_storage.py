@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from ...core.device import check_cpu
+from ...core.device import backend, check_cpu, move, of
 from ...tensor import Tensor
 from ..declare import TENSOR_METHODS, tensor_method
 from ..dim_args import scalar_along
@@ -65,34 +65,37 @@ def _size(size: tuple[Any, ...]) -> tuple[int, ...]:
     return tuple(int(n) for n in dims_tuple(size))
 
 
-def _new(name: str, values: np.ndarray, device: Any, requires_grad: bool) -> Tensor:
+def _new(name: str, values: np.ndarray, device: Any, requires_grad: bool, like: Tensor) -> Tensor:
+    """A new leaf of host ``values`` on ``device`` (else ``like``'s device, as PyTorch's ``new_*``)."""
     check_cpu(name, device)
+    target = backend(device) if device is not None else of(like._data)
+    values = move(values, target)
     return Tensor(values, requires_grad=True) if requires_grad else Tensor._wrap(values)
 
 
 @tensor_method("new_zeros")
 def new_zeros(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_zeros``: zeros of ``size``, this Tensor's dtype (a new leaf, out of the graph)."""
-    return _new("new_zeros", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad)
+    return _new("new_zeros", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad, self)
 
 
 @tensor_method("new_ones")
 def new_ones(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_ones``: ones of ``size``, this Tensor's dtype."""
-    return _new("new_ones", np.ones(_size(size), dtype=dtype or self.dtype), device, requires_grad)
+    return _new("new_ones", np.ones(_size(size), dtype=dtype or self.dtype), device, requires_grad, self)
 
 
 @tensor_method("new_empty")
 def new_empty(self: Tensor, *size: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_empty``: a Tensor of ``size`` and this Tensor's dtype (zeros here: never garbage)."""
-    return _new("new_empty", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad)
+    return _new("new_empty", np.zeros(_size(size), dtype=dtype or self.dtype), device, requires_grad, self)
 
 
 @tensor_method("new_full")
 def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, device: Any = None,
              requires_grad: bool = False) -> Tensor:
     """PyTorch's ``new_full``: ``fill_value`` everywhere in ``size``, this Tensor's dtype."""
-    return _new("new_full", np.full(_size((size,)), fill_value, dtype=dtype or self.dtype), device, requires_grad)
+    return _new("new_full", np.full(_size((size,)), fill_value, dtype=dtype or self.dtype), device, requires_grad, self)
 
 
 @tensor_method("new_tensor")
@@ -209,33 +212,6 @@ def boolean(self: Tensor) -> Tensor:
     return Tensor._wrap(values_of(self, "bool").astype(bool))
 
 
-class Device(NamedTuple):
-    """What PyTorch's ``t.device`` tells: always the CPU (``str(t.device) == "cpu"``, ``t.device.type``); it may be
-    passed on as ``device=`` to the constructors and to ``t.to``."""
-
-    type: str = "cpu"
-    index: int | None = None
-
-    def __str__(self) -> str:
-        return self.type
-
-    def __eq__(self, other: object) -> bool:
-        return str(other) == self.type if isinstance(other, (str, Device)) or _is_torch_device(other) else False
-
-    def __ne__(self, other: object) -> bool:
-        return not self == other
-
-    def __hash__(self) -> int:
-        return hash(self.type)
-
-
-def _is_torch_device(a: Any) -> bool:
-    return type(a).__name__ == "device"
-
-
-_CPU = Device()
-tensor_method("device", property(lambda self: _CPU, doc="PyTorch's ``device``: the CPU, where chainrule runs."))
-tensor_method("is_cuda", property(lambda self: False, doc="PyTorch's ``is_cuda``: False (chainrule runs on the CPU)."))
 
 
 @tensor_method("is_floating_point")

@@ -1,0 +1,324 @@
+"""A strict device double: an array type over NumPy that behaves like CuPy's where it matters to chainrule.
+
+``StrictArray`` implements NumPy's two dispatch protocols (``__array_ufunc__``, ``__array_function__``) and
+returns its own type, and like ``cupy.ndarray`` it refuses what would be a hidden host copy on a GPU:
+
+- implicit conversion to NumPy (``np.asarray(x)``, ``np.array(x)``: ``__array__`` raises TypeError);
+- being mixed with host NumPy arrays in one op (``x + np.ones(3)``, ``np.concatenate([x, host])``, an
+  index array or a value from the host), which CuPy refuses with a TypeError;
+- SciPy's ufuncs (``scipy.special.gammaln(x)``): a device needs its own (``cupyx.scipy.special``);
+- pickling (a checkpoint must hold host arrays);
+- ``flags.writeable`` (CuPy's flags have only ``c_contiguous``, ``f_contiguous``, ``owndata``).
+
+``strict`` is its array module with CuPy's essentials (``ndarray``, ``asarray``, ``asnumpy``, NumPy's
+functions by name, ``random``, ``linalg``, ``fft``). ``use()`` registers it as the device ``"strict"``.
+``HOST_COPIES`` counts the explicit copies to the host (``asnumpy``, ``.get()``, ``float()``, ``.item()``...).
+"""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import numpy as np
+
+HOST_COPIES = [0]
+
+
+class StrictArray:
+    """A NumPy array held on a pretend device (see the module's docstring)."""
+
+    __slots__ = ("_a", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, a: np.ndarray) -> None:
+        self._a = a
+
+    # -- what CuPy refuses ---------------------------------------------------------------------
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        raise TypeError("Implicit conversion to a NumPy array is not allowed. Please use `.get()` to construct a "
+                        "NumPy array explicitly. (strict device double)")
+
+    def __reduce__(self) -> Any:
+        raise TypeError("strict device double: refusing to pickle a device array; move it to the host first")
+
+    def __copy__(self) -> StrictArray:
+        return StrictArray(self._a.copy())  # as CuPy's: a copy on the device
+
+    def __deepcopy__(self, memo: Any) -> StrictArray:
+        return StrictArray(self._a.copy())
+
+    @property
+    def flags(self) -> Any:
+        f = self._a.flags
+        return types.SimpleNamespace(c_contiguous=f.c_contiguous, f_contiguous=f.f_contiguous, owndata=f.owndata)
+
+    # -- the protocols -------------------------------------------------------------------------
+    def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if getattr(np, ufunc.__name__, None) is not ufunc:
+            return NotImplemented  # CuPy implements NumPy's own ufuncs only (SciPy's: cupyx.scipy.special)
+        if method not in _METHODS.get(ufunc.__name__, ("__call__", "outer")):
+            return NotImplemented  # as CuPy: reduce and accumulate for add and multiply only, at for a few
+        if method == "at":  # ufunc.at(a, index, b): CuPy's too (scatter_add); the index must be on the device
+            a, index, *rest = inputs
+            getattr(ufunc, method)(a._a, _unwrap_key(index), *_unwrap(rest))
+            return None
+        if not _all_known(inputs) or not _all_known(kwargs.get("out", ())):
+            return NotImplemented
+        result = getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs))
+        if "out" in kwargs:
+            out = kwargs["out"]
+            return out[0] if isinstance(out, tuple) and len(out) == 1 else out
+        return _wrap(result)
+
+    def __array_function__(self, func: Any, types_: Any, args: Any, kwargs: Any) -> Any:
+        if not all(issubclass(t, (StrictArray, np.ndarray)) for t in types_):
+            return NotImplemented
+        return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
+
+    # -- array attributes and methods ------------------------------------------------------------
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    ndim = property(lambda self: self._a.ndim)
+    size = property(lambda self: self._a.size)
+    nbytes = property(lambda self: self._a.nbytes)
+    itemsize = property(lambda self: self._a.itemsize)
+    strides = property(lambda self: self._a.strides)
+    T = property(lambda self: StrictArray(self._a.T))
+    mT = property(lambda self: StrictArray(self._a.mT))
+    real = property(lambda self: StrictArray(self._a.real))
+    imag = property(lambda self: StrictArray(self._a.imag))
+
+    @property
+    def base(self) -> Any:
+        return None if self._a.base is None else StrictArray(self._a.base)
+
+    @property
+    def device(self) -> Any:
+        return types.SimpleNamespace(id=0)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        attr = getattr(self._a, name)
+        if callable(attr):
+            return _wrapped(attr)
+        return _wrap(attr)
+
+    def get(self) -> np.ndarray:
+        HOST_COPIES[0] += 1
+        return self._a.copy()
+
+    def item(self) -> Any:
+        HOST_COPIES[0] += 1
+        return self._a.item()
+
+    def tolist(self) -> Any:
+        HOST_COPIES[0] += 1
+        return self._a.tolist()
+
+    def __float__(self) -> float:
+        HOST_COPIES[0] += 1
+        return float(self._a)
+
+    def __int__(self) -> int:
+        HOST_COPIES[0] += 1
+        return int(self._a)
+
+    def __complex__(self) -> complex:
+        HOST_COPIES[0] += 1
+        return complex(self._a)
+
+    def __bool__(self) -> bool:
+        HOST_COPIES[0] += 1
+        return bool(self._a)
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __iter__(self) -> Any:
+        return (StrictArray(a) if isinstance(a, np.ndarray) else _wrap(a) for a in self._a)
+
+    def __repr__(self) -> str:
+        return f"strict({np.array2string(self._a, separator=', ')}, dtype={self._a.dtype})"
+
+    def __getitem__(self, key: Any) -> Any:
+        return _wrap(self._a[_unwrap_key(key)])
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        if isinstance(value, np.ndarray):
+            raise TypeError("strict device double: setting device values from a host NumPy array (a hidden copy)")
+        self._a[_unwrap_key(key)] = value._a if isinstance(value, StrictArray) else value
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+# CuPy's ufunc methods besides __call__ and outer (its documentation's table)
+_METHODS = {
+    "add": ("__call__", "outer", "reduce", "accumulate", "reduceat", "at"),
+    "multiply": ("__call__", "outer", "reduce", "accumulate"),
+    **{name: ("__call__", "outer", "at") for name in ("subtract", "maximum", "minimum", "bitwise_and", "bitwise_or",
+                                                      "bitwise_xor")},
+}
+
+
+def _binary(ufunc: np.ufunc, reflected: bool = False) -> Any:
+    if reflected:
+        return lambda self, other: ufunc(other, self)
+    return lambda self, other: ufunc(self, other)
+
+
+for _name, _uf in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("truediv", np.true_divide),
+                   ("floordiv", np.floor_divide), ("mod", np.remainder), ("pow", np.power), ("matmul", np.matmul),
+                   ("and", np.bitwise_and), ("or", np.bitwise_or), ("xor", np.bitwise_xor),
+                   ("lshift", np.left_shift), ("rshift", np.right_shift)]:
+    setattr(StrictArray, f"__{_name}__", _binary(_uf))
+    setattr(StrictArray, f"__r{_name}__", _binary(_uf, True))
+
+    def _inplace(self: StrictArray, other: Any, _uf: np.ufunc = _uf) -> StrictArray:
+        _uf(self, other, out=(self,))
+        return self
+
+    setattr(StrictArray, f"__i{_name}__", _inplace)
+for _name, _uf in [("lt", np.less), ("le", np.less_equal), ("gt", np.greater), ("ge", np.greater_equal),
+                   ("eq", np.equal), ("ne", np.not_equal)]:
+    setattr(StrictArray, f"__{_name}__", _binary(_uf))
+for _name, _uf in [("neg", np.negative), ("pos", np.positive), ("abs", np.absolute), ("invert", np.invert)]:
+    setattr(StrictArray, f"__{_name}__", lambda self, _uf=_uf: _uf(self))
+
+
+def _all_known(values: Any) -> bool:
+    for v in values:
+        if isinstance(v, np.ndarray):
+            raise TypeError(f"Unsupported type {type(v)} (strict device double: a host NumPy array mixed with "
+                            "device arrays)")
+        if not isinstance(v, (StrictArray, int, float, complex, bool, np.generic)) and v is not None:
+            return False
+    return True
+
+
+def _unwrap(v: Any) -> Any:
+    if isinstance(v, StrictArray):
+        return v._a
+    if isinstance(v, np.ndarray):
+        raise TypeError(f"Unsupported type {type(v)} (strict device double: a host NumPy array mixed with "
+                        "device arrays)")
+    if isinstance(v, (list, tuple)):
+        return type(v)(_unwrap(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _unwrap(x) for k, x in v.items()}
+    return v
+
+
+def _unwrap_key(key: Any) -> Any:
+    if isinstance(key, np.ndarray):
+        raise TypeError("strict device double: indexing device values with a host NumPy array (a hidden copy)")
+    if isinstance(key, tuple):
+        return tuple(_unwrap_key(k) for k in key)
+    return key._a if isinstance(key, StrictArray) else key
+
+
+def _wrap(v: Any) -> Any:
+    if isinstance(v, np.ndarray):
+        return StrictArray(v)
+    if isinstance(v, np.generic):
+        return StrictArray(np.asarray(v))  # CuPy gives 0-d arrays, never NumPy scalars
+    if isinstance(v, tuple) and not hasattr(v, "_fields"):
+        return tuple(_wrap(x) for x in v)
+    if isinstance(v, list):
+        return [_wrap(x) for x in v]
+    if hasattr(v, "_fields"):  # named tuples (np.linalg's results)
+        return type(v)(*[_wrap(x) for x in v])
+    return v
+
+
+def _wrapped(fn: Any) -> Any:
+    def call(*args: Any, **kw: Any) -> Any:
+        return _wrap(fn(*_unwrap(args), **_unwrap(kw)))
+
+    call.__name__ = getattr(fn, "__name__", "call")
+    return call
+
+
+class _Namespace:
+    """NumPy's functions of one namespace on StrictArrays (results on the device)."""
+
+    def __init__(self, inner: Any, name: str) -> None:
+        self._inner = inner
+        self.__name__ = name
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._inner, name)
+        if isinstance(attr, (type, types.ModuleType)) or not callable(attr):
+            return attr
+        return _wrapped(attr)
+
+
+class _Random:
+    """CuPy's ``cupy.random``: a seeded generator whose draws are on the device."""
+
+    def __init__(self) -> None:
+        self._rng = np.random.default_rng(0)
+
+    def seed(self, n: int) -> None:
+        self._rng = np.random.default_rng(n)
+
+    def standard_normal(self, size: Any = None, dtype: Any = float) -> StrictArray:
+        return StrictArray(np.asarray(self._rng.standard_normal(size, dtype=np.dtype(dtype))))
+
+    def random(self, size: Any = None, dtype: Any = float) -> StrictArray:
+        return StrictArray(np.asarray(self._rng.random(size, dtype=np.dtype(dtype))))
+
+    def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, dtype: Any = float) -> StrictArray:
+        return StrictArray(np.asarray(self._rng.uniform(low, high, size)).astype(dtype))
+
+    def randint(self, low: int, high: int | None = None, size: Any = None, dtype: Any = int) -> StrictArray:
+        return StrictArray(np.asarray(self._rng.integers(low, high, size)).astype(dtype))
+
+    def permutation(self, n: int) -> StrictArray:
+        return StrictArray(self._rng.permutation(n))
+
+
+class _StrictModule(_Namespace):
+    """The array module of the strict double (CuPy's spelling of the essentials)."""
+
+    ndarray = StrictArray
+
+    def __init__(self) -> None:
+        super().__init__(np, "strict")
+        self.random = _Random()
+        self.linalg = _Namespace(np.linalg, "strict.linalg")
+        self.fft = _Namespace(np.fft, "strict.fft")
+
+    def asarray(self, a: Any, dtype: Any = None, order: Any = None) -> StrictArray:
+        if isinstance(a, StrictArray):
+            return a if dtype is None or a.dtype == dtype else StrictArray(a._a.astype(dtype))
+        return StrictArray(np.array(a, dtype=dtype, order=order))  # an explicit copy from the host
+
+    def array(self, a: Any, dtype: Any = None, copy: bool = True, **kw: Any) -> StrictArray:
+        if isinstance(a, StrictArray):
+            return StrictArray(np.array(a._a, dtype=dtype, copy=copy))
+        if isinstance(a, (list, tuple)) and any(isinstance(v, StrictArray) for v in a):
+            return StrictArray(np.array(_unwrap(a), dtype=dtype))
+        return StrictArray(np.array(a, dtype=dtype))
+
+    def asnumpy(self, a: Any) -> np.ndarray:
+        HOST_COPIES[0] += 1
+        return a._a.copy() if isinstance(a, StrictArray) else np.asarray(a)
+
+
+strict = _StrictModule()
+
+
+def special() -> Any:
+    """SciPy's special functions for the double (as ``cupyx.scipy.special`` is CuPy's)."""
+    import scipy.special
+
+    return _Namespace(scipy.special, "strict.special")
+
+
+def use(name: str = "strict") -> Any:
+    """Register the double as the device ``name``; returns its Backend."""
+    from chainrule import devices
+
+    return devices.register(name, strict, special=special)
