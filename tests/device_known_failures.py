@@ -11,6 +11,9 @@ Every such failure is an error naming the op, never a silent host round trip.
 """
 
 KNOWN: dict[str, str] = {
+    'nn_interpolate_bilinear': 'ops/interpolate.py: the per-axis interpolation matrices are made on the host',
+    'nn_interpolate_linear_corners': 'ops/interpolate.py: the per-axis interpolation matrices are made on the host',
+    'nn_interpolate_nearest': 'ops/interpolate.py: the per-axis interpolation matrices are made on the host',
     'add_at': 'ops/shape.py:324: a host index array',
     'add_at_2d': 'ops/shape.py:324: a host index array',
     'average_returned': 'ops/shape.py:175: a host array mixed with device values',

@@ -42,4 +42,4 @@ def on_device(a: Any) -> bool:
 def _raw(a: Any) -> Any:
     from chainrule import Tensor
 
-    return a.data if isinstance(a, Tensor) else a
+    return a._data if isinstance(a, Tensor) else a

@@ -990,7 +990,7 @@ def _moved(x: Any) -> Any:
     from chainrule import devices
     from chainrule.ops.device_ops import to_device
 
-    here = devices.of(x.data if isinstance(x, cr.Tensor) else x).name
+    here = devices.of(x._data if isinstance(x, cr.Tensor) else x).name
     return to_device(x, target=here, source=here)  # the move between devices, here from a device to itself
 
 

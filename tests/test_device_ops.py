@@ -47,7 +47,7 @@ def _derivatives(f, arrays, place):
     if s.requires_grad:
         results["rev2"] = cr.autograd.grad(s, live, allow_unused=True, materialize_grads=True)
     ts = tuple(place(rng.standard_normal(x.shape).astype(x.dtype)) for x in xs)
-    primals = tuple(x.detach().data for x in xs)
+    primals = tuple(x.detach()._data for x in xs)
     results["fwd1"] = cr.jvp(f, primals, ts)[1]
     results["fwd2"] = cr.jvp(lambda *p: cr.jvp(f, p, ts)[1], primals, ts)[1]
     return results

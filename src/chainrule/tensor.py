@@ -130,7 +130,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
     @data.setter
     def data(self, value: Any) -> None:
-        arr = value._data if isinstance(value, Tensor) else np.asarray(value)
+        arr = value._data if isinstance(value, Tensor) else as_array(value)  # (a device array stays there)
         if self._requires_grad and arr.dtype.kind not in "fc":
             raise TypeError(
                 f"Tensor.data = ...: the tensor requires grad, so its values must be floating, not {arr.dtype}"

@@ -127,7 +127,7 @@ def lm_loss(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
     """Mean cross-entropy of the next-token predictions ``model(x)`` against targets ``y``.
 
     Host token windows go to the model's device first (one small copy of ``batch * context`` integers)."""
-    device = next((of(p.data) for p in model.parameters()), CPU)
+    device = next((of(p._data) for p in model.parameters()), CPU)
     if device is not CPU:
         x, y = move(x, device), move(y, device)
     logits = model(x)
