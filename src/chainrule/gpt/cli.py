@@ -163,6 +163,18 @@ def add_gpt_parser(sub: Any) -> None:
     t.add_argument("--d-model", type=positive_int, default=128, help="width of the model")
     t.add_argument("--heads", type=positive_int, default=4, help="attention heads (must divide --d-model)")
     t.add_argument("--context", type=positive_int, default=128, help="tokens the model sees at once")
+    t.add_argument("--recipe", choices=["gpt2", "modern"], default="gpt2",
+                   help="gpt2: LayerNorm, learned positions, GELU MLP, biases; modern: RMSNorm, rotary positions, "
+                        "SwiGLU MLP, no biases (the four options below change one choice each)")
+    t.add_argument("--norm", choices=["layer", "rms"], default=None, help="normalisation (default: the recipe's)")
+    t.add_argument("--mlp", choices=["gelu", "swiglu"], default=None, help="MLP kind (default: the recipe's)")
+    t.add_argument("--position", choices=["learned", "rope"], default=None,
+                   help="learned position embedding or rotary positions (default: the recipe's)")
+    t.add_argument("--bias", choices=["on", "off"], default=None,
+                   help="biases in Linear and LayerNorm layers (default: the recipe's)")
+    t.add_argument("--kv-heads", type=positive_int, default=None,
+                   help="key/value heads, dividing --heads; fewer is grouped-query attention (default: --heads)")
+    t.add_argument("--rope-theta", type=positive_float, default=10000.0, help="base of the rotary angles")
     t.add_argument("--dropout", type=fraction(low_open=False), default=0.0, help="dropout probability")
     t.add_argument("--batch-size", type=positive_int, default=32, help="windows per micro-batch")
     t.add_argument("--accum", type=positive_int, default=1, help="micro-batches per optimiser step")
@@ -242,6 +254,24 @@ def _check_training_fits(config: Any, batch_size: int, dtype: Any) -> None:
 
 
 # -- train ------------------------------------------------------------------------------------------
+def _resolve_recipe(args: argparse.Namespace) -> None:
+    """Fill the recipe choices left unset with --recipe's (so the run records what it trains)."""
+    from ..nn.gpt import RECIPES
+
+    chosen = RECIPES[args.recipe]
+    for name in ("norm", "mlp", "position"):
+        if getattr(args, name) is None:
+            setattr(args, name, chosen[name])
+    if args.bias is None:
+        args.bias = "on" if chosen["bias"] else "off"
+
+
+def _model_fields(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(context_length=args.context, d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
+                dropout=args.dropout, norm=args.norm, mlp=args.mlp, position=args.position, bias=args.bias == "on",
+                n_kv_heads=args.kv_heads, rope_theta=args.rope_theta)
+
+
 def train_command(args: argparse.Namespace) -> int:
     from ..nn.gpt import GPT, GPTConfig
     from .checkpoint import check_model_state, read_checkpoint
@@ -276,9 +306,9 @@ def train_command(args: argparse.Namespace) -> int:
             raise GPTError(f"{out!r} already holds a run; continue it with --resume or pick another --out")
         dtype = np.dtype(args.dtype).type
         vocab = 256 if args.tokenizer == "byte" else args.vocab_size  # BPE: at most this many
+        _resolve_recipe(args)
         try:
-            config = GPTConfig(vocab_size=vocab, context_length=args.context, d_model=args.d_model,
-                               n_heads=args.heads, n_layers=args.layers, dropout=args.dropout)
+            config = GPTConfig(vocab_size=vocab, **_model_fields(args))
         except ValueError as e:
             raise GPTError(str(e).splitlines()[0]) from None
         _check_training_fits(config, args.batch_size, dtype)
@@ -304,8 +334,7 @@ def train_command(args: argparse.Namespace) -> int:
                 os.rmdir(out)  # a failed start leaves nothing behind
             raise
         try:
-            config = GPTConfig(vocab_size=tokenizer.vocab_size, context_length=args.context, d_model=args.d_model,
-                               n_heads=args.heads, n_layers=args.layers, dropout=args.dropout)
+            config = GPTConfig(vocab_size=tokenizer.vocab_size, **_model_fields(args))
             minutes = args.minutes if args.minutes is not None or args.steps is not None else 5.0
             warmup = min(args.warmup, args.steps - 1) if args.steps is not None else args.warmup
             tconfig = TrainConfig(batch_size=args.batch_size, accum_steps=args.accum, lr=args.lr, min_lr=args.lr / 10,
@@ -327,8 +356,9 @@ def train_command(args: argparse.Namespace) -> int:
         shown = "?" if trainer.total_steps >= UNFIXED else trainer.total_steps
         print(f"resuming at step {trainer.step_count} of {shown} with the saved model, data and training options"
               + (f"; {notes}" if notes else ""))
-    print(f"model: {model.num_parameters():,} parameters ({config.n_layers} layer(s), d_model {config.d_model}, "
-          f"{config.n_heads} heads, context {config.context_length}, vocabulary {config.vocab_size}); "
+    print(f"model: {model.num_parameters():,} parameters ({config.recipe} recipe, {config.n_layers} layer(s), "
+          f"d_model {config.d_model}, {config.n_heads} heads, context {config.context_length}, "
+          f"vocabulary {config.vocab_size}); "
           f"{len(train):,} training and {len(val):,} validation tokens")
     if trainer.processes > 1:
         print(f"training in {trainer.processes} processes, each on its share of every batch (--workers 1: one)")
