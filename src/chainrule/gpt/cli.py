@@ -29,6 +29,12 @@ Train a small GPT on source code, then write under --out:
 The default corpus is the Python standard library of this interpreter: no download.
 Continue an interrupted run with --resume (same --out)."""
 
+COMPLETE_HELP = """\
+Complete the code block at the end of FILE (or of standard input) with a trained GPT and print only
+the completion. It stops where the block ends: at a generated line indented less than the block,
+at a blank line after a complete statement, or after --max-tokens tokens. Greedy unless
+--temperature is above 0. Without --checkpoint it uses the run `chainrule gpt train` writes by default."""
+
 SAMPLE_HELP = """\
 Continue a prompt with a trained GPT (key/value cache: one forward step per new token).
 Without --checkpoint it samples the run `chainrule gpt train` writes by default (gpt-run/checkpoint.npz)."""
@@ -143,9 +149,10 @@ def _sub_parser(cmds: Any, name: str, **kwargs: Any) -> argparse.ArgumentParser:
 def add_gpt_parser(sub: Any) -> None:
     """Register ``gpt train`` and ``gpt sample`` on the ``chainrule`` command's subparsers."""
     gpt = sub.add_parser("gpt", help="train a small GPT on source code, or sample from one",
-                         description="A small GPT on source code: `chainrule gpt train`, `chainrule gpt sample`.")
+                         description="A small GPT on source code: `chainrule gpt train`, `chainrule gpt sample`, "
+                                     "`chainrule gpt complete`.")
     gpt.set_defaults(gpt_parser=gpt)
-    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample}", parser_class=OneLineParser)
+    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample,complete}", parser_class=OneLineParser)
     t = _sub_parser(cmds, "train", help="train a GPT (default: the standard library's sources)", description=TRAIN_HELP)
     t.add_argument("--minutes", type=minutes, default=None,
                    help="wall-clock budget; the schedule (validations included) is fitted to it and its decay ends "
@@ -205,6 +212,27 @@ def add_gpt_parser(sub: Any) -> None:
                    help="sample among the most likely tokens holding this probability (default: all)")
     s.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
+    c = _sub_parser(cmds, "complete", help="complete the code block at the end of a file", description=COMPLETE_HELP)
+    c.add_argument("file", metavar="FILE", nargs="?", default=None, help="code to complete (default: standard input)")
+    _add_model_options(c)
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """--checkpoint and the sampling options of `complete` (greedy by default)."""
+    p.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
+                        f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
+    p.add_argument("--max-tokens", type=positive_int, default=128, help="most tokens to generate")
+    p.add_argument("--temperature", type=nonnegative_float, default=0.0,
+                   help="softmax temperature (0: always the most likely token)")
+    p.add_argument("--top-k", type=positive_int, default=None,
+                   help="sample among the k most likely tokens (default: all)")
+    p.add_argument("--top-p", type=fraction(low_open=True), default=None,
+                   help="sample among the most likely tokens holding this probability (default: all)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
+
+
+COMMANDS = {"train": "train_command", "sample": "sample_command", "complete": "complete_command"}
 
 
 def run_gpt(args: argparse.Namespace) -> int:
@@ -213,7 +241,7 @@ def run_gpt(args: argparse.Namespace) -> int:
         args.gpt_parser.print_help()
         return 2
     try:
-        return train_command(args) if args.gpt_command == "train" else sample_command(args)
+        return globals()[COMMANDS[args.gpt_command]](args)
     except GPTError as e:
         message = str(e)
     except OSError as e:  # a full disk, a folder that went away: one line, not a traceback
@@ -396,7 +424,8 @@ def _checkpoint_path(args: argparse.Namespace) -> str:
         if not os.path.exists(path):
             raise GPTError(f"no --checkpoint given and the default run {path!r} does not exist here; train one with "
                            "`chainrule gpt train`, or pass --checkpoint PATH")
-        print(f"sampling the default run {path} (--checkpoint picks another)", file=sys.stderr)
+        verb = "sampling" if args.gpt_command == "sample" else "using"
+        print(f"{verb} the default run {path} (--checkpoint picks another)", file=sys.stderr)
     return path
 
 
@@ -424,6 +453,52 @@ def sample_command(args: argparse.Namespace) -> int:
     except ValueError as e:  # non-finite probabilities: one line
         raise GPTError(str(e).splitlines()[0]) from None
     text = tokenizer.decode(out[0].tolist())
+    if hasattr(sys.stdout, "reconfigure"):
+        try:
+            sys.stdout.reconfigure(errors="replace")
+        except (ValueError, OSError):
+            pass
+    print(text)
+    return 0
+
+
+# -- complete ---------------------------------------------------------------------------------------
+def _read_code(args: argparse.Namespace) -> str:
+    """FILE's text, or standard input's; one line of error for a missing file or text that is not UTF-8."""
+    where = "standard input" if args.file is None else repr(args.file)
+    try:
+        if args.file is None:
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+        else:
+            with open(args.file, "rb") as fh:
+                data = fh.read()
+        code = data.decode("utf-8")
+    except FileNotFoundError:
+        raise GPTError(f"{where} does not exist; give the file to complete, or pipe the code in") from None
+    except IsADirectoryError:
+        raise GPTError(f"{where} is a folder; give a file to complete") from None
+    except UnicodeDecodeError as e:
+        raise GPTError(f"{where} is not UTF-8 text (byte 0x{data[e.start]:02x} at {e.start})") from None
+    if not code.strip():
+        raise GPTError(f"{where} holds no code to complete")
+    return code
+
+
+def complete_command(args: argparse.Namespace) -> int:
+    from .checkpoint import load_gpt
+    from .completion import Completion
+    from .memory import check_fits, sampling_bytes
+
+    code = _read_code(args)
+    model, tokenizer, _ = load_gpt(_checkpoint_path(args))
+    itemsize = model.wte.weight.data.dtype.itemsize
+    check_fits(f"completing --max-tokens {args.max_tokens}", sampling_bytes(model.config, args.max_tokens, itemsize),
+               "ask for fewer --max-tokens")
+    try:
+        text = str(Completion(model, tokenizer, code, args.max_tokens, args.temperature, args.top_k, args.top_p,
+                              args.seed, block=True))
+    except ValueError as e:  # non-finite probabilities: one line
+        raise GPTError(str(e).splitlines()[0]) from None
     if hasattr(sys.stdout, "reconfigure"):
         try:
             sys.stdout.reconfigure(errors="replace")
