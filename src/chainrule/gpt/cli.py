@@ -35,6 +35,12 @@ the completion. It stops where the block ends: at a generated line indented less
 at a blank line after a complete statement, or after --max-tokens tokens. Greedy unless
 --temperature is above 0. Without --checkpoint it uses the run `chainrule gpt train` writes by default."""
 
+SERVE_HELP = """\
+Answer HTTP completion requests with a trained GPT in the shape editors' completion plugins speak
+(OpenAI's API): POST /v1/completions with {"prompt": "...", "max_tokens": 16, "temperature": 1,
+"top_p": 1, "stop": [...], "stream": false, "seed": null}, and GET /v1/models. One request is
+served at a time. Without --checkpoint it serves the run `chainrule gpt train` writes by default."""
+
 SAMPLE_HELP = """\
 Continue a prompt with a trained GPT (key/value cache: one forward step per new token).
 Without --checkpoint it samples the run `chainrule gpt train` writes by default (gpt-run/checkpoint.npz)."""
@@ -118,6 +124,13 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
+def port_number(text: str) -> int:
+    value = _whole(text, 0, "a port number in [0, 65535]")
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number in [0, 65535], got {text}")
+    return value
+
+
 def minutes(text: str) -> float:
     value = _number(text)
     if not MINUTES[0] <= value <= MINUTES[1]:  # also refuses nan
@@ -150,9 +163,9 @@ def add_gpt_parser(sub: Any) -> None:
     """Register ``gpt train`` and ``gpt sample`` on the ``chainrule`` command's subparsers."""
     gpt = sub.add_parser("gpt", help="train a small GPT on source code, or sample from one",
                          description="A small GPT on source code: `chainrule gpt train`, `chainrule gpt sample`, "
-                                     "`chainrule gpt complete`.")
+                                     "`chainrule gpt complete`, `chainrule gpt serve`.")
     gpt.set_defaults(gpt_parser=gpt)
-    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample,complete}", parser_class=OneLineParser)
+    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample,complete,serve}", parser_class=OneLineParser)
     t = _sub_parser(cmds, "train", help="train a GPT (default: the standard library's sources)", description=TRAIN_HELP)
     t.add_argument("--minutes", type=minutes, default=None,
                    help="wall-clock budget; the schedule (validations included) is fitted to it and its decay ends "
@@ -215,6 +228,17 @@ def add_gpt_parser(sub: Any) -> None:
     c = _sub_parser(cmds, "complete", help="complete the code block at the end of a file", description=COMPLETE_HELP)
     c.add_argument("file", metavar="FILE", nargs="?", default=None, help="code to complete (default: standard input)")
     _add_model_options(c)
+    v = _sub_parser(cmds, "serve", help="answer completion requests over HTTP (OpenAI's /v1/completions)",
+                    description=SERVE_HELP)
+    v.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
+                        f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
+    v.add_argument("--port", type=port_number, default=8000, help="TCP port (0: any free one, printed)")
+    v.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (the default answers this machine only; 0.0.0.0 opens it to the network)")
+    v.add_argument("--model-name", default=None,
+                   help="the model's name in replies and /v1/models (default: the run folder's name)")
+    v.add_argument("--quiet", action="store_true", help="no line per request on stderr")
 
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
@@ -232,7 +256,8 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
 
 
-COMMANDS = {"train": "train_command", "sample": "sample_command", "complete": "complete_command"}
+COMMANDS = {"train": "train_command", "sample": "sample_command", "complete": "complete_command",
+            "serve": "serve_command"}
 
 
 def run_gpt(args: argparse.Namespace) -> int:
@@ -505,4 +530,21 @@ def complete_command(args: argparse.Namespace) -> int:
         except (ValueError, OSError):
             pass
     print(text)
+    return 0
+
+
+# -- serve ------------------------------------------------------------------------------------------
+def serve_command(args: argparse.Namespace) -> int:
+    from .checkpoint import load_gpt
+    from .server import make_server, serve
+
+    path = _checkpoint_path(args)
+    model, tokenizer, _ = load_gpt(path)
+    name = args.model_name or os.path.basename(os.path.dirname(os.path.abspath(path))) or "chainrule-gpt"
+    try:
+        server = make_server(model, tokenizer, name, host=args.host, port=args.port, quiet=args.quiet)
+    except OSError as e:
+        raise GPTError(f"cannot listen on {args.host}:{args.port} ({e.strerror or e}); pick another --port "
+                       "(0: any free one)") from None
+    serve(server)
     return 0
