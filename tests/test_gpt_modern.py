@@ -149,6 +149,23 @@ def test_the_cache_holds_only_the_key_value_heads():
     np.testing.assert_allclose(step, full[:, 3:], rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("fields", [dict(n_kv_heads=2), dict(norm="layer", mlp="gelu", bias=True, n_kv_heads=1),
+                                    dict(position="learned", tied_embeddings=False)])
+def test_sampling_on_arrays_computes_the_tensor_forwards_logits(fields):
+    from chainrule.nn.gpt_modern import modern_layout
+
+    model = nn.GPT(modern(**fields), seed=2).eval()
+    assert modern_layout(model) and not modern_layout(model.train())
+    assert not modern_layout(nn.GPT(nn.GPTConfig(**CONFIG)).eval())
+    model.eval()
+    idx = np.array([[1, 2, 3, 4], [5, 6, 7, 8]])
+    np.testing.assert_allclose(model.sampling_logits(idx), model(idx).data, rtol=1e-5, atol=1e-6)
+    fast, slow = model.new_caches(2), model.new_caches(2)
+    for part in (idx[:, :3], idx[:, 3:]):
+        np.testing.assert_allclose(model.sampling_logits(part, fast), model(part, slow).data, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(fast[0].k[:, :, :4], slow[0].k[:, :, :4], rtol=1e-6, atol=1e-7)
+
+
 # -- checkpoints ------------------------------------------------------------------------------------
 def test_checkpoints_record_the_recipe_and_old_ones_load_as_gpt2(tmp_path):
     from chainrule.gpt.checkpoint import FORMAT

@@ -29,7 +29,8 @@ from . import init
 from .containers import ModuleList
 from .generate import generate
 from .gpt_decode import forward_arrays, standard_layout
-from .gpt_modern import ModernBlock, make_norm, swiglu_hidden
+from .gpt_modern import ModernBlock, make_norm, modern_layout, swiglu_hidden
+from .gpt_modern import forward_arrays as modern_forward_arrays
 from .layers import Dropout, Embedding, Linear
 from .module import Module
 from .transformer import KVCache, TransformerBlock
@@ -192,10 +193,13 @@ class GPT(Module):
         """``model(idx, caches)``'s logits as a NumPy array, for sampling (under ``no_grad``, in eval mode).
 
         A model with the standard layout runs on its parameters' arrays (the same arithmetic,
-        without a Tensor per op: :mod:`chainrule.nn.gpt_decode`); any other runs ``model(idx, caches)``.
+        without a Tensor per op: :mod:`chainrule.nn.gpt_decode`, and for the modern blocks
+        :func:`chainrule.nn.gpt_modern.forward_arrays`); any other runs ``model(idx, caches)``.
         """
         if standard_layout(self):
             return forward_arrays(self, np.asarray(idx), caches)
+        if modern_layout(self):
+            return modern_forward_arrays(self, np.asarray(idx), caches)
         logits = self(idx, caches)
         return logits.data if isinstance(logits, Tensor) else np.asarray(logits)
 

@@ -169,3 +169,66 @@ class ModernBlock(Module):
     def forward(self, x: Any, positions: np.ndarray, cache: KVCache | None = None) -> Any:
         x = x + self.attn(self.ln_1(x), positions, cache)
         return x + self.mlp(self.ln_2(x))
+
+
+# -- sampling on the parameters' arrays (as nn.gpt_decode does for GPT-2's blocks) ------------------------
+def _w(p: Any) -> Any:
+    return None if p is None else p.data
+
+
+def _linear(layer: Linear, x: np.ndarray) -> np.ndarray:
+    return F.linear(x, layer.weight.data, _w(layer.bias))
+
+
+def _norm(ln: Module, x: np.ndarray) -> np.ndarray:
+    if type(ln) is RMSNorm:
+        return F.rms_norm(x, ln.normalized_shape, _w(ln.weight), ln.eps)
+    return F.layer_norm(x, ln.normalized_shape, _w(ln.weight), _w(ln.bias), ln.eps)
+
+
+def _attention_arrays(attn: GroupedQueryAttention, x: np.ndarray, positions: np.ndarray,
+                      cache: KVCache | None) -> np.ndarray:
+    b, t, d = x.shape
+    h, kv, hd = attn.n_heads, attn.n_kv_heads, attn.head_dim
+    qkv = _linear(attn.c_attn, x).reshape(b, t, h + 2 * kv, hd).transpose(0, 2, 1, 3)
+    q, k, v = qkv[:, :h], qkv[:, h:h + kv], qkv[:, h + kv:]
+    if attn.rope:
+        cos, sin = rope_tables(positions, hd, attn.rope_theta, qkv.dtype)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+    gqa = kv != h
+    if cache is None:
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)
+    else:
+        start = cache.length
+        keys, values = cache.append(k, v)
+        mask = None if t == 1 else np.arange(start + t)[None, :] <= (start + np.arange(t))[:, None]
+        y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask, enable_gqa=gqa)
+    return _linear(attn.c_proj, y.transpose(0, 2, 1, 3).reshape(b, t, d))
+
+
+def modern_layout(model: Any) -> bool:
+    """True when ``model`` (an ``nn.GPT`` in eval mode) runs :class:`ModernBlock` s built the standard way."""
+    if model.training or not model.blocks or not all(type(b) is ModernBlock for b in model.blocks):
+        return False
+    return all(type(b.attn) is GroupedQueryAttention and type(b.mlp) in (SwiGLU, Sequential) for b in model.blocks)
+
+
+def forward_arrays(model: Any, idx: np.ndarray, caches: list[KVCache] | None = None) -> np.ndarray:
+    """``model(idx, caches)``'s logits as an array, on the parameters' arrays (no Tensor per op)."""
+    b, t = model._check_tokens(idx)
+    start = caches[0].length if caches else 0
+    positions = np.arange(start, start + t)
+    x = F.embedding(idx, model.wte.weight.data)
+    if model.wpe is not None:
+        x = x + F.embedding(positions, model.wpe.weight.data)
+    for i, block in enumerate(model.blocks):
+        x = x + _attention_arrays(block.attn, _norm(block.ln_1, x), positions, caches[i] if caches else None)
+        h = _norm(block.ln_2, x)
+        if type(block.mlp) is SwiGLU:
+            m = block.mlp
+            x = x + _linear(m.w2, F.silu(_linear(m.w1, h)) * _linear(m.w3, h))
+        else:
+            fc, act, proj, _ = block.mlp
+            x = x + _linear(proj, F.gelu(_linear(fc, h), act.approximate))
+    x = _norm(model.ln_f, x)
+    return F.linear(x, model.wte.weight.data) if model.lm_head is None else _linear(model.lm_head, x)
