@@ -86,6 +86,8 @@ def test_completion_stops_at_a_blank_line_after_a_complete_statement():
 def test_completion_stops_at_the_token_budget():
     c = complete("def f(x):\n", "    return [\n        1,\n        2,\n    ]\n", max_tokens=12)
     assert str(c) == "    return [" and c.finish_reason == "length" and c.completion_tokens == 12
+    c = complete("def f(x):\n", "    return [\n          ", max_tokens=20)
+    assert str(c) == "    return [" and c.finish_reason == "length"  # no trailing blank space
 
 
 def test_stop_strings_cut_and_streamed_pieces_add_up_to_the_text_holding_back_a_stop_prefix():

@@ -164,8 +164,8 @@ class Completion:
             if cut is not None:
                 self.text, self.finish_reason = text[:cut], "stop"
                 break
-            if len(new) >= self.max_tokens:
-                self.text, self.finish_reason = text, "length"
+            if len(new) >= self.max_tokens:  # (a block's completion never ends in blank space)
+                self.text, self.finish_reason = text.rstrip() if self.block else text, "length"
                 break
             ready = len(text.rstrip("\ufffd"))  # a character whose bytes are not all here yet waits
             ready -= _held_back(text[:ready], self.stops)
