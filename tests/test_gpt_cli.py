@@ -104,7 +104,7 @@ def test_user_errors_are_one_line(capsys, tmp_path, corpus):
 
 def test_gpt_without_a_subcommand_prints_its_help(capsys):
     code, out, _ = run(capsys, "gpt")
-    assert code == 2 and "{train,sample}" in out
+    assert code == 2 and "{train,sample,complete" in out
 
 
 def test_the_installed_command_prints_no_traceback(tmp_path):

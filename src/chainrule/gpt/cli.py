@@ -31,6 +31,18 @@ Train a small GPT on source code, then write under --out:
 The default corpus is the Python standard library of this interpreter: no download.
 Continue an interrupted run with --resume (same --out)."""
 
+COMPLETE_HELP = """\
+Complete the code block at the end of FILE (or of standard input) with a trained GPT and print only
+the completion. It stops where the block ends: at a generated line indented less than the block,
+at a blank line after a complete statement, or after --max-tokens tokens. Greedy unless
+--temperature is above 0. Without --checkpoint it uses the run `chainrule gpt train` writes by default."""
+
+SERVE_HELP = """\
+Answer HTTP completion requests with a trained GPT in the shape editors' completion plugins speak
+(OpenAI's API): POST /v1/completions with {"prompt": "...", "max_tokens": 16, "temperature": 1,
+"top_p": 1, "stop": [...], "stream": false, "seed": null}, and GET /v1/models. One request is
+served at a time. Without --checkpoint it serves the run `chainrule gpt train` writes by default."""
+
 SAMPLE_HELP = """\
 Continue a prompt with a trained GPT (key/value cache: one forward step per new token).
 Without --checkpoint it samples the run `chainrule gpt train` writes by default (gpt-run/checkpoint.npz)."""
@@ -114,6 +126,13 @@ def nonnegative_float(text: str) -> float:
     return value
 
 
+def port_number(text: str) -> int:
+    value = _whole(text, 0, "a port number in [0, 65535]")
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be a port number in [0, 65535], got {text}")
+    return value
+
+
 def minutes(text: str) -> float:
     value = _number(text)
     if not MINUTES[0] <= value <= MINUTES[1]:  # also refuses nan
@@ -159,9 +178,10 @@ def _device(name: str) -> str:
 def add_gpt_parser(sub: Any) -> None:
     """Register ``gpt train`` and ``gpt sample`` on the ``chainrule`` command's subparsers."""
     gpt = sub.add_parser("gpt", help="train a small GPT on source code, or sample from one",
-                         description="A small GPT on source code: `chainrule gpt train`, `chainrule gpt sample`.")
+                         description="A small GPT on source code: `chainrule gpt train`, `chainrule gpt sample`, "
+                                     "`chainrule gpt complete`, `chainrule gpt serve`.")
     gpt.set_defaults(gpt_parser=gpt)
-    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample}", parser_class=OneLineParser)
+    cmds = gpt.add_subparsers(dest="gpt_command", metavar="{train,sample,complete,serve}", parser_class=OneLineParser)
     t = _sub_parser(cmds, "train", help="train a GPT (default: the standard library's sources)", description=TRAIN_HELP)
     t.add_argument("--minutes", type=minutes, default=None,
                    help="wall-clock budget; the schedule (validations included) is fitted to it and its decay ends "
@@ -179,6 +199,18 @@ def add_gpt_parser(sub: Any) -> None:
     t.add_argument("--d-model", type=positive_int, default=128, help="width of the model")
     t.add_argument("--heads", type=positive_int, default=4, help="attention heads (must divide --d-model)")
     t.add_argument("--context", type=positive_int, default=128, help="tokens the model sees at once")
+    t.add_argument("--recipe", choices=["gpt2", "modern"], default="gpt2",
+                   help="gpt2: LayerNorm, learned positions, GELU MLP, biases; modern: RMSNorm, rotary positions, "
+                        "SwiGLU MLP, no biases (the four options below change one choice each)")
+    t.add_argument("--norm", choices=["layer", "rms"], default=None, help="normalisation (default: the recipe's)")
+    t.add_argument("--mlp", choices=["gelu", "swiglu"], default=None, help="MLP kind (default: the recipe's)")
+    t.add_argument("--position", choices=["learned", "rope"], default=None,
+                   help="learned position embedding or rotary positions (default: the recipe's)")
+    t.add_argument("--bias", choices=["on", "off"], default=None,
+                   help="biases in Linear and LayerNorm layers (default: the recipe's)")
+    t.add_argument("--kv-heads", type=positive_int, default=None,
+                   help="key/value heads, dividing --heads; fewer is grouped-query attention (default: --heads)")
+    t.add_argument("--rope-theta", type=positive_float, default=10000.0, help="base of the rotary angles")
     t.add_argument("--dropout", type=fraction(low_open=False), default=0.0, help="dropout probability")
     t.add_argument("--batch-size", type=positive_int, default=32, help="windows per micro-batch")
     t.add_argument("--accum", type=positive_int, default=1, help="micro-batches per optimiser step")
@@ -211,6 +243,39 @@ def add_gpt_parser(sub: Any) -> None:
     s.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
     s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
+    c = _sub_parser(cmds, "complete", help="complete the code block at the end of a file", description=COMPLETE_HELP)
+    c.add_argument("file", metavar="FILE", nargs="?", default=None, help="code to complete (default: standard input)")
+    _add_model_options(c)
+    v = _sub_parser(cmds, "serve", help="answer completion requests over HTTP (OpenAI's /v1/completions)",
+                    description=SERVE_HELP)
+    v.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
+                        f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
+    v.add_argument("--port", type=port_number, default=8000, help="TCP port (0: any free one, printed)")
+    v.add_argument("--host", default="127.0.0.1",
+                   help="address to listen on (the default answers this machine only; 0.0.0.0 opens it to the network)")
+    v.add_argument("--model-name", default=None,
+                   help="the model's name in replies and /v1/models (default: the run folder's name)")
+    v.add_argument("--quiet", action="store_true", help="no line per request on stderr")
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """--checkpoint and the sampling options of `complete` (greedy by default)."""
+    p.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
+                        f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
+    p.add_argument("--max-tokens", type=positive_int, default=128, help="most tokens to generate")
+    p.add_argument("--temperature", type=nonnegative_float, default=0.0,
+                   help="softmax temperature (0: always the most likely token)")
+    p.add_argument("--top-k", type=positive_int, default=None,
+                   help="sample among the k most likely tokens (default: all)")
+    p.add_argument("--top-p", type=fraction(low_open=True), default=None,
+                   help="sample among the most likely tokens holding this probability (default: all)")
+    p.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
+
+
+COMMANDS = {"train": "train_command", "sample": "sample_command", "complete": "complete_command",
+            "serve": "serve_command"}
 
 
 def run_gpt(args: argparse.Namespace) -> int:
@@ -219,7 +284,7 @@ def run_gpt(args: argparse.Namespace) -> int:
         args.gpt_parser.print_help()
         return 2
     try:
-        return train_command(args) if args.gpt_command == "train" else sample_command(args)
+        return globals()[COMMANDS[args.gpt_command]](args)
     except GPTError as e:
         message = str(e)
     except OSError as e:  # a full disk, a folder that went away: one line, not a traceback
@@ -263,6 +328,24 @@ def _check_training_fits(config: Any, batch_size: int, dtype: Any) -> None:
 
 
 # -- train ------------------------------------------------------------------------------------------
+def _resolve_recipe(args: argparse.Namespace) -> None:
+    """Fill the recipe choices left unset with --recipe's (so the run records what it trains)."""
+    from ..nn.gpt import RECIPES
+
+    chosen = RECIPES[args.recipe]
+    for name in ("norm", "mlp", "position"):
+        if getattr(args, name) is None:
+            setattr(args, name, chosen[name])
+    if args.bias is None:
+        args.bias = "on" if chosen["bias"] else "off"
+
+
+def _model_fields(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(context_length=args.context, d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
+                dropout=args.dropout, norm=args.norm, mlp=args.mlp, position=args.position, bias=args.bias == "on",
+                n_kv_heads=args.kv_heads, rope_theta=args.rope_theta)
+
+
 def train_command(args: argparse.Namespace) -> int:
     from ..nn.gpt import GPT, GPTConfig
     from .checkpoint import check_model_state, read_checkpoint
@@ -303,9 +386,9 @@ def train_command(args: argparse.Namespace) -> int:
             raise GPTError(f"{out!r} already holds a run; continue it with --resume or pick another --out")
         dtype = np.dtype(args.dtype).type
         vocab = 256 if args.tokenizer == "byte" else args.vocab_size  # BPE: at most this many
+        _resolve_recipe(args)
         try:
-            config = GPTConfig(vocab_size=vocab, context_length=args.context, d_model=args.d_model,
-                               n_heads=args.heads, n_layers=args.layers, dropout=args.dropout)
+            config = GPTConfig(vocab_size=vocab, **_model_fields(args))
         except ValueError as e:
             raise GPTError(str(e).splitlines()[0]) from None
         _check_training_fits(config, args.batch_size, dtype)
@@ -331,8 +414,7 @@ def train_command(args: argparse.Namespace) -> int:
                 os.rmdir(out)  # a failed start leaves nothing behind
             raise
         try:
-            config = GPTConfig(vocab_size=tokenizer.vocab_size, context_length=args.context, d_model=args.d_model,
-                               n_heads=args.heads, n_layers=args.layers, dropout=args.dropout)
+            config = GPTConfig(vocab_size=tokenizer.vocab_size, **_model_fields(args))
             minutes = args.minutes if args.minutes is not None or args.steps is not None else 5.0
             warmup = min(args.warmup, args.steps - 1) if args.steps is not None else args.warmup
             tconfig = TrainConfig(batch_size=args.batch_size, accum_steps=args.accum, lr=args.lr, min_lr=args.lr / 10,
@@ -356,8 +438,9 @@ def train_command(args: argparse.Namespace) -> int:
         shown = "?" if trainer.total_steps >= UNFIXED else trainer.total_steps
         print(f"resuming at step {trainer.step_count} of {shown} with the saved model, data and training options"
               + (f"; {notes}" if notes else ""))
-    print(f"model: {model.num_parameters():,} parameters ({config.n_layers} layer(s), d_model {config.d_model}, "
-          f"{config.n_heads} heads, context {config.context_length}, vocabulary {config.vocab_size}); "
+    print(f"model: {model.num_parameters():,} parameters ({config.recipe} recipe, {config.n_layers} layer(s), "
+          f"d_model {config.d_model}, {config.n_heads} heads, context {config.context_length}, "
+          f"vocabulary {config.vocab_size}); "
           f"{len(train):,} training and {len(val):,} validation tokens")
     if trainer.mpi:
         print(f"training in {trainer.processes} MPI ranks, each on its share of every batch; their processes: "
@@ -400,7 +483,8 @@ def _checkpoint_path(args: argparse.Namespace) -> str:
         if not os.path.exists(path):
             raise GPTError(f"no --checkpoint given and the default run {path!r} does not exist here; train one with "
                            "`chainrule gpt train`, or pass --checkpoint PATH")
-        print(f"sampling the default run {path} (--checkpoint picks another)", file=sys.stderr)
+        verb = "sampling" if args.gpt_command == "sample" else "using"
+        print(f"{verb} the default run {path} (--checkpoint picks another)", file=sys.stderr)
     return path
 
 
@@ -436,4 +520,67 @@ def sample_command(args: argparse.Namespace) -> int:
         except (ValueError, OSError):
             pass
     print(text)
+    return 0
+
+
+# -- complete ---------------------------------------------------------------------------------------
+def _read_code(args: argparse.Namespace) -> str:
+    """FILE's text, or standard input's; one line of error for a missing file or text that is not UTF-8."""
+    where = "standard input" if args.file is None else repr(args.file)
+    try:
+        if args.file is None:
+            data = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else sys.stdin.read().encode("utf-8")
+        else:
+            with open(args.file, "rb") as fh:
+                data = fh.read()
+        code = data.decode("utf-8")
+    except FileNotFoundError:
+        raise GPTError(f"{where} does not exist; give the file to complete, or pipe the code in") from None
+    except IsADirectoryError:
+        raise GPTError(f"{where} is a folder; give a file to complete") from None
+    except UnicodeDecodeError as e:
+        raise GPTError(f"{where} is not UTF-8 text (byte 0x{data[e.start]:02x} at {e.start})") from None
+    if not code.strip():
+        raise GPTError(f"{where} holds no code to complete")
+    return code
+
+
+def complete_command(args: argparse.Namespace) -> int:
+    from .checkpoint import load_gpt
+    from .completion import Completion
+    from .memory import check_fits, sampling_bytes
+
+    code = _read_code(args)
+    model, tokenizer, _ = load_gpt(_checkpoint_path(args))
+    itemsize = model.wte.weight._data.dtype.itemsize
+    check_fits(f"completing --max-tokens {args.max_tokens}", sampling_bytes(model.config, args.max_tokens, itemsize),
+               "ask for fewer --max-tokens")
+    try:
+        text = str(Completion(model, tokenizer, code, args.max_tokens, args.temperature, args.top_k, args.top_p,
+                              args.seed, block=True))
+    except ValueError as e:  # non-finite probabilities: one line
+        raise GPTError(str(e).splitlines()[0]) from None
+    if hasattr(sys.stdout, "reconfigure"):
+        try:
+            sys.stdout.reconfigure(errors="replace")
+        except (ValueError, OSError):
+            pass
+    print(text)
+    return 0
+
+
+# -- serve ------------------------------------------------------------------------------------------
+def serve_command(args: argparse.Namespace) -> int:
+    from .checkpoint import load_gpt
+    from .server import make_server, serve
+
+    path = _checkpoint_path(args)
+    model, tokenizer, _ = load_gpt(path)
+    name = args.model_name or os.path.basename(os.path.dirname(os.path.abspath(path))) or "chainrule-gpt"
+    try:
+        server = make_server(model, tokenizer, name, host=args.host, port=args.port, quiet=args.quiet)
+    except OSError as e:
+        raise GPTError(f"cannot listen on {args.host}:{args.port} ({e.strerror or e}); pick another --port "
+                       "(0: any free one)") from None
+    serve(server)
     return 0

@@ -24,11 +24,20 @@ BYTES_PER_NEW_TOKEN = 64  # the int64 id, its Python int in the list that is dec
 
 def parameter_count(config: Any) -> int:
     """The numbers a :class:`chainrule.nn.GPT` of this config holds (tied embeddings counted once), by formula."""
-    d, r, b = int(config.d_model), int(config.mlp_ratio), int(bool(config.bias))
-    norm = d * (1 + b)
-    block = 2 * norm + (3 * d * d + 3 * d * b) + (d * d + d * b) + (r * d * d + r * d * b) + (r * d * d + d * b)
-    head = 0 if config.tied_embeddings else int(config.vocab_size) * d
-    return (int(config.vocab_size) + int(config.context_length)) * d + int(config.n_layers) * block + norm + head
+    c = config
+    d, b, h = int(c.d_model), int(bool(c.bias)), int(c.n_heads)
+    kv = h if getattr(c, "n_kv_heads", None) is None else int(c.n_kv_heads)
+    hidden = c.hidden if hasattr(c, "hidden") else int(c.mlp_ratio) * d
+    norm = d if getattr(c, "norm", "layer") == "rms" else d * (1 + b)
+    qkv = (h + 2 * kv) * (d // h)
+    attn = d * qkv + b * qkv + d * d + b * d
+    if getattr(c, "mlp", "gelu") == "swiglu":
+        mlp = 3 * d * hidden + b * (2 * hidden + d)
+    else:
+        mlp = 2 * d * hidden + b * (hidden + d)
+    positions = int(c.context_length) * d if getattr(c, "position", "learned") == "learned" else 0
+    head = 0 if c.tied_embeddings else int(c.vocab_size) * d
+    return int(c.vocab_size) * d + positions + int(c.n_layers) * (2 * norm + attn + mlp) + norm + head
 
 
 def training_bytes(config: Any, batch_size: int, itemsize: int) -> int:
@@ -47,7 +56,8 @@ def sampling_bytes(config: Any, new_tokens: int, itemsize: int) -> int:
     """A rough estimate of the memory sampling ``new_tokens`` takes: the weights, the key/value caches
     and, per new token, its id and its text."""
     c = config
-    caches = 2 * int(c.n_layers) * int(c.context_length) * int(c.d_model) * int(itemsize)
+    kv_share = getattr(c, "kv_heads", c.n_heads) / int(c.n_heads)  # grouped-query attention caches fewer heads
+    caches = int(2 * int(c.n_layers) * int(c.context_length) * int(c.d_model) * kv_share) * int(itemsize)
     return parameter_count(c) * int(itemsize) + caches + BYTES_PER_NEW_TOKEN * int(new_tokens)
 
 

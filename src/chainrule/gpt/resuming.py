@@ -20,8 +20,12 @@ RECORDED = {
     "accum": ("train_config", "accum_steps"), "lr": ("train_config", "lr"), "warmup": None,
     "eval_interval": ("train_config", "eval_interval"), "eval_batches": ("train_config", "eval_batches"),
     "seed": ("train_config", "seed"), "tokenizer": None, "vocab_size": None, "corpus": None, "max_bytes": None,
-    "dtype": None,
+    "dtype": None, "recipe": None, "norm": None, "mlp": None, "position": None, "kv_heads": None,
+    "rope_theta": None, "bias": None,
 }
+# options read from the saved model config itself (an older one, without these fields, is GPT-2's recipe)
+FROM_CONFIG = {"recipe": "recipe", "norm": "norm", "mlp": "mlp", "position": "position", "kv_heads": "kv_heads",
+               "rope_theta": "rope_theta", "bias": "bias"}
 
 
 def recorded_options(args: Any) -> dict[str, Any]:
@@ -37,6 +41,14 @@ def _saved(name: str, extra: dict[str, Any]) -> Any:
         return (extra.get("tokenizer") or {}).get("kind")
     if name == "dtype":
         return extra.get("dtype")
+    if name in FROM_CONFIG:
+        from ..nn.gpt import GPTConfig
+
+        try:
+            value = getattr(GPTConfig(**extra.get("model_config", {})), FROM_CONFIG[name])
+        except (TypeError, ValueError):
+            return None
+        return ("on" if value else "off") if name == "bias" else value
     where = RECORDED.get(name)
     return None if where is None else (extra.get(where[0]) or {}).get(where[1])
 

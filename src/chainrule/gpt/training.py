@@ -402,7 +402,7 @@ class Trainer:
         """Load a checkpoint written by :meth:`save` into this trainer (same model shape)."""
         state = read_checkpoint(path)
         extra = state["extra"]
-        if extra.get("model_config") != self.model.config.to_dict():
+        if _config_dict(self.model.config, extra.get("model_config")) != self.model.config.to_dict():
             raise GPTError(
                 f"checkpoint {os.fspath(path)!r} holds a model of another shape: {extra.get('model_config')}"
             )
@@ -421,3 +421,10 @@ class Trainer:
         for k in ("step", "val_step"):
             self.history[k] = [int(v) for v in self.history[k]]
 
+
+def _config_dict(config: Any, saved: Any) -> Any:
+    """A saved model config with the fields it lacks at their defaults (older checkpoints: GPT-2's recipe)."""
+    try:
+        return type(config)(**saved).to_dict()
+    except (TypeError, ValueError):
+        return saved
