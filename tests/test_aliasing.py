@@ -35,6 +35,7 @@ VIEW_CASES = {
     "split": "split", "array_split": "tensor_split", "unstack": "unbind",
     "complex_real": "real", "complex_imag": "imag", "real": "real", "conjugate": "conj", "positive": "positive",
     "einsum_sublist": "einsum (a permutation is a view)",
+    "to_device": "to (to the device it is on: the tensor itself, as PyTorch's)",
 }
 
 

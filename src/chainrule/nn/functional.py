@@ -282,9 +282,11 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> A
     if not training or p == 0.0:
         return x
     dt = np.result_type(raw(x))  # (shapes and dtypes only: a jit trace need not check the values)
+    shape = np.shape(raw(x))
+    where = x._data if isinstance(x, Tensor) else None  # the device the mask is made on (not a value read)
     if p == 1.0:
-        return x * np.zeros_like(x._data if isinstance(x, Tensor) else raw(x), dtype=dt)
-    return x * masked_by_dropout(x._data if isinstance(x, Tensor) else raw(x), rng, np.shape(raw(x)), p, dt)
+        return x * (np.zeros(shape, dtype=dt) if where is None else np.zeros_like(where, dtype=dt))
+    return x * masked_by_dropout(where, rng, shape, p, dt)
 
 
 def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_norm: float | None = None,

@@ -252,7 +252,8 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
     axis = _axis("repeat", axis, ndim_of(a))
-    xp, counts = xp_of(raw(a)), raw(repeats)  # the positions where the values are (the host or a device)
+    xp = xp_of(raw(a))  # the positions where the values are (the host or a device)
+    counts = raw(repeats)
     if xp is not np and isinstance(counts, np.ndarray):
         counts = counts.tolist()
     idx = xp.repeat(xp.arange(shape_of(a)[axis]), counts)

@@ -230,10 +230,15 @@ def scaled_dot_product_attention(
     drop = None
     if dropout_p > 0.0:
         shape = (*np.broadcast_shapes(np.shape(raw(q))[:-2], np.shape(raw(k))[:-2]), L, S)
-        drop = masked_by_dropout(raw(q), rng, shape, dropout_p, dt)
+        drop = masked_by_dropout(_where(q), rng, shape, dropout_p, dt)
     args = (q, k, v) if bias is None else (q, k, v, bias)
     out = _sdpa(*args, scale=s, drop=drop, saved=Saved(*args))
     return out if live is None else out * live.astype(dt)
+
+
+def _where(x: Any) -> Any:
+    """``x``'s array for where it lives (host or device), read without telling a jit trace: not a value read."""
+    return x._data if isinstance(x, Tensor) else x
 
 
 def masked_by_dropout(like: Any, rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> Any:
@@ -346,6 +351,6 @@ def qkv_attention(qkv: Any, is_causal: bool = True, dropout_p: float = 0.0, scal
     s = 1.0 / math.sqrt(e) if scale is None else float(scale)
     drop = None
     if dropout_p > 0.0:
-        drop = masked_by_dropout(raw(qkv), rng, (b, h, t, t), dropout_p, dt)
-    bias = causal_bias(t, t, dt, raw(qkv)) if is_causal else None
+        drop = masked_by_dropout(_where(qkv), rng, (b, h, t, t), dropout_p, dt)
+    bias = causal_bias(t, t, dt, _where(qkv)) if is_causal else None
     return _packed(qkv, bias=bias, scale=s, drop=drop, saved=Saved(qkv))

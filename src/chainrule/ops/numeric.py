@@ -42,7 +42,8 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
     div = (num - 1) if endpoint else num
     delta = elementwise.subtract(stop, start)
     shape = np.broadcast_shapes(shape_of(start), shape_of(stop))
-    xp = next((xp_of(v) for v in (raw(start), raw(stop)) if v.__class__ in OFF_HOST), np)  # where the ends are
+    ends = (e._data if isinstance(e, Tensor) else e for e in (start, stop))  # where they are: not a value read
+    xp = next((xp_of(v) for v in ends if v.__class__ in OFF_HOST), np)
     steps = xp.arange(num, dtype=float).reshape((-1,) + (1,) * len(shape))
     if div > 0:
         step = elementwise.divide(delta, div)

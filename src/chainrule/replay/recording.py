@@ -35,7 +35,10 @@ _DRAW = Primitive("random draw", _drawn, register=False)  # a replay calls the d
 
 
 _METADATA_CALLS = ("np.shape", "np.size", "np.ndim", "np.result_type", "np.iscomplexobj", "np.isrealobj",
-                   "shape_of", "ndim_of")
+                   "shape_of", "ndim_of",
+                   # where an array lives, and arrays made like it (shape, dtype, device): no value is read
+                   "xp_of", "of", "is_off_host", "uniform_like", "causal_bias",
+                   "np.zeros_like", "np.ones_like", "np.empty_like", "np.full_like")
 _RAW_CALL = re.compile(r"\braw\(\w+\)")
 
 
