@@ -514,13 +514,18 @@ def sample_command(args: argparse.Namespace) -> int:
     except ValueError as e:  # non-finite probabilities: one line
         raise GPTError(str(e).splitlines()[0]) from None
     text = tokenizer.decode(out[0].tolist())
+    _print_text(text)
+    return 0
+
+
+def _print_text(text: str) -> None:
+    """Print generated text; bytes the terminal cannot show become replacement characters, not an error."""
     if hasattr(sys.stdout, "reconfigure"):
         try:
             sys.stdout.reconfigure(errors="replace")
         except (ValueError, OSError):
             pass
     print(text)
-    return 0
 
 
 # -- complete ---------------------------------------------------------------------------------------
@@ -560,12 +565,7 @@ def complete_command(args: argparse.Namespace) -> int:
                               args.seed, block=True))
     except ValueError as e:  # non-finite probabilities: one line
         raise GPTError(str(e).splitlines()[0]) from None
-    if hasattr(sys.stdout, "reconfigure"):
-        try:
-            sys.stdout.reconfigure(errors="replace")
-        except (ValueError, OSError):
-            pass
-    print(text)
+    _print_text(text)
     return 0
 
 
