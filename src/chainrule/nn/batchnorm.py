@@ -21,28 +21,36 @@ from .module import Module
 from .parameter import Parameter, resolve_dtype
 
 
+def set_up_statistics(layer: Module, num_features: int, eps: float, momentum: float | None, affine: bool,
+                      track_running_stats: bool, device: Any, dtype: Any, bias: bool = True) -> None:
+    """The parameters and buffers of a per-channel normalisation (batch or instance norm): ``weight`` (ones)
+    and ``bias`` (zeros) when ``affine``; ``running_mean``, ``running_var``, ``num_batches_tracked`` when
+    ``track_running_stats`` (else None, as PyTorch's)."""
+    name = type(layer).__name__
+    if num_features <= 0:
+        raise ValueError(f"{name}: num_features must be positive, got {num_features}")
+    dt = resolve_dtype(dtype, name, device)
+    layer.num_features, layer.eps, layer.momentum = int(num_features), float(eps), momentum
+    layer.affine, layer.track_running_stats = bool(affine), bool(track_running_stats)
+    layer.weight = Parameter(np.ones(num_features), dtype=dt) if affine else None
+    layer.bias = Parameter(np.zeros(num_features), dtype=dt) if affine and bias else None
+    if track_running_stats:
+        layer.register_buffer("running_mean", np.zeros(num_features, dtype=dt))
+        layer.register_buffer("running_var", np.ones(num_features, dtype=dt))
+        layer.register_buffer("num_batches_tracked", np.array(0, dtype=np.int64))
+    else:
+        for buffer in ("running_mean", "running_var", "num_batches_tracked"):
+            layer.register_buffer(buffer, None)
+    layer._dtype = dt
+
+
 class _BatchNorm(Module):
     _dims: tuple[int, ...] = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
         super().__init__()
-        name = type(self).__name__
-        if num_features <= 0:
-            raise ValueError(f"{name}: num_features must be positive, got {num_features}")
-        dt = resolve_dtype(dtype, name, device)
-        self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
-        self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
-        self.weight = Parameter(np.ones(num_features), dtype=dt) if affine else None
-        self.bias = Parameter(np.zeros(num_features), dtype=dt) if affine else None
-        if track_running_stats:
-            self.register_buffer("running_mean", np.zeros(num_features, dtype=dt))
-            self.register_buffer("running_var", np.ones(num_features, dtype=dt))
-            self.register_buffer("num_batches_tracked", np.array(0, dtype=np.int64))
-        else:
-            for buffer in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(buffer, None)
-        self._dtype = dt
+        set_up_statistics(self, num_features, eps, momentum, affine, track_running_stats, device, dtype)
 
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batches tracked."""

@@ -10,6 +10,7 @@ import numpy as np
 from ..ops._define import shape_of
 from ..ops.shape import reshape
 from . import functional as F
+from .batchnorm import set_up_statistics
 from .layers import _input
 from .module import Module
 from .parameter import Parameter, resolve_dtype
@@ -58,22 +59,7 @@ class _InstanceNorm(Module):
                  track_running_stats: bool = False, device: Any = None, dtype: Any = None, *,
                  bias: bool = True) -> None:
         super().__init__()
-        name = type(self).__name__
-        if num_features <= 0:
-            raise ValueError(f"{name}: num_features must be positive, got {num_features}")
-        dt = resolve_dtype(dtype, name, device)
-        self.num_features, self.eps, self.momentum = int(num_features), float(eps), momentum
-        self.affine, self.track_running_stats = bool(affine), bool(track_running_stats)
-        self.weight = Parameter(np.ones(num_features), dtype=dt) if affine else None
-        self.bias = Parameter(np.zeros(num_features), dtype=dt) if affine and bias else None
-        if track_running_stats:
-            self.register_buffer("running_mean", np.zeros(num_features, dtype=dt))
-            self.register_buffer("running_var", np.ones(num_features, dtype=dt))
-            self.register_buffer("num_batches_tracked", np.array(0, dtype=np.int64))
-        else:
-            for buffer in ("running_mean", "running_var", "num_batches_tracked"):
-                self.register_buffer(buffer, None)
-        self._dtype = dt
+        set_up_statistics(self, num_features, eps, momentum, affine, track_running_stats, device, dtype, bias)
 
     def forward(self, x: Any) -> Any:
         name, d = type(self).__name__, self._d
