@@ -46,6 +46,18 @@ def _call_source(frame: FrameType) -> str | None:
     return text.decode(errors="replace")
 
 
+def _call_node(frame: FrameType) -> ast.Call | None:
+    """The call the frame is running, parsed from its source (None without source or when it is not a call)."""
+    source = _call_source(frame)
+    if source is None:
+        return None
+    try:
+        node = ast.parse(source.strip(), mode="eval").body
+    except SyntaxError:
+        return None
+    return node if isinstance(node, ast.Call) else None
+
+
 def _first_argument(frame: FrameType) -> Any:
     """What the call being run passes first: True (a sequence display), a dotted name (tuple), or None."""
     key = (frame.f_code, frame.f_lasti)
@@ -53,22 +65,17 @@ def _first_argument(frame: FrameType) -> Any:
     if found is not _seen:
         return found
     found = None
-    source = _call_source(frame)
-    if source is not None:
-        try:
-            node = ast.parse(source.strip(), mode="eval").body
-        except SyntaxError:
-            node = None
-        if isinstance(node, ast.Call):
-            first = node.args[0] if node.args else next(
-                (k.value for k in node.keywords if k.arg in ("object", "a")), None
-            )
-            if isinstance(first, _SEQUENCE_NODES) or (
-                isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and first.func.id in _SEQUENCE_MAKERS
-            ):
-                found = True
-            else:
-                found = _dotted(first)
+    node = _call_node(frame)
+    if node is not None:
+        first = node.args[0] if node.args else next(
+            (k.value for k in node.keywords if k.arg in ("object", "a")), None
+        )
+        if isinstance(first, _SEQUENCE_NODES) or (
+            isinstance(first, ast.Call) and isinstance(first.func, ast.Name) and first.func.id in _SEQUENCE_MAKERS
+        ):
+            found = True
+        else:
+            found = _dotted(first)
     if len(_seen) > 4096:
         _seen.clear()
     _seen[key] = found
@@ -166,15 +173,8 @@ def called_function(depth: int = 2) -> Any:
     if known is not None and known[0] is frame.f_code:
         path = known[1]
     else:
-        path = None
-        source = _call_source(frame)
-        if source is not None:
-            try:
-                node = ast.parse(source.strip(), mode="eval").body
-            except SyntaxError:
-                node = None
-            if isinstance(node, ast.Call):
-                path = _dotted(node.func)
+        node = _call_node(frame)
+        path = None if node is None else _dotted(node.func)
         if len(_callees) > 4096:
             _callees.clear()
         _callees[key] = (frame.f_code, path)
