@@ -229,18 +229,10 @@ def add_gpt_parser(sub: Any) -> None:
     t.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     t.add_argument("--quiet", action="store_true", help="no progress bar")
     s = _sub_parser(cmds, "sample", help="continue a prompt with a trained GPT", description=SAMPLE_HELP)
-    s.add_argument("--checkpoint", metavar="PATH", default=None,
-                   help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
-                        f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
+    _add_checkpoint(s)
     s.add_argument("--prompt", default="def ", help="text to continue")
     s.add_argument("--tokens", type=nonnegative_int, default=200, help="new tokens")
-    s.add_argument("--temperature", type=nonnegative_float, default=0.8,
-                   help="softmax temperature (0: always the most likely token)")
-    s.add_argument("--top-k", type=positive_int, default=None,
-                   help="sample among the k most likely tokens (default: all)")
-    s.add_argument("--top-p", type=fraction(low_open=True), default=None,
-                   help="sample among the most likely tokens holding this probability (default: all)")
-    s.add_argument("--seed", type=nonnegative_int, default=0, help="seed of the sampling")
+    _add_sampling(s, temperature=0.8)
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
     s.add_argument("--device", default="cpu", help=_DEVICE_HELP)
     c = _sub_parser(cmds, "complete", help="complete the code block at the end of a file", description=COMPLETE_HELP)
@@ -248,9 +240,7 @@ def add_gpt_parser(sub: Any) -> None:
     _add_model_options(c)
     v = _sub_parser(cmds, "serve", help="answer completion requests over HTTP (OpenAI's /v1/completions)",
                     description=SERVE_HELP)
-    v.add_argument("--checkpoint", metavar="PATH", default=None,
-                   help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
-                        f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
+    _add_checkpoint(v)
     v.add_argument("--port", type=port_number, default=8000, help="TCP port (0: any free one, printed)")
     v.add_argument("--host", default="127.0.0.1",
                    help="address to listen on (the default answers this machine only; 0.0.0.0 opens it to the network)")
@@ -261,11 +251,20 @@ def add_gpt_parser(sub: Any) -> None:
 
 def _add_model_options(p: argparse.ArgumentParser) -> None:
     """--checkpoint and the sampling options of `complete` (greedy by default)."""
+    _add_checkpoint(p)
+    p.add_argument("--max-tokens", type=positive_int, default=128, help="most tokens to generate")
+    _add_sampling(p, temperature=0.0)
+
+
+def _add_checkpoint(p: argparse.ArgumentParser) -> None:
     p.add_argument("--checkpoint", metavar="PATH", default=None,
                    help=f"checkpoint.npz written by `gpt train`, or its --out folder (default: "
                         f"{DEFAULT_OUT}/checkpoint.npz, where `gpt train` writes by default)")
-    p.add_argument("--max-tokens", type=positive_int, default=128, help="most tokens to generate")
-    p.add_argument("--temperature", type=nonnegative_float, default=0.0,
+
+
+def _add_sampling(p: argparse.ArgumentParser, temperature: float) -> None:
+    """The sampling options that `sample` and `complete` share (their default temperatures differ)."""
+    p.add_argument("--temperature", type=nonnegative_float, default=temperature,
                    help="softmax temperature (0: always the most likely token)")
     p.add_argument("--top-k", type=positive_int, default=None,
                    help="sample among the k most likely tokens (default: all)")
