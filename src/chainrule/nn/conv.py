@@ -26,6 +26,16 @@ from .parameter import Parameter, resolve_dtype
 _PADDING_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 
 
+def check_channels(name: str, in_channels: int, out_channels: int, groups: int) -> None:
+    """A convolution's channel counts: positive, and both divisible by ``groups`` (else a ValueError naming them)."""
+    if in_channels <= 0 or out_channels <= 0:
+        raise ValueError(f"{name}: channel counts must be positive, got in_channels={in_channels}, "
+                         f"out_channels={out_channels}")
+    if groups <= 0 or in_channels % groups or out_channels % groups:
+        raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
+                         f"divisible by groups ({groups})")
+
+
 class _ConvNd(Module):
     _d = 0
 
@@ -34,12 +44,7 @@ class _ConvNd(Module):
                  device: Any = None, dtype: Any = None, *, rng: Any = None) -> None:
         super().__init__()
         name, d = type(self).__name__, self._d
-        if in_channels <= 0 or out_channels <= 0:
-            raise ValueError(f"{name}: channel counts must be positive, got in_channels={in_channels}, "
-                             f"out_channels={out_channels}")
-        if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
-                             f"divisible by groups ({groups})")
+        check_channels(name, in_channels, out_channels, groups)
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"{name}: padding_mode must be one of {sorted(_PADDING_MODES)}, got {padding_mode!r}")
         self.in_channels, self.out_channels, self.groups = int(in_channels), int(out_channels), int(groups)

@@ -17,6 +17,7 @@ from ..ops._define import shape_of
 from ..ops.convolution import tuple_arg
 from . import functional as F
 from . import init
+from .conv import check_channels
 from .layers import _input
 from .module import Module
 from .parameter import Parameter, resolve_dtype
@@ -30,12 +31,7 @@ class _ConvTransposeNd(Module):
                  padding_mode: str = "zeros", device: Any = None, dtype: Any = None, *, rng: Any = None) -> None:
         super().__init__()
         name, d = type(self).__name__, self._d
-        if in_channels <= 0 or out_channels <= 0:
-            raise ValueError(f"{name}: channel counts must be positive, got in_channels={in_channels}, "
-                             f"out_channels={out_channels}")
-        if groups <= 0 or in_channels % groups or out_channels % groups:
-            raise ValueError(f"{name}: in_channels ({in_channels}) and out_channels ({out_channels}) must both be "
-                             f"divisible by groups ({groups})")
+        check_channels(name, in_channels, out_channels, groups)
         if padding_mode != "zeros":
             raise ValueError(f"{name}: only padding_mode='zeros' is supported for transposed convolutions (as "
                              f"PyTorch), got {padding_mode!r}")
