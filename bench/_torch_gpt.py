@@ -79,7 +79,7 @@ class TorchGPT(nn.Module):
     def forward(self, idx: torch.Tensor, caches: list[dict[str, torch.Tensor]] | None = None) -> torch.Tensor:
         t = idx.shape[1]
         start = caches[0]["k"].shape[2] if caches and "k" in caches[0] else 0
-        x = self.drop(self.wte(idx) + self.wpe(torch.arange(start, start + t)))
+        x = self.drop(self.wte(idx) + self.wpe(torch.arange(start, start + t, device=idx.device)))
         for i, block in enumerate(self.blocks):
             x = block(x, caches[i] if caches else None)
         x = self.ln_f(x)

@@ -101,7 +101,10 @@ def test_pages_render_images_load_and_search_finds_vmap(site, browser):
     browser.find_element(By.CSS_SELECTOR, "label.md-search__icon, label[for='__search']").click()
     box = WebDriverWait(browser, 20).until(ec.element_to_be_clickable((By.CSS_SELECTOR, "input.md-search__input")))
     box.send_keys("vmap")
+    # The results list is re-rendered as the index loads, so read the texts in one script call (an element
+    # handle held across calls can go stale) and wait until a result names vmap.
+    texts = "return Array.from(document.querySelectorAll('.md-search-result__item'), e => e.textContent)"
     results = WebDriverWait(browser, 30).until(
-        lambda b: b.find_elements(By.CSS_SELECTOR, ".md-search-result__item") or False
+        lambda b: [t for t in b.execute_script(texts) if "vmap" in t.lower()] or False
     )
-    assert any("vmap" in r.text.lower() for r in results)
+    assert results
