@@ -180,7 +180,7 @@ def test_matmul_is_declared_by_its_two_transposes():
 
 def test_a_slice_keeps_its_sparse_gradient():
     """getitem is linear; its transpose still returns the sparse SliceGrad on a first-order pass."""
-    from chainrule.autodiff.sparse import SliceGrad
+    from chainrule.core.sparse import SliceGrad
 
     x = cr.Tensor(np.arange(12.0).reshape(3, 4), requires_grad=True)
     y = x[1:, :2]

@@ -9,7 +9,7 @@ import numpy as np
 
 import chainrule as cr
 from chainrule.autodiff.backprop import grad
-from chainrule.autodiff.sparse import SliceGrad
+from chainrule.core.sparse import SliceGrad
 
 
 def qkv_loss(x):

@@ -167,14 +167,3 @@ def test_is_traced_is_the_one_definition():
     with cr.no_grad():
         assert not state.is_traced(a)
     assert not state.is_traced(cr.Tensor([1.0]))
-
-
-def test_the_old_import_paths_still_work():
-    from chainrule.autodiff import engine, forward, modes
-
-    assert engine.is_grad_enabled is cr.is_grad_enabled
-    assert modes.no_grad is cr.no_grad and modes.enable_grad is cr.enable_grad
-    assert modes.tracing.depth == 0
-    assert forward.active == frozenset()
-    with pytest.raises(AttributeError, match="nope"):
-        forward.nope  # noqa: B018
