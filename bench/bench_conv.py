@@ -1,5 +1,5 @@
 """Convolution benchmark: one forward + backward of ``conv2d`` (input, weight and bias all get gradients),
-chainrule vs PyTorch eager (CPU), both on one thread (OpenBLAS capped by chainrule.blas_threads, torch by
+chainrule vs PyTorch eager (CPU), both on one thread (OpenBLAS capped by chainrule.runtime.blas, torch by
 ``torch.set_num_threads(1)``), float32, medians of repeats.
 
     python bench/bench_conv.py            # the layers of a small CIFAR CNN
@@ -16,7 +16,7 @@ import numpy as np
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule.blas_threads import blas_threads_limited
+from chainrule.runtime.blas import blas_threads_limited
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from _harness import available, median_time, parser, table  # noqa: E402

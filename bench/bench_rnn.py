@@ -4,7 +4,7 @@
 
 A 2-layer LSTM(32 -> 64) and GRU(32 -> 64) on a batch (L=16, N=8, 32), sequence first: one forward,
 the sum of the output, one backward (every parameter's gradient), in float32 and float64. Both
-libraries run with the same number of threads (NumPy's OpenBLAS through chainrule.blas_threads,
+libraries run with the same number of threads (NumPy's OpenBLAS through chainrule.runtime.blas,
 ``torch.set_num_threads``). chainrule's layers are ordinary ops in a Python loop over time steps, so the
 time is mostly per-op bookkeeping (about 16 ops per LSTM step), which PyTorch's fused kernels do not pay.
 """
@@ -56,7 +56,7 @@ def main() -> None:
         import torch
 
         torch.set_num_threads(args.threads)
-    from chainrule.blas_threads import blas_threads_limited
+    from chainrule.runtime.blas import blas_threads_limited
 
     with blas_threads_limited(args.threads):
         for kind in ("LSTM", "GRU"):

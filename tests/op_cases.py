@@ -678,7 +678,8 @@ NN = [
     case("nn_bce_with_logits", lambda x, y: F.binary_cross_entropy_with_logits(x, y), fixed((3, 2), (3, 2)),
          lambda r, s, p: [r.uniform(-3, 3, s[0]), r.uniform(0, 1, s[1])], prims="nn.binary_cross_entropy_with_logits",
          torch=T("nn.functional.binary_cross_entropy_with_logits")),
-    # PyTorch's second derivative (nn/functional_bce.py) is the exact one up to 1e-12 / p(1 - p): inside the domain
+    # PyTorch's second derivative (nn/functional/losses_binary.py) is the exact one up to 1e-12 / p(1 - p): inside
+    # the domain
     case("nn_bce", lambda x, y: F.binary_cross_entropy(x, y), fixed((3, 2), (3, 2)),
          lambda r, s, p: [r.uniform(0.1, 0.9, s[0]), r.uniform(0, 1, s[1])],
          prims=("nn.binary_cross_entropy", "nn.binary_cross_entropy_gradient"),
@@ -811,7 +812,7 @@ def _ri(z: Any) -> Any:
     return z.real + 2 * z.imag
 
 
-# numpy.fft: composites of matmul with the DFT matrix (chainrule/ops/fft.py)
+# numpy.fft: composites of matmul with the DFT matrix (chainrule/ops/fourier.py)
 FFT = [
     case("fft", lambda x: _ri(np.fft.fft(x)), vector(), prims=(), torch=lambda x: _ri(_torch().fft.fft(x))),
     case("fft_n_ortho", lambda x: _ri(np.fft.fft(x, n=4, norm="ortho")), vector(min_side=2), prims=(),
@@ -892,7 +893,7 @@ def _torch_batch_norm(x: Any, w: Any, b: Any) -> Any:
     return _torch().nn.functional.batch_norm(x, None, None, w, b, training=True, eps=1e-3)
 
 
-CONV = [  # convolution, pooling, batch norm (ops/convolution.py, ops/pooling.py, ops/batch_norm.py)
+CONV = [  # convolution, pooling, batch norm (ops/layers/: convolution.py, pooling.py, batch_norm.py)
     case("nn_conv2d", lambda x, w, b: F.conv2d(x, w, b, stride=2, padding=1), fixed((2, 2, 5, 4), (3, 2, 3, 2), (3,)),
          prims=_CONV_PRIMS, torch=T("nn.functional.conv2d", stride=2, padding=1), order=3),
     case("nn_conv2d_groups_dilation", lambda x, w: F.conv2d(x, w, stride=(1, 2), padding=(2, 0), dilation=(2, 1),

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import allocator
+from chainrule.runtime import allocator
 
 GLIBC = allocator._libc is not None
 

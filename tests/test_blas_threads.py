@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import chainrule as cr
-from chainrule import blas_threads
+from chainrule.runtime import blas as blas_threads
 
 HAVE_OPENBLAS = bool(blas_threads._loaded_openblas())
 needs_openblas = pytest.mark.skipif(not HAVE_OPENBLAS, reason="NumPy here is not linked with an OpenBLAS")

@@ -136,7 +136,7 @@ def test_softplus_is_one_statement_in_one_file():
     assert [f for f in found if not f.startswith("src/chainrule/nn/")] == [
         f"src/chainrule/ops/elementwise.py:{_line_of('softplus = ')}"]
     assert {f.split(":")[0] for f in found if f.startswith("src/chainrule/nn/")} == {
-        "src/chainrule/nn/functional_activations.py", "src/chainrule/nn/activations.py"}
+        "src/chainrule/nn/functional/activations.py", "src/chainrule/nn/activations.py"}
 
 
 def _line_of(prefix: str) -> int:

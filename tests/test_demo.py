@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from chainrule.cli import main
-from chainrule.demo import progress, seeds, tour
+from chainrule.demo import bar as progress
+from chainrule.demo import seeds, tour
 
 HAS_GRAPH = importlib.util.find_spec("chainrule.graph") is not None
 HAS_MPL = importlib.util.find_spec("matplotlib") is not None

@@ -111,7 +111,7 @@ def test_sampling_logits_on_arrays_are_the_modules_logits_bit_for_bit():
                                 tied_embeddings=False), seed=0).eval()
     idx = np.random.default_rng(0).integers(0, 13, (2, 7))
     with cr.no_grad():
-        assert nn.gpt_decode.standard_layout(model)
+        assert nn.language_model.decode.standard_layout(model)
         np.testing.assert_array_equal(model.sampling_logits(idx), model(idx).data)
         c1, c2 = model.new_caches(2), model.new_caches(2)
         for part in (idx[:, :3], idx[:, 3:4], idx[:, 4:5]):  # a prompt, then one token at a time
@@ -119,9 +119,9 @@ def test_sampling_logits_on_arrays_are_the_modules_logits_bit_for_bit():
             assert isinstance(ours, np.ndarray)
             np.testing.assert_array_equal(ours, model(part, c2).data)
         np.testing.assert_array_equal(c1[1].k[:, :, :5], c2[1].k[:, :, :5])
-    assert not nn.gpt_decode.standard_layout(model.train())  # dropout would act: the module itself runs
+    assert not nn.language_model.decode.standard_layout(model.train())  # dropout would act: the module itself runs
     model.eval().blocks[0].mlp = nn.Sequential(*model.blocks[0].mlp[:1], nn.ReLU(), *model.blocks[0].mlp[2:])
-    assert not nn.gpt_decode.standard_layout(model)  # not the stock layers: the module itself runs
+    assert not nn.language_model.decode.standard_layout(model)  # not the stock layers: the module itself runs
     with cr.no_grad():
         np.testing.assert_array_equal(model.sampling_logits(idx), model(idx).data)
 
@@ -150,7 +150,7 @@ def test_sampling_is_seeded_and_respects_top_k_and_greedy():
 
 
 def test_filter_logits_top_p_keeps_the_smallest_set_reaching_p():
-    from chainrule.nn.generate import filter_logits
+    from chainrule.nn.language_model.generate import filter_logits
 
     logits = np.log(np.array([[0.5, 0.3, 0.15, 0.05]]))
     kept = np.isfinite(filter_logits(logits, top_p=0.75))

@@ -18,7 +18,7 @@ from chainrule.gpt import TokenStream, TrainConfig, Trainer, lm_loss
 from chainrule.gpt.checkpoint import load_gpt
 from chainrule.gpt.memory import parameter_count
 from chainrule.gpt.tokens import ByteTokenizer
-from chainrule.nn.gpt_modern import apply_rope, rope_tables
+from chainrule.nn.language_model.modern import apply_rope, rope_tables
 
 BENCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
 TOL = {np.float32: 1e-5, np.float64: 1e-10}
@@ -152,7 +152,7 @@ def test_the_cache_holds_only_the_key_value_heads():
 @pytest.mark.parametrize("fields", [dict(n_kv_heads=2), dict(norm="layer", mlp="gelu", bias=True, n_kv_heads=1),
                                     dict(position="learned", tied_embeddings=False)])
 def test_sampling_on_arrays_computes_the_tensor_forwards_logits(fields):
-    from chainrule.nn.gpt_modern import modern_layout
+    from chainrule.nn.language_model.modern import modern_layout
 
     model = nn.GPT(modern(**fields), seed=2).eval()
     assert modern_layout(model) and not modern_layout(model.train())

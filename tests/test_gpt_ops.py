@@ -13,7 +13,7 @@ import pytest
 
 import chainrule as cr
 import chainrule.nn.functional as F
-from chainrule.ops.gauss import erf, gelu_f32, ndtr
+from chainrule.ops.special_functions.gauss import erf, gelu_f32, ndtr
 
 R = np.random.default_rng(0)
 
@@ -217,7 +217,7 @@ def test_bad_arguments_are_named(call, message):
 
 
 def test_float32_gelu_gives_the_same_bits_on_any_number_of_threads(monkeypatch):
-    monkeypatch.setattr(cr.ops.gauss, "_CHUNK", 4096)
+    monkeypatch.setattr(cr.ops.special_functions.gauss, "_CHUNK", 4096)
     x = R.normal(size=(3, 50001)).astype(np.float32)  # several chunks per thread, a ragged end
     results = []
     for threads in ("1", "3"):
@@ -225,8 +225,8 @@ def test_float32_gelu_gives_the_same_bits_on_any_number_of_threads(monkeypatch):
         y, cdf = gelu_f32(x)
         y2, slope = gelu_f32(x, slope=True)  # the derivative, kept by the forward pass for the reverse rule
         np.testing.assert_array_equal(y2, y)
-        grad = cr.ops.gauss.gelu_grad_f32(x, cdf, x)
-        np.testing.assert_array_equal(cr.ops.gauss.times_f32(x, slope), grad)  # the same bits either way
+        grad = cr.ops.special_functions.gauss.gelu_grad_f32(x, cdf, x)
+        np.testing.assert_array_equal(cr.ops.special_functions.gauss.times_f32(x, slope), grad)  # same bits
         results.append((y, cdf, grad, slope))
     for a, b in zip(*results, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -246,7 +246,7 @@ def _fused_step(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_blocked_norms_and_attention_give_the_same_bits_on_any_number_of_threads(monkeypatch, dtype):
-    from chainrule.ops import attention_blocks, normalization
+    from chainrule.ops.layers import attention_blocks, normalization
 
     monkeypatch.setattr(normalization, "_BLOCK_ELEMENTS", 48)  # 3 rows per block: 10 blocks, a ragged end
     monkeypatch.setattr(attention_blocks, "_BLOCK_SCORES", 2 * 36)  # 1 batch item per block: 7 blocks
@@ -267,7 +267,7 @@ def test_blocked_norms_and_attention_give_the_same_bits_on_any_number_of_threads
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_split_passes_work_in_a_forked_child(monkeypatch):
     monkeypatch.setenv("CHAINRULE_NUM_THREADS", "2")
-    monkeypatch.setattr(cr.ops.gauss, "_CHUNK", 4096)
+    monkeypatch.setattr(cr.ops.special_functions.gauss, "_CHUNK", 4096)
     x = R.normal(size=50000).astype(np.float32)
     y = gelu_f32(x)[0]  # the parent's pool of threads exists now
     pid = os.fork()

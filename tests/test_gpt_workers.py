@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from chainrule import nn
-from chainrule.blas_threads import blas_threads_count, blas_threads_limited
 from chainrule.gpt import ByteTokenizer, TokenStream, TrainConfig, Trainer, training, workers, write_tokens
 from chainrule.gpt.workers import GradientWorkers, fork_available
-from chainrule.ops._parallel import num_threads, threads_limited
+from chainrule.runtime.blas import blas_threads_count, blas_threads_limited
+from chainrule.runtime.threads import num_threads, threads_limited
 
 pytestmark = pytest.mark.skipif(not fork_available(), reason="forked workers need Linux")
 

@@ -14,8 +14,9 @@ import pytest
 import chainrule as cr
 from chainrule.core.node import Node
 
-LINALG_MODULES = ["chainrule.ops.linalg", "chainrule.ops.linalg_common", "chainrule.ops.linalg_decomp",
-                  "chainrule.ops.linalg_solve", "chainrule.ops.linalg_norms", "chainrule.ops.eig"]
+LINALG_MODULES = ["chainrule.ops.linear_algebra", "chainrule.ops.linear_algebra.common",
+                  "chainrule.ops.linear_algebra.decompositions", "chainrule.ops.linear_algebra.solve",
+                  "chainrule.ops.linear_algebra.norms", "chainrule.ops.linear_algebra.eig"]
 RNG = np.random.default_rng(7)
 
 

@@ -11,7 +11,7 @@ import chainrule.nn.functional as F
 from chainrule import Tensor
 from chainrule.autodiff.backprop import grad
 from chainrule.autodiff.primitive import REGISTRY
-from chainrule.nn import functional_losses
+from chainrule.nn.functional import losses as functional_losses
 from conftest import check_grads, weights_like
 
 torch = pytest.importorskip("torch")

@@ -7,7 +7,7 @@ import threading
 import numpy as np
 import pytest
 
-from chainrule.ops._parallel import for_blocks
+from chainrule.runtime.threads import for_blocks
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import io
 import sys
 
 from chainrule import nn
-from chainrule.demo import progress as demo_progress
+from chainrule.demo import bar as demo_progress
 
 
 def test_without_tqdm_the_stand_in_iterates_and_reports_only_on_a_given_stream(monkeypatch):

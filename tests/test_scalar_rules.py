@@ -1,4 +1,4 @@
-"""Each Scalar derivative is written once (chainrule.scalar_rules) and serves both orders."""
+"""Each Scalar derivative is written once (chainrule.scalar.rules) and serves both orders."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import math
 import pytest
 
 from chainrule import Scalar, nn
-from chainrule import scalar_rules as rules
-from chainrule.scalar_rules import FLOATS, SCALARS, ScalarOp
+from chainrule.scalar import rules as rules
+from chainrule.scalar.rules import FLOATS, SCALARS, ScalarOp
 
 UNARY = ["NEG", "ABS", "RELU", "EXP", "LOG", "SQRT", "SIN", "COS", "TAN", "TANH", "SIGMOID"]
 BINARY = ["ADD", "SUB", "MUL", "DIV", "POW"]

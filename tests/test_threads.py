@@ -7,7 +7,6 @@ import contextvars
 import threading
 
 import numpy as np
-import pytest
 
 import chainrule as cr
 from chainrule.core import state

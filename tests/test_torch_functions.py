@@ -136,7 +136,7 @@ def test_torch_functions_run_under_vmap_and_grad_of_arrays():
 
 def test_the_aliases_hide_no_op_of_the_same_name():
     import chainrule.ops as ops
-    from chainrule.torch_functions import FUNCTIONS
+    from chainrule.ops.pytorch.functions import FUNCTIONS
 
     assert not [name for name in FUNCTIONS if hasattr(ops, name)]
     assert cr.masked_fill is ops.masked_fill and cr.concat is ops.concat  # the ops, as before

@@ -1,4 +1,4 @@
-"""PyTorch's Tensor methods added in ops/torch_extras/: values and gradients (first and second order)
+"""PyTorch's Tensor methods added in ops/pytorch/: values and gradients (first and second order)
 against PyTorch, ties and repeated indices included; errors where chainrule refuses; NumPy's meanings kept."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Type checkers and editors see chainrule's API: Tensor's generated methods, the lazy top-level names.
 
-- the typed listing of Tensor's methods (``chainrule/tensor_methods.py``) matches the declarations
+- the typed listing of Tensor's methods (``chainrule/tensor/methods.py``) matches the declarations
   (regenerate with ``python -m chainrule.ops.typing_block``), as docs/ops.md matches the op table;
 - the package's TYPE_CHECKING imports name exactly what ``__getattr__`` serves lazily;
 - an ordinary user script (tests/typing/user_script.py) type-checks clean under mypy, and mypy

@@ -12,16 +12,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import allocator, blas_threads, cuda, devices, ops  # noqa: F401  # noqa: F401  (cr.cuda.is_available(), cr.devices.register)
-from . import constructors as _constructors
-from . import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
-from . import torch_dim as _torch_dim
-from . import torch_extremes as _torch_extremes
-from . import torch_functions as _torch_functions
+from . import cuda, devices, ops  # noqa: F401  (cr.cuda.is_available(), cr.devices.register)
+from .core import views
 from .core.errors import ChainruleWarning, PerformanceWarning
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
 from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))
+from .ops.pytorch import constructors as _constructors
+from .ops.pytorch import dim as _torch_dim
+from .ops.pytorch import extremes as _torch_extremes
+from .ops.pytorch import functions as _torch_functions
+from .ops.pytorch import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
+from .runtime import allocator
+from .runtime import blas as blas_threads
 from .scalar import Scalar
 from .tensor import Tensor  # noqa: F401
 
@@ -52,6 +55,16 @@ float16, float32, float64, int32, int64, complex64, complex128 = (  # torch.floa
 allocator._configure_from_environment()  # keep freed array memory for reuse (CHAINRULE_MALLOC=0: off)
 blas_threads._configure_from_environment()  # idle BLAS workers sleep, not spin (CHAINRULE_BLAS_SPIN=1: off)
 
+
+
+def _draw(value: Any, **options: Any) -> Any:
+    from .graph import draw  # on first use: the pictures load matplotlib and graphviz
+
+    return draw(value, **options)
+
+
+views.register_drawer(_draw)  # Tensor.graph() and Scalar.graph() draw through it (the values sit below the pictures)
+
 __version__ = "0.1.0"
 
 # Names served from submodules, imported on first use (keeps `import chainrule` light).
@@ -62,19 +75,20 @@ _LAZY = {
     "linearize": "transforms", "holomorphic_grad": "transforms",
     "custom_vjp": "custom", "custom_jvp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
     "remat": "custom",
-    "gradcheck": "checking", "GradcheckError": "checking",
+    "gradcheck": "transforms.checking", "GradcheckError": "transforms.checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
-    "set_allocator": "allocator", "release_memory": "allocator", "allocator_info": "allocator",
-    "set_blas_spin": "blas_threads", "blas_threads_info": "blas_threads",
+    "set_allocator": "runtime.allocator", "release_memory": "runtime.allocator",
+    "allocator_info": "runtime.allocator",
+    "set_blas_spin": "runtime.blas", "blas_threads_info": "runtime.blas",
     "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
     "save": "nn", "load": "nn",  # torch.save(model.state_dict(), path), torch.load(path)
-    "Generator": "nn.init",  # torch.Generator().manual_seed(42): a seeded NumPy generator
-    "manual_seed": "nn.init",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
-    "get_default_dtype": "nn.parameter", "set_default_dtype": "nn.parameter",  # float32 unless set
-    # PyTorch's names with nothing to do here: stand-ins that say so (amp.py, backends.py, compiling.py)
-    "autocast": "amp", "compile": "compiling", "use_deterministic_algorithms": "backends",
+    "Generator": "core.defaults",  # torch.Generator().manual_seed(42): a seeded NumPy generator
+    "manual_seed": "core.defaults",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
+    "get_default_dtype": "core.defaults", "set_default_dtype": "core.defaults",  # float32 unless set
+    # PyTorch's names with nothing to do here: stand-ins that say so (amp.py, backends.py, replay/compiling.py)
+    "autocast": "amp", "compile": "replay.compiling", "use_deterministic_algorithms": "backends",
     "are_deterministic_algorithms_enabled": "backends",
 }
 # PyTorch's other dtype names (torch.long, torch.float, ...): NumPy's types. Served by __getattr__, so that
@@ -86,7 +100,7 @@ _DTYPES = {
     "uint32": np.uint32, "uint64": np.uint64,
 }
 _SUBMODULES = {
-    "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "checking", "custom",
+    "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "custom",
     "linalg", "special", "batching", "fft", "tree_util", "amp", "backends",
     "utils",  # torch.utils.data's path: chainrule.utils.data is chainrule.data
     "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
@@ -98,7 +112,6 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         autograd,
         backends,
         batching,
-        checking,
         custom,
         data,
         fft,
@@ -115,20 +128,18 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         tree_util,
         utils,
     )
-    from .allocator import allocator_info, release_memory, set_allocator
     from .amp import autocast
     from .backends import are_deterministic_algorithms_enabled, use_deterministic_algorithms
     from .batching import vmap
-    from .blas_threads import blas_threads_info, set_blas_spin
-    from .checking import GradcheckError, gradcheck
-    from .compiling import compile
+    from .core.defaults import Generator, get_default_dtype, manual_seed, set_default_dtype
     from .custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
     from .graph import draw, explain, render, to_dot, to_networkx
     from .nn import load, save
-    from .nn.init import Generator, manual_seed
-    from .nn.parameter import get_default_dtype, set_default_dtype
     from .optimize import minimize
     from .replay import JitError, jit, jit_step
+    from .replay.compiling import compile
+    from .runtime.allocator import allocator_info, release_memory, set_allocator
+    from .runtime.blas import blas_threads_info, set_blas_spin
     from .transforms import (
         deriv,
         elementwise_grad,
@@ -144,6 +155,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         value_and_grad,
         vjp,
     )
+    from .transforms.checking import GradcheckError, gradcheck
 
 
 # PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look

@@ -21,7 +21,7 @@ import numpy as np
 
 from .autodiff.backprop import backward as _backward
 from .autodiff.backprop import grad as _grad
-from .autograd_function import Function, FunctionCtx
+from .custom.function import Function, FunctionCtx
 from .ops.shape import stack
 from .tensor import Tensor
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
@@ -126,8 +126,8 @@ def gradgradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e
 
 def _torch_style_check(name: str, func: Any, inputs: Any, order: int, eps: float, atol: float, rtol: float,
                        raise_exception: bool, modes: tuple[str, ...]) -> bool:
-    from .checking import GradcheckError
-    from .checking import gradcheck as check
+    from .transforms.checking import GradcheckError
+    from .transforms.checking import gradcheck as check
 
     args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     for i, a in enumerate(args):

@@ -1,6 +1,6 @@
 """``chainrule.fft``: NumPy's discrete Fourier transforms, differentiable (also ``chainrule.numpy.fft``).
 
-The same functions answer ``np.fft.<name>(tensor)``. See :mod:`chainrule.ops.fft` for how they are
+The same functions answer ``np.fft.<name>(tensor)``. See :mod:`chainrule.ops.fourier` for how they are
 computed (products with the DFT matrix: O(n^2) per line). ``fftfreq`` and ``rfftfreq`` are NumPy's.
 
 Example:
@@ -19,7 +19,7 @@ from .ops.declare import declared_in
 
 fftfreq, rfftfreq = _np.fft.fftfreq, _np.fft.rfftfreq
 
-# the functions declared public here (fft, ifft, rfft, ...: ops/fft.py), by their declarations
+# the functions declared public here (fft, ifft, rfft, ...: ops/fourier.py), by their declarations
 globals().update(declared_in("fft"))
 
 __all__ = sorted(declared_in("fft"))  # and fftfreq, rfftfreq: NumPy's constants

@@ -1,6 +1,6 @@
 """``chainrule.linalg``: NumPy's linear algebra, differentiable (``import chainrule.linalg as la``).
 
-The same functions answer ``np.linalg.<name>(tensor)``. See :mod:`chainrule.ops.linalg` for
+The same functions answer ``np.linalg.<name>(tensor)``. See :mod:`chainrule.ops.linear_algebra` for
 the assumptions (non-singular, symmetric, distinct eigenvalues and singular values).
 
 Example:
@@ -16,17 +16,17 @@ from __future__ import annotations
 from .ops.arrays import matrix_transpose
 from .ops.contraction import matmul, outer, tensordot
 from .ops.declare import declared_in
-from .ops.eig import EigResult
-from .ops.linalg import EighResult, QRResult, SlogdetResult, SVDResult
-from .ops.linalg import linalg_diagonal as diagonal
-from .ops.linalg import linalg_trace as trace
+from .ops.linear_algebra import EighResult, QRResult, SlogdetResult, SVDResult
+from .ops.linear_algebra import linalg_diagonal as diagonal
+from .ops.linear_algebra import linalg_trace as trace
+from .ops.linear_algebra.eig import EigResult
 from .ops.products import linalg_cross as cross
 from .ops.products import vecdot
 from .ops.queries import matrix_rank
 
 LinAlgError = __import__("numpy").linalg.LinAlgError
 
-# the functions declared public here (inv, det, eigh, svd, ...: ops/linalg.py, ops/eig.py), by their declarations
+# the functions declared public here (inv, det, eigh, svd, ...: ops/linear_algebra/), by their declarations
 globals().update(declared_in("linalg"))
 
 __all__ = [

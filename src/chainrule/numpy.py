@@ -29,7 +29,7 @@ from typing import Any
 import numpy as _np
 
 from . import fft, linalg  # noqa: F401  (cnp.fft, cnp.linalg)
-from .autodiff import batching as _vmap_state
+from .autodiff import batch_levels as _vmap_state
 from .ops import _define
 from .ops import shape as _shape
 from .tensor import Tensor as _Tensor

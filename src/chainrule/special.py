@@ -13,9 +13,9 @@ Example:
 
 from __future__ import annotations
 
-from .ops import special_bessel  # noqa: F401  (declares j0, jn, iv, gammainc, rgamma...)
 from .ops.declare import declared_in
-from .ops.special import (
+from .ops.special_functions import bessel as special_bessel  # noqa: F401  (declares j0, jn, iv, gammainc, rgamma...)
+from .ops.special_functions.scipy_special import (
     beta,
     betaln,
     digamma,
@@ -32,7 +32,7 @@ from .ops.special import (
     xlogy,
 )
 
-# the functions declared public here (gammaln, erfc, ndtr...: ops/special.py), by their declarations
+# the functions declared public here (gammaln, erfc, ndtr...: ops/special_functions/), by their declarations
 globals().update(declared_in("special"))
 
 __all__ = [

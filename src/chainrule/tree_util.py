@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import _pytree
+from .core import pytree as _pytree
 
 __all__ = ["tree_all", "tree_flatten", "tree_leaves", "tree_map", "tree_reduce", "tree_structure", "tree_unflatten",
            "register_pytree_node", "register_pytree_node_class", "register_dataclass"]

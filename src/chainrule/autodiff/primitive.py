@@ -34,7 +34,7 @@ from ..core.device import of as _device_of
 from ..core.node import Node
 from ..scalar import Scalar
 from ..tensor import LIFTED, Tensor
-from . import batching
+from . import batch_levels as batching
 from .tangents import propagate_tangents
 
 Rule = Callable[..., Any]

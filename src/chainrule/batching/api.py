@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree
-from ..autodiff import batching as _state
+from ..autodiff import batch_levels as _state
+from ..core import pytree as _pytree
 from ..core.device import as_array
-from ..ops.dim_args import numpy_methods_for
+from ..ops.pytorch.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
 from .rules import broadcast_batch

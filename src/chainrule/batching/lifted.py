@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree, transforms
-from ..autodiff import batching as _state
+from .. import transforms
+from ..autodiff import batch_levels as _state
+from ..core import pytree as _pytree
 from ..core import state
 from ..scalar import Scalar
 from ..tensor import Tensor

@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree
-from ..autodiff import batching as _state
+from ..autodiff import batch_levels as _state
+from ..core import pytree as _pytree
 from ..ops._define import NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_UFUNCS
 from .rules import _shift, _top, at, batch_value, expand, ndim
 from .value import NUMPY_PROTOCOL, Batched, ConcreteValueError

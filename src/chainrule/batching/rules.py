@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import batching as _state
+from ..autodiff import batch_levels as _state
 from ..autodiff.primitive import REGISTRY, Primitive
 from ..ops.declare import DECLARATIONS
 from ..tensor import Tensor

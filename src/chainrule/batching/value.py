@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import batching as _state
+from ..autodiff import batch_levels as _state
 
 
 class ConcreteValueError(TypeError):

@@ -23,7 +23,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import seeds
-from .progress import stage
+from .bar import stage
 
 FILES = ("tangent.png", "graph.svg", "graph.png", "trajectories.png")
 

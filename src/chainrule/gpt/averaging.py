@@ -26,9 +26,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ..blas_threads import blas_threads_limited
 from ..distributed import collectives as dist
-from ..ops._parallel import threads_limited
+from ..runtime.blas import blas_threads_limited
+from ..runtime.threads import threads_limited
 from ..tensor import Tensor
 
 __all__ = ["GradientAverager", "MPIRanks", "wants_mpi"]

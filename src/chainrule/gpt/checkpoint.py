@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..nn.gpt import GPT, GPTConfig
+from ..nn.language_model.model import GPT, GPTConfig
 from ..nn.serialize import UnsafeFileError, load
 from .errors import GPTError
 from .tokens import Tokenizer, tokenizer_from_spec

@@ -236,7 +236,7 @@ def _check_training_fits(config: Any, batch_size: int, dtype: Any) -> None:
 # -- train ------------------------------------------------------------------------------------------
 def _resolve_recipe(args: argparse.Namespace) -> None:
     """Fill the recipe choices left unset with --recipe's (so the run records what it trains)."""
-    from ..nn.gpt import RECIPES
+    from ..nn.language_model.model import RECIPES
 
     chosen = RECIPES[args.recipe]
     for name in ("norm", "mlp", "position"):
@@ -253,7 +253,7 @@ def _model_fields(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def train_command(args: argparse.Namespace) -> int:
-    from ..nn.gpt import GPT, GPTConfig
+    from ..nn.language_model.model import GPT, GPTConfig
     from .checkpoint import check_model_state, read_checkpoint
     from .corpus import default_corpus_dir, read_corpus
     from .dataset import TokenStream, write_tokens

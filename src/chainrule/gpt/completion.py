@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.state import no_grad
-from ..nn.generate import sample_next
+from ..nn.language_model.generate import sample_next
 from ..tensor import Tensor
 
 __all__ = ["Completion", "block_end", "block_indent", "statement_complete", "iter_tokens"]

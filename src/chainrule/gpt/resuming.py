@@ -42,7 +42,7 @@ def _saved(name: str, extra: dict[str, Any]) -> Any:
     if name == "dtype":
         return extra.get("dtype")
     if name in FROM_CONFIG:
-        from ..nn.gpt import GPTConfig
+        from ..nn.language_model.model import GPTConfig
 
         try:
             value = getattr(GPTConfig(**extra.get("model_config", {})), FROM_CONFIG[name])

@@ -42,8 +42,8 @@ from ..core.state import no_grad
 from ..nn import functional as F
 from ..nn.progress import progress as progress_bar
 from ..nn.serialize import save_checkpoint
-from ..ops._parallel import num_threads
 from ..optim import AdamW, WarmupCosineLR, clip_grad_norm_, weight_decay_groups
+from ..runtime.threads import num_threads
 from .averaging import GradientAverager, MPIRanks, wants_mpi
 from .checkpoint import FORMAT, generator_states, read_checkpoint, set_generator_states
 from .dataset import TokenStream

@@ -48,8 +48,8 @@ from typing import Any
 
 import numpy as np
 
-from ..blas_threads import blas_threads_limited
-from ..ops._parallel import threads_limited
+from ..runtime.blas import blas_threads_limited
+from ..runtime.threads import threads_limited
 from ..tensor import Tensor
 
 __all__ = ["GradientWorkers", "fork_available"]

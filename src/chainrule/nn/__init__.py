@@ -70,9 +70,9 @@ from .conv import (
     MaxPool2d,
 )
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
-from .generate import generate
-from .gpt import GPT, GPTConfig
 from .init import manual_seed
+from .language_model.generate import generate
+from .language_model.model import GPT, GPTConfig
 from .layers import MLP, Dropout, Embedding, Flatten, LayerNorm, Linear, RMSNorm, Unflatten
 from .losses import (
     BCELoss,

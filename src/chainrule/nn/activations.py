@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import functional_extras as F
+from .functional import extras as F
 from .functional import gelu, log_softmax, relu, sigmoid, silu, softmax, softplus, tanh
 from .module import Module
 

@@ -21,69 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import seed_all
+from ..core.defaults import Generator, generator, manual_seed  # noqa: F401  (nn.init's names too)
 from ..tensor import Tensor
-
-_generator = np.random.default_rng(0)
-
-
-def manual_seed(seed: int) -> None:
-    """Reset the generator used when no ``rng`` is given (layers' default initialisation).
-
-    Example:
-        >>> from chainrule import nn
-        >>> nn.manual_seed(0); a = nn.Linear(2, 2).weight.numpy().copy()
-        >>> nn.manual_seed(0); b = nn.Linear(2, 2).weight.numpy()
-        >>> bool((a == b).all())
-        True
-    """
-    global _generator
-    _generator = np.random.default_rng(seed)
-    seed_all(seed)  # and every device's own generator (dropout masks drawn on a GPU)
-
-
-class Generator:
-    """PyTorch's ``torch.Generator``: a seeded NumPy generator (``Generator().manual_seed(42)``), accepted wherever
-    ``rng=`` or ``generator=`` is (``random_split``, ``DataLoader``, ``multinomial``, ``randn``...). It draws
-    NumPy's numbers, not PyTorch's. NumPy's methods (``integers``, ``permutation``...) pass through.
-
-    Example:
-        >>> from chainrule import nn
-        >>> g = nn.init.Generator().manual_seed(0)
-        >>> g.initial_seed(), int(g.integers(10)) == int(nn.init.Generator().manual_seed(0).integers(10))
-        (0, True)
-    """
-
-    def __init__(self, device: Any = "cpu") -> None:
-        self.manual_seed(int(np.random.SeedSequence().entropy % 2**63))
-
-    def manual_seed(self, seed: int) -> Generator:
-        """Start again from ``seed``; returns the generator itself (as PyTorch)."""
-        self._seed = int(seed)
-        self.rng = np.random.default_rng(self._seed)
-        return self
-
-    def initial_seed(self) -> int:
-        """The seed the generator started from."""
-        return self._seed
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "rng":
-            raise AttributeError(name)
-        return getattr(self.rng, name)
-
-
-def generator(rng: Any = None) -> np.random.Generator:
-    """``rng`` as a Generator: itself, a new one from an int seed, or the module's (None)."""
-    if rng is None:
-        return _generator
-    if isinstance(rng, Generator):
-        return rng.rng
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
-        return np.random.default_rng(int(rng))
-    raise TypeError(f"init: rng must be a numpy.random.Generator, an int seed or None, got {type(rng).__name__}")
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import functional_extras as FX
 from .functional import binary_cross_entropy_with_logits, cross_entropy, mse_loss, nll_loss
+from .functional import extras as FX
 from .module import Module
 
 __all__ = [

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..autograd_function import Function, FunctionCtx
+from ..custom.function import Function, FunctionCtx
 from ..tensor import Tensor
 
 Hook = Callable[..., Any]

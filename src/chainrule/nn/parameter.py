@@ -6,38 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from ..core.defaults import get_default_dtype, set_default_dtype  # noqa: F401  (nn's names too)
 from ..core.device import check_cpu
 from ..tensor import Tensor
-
-_default_dtype = np.dtype(np.float32)
-
-
-def get_default_dtype() -> np.dtype:
-    """The dtype new layers use when none is given (float32 unless changed).
-
-    Example:
-        >>> from chainrule import nn
-        >>> nn.get_default_dtype()
-        dtype('float32')
-    """
-    return _default_dtype
-
-
-def set_default_dtype(dtype: Any) -> None:
-    """Set the dtype of new layers' parameters: float32 or float64.
-
-    Example:
-        >>> import numpy as np
-        >>> from chainrule import nn
-        >>> nn.set_default_dtype(np.float64); nn.Linear(2, 3).weight.dtype
-        dtype('float64')
-        >>> nn.set_default_dtype(np.float32)
-    """
-    global _default_dtype
-    dt = np.dtype(dtype)
-    if dt.kind != "f":
-        raise TypeError(f"set_default_dtype: expected a floating dtype (float32 or float64), got {dt}")
-    _default_dtype = dt
 
 
 def resolve_dtype(dtype: Any, where: str, device: Any = None) -> np.dtype:
@@ -48,7 +19,7 @@ def resolve_dtype(dtype: Any, where: str, device: Any = None) -> np.dtype:
                          f"e.g. nn.Linear(4, 2).to({str(device)!r}) (it moves every parameter and buffer)")
     check_cpu(where, device)
     if dtype is None:
-        return _default_dtype
+        return get_default_dtype()
     dt = np.dtype(dtype)
     if dt.kind != "f":
         raise TypeError(f"{where}: parameters must be floating point (float32 or float64), got dtype {dt}")
@@ -82,7 +53,7 @@ class Parameter(Tensor):
         except (TypeError, ValueError) as e:
             raise TypeError(f"Parameter: data could not be read as an array of numbers ({e})") from None
         if arr.dtype.kind in "iub" and dtype is None:
-            arr = arr.astype(_default_dtype)
+            arr = arr.astype(get_default_dtype())
         if arr.dtype.kind != "f":
             raise TypeError(
                 f"Parameter: parameters must be floating point (float32 or float64), got dtype {arr.dtype}; "

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.device import as_array
 from ..scalar import Scalar, _node_with_parents
-from ..scalar_rules import FLOATS, dot
+from ..scalar.rules import FLOATS, dot
 from . import init
 from .mlp_plan import mlp_plan
 

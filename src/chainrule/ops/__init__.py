@@ -29,23 +29,23 @@ from . import (  # noqa: F401
     shape,
     statistics,
 )
-from . import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)
-from . import conv_transpose as _conv_transpose  # noqa: F401  (nn.functional.conv_transpose1d, 2d)
-from . import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
-from . import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
-from . import fft as _fft  # noqa: F401  (registers numpy.fft)
-from . import group_norm as _group_norm  # noqa: F401  (nn.functional.group_norm, instance_norm)
-from . import interpolate as _interpolate  # noqa: F401  (nn.functional.interpolate)
-from . import linalg as _linalg  # noqa: F401  (registers numpy.linalg)
+from . import fourier as _fft  # noqa: F401  (registers numpy.fft)
+from . import linear_algebra as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
-from . import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)
-from . import torch_extras as _torch_extras  # noqa: F401  (more of PyTorch's Tensor methods)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
 from .declare import DECLARATIONS, declared_in
+from .layers import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)
+from .layers import conv_transpose as _conv_transpose  # noqa: F401  (nn.functional.conv_transpose1d, 2d)
+from .layers import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
+from .layers import group_norm as _group_norm  # noqa: F401  (nn.functional.group_norm, instance_norm)
+from .layers import interpolate as _interpolate  # noqa: F401  (nn.functional.interpolate)
+from .layers import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)
+from .linear_algebra import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
 from .masking import masked_fill
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)
 from .numeric import add_at
 from .pointwise import conj, degrees, radians, remainder
+from .pytorch import extras as _torch_extras  # noqa: F401  (more of PyTorch's Tensor methods)
 from .shape import flatten
 
 # Every declared op public in chainrule.ops (ops/declare.py): no list of names to keep here

@@ -17,7 +17,7 @@ from . import contraction, elementwise
 from . import shape as shape_ops
 from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
 from .declare import implements, op
-from .dim_args import resolve_dim
+from .pytorch.dim_args import resolve_dim
 
 
 def _axis(name: str, axis: Any, ndim: int) -> int:

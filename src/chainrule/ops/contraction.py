@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..blas_threads import matmul as blas_matmul
 from ..core.device import as_array, xp_of
+from ..runtime.blas import matmul as blas_matmul
 from ._define import is_complex, ndim_of, raw, shape_of
 from .declare import bilinear_primitive, implements, op
 from .shape import expand_dims, getitem, ravel, reshape, transpose

@@ -20,7 +20,7 @@ from . import shape as shape_ops
 from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import _pad_front, exclusive_products, linear_recurrence
 from .declare import implements, op
-from .dim_args import with_dim
+from .pytorch.dim_args import with_dim
 
 
 def _reverse_cumsum(g: Any, axis: int) -> Any:

@@ -27,7 +27,7 @@ with what the layers above read:
 - ``scalar``: the local derivative for a :class:`~chainrule.Scalar` twin, written as
   ``d(x, y, m)`` with ``m`` the math namespace of ``scalar_rules`` (so it runs on floats and
   on Scalars); the Scalar method is generated into ``ScalarMethods``. (The Scalar engine's
-  own ops, ``exp`` or ``tanh``, are written in ``scalar_rules.py``; their declarations name
+  own ops, ``exp`` or ``tanh``, are written in ``scalar/rules.py``; their declarations name
   that ``ScalarOp``.)
 - ``domain`` and ``torch``: what the tests draw inputs from and the PyTorch twin they compare
   with (a dotted path such as ``"torch.special.expit"`` or a callable; this package never
@@ -59,7 +59,7 @@ import numpy as np
 from ..autodiff.primitive import REGISTRY, Primitive, apply, apply1, apply2  # noqa: F401  (apply1, apply2: generated code)
 from ..core.device import xp_of
 from ..scalar import Scalar, ScalarMethods, scalar_function
-from ..scalar_rules import ScalarOp
+from ..scalar.rules import ScalarOp
 from ..tensor import Tensor, TensorMethods
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
 from .selection_rules import selected

@@ -18,16 +18,16 @@ from typing import Any
 
 import numpy as np
 
-from .. import scalar_rules
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import REGISTRY, Primitive, apply
 from ..core.device import OFF_HOST
 from ..core.sweep import passthrough
+from ..scalar import rules as scalar_rules
 from ._define import is_complex, raw, wrap_like
 from .declare import declare_function, elementwise_op, linear_op, primitive_op
-from .gauss import erf as _gauss_erf
 from .selection_rules import selected, selects
-from .special_device import SPECIAL
+from .special_functions.device import SPECIAL
+from .special_functions.gauss import erf as _gauss_erf
 
 # -- arithmetic (linear parts written out, so no multiplication by 1 is done; ``passthrough``: the sweep skips the call)
 add = primitive_op(
@@ -391,7 +391,7 @@ logical_xor = _boolean(np.logical_xor)
 signbit = _boolean(np.signbit)
 
 
-# -- the error function: vectorised NumPy (ops/gauss.py), no SciPy, no per-entry Python ----------
+# -- the error function: vectorised NumPy (ops/special_functions/gauss.py), no SciPy, no per-entry Python ----------
 def _erf_fn(x: Any) -> Any:
     if x.__class__ in OFF_HOST:  # a device's array: the device's own erf (cupyx.scipy.special.erf on a GPU)
         return SPECIAL.erf(x)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from .. import ops as _ops
-from ..autodiff import batching as _batching
+from ..autodiff import batch_levels as _batching
 from ..tensor import Tensor
 
 

@@ -20,7 +20,7 @@ from . import pointwise
 from . import shape as shape_ops
 from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, raw, wrap_like
 from .declare import implements, tensor_method
-from .torch_methods import torch_argsort, torch_sort
+from .pytorch.methods import torch_argsort, torch_sort
 
 
 def _sort(self: Tensor, dim: Any = -1, descending: Any = False, stable: Any = None, *, axis: Any = None,
@@ -218,7 +218,8 @@ def _load_scipy_rules() -> bool:
     if _scipy_rules["loaded"] or "scipy.special" not in sys.modules:
         return False
     _scipy_rules["loaded"] = True
-    from . import special, special_bessel  # noqa: F401  (register scipy.special's ufuncs: i0e, gammainc... too)
+    # register scipy.special's ufuncs (gammaln, ...; i0e, gammainc... too)
+    from .special_functions import bessel, scipy_special  # noqa: F401
 
     return True
 

@@ -15,7 +15,7 @@ from . import shape as shape_ops
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of
 from ._scans import exclusive_products
 from .declare import linear_primitive, op
-from .dim_args import extreme, reduction, spread, with_dim
+from .pytorch.dim_args import extreme, reduction, spread, with_dim
 
 
 def _restore(g: Any, axis: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:

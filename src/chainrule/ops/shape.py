@@ -12,7 +12,7 @@ from ..core.sparse import SliceGrad
 from ..tensor import Tensor
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 from .declare import implements, linear_primitive, op
-from .dim_args import with_dim
+from .pytorch.dim_args import with_dim
 
 # Linear ops: each is declared by its transpose; the forward rule is the op applied to the tangent.
 _reshape = linear_primitive("reshape", lambda x, shape: np.reshape(x, shape),

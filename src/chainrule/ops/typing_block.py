@@ -1,6 +1,6 @@
 """The typed listing of Tensor's generated methods, for type checkers and editors.
 
-``python -m chainrule.ops.typing_block`` rewrites the generated block of ``chainrule/tensor_methods.py``
+``python -m chainrule.ops.typing_block`` rewrites the generated block of ``chainrule/tensor/methods.py``
 from what the declarations put on ``TensorMethods``; ``tests/test_types.py`` fails when the file
 is out of date. Parameters keep their names, kinds and defaults (as ``...``) and are typed ``Any``;
 an op returns ``Self`` (a Tensor in, a Tensor out) unless its function says otherwise.
@@ -62,7 +62,7 @@ def render() -> str:
     """The generated block: one stub per method and property ``TensorMethods`` holds now."""
     for name in DECLARING:
         importlib.import_module(name)
-    from ..tensor_methods import TensorMethods
+    from ..tensor.methods import TensorMethods
 
     lines = []
     for name, value in sorted(TensorMethods.__dict__.items()):
@@ -82,7 +82,7 @@ def render() -> str:
 
 
 def path() -> Path:
-    return Path(__file__).resolve().parent.parent / "tensor_methods.py"
+    return Path(__file__).resolve().parent.parent / "tensor/methods.py"
 
 
 def current() -> str:

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..nn.parameter import get_default_dtype
+from ..core.defaults import get_default_dtype
 from .optimizers import Optimizer
 
 __all__ = ["Adamax", "NAdam", "RAdam"]

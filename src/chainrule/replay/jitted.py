@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff import batching
+from ..autodiff import batch_levels as batching
 from ..core import clock, traces
 from ..core.errors import PerformanceWarning
 from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
-from ..ops.dim_args import numpy_methods_for
+from ..ops.pytorch.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from .guards import Guards
 from .program import Program, ReplayNode

@@ -11,8 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree
 from ..autodiff import backprop
+from ..core import pytree as _pytree
 from ..core import state
 from ..core.device import as_array
 from ..scalar import Scalar

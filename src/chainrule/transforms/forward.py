@@ -7,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree
-from ..autodiff import batching as _batching
+from ..autodiff import batch_levels as _batching
+from ..core import pytree as _pytree
 from ..core import state
 from ..core.device import as_array
-from ..ops.dim_args import numpy_methods_for
+from ..ops.pytorch.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
     _as_array,

@@ -8,12 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree
-from ..autodiff import batching as _batching
+from ..autodiff import batch_levels as _batching
+from ..core import pytree as _pytree
 from ..core import state
 from ..core.device import xp_of
 from ..core.memory import check_fits
-from ..ops.dim_args import numpy_methods_for
+from ..ops.pytorch.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from ._common import (
     _argnums,

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from .. import _pytree
-from ..autodiff import batching as _batching
-from ..ops.dim_args import numpy_methods_for
+from ..autodiff import batch_levels as _batching
+from ..core import pytree as _pytree
+from ..ops.pytorch.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
 from ._common import (

@@ -1,0 +1,257 @@
+"""Your own differentiable functions: ``primitive``, ``custom_vjp``, ``custom_jvp``; and ``stop_gradient``,
+``checkpoint``."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..autodiff.primitive import Primitive, apply
+from ..core import pytree as _pytree
+from ..tensor import Tensor
+from .checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.checkpoint)
+from .checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for it)
+from .jvp import (
+    OwnedPrimitive,
+    bind_positions,
+    custom_jvp,  # noqa: F401  (re-exported: chainrule.custom_jvp)
+    nondiff_positions,
+)
+
+
+def primitive(fn: Callable[..., Any]) -> Primitive:
+    """Make ``fn`` (written with NumPy on plain arrays) a chainrule op; then give it rules.
+
+    Rules are written with NumPy functions so they also run on Tensors (higher order).
+
+    Example:
+        >>> import numpy as np, chainrule as cr
+        >>> @cr.custom.primitive
+        ... def softplus(x):
+        ...     return np.logaddexp(0.0, x)
+        >>> softplus.defvjp(lambda g, ans, x: g / (1 + np.exp(-x)))
+        >>> softplus.defjvp(lambda t, ans, x: t / (1 + np.exp(-x)))
+        >>> round(cr.grad(softplus)(0.0), 3)
+        0.5
+    """
+    return Primitive(fn.__name__, fn, register=False)  # the library's registry (ops.table()) lists its own ops only
+
+
+class custom_vjp:
+    """JAX-style custom reverse rule: ``f.defvjp(fwd, bwd)``.
+
+    ``fwd(*args) -> (out, residuals)`` runs on NumPy arrays (it may call ``f`` itself, as in JAX);
+    ``bwd(residuals, g)`` returns a tuple with one gradient per argument (None for none). Arguments
+    and outputs may be tuples, lists and dicts of arrays, ``g`` has the output's structure and each
+    gradient its argument's. ``nondiff_argnums`` (as JAX's, e.g. with ``functools.partial``) names
+    arguments that are not differentiated (an int, a flag): they come first in bwd's arguments,
+    ``bwd(*nondiff_args, residuals, g)``, which returns gradients for the other arguments only.
+    An optional ``defjvp(jvp)`` with ``jvp(primals, tangents) -> tangent_out`` enables forward mode.
+
+    Example:
+        >>> import numpy as np, chainrule as cr
+        >>> @cr.custom_vjp
+        ... def clip_grad_norm(x):
+        ...     return x
+        >>> clip_grad_norm.defvjp(lambda x: (x, None), lambda res, g: (np.clip(g, -1, 1),))
+        >>> cr.grad(lambda x: 5 * clip_grad_norm(x))(2.0)
+        1.0
+    """
+
+    def __init__(self, fn: Callable[..., Any], nondiff_argnums: tuple[int, ...] = ()) -> None:
+        self.fn = fn
+        self.nondiff_argnums = tuple(sorted(int(i) for i in nondiff_argnums))
+        self.fwd: Callable[..., Any] | None = None
+        self.bwd: Callable[..., Any] | None = None
+        self.jvp: Callable[..., Any] | None = None
+        self._in_rule = 0  # > 0 while fwd runs: a call of f from inside fwd is a plain call of fn
+        self._primitives: dict[int, _CustomVJP] = {}  # by number of output leaves; per-call state is on the node
+        functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: a custom rule's fn, jvp would replace ours
+
+    @property
+    def primitive(self) -> _CustomVJP:
+        return self._primitive(1)
+
+    def _primitive(self, n_outputs: int) -> _CustomVJP:
+        if n_outputs not in self._primitives:
+            self._primitives[n_outputs] = _CustomVJP(self, n_outputs)
+        return self._primitives[n_outputs]
+
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
+        self.jvp = jvp
+        return jvp
+
+    def run_fwd(self, args: tuple[Any, ...]) -> tuple[Any, Any]:
+        """fwd on ``args``; inside it, ``f(...)`` evaluates ``fn`` directly (JAX's fwd idiom ``return f(x), x``)."""
+        self._in_rule += 1
+        try:
+            result = self.fwd(*args)
+        finally:
+            self._in_rule -= 1
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(f"custom_vjp {self.fn.__name__}: fwd must return a pair (output, residuals), "
+                            f"but it returned {type(result).__name__}")
+        return result[0], result[1]
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        args = bind_positions(self.fn, args, kwargs)
+        if self._in_rule:
+            return self.fn(*args)
+        if self.fwd is None or self.bwd is None:
+            raise TypeError(f"custom_vjp {self.fn.__name__}: call defvjp(fwd, bwd) before using it")
+        nondiff = nondiff_positions("custom_vjp", self.fn, self.nondiff_argnums, len(args))
+        diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
+        diff_leaves, diff_def = _pytree.flatten(diff_args)
+        sizes = tuple(len(_pytree.flatten(a)[0]) for a in diff_args)
+        raw = _pytree.unflatten(_pytree.flatten(args)[1], [a._data if isinstance(a, Tensor) else a
+                                                            for a in _pytree.flatten(args)[0]])
+        out, residuals = self.run_fwd(tuple(raw))
+        out_leaves, out_def = _pytree.flatten(out)
+        out_leaves = [o._data if isinstance(o, Tensor) else o for o in out_leaves]
+        call = _Call(out_leaves, residuals, tuple(args[i] for i in sorted(nondiff)), diff_def, out_def, nondiff,
+                     len(args), sizes)
+        results = apply(self._primitive(len(out_leaves)), tuple(diff_leaves), {"call": call})
+        return _pytree.unflatten(out_def, list(results) if len(out_leaves) > 1 else [results])
+
+
+class _Call:
+    """One call of a custom_vjp function: its output, its residuals and the gradients of one backward step.
+
+    Kept in the call's graph node (its keyword arguments), so it goes with the node.
+    """
+
+    __slots__ = ("out", "residuals", "nondiff", "diff_def", "out_def", "positions", "n_args", "sizes", "cache")
+    per_call = True  # jit cannot replay it: the residuals belong to the traced call
+
+    def __init__(self, out: list[Any], residuals: Any, nondiff: tuple[Any, ...], diff_def: Any, out_def: Any,
+                 positions: set[int], n_args: int, sizes: tuple[int, ...]) -> None:
+        self.out, self.residuals, self.nondiff, self.cache = out, residuals, nondiff, None
+        self.diff_def, self.out_def, self.positions, self.n_args = diff_def, out_def, positions, n_args
+        self.sizes = sizes
+
+    def for_example(self, pick: Callable[[Any], Any]) -> _Call:
+        """This call's part for one example of a vmap batch (``pick`` takes it from a batched value)."""
+
+        def part(x: Any) -> Any:
+            if isinstance(x, dict):
+                return {k: part(v) for k, v in x.items()}
+            if isinstance(x, (tuple, list)):
+                return type(x)(part(v) for v in x)
+            return pick(x)
+
+        # the forward value: plain arrays (under vmap of grad an example's part is traced)
+        out = [o._data if isinstance(o, Tensor) else o for o in part(self.out)]
+        return _Call(out, part(self.residuals), part(self.nondiff), self.diff_def, self.out_def, self.positions,
+                     self.n_args, self.sizes)
+
+    def all_args(self, diff_leaves: list[Any]) -> tuple[Any, ...]:
+        """The call's arguments in order, the differentiated ones rebuilt from ``diff_leaves``."""
+        diff = iter(_pytree.unflatten(self.diff_def, diff_leaves))
+        nondiff = iter(self.nondiff)
+        return tuple(next(nondiff) if i in self.positions else next(diff) for i in range(self.n_args))
+
+    def cotangent(self, g: Any) -> Any:
+        """The output cotangent in the output's structure (zeros for outputs that got no gradient)."""
+        gs = list(g) if len(self.out) > 1 else [g]
+        gs = [np.zeros_like(np.asarray(o)) if c is None else c for c, o in zip(gs, self.out)]
+        return _pytree.unflatten(self.out_def, gs)
+
+
+class _CustomVJP(OwnedPrimitive):
+    """The primitive of a custom_vjp function: its forward hands back fwd's output, its rule calls bwd."""
+
+    __slots__ = ()
+
+    def vjp(self, argnum: int, g: Any, node: Any, lift: Any) -> Any:
+        call = node.kw["call"]
+        if call.cache is None or not _same(call.cache[0], g):
+            owner = self.owner
+            ct = call.cotangent(g)
+            if lift is not None:
+                # higher order: rerun fwd on the traced inputs, so the residuals (and bwd's result,
+                # written with NumPy functions) depend on them; with the stored residuals the
+                # gradient would be a constant and every further derivative silently 0
+                _, residuals = owner.run_fwd(call.all_args(list(lift(node)[1])))
+            else:
+                residuals = call.residuals
+                ct = _pytree.unflatten(_pytree.flatten(ct)[1], [c._data if isinstance(c, Tensor) else c
+                                                                for c in _pytree.flatten(ct)[0]])
+            grads = owner.bwd(*call.nondiff, residuals, ct)
+            grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+            n_diff = call.n_args - len(call.positions)
+            if len(grads) != n_diff:  # JAX refuses it too: a gradient would land on the wrong argument
+                skipped = " not counting nondiff_argnums" if call.positions else ""
+                raise TypeError(f"custom_vjp {self.name}: bwd returned {len(grads)} gradient(s) for a call with "
+                                f"{n_diff} argument(s){skipped}; return a tuple with one gradient per argument "
+                                "(None for an argument with no gradient)")
+            call.cache = (g, _grad_leaves(self.name, grads, call.sizes))
+        return call.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
+
+    def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
+        if self.owner.jvp is None:
+            raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
+        call = kw["call"]
+        tangents = [t if i == argnum else np.zeros_like(np.asarray(a._data if isinstance(a, Tensor) else a))
+                    for i, a in enumerate(args)]
+        # ``args`` are Tensors when outer derivatives are being traced (then the rule is recorded too)
+        diff = list(_pytree.unflatten(call.diff_def, list(args)))
+        diff_t = list(_pytree.unflatten(call.diff_def, tangents))
+        out = self.owner.jvp(tuple(diff), tuple(diff_t))
+        leaves = _pytree.flatten(out)[0]
+        return leaves[0] if self.n_outputs == 1 else tuple(leaves)
+
+    def has_vjp(self) -> bool:
+        return True
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same cotangent (the sweep hands one node's rule the same object for each argument)."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(x is y for x, y in zip(a, b))
+    return a is b
+
+
+def _grad_leaves(name: str, grads: tuple[Any, ...], sizes: tuple[int, ...]) -> list[Any]:
+    """bwd's gradients (one pytree per differentiated argument, ``sizes[k]`` leaves in argument k) as one
+    gradient per argument leaf."""
+    leaves: list[Any] = []
+    for k, (grad, n) in enumerate(zip(grads, sizes)):
+        if grad is None:
+            leaves.extend([0.0] * n)
+            continue
+        got = _pytree.flatten(grad)[0]
+        if len(got) != n:
+            raise TypeError(f"custom_vjp {name}: bwd's gradient for differentiated argument {k} has {len(got)} "
+                            f"leaves, the argument {n}; give it the argument's structure")
+        leaves.extend(0.0 if x is None else x for x in got)
+    return leaves
+
+
+def stop_gradient(x: Any) -> Any:
+    """The value of ``x`` with no gradient (reverse or forward) flowing through it; ``x`` may be a tuple,
+    list or dict of values (as JAX's ``lax.stop_gradient``), each leaf is stopped.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.grad(lambda x: x * cr.stop_gradient({"k": x})["k"])(3.0)
+        3.0
+    """
+    leaves, treedef = _pytree.flatten(x)
+    return _pytree.unflatten(treedef, [_stopped(leaf) for leaf in leaves])
+
+
+def _stopped(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return Tensor._wrap(x._data)
+    if hasattr(type(x), "__array_function__") and type(x) is not np.ndarray and not isinstance(x, np.generic):
+        from ..batching.value import Batched  # a batched value under vmap: stop each example's part
+
+        if isinstance(x, Batched):
+            return Batched(_stopped(x.value), x.level)
+    return x

@@ -1,0 +1,462 @@
+"""Class losses of ``chainrule.nn.functional``: ``cross_entropy`` (fused softmax + negative
+log-likelihood) and ``nll_loss``, as ``torch.nn.functional``'s (the entrywise losses are in
+``functional_entry_losses``).
+
+Example:
+    >>> import numpy as np
+    >>> import chainrule.nn.functional as F
+    >>> round(float(F.cross_entropy(np.array([[0.0, 0.0]]), np.array([1]))), 4)
+    0.6931
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ...autodiff.inlined import Inlined
+from ...autodiff.primitive import Primitive
+from ...batching.value import Batched
+from ...core.device import as_array, reduce_max, xp_of
+from ...ops._define import raw
+from ...ops._saved import Saved
+from ...ops.elementwise import multiply
+from ...ops.reductions import log_softmax, mean
+from ...ops.reductions import sum as reduce_sum
+from ...ops.shape import getitem, moveaxis, reshape
+from ...tensor import Tensor
+
+__all__ = ["cross_entropy", "nll_loss"]
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+# == cross entropy: fused softmax + negative log-likelihood =================================
+def _ce_prepare(
+    x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str
+) -> tuple[Any, ...]:
+    """(q, w): smoothed target distribution (N, C) and per-row weights (N, 1), both constant."""
+    xr = raw(x)
+    n, c = xr.shape
+    dt = xr.dtype
+    t = raw(target)
+    if t.dtype.kind == "f":  # class probabilities
+        q = t.astype(dt, copy=True)
+        if smoothing:
+            q = q * (1.0 - smoothing) + smoothing / c
+        w = xp_of(t).ones((n, 1), dtype=dt)
+        count = n
+    else:
+        xp = xp_of(t)  # where the targets are (the host or a device)
+        valid = t != ignore_index if ignore_index is not None else xp.ones(n, dtype=bool)
+        q = xp.full((n, c), smoothing / c, dtype=dt)
+        q[xp.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
+        w = valid.astype(dt).reshape(n, 1)
+        count = int(valid.sum())
+    if reduction == "mean":
+        w = w / count if count else w  # every row ignored: all 0, PyTorch's gradient (its value is 0/0 = NaN)
+    return q, w
+
+
+def _ce_rows(target: np.ndarray, ignore_index: int | None) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """Class index per row (0 where ignored), the 0/1 mask of kept rows (None: all kept), how many are kept.
+
+    ``ignore_index=None``: ``cross_entropy`` checked that no target can equal the ignored index."""
+    if ignore_index is None:
+        return target, None, len(target)
+    valid = target != ignore_index
+    if valid.all():
+        return target, None, len(target)
+    return np.where(valid, target, 0), valid, int(valid.sum())
+
+
+_KEEP_EXP = 65536  # logits up to this size keep exp(x - max) for the reverse rule (larger: recomputed, less memory)
+_OFFSETS: dict[tuple[int, int], np.ndarray] = {}  # (rows, classes) -> read-only start of each row in the flat array
+
+
+def _row_starts(n: int, c: int, like: Any = None) -> np.ndarray:
+    """``arange(0, n * c, c)``: where each row starts in an (n, c) array seen flat (made once per shape),
+    on the device of ``like`` when that is not the host."""
+    if like is not None and like.__class__ is not np.ndarray:
+        return xp_of(like).arange(0, n * c, c)
+    starts = _OFFSETS.get((n, c))
+    if starts is None:
+        starts = np.arange(0, n * c, c)
+        starts.flags.writeable = False
+        if len(_OFFSETS) < 64:  # a training loop sees a few shapes; anything else is made per call
+            _OFFSETS[(n, c)] = starts
+    return starts
+
+
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # an index seen unsigned: negative ones are huge
+
+
+def _classes_outside(t: np.ndarray, c: int) -> bool:
+    """True when a class index of ``t`` lies outside [0, c): one reduction (negative indices seen unsigned)."""
+    return bool(t.size) and bool(reduce_max(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c)
+
+
+def _class_error(t: np.ndarray, c: int) -> IndexError:
+    bad = t[(t < 0) | (t >= c)].flat[0]
+    return IndexError(
+        f"cross_entropy: target holds class {int(bad)}, outside [0, {c}). In a jit replay: the function was traced "
+        "with targets that were all classes (or rows to ignore), and a replay cannot change which rows it ignores; "
+        "call the function without jit for this batch"
+    )
+
+
+def _ce_fn(
+    x: np.ndarray, target: np.ndarray, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> np.ndarray:
+    n, c = x.shape
+    top = reduce_max(x, axis=-1, keepdims=True)
+    s = x - top
+    e = np.exp(s)
+    sums = np.add.reduce(e, axis=-1)
+    keep = saved is not None and saved.wanted and type(x) is np.ndarray
+    if keep:  # the reverse rule's softmax needs them again: O(N) (and exp(s) when small: no second exp)
+        saved.values["stats"] = (x, top, sums, e if e.size <= _KEEP_EXP else None)
+    lse = np.log(sums)  # log-sum-exp of the shifted logits, per row
+    if target.dtype.kind == "f":  # -sum_c q_c (s_c - lse) with q the (smoothed) probabilities
+        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+        losses = lse * q.sum(axis=-1) - (q * s).sum(axis=-1)
+        count, valid = n, None
+    else:
+        t, valid, count = _ce_rows(target, ignore_index)
+        if _classes_outside(t, c):  # (cross_entropy checked this call's targets; a jit replay did not)
+            raise _class_error(t, c)
+        picked = _row_starts(n, c, t) + t  # s[arange(n), t] on the flat array: one index, reused by the reverse rule
+        if keep and s.flags.c_contiguous:
+            saved.values["picked"] = (t, picked)
+        losses = lse - s.reshape(-1)[picked]
+        if smoothing:
+            losses = (1.0 - smoothing) * losses + smoothing * (lse - s.mean(axis=-1))
+        if valid is not None:
+            losses = losses * valid
+    losses = losses.astype(x.dtype, copy=False)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction == "mean":
+        return total / count if count else total * np.nan
+    return total
+
+
+def _probabilities(x: Any) -> Any:
+    e = np.exp(x - np.max(raw(x), axis=-1, keepdims=True))  # the shift is a constant: exact gradient
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _ce_vjp(
+    g: Any, ans: Any, x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> Any:
+    if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
+        n, c = x.shape
+        stats = saved.values.pop("stats", None) if saved is not None else None  # used once, then let go
+        picked = saved.values.pop("picked", None) if saved is not None else None
+        if stats is not None and stats[0] is x:  # (not when a vmap loop shared one Saved between examples)
+            p = stats[3] if stats[3] is not None else np.exp(x - stats[1])  # exp(x - max), as the forward's
+            p /= stats[2].reshape(n, 1)  # the same sums as recomputing them: bit-identical
+        else:
+            p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
+            p /= np.add.reduce(p, axis=-1, keepdims=True)
+        if target.dtype.kind == "f":
+            q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+            p *= q.sum(axis=-1, keepdims=True)  # d/dx of lse * sum(q) - q.x: a target need not sum to 1 (PyTorch)
+            p -= q
+            valid, count = None, n
+        else:
+            t, valid, count = _ce_rows(target, ignore_index)
+            if p.flags.c_contiguous:  # p[rows, t] -= ..., on the flat view (cheaper than 2-d fancy indexing)
+                at = picked[1] if picked is not None and picked[0] is t else _row_starts(n, c) + t
+                p.reshape(-1)[at] -= 1.0 - smoothing
+            else:
+                p[np.arange(n), t] -= 1.0 - smoothing
+            if smoothing:
+                p -= smoothing / c
+        if reduction == "none":
+            p *= g.reshape(-1, 1) if valid is None else (g * valid).reshape(-1, 1)
+            return p
+        scale = (g / count if count else g * 0.0) if reduction == "mean" else g  # (every row ignored: PyTorch's 0)
+        if valid is not None:
+            scale = scale * valid.reshape(-1, 1)
+        p *= scale
+        return p
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
+    scale = g.reshape(-1, 1) * w if reduction == "none" else g * w
+    return (_weighted_probabilities(x, q) - q) * scale
+
+
+def _weighted_probabilities(x: Any, q: np.ndarray) -> Any:
+    """softmax(x) times each row's target total: the loss is lse * sum(q) - sum(q * x), and probability
+    targets need not sum to 1 (PyTorch takes them as they are); class indices always do."""
+    totals = q.sum(axis=-1, keepdims=True)
+    probs = _probabilities(x)
+    if q.__class__ is not np.ndarray:  # on a device: no test (it would wait for the device), the product always
+        return probs * totals
+    return probs if np.all(totals == 1.0) else probs * totals
+
+
+def _ce_jvp(
+    t: Any, ans: Any, x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str,
+    *, saved: Saved | None = None,
+) -> Any:
+    q, w = _ce_prepare(x, target, ignore_index, smoothing, reduction)
+    per_row = ((_weighted_probabilities(x, q) - q) * t).sum(axis=-1) * w[:, 0]
+    return per_row if reduction == "none" else per_row.sum()
+
+
+def _ce_inline(ans: Any, args: list, kw: dict) -> Inlined | None:
+    """For a jit replay: the calls ``_ce_fn`` and ``_ce_vjp`` make for class indices, no ignored index, no
+    smoothing, the mean, and logits small enough to keep exp(x - max) (the reverse rule reads it: no second exp)."""
+    x, target = args[0], args[1]
+    if (type(x) is not np.ndarray or type(target) is not np.ndarray or x.ndim != 2 or x.dtype.kind != "f"
+            or target.dtype.kind not in "iu" or target.shape != x.shape[:1] or not 0 < x.size <= _KEEP_EXP
+            or kw.get("ignore_index") is not None or kw.get("smoothing") != 0.0 or kw.get("reduction") != "mean"):
+        return None
+    n, c = x.shape
+    return Inlined(
+        forward=["{p}top = np.maximum.reduce({a0}, axis=-1, keepdims=True)",
+                 "{p}s = {a0} - {p}top",
+                 "{p}e = np.exp({p}s)",
+                 "{p}sums = np.add.reduce({p}e, axis=-1)",
+                 "{p}lse = np.log({p}sums)",
+                 "if {p}outside({a1}, {p}c): raise {p}error({a1}, {p}c)",
+                 "{p}picked = {p}starts + {a1}",
+                 "{out} = ({p}lse - {p}s.reshape(-1)[{p}picked]).astype({p}dtype, copy=False).sum() / {p}count"],
+        keep=("{p}e", "{p}sums", "{p}picked"),
+        # (out of place: a second backward through a replayed call reads the kept exp(x - max) again)
+        backward={0: ["t = {p}e / {p}sums.reshape({p}n, 1)",
+                      "t.reshape(-1)[{p}picked] -= 1.0",
+                      "t *= {g} / {p}count"]},
+        consts={"starts": _row_starts(n, c), "dtype": x.dtype, "count": n, "n": n, "c": c,
+                "outside": _classes_outside, "error": _class_error},
+    )
+
+
+_cross_entropy = Primitive("nn.cross_entropy", _ce_fn)
+_cross_entropy.defvjp(_ce_vjp, None)
+_cross_entropy.defjvp(_ce_jvp, None)
+_cross_entropy.inline = _ce_inline
+
+
+def _check_reduction(name: str, reduction: str) -> None:
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _reduce(name: str, losses: Any, reduction: str) -> Any:
+    if reduction == "mean":
+        return mean(losses)
+    if reduction == "sum":
+        return losses.sum() if isinstance(losses, Tensor) else np.sum(losses)
+    return losses
+
+
+def cross_entropy(
+    logits: Any,
+    target: Any,
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Any:
+    """Cross-entropy between ``softmax(logits)`` and the targets, as ``torch.nn.functional.cross_entropy``.
+
+    ``logits``: shape (N, C), (C,) or (N, C, d1, ...) (classes on axis 1). ``target``: integer
+    class indices of shape (N,) / () / (N, d1, ...), or class probabilities of the logits'
+    shape. Rows whose target is ``ignore_index`` count for nothing (and are left out of the
+    mean). ``label_smoothing`` mixes the target with the uniform distribution. ``weight`` (C,)
+    rescales each class; with class indices the mean divides by the summed weights of the
+    targets, as PyTorch's. Stable for large logits; one fused node whose gradient is
+    ``softmax - target`` (with ``weight``: log_softmax and a weighted sum).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.cross_entropy(np.array([[1000.0, 0.0]]), np.array([1]))), 1)
+        1000.0
+    """
+    _check_reduction("cross_entropy", reduction)
+    if _batched(logits, target, weight):
+        return _vmapped_cross_entropy(logits, target, weight, ignore_index, float(label_smoothing), reduction)
+    if not 0.0 <= float(label_smoothing) <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if isinstance(target, Tensor) and target._requires_grad:
+        raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
+    if not isinstance(logits, Tensor):
+        logits = as_array(logits)
+    xr = logits._data if isinstance(logits, Tensor) else logits
+    sx = xr.shape
+    t = target._data if isinstance(target, Tensor) else as_array(target)
+    if xr.dtype.kind != "f":
+        raise TypeError(f"cross_entropy: logits must be floating point, got dtype {xr.dtype}")
+    if len(sx) == 0:
+        raise ValueError("cross_entropy: logits must have a class axis, got a 0-d value")
+    c = sx[0] if len(sx) == 1 else sx[1]
+    soft = t.dtype.kind == "f"
+    in_range = True  # every class index lies in [0, c)
+    if soft:
+        if t.shape != sx:
+            raise ValueError(
+                f"cross_entropy: probability targets (float) must have the logits' shape {sx}, got {t.shape}; "
+                "for class indices pass an integer array"
+            )
+    else:
+        if t.dtype.kind not in "iu":
+            raise TypeError(
+                f"cross_entropy: target must hold integer class indices (or float probabilities), got {t.dtype}"
+            )
+        want = () if len(sx) == 1 else (sx[0], *sx[2:])
+        if t.shape != want:
+            raise ValueError(
+                f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
+                f"{'input' if not want else 'row'}), got target of shape {t.shape}"
+            )
+        # one reduction: seen as unsigned, a negative index is larger than any class
+        in_range = not t.size or (t.view(f"u{t.itemsize}") if t.dtype.kind == "i" else t).max() < c
+        if not in_range:
+            bad = (t != ignore_index) & ((t < 0) | (t >= c))
+            if bad.any():
+                raise IndexError(
+                    f"cross_entropy: target holds class {int(t[bad].flat[0])}, outside [0, {c}) for logits with "
+                    f"{c} classes (ignore_index={ignore_index})"
+                )
+    x = logits
+    if len(sx) == 1:
+        x, t2 = reshape(x, (1, c)), t.reshape((1, c) if soft else (1,))
+    elif len(sx) > 2:
+        x = reshape(moveaxis(x, 1, -1), (-1, c))
+        t2 = np.moveaxis(t, 1, -1).reshape(-1, c) if soft else t.reshape(-1)
+    else:
+        t2 = t
+    if weight is not None:
+        out = _weighted_cross_entropy(x, t2, _class_weights("cross_entropy", weight, c, xr.dtype), ignore_index,
+                                      float(label_smoothing), reduction)
+        if reduction == "none":
+            out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
+        return out
+    # None: no target can be the ignored index, so no row is looked at for it
+    ignored = None if in_range and not 0 <= ignore_index < c else int(ignore_index)
+    out = _cross_entropy(x, t2, ignore_index=ignored, smoothing=float(label_smoothing), reduction=reduction,
+                         saved=Saved(x))
+    if reduction == "none":
+        out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
+    return out
+
+
+def _batched(*values: Any) -> bool:
+    """Whether any value is one example of a batch under ``vmap`` (its values cannot be read)."""
+    return any(isinstance(v, Batched) for v in values)
+
+
+def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, smoothing: float,
+                           reduction: str) -> Any:
+    """``cross_entropy`` inside ``vmap``, from ops that batch (log_softmax, take_along_axis, where): the fused
+    node reads the target's values, which differ between examples."""
+    axis = 0 if x.ndim == 1 else 1
+    c = x.shape[axis]
+    logp = log_softmax(x, axis=axis)
+    w = None if weight is None else Tensor(as_array(raw(weight), dtype=x.dtype))
+    w_shape = (c,) + (1,) * (x.ndim - axis - 1)
+    if np.dtype(target.dtype).kind == "f":  # class probabilities
+        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+        per_class = logp * q if w is None else logp * q * w.reshape(w_shape)
+        return _reduce("cross_entropy", -per_class.sum(axis=axis), reduction)
+    valid = target != ignore_index
+    t = np.where(valid, target, 0)
+    picked = -np.take_along_axis(logp, np.expand_dims(t, axis), axis=axis).squeeze(axis)
+    row_w = valid * (1.0 if w is None else w[t])
+    losses = picked * row_w
+    if smoothing:
+        spread = -(logp if w is None else logp * w.reshape(w_shape)).sum(axis=axis) * valid
+        losses = losses * (1.0 - smoothing) + spread * (smoothing / c)
+    if reduction == "none":
+        return losses
+    total = losses.sum()
+    if reduction != "mean":
+        return total
+    kept = row_w.sum()
+    empty = valid.sum() == 0  # every row ignored: NaN with a zero gradient, as PyTorch (see _mean_of)
+    return total / np.where(empty, 1.0, kept) + np.where(empty, np.nan, 0.0)
+
+
+def _class_weights(name: str, weight: Any, c: int, dtype: Any) -> np.ndarray:
+    if isinstance(weight, Tensor) and weight._requires_grad:
+        raise TypeError(f"{name}: weight must be a constant (no gradient flows into it); pass weight.detach()")
+    w = as_array(raw(weight), dtype=dtype)
+    if w.shape != (c,):
+        raise ValueError(f"{name}: weight must have one entry per class, shape ({c},), got {w.shape}")
+    return w
+
+
+def _weighted_cross_entropy(x: Any, target: np.ndarray, w: np.ndarray, ignore_index: int, smoothing: float,
+                            reduction: str) -> Any:
+    """PyTorch's class-weighted cross-entropy of (N, C) logits, from log_softmax (so every order is exact)."""
+    n, c = np.shape(raw(x))
+    logp = log_softmax(x, axis=1)
+    if target.dtype.kind == "f":  # probabilities: -sum_c w_c q_c log p_c per row; the mean is over rows
+        q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
+        losses = -reduce_sum(multiply(logp, (q * w).astype(w.dtype)), axis=1)
+        return _reduce("cross_entropy", losses, reduction)
+    valid = target != ignore_index
+    t = np.where(valid, target, 0)
+    row_w = np.where(valid, w[t], 0.0).astype(w.dtype)
+    picked = np.zeros((n, c), dtype=w.dtype)
+    picked[np.arange(n), t] = row_w
+    losses = -reduce_sum(multiply(logp, picked), axis=1)  # w[t] * nll, 0 on ignored rows
+    if smoothing:
+        uniform = -reduce_sum(multiply(logp, np.where(valid[:, None], w, 0.0).astype(w.dtype)), axis=1)
+        losses = losses * (1.0 - smoothing) + uniform * (smoothing / c)
+    if reduction == "none":
+        return losses
+    total = reduce_sum(losses)
+    return _mean_of(total, row_w.sum(), valid.any()) if reduction == "mean" else total
+
+
+def _mean_of(total: Any, weights: Any, any_kept: bool) -> Any:
+    """``total / weights``, the mean over the rows kept. With every row ignored PyTorch's value is 0/0 = NaN but
+    its gradient 0 (its backward visits no row), so the NaN is added as a constant."""
+    return total / weights if any_kept else total * 0.0 + np.nan
+
+
+def nll_loss(log_probs: Any, target: Any, weight: Any = None, ignore_index: int = -100,
+             reduction: str = "mean") -> Any:
+    """Negative log-likelihood of integer targets given log-probabilities of shape (N, C) (or PyTorch's
+    (C,) with a 0-d target, and (N, C, d1, ...) with targets (N, d1, ...)).
+
+    ``weight`` (C,) rescales each class; the mean then divides by the summed weights of the targets.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> bool(float(F.nll_loss(np.log(np.array([[0.5, 0.5]])), np.array([0]))) == -np.log(0.5))
+        True
+    """
+    _check_reduction("nll_loss", reduction)
+    s = np.shape(raw(log_probs))
+    t = as_array(raw(target))
+    if (len(s) == 1 and t.ndim == 0) or (len(s) > 2 and t.shape == s[:1] + s[2:]):
+        # one example, or a class dim 1 with more dims after it: the rows of (N * d1 * ..., C), and back
+        rows = reshape(log_probs, (1, s[0])) if len(s) == 1 else reshape(moveaxis(log_probs, 1, -1), (-1, s[1]))
+        out = nll_loss(rows, t.reshape(-1), weight, ignore_index, reduction)
+        return reshape(out, t.shape) if reduction == "none" else out
+    if len(s) != 2 or t.shape != (s[0],) or t.dtype.kind not in "iu":
+        raise ValueError(
+            f"nll_loss: expected log_probs (N, C) and integer target (N,), got {s} and {t.shape} {t.dtype}"
+        )
+    valid = t != ignore_index
+    if ((t < 0) | (t >= s[1]))[valid].any():
+        raise IndexError(f"nll_loss: target outside [0, {s[1]}) (ignore_index={ignore_index})")
+    dt = np.result_type(raw(log_probs))
+    weights = valid.astype(dt)
+    if weight is not None:
+        weights = weights * _class_weights("nll_loss", weight, s[1], dt)[np.where(valid, t, 0)]
+    picked = -getitem(log_probs, (np.arange(s[0]), np.where(valid, t, 0))) * weights
+    if reduction == "none":
+        return picked
+    total = picked.sum()
+    return total if reduction == "sum" else _mean_of(total, weights.sum(), valid.any())

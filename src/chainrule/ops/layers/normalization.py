@@ -1,0 +1,215 @@
+"""Layer normalisation and RMS normalisation as fused primitives (one node each).
+
+``layer_norm``: y = (x - mean) / sqrt(var + eps) * w + b over the trailing axes;
+``rms_norm``: y = x / sqrt(mean(x^2) + eps) * w. The forward pass keeps the normalised input
+and the reciprocal standard deviation (one value per row) for the reverse rule, which
+computes dx, dw and db together from them. With ``create_graph`` the rules recompute those
+with differentiable ops (gradients of gradients work).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ...autodiff.primitive import Primitive
+from ...core.device import contiguous
+from ...runtime.threads import for_blocks
+from .._saved import Saved, on_values
+
+
+def _rows(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """x as (rows, features): the normalised axes are the trailing ones."""
+    return x.reshape(-1, math.prod([x.shape[a] for a in axes]))
+
+
+# -- NumPy fast paths (first order) -------------------------------------------------------------
+# Blocks of rows small enough to stay in the CPU cache while every pass runs over them, split
+# between threads (runtime.threads); row sums are products with a vector of ones (BLAS). Sums over
+# rows (the weight and bias gradients) add one partial sum per block, in block order: the blocks
+# do not depend on the number of threads, so neither do the results.
+_BLOCK_ELEMENTS = 65536
+
+
+def _block_rows(d: int) -> int:
+    return max(1, _BLOCK_ELEMENTS // max(1, d))
+
+
+def _normalise(x: np.ndarray, axes: tuple[int, ...], eps: float, centred: bool, w: Any = None, b: Any = None,
+               affine: bool = False) -> tuple[Any, np.ndarray, np.ndarray]:
+    """(y or None, xhat (rows, D), rstd (rows, 1)); y = xhat * w + b in x's shape when ``affine``."""
+    x2 = _rows(x, axes)
+    n, d = x2.shape
+    dt = x.dtype.type
+    inv_d, eps_t = dt(1.0 / d), dt(eps)
+    ones = np.ones(d, dtype=x.dtype)
+    xhat = np.empty_like(x2)
+    rstd = np.empty((n, 1), dtype=x.dtype)
+    y = np.empty_like(x2) if affine else None
+    wf = w.reshape(-1) if w is not None else None
+    bf = b.reshape(-1) if b is not None else None
+
+    def work(lo: int, hi: int) -> None:
+        xb, xh, r = x2[lo:hi], xhat[lo:hi], rstd[lo:hi]
+        if centred:
+            np.subtract(xb, (xb @ ones)[:, None] * inv_d, out=xh)
+        else:
+            np.copyto(xh, xb)
+        np.multiply(np.einsum("ij,ij->i", xh, xh)[:, None], inv_d, out=r)
+        r += eps_t
+        np.sqrt(r, out=r)
+        np.reciprocal(r, out=r)
+        xh *= r
+        if y is not None:
+            yb = y[lo:hi]
+            if wf is not None:
+                np.multiply(xh, wf, out=yb)
+            else:
+                np.copyto(yb, xh)
+            if bf is not None:
+                yb += bf
+
+    for_blocks(work, n, _block_rows(d))
+    return (y.reshape(x.shape) if y is not None else None), xhat, rstd
+
+
+def _ln_forward(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
+    return _normalise(x, axes, eps, True)[1:]
+
+
+def _rms_forward(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
+    return _normalise(x, axes, eps, False)[1:]
+
+
+def _fast_grads(wanted: tuple[int, ...], g: np.ndarray, x: np.ndarray, w: Any, xhat: np.ndarray,
+                rstd: np.ndarray, axes: tuple[int, ...], centred: bool) -> dict[int, Any]:
+    g2 = contiguous(g).reshape(xhat.shape)
+    n, d = xhat.shape
+    features = x.shape[x.ndim - len(axes):]
+    dt = x.dtype.type
+    inv_d = dt(1.0 / d)
+    ones_d = np.ones(d, dtype=x.dtype)
+    wf = w.reshape(-1) if w is not None else None
+    block = _block_rows(d)
+    count = -(-n // block)
+    want_dx, want_dw, want_db = 0 in wanted, 1 in wanted, 2 in wanted
+    dx = np.empty_like(xhat) if want_dx else None
+    dw_parts = np.empty((count, d), dtype=x.dtype) if want_dw else None
+    db_parts = np.empty((count, d), dtype=x.dtype) if want_db else None
+
+    def work(lo: int, hi: int) -> None:
+        gb, xh = g2[lo:hi], xhat[lo:hi]
+        ones_n = np.ones(hi - lo, dtype=x.dtype)
+        i = lo // block
+        if want_dw:
+            dw_parts[i] = ones_n @ (gb * xh)
+        if want_db:
+            db_parts[i] = ones_n @ gb
+        if want_dx:
+            gw = dx[lo:hi]
+            if wf is not None:
+                np.multiply(gb, wf, out=gw)
+            else:
+                np.copyto(gw, gb)
+            proj = np.einsum("ij,ij->i", gw, xh)[:, None] * inv_d  # mean(gw * xhat) per row
+            if centred:
+                gw -= (gw @ ones_d)[:, None] * inv_d
+            gw -= xh * proj
+            gw *= rstd[lo:hi]
+
+    for_blocks(work, n, block)
+    grads: dict[int, Any] = {}
+    if want_dw:
+        grads[1] = np.add.reduce(dw_parts, axis=0).reshape(features)
+    if want_db:
+        grads[2] = np.add.reduce(db_parts, axis=0).reshape(features)
+    if want_dx:
+        grads[0] = dx.reshape(x.shape)
+    return grads
+
+
+# -- differentiable forms (any arrays, Tensors included) -----------------------------------------
+def _parts(x: Any, axes: tuple[int, ...], eps: float, centred: bool) -> tuple[Any, Any]:
+    if centred:
+        x = x - np.mean(x, axis=axes, keepdims=True)
+    rstd = (np.mean(x * x, axis=axes, keepdims=True) + eps) ** -0.5
+    return x * rstd, rstd
+
+
+def _dnorm(t: Any, xhat: Any, rstd: Any, axes: tuple[int, ...], centred: bool) -> Any:
+    """The normalisation's derivative applied to t (it is self-adjoint: one formula for both modes)."""
+    out = t - xhat * np.mean(t * xhat, axis=axes, keepdims=True)
+    if centred:
+        out = out - np.mean(t, axis=axes, keepdims=True)
+    return out * rstd
+
+
+def _plain(dtype: np.dtype, *xs: Any) -> bool:
+    """Weights absent or NumPy arrays of x's dtype (else the affine step promotes, as NumPy would)."""
+    return all(x is None or (type(x) is np.ndarray and x.dtype == dtype) for x in xs)
+
+
+def _norm_primitive(name: str, centred: bool) -> Primitive:
+    def fn(x: Any, w: Any = None, b: Any = None, *, axes: tuple[int, ...], eps: float, saved: Saved) -> Any:
+        if isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            fused = _plain(x.dtype, w, b)
+            y, xhat, rstd = _normalise(x, axes, eps, centred, w, b, affine=fused)
+            if saved.wanted:
+                saved.values["xhat"], saved.values["rstd"] = xhat, rstd
+            if fused:
+                return y
+            y = xhat * w.reshape(-1) if w is not None else xhat.copy()
+            return (y + b.reshape(-1) if b is not None else y).reshape(x.shape)
+        xhat, _ = _parts(x, axes, eps, centred)
+        y = xhat * w if w is not None else xhat
+        return y + b if b is not None else y
+
+    def saved_parts(x: Any, axes: tuple[int, ...], eps: float, saved: Saved) -> tuple[Any, Any, bool]:
+        """(xhat, rstd, as_rows): the forward's arrays when it kept them, else recomputed."""
+        if on_values(x) and "xhat" in saved.values:
+            return saved.values["xhat"], saved.values["rstd"], True
+        if on_values(x) and isinstance(x, np.ndarray) and x.dtype.kind == "f":
+            xhat, rstd = (_ln_forward if centred else _rms_forward)(x, axes, eps)
+            return xhat, rstd, True
+        xhat, rstd = _parts(x, axes, eps, centred)
+        return xhat, rstd, False
+
+    def vjp(argnum: int) -> Any:
+        def rule(g: Any, ans: Any, x: Any, w: Any = None, b: Any = None, *, axes: tuple[int, ...], eps: float,
+                 saved: Saved) -> Any:
+            if on_values(g, x, w) and isinstance(g, np.ndarray) and isinstance(x, np.ndarray):
+                def compute(wanted: tuple[int, ...]) -> dict[int, Any]:
+                    xhat, rstd, _ = saved_parts(x, axes, eps, saved)
+                    return _fast_grads(wanted, g, x, w, xhat, rstd, axes, centred)
+
+                return saved.take(argnum, g, compute)
+            xhat, rstd = _parts(x, axes, eps, centred)  # differentiable: recomputed from x
+            if argnum == 0:
+                return _dnorm(g * w if w is not None else g, xhat, rstd, axes, centred)
+            return g * xhat if argnum == 1 else g
+
+        return rule
+
+    def jvp(argnum: int) -> Any:
+        def rule(t: Any, ans: Any, x: Any, w: Any = None, b: Any = None, *, axes: tuple[int, ...], eps: float,
+                 saved: Saved) -> Any:
+            xhat, rstd, rows = saved_parts(x, axes, eps, saved)
+            if rows:
+                xhat, rstd = xhat.reshape(np.shape(x)), rstd.reshape(*np.shape(x)[: -len(axes)], *(1,) * len(axes))
+            if argnum == 0:
+                dy = _dnorm(t, xhat, rstd, axes, centred)
+                return dy * w if w is not None else dy
+            return xhat * t if argnum == 1 else t
+
+        return rule
+
+    prim = Primitive(name, fn, reads=(0, 1))  # x and the weight (and the forward's Saved), not the output
+    prim.defvjp(vjp(0), vjp(1), vjp(2))
+    prim.defjvp(jvp(0), jvp(1), jvp(2))
+    return prim
+
+
+layer_norm_primitive = _norm_primitive("nn.layer_norm", centred=True)
+rms_norm_primitive = _norm_primitive("nn.rms_norm", centred=False)

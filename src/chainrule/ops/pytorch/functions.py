@@ -1,0 +1,80 @@
+"""PyTorch's top-level functions that chainrule has as Tensor methods: ``chainrule.cat``, ``chainrule.clamp``...
+
+A PyTorch program calls ``torch.cat(ts, dim=1)``, ``torch.clamp(x, min=0)``, ``torch.mm(a, b)`` as often as the
+methods. chainrule's top-level functions follow NumPy (``concatenate``, ``clip``, ``matmul``), and its Tensor
+has PyTorch's methods, so each of these names is the method of the same name called on its first argument
+(an array or a number becomes a Tensor first): one behaviour, written once, in the method. ``cat`` is
+``concatenate`` with PyTorch's ``dim``; ``from_numpy``, ``as_tensor`` and ``is_tensor`` are as PyTorch's.
+
+Example:
+    >>> import chainrule as cr
+    >>> a = cr.Tensor([[1.0, 2.0]])
+    >>> cr.cat([a, a], dim=0).shape, cr.clamp(a, min=1.5).tolist(), cr.unsqueeze(a, 0).shape
+    ((2, 2), [[1.5, 2.0]], (1, 1, 2))
+    >>> cr.mm(a, cr.t(a)).tolist(), cr.is_tensor(a), cr.numel(a)
+    ([[5.0]], True, 2)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ...tensor import Tensor
+from ..shape import concatenate
+from .constructors import tensor
+
+# torch.<name>(input, *args, **kwargs) == input.<name>(*args, **kwargs) for each of these
+METHODS = (
+    "clamp", "unsqueeze", "permute", "movedim", "narrow", "chunk", "unbind", "gather", "scatter", "index_select",
+    "repeat_interleave", "t", "numel", "topk", "amax", "amin", "norm", "dist", "pow", "neg", "logit",
+    "xlogy", "lerp", "addcmul", "mm", "bmm", "mv", "addmm", "baddbmm", "inverse", "det", "eq", "ne", "lt", "gt",
+    "le", "ge",
+)
+
+
+def _method(name: str) -> Callable[..., Any]:
+    def call(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002  (PyTorch's parameter name)
+        # a Tensor, or a value with Tensor's methods (vmap's batched value); an array or a number becomes a Tensor
+        has_it = isinstance(input, Tensor) or (not isinstance(input, np.ndarray) and hasattr(type(input), name))
+        value = input if has_it else Tensor(input)
+        return getattr(value, name)(*args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = f"PyTorch's ``torch.{name}(input, ...)``: ``input.{name}(...)`` (see the Tensor method)."
+    return call
+
+
+FUNCTIONS: dict[str, Callable[..., Any]] = {name: _method(name) for name in METHODS}
+
+
+def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any:
+    """PyTorch's ``torch.cat(tensors, dim=0)``: ``concatenate`` along ``dim``."""
+    if axis is not None and dim != 0:
+        raise TypeError(f"cat: got both dim={dim} and axis={axis}; pass one")
+    return concatenate(list(tensors), axis=dim if axis is None else axis)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    """PyTorch's ``torch.from_numpy``: a Tensor that shares the array's memory."""
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"from_numpy: expected a numpy.ndarray, got {type(array).__name__}; "
+                        "use chainrule.tensor(data) for other data")
+    return Tensor._wrap(array)
+
+
+def as_tensor(data: Any, dtype: Any = None, device: Any = None) -> Tensor:
+    """PyTorch's ``torch.as_tensor``: ``data`` itself if it is already a Tensor of that dtype, else a new one."""
+    if isinstance(data, Tensor) and (dtype is None or np.dtype(dtype) == data.dtype):
+        return data
+    return tensor(data, dtype=dtype, device=device)
+
+
+def is_tensor(obj: Any) -> bool:
+    """PyTorch's ``torch.is_tensor``: whether ``obj`` is a chainrule Tensor."""
+    return isinstance(obj, Tensor)
+
+
+FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor)

@@ -1,0 +1,353 @@
+"""PyTorch's selecting methods: ``amax``, ``topk``, ``kthvalue``, ``median(dim)``, ``mode``, ``gather``,
+``scatter``, ``masked_select``, ``narrow``, ``split``, ``chunk``, ``unbind``, ..."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ...tensor import Tensor
+from .. import tie_order
+from .._define import raw
+from ..declare import TENSOR_METHODS, tensor_method
+from ..numeric import add_at
+from .common import (
+    also_method,
+    as_array,
+    check_range,
+    checked_axis,
+    declared,
+    index_along,
+    operand_shape,
+    overwrite_at,
+    values_of,
+)
+from .dim_args import ValuesIndices, as_scalar, scalar_along
+from .methods import stable_order
+
+
+# -- reductions ----------------------------------------------------------------------------------
+def _extreme(name: str, fn_name: str) -> Callable[..., Any]:
+    def method(self: Tensor, dim: Any = None, keepdim: bool = False) -> Any:
+        if scalar_along(self, name, dim):
+            return as_scalar(method(self.reshape((1,)), 0))
+        axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
+        if axis == ():
+            axis = None  # PyTorch's dim=() reduces every dimension
+        return declared(fn_name)(self, axis=axis, keepdims=keepdim)
+
+    method.__doc__ = (f"PyTorch's ``{name}``: the {fn_name}imum over ``dim`` (all by default); the gradient is "
+                      "shared equally among tied entries, as PyTorch's.")
+    return method
+
+
+also_method("max", "amax", _extreme("amax", "max"))
+also_method("min", "amin", _extreme("amin", "min"))
+
+
+def _picked(self: Tensor, idx: np.ndarray, axis: int, keepdim: bool) -> ValuesIndices:
+    """The entries at ``idx`` (keepdims-shaped) along ``axis``: the gradient goes to exactly those entries."""
+    values = declared("take_along_axis")(self, idx, axis)
+    if not keepdim:
+        values = declared("squeeze")(values, axis)
+        idx = np.squeeze(idx, axis=axis)
+    return ValuesIndices(values, Tensor._wrap(as_array(idx, dtype=np.int64)))
+
+
+def _scalar_like(self: Tensor) -> tuple[Tensor, bool]:
+    return (declared("reshape")(self, (1,)), True) if self.ndim == 0 else (self, False)
+
+
+def _tied_rows(data: np.ndarray, axis: int, order: np.ndarray, upto: int) -> tuple[np.ndarray, np.ndarray]:
+    """The values as rows (``axis`` last), and which rows have two equal entries among the first ``upto + 1``
+    in sorted ``order`` (NaN rows left out: their order is the stable one)."""
+    rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    ranked = np.take_along_axis(rows, np.moveaxis(order, axis, -1).reshape(rows.shape), -1)[:, : upto + 1]
+    tied = (ranked[:, 1:] == ranked[:, :-1]).any(axis=1) & ~np.isnan(rows).any(axis=1)
+    return rows, tied
+
+
+def _rows_back(picked: np.ndarray, data: np.ndarray, axis: int) -> np.ndarray:
+    """Per-row picks (``rows x m``) back to the Tensor's layout, ``m`` along ``axis``."""
+    moved_shape = np.moveaxis(data, axis, -1).shape[:-1] + (picked.shape[1],)
+    return np.moveaxis(picked.reshape(moved_shape), -1, axis)
+
+
+def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> ValuesIndices:  # noqa: A002
+    """PyTorch's ``topk``: the ``k`` largest (or smallest) entries along ``dim`` and their indices; each value's
+    gradient goes to its index. Among equal entries the one PyTorch's CPU ``topk`` picks wins (its sort is not
+    stable: ``ops/tie_order.py`` replays it for rows with ties)."""
+    values_of(self, "topk")
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "topk")
+    if not 0 <= k <= x.shape[axis]:
+        raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
+    data = as_array(raw(x))
+    order = stable_order(data, axis, largest)
+    idx = np.take(order, np.arange(k), axis=axis)
+    if k > 0 and data.size:
+        rows, tied = _tied_rows(data, axis, order, k)
+        replay = tie_order.rows_to_replay(tied, data.shape[axis])
+        if replay.size:
+            picked = np.moveaxis(idx, axis, -1).reshape(-1, k).copy()
+            for r in replay:
+                picked[r] = tie_order.topk_row(rows[r], k, largest)
+            idx = _rows_back(picked, data, axis)
+    out = _picked(x, idx, axis, True)
+    return ValuesIndices(*(declared("reshape")(v, ()) for v in out)) if scalar else out
+
+
+def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """PyTorch's ``kthvalue``: the ``k``-th smallest entry (1-based) along ``dim`` and its index (among equal
+    entries, the one PyTorch's CPU quickselect picks, replayed by ``ops/tie_order.py``)."""
+    values_of(self, "kthvalue")
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "kthvalue")
+    if not 1 <= k <= x.shape[axis]:
+        raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
+    data = as_array(raw(x))
+    order = stable_order(data, axis, False)
+    idx = np.take(order, [k - 1], axis=axis)
+    rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
+    kth = np.moveaxis(np.take_along_axis(data, idx, axis), axis, -1).reshape(-1, 1)
+    tied = ((rows == kth).sum(axis=1) > 1) & ~np.isnan(rows).any(axis=1)
+    replay = tie_order.rows_to_replay(tied, data.shape[axis])
+    if replay.size:  # which of the equal entries PyTorch's quickselect leaves at k: replayed
+        picked = np.moveaxis(idx, axis, -1).reshape(-1, 1).copy()
+        for r in replay:
+            picked[r, 0] = tie_order.kthvalue_row(rows[r], k)
+        idx = _rows_back(picked, data, axis)
+    return _picked(x, idx, axis, keepdim and not scalar)
+
+
+def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """PyTorch's ``median``: the lower median (an entry, not the mean of the middle two as ``numpy.median``).
+
+    Without ``dim``: the value, its gradient shared among the entries equal to it; with ``dim``:
+    ``(values, indices)``, the gradient to the index. ``chainrule.median`` is NumPy's.
+    """
+    values_of(self, "median")
+    if dim is None:
+        flat = declared("ravel")(self)
+        if flat.shape[0] == 0:
+            raise ValueError("median: the Tensor is empty")
+        order = np.argsort(raw(flat), kind="stable")  # raw: a jit trace checks the values read
+        value = flat._data[order[(flat.shape[0] - 1) // 2]]
+        tied = (flat._data == value).astype(flat.dtype)
+        total = declared("sum")(declared("multiply")(flat, tied))
+        return declared("divide")(total, tied.sum())  # = value; d/dx = tied / count
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "median")
+    idx = np.take(stable_order(raw(x), axis, False), [(x.shape[axis] - 1) // 2], axis=axis)
+    return _picked(x, idx, axis, keepdim and not scalar)
+
+
+def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
+    """PyTorch's ``mode``: the most frequent entry along ``dim`` (the smallest among equally frequent ones)
+    and the index of its last occurrence; the gradient goes to that index."""
+    values_of(self, "mode")
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "mode")
+    moved = np.moveaxis(raw(x), axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1])
+    best = np.empty(rows.shape[0], dtype=np.int64)
+    for r, row in enumerate(rows):
+        values, counts = np.unique(row, return_counts=True)  # sorted values: argmax picks the smallest mode
+        best[r] = np.flatnonzero(row == values[np.argmax(counts)])[-1]
+    idx = np.expand_dims(best.reshape(moved.shape[:-1]), axis)
+    return _picked(x, idx, axis, keepdim and not scalar)
+
+
+also_method("take_along_axis", "topk", topk)
+also_method("take_along_axis", "kthvalue", kthvalue)
+also_method("take_along_axis", "median", median)
+also_method("take_along_axis", "mode", mode)
+
+
+# -- indexing: gather, scatter, select --------------------------------------------------------------
+def _index_array(name: str, index: Any) -> np.ndarray:
+    idx = as_array(as_array(index))
+    if idx.dtype.kind not in "iu":
+        raise TypeError(f"{name}: index must hold integers, got dtype {idx.dtype}")
+    return idx
+
+
+def _check_index(name: str, self: Tensor, axis: int, idx: np.ndarray, other: tuple[int, ...] | None = None) -> None:
+    if idx.ndim != max(self.ndim, 1):
+        raise ValueError(f"{name}: index has {idx.ndim} dimensions, the Tensor {self.ndim}; they must match")
+    for d, n in enumerate(idx.shape):
+        if d != axis and n > self.shape[d] or other is not None and n > other[d]:
+            raise ValueError(f"{name}: index shape {idx.shape} is larger than {self.shape} (or src's) at dim {d}")
+    check_range(name, idx, axis, self.shape[axis])
+
+
+
+def gather(self: Tensor, dim: int, index: Any) -> Any:
+    """PyTorch's ``gather``: ``out[i][j] = self[index[i][j]][j]`` along ``dim`` (``index`` may be smaller than
+    ``self`` in the other dims); repeated indices add their gradients."""
+    axis = checked_axis(self, dim, "gather")
+    idx = _index_array("gather", index)
+    _check_index("gather", self, axis, idx)
+    corner = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(idx.shape))
+    return declared("take_along_axis")(self[corner], idx, axis)
+
+
+def _positions(idx: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
+    grid = list(np.indices(idx.shape, sparse=True))
+    grid[axis] = idx
+    return tuple(grid)
+
+
+def _src_part(src: Any, idx: np.ndarray, dtype: Any) -> Any:
+    if isinstance(src, Tensor):
+        return src[tuple(slice(0, n) for n in idx.shape)]
+    return np.broadcast_to(as_array(src, dtype=dtype), idx.shape)
+
+
+def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Any:
+    """PyTorch's ``scatter_add``: ``self`` with ``src[i][j]`` added at ``[index[i][j]][j]`` along ``dim``;
+    repeated indices add up."""
+    axis = checked_axis(self, dim, "scatter_add")
+    idx = _index_array("scatter_add", index)
+    _check_index("scatter_add", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
+    if idx.size == 0:
+        return declared("copy")(self)
+    return add_at(self, _positions(idx, axis), _src_part(src, idx, self.dtype))
+
+
+
+def scatter(self: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: Any = None) -> Any:
+    """PyTorch's ``scatter``: ``self`` with ``src`` (a Tensor, or ``value``) written at ``index`` along ``dim``.
+
+    Repeated positions are refused (PyTorch leaves which write wins unspecified); ``reduce=`` is not supported.
+    """
+    if reduce is not None:
+        raise ValueError(f"scatter: reduce={reduce!r} is not supported; use scatter_add (reduce='add' is its sum)")
+    if (src is None) == (value is None):
+        raise TypeError("scatter: pass src (a Tensor or number) or value=, one of them")
+    src = value if src is None else src
+    axis = checked_axis(self, dim, "scatter")
+    idx = _index_array("scatter", index)
+    _check_index("scatter", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
+    return overwrite_at(self, _positions(idx, axis), _src_part(src, idx, self.dtype),
+                        "scatter: index writes some positions more than once, so the result would depend on the "
+                        "order; make the indices unique along dim, or use scatter_add to add them")
+
+
+def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Any:
+    """PyTorch's ``take_along_dim``: NumPy's ``take_along_axis`` (of the flattened Tensor when ``dim`` is None)."""
+    if dim is None:
+        return declared("take_along_axis")(declared("ravel")(self), np.ravel(as_array(indices)), 0)
+    idx = _index_array("take_along_dim", indices)
+    axis = checked_axis(self, dim, "take_along_dim")
+    check_range("take_along_dim", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
+    return declared("take_along_axis")(self, idx, axis)
+
+
+def masked_select(self: Tensor, mask: Any) -> Any:
+    """PyTorch's ``masked_select``: the entries where ``mask`` holds (both broadcast), as a 1-D Tensor."""
+    m = as_array(as_array(mask))
+    if m.dtype != bool:
+        raise TypeError(f"masked_select: mask must be boolean, got dtype {m.dtype}")
+    shape = np.broadcast_shapes(self.shape, m.shape)
+    x = self if self.shape == shape else declared("broadcast_to")(self, shape)
+    return declared("extract")(np.broadcast_to(m, shape), x)
+
+
+also_method("take_along_axis", "gather", gather)
+also_method("take_along_axis", "take_along_dim", take_along_dim)
+also_method("extract", "masked_select", masked_select)
+also_method("where", "where", lambda self, condition, other: declared("where")(condition, self, other))
+TENSOR_METHODS["where"].__doc__ = "PyTorch's ``t.where(condition, other)``: ``where(condition, t, other)``."
+tensor_method("scatter_add", scatter_add)
+tensor_method("scatter", scatter)
+
+
+@tensor_method("narrow")
+def narrow(self: Tensor, dim: int, start: int, length: int) -> Any:
+    """PyTorch's ``narrow``: ``length`` entries from ``start`` along ``dim``."""
+    axis = checked_axis(self, dim, "narrow")
+    n = self.shape[axis]
+    begin = start + n if start < 0 else start
+    if not (0 <= begin <= n and 0 <= length and begin + length <= n):
+        raise IndexError(f"narrow: start {start} and length {length} do not fit dim {dim} of size {n}")
+    return self[index_along(self.ndim, axis, slice(begin, begin + length))]
+
+
+@tensor_method("select")
+def select_(self: Tensor, dim: int, index: int) -> Any:
+    """PyTorch's ``select``: the slice at ``index`` along ``dim`` (that dim removed)."""
+    axis = checked_axis(self, dim, "select")
+    if not -self.shape[axis] <= index < self.shape[axis]:
+        raise IndexError(f"select: index {index} is out of range for dim {dim} of size {self.shape[axis]}")
+    return self[index_along(self.ndim, axis, index)]
+
+
+@tensor_method("split")
+def split_(self: Tensor, split_size_or_sections: Any, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``split``: pieces of ``split_size`` entries along ``dim`` (the last may be smaller), or of the
+    sizes listed (they must add up to the dim's size). ``chainrule.split`` is NumPy's (split points)."""
+    axis = checked_axis(self, dim, "split")
+    n = self.shape[axis]
+    if isinstance(split_size_or_sections, (int, np.integer)):
+        size = int(split_size_or_sections)
+        if size <= 0:
+            raise ValueError(f"split: split_size must be positive, got {size}")
+        sizes = [min(size, n - s) for s in range(0, n, size)] or [0]
+    else:
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise ValueError(f"split: sizes {sizes} add up to {sum(sizes)}, not to the size {n} of dim {dim}")
+    starts = np.cumsum([0, *sizes[:-1]])
+    return tuple(self[index_along(self.ndim, axis, slice(s, s + k))] for s, k in zip(starts, sizes, strict=True))
+
+
+@tensor_method("chunk")
+def chunk(self: Tensor, chunks: int, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``chunk``: pieces of ``ceil(size / chunks)`` entries along ``dim`` (fewer pieces if they run out)."""
+    if chunks <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    n = self.shape[checked_axis(self, dim, "chunk")]
+    return split_(self, max(math.ceil(n / chunks), 1), dim) if n else split_(self, [0] * chunks, dim)
+
+
+@tensor_method("unbind")
+def unbind(self: Tensor, dim: int = 0) -> tuple[Any, ...]:
+    """PyTorch's ``unbind``: the slices along ``dim``, as a tuple."""
+    axis = checked_axis(self, dim, "unbind")
+    return tuple(self[index_along(self.ndim, axis, i)] for i in range(self.shape[axis]))
+
+
+@tensor_method("unflatten")
+def unflatten(self: Tensor, dim: int, sizes: Any) -> Any:
+    """PyTorch's ``unflatten``: dim ``dim`` split into ``sizes`` (one may be -1)."""
+    axis = checked_axis(self, dim, "unflatten")
+    return declared("reshape")(self, self.shape[:axis] + tuple(sizes) + self.shape[axis + 1:])
+
+
+# -- index and value queries (no gradient: integer indices, or values picked without a rule) ---------------
+@tensor_method("unique")
+def unique(self: Tensor, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
+           dim: Any = None) -> Any:
+    """PyTorch's ``unique``: the distinct values in increasing order (no gradient, as PyTorch has none), with
+    the inverse indices and counts when asked; ``dim`` takes distinct slices along it."""
+    axis = None if dim is None else checked_axis(self, dim, "unique")
+    found = np.unique(values_of(self, "unique"), return_inverse=True, return_counts=True, axis=axis)
+    values, inverse, counts = found
+    if axis is None:
+        inverse = inverse.reshape(self.shape)
+    out = [Tensor._wrap(values)]
+    if return_inverse:
+        out.append(Tensor._wrap(inverse.astype(np.int64)))
+    if return_counts:
+        out.append(Tensor._wrap(counts.astype(np.int64)))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@tensor_method("argwhere")
+def argwhere(self: Tensor) -> Any:
+    """PyTorch's ``argwhere``: the indices of the non-zero entries, one row each (shape ``(n, ndim)``)."""
+    return Tensor._wrap(np.argwhere(values_of(self, "argwhere")).astype(np.int64))
