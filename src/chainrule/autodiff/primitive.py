@@ -291,27 +291,35 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
         return _apply_several(prim, args, kw, vals, parents, data)
     if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:  # (a device's array stays there)
         data = np.asarray(data)
-    out = _new(Tensor)  # Tensor._set, inlined: this is the hottest path
+    return _output(prim, data, tuple(parents), vals, kw, args)
+
+
+def _output(prim: Primitive, data: Any, parents: Any, vals: list[Any], kw: dict[str, Any] | None,
+            args: tuple[Any, ...]) -> Tensor:
+    """The node-creation path of a one-output primitive: ``data`` as a new Tensor and, when an argument
+    requires grad (``parents``: its edges) and grad mode is on, one Node keeping what the rules read (``vals``:
+    the arguments' values; constants stay). ``Tensor._set`` and ``Node.__init__`` are inlined here, and this
+    body again in ``apply1`` and ``apply2``, unrolled for one and two Tensors (a chain of small ops is all
+    Python overhead: a call more costs 4%); tests/test_primitive_fields.py checks that all of them assign the
+    same fields as the originals."""
+    out = _new(Tensor)
     out._data = data
     out.grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     if parents and _grad_enabled():
-        node = out._node = _new(Node)  # Node.__init__, inlined
+        node = out._node = _new(Node)
         node.prim = prim
-        node.parents = tuple(parents)
+        node.parents = parents
         node.stamp = stamp
         node.kw = kw
         node.outputs = node.lifted = None
         keep = prim.keep_args
         if keep is None:
             node.ans = data
-        else:  # only what the rules read (see Primitive.declare_reads); constants stay
+            node.args = vals
+        else:  # only what the rules read (see Primitive.declare_reads); all of them when keep_first covers them
             node.ans = data if prim.keep_ans else None
-            if i > prim.keep_first:  # some argument is not read (i: the number of arguments)
-                for edge in parents:
-                    if edge[0] not in keep:
-                        vals[edge[0]] = None
-        node.args = vals
+            node.args = _kept(vals, parents, keep) if len(vals) > prim.keep_first else vals
         out._requires_grad = True
     else:
         out._node = None
@@ -340,7 +348,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
         if data is None:
             raise _explain(prim, (x,), [xd], TypeError(f"{prim.name}: no result"))
         data = np.asarray(data)
-    out = _new(Tensor)  # as in apply
+    out = _new(Tensor)  # as in _output (tests/test_primitive_fields.py)
     out._data = data
     out.grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
@@ -386,7 +394,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         if data is None:
             raise _explain(prim, (x, y), [xd, yd], TypeError(f"{prim.name}: no result"))
         data = np.asarray(data)
-    out = _new(Tensor)  # as in apply
+    out = _new(Tensor)  # as in _output (tests/test_primitive_fields.py)
     out._data = data
     out.grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
