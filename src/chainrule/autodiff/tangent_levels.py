@@ -11,12 +11,4 @@ kept in :mod:`chainrule.core.state`.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..core.state import any_visible, below, forward_levels, new_level, visible  # noqa: F401
-
-
-def __getattr__(name: str) -> Any:
-    if name == "active":  # the old name of the live-level set
-        return forward_levels()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -7,9 +7,8 @@ got no gradient). Nothing here recurses, so graphs of any depth are fine.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from heapq import heappop, heappush
-from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -19,7 +18,6 @@ from .clock import last_change as _last_change
 from .node import Node, check_saved, freed_error, unbroadcast
 from .sparse import SliceGrad
 
-_creation = attrgetter("stamp")
 _ndarray = np.ndarray
 _MISSING = object()  # no gradient yet (a rule may hand back None, so None cannot say it)
 
@@ -34,27 +32,6 @@ def passthrough(g: Any, ans: Any, *args: Any, **kw: Any) -> Any:
         3.0
     """
     return g
-
-
-def toposort(roots: Iterable[Any]) -> list[Node]:
-    """Every node reachable from ``roots``, children before parents (leaves left out).
-
-    A node is always made after its parents, so it has a larger ``stamp``: a reachability walk
-    plus one sort gives the order, with no recursion and no post-order. Nodes hash by identity.
-    """
-    seen = {r for r in roots if r.__class__ is Node}
-    nodes = list(seen)
-    stack = list(nodes)
-    pop, push, mark, keep = stack.pop, stack.append, seen.add, nodes.append
-    while stack:
-        for edge in pop().parents:
-            parent = edge[1]
-            if parent.__class__ is Node and parent not in seen:  # a leaf needs no set lookup
-                mark(parent)
-                keep(parent)
-                push(parent)
-    nodes.sort(key=_creation, reverse=True)
-    return nodes
 
 
 def edge_gradient(node: Node, edge: tuple, g: Any, lift: Any) -> Any:

@@ -8,7 +8,6 @@ from typing import Any
 
 import numpy as np
 
-from ..autodiff.primitive import Primitive
 from ..core import traces
 from ..core.device import as_array
 from ..tensor import Tensor
@@ -56,33 +55,6 @@ def np_attr(path: str) -> Any:
         if obj is None:
             return None
     return obj
-
-
-def elementwise_primitive(name: str, fn: Callable[..., Any], *derivatives: Callable[..., Any] | None) -> Primitive:
-    """An elementwise primitive from its local partial derivatives ``d(ans, *args)``.
-
-    The reverse rule multiplies the output gradient by the local derivative, the forward
-    rule multiplies the tangent by it: one formula serves both modes.
-    """
-    prim = Primitive(name, fn)
-
-    def vjp_of(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
-        if d is None:
-            return None
-        if len(derivatives) == 1:  # the common case, without *args packing
-            return lambda g, ans, x: g * d(ans, x)
-        return lambda g, ans, *args: g * d(ans, *args)
-
-    def jvp_of(d: Callable[..., Any] | None) -> Callable[..., Any] | None:
-        if d is None:
-            return None
-        if len(derivatives) == 1:
-            return lambda t, ans, x: t * d(ans, x)
-        return lambda t, ans, *args: t * d(ans, *args)
-
-    prim.defvjp(*[vjp_of(d) for d in derivatives])
-    prim.defjvp(*[jvp_of(d) for d in derivatives])
-    return prim
 
 
 def is_complex(x: Any) -> bool:

@@ -59,10 +59,6 @@ def ldexp(x: Any, n: Any) -> Any:
     return _ldexp(x, raw(n))
 
 
-def _nan_mask(x: Any) -> np.ndarray:
-    return np.isnan(raw(x))
-
-
 def _first_wins(x: Any, y: Any, larger: bool) -> Any:
     # PyTorch's fmax/fmin: x where it wins or ties (or y is NaN), else y; the gradient follows the pick
     xv, yv = raw(x), raw(y)

@@ -19,7 +19,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -355,12 +355,6 @@ class AdamW(Adam):
     ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          maximize=maximize)
-
-
-def parameters_of(optimizer: Optimizer) -> Iterable[Any]:
-    """Every parameter an optimiser holds, in order."""
-    for group in optimizer.param_groups:
-        yield from group["params"]
 
 
 def _is_number(v: Any) -> bool:

@@ -63,8 +63,3 @@ def finish(fig: Any, path: str | Path | None, dpi: int = 100) -> Any:
         path.parent.mkdir(parents=True, exist_ok=True)
         fig.savefig(path, dpi=dpi)
     return fig
-
-
-def pixel_size(figsize: tuple[float, float], dpi: int = 100) -> tuple[int, int]:
-    """Width and height in pixels of a figure saved at ``dpi`` (constrained layout keeps the size)."""
-    return round(figsize[0] * dpi), round(figsize[1] * dpi)

@@ -33,11 +33,6 @@ def conj_transpose(a: Any) -> Any:
     return conj(transpose_last(a))
 
 
-def sym(x: Any) -> Any:
-    """The symmetric part (x + x.T) / 2 of each matrix."""
-    return (x + transpose_last(x)) / 2
-
-
 def from_lower(t: Any) -> Any:
     """The symmetric (Hermitian) matrix that NumPy's cholesky and eigh read from ``t``: its lower triangle,
     mirrored (conjugated), with the real part of the diagonal (LAPACK ignores its imaginary part)."""
@@ -131,8 +126,3 @@ def require_full_rank(name: str, a: Any) -> None:
     if np.any(np.linalg.matrix_rank(whole) < min(s[-2], s[-1])):
         raise np.linalg.LinAlgError(f"{name}: the {s[-2]}x{s[-1]} matrix is rank-deficient; chainrule's {name} needs "
                                     "full rank (its derivative does not exist where the rank changes)")
-
-
-def zeros_like_input(a: Any) -> np.ndarray:
-    """A zero gradient for ``a`` (a plain array: constant, so nothing is recorded for it)."""
-    return xp_of(raw(a)).zeros(np.shape(raw(a)), dtype=np.result_type(raw(a)))

@@ -6,7 +6,6 @@ edges with their labels, dashed boxes for hidden inputs, a caption on top.
 
 from __future__ import annotations
 
-import io
 from typing import Any
 
 from ..mpl import new_figure, require
@@ -222,10 +221,3 @@ def save_scene(scene: Scene, target: Any, fmt: str, dpi: float = 120) -> None:
     dpi = min(dpi, MAX_PIXELS / max(w, h, 1.0), (MAX_AREA / max(w * h, 1.0)) ** 0.5)
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "chainrule"}):
         fig.savefig(target, format=fmt, dpi=dpi, metadata={"Date": None} if fmt == "svg" else None)
-
-
-def scene_svg(scene: Scene) -> str:
-    """The SVG text of ``scene``."""
-    buf = io.BytesIO()
-    save_scene(scene, buf, "svg")
-    return buf.getvalue().decode("utf-8")
