@@ -11,10 +11,10 @@ Every such failure is an error naming the op, never a silent host round trip.
 """
 
 KNOWN: dict[str, str] = {
-    'nn_interpolate_bilinear': 'ops/layers/interpolate.py: the per-axis interpolation matrices are made on the host',
-    'nn_interpolate_linear_corners': 'ops/layers/interpolate.py: the per-axis interpolation matrices are made on the '
+    'nn_interpolate_bilinear': 'ops/fused/interpolate.py: the per-axis interpolation matrices are made on the host',
+    'nn_interpolate_linear_corners': 'ops/fused/interpolate.py: the per-axis interpolation matrices are made on the '
                                      'host',
-    'nn_interpolate_nearest': 'ops/layers/interpolate.py: the per-axis interpolation matrices are made on the host',
+    'nn_interpolate_nearest': 'ops/fused/interpolate.py: the per-axis interpolation matrices are made on the host',
     'add_at': 'ops/shape.py:324: a host index array',
     'add_at_2d': 'ops/shape.py:324: a host index array',
     'average_returned': 'ops/shape.py:175: a host array mixed with device values',
@@ -58,9 +58,9 @@ KNOWN: dict[str, str] = {
     'nn_batch_norm_eval': 'autodiff/primitive.py:277: a host array mixed with device values',
     'nn_cross_entropy': 'nn/functional/losses.py:133: a host index array',
     'nn_masked_softmax': 'ops/masking.py:76: a host array mixed with device values',
-    'nn_max_pool1d_ceil': 'ops/layers/pooling.py:80: a host array mixed with device values',
-    'nn_max_pool2d': 'ops/layers/pooling.py:80: a host array mixed with device values',
-    'nn_sdpa_bool_mask': 'ops/layers/attention.py:58: a host array mixed with device values',
+    'nn_max_pool1d_ceil': 'ops/fused/pooling.py:80: a host array mixed with device values',
+    'nn_max_pool2d': 'ops/fused/pooling.py:80: a host array mixed with device values',
+    'nn_sdpa_bool_mask': 'ops/fused/attention.py:58: a host array mixed with device values',
     'norm_vector_3': 'autodiff/primitive.py:277: a host array mixed with device values',
     'np_elementwise': 'an implicit conversion to NumPy',
     'pad_constant': 'ops/shape.py:175: a host array mixed with device values',

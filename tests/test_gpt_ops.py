@@ -246,7 +246,7 @@ def _fused_step(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_blocked_norms_and_attention_give_the_same_bits_on_any_number_of_threads(monkeypatch, dtype):
-    from chainrule.ops.layers import attention_blocks, normalization
+    from chainrule.ops.fused import attention_blocks, normalization
 
     monkeypatch.setattr(normalization, "_BLOCK_ELEMENTS", 48)  # 3 rows per block: 10 blocks, a ragged end
     monkeypatch.setattr(attention_blocks, "_BLOCK_SCORES", 2 * 36)  # 1 batch item per block: 7 blocks

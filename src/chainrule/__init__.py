@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import cuda, devices, ops  # noqa: F401  (cr.cuda.is_available(), cr.devices.register)
-from .core import views
+from .core import drawing
 from .core.errors import ChainruleWarning, PerformanceWarning
 from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
 from .ops import *  # noqa: F403
@@ -63,7 +63,7 @@ def _draw(value: Any, **options: Any) -> Any:
     return draw(value, **options)
 
 
-views.register_drawer(_draw)  # Tensor.graph() and Scalar.graph() draw through it (the values sit below the pictures)
+drawing.register_drawer(_draw)  # Tensor.graph() and Scalar.graph() draw through it (the values sit below the pictures)
 
 __version__ = "0.1.0"
 

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..ops._define import shape_of
-from ..ops.layers.convolution import tuple_arg
+from ..ops.fused.convolution import tuple_arg
 from . import functional as F
 from . import init
 from .conv import check_channels

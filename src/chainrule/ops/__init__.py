@@ -34,12 +34,12 @@ from . import linear_algebra as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
 from .declare import DECLARATIONS, declared_in
-from .layers import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)
-from .layers import conv_transpose as _conv_transpose  # noqa: F401  (nn.functional.conv_transpose1d, 2d)
-from .layers import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
-from .layers import group_norm as _group_norm  # noqa: F401  (nn.functional.group_norm, instance_norm)
-from .layers import interpolate as _interpolate  # noqa: F401  (nn.functional.interpolate)
-from .layers import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)
+from .fused import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)
+from .fused import conv_transpose as _conv_transpose  # noqa: F401  (nn.functional.conv_transpose1d, 2d)
+from .fused import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
+from .fused import group_norm as _group_norm  # noqa: F401  (nn.functional.group_norm, instance_norm)
+from .fused import interpolate as _interpolate  # noqa: F401  (nn.functional.interpolate)
+from .fused import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)
 from .linear_algebra import eig as _eig  # noqa: F401  (registers numpy.linalg.eig, eigvals)
 from .masking import masked_fill
 from .methods import ndim, ones_like, result_type, size, zeros_like  # (shape: the name of the ops.shape module)

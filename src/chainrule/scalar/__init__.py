@@ -28,7 +28,7 @@ from numbers import Real
 from operator import attrgetter
 from typing import Any, Union
 
-from ..core import views
+from ..core import drawing
 from .number import NumberSpellings
 from .rules import (
     ABS,
@@ -370,7 +370,7 @@ class Scalar(ScalarMethods, NumberSpellings):
 
     def graph(self, **kw: Any) -> Any:
         """A picture of the graph behind this value (Jupyter shows it inline); see ``chainrule.draw``."""
-        return views.draw(self, **kw)
+        return drawing.draw(self, **kw)
 
 
 _next_number = itertools.count().__next__

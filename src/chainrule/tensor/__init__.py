@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core import clock, sweep, views
+from ..core import clock, drawing, sweep
 from ..core.device import OFF_HOST, as_array, backend, check_cpu, move, xp_of
 from ..core.device import of as backend_of
 from ..core.hooks import (
@@ -305,7 +305,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
 
     def graph(self, **kw: Any) -> Any:
         """A picture of the graph behind this value (Jupyter shows it inline); see ``chainrule.draw``."""
-        return views.draw(self, **kw)
+        return drawing.draw(self, **kw)
 
     def backward(self, gradient: Any = None, retain_graph: bool | None = None, create_graph: bool = False,
                  inputs: Any = None) -> None:  # (PyTorch's order: backward(g, True) retains, as there)

@@ -11,9 +11,9 @@ dropout and embedding; the activations live in ``functional_activations`` and th
 ``functional_losses`` and ``functional_entry_losses``, and every name is importable from here.
 Convolution, pooling and normalisation (``conv1d``, ``conv2d``, ``conv_transpose1d/2d``, ``max_pool1d/2d``,
 ``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``, ``batch_norm``, ``group_norm``, ``instance_norm``,
-``interpolate``) are declared in ``ops/layers/convolution.py``, ``ops/layers/conv_transpose.py``,
-``ops/layers/pooling.py``,
-``ops/layers/batch_norm.py``, ``ops/layers/group_norm.py`` and ``ops/layers/interpolate.py`` and published here.
+``interpolate``) are declared in ``ops/fused/convolution.py``, ``ops/fused/conv_transpose.py``,
+``ops/fused/pooling.py``,
+``ops/fused/batch_norm.py``, ``ops/fused/group_norm.py`` and ``ops/fused/interpolate.py`` and published here.
 
 Example:
     >>> import numpy as np
@@ -42,9 +42,9 @@ from ...ops._saved import Saved
 from ...ops.declare import declared_in
 from ...ops.elementwise import relu, sigmoid, tanh
 from ...ops.elementwise import where as _where
-from ...ops.layers.attention import masked_by_dropout, qkv_attention, scaled_dot_product_attention
-from ...ops.layers.normalization import layer_norm_primitive as _layer_norm
-from ...ops.layers.normalization import rms_norm_primitive as _rms_norm
+from ...ops.fused.attention import masked_by_dropout, qkv_attention, scaled_dot_product_attention
+from ...ops.fused.normalization import layer_norm_primitive as _layer_norm
+from ...ops.fused.normalization import rms_norm_primitive as _rms_norm
 from ...ops.masking import masked_fill, masked_softmax
 from ...ops.pytorch.methods import resolve_dim
 from ...ops.shape import getitem

@@ -3,8 +3,8 @@ pictures: the package root registers the drawer (``chainrule.graph.draw``, impor
 values ask this registry for it. The import graph keeps one direction, lazy imports included.
 
 Example:
-    >>> from chainrule.core import views
-    >>> views.drawer() is not None  # registered by `import chainrule`
+    >>> from chainrule.core import drawing
+    >>> drawing.drawer() is not None  # registered by `import chainrule`
     True
 """
 

@@ -3,7 +3,7 @@ convolution, read as a layer.
 
 A transposed convolution of x with w is the gradient of the convolution ``conv(y, w)`` with respect to
 its input y, given x as the output's gradient: the primitive ``nn.conv_input_grad`` of
-``ops/layers/convolution.py``. That primitive's own rules are the other two convolution primitives, so the
+``ops/fused/convolution.py``. That primitive's own rules are the other two convolution primitives, so the
 transposed convolution has gradients of every order in both modes with no rule of its own. PyTorch's
 weight layout (in_channels, out_channels / groups, *kernel) is the convolution's (out, in / groups, *kernel)
 read the other way, so the weight passes as it is.
