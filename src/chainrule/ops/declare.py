@@ -177,7 +177,7 @@ def _check_method_name(name: str, owner: str) -> None:
             f"{owner or 'a tensor_method'}); give the second one another name"
         )
     if name in Tensor.__dict__:
-        raise ValueError(f"Tensor.{name} is defined in tensor.py; an op cannot declare it as a method")
+        raise ValueError(f"Tensor.{name} is defined in chainrule/tensor/; an op cannot declare it as a method")
 
 
 def _method_names(name: str, method: Any) -> tuple[str, ...]:
@@ -249,7 +249,7 @@ def declare_function(
             made.__doc__ = function.__doc__  # a method written as a lambda reads as its function
         decl.tensor_methods[method_name] = made
     decl.methods = tuple(decl.tensor_methods)
-    if isinstance(scalar, ScalarOp):  # the Scalar twin written in scalar.py (its method is there)
+    if isinstance(scalar, ScalarOp):  # the Scalar twin written in scalar/ (its method is there)
         decl.scalar = scalar
     elif scalar is not None:
         decl.scalar = _scalar_twin(name, function, scalar, scalar_value, decl.doc)
@@ -505,7 +505,7 @@ def _scalar_twin(name: str, function: Callable[..., Any], derivative: Callable[.
     what = doc.splitlines()[0].rstrip(".") if doc else name
     method = scalar_function(scalar_op, value_of, what, name)
     if name in Scalar.__dict__:
-        raise ValueError(f"Scalar.{name} is defined in scalar.py; declare the op without scalar=")
+        raise ValueError(f"Scalar.{name} is defined in chainrule/scalar/; declare the op without scalar=")
     setattr(ScalarMethods, name, method)
     return scalar_op
 
