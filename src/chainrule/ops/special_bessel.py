@@ -104,8 +104,8 @@ ive = elementwise_op("ive", _dsc.ive, None,
 i0e = elementwise_op("i0e", _dsc.i0e, lambda ans, x: i1e(x) - _sign(x) * ans, numpy=_sc.i0e, namespaces=_SPECIAL,
                      domain="(-4,4)", torch="torch.special.i0e",
                      doc="i0(x) * exp(-|x|); derivative i1e(x) - sign(x) i0e(x).")
-i1e = elementwise_op("i1e", _dsc.i1e, lambda ans, x: i0e(x) - _over_x(i1e, x, 1, scaled=True) - _sign(x) * ans, numpy=_sc.i1e,
-                     namespaces=_SPECIAL, domain="(-4,4)", torch="torch.special.i1e",
+i1e = elementwise_op("i1e", _dsc.i1e, lambda ans, x: i0e(x) - _over_x(i1e, x, 1, scaled=True) - _sign(x) * ans,
+                     numpy=_sc.i1e, namespaces=_SPECIAL, domain="(-4,4)", torch="torch.special.i1e",
                      doc="i1(x) * exp(-|x|); derivative i0e - i1e / x - sign(x) i1e(x) (1/2 at 0).")
 
 
