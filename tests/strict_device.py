@@ -13,7 +13,10 @@ returns its own type, and like ``cupy.ndarray`` it refuses what would be a hidde
   ``__array_ufunc__`` returns NotImplemented for it: ``xp.add.at`` takes it), ``where`` with a Python bool as
   its condition (a NumPy bool it takes), ``kind=`` for ``argpartition`` and ``partition``, ``linalg.solve``
   broadcasting ``a`` and ``b`` against each other, and the special functions ``cupyx.scipy.special`` lacks
-  (``jv``, ``yv``, ``iv``, ``ive``, ``jn``); its ``polygamma`` wants ``n`` as a device array, as CuPy's.
+  (``jv``, ``yv``, ``iv``, ``ive``, ``jn``); its ``polygamma`` wants ``n`` as a device array, as CuPy's, and its
+  ``add.at`` takes real types only;
+- NumPy's arrangement where NumPy leaves it open: ``argpartition`` and ``partition`` give the entries besides the
+  kth sorted, as CuPy's did on a GPU.
 
 ``strict`` is its array module with CuPy's essentials (``ndarray``, ``asarray``, ``asnumpy``, NumPy's
 functions by name, ``random``, ``linalg``, ``fft``). ``use()`` registers it as the device ``"strict"``.
@@ -82,6 +85,7 @@ class StrictArray:
         if not all(issubclass(t, (StrictArray, np.ndarray)) for t in types_):
             return NotImplemented
         _check_cupy_signature(func.__name__, args, kwargs)
+        func = _CUPY_FUNCTIONS.get(func.__name__, func) if func.__module__.startswith("numpy") else func
         return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
 
     # -- array attributes and methods ------------------------------------------------------------
@@ -108,6 +112,9 @@ class StrictArray:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in _CUPY_FUNCTIONS:
+            fn, a = _CUPY_FUNCTIONS[name], self._a
+            return _wrapped(lambda *args, **kw: fn(a, *args, **kw), cupy_name=name)
         attr = getattr(self._a, name)
         if callable(attr):
             return _wrapped(attr, cupy_name=name)
@@ -251,7 +258,23 @@ def _wrapped(fn: Any, cupy_name: str | None = None) -> Any:
     return call
 
 
-# -- where CuPy's functions take less than NumPy's ----------------------------------------------------------
+# -- where CuPy's functions differ from NumPy's ----------------------------------------------------------------
+def _sorted_partition(name: str) -> Any:
+    """CuPy's ``argpartition`` (and ``partition``): its entries besides the kth come sorted (CuPy's argpartition
+    sorts), not in NumPy's arrangement: NumPy leaves that order open, so nothing may rely on it."""
+
+    def run(a: np.ndarray, kth: Any, axis: Any = -1) -> np.ndarray:
+        if axis is None:
+            a, axis = a.ravel(), -1
+        return np.argsort(a, axis=axis, kind="stable") if name == "argpartition" else np.sort(a, axis=axis)
+
+    run.__name__ = name
+    return run
+
+
+_CUPY_FUNCTIONS = {name: _sorted_partition(name) for name in ("argpartition", "partition")}
+
+
 _NO_KEYWORD = {"argpartition": ("kind", "order"), "partition": ("kind", "order")}  # CuPy's signatures lack these
 
 
@@ -304,6 +327,9 @@ class _Ufunc:
     def _at(self, a: StrictArray, index: Any, b: Any = None) -> None:
         if not isinstance(a, StrictArray):
             raise TypeError(f"strict device double: {self.__name__}.at needs a device array, got {type(a)}")
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"cupy.{self.__name__}.at only supports int32, int64, float16, float32, float64, uint32, "
+                            f"uint64 as data type (strict device double; got {a.dtype})")
         self._ufunc.at(a._a, _unwrap_key(index), *([] if b is None else _unwrap([b])))
 
 
@@ -318,6 +344,8 @@ class _Namespace:
         attr = getattr(self._inner, name)
         if isinstance(attr, np.ufunc) and self._inner is np:
             return _Ufunc(attr)
+        if self._inner is np and name in _CUPY_FUNCTIONS:
+            return _wrapped(_CUPY_FUNCTIONS[name])
         if isinstance(attr, (type, types.ModuleType)) or not callable(attr):
             return attr
         return _wrapped(attr)

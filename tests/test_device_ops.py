@@ -118,6 +118,11 @@ def test_the_double_refuses_what_cupy_refused_on_a_gpu():
     assert host(out).tolist() == [[1.0, 0.0], [0.0, 2.0]]
     with pytest.raises(TypeError, match="host"):
         xp.add.at(out, (np.array([0]), rows[:1]), v[:1])
+    with pytest.raises(TypeError, match="only supports"):  # CuPy's add.at: real types only
+        xp.add.at(out.astype(complex), (rows, rows), v)
+    a = np.array([0.0, 1, 2, 3, 5, 4])  # NumPy leaves 5, 4 as they are: CuPy's (and the double's) sorts them
+    assert np.argpartition(a, (0, 2)).tolist() != host(np.argpartition(xp.asarray(a), (0, 2))).tolist() == [
+        0, 1, 2, 3, 5, 4]
     with pytest.raises(AttributeError, match="'bool' object has no attribute 'astype'"):
         np.where(True, v, v)
     np.where(np.True_, v, v)  # a NumPy bool CuPy takes

@@ -297,11 +297,20 @@ def index_on(index: Any, like: Any) -> Any:
 def add_at(out: Any, index: Any, values: Any) -> None:
     """``np.add.at(out, index, values)`` (in place, repeated positions adding up) where ``out`` is: NumPy's on the
     host; on a device its own ``add.at`` with the index moved there (CuPy's dispatch of ``np.add.at`` refuses a
-    tuple index, and a host index array)."""
+    tuple index, and a host index array), complex values as their real and imaginary parts (CuPy's add.at takes
+    real types only)."""
     if out.__class__ is np.ndarray:
         np.add.at(out, index, values)
-    else:
-        _BY_TYPE.get(out.__class__, CPU).xp.add.at(out, index_on(index, out), values)
+        return
+    xp = _BY_TYPE.get(out.__class__, CPU).xp
+    index = index_on(index, out)
+    if out.dtype.kind != "c":
+        xp.add.at(out, index, values)
+        return
+    re, im = xp.zeros(out.shape, dtype=out.real.dtype), xp.zeros(out.shape, dtype=out.real.dtype)
+    xp.add.at(re, index, xp.real(values))
+    xp.add.at(im, index, xp.imag(values))
+    out += re + 1j * im
 
 
 def uniform_like(like: Any, shape: tuple[int, ...], rng: Any = None) -> Any:
