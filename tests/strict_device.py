@@ -8,7 +8,15 @@ returns its own type, and like ``cupy.ndarray`` it refuses what would be a hidde
   index array or a value from the host), which CuPy refuses with a TypeError;
 - SciPy's ufuncs (``scipy.special.gammaln(x)``): a device needs its own (``cupyx.scipy.special``);
 - pickling (a checkpoint must hold host arrays);
-- ``flags.writeable`` (CuPy's flags have only ``c_contiguous``, ``f_contiguous``, ``owndata``).
+- ``flags.writeable`` (CuPy's flags have only ``c_contiguous``, ``f_contiguous``, ``owndata``);
+- what CuPy's functions take less of than NumPy's: ``np.add.at(a, index, v)`` with a tuple index (CuPy's
+  ``__array_ufunc__`` returns NotImplemented for it: ``xp.add.at`` takes it), ``where`` with a Python bool as
+  its condition (a NumPy bool it takes), ``kind=`` for ``argpartition`` and ``partition``, ``linalg.solve``
+  broadcasting ``a`` and ``b`` against each other, and the special functions ``cupyx.scipy.special`` lacks
+  (``jv``, ``yv``, ``iv``, ``ive``, ``jn``); its ``polygamma`` wants ``n`` as a device array, as CuPy's, and its
+  ``add.at`` takes real types only;
+- NumPy's arrangement where NumPy leaves it open: ``argpartition`` and ``partition`` give the entries besides the
+  kth sorted, as CuPy's did on a GPU.
 
 ``strict`` is its array module with CuPy's essentials (``ndarray``, ``asarray``, ``asnumpy``, NumPy's
 functions by name, ``random``, ``linalg``, ``fft``). ``use()`` registers it as the device ``"strict"``.
@@ -59,8 +67,10 @@ class StrictArray:
             return NotImplemented  # CuPy implements NumPy's own ufuncs only (SciPy's: cupyx.scipy.special)
         if method not in _METHODS.get(ufunc.__name__, ("__call__", "outer")):
             return NotImplemented  # as CuPy: reduce and accumulate for add and multiply only, at for a few
-        if method == "at":  # ufunc.at(a, index, b): CuPy's too (scatter_add); the index must be on the device
-            a, index, *rest = inputs
+        if method == "at":  # ufunc.at(a, index, b): CuPy's too (scatter_add), through NumPy's dispatch only for
+            a, index, *rest = inputs  # an index that is one array or a scalar (a tuple of them: NotImplemented)
+            if not isinstance(index, (StrictArray, np.ndarray, int, np.integer)):
+                return NotImplemented
             getattr(ufunc, method)(a._a, _unwrap_key(index), *_unwrap(rest))
             return None
         if not _all_known(inputs) or not _all_known(kwargs.get("out", ())):
@@ -74,6 +84,8 @@ class StrictArray:
     def __array_function__(self, func: Any, types_: Any, args: Any, kwargs: Any) -> Any:
         if not all(issubclass(t, (StrictArray, np.ndarray)) for t in types_):
             return NotImplemented
+        _check_cupy_signature(func.__name__, args, kwargs)
+        func = _CUPY_FUNCTIONS.get(func.__name__, func) if func.__module__.startswith("numpy") else func
         return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
 
     # -- array attributes and methods ------------------------------------------------------------
@@ -100,9 +112,12 @@ class StrictArray:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
+        if name in _CUPY_FUNCTIONS:
+            fn, a = _CUPY_FUNCTIONS[name], self._a
+            return _wrapped(lambda *args, **kw: fn(a, *args, **kw), cupy_name=name)
         attr = getattr(self._a, name)
         if callable(attr):
-            return _wrapped(attr)
+            return _wrapped(attr, cupy_name=name)
         return _wrap(attr)
 
     def get(self) -> np.ndarray:
@@ -232,12 +247,90 @@ def _wrap(v: Any) -> Any:
     return v
 
 
-def _wrapped(fn: Any) -> Any:
+def _wrapped(fn: Any, cupy_name: str | None = None) -> Any:
+    name = cupy_name or getattr(fn, "__name__", "call")
+
     def call(*args: Any, **kw: Any) -> Any:
+        _check_cupy_signature(name, args if cupy_name is None else (None, *args), kw)
         return _wrap(fn(*_unwrap(args), **_unwrap(kw)))
 
-    call.__name__ = getattr(fn, "__name__", "call")
+    call.__name__ = name
     return call
+
+
+# -- where CuPy's functions differ from NumPy's ----------------------------------------------------------------
+def _sorted_partition(name: str) -> Any:
+    """CuPy's ``argpartition`` (and ``partition``): its entries besides the kth come sorted (CuPy's argpartition
+    sorts), not in NumPy's arrangement: NumPy leaves that order open, so nothing may rely on it."""
+
+    def run(a: np.ndarray, kth: Any, axis: Any = -1) -> np.ndarray:
+        if axis is None:
+            a, axis = a.ravel(), -1
+        return np.argsort(a, axis=axis, kind="stable") if name == "argpartition" else np.sort(a, axis=axis)
+
+    run.__name__ = name
+    return run
+
+
+_CUPY_FUNCTIONS = {name: _sorted_partition(name) for name in ("argpartition", "partition")}
+
+
+_NO_KEYWORD = {"argpartition": ("kind", "order"), "partition": ("kind", "order")}  # CuPy's signatures lack these
+
+
+def _check_cupy_signature(name: str, args: Any, kwargs: Any) -> None:
+    """Refuse what CuPy's function of that name refuses (``args``: as NumPy's function is called, the array
+    first; a method's call passes a placeholder there)."""
+    for kw in _NO_KEYWORD.get(name, ()):
+        if kw in kwargs:
+            raise TypeError(f"{name}() got an unexpected keyword argument {kw!r} (strict device double: CuPy's "
+                            f"{name} has no {kw!r})")
+    if name == "where" and len(args) == 3:
+        _check_where_condition(args[0])
+    if name == "solve":
+        _check_cupy_solve(*args[:2])
+
+
+def _check_where_condition(cond: Any) -> None:
+    """CuPy's ``where(condition, x, y)`` calls ``condition.astype``: a Python bool (or number) has none (a NumPy
+    scalar has, and CuPy takes it as a scalar; a host array is refused as everywhere)."""
+    if isinstance(cond, (bool, int, float, complex)):
+        raise AttributeError(f"'{type(cond).__name__}' object has no attribute 'astype' (strict device double: "
+                             "CuPy's where needs an array as its condition)")
+
+
+def _check_cupy_solve(a: Any, b: Any) -> None:
+    """CuPy's ``linalg.solve`` does not broadcast: ``b`` is ``a.shape[:-1]`` (a vector per matrix) or has
+    ``a``'s batch shape and ``M`` rows (a matrix per matrix)."""
+    sa, sb = np.shape(_unwrap(a)), np.shape(_unwrap(b))
+    if not (len(sa) in (len(sb), len(sb) + 1) and sa[:-1] == sb[:len(sa) - 1]):
+        raise ValueError("a must have (..., M, M) shape and b must have (..., M) or (..., M, K) (strict device "
+                         f"double: CuPy's solve does not broadcast; got {sa} and {sb})")
+
+
+class _Ufunc:
+    """One of CuPy's ufuncs (``cupy.add``): called as NumPy's, and its methods where CuPy has them; ``at``
+    takes any index (a tuple of device arrays too), as ``cupyx.scatter_add`` does."""
+
+    def __init__(self, ufunc: np.ufunc) -> None:
+        self._ufunc = ufunc
+        self.__name__ = ufunc.__name__
+
+    def __call__(self, *args: Any, **kw: Any) -> Any:
+        return _wrap(self._ufunc(*_unwrap(args), **_unwrap(kw)))
+
+    def __getattr__(self, method: str) -> Any:
+        if method not in _METHODS.get(self.__name__, ("__call__", "outer")):
+            raise AttributeError(f"strict device double: CuPy's {self.__name__} has no {method!r}")
+        return self._at if method == "at" else _wrapped(getattr(self._ufunc, method))
+
+    def _at(self, a: StrictArray, index: Any, b: Any = None) -> None:
+        if not isinstance(a, StrictArray):
+            raise TypeError(f"strict device double: {self.__name__}.at needs a device array, got {type(a)}")
+        if a.dtype.kind not in "iuf":
+            raise TypeError(f"cupy.{self.__name__}.at only supports int32, int64, float16, float32, float64, uint32, "
+                            f"uint64 as data type (strict device double; got {a.dtype})")
+        self._ufunc.at(a._a, _unwrap_key(index), *([] if b is None else _unwrap([b])))
 
 
 class _Namespace:
@@ -249,6 +342,10 @@ class _Namespace:
 
     def __getattr__(self, name: str) -> Any:
         attr = getattr(self._inner, name)
+        if isinstance(attr, np.ufunc) and self._inner is np:
+            return _Ufunc(attr)
+        if self._inner is np and name in _CUPY_FUNCTIONS:
+            return _wrapped(_CUPY_FUNCTIONS[name])
         if isinstance(attr, (type, types.ModuleType)) or not callable(attr):
             return attr
         return _wrapped(attr)
@@ -310,11 +407,36 @@ class _StrictModule(_Namespace):
 strict = _StrictModule()
 
 
+class _Special(_Namespace):
+    """SciPy's special functions on the double as ``cupyx.scipy.special`` has them: without the Bessel functions
+    of any order (``jv``, ``yv``, ``iv``, ``ive``, ``jn``: CuPy has those of orders 0 and 1, and ``yn``), and
+    ``polygamma`` written as CuPy's."""
+
+    MISSING = ("jv", "yv", "iv", "ive", "jn")
+
+    def __init__(self) -> None:
+        import scipy.special
+
+        super().__init__(scipy.special, "strict.special")
+
+    def __getattr__(self, name: str) -> Any:
+        if name in self.MISSING:
+            raise AttributeError(f"strict device double: cupyx.scipy.special has no {name}")
+        return super().__getattr__(name)
+
+    def polygamma(self, n: Any, x: Any) -> Any:
+        """CuPy's: ``broadcast_arrays`` leaves a Python number ``n`` as it is, so ``n == 0`` is a Python bool,
+        which CuPy's ``where`` refuses (an int ``n`` must come as a device array)."""
+        if not isinstance(n, StrictArray):
+            _check_where_condition(n == 0)
+        n, x = strict.broadcast_arrays(n, x)
+        fac2 = (-1.0) ** (n + 1) * self.gamma(n + 1.0) * self.zeta(n + 1.0, x)
+        return strict.where(n == 0, self.digamma(x), fac2)
+
+
 def special() -> Any:
     """SciPy's special functions for the double (as ``cupyx.scipy.special`` is CuPy's)."""
-    import scipy.special
-
-    return _Namespace(scipy.special, "strict.special")
+    return _Special()
 
 
 def use(name: str = "strict") -> Any:

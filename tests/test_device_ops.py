@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import chainrule as cr
-from device_known_failures import KNOWN  # the cases not yet device-clean, each with its cause
+from device_known_failures import KNOWN, LACKING  # the cases not yet device-clean, each with its cause
 from device_setup import NAME, backend, host, on_device
 from op_cases import CASES, draw_inputs
 
@@ -72,6 +72,10 @@ def _marked(case):
 def test_op_case_on_device(case, data):
     arrays, params = draw_inputs(case, data)
     f = _flat(case.fn, params)
+    if case.name in LACKING:  # a function the device does not have: refused, naming it and the device
+        with pytest.raises(TypeError, match=rf"{case.name}: not available on the device '{NAME}'"):
+            _derivatives(f, arrays, _place_device)
+        return
     expected = _derivatives(f, arrays, lambda a: a)
     got = _derivatives(f, arrays, _place_device)
     assert set(got) == set(expected)
@@ -100,3 +104,35 @@ def test_the_device_is_strict():
     with pytest.raises(TypeError, match=r"t.cpu\(\).numpy\(\)"):
         t.numpy()
 
+
+
+def test_the_double_refuses_what_cupy_refused_on_a_gpu():
+    """What CuPy 14 refused on an H200 (each once a failure of the device suite there), the double refuses too."""
+    if NAME != "strict":
+        pytest.skip("about the strict double")
+    xp = backend().xp
+    out, rows, v = xp.zeros((2, 2)), xp.asarray(np.array([0, 1, 1])), xp.asarray(np.ones(3))
+    with pytest.raises(TypeError, match="NotImplemented"):  # CuPy's __array_ufunc__: a tuple index for at
+        np.add.at(out, (rows, rows), v)
+    xp.add.at(out, (rows, rows), v)  # its own add.at takes it
+    assert host(out).tolist() == [[1.0, 0.0], [0.0, 2.0]]
+    with pytest.raises(TypeError, match="host"):
+        xp.add.at(out, (np.array([0]), rows[:1]), v[:1])
+    with pytest.raises(TypeError, match="only supports"):  # CuPy's add.at: real types only
+        xp.add.at(out.astype(complex), (rows, rows), v)
+    a = np.array([0.0, 1, 2, 3, 5, 4])  # NumPy leaves 5, 4 as they are: CuPy's (and the double's) sorts them
+    assert np.argpartition(a, (0, 2)).tolist() != host(np.argpartition(xp.asarray(a), (0, 2))).tolist() == [
+        0, 1, 2, 3, 5, 4]
+    with pytest.raises(AttributeError, match="'bool' object has no attribute 'astype'"):
+        np.where(True, v, v)
+    np.where(np.True_, v, v)  # a NumPy bool CuPy takes
+    with pytest.raises(TypeError, match="unexpected keyword argument 'kind'"):
+        np.argpartition(v, 1, kind="introselect")
+    with pytest.raises(ValueError, match="does not broadcast"):
+        np.linalg.solve(xp.asarray(np.ones((2, 3, 3))), xp.asarray(np.ones((3, 2))))
+    special = backend().special()
+    for name in ("jv", "yv", "iv", "ive", "jn"):
+        assert not hasattr(special, name), name
+    with pytest.raises(AttributeError, match="astype"):
+        special.polygamma(1, v)
+    np.testing.assert_allclose(host(special.polygamma(xp.asarray(np.array(1)), v)), np.full(3, np.pi**2 / 6))

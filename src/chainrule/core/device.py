@@ -283,6 +283,36 @@ def move(arr: Any, target: Backend) -> Any:
     return target.from_host(host)
 
 
+def index_on(index: Any, like: Any) -> Any:
+    """``index`` (an int, slice, array or a tuple of them) with its host arrays copied to where ``like`` is: an
+    index into a device's array must be on that device too (CuPy would copy it silently, one copy per use)."""
+    b = _BY_TYPE.get(like.__class__)
+    if b is None or b is CPU:
+        return index
+    if index.__class__ is tuple:
+        return tuple(b.from_host(i) if i.__class__ is np.ndarray else i for i in index)
+    return b.from_host(index) if index.__class__ is np.ndarray else index
+
+
+def add_at(out: Any, index: Any, values: Any) -> None:
+    """``np.add.at(out, index, values)`` (in place, repeated positions adding up) where ``out`` is: NumPy's on the
+    host; on a device its own ``add.at`` with the index moved there (CuPy's dispatch of ``np.add.at`` refuses a
+    tuple index, and a host index array), complex values as their real and imaginary parts (CuPy's add.at takes
+    real types only)."""
+    if out.__class__ is np.ndarray:
+        np.add.at(out, index, values)
+        return
+    xp = _BY_TYPE.get(out.__class__, CPU).xp
+    index = index_on(index, out)
+    if out.dtype.kind != "c":
+        xp.add.at(out, index, values)
+        return
+    re, im = xp.zeros(out.shape, dtype=out.real.dtype), xp.zeros(out.shape, dtype=out.real.dtype)
+    xp.add.at(re, index, xp.real(values))
+    xp.add.at(im, index, xp.imag(values))
+    out += re + 1j * im
+
+
 def uniform_like(like: Any, shape: tuple[int, ...], rng: Any = None) -> Any:
     """Uniform [0, 1) draws of ``shape`` where ``like`` is (dropout masks): from ``rng`` (a NumPy Generator or a
     seed) on the host; on a device from its own generator (seeded by ``manual_seed``) when ``rng`` is None, else

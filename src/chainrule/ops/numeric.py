@@ -139,7 +139,8 @@ def partition(a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect"
         raise TypeError("partition: 'order' (structured arrays) is not supported on Tensors")
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
-    idx = np.argpartition(raw(a), kth, axis=axis, kind=kind)
+    kinds = {} if kind == "introselect" else {"kind": kind}  # CuPy's argpartition has no kind (its one way)
+    idx = np.argpartition(raw(a), kth, axis=axis, **kinds)
     return shape_ops.take_along_axis(a, idx, axis=axis)
 
 

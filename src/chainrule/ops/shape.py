@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..core.device import as_array, xp_of
+from ..core.device import add_at, as_array, index_on, xp_of
 from ..core.sparse import SliceGrad
 from ..tensor import Tensor
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
@@ -339,12 +339,12 @@ def _scatter_fn(g: Any, index: Any, shape: tuple[int, ...]) -> np.ndarray:
     if _is_basic(index):
         out[index] = g
     else:
-        np.add.at(out, index, g)
+        add_at(out, index, g)
     return out
 
 
 # scatter_add: the transpose of indexing. Repeated integer indices add up.
-_scatter_add = linear_primitive("scatter_add", _scatter_fn, lambda g, ans, x, index, shape: g[index])
+_scatter_add = linear_primitive("scatter_add", _scatter_fn, lambda g, ans, x, index, shape: g[index_on(index, g)])
 
 def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
     if g.__class__ is np.ndarray and x.__class__ is np.ndarray and g.dtype == x.dtype and _is_basic(index):
@@ -353,7 +353,7 @@ def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
 
 
 # linear: the transpose is the scatter above (or the sparse SliceGrad), the forward rule t[index]
-_getitem = linear_primitive("getitem", lambda x, index: x[index], _getitem_vjp)
+_getitem = linear_primitive("getitem", lambda x, index: x[index_on(index, x)], _getitem_vjp)
 
 
 def _raw_index(index: Any) -> Any:

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import as_array
+from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
@@ -198,6 +198,8 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
         frac = np.where(frac > 0, 0.5, 0.0).astype(frac.dtype) if method == "midpoint" else np.zeros_like(frac)
     elif isinstance(q, Tensor):  # a traced q: the weight of the upper neighbour is q * (n - 1) - lo, exactly
         frac = elementwise.subtract(elementwise.multiply(q, float(n - 1)), lo.astype(frac.dtype))
+    if not isinstance(frac, Tensor):
+        frac = xp_of(raw(a)).asarray(frac)  # the weights where the values are (copied once to a device)
     frac = shape_ops.reshape(frac, qs.shape + (1,) * (ndim_of(flat) - ax - 1))
     v_lo, v_hi = shape_ops.take(ordered, lo, axis=ax), shape_ops.take(ordered, hi, axis=ax)
     res = elementwise.add(v_lo, elementwise.multiply(elementwise.subtract(v_hi, v_lo), frac))

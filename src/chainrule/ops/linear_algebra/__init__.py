@@ -4,12 +4,12 @@ Every function works on stacks of matrices (leading axes are batch axes) and is 
 to any order in both modes: the rules are written with NumPy functions, so on Tensors they are
 recorded too. The functions live by job, each module stating its assumptions:
 
-- :mod:`.linalg_solve`: inv, det, slogdet, solve, matrix_power, pinv, lstsq, multi_dot,
+- :mod:`.solve`: inv, det, slogdet, solve, matrix_power, pinv, lstsq, multi_dot,
   tensorinv, tensorsolve (non-singular or full-rank matrices; ``det`` also at singular ones);
-- :mod:`.linalg_decomp`: cholesky, eigh, eigvalsh, svd, svdvals, qr, each decomposition one
+- :mod:`.decompositions`: cholesky, eigh, eigvalsh, svd, svdvals, qr, each decomposition one
   primitive with several outputs (symmetric input, distinct eigenvalues / singular values for
   the vectors, no gradient to the columns ``full_matrices`` / ``mode='complete'`` add);
-- :mod:`.linalg_norms`: norm, vector_norm, matrix_norm, cond, trace, diagonal;
+- :mod:`.norms`: norm, vector_norm, matrix_norm, cond, trace, diagonal;
 - :mod:`.eig`: eig, eigvals for general square matrices.
 
 This module gathers their public names (``chainrule.linalg`` reads the declarations).

@@ -1,4 +1,4 @@
-"""Helpers shared by the ``numpy.linalg`` modules (``linalg_solve``, ``linalg_decomp``, ``linalg_norms``).
+"""Helpers shared by the ``numpy.linalg`` modules (``solve``, ``decompositions``, ``norms``).
 
 Each works on ndarrays and on Tensors (NumPy functions and operators only), so a rule built from
 them is recorded under ``create_graph`` and can be differentiated again.

@@ -164,16 +164,27 @@ def slogdet(a: Any) -> SlogdetResult:
     return SlogdetResult(Tensor._wrap(sign._data) if isinstance(sign, Tensor) else sign, logabsdet)
 
 
+def _solve_stacks(a: Any, b: Any) -> Any:
+    """``np.linalg.solve`` of the matrices ``b`` (..., M, K), the batch shapes of ``a`` and ``b`` broadcast here:
+    CuPy's solve does not broadcast them."""
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if a.shape[:-2] != batch:
+        a = np.broadcast_to(a, batch + a.shape[-2:])
+    if b.shape[:-2] != batch:
+        b = np.broadcast_to(b, batch + b.shape[-2:])
+    return np.linalg.solve(a, b)
+
+
 _solve = Primitive("solve", guarded(
-    "solve", np.linalg.solve, "a @ x = b has no unique solution (and no gradient)",
+    "solve", _solve_stacks, "a @ x = b has no unique solution (and no gradient)",
     "use lstsq (least squares), or regularise a (a + eps * I)"))
-_solve.defvjp(
-    lambda g, ans, a, b: -(np.linalg.solve(transpose_last(a), g) @ transpose_last(ans)),
-    lambda g, ans, a, b: np.linalg.solve(transpose_last(a), g),
+_solve.defvjp(  # (the rules call solve, not np.linalg.solve, for its broadcasting on every device)
+    lambda g, ans, a, b: -(solve(transpose_last(a), g) @ transpose_last(ans)),
+    lambda g, ans, a, b: solve(transpose_last(a), g),
 )
 _solve.defjvp(
-    lambda t, ans, a, b: -np.linalg.solve(a, t @ ans),
-    lambda t, ans, a, b: np.linalg.solve(a, t),
+    lambda t, ans, a, b: -solve(a, t @ ans),
+    lambda t, ans, a, b: solve(a, t),
 )
 
 

@@ -26,7 +26,7 @@ except ImportError as e:  # pragma: no cover - exercised without SciPy
     raise ImportError("chainrule.special needs SciPy: pip install chainrule[scipy]") from e
 
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array
+from ...core.device import as_array, is_off_host, xp_of
 from .. import elementwise, reductions
 from .. import shape as shape_ops
 from .._define import raw
@@ -41,7 +41,11 @@ erf = implements(_sc.erf)(elementwise.erf)
 
 
 def _polygamma_fn(x: Any, n: int) -> Any:
-    return _dsc.digamma(x) if n == 0 else _dsc.polygamma(n, x)
+    if n == 0:
+        return _dsc.digamma(x)
+    if is_off_host(x):  # CuPy's polygamma selects with where(n == 0, ...): a Python n gives it a bool, not an array
+        return _dsc.polygamma(xp_of(x).asarray(n), x)
+    return _dsc.polygamma(n, x)
 
 
 _polygamma = Primitive("polygamma", _polygamma_fn)
