@@ -189,6 +189,9 @@ def test_kinks_follow_the_documented_conventions():
     # nan_to_num: replaced entries get no gradient
     np.testing.assert_array_equal(cr.grad(lambda x: np.sum(np.nan_to_num(x * 3.0)))(np.array([np.nan, 2.0])),
                                   [0.0, 3.0])
+    # ... and the default replacements are NumPy's
+    inf = np.array([np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(np.nan_to_num(cr.Tensor(inf))._data, np.nan_to_num(inf))
 
 
 def test_sinc_derivatives_are_exact_at_zero():
