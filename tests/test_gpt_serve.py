@@ -207,7 +207,7 @@ def test_serve_command_end_to_end_in_its_own_process(capsys, tmp_path):
     assert code == 0
     capsys.readouterr()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-m", "chainrule", "gpt", "serve", "--checkpoint", str(run_dir),
+    proc = subprocess.Popen([sys.executable, "-Werror", "-m", "chainrule", "gpt", "serve", "--checkpoint", str(run_dir),
                              "--port", "0", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
     try:

@@ -324,7 +324,7 @@ def test_scipy_ufuncs_register_themselves_without_importing_chainrule_special():
         "assert 'chainrule.ops.special' not in sys.modules\n"
         "print(cr.grad(lambda x: sc.gammaln(x))(1.0))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, check=True)
     assert math.isclose(float(out.stdout), -0.5772156649015329, rel_tol=1e-12)
 
 
@@ -337,7 +337,7 @@ def test_scipy_bessel_and_incomplete_gamma_ufuncs_are_traced_without_importing_c
         "print(cr.grad(lambda x: sc.i0e(x))(1.0), cr.grad(lambda x: sc.i1e(x))(1.0),"
         " cr.grad(lambda x: sc.gammainc(2.0, x))(1.0))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, check=True)
     i0e, i1e, gammainc = (float(v) for v in out.stdout.split())
     torch = pytest.importorskip("torch")
     x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
