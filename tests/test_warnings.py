@@ -74,3 +74,14 @@ def test_the_users_own_computation_still_warns_as_numpy_does():
     numpys = caught(lambda: f(x))
     assert [m for _, m in numpys] == ["divide by zero encountered in log", "invalid value encountered in multiply"]
     assert caught(lambda: cr.grad(lambda v: np.sum(f(v)))(x)) == numpys
+
+
+def test_no_runtime_warning_from_chainrules_own_ops_at_their_edges():
+    # logsumexp of nothing is -inf (PyTorch's, silently); fmax picks the number over a complex NaN
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        empty = cr.Tensor(np.zeros((2, 0)), requires_grad=True)
+        assert empty.logsumexp(-1).tolist() == [-np.inf, -np.inf]
+        assert empty.log_softmax(-1).shape == (2, 0)
+        z = np.fmax(cr.Tensor([complex(np.nan, 0.0), 1 + 1j]), cr.Tensor([2 + 0j, complex(np.nan, 0.0)]))
+    assert z.tolist() == [2 + 0j, 1 + 1j]
