@@ -186,7 +186,8 @@ def test_tensor_methods_share_memory_only_as_pytorchs_views(dtype):
             x = _t(shape, dtype)
             try:
                 method = getattr(x, name)
-                result = method() if callable(method) else None
+                with np.errstate(all="ignore"):  # (the values lie outside some methods' domains: log, arccos...)
+                    result = method() if callable(method) else None
             except Exception:  # noqa: BLE001  (a method that needs arguments)
                 continue
             if any(np.shares_memory(r, x._data) for r in _arrays(result)):

@@ -22,7 +22,7 @@ def _info_in_child(env_value: str | None) -> dict:
     if env_value is not None:
         env["CHAINRULE_MALLOC"] = env_value
     code = "import json, chainrule; print(json.dumps(chainrule.allocator_info()))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout)
 
 

@@ -18,6 +18,7 @@ def test_there_are_benchmarks():
 
 @pytest.mark.parametrize("script", SCRIPTS, ids=[p.stem for p in SCRIPTS])
 def test_benchmark_runs_at_tiny_size(script: Path):
-    out = subprocess.run([sys.executable, str(script), "--tiny"], capture_output=True, text=True, timeout=300)
+    out = subprocess.run([sys.executable, "-Werror", str(script), "--tiny"], capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
     assert "chainrule" in out.stdout, "the table names chainrule"

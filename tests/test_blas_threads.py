@@ -23,7 +23,7 @@ def _info_in_child(**env_values: str) -> dict:
     env.update(env_values)
     code = "import json, os, chainrule; i = chainrule.blas_threads_info(); " \
            "i['env'] = os.environ.get('OPENBLAS_THREAD_TIMEOUT'); print(json.dumps(i))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, env=env, check=True)
     return json.loads(out.stdout)
 
 

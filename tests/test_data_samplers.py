@@ -104,6 +104,14 @@ def test_random_split_refuses_what_torch_refuses_and_is_seeded():
     assert a[0].indices == b[0].indices
 
 
+def test_random_split_warns_of_an_empty_split_as_torch_does():
+    with pytest.warns(UserWarning, match="index 2 is 0"):
+        theirs = tud.random_split(range(2), [0.5, 0.5, 0.0])
+    with pytest.warns(cr.ChainruleWarning, match="index 2 is 0"):
+        ours = data.random_split(range(2), [0.5, 0.5, 0.0], generator=0)
+    assert [len(p) for p in ours] == [len(p) for p in theirs] == [1, 1, 0]
+
+
 def test_subset_and_concat_dataset_index_as_torch():
     base = [10 * i for i in range(8)]
     assert [data.Subset(base, [5, 1, 2])[i] for i in range(3)] == [tud.Subset(base, [5, 1, 2])[i] for i in range(3)]

@@ -26,7 +26,7 @@ CHECK_LINE = re.compile(r"^  (?:✓ pass|✗ FAIL|pass|FAIL)  (.+?)\s+expected (
 def demo_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("demo") / "fresh"  # does not exist yet: the demo creates it
     proc = subprocess.run(
-        [sys.executable, "-m", "chainrule", "demo", "--out", str(out)],
+        [sys.executable, "-Werror", "-m", "chainrule", "demo", "--out", str(out)],
         capture_output=True,
         text=True,
         encoding="utf-8",

@@ -44,7 +44,7 @@ def launch(n: int, *args: str, timeout: float = 60, **env_vars: str) -> subproce
     """``mpiexec -n n python args...`` with chainrule importable, each rank on one thread."""
     env = dict(os.environ, **env_vars, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
                CHAINRULE_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
-    return subprocess.run([mpiexec(), "-n", str(n), sys.executable, *args], capture_output=True, text=True,
+    return subprocess.run([mpiexec(), "-n", str(n), sys.executable, "-Werror", *args], capture_output=True, text=True,
                           timeout=timeout, env=env, stdin=subprocess.DEVNULL)
 
 
@@ -76,8 +76,8 @@ def test_gpt_train_command_under_mpiexec_gives_the_one_process_run(tmp_path):
               "--eval-batches", "2", "--dtype", "float64", "--quiet"]
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]),
                CHAINRULE_NUM_THREADS="1", MPLBACKEND="Agg")
-    alone = subprocess.run([sys.executable, *common, "--workers", "1", "--out", str(tmp_path / "one")], env=env,
-                           capture_output=True, text=True, timeout=120)
+    alone = subprocess.run([sys.executable, "-Werror", *common, "--workers", "1", "--out", str(tmp_path / "one")],
+                           env=env, capture_output=True, text=True, timeout=120)
     assert alone.returncode == 0, alone.stderr[-3000:]
     ranks = launch(2, *common, "--out", str(tmp_path / "two"), MPLBACKEND="Agg")
     assert ranks.returncode == 0, ranks.stderr[-3000:]
@@ -136,5 +136,5 @@ def test_docstring_examples_in_one_process():
             "results = [doctest.testmod(m) for m in (distributed, sampler, parallel)]\n"
             "sys.exit(any(r.failed or not r.attempted for r in results))\n")
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(SRC), os.environ.get("PYTHONPATH", "")]))
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, timeout=60, env=env)
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]

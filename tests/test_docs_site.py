@@ -47,6 +47,7 @@ def site(tmp_path_factory):
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield out, f"http://127.0.0.1:{server.server_address[1]}"
     server.shutdown()
+    server.server_close()
 
 
 def test_site_has_every_page_and_the_api_reference(site):

@@ -82,7 +82,7 @@ def valid_png(path: Path) -> tuple[int, int]:
 @pytest.mark.parametrize("script", sorted(CASES))
 def test_example_runs(script, tmp_path):
     takes_out, lines, files = CASES[script]
-    cmd = [sys.executable, str(EXAMPLES / script)] + (["--out", str(tmp_path)] if takes_out else [])
+    cmd = [sys.executable, "-Werror", str(EXAMPLES / script)] + (["--out", str(tmp_path)] if takes_out else [])
     proc = subprocess.run(cmd, capture_output=True, text=True, encoding="utf-8", timeout=120, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     for line in lines:
@@ -99,7 +99,8 @@ def test_example_runs(script, tmp_path):
 
 def test_examples_say_what_they_do():
     for script in CASES:
-        proc = subprocess.run([sys.executable, str(EXAMPLES / script), "--help"], capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-Werror", str(EXAMPLES / script), "--help"], capture_output=True,
+                              text=True)
         assert proc.returncode == 0 and "usage:" in proc.stdout, script
 
 

@@ -109,7 +109,7 @@ def test_gpt_without_a_subcommand_prints_its_help(capsys):
 
 def test_the_installed_command_prints_no_traceback(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    done = subprocess.run([sys.executable, "-m", "chainrule", "gpt", "sample", "--checkpoint",
+    done = subprocess.run([sys.executable, "-Werror", "-m", "chainrule", "gpt", "sample", "--checkpoint",
                            str(tmp_path / "x.npz")], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 1
     assert done.stderr.strip() == f"chainrule gpt sample: error: checkpoint {str(tmp_path / 'x.npz')!r} does not exist"

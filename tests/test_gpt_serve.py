@@ -207,7 +207,7 @@ def test_serve_command_end_to_end_in_its_own_process(capsys, tmp_path):
     assert code == 0
     capsys.readouterr()
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    proc = subprocess.Popen([sys.executable, "-m", "chainrule", "gpt", "serve", "--checkpoint", str(run_dir),
+    proc = subprocess.Popen([sys.executable, "-Werror", "-m", "chainrule", "gpt", "serve", "--checkpoint", str(run_dir),
                              "--port", "0", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env)
     try:
@@ -220,7 +220,7 @@ def test_serve_command_end_to_end_in_its_own_process(capsys, tmp_path):
         assert code == 1 and "cannot listen on 127.0.0.1:" in err and len(err.strip().splitlines()) == 1
     finally:
         proc.terminate()
-        proc.wait(timeout=30)
+        proc.communicate(timeout=30)  # (waits, and closes its pipes)
     code, _, err = cli_run(capsys, "gpt", "serve", "--port", "70000")
     assert code == 2 and "port number in [0, 65535]" in err
 

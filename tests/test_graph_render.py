@@ -182,7 +182,7 @@ def test_import_chainrule_stays_light():
         "chainrule.graph.to_dot(x * 2.0); chainrule.graph.explain(x * 2.0, x); chainrule.graph.tree(x)\n"
         "print(sorted(m for m in ('graphviz', 'matplotlib', 'networkx', 'pydot') if m in sys.modules))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
 

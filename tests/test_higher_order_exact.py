@@ -176,7 +176,7 @@ def test_no_library_primitive_is_first_order_only():
         "from chainrule.autodiff.primitive import REGISTRY\n"
         "print(len(REGISTRY), sorted(n for n, p in REGISTRY.items() if p.first_order_only))\n"
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", script], capture_output=True, text=True, check=True)
     count, marked = out.stdout.strip().splitlines()[-1].split(" ", 1)
     assert int(count) >= 80
     assert marked == "[]", f"primitives exact at first order only: {marked}"

@@ -201,7 +201,7 @@ def test_a_value_that_changes_on_every_call_warns_once():
     x = cr.Tensor([1.0, 2.0], requires_grad=True)
     scale = 0.0
     f = cr.jit(lambda x: (x * scale).sum())
-    with pytest.warns(UserWarning, match="traced 9 times: the variable 'scale'"):
+    with pytest.warns(cr.PerformanceWarning, match="traced 9 times: the variable 'scale'"):
         for k in range(12):
             scale = float(k)
             assert float(f(x)) == 3.0 * k

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ def test_moons_scalar_mlp_reaches_95_percent(tmp_path):
     pytest.importorskip("matplotlib")
     png = ex.plot_decision_boundary(result["model"], result["X"], result["y"], str(tmp_path / "b.png"), resolution=20)
     ex.plot_losses(result["losses"], str(tmp_path / "l.png"))
-    assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n" and os.path.getsize(tmp_path / "l.png") > 1000
+    assert Path(png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and os.path.getsize(tmp_path / "l.png") > 1000
 
 
 def test_digits_mlp_reaches_96_percent_test_accuracy(tmp_path):

@@ -64,6 +64,8 @@ def test_tutorial_notebook_runs_and_shows_its_pictures(tmp_path):
     client.execute()
     cells = [c for c in nb.cells if c.cell_type == "code"]
     shown = [_outputs(c) for c in cells]
+    stderr = [out.text for c in cells for out in c.outputs if out.get("name") == "stderr"]
+    assert not stderr, f"the tutorial warns or writes to stderr: {stderr}"
     by_source = {c.source.splitlines()[-1]: s for c, s in zip(cells, shown)}
 
     assert "autodiff: 14.0" in shown[0][1]

@@ -189,6 +189,9 @@ def test_kinks_follow_the_documented_conventions():
     # nan_to_num: replaced entries get no gradient
     np.testing.assert_array_equal(cr.grad(lambda x: np.sum(np.nan_to_num(x * 3.0)))(np.array([np.nan, 2.0])),
                                   [0.0, 3.0])
+    # ... and the default replacements are NumPy's
+    inf = np.array([np.nan, np.inf, -np.inf])
+    np.testing.assert_array_equal(np.nan_to_num(cr.Tensor(inf))._data, np.nan_to_num(inf))
 
 
 def test_sinc_derivatives_are_exact_at_zero():
@@ -321,7 +324,7 @@ def test_scipy_ufuncs_register_themselves_without_importing_chainrule_special():
         "assert 'chainrule.ops.special_functions.scipy_special' not in sys.modules\n"
         "print(cr.grad(lambda x: sc.gammaln(x))(1.0))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, check=True)
     assert math.isclose(float(out.stdout), -0.5772156649015329, rel_tol=1e-12)
 
 
@@ -335,7 +338,7 @@ def test_scipy_bessel_and_incomplete_gamma_ufuncs_are_traced_without_importing_c
         "print(cr.grad(lambda x: sc.i0e(x))(1.0), cr.grad(lambda x: sc.i1e(x))(1.0),"
         " cr.grad(lambda x: sc.gammainc(2.0, x))(1.0))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, check=True)
     i0e, i1e, gammainc = (float(v) for v in out.stdout.split())
     torch = pytest.importorskip("torch")
     x = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)

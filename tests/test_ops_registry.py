@@ -41,7 +41,7 @@ def library_primitives():
     """The primitives the library itself defines: every chainrule module imported in a fresh
     interpreter (so primitives that other tests make do not count), then here too."""
     script = IMPORT_ALL + "from chainrule.autodiff.primitive import REGISTRY\nprint(sorted(REGISTRY))\n"
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", script], capture_output=True, text=True, check=True)
     names = ast.literal_eval(out.stdout.strip().splitlines()[-1])
     exec(IMPORT_ALL, {})
     return {name: REGISTRY[name] for name in names}

@@ -171,5 +171,5 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
 
 def test_import_is_light():
     code = "import sys, chainrule.plot; print('matplotlib' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-Werror", "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

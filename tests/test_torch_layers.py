@@ -369,7 +369,7 @@ def _train(lib, model, batches, steps, loss_of, lr=0.05):
         loss = loss_of(model, *batches[step % len(batches)])
         loss.backward()
         opt.step()
-        losses.append(float(loss))
+        losses.append(loss.item())
     return losses
 
 

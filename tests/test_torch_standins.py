@@ -40,7 +40,7 @@ def test_an_amp_training_loop_runs_and_equals_the_plain_one():
 
 def test_autocast_says_once_that_it_does_nothing():
     cr.amp._warned[0] = False
-    with pytest.warns(UserWarning, match="autocast does nothing"):
+    with pytest.warns(cr.PerformanceWarning, match="autocast does nothing"):
         with cr.amp.autocast("cuda", dtype=cr.float16):
             pass
     with warnings.catch_warnings():

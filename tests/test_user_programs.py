@@ -212,7 +212,7 @@ def test_a_0d_tensor_has_one_entry_along_dim_0_or_minus_1_as_in_pytorch():
         assert y.shape == tuple(ty.shape) == ()
         (y * 3).sum().backward()
         (ty * 3).sum().backward()
-        assert (float(y), float(x.grad)) == (float(ty), float(t.grad))
+        assert (float(y), float(x.grad)) == (ty.item(), float(t.grad))
     x = cr.Tensor(np.array(2.0))
     assert x.max(dim=0).indices.shape == () and int(x.max(dim=-1).indices) == 0
     with pytest.raises(IndexError, match=r"sum: dim 1 is out of range for a 0-d Tensor \(expected -1 or 0\)"):

@@ -27,6 +27,8 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from .core.errors import PerformanceWarning
+
 __all__ = ["autocast", "GradScaler"]
 
 _warned = [False]
@@ -44,7 +46,7 @@ class autocast:  # noqa: N801  (PyTorch's name)
         if self.enabled and not _warned[0]:
             _warned[0] = True
             warnings.warn("chainrule.amp.autocast does nothing: chainrule computes each op in its inputs' dtype "
-                          "(no mixed precision); the block runs as it is", UserWarning, stacklevel=2)
+                          "(no mixed precision); the block runs as it is", PerformanceWarning, stacklevel=2)
         return self
 
     def __exit__(self, *exc: Any) -> None:

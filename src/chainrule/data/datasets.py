@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..core.errors import ChainruleWarning
 from .loader import Dataset, IterableDataset
 from .samplers import _rng
 
@@ -61,7 +62,7 @@ def random_split(dataset: Any, lengths: Sequence[float], generator: Any = None) 
         for i, size in enumerate(sizes):
             if size == 0:
                 warnings.warn(f"random_split: length of split at index {i} is 0; this split will be empty",
-                              stacklevel=2)
+                              ChainruleWarning, stacklevel=2)
         lengths = sizes
     if any(isinstance(k, float) and not float(k).is_integer() for k in lengths):
         raise ValueError(f"random_split: lengths must be ints, or fractions that sum to 1, got {list(lengths)}")

@@ -269,42 +269,48 @@ def _refuse_other_zip(path: Any, names: list[str]) -> None:
 
 
 def _read_npz(path: str | os.PathLike[str]) -> dict[str, np.ndarray]:
+    # (the file is opened here, not by np.load, which leaves the file it opened open when the zip is damaged)
     with open(path, "rb") as fh:
         head = fh.read(6)
-    if head.startswith(b"\x80"):  # the opcode that starts every pickle of protocol 2 or later
-        raise _refused(path, "the whole file is a pickle")
-    if head == b"\x93NUMPY":
-        raise ValueError(
-            f"load: {os.fspath(path)!s} holds a single array (.npy), not an .npz archive of named arrays"
-        )
-    try:
-        f = np.load(path, allow_pickle=False)
-    except _DAMAGE as e:
-        raise _damaged(path, e) from None
-    except ValueError as e:
-        raise ValueError(
-            f"load: {os.fspath(path)!s} is not a NumPy .npz archive (NumPy could only read it by unpickling, "
-            f"which is refused: {e})"
-        ) from None
-    if not isinstance(f, np.lib.npyio.NpzFile):
-        raise ValueError(
-            f"load: {os.fspath(path)!s} holds a single array (.npy), not an .npz archive of named arrays"
-        )
+        if head.startswith(b"\x80"):  # the opcode that starts every pickle of protocol 2 or later
+            raise _refused(path, "the whole file is a pickle")
+        if head == b"\x93NUMPY":
+            raise ValueError(
+                f"load: {os.fspath(path)!s} holds a single array (.npy), not an .npz archive of named arrays"
+            )
+        fh.seek(0)
+        try:
+            f = np.load(fh, allow_pickle=False)
+        except _DAMAGE as e:
+            raise _damaged(path, e) from None
+        except ValueError as e:
+            raise ValueError(
+                f"load: {os.fspath(path)!s} is not a NumPy .npz archive (NumPy could only read it by unpickling, "
+                f"which is refused: {e})"
+            ) from None
+        if not isinstance(f, np.lib.npyio.NpzFile):
+            raise ValueError(
+                f"load: {os.fspath(path)!s} holds a single array (.npy), not an .npz archive of named arrays"
+            )
+        with f:
+            return _read_entries(path, f)
+
+
+def _read_entries(path: str | os.PathLike[str], f: Any) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
-    with f:
-        _refuse_other_zip(path, f.zip.namelist())
-        for name in f.files:
-            try:
-                _check_claimed_size(f.zip, name, path)
-                out[name] = f[name]
-            except _DAMAGE as e:
-                raise _damaged(path, e) from None
-            except ValueError as e:
-                if "pickle" in str(e).lower() or "object arrays" in str(e).lower():
-                    raise _refused(path, f"entry {name!r} is an object array") from None
-                if isinstance(e, DamagedFileError):
-                    raise
-                raise _damaged(path, e) from None
+    _refuse_other_zip(path, f.zip.namelist())
+    for name in f.files:
+        try:
+            _check_claimed_size(f.zip, name, path)
+            out[name] = f[name]
+        except _DAMAGE as e:
+            raise _damaged(path, e) from None
+        except ValueError as e:
+            if "pickle" in str(e).lower() or "object arrays" in str(e).lower():
+                raise _refused(path, f"entry {name!r} is an object array") from None
+            if isinstance(e, DamagedFileError):
+                raise
+            raise _damaged(path, e) from None
     return out
 
 

@@ -62,7 +62,8 @@ def ldexp(x: Any, n: Any) -> Any:
 def _first_wins(x: Any, y: Any, larger: bool) -> Any:
     # PyTorch's fmax/fmin: x where it wins or ties (or y is NaN), else y; the gradient follows the pick
     xv, yv = raw(x), raw(y)
-    keep = ((xv >= yv) if larger else (xv <= yv)) | np.isnan(yv)
+    with np.errstate(invalid="ignore"):  # (a NaN compares False, as meant; complex NaNs also warn)
+        keep = ((xv >= yv) if larger else (xv <= yv)) | np.isnan(yv)
     return elementwise.where(keep, x, y)
 
 

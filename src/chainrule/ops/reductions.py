@@ -223,7 +223,8 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
 def _lse_fn(x: Any, axis: Any, keepdims: bool) -> Any:
     m = _shift(x, axis)
     m = np.where(np.isfinite(m), m, 0)
-    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    with np.errstate(divide="ignore"):  # an empty or all -inf slice sums to 0: its log is -inf, as PyTorch's
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     return out if keepdims else np.squeeze(out, axis=axis)
 
 
@@ -259,7 +260,8 @@ _softmax.defjvp(lambda t, ans, x, axis: ans * (t - (t * ans).sum(axis=axis, keep
 
 def _log_softmax_fn(x: Any, axis: Any) -> Any:
     s = x - _shift(x, axis)
-    return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    with np.errstate(divide="ignore"):  # (an empty slice sums to 0)
+        return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
 
 
 _log_softmax = Primitive("log_softmax", _log_softmax_fn)

@@ -125,7 +125,7 @@ class Jitted:
         if self.traces_again == _WARN_AFTER:  # a value that changes on every call: the replays save nothing
             warnings.warn(f"jit({self.name}) was traced {_WARN_AFTER + 1} times: {what} changed since the last "
                           "trace each time; pass such a value as an argument (a Tensor), or call without jit",
-                          stacklevel=3)
+                          PerformanceWarning, stacklevel=3)
         return True
 
     # -- first call: run eagerly and record ----------------------------------------------------
