@@ -141,6 +141,27 @@ def test_grouped_query_attention_matches_torch_and_its_gradient_checks(is_causal
         F.scaled_dot_product_attention(q, R.normal(size=(1, 3, 3, 2)), R.normal(size=(1, 3, 3, 2)), enable_gqa=True)
 
 
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+def test_one_query_against_many_keys_matches_torch(mask):
+    """A single query row (sampling with a cache) scores as k (q scale)^T, without a transposed copy of the keys."""
+    torch = pytest.importorskip("torch")
+    q, k, v = R.normal(size=(2, 3, 1, 4)), R.normal(size=(2, 3, 6, 4)), R.normal(size=(2, 3, 6, 5))
+    m = {None: None, "bool": (np.arange(6) < 4)[None, :], "float": R.normal(size=(3, 1, 6))}[mask]
+    ours = [cr.Tensor(a, requires_grad=True) for a in (q, k, v)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out = F.scaled_dot_product_attention(*ours, attn_mask=m, scale=0.7)
+    tout = torch.nn.functional.scaled_dot_product_attention(*theirs, attn_mask=None if m is None else torch.tensor(m),
+                                                            scale=0.7)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12, atol=1e-14)
+    (out**2).sum().backward()
+    (tout**2).sum().backward()
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-10, atol=1e-13)
+    assert cr.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=m), q, k, v,
+                        modes=("rev", "fwd"), order=2)
+
 @pytest.mark.oracle
 def test_layer_norm_of_a_constant_row_matches_torch():
     torch = pytest.importorskip("torch")

@@ -57,9 +57,9 @@ def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, top_p
     """
     if not (math.isfinite(temperature) and temperature >= 0):
         raise ValueError(f"generate: temperature must be a finite number >= 0, got {temperature!r}")
-    bad = np.isnan(logits) | np.isposinf(logits)
-    if bad.any():
-        row = int(np.argwhere(bad)[0][0])
+    top = logits.max()  # NaN if any is NaN: one pass for the check of every token
+    if not top < np.inf:
+        row = int(np.argwhere(np.isnan(logits) | np.isposinf(logits))[0][0])
         raise ValueError(
             f"generate: the model's logits hold NaN or inf (row {row}), so the probabilities are not finite; "
             "its weights are probably not finite (a diverged training run): load a checkpoint from before"
@@ -77,6 +77,14 @@ def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, top_p
         )
     u = gen.random((len(z), 1)) * cdf[:, -1:]  # one uniform per row: the same draws with or without a cache
     return np.minimum((cdf <= u).sum(axis=-1), z.shape[-1] - 1)
+
+
+def sampler(model: Any) -> Any:
+    """The function that gives ``model``'s logits for sampling: ``model.sampler()`` where it has one (GPT: on
+    its parameters' arrays, its layers checked once for every step of the loop), else ``model.sampling_logits``,
+    else the model itself. Call it again after changing the model's layers."""
+    make = getattr(model, "sampler", None)
+    return make() if make is not None else getattr(model, "sampling_logits", None) or model
 
 
 def _on_device(run: Any, device: Any) -> Any:
@@ -117,7 +125,7 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
     was_training = model.training
     model.eval()
     caches = None
-    run = getattr(model, "sampling_logits", None) or model  # GPT: on the parameters' arrays
+    run = sampler(model)
     device = next((of(p._data) for p in model.parameters()), CPU) if hasattr(model, "parameters") else CPU
     if device is not CPU:  # a model on a GPU: the few new tokens go there, the last logits come back to sample
         run = _on_device(run, device)

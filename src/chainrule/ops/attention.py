@@ -55,7 +55,12 @@ def _t(x: Any) -> Any:
 
 def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
     """P = softmax(q k^T scale + bias), with differentiable ops (Tensors) or NumPy (in place)."""
-    s = blas_matmul(q * scale, _t(k))
+    if type(q) is np.ndarray and type(k) is np.ndarray and q.shape[-2] == 1 and q.ndim == k.ndim:
+        # one query (sampling with a cache): the scores are k (q scale)^T, with no copy of the keys transposed
+        qs = (q * scale).reshape(*q.shape[:-2], q.shape[-1], 1)
+        s = np.swapaxes(blas_matmul(k, qs), -1, -2)
+    else:
+        s = blas_matmul(q * scale, _t(k))
     if bias is not None:
         s = s + bias if isinstance(s, Tensor) or isinstance(bias, Tensor) else np.add(s, bias, out=s)
     return softmax(s, axis=-1) if isinstance(s, Tensor) else _softmax_inplace(s)
