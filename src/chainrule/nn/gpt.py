@@ -18,8 +18,8 @@ Example:
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
