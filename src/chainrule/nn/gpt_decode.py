@@ -103,10 +103,11 @@ def forward_arrays(model: Any, idx: np.ndarray, caches: list[KVCache] | None = N
     k = _Kernels()
     start = caches[0].length if caches else 0
     positions = xp_of(idx).arange(start, start + t)
-    x = F.embedding(idx, model.wte.weight._data) + F.embedding(positions, model.wpe.weight._data)
+    wte = model.wte.weight._data
+    x = wte[idx] + model.wpe.weight._data[positions]  # the rows F.embedding picks (idx checked above)
     for i, block in enumerate(model.blocks):
         x = x + _attention(k, block.attn, _norm(k, block.ln_1, x), caches[i] if caches else None)
         fc, act, proj, _ = block.mlp
         x = x + _linear(k, proj, _gelu(k, _linear(k, fc, _norm(k, block.ln_2, x)), act.approximate))
     x = _norm(k, model.ln_f, x)
-    return F.linear(x, model.wte.weight._data) if model.lm_head is None else _linear(k, model.lm_head, x)
+    return k.linear(x, wte) if model.lm_head is None else _linear(k, model.lm_head, x)

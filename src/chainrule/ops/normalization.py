@@ -37,18 +37,18 @@ def _block_rows(d: int) -> int:
     return max(1, _BLOCK_ELEMENTS // max(1, d))
 
 
-_ONES: dict[tuple[int, Any], np.ndarray] = {}
+_MEANS: dict[tuple[int, Any], np.ndarray] = {}
 
 
-def _ones(d: int, dtype: Any) -> np.ndarray:
-    """A read-only vector of ``d`` ones (row sums are products with it), made once per size and dtype."""
-    ones = _ONES.get((d, dtype))
-    if ones is None:
-        if len(_ONES) > 64:
-            _ONES.clear()
-        ones = _ONES[d, dtype] = np.ones(d, dtype=dtype)
-        ones.flags.writeable = False
-    return ones
+def _mean_vector(d: int, dtype: Any) -> np.ndarray:
+    """A read-only vector of ``d`` values 1/d: a row's mean is one product with it (BLAS); made once per size."""
+    v = _MEANS.get((d, dtype))
+    if v is None:
+        if len(_MEANS) > 64:
+            _MEANS.clear()
+        v = _MEANS[d, dtype] = np.full(d, 1.0 / d, dtype=dtype)
+        v.flags.writeable = False
+    return v
 
 
 def _normalise(x: np.ndarray, axes: tuple[int, ...], eps: float, centred: bool, w: Any = None, b: Any = None,
@@ -73,12 +73,12 @@ def _normalise_block(xb: np.ndarray, xh: np.ndarray, r: np.ndarray, yb: Any, wf:
                      centred: bool) -> None:
     """Rows ``xb`` normalised into ``xh``, their 1 / std into ``r``, and xhat * w + b into ``yb`` (unless None)."""
     dt = xb.dtype.type
-    inv_d = dt(1.0 / xb.shape[1])
+    mean = _mean_vector(xb.shape[1], xb.dtype)
     if centred:
-        np.subtract(xb, (xb @ _ones(xb.shape[1], xb.dtype))[:, None] * inv_d, out=xh)
+        np.subtract(xb, (xb @ mean)[:, None], out=xh)
     else:
         np.copyto(xh, xb)
-    np.multiply(np.einsum("ij,ij->i", xh, xh)[:, None], inv_d, out=r)
+    np.multiply(np.einsum("ij,ij->i", xh, xh)[:, None], mean[0], out=r)
     r += dt(eps)
     np.sqrt(r, out=r)
     np.reciprocal(r, out=r)
@@ -165,7 +165,10 @@ def _dnorm(t: Any, xhat: Any, rstd: Any, axes: tuple[int, ...], centred: bool) -
 
 def _plain(dtype: np.dtype, *xs: Any) -> bool:
     """Weights absent or NumPy arrays of x's dtype (else the affine step promotes, as NumPy would)."""
-    return all(x is None or (type(x) is np.ndarray and x.dtype == dtype) for x in xs)
+    for x in xs:
+        if x is not None and (type(x) is not np.ndarray or x.dtype != dtype):
+            return False
+    return True
 
 
 def _norm_primitive(name: str, centred: bool) -> Primitive:
