@@ -191,6 +191,28 @@ def test_gelu_float32_matches_torch():
     np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 2e-7), (np.float64, 1e-15)])
+def test_silu_matches_torch_far_out_and_on_large_arrays_split_in_blocks(dtype, rtol):
+    """The blocked SiLU (ops.logistic): exp(-x) overflowing gives 0, not a warning; values and gradients
+    as PyTorch's, including beyond one block (threads split those)."""
+    torch = pytest.importorskip("torch")
+    edges = [-1000.0, -745.5, -104.0, -88.8, -20.0, -1e-30, 0.0, 1e-30, 3.0, 40.0, 800.0, np.inf]
+    x = np.concatenate([np.array(edges), R.normal(scale=6.0, size=200_000)]).astype(dtype).reshape(2, -1)
+    xt = cr.Tensor(x, requires_grad=True)
+    g = R.normal(size=x.shape).astype(dtype)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        y = F.silu(xt)
+        y.backward(g)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.silu(tx)
+    ty.backward(torch.tensor(g))
+    assert y.data.dtype == dtype and xt.grad.data.dtype == dtype
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=4 * rtol, atol=1e-300)
+    np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=8 * rtol, atol=8 * rtol * np.abs(g).max())
+    assert np.isnan(F.silu(np.array([np.nan, -np.inf], dtype=dtype))).all()  # as x * sigmoid(x) gives, and torch
+
+
 def test_masked_softmax_gives_zeros_for_an_empty_row_and_no_gradient_there():
     x = cr.Tensor(R.normal(size=(2, 3)), requires_grad=True)
     keep = np.array([[True, False, True], [False, False, False]])
