@@ -19,8 +19,6 @@ Example:
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..core.device import contiguous
