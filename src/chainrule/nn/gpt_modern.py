@@ -9,8 +9,8 @@
   (rotary position embeddings) instead of adding a position embedding to the tokens;
 - the MLP is SwiGLU, ``w2(silu(w1(x)) * w3(x))`` (``mlp="swiglu"``), or GPT-2's GELU MLP.
 
-Everything is a composite of ops that already have both differentiation rules (getitem,
-multiply, concatenate, ``rms_norm``, ``silu``, fused attention), so no new rule is needed.
+Everything is made of ops with both differentiation rules: ``rms_norm``, ``silu``, fused attention,
+and the rotation by position (``ops.rotary.rotate``, one linear op).
 
 Example:
     >>> import numpy as np
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..ops.shape import concatenate
+from ..ops.rotary import rotate
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -63,11 +63,8 @@ def rope_tables(positions: np.ndarray, head_dim: int, theta: float, dtype: Any) 
 def apply_rope(x: Any, cos: np.ndarray, sin: np.ndarray) -> Any:
     """Rotate (..., T, head_dim) features by position: the pair (x[i], x[i + head_dim/2]) turns by
     angle (t, i) (the "rotate half" layout of GPT-NeoX and Hugging Face's Llama). Works on Tensors
-    (differentiably: a composite of slicing, products and a concatenation) and on arrays."""
-    half = cos.shape[-1]
-    x1, x2 = x[..., :half], x[..., half:]
-    parts = [x1 * cos - x2 * sin, x2 * cos + x1 * sin]
-    return concatenate(parts, axis=-1) if isinstance(x, Tensor) else np.concatenate(parts, axis=-1)
+    (differentiably: one linear op, :func:`chainrule.ops.rotary.rotate`) and on arrays."""
+    return rotate(x, cos, sin)
 
 
 def _array(x: Any) -> np.ndarray:
