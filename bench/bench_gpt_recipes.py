@@ -21,6 +21,7 @@ user's machine, or OpenBLAS runs an older kernel). ``--tiny`` runs it in seconds
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import json
 import os
@@ -34,7 +35,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
-from _harness import available, median_time, parser  # noqa: E402
+from _harness import available, parser  # noqa: E402
 
 FULL = dict(vocab_size=256, context_length=128, d_model=128, n_heads=4, n_layers=4)
 TINY = dict(vocab_size=256, context_length=16, d_model=32, n_heads=4, n_layers=1)
@@ -46,6 +47,26 @@ ROWS = [("train_user", "training, user-written GPT (1 process)", 1.0),
         ("split_modern", "training, nn.GPT modern, split over processes", None),
         ("sample_gpt2", "sampling, nn.GPT gpt2 (kv cache)", 1.0),
         ("sample_modern", "sampling, nn.GPT modern (kv cache)", 1.0)]
+
+
+def timed(fn, repeats: int) -> tuple[float, float]:
+    """(median wall seconds, median CPU seconds of this process) of one ``fn()`` call, after one warm-up call.
+    The CPU time leaves out the time the process waited for a core: on a busy machine it moves less."""
+    fn()
+    walls, cpus = [], []
+    for _ in range(repeats):
+        gc.collect()
+        w, c = time.perf_counter(), time.process_time()
+        fn()
+        walls.append(time.perf_counter() - w)
+        cpus.append(time.process_time() - c)
+    return statistics.median(walls), statistics.median(cpus)
+
+
+def record(out: dict, key: str, units: float, fn, repeats: int) -> None:
+    """``out[key]``: units per wall second; ``out[key + '_cpu']``: units per CPU second."""
+    wall, cpu = timed(fn, repeats)
+    out[key], out[key + "_cpu"] = units / wall, units / max(cpu, 1e-9)
 
 
 def load(name: str):
@@ -122,7 +143,7 @@ def chainrule_figures(args, size: dict) -> dict:
                 lm_loss(m, x, y).backward()
                 opt.step()
 
-            out[f"train_{name}"] = x.size / median_time(step, repeats, min_seconds=0.0)
+            record(out, f"train_{name}", x.size, step, repeats)
         if fork_available() and args.threads > 1:
             opt = optim.AdamW(model.parameters(), lr=1e-3)
             steps = iter(range(10**9))  # (seeds the workers' dropout: none here)
@@ -132,11 +153,9 @@ def chainrule_figures(args, size: dict) -> dict:
                     workers.accumulate(x, y, 1.0, next(steps), 0)
                     opt.step()
 
-                out[f"split_{recipe}"] = x.size / median_time(split, repeats, min_seconds=0.0)
+                record(out, f"split_{recipe}", x.size, split, repeats)  # (CPU: this process's part alone)
         prompt = x[:1, :args.prompt]
-        model.generate(prompt, 2, temperature=0)  # (warm)
-        out[f"sample_{recipe}"] = args.new / median_time(lambda: model.generate(prompt, args.new, temperature=0),
-                                                         repeats, min_seconds=0.0)
+        record(out, f"sample_{recipe}", args.new, lambda: model.generate(prompt, args.new, temperature=0), repeats)
     return out
 
 
@@ -165,13 +184,12 @@ def torch_figures(args, size: dict) -> dict:
             torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), ty.reshape(-1)).backward()
             opt.step()
 
-        tokens_per_s = x.size / median_time(step, repeats, min_seconds=0.0)
-        for name in ("train", "split") + (("user",) if recipe == "gpt2" else ()):
-            out[f"{name}_{recipe}" if name != "user" else "train_user"] = tokens_per_s  # one process, all threads
+        record(out, f"train_{recipe}", x.size, step, repeats)
+        for key in [f"split_{recipe}"] + (["train_user"] if recipe == "gpt2" else []):  # one process, all threads
+            out[key], out[key + "_cpu"] = out[f"train_{recipe}"], out[f"train_{recipe}_cpu"]
         model.eval()
         prompt = tx[:1, :args.prompt]
-        out[f"sample_{recipe}"] = args.new / median_time(lambda m=model: twins[1].greedy(m, prompt, args.new),
-                                                         repeats, min_seconds=0.0)
+        record(out, f"sample_{recipe}", args.new, lambda m=model: twins[1].greedy(m, prompt, args.new), repeats)
     return out
 
 
@@ -198,6 +216,9 @@ def run_child(library: str, argv: list[str]) -> dict:
     env = dict(os.environ)
     src = str(HERE.parent / "src")
     env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    threads = argv[argv.index("--threads") + 1] if "--threads" in argv else "2"
+    for var in ("CHAINRULE_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = threads  # chainrule's own split passes too, not only BLAS
     done = subprocess.run([sys.executable, __file__, *argv, "--library", library], capture_output=True, text=True,
                           env=env)
     if done.returncode:
@@ -235,20 +256,25 @@ def main(argv: list[str] | None = None) -> None:
             results[library].append(res["figures"])
             print(f"  round {r + 1} {library:<9} {time.perf_counter() - t0:5.1f} s, load average {before:.1f}; "
                   f"{res['kernel']}")
-    print(f"\n  {'tokens/s (median of rounds)':<48}{'chainrule':>11}{'PyTorch':>11}{'ratio':>8}{'target':>8}  met")
+    print(f"\n  {'tokens/s (median of rounds)':<48}{'chainrule':>11}{'PyTorch':>11}{'ratio':>8}{'target':>8}  met"
+          f"  {'per CPU-second: chainrule':>26}{'PyTorch':>10}{'ratio':>8}")
     for key, label, target in ROWS:
-        ours = [f[key] for f in results["chainrule"] if key in f]
-        theirs = [f[key] for f in results["torch"] if key in f]
-        if not ours:
+        a, b = (median_of(results[lib], key) for lib in ("chainrule", "torch"))
+        if a is None:
             continue
-        a = statistics.median(ours)
-        b = statistics.median(theirs) if theirs else None
         ratio = a / b if b else None
         met = "" if ratio is None or target is None else ("yes" if ratio >= target else "NO")
+        ca, cb = (median_of(results[lib], key + "_cpu") for lib in ("chainrule", "torch"))
+        cpu = f"{ca:>26,.0f}{cb:>10,.0f}{ca / cb:>7.2f}x" if ca and cb and not key.startswith("split") else ""
         print(f"  {label:<48}{a:>11,.0f}{(f'{b:,.0f}' if b else '-'):>11}"
-              f"{(f'{ratio:.2f}x' if ratio else ''):>8}{(f'{target:.1f}x' if target else ''):>8}  {met}")
+              f"{(f'{ratio:.2f}x' if ratio else ''):>8}{(f'{target:.1f}x' if target else ''):>8}  {met:<3}{cpu}")
     print(f"  (the split: chainrule in {args.threads} processes of one thread each, PyTorch in one process of "
           f"{args.threads} threads; load average {os.getloadavg()[0]:.1f} at the end)")
+
+
+def median_of(rounds: list[dict], key: str) -> float | None:
+    values = [f[key] for f in rounds if key in f]
+    return statistics.median(values) if values else None
 
 
 def argparse_suppress() -> str:
