@@ -8,10 +8,12 @@ and ``model(idx, caches)`` (as :class:`chainrule.nn.GPT`) are run with a key/val
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
+from ..blas_threads import ONE_THREAD_BELOW, blas_threads_limited
 from ..core.device import CPU, as_array, is_off_host, move, of
 from ..core.state import no_grad
 from ..tensor import Tensor
@@ -130,13 +132,18 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
     if device is not CPU:  # a model on a GPU: the few new tokens go there, the last logits come back to sample
         run = _on_device(run, device)
     n = out.shape[1]
+    # a one-token step whose products are all below blas_threads' bound runs on one BLAS thread anyway: say so
+    # once for the whole step, and no product checks the thread count (one call into OpenBLAS each)
+    sizes = [p._data.size for p in model.parameters()] if hasattr(model, "parameters") else []
+    small = bool(sizes) and 2 * len(out) * max(sizes) < ONE_THREAD_BELOW[0]
     out = np.concatenate([out, np.zeros((len(out), int(max_new_tokens)), dtype=np.int64)], axis=1)
     try:
         with no_grad():
             for _ in range(int(max_new_tokens)):
                 if use_cache and hasattr(model, "new_caches"):
                     if caches is not None and caches[0].length < ctx:
-                        logits = run(out[:, n - 1:n], caches)  # one new token, the rest is cached
+                        with blas_threads_limited(1) if small else nullcontext():
+                            logits = run(out[:, n - 1:n], caches)  # one new token, the rest is cached
                     else:  # first step, or the window is full: run the (last ctx) tokens afresh
                         caches = model.new_caches(len(out))
                         logits = run(out[:, max(0, n - ctx):n], caches)

@@ -252,14 +252,8 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
     if axis is None:
         a, axis = shape_ops.ravel(a), 0
     axis = _axis("repeat", axis, ndim_of(a))
-    counts = raw(repeats)
-    if isinstance(counts, (int, np.integer)) and not isinstance(counts, bool) and counts >= 0 and ndim_of(a):
-        # one count for all: a broadcast and a reshape, whose gradient is a sum (an index gather's is a scatter-add)
-        shape = shape_of(a)
-        spread = shape_ops.broadcast_to(shape_ops.expand_dims(a, axis + 1),
-                                        (*shape[:axis + 1], int(counts), *shape[axis + 1:]))
-        return shape_ops.reshape(spread, (*shape[:axis], shape[axis] * int(counts), *shape[axis + 1:]))
     xp = xp_of(raw(a))  # the positions where the values are (the host or a device)
+    counts = raw(repeats)
     if xp is not np and isinstance(counts, np.ndarray):
         counts = counts.tolist()
     idx = xp.repeat(xp.arange(shape_of(a)[axis]), counts)

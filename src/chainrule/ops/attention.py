@@ -22,10 +22,10 @@ from ..core.traces import draw
 from ..tensor import Tensor
 from ._define import raw
 from ._saved import Saved, on_values
-from .arrays import repeat
 from .attention_blocks import packed_backward, packed_forward
 from .elementwise import where
 from .reductions import softmax
+from .shape import broadcast_to, expand_dims, reshape
 
 _CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
 
@@ -276,7 +276,15 @@ def _share_heads(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
         )
     if hq == hk:
         return k, v
-    return repeat(k, hq // hk, axis=-3), repeat(v, hq // hk, axis=-3)
+    return _spread(k, hq // hk), _spread(v, hq // hk)
+
+
+def _spread(x: Any, r: int) -> Any:
+    """Each head of x (..., H, S, E) ``r`` times in a row (..., H r, S, E): a broadcast and a reshape, so the
+    gradient is a sum over the copies (as an index gather, ``repeat``'s, it would be a scatter-add)."""
+    shape = np.shape(raw(x))
+    wide = broadcast_to(expand_dims(x, -3), (*shape[:-2], r, *shape[-2:]))
+    return reshape(wide, (*shape[:-3], shape[-3] * r, *shape[-2:]))
 
 
 # -- attention on the packed output of one q/k/v projection ---------------------------------------
