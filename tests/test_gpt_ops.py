@@ -364,3 +364,14 @@ def test_packed_attention_when_a_query_scores_far_below_the_block_maximum(dtype,
     scale = np.abs(want.detach().numpy()).max()
     np.testing.assert_allclose(y.data, want.detach().numpy(), rtol=tol, atol=tol * scale)
     np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=tol, atol=tol * np.abs(t.grad.numpy()).max())
+
+
+def test_rotation_gives_the_same_bits_on_small_and_large_arrays():
+    """Small arrays rotate on their two halves, large ones on whole rows: the same products and sums."""
+    from chainrule.ops import rotary
+
+    cos, sin = np.cos(R.normal(size=(5, 4))).astype(np.float32), np.sin(R.normal(size=(5, 4))).astype(np.float32)
+    x = R.normal(size=(1000, 3, 5, 8)).astype(np.float32)  # 120k elements: whole rows
+    assert x[:1].size <= rotary._SMALL < x.size
+    one_at_a_time = np.concatenate([rotary.rotate(x[i:i + 1], cos, sin) for i in range(len(x))])
+    np.testing.assert_array_equal(one_at_a_time, rotary.rotate(x, cos, sin))

@@ -26,13 +26,24 @@ from ._define import raw
 from .declare import linear_primitive
 
 
+_SMALL = 16384  # elements: below, the rotation runs on the two halves (fewer NumPy calls, shorter rows)
+
+
 def _rotate_fn(x: Any, *, cos: Any, sin: Any) -> Any:
     half = cos.shape[-1]
     x1, x2 = x[..., :half], x[..., half:]
     if type(x) is not np.ndarray:  # a device array: the same arithmetic, without out=
         return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
+    if x.size <= _SMALL:  # (a token at a time when sampling: fewer calls)
+        out = np.empty(x.shape, np.result_type(x, cos, sin))
+        o1, o2 = out[..., :half], out[..., half:]
+        np.multiply(x1, cos, out=o1)
+        o1 -= x2 * sin
+        np.multiply(x2, cos, out=o2)
+        o2 += x1 * sin
+        return out
     # on whole rows (long inner loops; the halves' inner loops are E/2 long): x * [cos, cos] + swap(x) * [-sin, sin],
-    # the same products and sums as above (a + (-b) is a - b)
+    # the same products and sums as above, so the same bits (a + (-b) is a - b)
     wide_cos = np.concatenate([cos, cos], axis=-1)
     wide_sin = np.concatenate([-sin, sin], axis=-1)
     out = x * wide_cos
