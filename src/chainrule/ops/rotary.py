@@ -25,7 +25,6 @@ from ..core.device import is_off_host, move, of
 from ._define import raw
 from .declare import linear_primitive
 
-
 _SMALL = 16384  # elements: below, the rotation runs on the two halves (fewer NumPy calls, shorter rows)
 
 
