@@ -24,6 +24,7 @@ from hypothesis.extra import numpy as hnp
 import chainrule as cr
 import chainrule.nn.functional as F
 import chainrule.numpy as cnp
+from chainrule.ops.rotary import rotate
 from op_declared import declared_case_fields
 from op_specs import (
     SPECS,
@@ -842,6 +843,16 @@ FFT = [
 _SDPA_MASK = np.array([[1, 0, 1, 1, 0], [1, 1, 0, 1, 1], [0, 1, 1, 1, 1]], dtype=bool)
 _KEEP = np.array([[True, False, True, True], [True, True, False, True], [False, False, False, True]])
 
+_ROPE_COS, _ROPE_SIN = np.cos(np.arange(6.0).reshape(3, 2)), np.sin(np.arange(6.0).reshape(3, 2))
+
+
+def _torch_rope(x: Any) -> Any:
+    """The rotation by position written out in PyTorch (slices, products, a concatenation)."""
+    torch = _torch()
+    c, s = torch.tensor(_ROPE_COS, dtype=x.dtype), torch.tensor(_ROPE_SIN, dtype=x.dtype)
+    return torch.cat([x[..., :2] * c - x[..., 2:] * s, x[..., 2:] * c + x[..., :2] * s], dim=-1)
+
+
 def _torch_qkv_attention(qkv: Any, causal: bool, scale: float) -> Any:
     """PyTorch's attention written out (its fused CPU kernel has no second derivative)."""
     torch = _torch()
@@ -878,6 +889,7 @@ GPT_OPS = [
          torch=lambda x: _torch().nn.functional.layer_norm(x, x.shape[-1:])),
     case("nn_rms_norm", lambda x, w: F.rms_norm(x, (4,), w, eps=1e-6), fixed((3, 4), (4,)), prims="nn.rms_norm",
          torch=lambda x, w: _torch().nn.functional.rms_norm(x, (4,), w, eps=1e-6)),
+    case("nn_rope", lambda x: rotate(x, _ROPE_COS, _ROPE_SIN), fixed((2, 3, 4)), prims="nn.rope", torch=_torch_rope),
     case("nn_rms_norm_plain", lambda x: F.rms_norm(x, x.shape[-1:]), one(1), nonzero(-2, 2), prims="nn.rms_norm",
          torch=lambda x: _torch().nn.functional.rms_norm(x, x.shape[-1:])),
     case("nn_masked_softmax", lambda x: F.masked_softmax(x, _KEEP), fixed((3, 4)), prims="nn.masked_softmax",

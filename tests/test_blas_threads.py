@@ -109,3 +109,21 @@ def test_non_arrays_and_tensors_go_straight_to_matmul():
     t = cr.Tensor(np.ones((2, 3)), requires_grad=True)
     out = blas_threads.matmul(t, np.ones((3, 4)))
     assert isinstance(out, cr.Tensor) and out.requires_grad
+
+
+def test_inside_a_one_thread_block_products_ask_no_thread_count(monkeypatch):
+    fake = FakeBLAS(monkeypatch)
+    asked = []
+    monkeypatch.setattr(blas_threads, "_thread_count_functions",
+                        lambda: ((lambda: asked.append(1) or fake.threads, fake.put),))
+    with blas_threads.blas_threads_limited(1):
+        assert fake.threads == 1
+        asked.clear()
+        out = blas_threads.matmul(np.ones((1, 128)), np.ones((128, 384)))
+        assert out[0, 0] == 128 and asked == []  # (a token at a time when sampling: no call into OpenBLAS)
+        with blas_threads.blas_threads_limited(2):  # an inner block that allows more keeps the outer one's promise
+            blas_threads.matmul(np.ones((1, 4)), np.ones((4, 2)))
+            assert asked == [1]  # (its own count, read on entry)
+    assert fake.threads == 2 and not blas_threads._ONE_THREAD[0]
+    blas_threads.matmul(np.ones((1, 128)), np.ones((128, 384)))
+    assert len(asked) > 1  # outside, small products check again

@@ -126,6 +126,18 @@ def test_sampling_logits_on_arrays_are_the_modules_logits_bit_for_bit():
         np.testing.assert_array_equal(model.sampling_logits(idx), model(idx).data)
 
 
+def test_the_sampler_checks_the_layout_once_and_gives_the_same_logits():
+    model = nn.GPT(CONFIG, seed=0).eval()
+    idx = np.random.default_rng(0).integers(0, 13, (2, 5))
+    run = model.sampler()
+    with cr.no_grad():
+        c1, c2 = model.new_caches(2), model.new_caches(2)
+        np.testing.assert_array_equal(run(idx[:, :4], c1), model.sampling_logits(idx[:, :4], c2))
+        np.testing.assert_array_equal(run(idx[:, 4:], c1), model.sampling_logits(idx[:, 4:], c2))
+    model.blocks[0].mlp = nn.Sequential(*model.blocks[0].mlp[:1], nn.ReLU(), *model.blocks[0].mlp[2:])
+    assert model.sampler() == model.sampling_logits  # not the stock layers: the module itself runs
+
+
 @pytest.mark.parametrize("kw", [dict(), dict(temperature=0.7, top_k=4), dict(top_p=0.8), dict(temperature=0.0),
                                 dict(temperature=1.3, top_k=3, top_p=0.9)])
 def test_cache_gives_the_same_tokens(kw):

@@ -141,6 +141,27 @@ def test_grouped_query_attention_matches_torch_and_its_gradient_checks(is_causal
         F.scaled_dot_product_attention(q, R.normal(size=(1, 3, 3, 2)), R.normal(size=(1, 3, 3, 2)), enable_gqa=True)
 
 
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("mask", [None, "bool", "float"])
+def test_one_query_against_many_keys_matches_torch(mask):
+    """A single query row (sampling with a cache) scores as k (q scale)^T, without a transposed copy of the keys."""
+    torch = pytest.importorskip("torch")
+    q, k, v = R.normal(size=(2, 3, 1, 4)), R.normal(size=(2, 3, 6, 4)), R.normal(size=(2, 3, 6, 5))
+    m = {None: None, "bool": (np.arange(6) < 4)[None, :], "float": R.normal(size=(3, 1, 6))}[mask]
+    ours = [cr.Tensor(a, requires_grad=True) for a in (q, k, v)]
+    theirs = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    out = F.scaled_dot_product_attention(*ours, attn_mask=m, scale=0.7)
+    tout = torch.nn.functional.scaled_dot_product_attention(*theirs, attn_mask=None if m is None else torch.tensor(m),
+                                                            scale=0.7)
+    np.testing.assert_allclose(out.data, tout.detach().numpy(), rtol=1e-12, atol=1e-14)
+    (out**2).sum().backward()
+    (tout**2).sum().backward()
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.data, b.grad.numpy(), rtol=1e-10, atol=1e-13)
+    assert cr.gradcheck(lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=m), q, k, v,
+                        modes=("rev", "fwd"), order=2)
+
 @pytest.mark.oracle
 def test_layer_norm_of_a_constant_row_matches_torch():
     torch = pytest.importorskip("torch")
@@ -168,6 +189,29 @@ def test_gelu_float32_matches_torch():
     # torch computes 0.5 x (1 + erf(x / sqrt 2)) in float32: its error near the left tail is ~1e-6 absolute
     np.testing.assert_allclose(F.gelu(x), y.detach().numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype, rtol", [(np.float32, 2e-7), (np.float64, 1e-15)])
+def test_silu_matches_torch_far_out_and_on_large_arrays_split_in_blocks(dtype, rtol):
+    """The blocked SiLU (ops.logistic): exp(-x) overflowing gives 0, not a warning; values and gradients
+    as PyTorch's, including beyond one block (threads split those)."""
+    torch = pytest.importorskip("torch")
+    edges = [-1000.0, -745.5, -104.0, -88.8, -20.0, -1e-30, 0.0, 1e-30, 3.0, 40.0, 800.0, np.inf]
+    x = np.concatenate([np.array(edges), R.normal(scale=6.0, size=200_000)]).astype(dtype).reshape(2, -1)
+    xt = cr.Tensor(x, requires_grad=True)
+    g = R.normal(size=x.shape).astype(dtype)
+    with np.errstate(over="raise", invalid="raise", divide="raise"):
+        y = F.silu(xt)
+        y.backward(g)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.nn.functional.silu(tx)
+    ty.backward(torch.tensor(g))
+    assert y.data.dtype == dtype and xt.grad.data.dtype == dtype
+    np.testing.assert_allclose(y.data, ty.detach().numpy(), rtol=4 * rtol, atol=1e-300)
+    np.testing.assert_allclose(xt.grad.data, tx.grad.numpy(), rtol=8 * rtol, atol=8 * rtol * np.abs(g).max())
+    with np.errstate(invalid="ignore"):  # the user's own non-finite values: NumPy would warn, as x * sigmoid(x)
+        assert np.isnan(F.silu(np.array([np.nan, -np.inf], dtype=dtype))).all()  # as x * sigmoid(x), and torch
 
 
 def test_masked_softmax_gives_zeros_for_an_empty_row_and_no_gradient_there():
@@ -321,3 +365,14 @@ def test_packed_attention_when_a_query_scores_far_below_the_block_maximum(dtype,
     scale = np.abs(want.detach().numpy()).max()
     np.testing.assert_allclose(y.data, want.detach().numpy(), rtol=tol, atol=tol * scale)
     np.testing.assert_allclose(x.grad.data, t.grad.numpy(), rtol=tol, atol=tol * np.abs(t.grad.numpy()).max())
+
+
+def test_rotation_gives_the_same_bits_on_small_and_large_arrays():
+    """Small arrays rotate on their two halves, large ones on whole rows: the same products and sums."""
+    from chainrule.ops import rotary
+
+    cos, sin = np.cos(R.normal(size=(5, 4))).astype(np.float32), np.sin(R.normal(size=(5, 4))).astype(np.float32)
+    x = R.normal(size=(1000, 3, 5, 8)).astype(np.float32)  # 120k elements: whole rows
+    assert x[:1].size <= rotary._SMALL < x.size
+    one_at_a_time = np.concatenate([rotary.rotate(x[i:i + 1], cos, sin) for i in range(len(x))])
+    np.testing.assert_array_equal(one_at_a_time, rotary.rotate(x, cos, sin))

@@ -371,6 +371,7 @@ SPECIAL: dict[str, tuple[str, Rule]] = {
     "nn.rms_norm": ("reduction", normalization),
     "nn.scaled_dot_product_attention": ("contraction", attention),
     "nn.qkv_attention": ("contraction", packed_attention),
+    "nn.rope": ("elementwise", elementwise),  # the batch axis leads; the tables broadcast over it
     "nn.conv": ("contraction", convolution),
     "nn.conv_input_grad": ("contraction", convolution),
     "nn.conv_weight_grad": ("contraction", convolution),

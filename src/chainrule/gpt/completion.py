@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..core.state import no_grad
-from ..nn.language_model.generate import sample_next
+from ..nn.language_model.generate import sample_next, sampler
 from ..tensor import Tensor
 
 __all__ = ["Completion", "block_end", "block_indent", "statement_complete", "iter_tokens"]
@@ -98,7 +98,7 @@ def iter_tokens(model: Any, ids: Sequence[int], temperature: float = 0.0, top_k:
     if not seq:
         raise ValueError("the prompt is empty: give at least one token")
     model.eval()
-    run = getattr(model, "sampling_logits", None) or model
+    run = sampler(model)
     caches = None
     with no_grad():
         while True:

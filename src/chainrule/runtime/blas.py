@@ -134,6 +134,9 @@ def _thread_count_functions() -> tuple[tuple[Any, Any], ...]:
     return tuple(pairs)
 
 
+_ONE_THREAD = [False]  # inside blas_threads_limited(1): every product runs on one thread, none needs the check
+
+
 @contextmanager
 def blas_threads_limited(n: int) -> Iterator[None]:
     """Inside the block, OpenBLAS runs at most ``n`` threads (the count is process-wide: use it around
@@ -147,12 +150,15 @@ def blas_threads_limited(n: int) -> Iterator[None]:
     """
     pairs = _thread_count_functions()
     before = [get() for get, _ in pairs]
+    known = _ONE_THREAD[0]
     try:
         for (_, put), was in zip(pairs, before):
             if was > n:
                 put(max(1, int(n)))
+        _ONE_THREAD[0] = known or (bool(pairs) and n <= 1)
         yield
     finally:
+        _ONE_THREAD[0] = known
         for (_, put), was in zip(pairs, before):
             put(was)
 
@@ -204,7 +210,7 @@ def matmul(a: Any, b: Any) -> Any:
     """
     if type(a) is not np.ndarray or type(b) is not np.ndarray or a.ndim == 0 or b.ndim == 0:
         return a @ b
-    if 2 * a.size * (b.shape[-1] if b.ndim > 1 else 1) >= ONE_THREAD_BELOW[0]:
+    if _ONE_THREAD[0] or 2 * a.size * (b.shape[-1] if b.ndim > 1 else 1) >= ONE_THREAD_BELOW[0]:
         return a @ b
     pairs = _thread_count_functions()
     if not pairs:

@@ -1,7 +1,8 @@
 """Activation functions of ``chainrule.nn.functional``: ``gelu`` (exact and tanh) and ``silu``.
 
 Each is one primitive with both rules. Exact float32 GELU runs ``ops.special_functions.gauss.gelu_f32`` (no SciPy,
-in cache-sized blocks split between threads) and keeps Phi(x) for its reverse rule.
+in cache-sized blocks split between threads) and keeps Phi(x) for its reverse rule; SiLU on float
+arrays runs ``ops.logistic`` the same way and keeps sigmoid(x).
 
 Example:
     >>> import chainrule.nn.functional as F
@@ -23,6 +24,7 @@ from ...ops import elementwise as _ew
 from ...ops._define import raw
 from ...ops._saved import Saved, on_values
 from ...ops.elementwise import erf, sigmoid, tanh
+from ...ops.logistic import silu_backward, silu_forward
 from ...ops.special_functions.gauss import gelu_f32, gelu_grad_f32, ndtr, times_f32
 
 __all__ = ["gelu", "silu", "softplus"]
@@ -98,7 +100,32 @@ _gelu = Primitive("nn.gelu", _gelu_fn)
 _gelu.defvjp(_gelu_vjp)
 _gelu.defjvp(lambda t, ans, x, *, saved=None: t * _gelu_d(ans, x))
 _gelu_tanh = _elementwise("nn.gelu_tanh", lambda x: 0.5 * x * (1.0 + np.tanh(_gelu_tanh_inner(x))), _gelu_tanh_d)
-_silu = _elementwise("nn.silu", lambda x: x * sigmoid(x), _silu_d)
+def _fast_silu(*xs: Any) -> bool:
+    """Real floating-point NumPy arrays of one shape and dtype: the blocked kernels (ops.logistic) apply."""
+    x = xs[-1]
+    return all(type(a) is np.ndarray and a.dtype == x.dtype and a.shape == x.shape for a in xs) and \
+        x.dtype.kind == "f" and x.ndim > 0
+
+
+def _silu_fn(x: Any, *, saved: Saved | None = None) -> Any:
+    if not _fast_silu(x):
+        return x * sigmoid(x)
+    y, s = silu_forward(x)
+    if saved is not None and saved.wanted:
+        saved.values["sigmoid"] = s  # for the reverse rule: 5 passes instead of recomputing the sigmoid
+    return y
+
+
+def _silu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved | None = None) -> Any:
+    s = saved.values.pop("sigmoid", None) if saved is not None else None  # used once, then let go
+    if on_values(g, x) and _fast_silu(g, x):
+        return silu_backward(g, x, silu_forward(x)[1] if s is None else s)
+    return g * _silu_d(ans, x)
+
+
+_silu = Primitive("nn.silu", _silu_fn)
+_silu.defvjp(_silu_vjp)
+_silu.defjvp(lambda t, ans, x, *, saved=None: t * _silu_d(ans, x))
 
 
 def gelu(x: Any, approximate: str = "none") -> Any:
@@ -125,7 +152,7 @@ def silu(x: Any) -> Any:
         >>> round(float(F.silu(1.0)), 4)
         0.7311
     """
-    return _silu(x)
+    return _silu(x, saved=Saved(x))
 
 
 def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:

@@ -52,55 +52,62 @@ def _data(p: Any) -> Any:
 _NOTHING_SAVED = Saved()  # no argument requires grad: the forward functions keep nothing in it
 
 
-def _kernel(name: str) -> Any:
-    """The forward function of the primitive ``name`` (what apply runs on arrays), looked up per call."""
-    return REGISTRY[name].fn
+class _Kernels:
+    """The forward functions of the primitives a step runs (what apply runs on arrays), looked up once
+    per step: a profiler may have wrapped them (bench/bench_gpt.py --profile)."""
+
+    __slots__ = ("linear", "norm", "gelu", "sdpa")
+
+    def __init__(self) -> None:
+        self.linear, self.norm = REGISTRY["nn.linear"].fn, REGISTRY["nn.layer_norm"].fn
+        self.gelu, self.sdpa = REGISTRY["nn.gelu"].fn, REGISTRY["nn.scaled_dot_product_attention"].fn
 
 
-def _linear(layer: Linear, x: np.ndarray) -> np.ndarray:
-    return _kernel("nn.linear")(x, layer.weight._data, _data(layer.bias))
+def _linear(k: _Kernels, layer: Linear, x: np.ndarray) -> np.ndarray:
+    b = layer.bias
+    return k.linear(x, layer.weight._data, None if b is None else b._data)
 
 
-def _norm(ln: LayerNorm, x: np.ndarray) -> np.ndarray:
-    axes = tuple(range(x.ndim - len(ln.normalized_shape), x.ndim))
-    return _kernel("nn.layer_norm")(x, _data(ln.weight), _data(ln.bias), axes=axes, eps=float(ln.eps),
-                                    saved=_NOTHING_SAVED)
+def _norm(k: _Kernels, ln: LayerNorm, x: np.ndarray) -> np.ndarray:
+    axes = (x.ndim - 1,) if len(ln.normalized_shape) == 1 else tuple(range(x.ndim - len(ln.normalized_shape), x.ndim))
+    return k.norm(x, _data(ln.weight), _data(ln.bias), axes=axes, eps=float(ln.eps), saved=_NOTHING_SAVED)
 
 
-def _gelu(x: np.ndarray, approximate: str) -> np.ndarray:
-    return _kernel("nn.gelu")(x, saved=_NOTHING_SAVED) if approximate == "none" else F.gelu(x, approximate)
+def _gelu(k: _Kernels, x: np.ndarray, approximate: str) -> np.ndarray:
+    return k.gelu(x, saved=_NOTHING_SAVED) if approximate == "none" else F.gelu(x, approximate)
 
 
-def _attention(attn: CausalSelfAttention, x: np.ndarray, cache: KVCache | None) -> np.ndarray:
+def _attention(k: _Kernels, attn: CausalSelfAttention, x: np.ndarray, cache: KVCache | None) -> np.ndarray:
     b, t, d = x.shape
     h = attn.n_heads
-    qkv = _linear(attn.c_attn, x).reshape(b, t, 3, h, d // h)
+    qkv = _linear(k, attn.c_attn, x).reshape(b, t, 3, h, d // h)
     if cache is None:
         y = F.qkv_attention(qkv, is_causal=True)
     else:  # as CausalSelfAttention.forward
-        q, k, v = (qkv[:, :, i].transpose(0, 2, 1, 3) for i in range(3))
+        qkv = qkv.transpose(2, 0, 3, 1, 4)  # (3, B, H, T, hd): q, k and v as views
         start = cache.length
-        keys, values = cache.append(k, v)
+        keys, values = cache.append(qkv[1], qkv[2])
         if t > 1:
             xp = xp_of(keys)
             mask = xp.arange(start + t)[None, :] <= (start + xp.arange(t))[:, None]
-            y = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
+            y = F.scaled_dot_product_attention(qkv[0], keys, values, attn_mask=mask)
         else:  # one new token sees every cached key: no mask
-            y = _kernel("nn.scaled_dot_product_attention")(q, keys, values, scale=1.0 / math.sqrt(d // h),
-                                                          drop=None, saved=_NOTHING_SAVED)
+            y = k.sdpa(qkv[0], keys, values, scale=1.0 / math.sqrt(d // h), drop=None, saved=_NOTHING_SAVED)
         y = y.transpose(0, 2, 1, 3)
-    return _linear(attn.c_proj, y.reshape(b, t, d))
+    return _linear(k, attn.c_proj, y.reshape(b, t, d))
 
 
 def forward_arrays(model: Any, idx: np.ndarray, caches: list[KVCache] | None = None) -> np.ndarray:
     """``model(idx, caches)``'s logits as an array (the model must pass :func:`standard_layout`)."""
     b, t = model._check_tokens(idx)
+    k = _Kernels()
     start = caches[0].length if caches else 0
     positions = xp_of(idx).arange(start, start + t)
-    x = F.embedding(idx, model.wte.weight._data) + F.embedding(positions, model.wpe.weight._data)
+    wte = model.wte.weight._data
+    x = wte[idx] + model.wpe.weight._data[positions]  # the rows F.embedding picks (idx checked above)
     for i, block in enumerate(model.blocks):
-        x = x + _attention(block.attn, _norm(block.ln_1, x), caches[i] if caches else None)
+        x = x + _attention(k, block.attn, _norm(k, block.ln_1, x), caches[i] if caches else None)
         fc, act, proj, _ = block.mlp
-        x = x + _linear(proj, _gelu(_linear(fc, _norm(block.ln_2, x)), act.approximate))
-    x = _norm(model.ln_f, x)
-    return F.linear(x, model.wte.weight._data) if model.lm_head is None else _linear(model.lm_head, x)
+        x = x + _linear(k, proj, _gelu(k, _linear(k, fc, _norm(k, block.ln_2, x)), act.approximate))
+    x = _norm(k, model.ln_f, x)
+    return k.linear(x, wte) if model.lm_head is None else _linear(k, model.lm_head, x)

@@ -8,12 +8,14 @@ and ``model(idx, caches)`` (as :class:`chainrule.nn.GPT`) are run with a key/val
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
 
 from ...core.device import CPU, as_array, is_off_host, move, of
 from ...core.state import no_grad
+from ...runtime.blas import ONE_THREAD_BELOW, blas_threads_limited
 from ...tensor import Tensor
 
 
@@ -57,9 +59,9 @@ def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, top_p
     """
     if not (math.isfinite(temperature) and temperature >= 0):
         raise ValueError(f"generate: temperature must be a finite number >= 0, got {temperature!r}")
-    bad = np.isnan(logits) | np.isposinf(logits)
-    if bad.any():
-        row = int(np.argwhere(bad)[0][0])
+    top = logits.max()  # NaN if any is NaN: one pass for the check of every token
+    if not top < np.inf:
+        row = int(np.argwhere(np.isnan(logits) | np.isposinf(logits))[0][0])
         raise ValueError(
             f"generate: the model's logits hold NaN or inf (row {row}), so the probabilities are not finite; "
             "its weights are probably not finite (a diverged training run): load a checkpoint from before"
@@ -77,6 +79,14 @@ def sample_next(logits: np.ndarray, temperature: float, top_k: int | None, top_p
         )
     u = gen.random((len(z), 1)) * cdf[:, -1:]  # one uniform per row: the same draws with or without a cache
     return np.minimum((cdf <= u).sum(axis=-1), z.shape[-1] - 1)
+
+
+def sampler(model: Any) -> Any:
+    """The function that gives ``model``'s logits for sampling: ``model.sampler()`` where it has one (GPT: on
+    its parameters' arrays, its layers checked once for every step of the loop), else ``model.sampling_logits``,
+    else the model itself. Call it again after changing the model's layers."""
+    make = getattr(model, "sampler", None)
+    return make() if make is not None else getattr(model, "sampling_logits", None) or model
 
 
 def _on_device(run: Any, device: Any) -> Any:
@@ -117,18 +127,23 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
     was_training = model.training
     model.eval()
     caches = None
-    run = getattr(model, "sampling_logits", None) or model  # GPT: on the parameters' arrays
+    run = sampler(model)
     device = next((of(p._data) for p in model.parameters()), CPU) if hasattr(model, "parameters") else CPU
     if device is not CPU:  # a model on a GPU: the few new tokens go there, the last logits come back to sample
         run = _on_device(run, device)
     n = out.shape[1]
+    # a one-token step whose products are all below blas_threads' bound runs on one BLAS thread anyway: say so
+    # once for the whole step, and no product checks the thread count (one call into OpenBLAS each)
+    sizes = [p._data.size for p in model.parameters()] if hasattr(model, "parameters") else []
+    small = bool(sizes) and 2 * len(out) * max(sizes) < ONE_THREAD_BELOW[0]
     out = np.concatenate([out, np.zeros((len(out), int(max_new_tokens)), dtype=np.int64)], axis=1)
     try:
         with no_grad():
             for _ in range(int(max_new_tokens)):
                 if use_cache and hasattr(model, "new_caches"):
                     if caches is not None and caches[0].length < ctx:
-                        logits = run(out[:, n - 1:n], caches)  # one new token, the rest is cached
+                        with blas_threads_limited(1) if small else nullcontext():
+                            logits = run(out[:, n - 1:n], caches)  # one new token, the rest is cached
                     else:  # first step, or the window is full: run the (last ctx) tokens afresh
                         caches = model.new_caches(len(out))
                         logits = run(out[:, max(0, n - ctx):n], caches)

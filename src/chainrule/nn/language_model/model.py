@@ -18,6 +18,7 @@ Example:
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -203,6 +204,14 @@ class GPT(Module):
             return modern_forward_arrays(self, as_array(idx), caches)
         logits = self(idx, caches)
         return logits._data if isinstance(logits, Tensor) else as_array(logits)
+
+    def sampler(self) -> Callable[..., np.ndarray]:
+        """:meth:`sampling_logits` with the layout checked once, for the steps of one sampling loop (which
+        change neither the layers nor the mode)."""
+        run = forward_arrays if standard_layout(self) else modern_forward_arrays if modern_layout(self) else None
+        if run is None:
+            return self.sampling_logits
+        return lambda idx, caches=None: run(self, as_array(idx), caches)
 
     def new_caches(self, batch: int) -> list[KVCache]:
         """One empty key/value cache per block, for ``batch`` sequences of up to context_length tokens."""

@@ -9,8 +9,8 @@
   (rotary position embeddings) instead of adding a position embedding to the tokens;
 - the MLP is SwiGLU, ``w2(silu(w1(x)) * w3(x))`` (``mlp="swiglu"``), or GPT-2's GELU MLP.
 
-Everything is a composite of ops that already have both differentiation rules (getitem,
-multiply, concatenate, ``rms_norm``, ``silu``, fused attention), so no new rule is needed.
+Everything is made of ops with both differentiation rules: ``rms_norm``, ``silu``, fused attention,
+and the rotation by position (``ops.rotary.rotate``, one linear op).
 
 Example:
     >>> import numpy as np
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ...ops.shape import concatenate
+from ...ops.rotary import rotate
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -52,22 +52,33 @@ def swiglu_hidden(d_model: int, mlp_ratio: int) -> int:
     return 8 * math.ceil(2 * mlp_ratio * d_model / 3 / 8)
 
 
+_TABLES: dict[tuple[Any, ...], tuple[np.ndarray, np.ndarray]] = {}
+
+
 def rope_tables(positions: np.ndarray, head_dim: int, theta: float, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
     """``cos`` and ``sin`` of the rotary angles, (T, head_dim / 2): position p turns feature pair i by
-    ``p * theta ** (-2 i / head_dim)`` (computed in float64, then cast to ``dtype``)."""
-    inv_freq = float(theta) ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
-    angles = np.asarray(positions, dtype=np.float64)[:, None] * inv_freq[None, :]
-    return np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    ``p * theta ** (-2 i / head_dim)`` (computed in float64, then cast to ``dtype``; made once per
+    positions, size and dtype, read-only: every step of a training run and of sampling reuses them)."""
+    positions = np.asarray(positions, dtype=np.float64)
+    key = (positions.tobytes(), int(head_dim), float(theta), np.dtype(dtype))
+    tables = _TABLES.get(key)
+    if tables is None:
+        inv_freq = float(theta) ** (-np.arange(0, head_dim, 2, dtype=np.float64) / head_dim)
+        angles = positions[:, None] * inv_freq[None, :]
+        tables = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+        for table in tables:
+            table.flags.writeable = False
+        if len(_TABLES) > 512:
+            _TABLES.clear()
+        _TABLES[key] = tables
+    return tables
 
 
 def apply_rope(x: Any, cos: np.ndarray, sin: np.ndarray) -> Any:
     """Rotate (..., T, head_dim) features by position: the pair (x[i], x[i + head_dim/2]) turns by
     angle (t, i) (the "rotate half" layout of GPT-NeoX and Hugging Face's Llama). Works on Tensors
-    (differentiably: a composite of slicing, products and a concatenation) and on arrays."""
-    half = cos.shape[-1]
-    x1, x2 = x[..., :half], x[..., half:]
-    parts = [x1 * cos - x2 * sin, x2 * cos + x1 * sin]
-    return concatenate(parts, axis=-1) if isinstance(x, Tensor) else np.concatenate(parts, axis=-1)
+    (differentiably: one linear op, :func:`chainrule.ops.rotary.rotate`) and on arrays."""
+    return rotate(x, cos, sin)
 
 
 def _array(x: Any) -> np.ndarray:
@@ -97,11 +108,8 @@ class GroupedQueryAttention(Module):
     def forward(self, x: Any, positions: np.ndarray, cache: KVCache | None = None) -> Any:
         b, t, d = np.shape(_array(x))
         h, kv, hd = self.n_heads, self.n_kv_heads, self.head_dim
-        qkv = self.c_attn(x).reshape(b, t, h + 2 * kv, hd).transpose(0, 2, 1, 3)  # (B, heads, T, hd)
-        q, k, v = qkv[:, :h], qkv[:, h:h + kv], qkv[:, h + kv:]
-        if self.rope:
-            cos, sin = rope_tables(positions, hd, self.rope_theta, _array(qkv).dtype)
-            q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        q, k, v = _split_heads(self.c_attn(x).reshape(b, t, h + 2 * kv, hd), h, kv, positions,
+                               self.rope_theta if self.rope else None)  # (B, heads, T, hd) each
         gqa = kv != h
         if cache is None:
             p = self.dropout if self.training else 0.0
@@ -118,6 +126,16 @@ class GroupedQueryAttention(Module):
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, n_heads={self.n_heads}, n_kv_heads={self.n_kv_heads}, rope={self.rope}"
+
+
+def _split_heads(qkv: Any, h: int, kv: int, positions: np.ndarray, theta: float | None) -> tuple[Any, Any, Any]:
+    """Queries, keys and values (B, heads, T, hd) from one projection's (B, T, heads, hd); with ``theta``, the
+    queries and keys turned by position first, in one rotation while they are still side by side."""
+    qk, v = qkv[:, :, :h + kv], qkv[:, :, h + kv:]
+    if theta is not None:
+        cos, sin = rope_tables(positions, qkv.shape[-1], theta, _array(qkv).dtype)
+        qk = apply_rope(qk, cos[:, None], sin[:, None])  # (T, 1, hd/2): the same angles for every head
+    return qk[:, :, :h].transpose(0, 2, 1, 3), qk[:, :, h:].transpose(0, 2, 1, 3), v.transpose(0, 2, 1, 3)
 
 
 class SwiGLU(Module):
@@ -190,11 +208,8 @@ def _attention_arrays(attn: GroupedQueryAttention, x: np.ndarray, positions: np.
                       cache: KVCache | None) -> np.ndarray:
     b, t, d = x.shape
     h, kv, hd = attn.n_heads, attn.n_kv_heads, attn.head_dim
-    qkv = _linear(attn.c_attn, x).reshape(b, t, h + 2 * kv, hd).transpose(0, 2, 1, 3)
-    q, k, v = qkv[:, :h], qkv[:, h:h + kv], qkv[:, h + kv:]
-    if attn.rope:
-        cos, sin = rope_tables(positions, hd, attn.rope_theta, qkv.dtype)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+    q, k, v = _split_heads(_linear(attn.c_attn, x).reshape(b, t, h + 2 * kv, hd), h, kv, positions,
+                           attn.rope_theta if attn.rope else None)
     gqa = kv != h
     if cache is None:
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=gqa)

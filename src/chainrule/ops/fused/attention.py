@@ -22,9 +22,9 @@ from ...runtime.blas import matmul as blas_matmul
 from ...tensor import Tensor
 from .._define import raw
 from .._saved import Saved, on_values
-from ..arrays import repeat
 from ..elementwise import where
 from ..reductions import softmax
+from ..shape import broadcast_to, expand_dims, reshape
 from .attention_blocks import packed_backward, packed_forward
 
 _CAUSAL: dict[tuple[int, int, Any], np.ndarray] = {}
@@ -55,7 +55,12 @@ def _t(x: Any) -> Any:
 
 def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
     """P = softmax(q k^T scale + bias), with differentiable ops (Tensors) or NumPy (in place)."""
-    s = blas_matmul(q * scale, _t(k))
+    if type(q) is np.ndarray and type(k) is np.ndarray and q.shape[-2] == 1 and q.ndim == k.ndim:
+        # one query (sampling with a cache): the scores are k (q scale)^T, with no copy of the keys transposed
+        qs = (q * scale).reshape(*q.shape[:-2], q.shape[-1], 1)
+        s = np.swapaxes(blas_matmul(k, qs), -1, -2)
+    else:
+        s = blas_matmul(q * scale, _t(k))
     if bias is not None:
         s = s + bias if isinstance(s, Tensor) or isinstance(bias, Tensor) else np.add(s, bias, out=s)
     return softmax(s, axis=-1) if isinstance(s, Tensor) else _softmax_inplace(s)
@@ -271,7 +276,15 @@ def _share_heads(q: Any, k: Any, v: Any) -> tuple[Any, Any]:
         )
     if hq == hk:
         return k, v
-    return repeat(k, hq // hk, axis=-3), repeat(v, hq // hk, axis=-3)
+    return _spread(k, hq // hk), _spread(v, hq // hk)
+
+
+def _spread(x: Any, r: int) -> Any:
+    """Each head of x (..., H, S, E) ``r`` times in a row (..., H r, S, E): a broadcast and a reshape, so the
+    gradient is a sum over the copies (as an index gather, ``repeat``'s, it would be a scatter-add)."""
+    shape = np.shape(raw(x))
+    wide = broadcast_to(expand_dims(x, -3), (*shape[:-2], r, *shape[-2:]))
+    return reshape(wide, (*shape[:-3], shape[-3] * r, *shape[-2:]))
 
 
 # -- attention on the packed output of one q/k/v projection ---------------------------------------

@@ -37,42 +37,59 @@ def _block_rows(d: int) -> int:
     return max(1, _BLOCK_ELEMENTS // max(1, d))
 
 
+_MEANS: dict[tuple[int, Any], np.ndarray] = {}
+
+
+def _mean_vector(d: int, dtype: Any) -> np.ndarray:
+    """A read-only vector of ``d`` values 1/d: a row's mean is one product with it (BLAS); made once per size."""
+    v = _MEANS.get((d, dtype))
+    if v is None:
+        if len(_MEANS) > 64:
+            _MEANS.clear()
+        v = _MEANS[d, dtype] = np.full(d, 1.0 / d, dtype=dtype)
+        v.flags.writeable = False
+    return v
+
+
 def _normalise(x: np.ndarray, axes: tuple[int, ...], eps: float, centred: bool, w: Any = None, b: Any = None,
                affine: bool = False) -> tuple[Any, np.ndarray, np.ndarray]:
     """(y or None, xhat (rows, D), rstd (rows, 1)); y = xhat * w + b in x's shape when ``affine``."""
     x2 = _rows(x, axes)
     n, d = x2.shape
-    dt = x.dtype.type
-    inv_d, eps_t = dt(1.0 / d), dt(eps)
-    ones = np.ones(d, dtype=x.dtype)
     xhat = np.empty_like(x2)
     rstd = np.empty((n, 1), dtype=x.dtype)
     y = np.empty_like(x2) if affine else None
-    wf = w.reshape(-1) if w is not None else None
-    bf = b.reshape(-1) if b is not None else None
-
-    def work(lo: int, hi: int) -> None:
-        xb, xh, r = x2[lo:hi], xhat[lo:hi], rstd[lo:hi]
-        if centred:
-            np.subtract(xb, (xb @ ones)[:, None] * inv_d, out=xh)
-        else:
-            np.copyto(xh, xb)
-        np.multiply(np.einsum("ij,ij->i", xh, xh)[:, None], inv_d, out=r)
-        r += eps_t
-        np.sqrt(r, out=r)
-        np.reciprocal(r, out=r)
-        xh *= r
-        if y is not None:
-            yb = y[lo:hi]
-            if wf is not None:
-                np.multiply(xh, wf, out=yb)
-            else:
-                np.copyto(yb, xh)
-            if bf is not None:
-                yb += bf
-
-    for_blocks(work, n, _block_rows(d))
+    args = (w.reshape(-1) if w is not None else None, b.reshape(-1) if b is not None else None, eps, centred)
+    block = _block_rows(d)
+    if n <= block:  # one block (one token at a time when sampling): no bookkeeping
+        _normalise_block(x2, xhat, rstd, y, *args)
+    else:
+        for_blocks(lambda lo, hi: _normalise_block(x2[lo:hi], xhat[lo:hi], rstd[lo:hi],
+                                                   None if y is None else y[lo:hi], *args), n, block)
     return (y.reshape(x.shape) if y is not None else None), xhat, rstd
+
+
+def _normalise_block(xb: np.ndarray, xh: np.ndarray, r: np.ndarray, yb: Any, wf: Any, bf: Any, eps: float,
+                     centred: bool) -> None:
+    """Rows ``xb`` normalised into ``xh``, their 1 / std into ``r``, and xhat * w + b into ``yb`` (unless None)."""
+    dt = xb.dtype.type
+    mean = _mean_vector(xb.shape[1], xb.dtype)
+    if centred:
+        np.subtract(xb, (xb @ mean)[:, None], out=xh)
+    else:
+        np.copyto(xh, xb)
+    np.multiply(np.einsum("ij,ij->i", xh, xh)[:, None], mean[0], out=r)
+    r += dt(eps)
+    np.sqrt(r, out=r)
+    np.reciprocal(r, out=r)
+    xh *= r
+    if yb is not None:
+        if wf is not None:
+            np.multiply(xh, wf, out=yb)
+        else:
+            np.copyto(yb, xh)
+        if bf is not None:
+            yb += bf
 
 
 def _ln_forward(x: np.ndarray, axes: tuple[int, ...], eps: float) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +165,10 @@ def _dnorm(t: Any, xhat: Any, rstd: Any, axes: tuple[int, ...], centred: bool) -
 
 def _plain(dtype: np.dtype, *xs: Any) -> bool:
     """Weights absent or NumPy arrays of x's dtype (else the affine step promotes, as NumPy would)."""
-    return all(x is None or (type(x) is np.ndarray and x.dtype == dtype) for x in xs)
+    for x in xs:
+        if x is not None and (type(x) is not np.ndarray or x.dtype != dtype):
+            return False
+    return True
 
 
 def _norm_primitive(name: str, centred: bool) -> Primitive:

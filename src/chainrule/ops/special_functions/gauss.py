@@ -199,7 +199,7 @@ def gelu_f32(x: np.ndarray, slope: bool = False) -> tuple[np.ndarray, np.ndarray
             q *= _K
             np.add(cdf, q, out=second[lo:hi])
 
-    for_blocks(work, n, _chunk())
+    for_blocks(work, n, _chunk() if n > _CHUNK else n)  # (one block either way: no thread count to read)
     return y.reshape(x.shape), second.reshape(x.shape)
 
 
