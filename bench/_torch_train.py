@@ -39,8 +39,9 @@ def train(torch: Any, model: Any, train_data: Any, val: Any, config: Any, contex
     c = config
     opt = torch.optim.AdamW(torch_weight_decay_groups(model, c.weight_decay), lr=c.lr, betas=c.betas, eps=c.eps)
     # the Trainer's schedule object computes the rates (its optimiser is a stand-in: only lr_at is used)
-    schedule = optim.WarmupCosineLR(optim.SGD([Tensor([0.0], requires_grad=True)], lr=c.lr), min(c.warmup_steps, UNFIXED - 1),
-                                    c.max_steps or UNFIXED, eta_min=c.min_lr)
+    stand_in = optim.SGD([Tensor([0.0], requires_grad=True)], lr=c.lr)
+    total = c.max_steps or UNFIXED
+    schedule = optim.WarmupCosineLR(stand_in, min(c.warmup_steps, total - 1), total, eta_min=c.min_lr)
     rng = np.random.default_rng(c.seed)
     budget = None if c.minutes is None else 60.0 * c.minutes
     history: dict[str, list[float]] = {"train_loss": [], "val_step": [], "val_loss": []}

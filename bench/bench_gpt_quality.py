@@ -333,13 +333,16 @@ def report(args: Any, meta: dict[str, Any], results: list[dict[str, Any]], befor
     kernel = next((r.get("kernel") for r in results if r.get("kernel")), "?")
     what = f"checkpoint {args.checkpoint}" if args.checkpoint else (
         f"{args.recipe} recipe, {args.tokenizer} tokenizer, {args.layers} layers, d_model {args.d_model}, context "
-        f"{args.context}, batch {args.batch_size}, lr {args.lr:g}, {args.minutes:g} min each")
+        f"{args.context}, batch {args.batch_size}, lr {args.lr:g}, {args.minutes:g} min each"
+        + (f", {args.kv_heads} kv heads" if args.kv_heads else ""))
+    together = ", run at the same time" if len(results) > 1 else ""
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {what}; {args.threads} thread(s) per library"
-          f"{', run at the same time' if len(results) > 1 else ''}; BLAS kernel: {kernel}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
+          f"{together}; BLAS kernel: {kernel}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
     print(f"held out: {meta['held_out_files']} of {meta['files']} files ({meta['held_out_bytes']:,} bytes), "
           f"{len(meta['functions'])} functions; load average {before[0]:.1f} before, {sum(loads) / len(loads):.1f} "
           f"mean during, {max(loads):.1f} max")
-    print(f"\n{'library':<11}{'params':>9}{'steps':>7}{'train s':>9}{'tok/s':>8}{'bits/byte':>11}{'parses':>8}{'1st line':>10}")
+    print(f"\n{'library':<11}{'params':>9}{'steps':>7}{'train s':>9}{'tok/s':>8}{'bits/byte':>11}{'parses':>8}"
+          f"{'1st line':>10}")
     for r in results:
         if "skipped" in r:
             print(f"{r['library']:<11}  {r['skipped']}")
