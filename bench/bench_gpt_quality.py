@@ -46,10 +46,13 @@ def held_out(docs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [d for d, is_val in zip(docs, validation_documents(len(docs), 0.1)) if is_val]
 
 
-def functions(docs: list[tuple[str, str]], n: int, body_lines: int) -> list[dict[str, Any]]:
+def functions(docs: list[tuple[str, str]], n: int, body_lines: int, tokenizer: Any = None) -> list[dict[str, Any]]:
     """``n`` functions spread evenly over the held-out ``docs``, each with a docstring and at most
     ``body_lines`` lines after it: the prompt (from ``def`` to the docstring's end, dedented to column 0),
-    the original rest and its first non-blank line."""
+    the original rest and its first non-blank line. With a ``tokenizer``, only functions it can encode
+    (a BPE tokenizer refuses characters its corpus never had)."""
+    from chainrule.gpt import GPTError
+
     found = []
     for path, text in docs:
         try:
@@ -76,7 +79,9 @@ def functions(docs: list[tuple[str, str]], n: int, body_lines: int) -> list[dict
                 continue
             try:
                 ast.parse(prompt + rest)
-            except SyntaxError:
+                if tokenizer is not None:
+                    tokenizer.encode(prompt + rest)
+            except (SyntaxError, GPTError):
                 continue
             found.append({"path": path, "line": node.lineno, "prompt": prompt, "original": rest,
                           "first_line": body[0].strip()})
@@ -90,19 +95,22 @@ def prepare(args: Any, folder: str) -> None:
     """Corpus, tokenizer, token files and held-out functions under ``folder``, for both libraries."""
     from chainrule.gpt import ByteTokenizer, corpus_documents, train_bpe, write_tokens
 
-    docs = corpus_documents(args.corpus, max_bytes=args.max_bytes)
-    if args.checkpoint:
+    if args.checkpoint:  # the run's own corpus and cap: the files it held out
         from chainrule.gpt import load_gpt
 
-        tokenizer = load_gpt(args.checkpoint)[1]
-    else:
+        _, tokenizer, extra = load_gpt(args.checkpoint)
+        options = extra.get("cli_options") or {}
+        args.corpus = options.get("corpus") or extra.get("corpus") or args.corpus
+        args.max_bytes = int(options.get("max_bytes") or args.max_bytes)
+    docs = corpus_documents(args.corpus, max_bytes=args.max_bytes)
+    if not args.checkpoint:
         texts = [t for _, t in docs]
         tokenizer = train_bpe(texts, args.vocab_size) if args.tokenizer == "bpe" else ByteTokenizer()
     write_tokens([t for _, t in docs], tokenizer, folder, val_fraction=0.1)
     kept = held_out(docs)
     meta = {"tokenizer": tokenizer.spec(), "files": len(docs), "held_out_files": len(kept),
             "held_out_bytes": sum(len(t.encode()) for _, t in kept),
-            "functions": functions(kept, args.functions, args.body_lines)}
+            "functions": functions(kept, args.functions, args.body_lines, tokenizer)}
     with open(os.path.join(folder, "meta.json"), "w") as fh:
         json.dump(meta, fh)
 
@@ -202,7 +210,7 @@ def run_library(args: Any) -> dict[str, Any]:
     train, val = (TokenStream(os.path.join(args.data, f"{p}.bin")) for p in ("train", "val"))
     if args.checkpoint:
         model, _, extra = load_gpt(args.checkpoint)
-        config, history = model.config, {"steps": [extra["step"]], "train_seconds": [float("nan")]}
+        config, history = model.config, {"steps": [extra["step"]]}
     else:
         config = nn.GPTConfig.from_recipe(args.recipe, vocab_size=tokenizer.vocab_size, context_length=args.context,
                                           d_model=args.d_model, n_heads=args.heads, n_layers=args.layers,
@@ -232,14 +240,14 @@ def run_library(args: Any) -> dict[str, Any]:
         start = time.perf_counter()
         if not args.checkpoint:
             trainer = Trainer(model, train, val, tconfig)
-            history = dict(trainer.fit(progress=False), steps=[trainer.step_count], train_seconds=[float("nan")])
+            history = dict(trainer.fit(progress=False), steps=[trainer.step_count])
         lm, params = model, model.num_parameters()
         model.eval()
 
         def logits_of(x: Any) -> Any:
             with no_grad():
                 return model(x)._data
-    trained = time.perf_counter() - start
+    trained = time.perf_counter() - start if not args.checkpoint else float("nan")  # (trained elsewhere)
     t0 = time.perf_counter()
     bpb = bits_per_byte(logits_of, val.tokens, tokenizer, config.context_length,
                         args.batch_size, args.eval_tokens)
@@ -290,6 +298,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--data", default=None, help=argparse_hidden())
     p.add_argument("--json", default=None, help="also write the figures (and every completion) here")
     args = p.parse_args(argv)
+    if args.checkpoint and os.path.isdir(args.checkpoint):  # a run folder, as chainrule gpt takes it
+        args.checkpoint = os.path.join(args.checkpoint, "checkpoint.npz")
     if args.tiny:
         args.minutes, args.layers, args.d_model, args.heads, args.context, args.batch_size = 0.03, 1, 32, 2, 32, 4
         args.functions, args.max_tokens, args.eval_tokens, args.max_bytes, args.warmup = 4, 16, 2048, 1_000_000, 2

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import numpy as np
 import pytest
 
 from chainrule import nn
-from chainrule.gpt import ByteTokenizer, train_bpe
+from chainrule.gpt import ByteTokenizer, corpus_documents, train_bpe
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 
@@ -102,3 +104,26 @@ def test_the_torch_twin_completes_as_chainrule_does(recipe):
     with torch.no_grad():
         expected = twin(torch.from_numpy(x)).numpy()
     np.testing.assert_allclose(Q.TorchLM(torch, twin).forward_logits(x), expected)
+
+
+def test_functions_a_bpe_tokenizer_cannot_encode_are_left_out():
+    tok = train_bpe([SOURCE] * 5, vocab_size=300)
+    accented = SOURCE.replace("The name.", "Le nom: é.")
+    assert [f["line"] for f in Q.functions([("m.py", accented)], n=10, body_lines=3, tokenizer=tok)] == [11, 22]
+    assert len(Q.functions([("m.py", accented)], n=10, body_lines=3)) == 3
+
+
+def test_a_chainrule_gpt_train_run_is_measured_on_the_files_it_held_out(tmp_path):
+    run = [sys.executable, "-m", "chainrule", "gpt", "train", "--steps", "3", "--layers", "1", "--d-model", "16",
+           "--heads", "2", "--context", "16", "--batch-size", "2", "--max-bytes", "1000000", "--quiet",
+           "--out", str(tmp_path / "run")]
+    env = {**os.environ, "PYTHONPATH": str(BENCH.parent / "src")}
+    assert subprocess.run(run, capture_output=True, env=env).returncode == 0
+    out = subprocess.run([sys.executable, str(BENCH / "bench_gpt_quality.py"), "--checkpoint", str(tmp_path / "run"),
+                          "--functions", "2", "--max-tokens", "4", "--eval-tokens", "500"],
+                         capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr[-2000:]
+    docs = corpus_documents(max_bytes=1_000_000)  # the run's --max-bytes, not the script's default
+    assert f"held out: {len(Q.held_out(docs))} of {len(docs)} files" in out.stdout
+    row = next(line for line in out.stdout.splitlines() if line.startswith("chainrule")).split()
+    assert row[2] == "3" and 5.0 < float(row[5]) < 9.0  # its 3 steps; about 8 bits per byte untrained
