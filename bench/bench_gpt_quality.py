@@ -5,8 +5,9 @@ process of its own, both at the same time (so both see the same load):
 - bits per byte on the held-out standard-library files: the files ``chainrule gpt train`` keeps
   for validation (one in ten, spread over the corpus, never trained on; same ``--max-bytes``), every
   token of them predicted once, in windows of the context length;
-- for held-out functions (signature and docstring as the prompt, at most ``--body-lines`` lines after
-  the docstring), greedy completions cut where ``chainrule gpt complete`` cuts them (the dedent): the
+- for ``--functions`` functions never trained on (from the held-out files, then from standard-library
+  files the capped corpus never read; signature and docstring as the prompt, at most ``--body-lines``
+  lines after the docstring), greedy completions cut where ``chainrule gpt complete`` cuts them (the dedent): the
   share that make the function parse with a body (``ast.parse``) and the share whose first line after
   the docstring is the original's.
 
@@ -46,49 +47,79 @@ def held_out(docs: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return [d for d, is_val in zip(docs, validation_documents(len(docs), 0.1)) if is_val]
 
 
-def functions(docs: list[tuple[str, str]], n: int, body_lines: int, tokenizer: Any = None) -> list[dict[str, Any]]:
-    """``n`` functions spread evenly over the held-out ``docs``, each with a docstring and at most
-    ``body_lines`` lines after it: the prompt (from ``def`` to the docstring's end, dedented to column 0),
-    the original rest and its first non-blank line. With a ``tokenizer``, only functions it can encode
-    (a BPE tokenizer refuses characters its corpus never had)."""
+def untrained_files(root: str | None, docs: list[tuple[str, str]]) -> Any:
+    """The corpus folder's files a run with the corpus ``docs`` never read (its cap skipped them), as
+    ``(path, text)`` pairs in a fixed shuffled order (so the first ones already span the folder)."""
+    import numpy as np
+
+    from chainrule.gpt import corpus_files, default_corpus_dir
+
+    read = {path for path, _ in docs}
+    others = [p for p in corpus_files(root if root is not None else default_corpus_dir()) if p not in read]
+    for i in np.random.default_rng(0).permutation(len(others)):
+        try:
+            with open(others[i], encoding="utf-8") as fh:
+                yield others[i], fh.read()
+        except (UnicodeDecodeError, OSError):
+            continue
+
+
+def functions(docs: Any, n: int, body_lines: int, tokenizer: Any = None,
+              per_file: int | None = None) -> list[dict[str, Any]]:
+    """``n`` functions spread evenly over ``docs`` (``(path, text)`` pairs; with ``per_file``, at most
+    that many from each file, files read in order until there are ``n``), each with a docstring and at
+    most ``body_lines`` lines after it: the prompt (from ``def`` to the docstring's end, dedented to
+    column 0), the original rest and its first non-blank line. With a ``tokenizer``, only functions it
+    can encode (a BPE tokenizer refuses characters its corpus never had)."""
+    found: list[dict[str, Any]] = []
+    for path, text in docs:
+        if per_file is not None and len(found) >= n:
+            break
+        mine = sorted(_file_functions(path, text, body_lines, tokenizer), key=lambda f: f["line"])
+        found += mine if per_file is None else _spread(mine, per_file)
+    if per_file is not None:
+        return found[:n]
+    return _spread(sorted(found, key=lambda f: (f["path"], f["line"])), n)
+
+
+def _spread(items: list[Any], n: int) -> list[Any]:
+    return items if len(items) <= n else [items[i * len(items) // n] for i in range(n)]
+
+
+def _file_functions(path: str, text: str, body_lines: int, tokenizer: Any) -> list[dict[str, Any]]:
     from chainrule.gpt import GPTError
 
-    found = []
-    for path, text in docs:
-        try:
-            tree = ast.parse(text)
-        except SyntaxError:
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return []
+    lines, found = text.splitlines(), []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(node.body) < 2:
             continue
-        lines = text.splitlines()
-        for node in ast.walk(tree):
-            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or len(node.body) < 2:
-                continue
-            first = node.body[0]
-            if not (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
-                    and isinstance(first.value.value, str)) or node.body[1].lineno <= first.end_lineno:
-                continue
-            col = node.col_offset
-            own = lines[node.lineno - 1: node.end_lineno]
-            if any("\t" in line or line[:col].strip() for line in own):
-                continue
-            own = [line[col:] for line in own]
-            cut = first.end_lineno - node.lineno + 1
-            prompt, rest = "\n".join(own[:cut]) + "\n", "\n".join(own[cut:]) + "\n"
-            body = [line for line in rest.splitlines() if line.strip()]
-            if not body or len(rest.splitlines()) > body_lines:
-                continue
-            try:
-                ast.parse(prompt + rest)
-                if tokenizer is not None:
-                    tokenizer.encode(prompt + rest)
-            except (SyntaxError, GPTError):
-                continue
-            found.append({"path": path, "line": node.lineno, "prompt": prompt, "original": rest,
-                          "first_line": body[0].strip()})
-    found.sort(key=lambda f: (f["path"], f["line"]))
-    if len(found) <= n:
-        return found
-    return [found[i * len(found) // n] for i in range(n)]
+        doc = node.body[0]
+        if not (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+                and isinstance(doc.value.value, str)) or node.body[1].lineno <= doc.end_lineno:
+            continue
+        col = node.col_offset
+        own = lines[node.lineno - 1: node.end_lineno]
+        if any("\t" in line or line[:col].strip() for line in own):
+            continue
+        own = [line[col:] for line in own]
+        cut = doc.end_lineno - node.lineno + 1
+        prompt, rest = "\n".join(own[:cut]) + "\n", "\n".join(own[cut:]) + "\n"
+        body = [line for line in rest.splitlines() if line.strip()]
+        if not body or len(rest.splitlines()) > body_lines:
+            continue
+        try:
+            ast.parse(prompt + rest)
+            if tokenizer is not None:
+                tokenizer.encode(prompt + rest)
+        except (SyntaxError, GPTError):
+            continue
+        found.append({"path": path, "line": node.lineno, "prompt": prompt, "original": rest,
+                      "first_line": body[0].strip()})
+    return found
 
 
 def prepare(args: Any, folder: str) -> None:
@@ -108,9 +139,12 @@ def prepare(args: Any, folder: str) -> None:
         tokenizer = train_bpe(texts, args.vocab_size) if args.tokenizer == "bpe" else ByteTokenizer()
     write_tokens([t for _, t in docs], tokenizer, folder, val_fraction=0.1)
     kept = held_out(docs)
+    chosen = functions(kept, args.functions, args.body_lines, tokenizer)
+    more = functions(untrained_files(args.corpus, docs), args.functions - len(chosen), args.body_lines, tokenizer,
+                     per_file=3) if len(chosen) < args.functions else []
     meta = {"tokenizer": tokenizer.spec(), "files": len(docs), "held_out_files": len(kept),
-            "held_out_bytes": sum(len(t.encode()) for _, t in kept),
-            "functions": functions(kept, args.functions, args.body_lines, tokenizer)}
+            "held_out_bytes": sum(len(t.encode()) for _, t in kept), "functions": chosen + more,
+            "functions_from_held_out": len(chosen)}
     with open(os.path.join(folder, "meta.json"), "w") as fh:
         json.dump(meta, fh)
 
@@ -349,7 +383,8 @@ def report(args: Any, meta: dict[str, Any], results: list[dict[str, Any]], befor
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; {what}; {args.threads} thread(s) per library"
           f"{together}; BLAS kernel: {kernel}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE')}")
     print(f"held out: {meta['held_out_files']} of {meta['files']} files ({meta['held_out_bytes']:,} bytes), "
-          f"{len(meta['functions'])} functions; load average {before[0]:.1f} before, {sum(loads) / len(loads):.1f} "
+          f"{len(meta['functions'])} functions ({meta['functions_from_held_out']} from them, the rest from files the "
+          f"capped corpus never read); load average {before[0]:.1f} before, {sum(loads) / len(loads):.1f} "
           f"mean during, {max(loads):.1f} max")
     print(f"\n{'library':<11}{'params':>9}{'steps':>7}{'train s':>9}{'tok/s':>8}{'bits/byte':>11}{'parses':>8}"
           f"{'1st line':>10}")
