@@ -60,7 +60,7 @@ def train(torch: Any, model: Any, train_data: Any, val: Any, config: Any, contex
         opt.step()
         step += 1
         durations.append(time.perf_counter() - t0)
-        history["train_loss"].append(float(loss))
+        history["train_loss"].append(float(loss.detach()))
         if c.max_steps is None and budget is not None and len(durations) >= PROBE_STEPS:
             if val_seconds is None:  # one validation batch timed, as the Trainer does
                 t1 = time.perf_counter()

@@ -127,3 +127,24 @@ def test_a_chainrule_gpt_train_run_is_measured_on_the_files_it_held_out(tmp_path
     assert f"held out: {len(Q.held_out(docs))} of {len(docs)} files" in out.stdout
     row = next(line for line in out.stdout.splitlines() if line.startswith("chainrule")).split()
     assert row[2] == "3" and 5.0 < float(row[5]) < 9.0  # its 3 steps; about 8 bits per byte untrained
+
+
+@pytest.mark.oracle
+def test_the_torch_side_trains_as_the_trainer_does(tmp_path):
+    torch = pytest.importorskip("torch")
+    from chainrule.gpt import TokenStream, TrainConfig, Trainer, write_tokens
+
+    twins, train_loop = bench_module("_torch_gpt_modern"), bench_module("_torch_train")
+    paths = write_tokens([f"def f_{i}(x):\n    return x * {i}\n" for i in range(60)], ByteTokenizer(), tmp_path)
+    train, val = TokenStream(paths["train"]), TokenStream(paths["val"])
+    config = nn.GPTConfig.from_recipe("modern", vocab_size=256, context_length=16, d_model=32, n_heads=4, n_layers=2)
+    model = nn.GPT(config, seed=0, dtype=np.float64)
+    twin = twins.TorchModernGPT(config)
+    bench_module("_torch_gpt").copy_weights(twin, model)
+    tconfig = TrainConfig(batch_size=4, lr=1e-2, min_lr=1e-3, warmup_steps=2, max_steps=6, eval_interval=3,
+                          grad_clip=0.5, workers=1)
+    ours = Trainer(model, train, val, tconfig).fit(progress=False)
+    theirs = train_loop.train(torch, twin, train, val, tconfig, config.context_length)
+    np.testing.assert_allclose(theirs["train_loss"], ours["train_loss"], rtol=1e-9)
+    np.testing.assert_allclose(theirs["val_loss"], ours["val_loss"], rtol=1e-9)
+    assert theirs["val_step"] == ours["val_step"] == [3, 6]
