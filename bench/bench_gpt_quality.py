@@ -7,15 +7,18 @@ process of its own, both at the same time (so both see the same load):
   token of them predicted once, in windows of the context length;
 - for ``--functions`` functions never trained on (from the held-out files, then from standard-library
   files the capped corpus never read; signature and docstring as the prompt, at most ``--body-lines``
-  lines after the docstring), greedy completions cut where ``chainrule gpt complete`` cuts them (the dedent): the
-  share that make the function parse with a body (``ast.parse``) and the share whose first line after
-  the docstring is the original's.
+  lines after the docstring), greedy completions cut where ``chainrule gpt complete`` cuts them (the
+  dedent): the share that make the function parse with a body (``ast.parse``) and the share whose
+  first line after the docstring is the original's.
 
 ``--checkpoint PATH`` evaluates a run of ``chainrule gpt train`` instead (its tokenizer, corpus and
 ``--max-bytes``: the files it held out). ``--tiny`` runs in seconds. ``--threads`` sets BLAS's and
 torch's threads in each process (default 1). The script prints the load average next to the figures.
 
-    python bench/bench_gpt_quality.py [--tiny] [--minutes 10] [--recipe gpt2] [--tokenizer byte]
+    python bench/bench_gpt_quality.py [--tiny] [--minutes 10] [--recipe modern] [--tokenizer byte]
+                                      [--library both|chainrule|torch] [--checkpoint RUN] [--json FILE]
+
+The defaults are ``chainrule gpt train``'s (the modern recipe, byte tokens, 4 layers, d_model 128).
 """
 
 from __future__ import annotations
@@ -306,7 +309,7 @@ def child_env(threads: int) -> dict[str, str]:
 def main(argv: list[str] | None = None) -> None:
     p = parser(__doc__.splitlines()[0])
     p.add_argument("--minutes", type=float, default=10.0, help="training budget of each library")
-    p.add_argument("--recipe", choices=["gpt2", "modern"], default="gpt2")
+    p.add_argument("--recipe", choices=["gpt2", "modern"], default="modern")
     p.add_argument("--tokenizer", choices=["byte", "bpe"], default="byte")
     p.add_argument("--vocab-size", type=int, default=1024)
     p.add_argument("--layers", type=int, default=4)
