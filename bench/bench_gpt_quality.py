@@ -352,8 +352,10 @@ def main(argv: list[str] | None = None) -> None:
         with open(os.path.join(folder, "meta.json")) as fh:
             meta = json.load(fh)
         load_before = os.getloadavg()
+        # (each process writes to a file: a pipe would block a long report until the other process ends)
+        logs = {lib: open(os.path.join(folder, f"{lib}.log"), "w+") for lib in libraries}
         procs = {lib: subprocess.Popen([sys.executable, __file__, *rest, "--library", lib, "--data", folder],
-                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                       stdout=logs[lib], stderr=subprocess.STDOUT, text=True,
                                        env=child_env(args.threads)) for lib in libraries}
         loads = []
         while any(proc.poll() is None for proc in procs.values()):
@@ -361,9 +363,11 @@ def main(argv: list[str] | None = None) -> None:
             time.sleep(0.2 if args.tiny else 10)
         results = []
         for lib, proc in procs.items():
-            out, err = proc.communicate()
-            if proc.returncode:
-                print(err[-3000:], file=sys.stderr)
+            logs[lib].seek(0)
+            out = logs[lib].read()
+            logs[lib].close()
+            if proc.wait():
+                print(out[-3000:], file=sys.stderr)
                 raise SystemExit(f"{lib}'s run failed")
             results.append(json.loads(out.strip().splitlines()[-1]))
     loads.append(os.getloadavg()[0])
