@@ -68,6 +68,17 @@ def test_a_capped_corpus_spans_the_folder(tmp_path):
     assert len(read_corpus(tmp_path, max_bytes=60)) == 10
 
 
+def test_corpus_documents_name_the_files_a_run_holds_out(tmp_path):
+    write(tmp_path, {f"m{i:02d}.py": f"x = {i}\n" for i in range(20)})
+    docs = chainrule.gpt.corpus_documents(tmp_path)
+    assert [t for _, t in docs] == read_corpus(tmp_path)
+    assert [os.path.basename(p) for p, _ in docs] == [f"m{i:02d}.py" for i in range(20)]
+    held = [t for (_, t), v in zip(docs, dataset.validation_documents(len(docs), 0.1)) if v]
+    paths = write_tokens([t for _, t in docs], ByteTokenizer(), tmp_path / "run", val_fraction=0.1)
+    val = bytes(np.fromfile(paths["val"], dtype=np.uint16).astype(np.uint8)).decode()
+    assert held == ["x = 9\n", "x = 19\n"] and val == "".join(t + dataset.DOC_SEPARATOR for t in held)
+
+
 def test_default_corpus_is_the_standard_library():
     files = corpus_files(chainrule.gpt.default_corpus_dir())
     assert any(p.endswith(os.sep + "os.py") for p in files)

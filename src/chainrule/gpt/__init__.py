@@ -18,14 +18,14 @@ Example:
 from __future__ import annotations
 
 from .checkpoint import load_gpt, read_checkpoint
-from .corpus import corpus_files, default_corpus_dir, read_corpus
+from .corpus import corpus_documents, corpus_files, default_corpus_dir, read_corpus
 from .dataset import TokenStream, write_tokens
 from .errors import GPTError
 from .tokens import BPETokenizer, ByteTokenizer, tokenizer_from_spec, train_bpe
 from .training import TrainConfig, Trainer, lm_loss
 
 __all__ = [
-    "GPTError", "default_corpus_dir", "corpus_files", "read_corpus",
+    "GPTError", "default_corpus_dir", "corpus_files", "read_corpus", "corpus_documents",
     "ByteTokenizer", "BPETokenizer", "train_bpe", "tokenizer_from_spec",
     "TokenStream", "write_tokens", "TrainConfig", "Trainer", "lm_loss", "load_gpt", "read_checkpoint",
 ]

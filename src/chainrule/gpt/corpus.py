@@ -24,7 +24,7 @@ import sysconfig
 
 from .errors import GPTError
 
-__all__ = ["default_corpus_dir", "corpus_files", "read_corpus"]
+__all__ = ["default_corpus_dir", "corpus_files", "read_corpus", "corpus_documents"]
 
 SKIPPED_DIRS = frozenset({"site-packages", "dist-packages", "__pycache__"})
 
@@ -65,6 +65,13 @@ def read_corpus(root: str | os.PathLike[str] | None = None, max_bytes: int = 4_0
     size / ``max_bytes``, rounded up), so a capped corpus still spans the whole folder instead of
     its first packages alphabetically. Entries that are not regular files are left out (and appended
     to ``skipped``). Raises :class:`GPTError` when there is no usable text."""
+    return [text for _, text in corpus_documents(root, max_bytes, suffix, skipped)]
+
+
+def corpus_documents(root: str | os.PathLike[str] | None = None, max_bytes: int = 4_000_000,
+                     suffix: str = ".py", skipped: list[str] | None = None) -> list[tuple[str, str]]:
+    """:func:`read_corpus`'s files as ``(path, text)`` pairs, in the same order: with
+    :func:`chainrule.gpt.dataset.validation_documents` they say which files a run held out."""
     if max_bytes <= 0:
         raise GPTError(f"max_bytes must be positive, got {max_bytes}")
     root = default_corpus_dir() if root is None else os.fspath(root)
@@ -79,7 +86,7 @@ def read_corpus(root: str | os.PathLike[str] | None = None, max_bytes: int = 4_0
     files = list(sizes)
     total_size = sum(sizes.values())
     stride = max(1, math.ceil(total_size / max_bytes))
-    texts: list[str] = []
+    texts: list[tuple[str, str]] = []
     total = 0
     for path in files[::stride]:
         try:
@@ -92,7 +99,7 @@ def read_corpus(root: str | os.PathLike[str] | None = None, max_bytes: int = 4_0
             continue
         if texts and total + size > max_bytes:
             break
-        texts.append(text)
+        texts.append((path, text))
         total += size
     if not texts:
         raise GPTError(f"corpus folder {root!r} holds no non-empty UTF-8 {suffix} file to train on")
