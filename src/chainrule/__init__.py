@@ -56,7 +56,6 @@ allocator._configure_from_environment()  # keep freed array memory for reuse (CH
 blas_threads._configure_from_environment()  # idle BLAS workers sleep, not spin (CHAINRULE_BLAS_SPIN=1: off)
 
 
-
 def _draw(value: Any, **options: Any) -> Any:
     from .graph import draw  # on first use: the pictures load matplotlib and graphviz
 
