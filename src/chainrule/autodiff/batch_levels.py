@@ -17,6 +17,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from ..core import traces
+from ..tensor import Tensor
 
 open = 0  # noqa: A001  (number of vmap calls running in the process)
 _open_lock = threading.Lock()
@@ -43,6 +44,17 @@ def opened(delta: int) -> None:
     with _open_lock:
         open += delta
     traces.intercepting(delta)  # apply1 and apply2 test one counter for vmap and traces
+
+
+def is_batched(x: Any) -> bool:
+    """True for a batched value (one exists only inside its vmap): code above the ops asks this rather than
+    naming vmap's class, e.g. to read every example's values at once."""
+    return isinstance(x, BATCHED)
+
+
+def is_value(x: Any) -> bool:
+    """True for what the ops take as it is: a Tensor, or a batched value inside vmap (else convert first)."""
+    return isinstance(x, Tensor) or isinstance(x, BATCHED)
 
 
 def batched_in(args: tuple[Any, ...], kw: dict[str, Any]) -> bool:

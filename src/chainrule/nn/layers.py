@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..batching.value import Batched
+from ..autodiff.batch_levels import is_value
 from ..core.device import as_array
 from ..tensor import Tensor
 from . import functional as F
@@ -28,7 +28,7 @@ from .parameter import Parameter, resolve_dtype
 def _input(x: Any, dtype: np.dtype, where: str) -> Any:
     """Arrays become ``dtype`` (cheap, no graph); a Tensor (or a batched value under vmap) of another float dtype
     is an error."""
-    if isinstance(x, (Tensor, Batched)):
+    if is_value(x):
         if x.dtype != dtype:
             if x.dtype.kind == "f":
                 hint = (
@@ -304,7 +304,7 @@ class Flatten(Module):
         self.start_dim, self.end_dim = int(start_dim), int(end_dim)
 
     def forward(self, x: Any) -> Any:
-        return (x if isinstance(x, (Tensor, Batched)) else Tensor(x)).flatten(self.start_dim, self.end_dim)
+        return (x if is_value(x) else Tensor(x)).flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self) -> str:
         return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
@@ -318,7 +318,7 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = int(dim), tuple(int(n) for n in unflattened_size)
 
     def forward(self, x: Any) -> Any:
-        return (x if isinstance(x, (Tensor, Batched)) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
+        return (x if is_value(x) else Tensor(x)).unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

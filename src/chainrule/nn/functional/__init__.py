@@ -32,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
+from ...autodiff.batch_levels import is_batched, is_value
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...batching.value import Batched
 from ...core.device import as_array
 from ...ops import reductions as _reductions
 from ...ops._define import raw
@@ -193,7 +193,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
         >>> F.linear(np.ones((2, 3)), np.ones((4, 3)), np.zeros(4)).shape
         (2, 4)
     """
-    if not hasattr(x, "shape"):  # (a Batched value inside vmap has one)
+    if not hasattr(x, "shape"):  # (a batched value inside vmap has one)
         x = as_array(x)
     sx = x._data.shape if isinstance(x, Tensor) else x.shape
     sw = weight._data.shape if isinstance(weight, Tensor) else np.shape(weight)
@@ -222,7 +222,7 @@ def _norm_axes(name: str, x: Any, normalized_shape: Any) -> tuple[tuple[int, ...
 
 
 def _norm_args(name: str, x: Any, normalized_shape: Any, weight: Any, bias: Any) -> tuple[Any, tuple[int, ...]]:
-    if not isinstance(x, Tensor) and not hasattr(x, "batch_size"):  # (a Batched value inside vmap passes as is)
+    if not is_value(x):  # (a batched value inside vmap passes as is)
         x = as_array(x)
         if x.dtype.kind != "f":
             x = x.astype(np.float64)
@@ -303,7 +303,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
         >>> F.embedding(np.array([[0, 2]]), np.eye(3)).shape
         (1, 2, 3)
     """
-    batched = isinstance(indices, Batched)  # under vmap: the checks read every example's indices
+    batched = is_batched(indices)  # under vmap: the checks read every example's indices
     idx = as_array(raw(_whole_batch(indices) if batched else indices))
     n = np.shape(raw(weight))[0]
     if batched and (max_norm is not None or padding_idx is not None):
@@ -332,9 +332,9 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
     return _where(padded[..., None], out.detach(), out)  # the padding row's vector, without its gradient
 
 
-def _whole_batch(x: Batched) -> Any:
+def _whole_batch(x: Any) -> Any:
     """The values of every example of a batched value (under nested vmaps, of every level)."""
-    while isinstance(x, Batched):
+    while is_batched(x):
         x = x.value
     return x
 

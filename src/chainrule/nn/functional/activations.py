@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ...autodiff.batch_levels import is_batched
 from ...autodiff.primitive import Primitive
-from ...batching.value import Batched
 from ...core.device import as_array
 from ...ops import elementwise as _ew
 from ...ops._define import raw
@@ -169,7 +169,7 @@ def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Any:
     if beta != 1:
         smooth = _ew.divide(smooth, beta)
     values = raw(scaled)
-    if isinstance(values, Batched):  # inside vmap: the comparison batches
+    if is_batched(values):  # inside vmap: the comparison batches
         return _ew.where(values > threshold, x, smooth)
     values = as_array(values)
     at = values == threshold

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...batching.value import Batched
+from ...autodiff.batch_levels import is_batched, is_value
 from ...core.device import as_array
 from ...ops import elementwise as ew
 from ...ops._define import raw
@@ -38,7 +38,7 @@ _SELU_SCALE = 1.0507009873554804934193349852946
 def _values(x: Any) -> Any:
     """The values, to choose branches by; inside ``vmap`` the batched value itself (its comparisons batch)."""
     v = raw(x)
-    return v if isinstance(v, Batched) else as_array(v)
+    return v if is_batched(v) else as_array(v)
 
 
 def _floating(name: str, x: Any) -> Any:
@@ -143,7 +143,7 @@ def glu(x: Any, dim: int = -1) -> Any:
     index = [slice(None)] * np.ndim(raw(x))
     first, second = list(index), list(index)
     first[dim], second[dim] = slice(0, n // 2), slice(n // 2, n)
-    x = x if isinstance(x, (Tensor, Batched)) else Tensor(as_array(x))
+    x = x if is_value(x) else Tensor(as_array(x))
     return ew.multiply(x[tuple(first)], ew.sigmoid(x[tuple(second)]))
 
 
@@ -199,7 +199,7 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction:
     ``binary_cross_entropy_with_logits``."""
     _difference("binary_cross_entropy", input, target)  # (checks the shapes)
     v = _values(input)
-    if not isinstance(v, Batched) and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
+    if not is_batched(v) and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
         raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; for logits use "
                          "binary_cross_entropy_with_logits")
     losses = bce_terms(input, target)
@@ -256,7 +256,7 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
             if size + min(before, 0) + min(after, 0) < 0:
                 raise ValueError(f"pad: padding {tuple(sizes)} crops dim {axis} of size {shape[axis]} below 0")
             crop[axis] = slice(-min(before, 0), size + min(after, 0))
-    x = input if isinstance(input, (Tensor, Batched)) else Tensor(as_array(input))
+    x = input if is_value(input) else Tensor(as_array(input))
     if mode == "constant":
         out = numpy_pad(x, tuple(widths), mode="constant", constant_values=0.0 if value is None else value)
         return out[tuple(crop)] if any(c != slice(None) for c in crop) else out
@@ -268,7 +268,7 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
 # -- vectors ------------------------------------------------------------------------------------------
 def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Any:  # noqa: A002
     """``input / max(||input||_p, eps)`` along ``dim``."""
-    x = input if isinstance(input, (Tensor, Batched)) else Tensor(as_array(input, dtype=float))
+    x = input if is_value(input) else Tensor(as_array(input, dtype=float))
     norm = x.norm(p=p, dim=dim, keepdim=True)
     return ew.divide(x, ew.maximum(norm, eps))
 
@@ -279,9 +279,9 @@ def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Any:
     As in PyTorch, the clamp at ``eps`` changes the norms' values only: the gradient flows through the
     unclamped norms (whose gradient at a zero vector is 0), so first and second derivatives match
     PyTorch's also at a zero vector."""
-    a = x1 if isinstance(x1, (Tensor, Batched)) else Tensor(as_array(x1, dtype=float))
-    b = x2 if isinstance(x2, (Tensor, Batched)) else Tensor(as_array(x2, dtype=float))
-    if not isinstance(raw(a), Batched) and not isinstance(raw(b), Batched):
+    a = x1 if is_value(x1) else Tensor(as_array(x1, dtype=float))
+    b = x2 if is_value(x2) else Tensor(as_array(x2, dtype=float))
+    if not is_batched(raw(a)) and not is_batched(raw(b)):
         # the norms are taken over the broadcast inputs, as PyTorch does: (3, 1) against (4,) counts each entry 4 times
         shape = np.broadcast_shapes(np.shape(raw(a)), np.shape(raw(b)))
         a, b = broadcast_to(a, shape), broadcast_to(b, shape)

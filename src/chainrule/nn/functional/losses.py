@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from ...autodiff.batch_levels import is_batched
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...batching.value import Batched
 from ...core.device import as_array, reduce_max, xp_of
 from ...ops._define import raw
 from ...ops._saved import Saved
@@ -350,7 +350,7 @@ def cross_entropy(
 
 def _batched(*values: Any) -> bool:
     """Whether any value is one example of a batch under ``vmap`` (its values cannot be read)."""
-    return any(isinstance(v, Batched) for v in values)
+    return any(is_batched(v) for v in values)
 
 
 def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, smoothing: float,

@@ -14,12 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from ...autodiff.batch_levels import is_value
 from ...autodiff.primitive import Primitive
-from ...batching.value import Batched
 from ...core.device import as_array
 from ...ops._define import raw
 from ...ops.elementwise import sigmoid, square
-from ...tensor import Tensor
 from .losses import _check_reduction, _reduce
 
 __all__ = ["binary_cross_entropy_with_logits", "mse_loss"]
@@ -78,12 +77,12 @@ def binary_cross_entropy_with_logits(
     dt = np.result_type(raw(logits))
     if dt.kind != "f":
         raise TypeError(f"binary_cross_entropy_with_logits: logits must be floating point, got dtype {dt}")
-    if not isinstance(target, (Tensor, Batched)):
+    if not is_value(target):
         target = as_array(target, dtype=dt)
     args = (logits, target) if pos_weight is None else (logits, target, as_array(raw(pos_weight), dtype=dt))
     losses = _bce(*args)
     if weight is not None:
-        losses = losses * (weight if isinstance(weight, (Tensor, Batched)) else as_array(weight, dtype=dt))
+        losses = losses * (weight if is_value(weight) else as_array(weight, dtype=dt))
     return _reduce("binary_cross_entropy_with_logits", losses, reduction)
 
 
@@ -104,6 +103,6 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: 
             f"mse_loss: input of shape {si} and target of shape {st} must have the same shape "
             "(broadcasting them is usually a bug; reshape one, e.g. target.reshape(-1, 1))"
         )
-    if not isinstance(target, (Tensor, Batched)):
+    if not is_value(target):
         target = as_array(target, dtype=np.result_type(raw(input)))
     return _reduce("mse_loss", square(input - target), reduction)

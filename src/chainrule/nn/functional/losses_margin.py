@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ...batching.value import Batched
+from ...autodiff.batch_levels import is_batched, is_value
 from ...core.device import as_array
 from ...ops import elementwise as ew
 from ...ops._define import raw
@@ -35,7 +35,7 @@ __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "soft_margin_loss", "m
 
 
 def _tensor(x: Any) -> Any:
-    if isinstance(x, (Tensor, Batched)):
+    if is_value(x):
         return x
     arr = as_array(x)
     return Tensor(arr if arr.dtype.kind == "f" else arr.astype(np.float64))
@@ -43,7 +43,7 @@ def _tensor(x: Any) -> Any:
 
 def _values(x: Any) -> Any:
     v = raw(x)
-    return v if isinstance(v, Batched) else as_array(v)
+    return v if is_batched(v) else as_array(v)
 
 
 def _clamp_min0(x: Any) -> Any:

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ...autodiff.batch_levels import is_value
 from ...core.device import as_array, contiguous, xp_of
 from .._define import shape_of
 from ..declare import bilinear_primitive, declare_function
@@ -193,7 +194,7 @@ def tuple_arg(name: str, what: str, value: Any, d: int, minimum: int = 1) -> tup
 
 def as_float_input(x: Any) -> Any:
     """A Tensor as it is; anything else as a float array (integers become float64)."""
-    if hasattr(x, "_node") or hasattr(x, "batch_size"):  # a Tensor, or a Batched value inside vmap
+    if is_value(x):  # a Tensor, or a batched value inside vmap
         return x
     arr = as_array(x)
     return arr if arr.dtype.kind in "fc" else arr.astype(np.float64)
