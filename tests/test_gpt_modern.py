@@ -315,8 +315,8 @@ def test_gpt_train_recipe_flags_build_record_and_resume_the_modern_model(capsys,
     assert code == 0 and "step 4:" in text, err
     code, text, _ = cli_run(capsys, "gpt", "sample", "--checkpoint", str(out), "--tokens", "5", "--temperature", "0")
     assert code == 0 and text.startswith("def ")
-    code, text, err = cli_run(capsys, "gpt", "train", "--norm", "rms", "--position", "rope", "--steps", "2",
-                              *tiny[:3], str(tmp_path / "run2"), *tiny[4:])
+    code, text, err = cli_run(capsys, "gpt", "train", "--recipe", "gpt2", "--norm", "rms", "--position", "rope",
+                              "--steps", "2", *tiny[:3], str(tmp_path / "run2"), *tiny[4:])
     assert code == 0, err
     assert load_gpt(tmp_path / "run2" / "checkpoint.npz")[0].config.recipe == "custom"
     code, _, err = cli_run(capsys, "gpt", "train", "--kv-heads", "3", "--steps", "2", *tiny[:3],
@@ -328,7 +328,7 @@ def test_gpt_train_help_lists_every_recipe_option_with_its_default(capsys):
     code, text, _ = cli_run(capsys, "gpt", "train", "--help")
     assert code == 0
     flat = " ".join(text.split())
-    for words in ("--recipe {gpt2,modern}", "(default: 'gpt2')", "--norm {layer,rms}", "--mlp {gelu,swiglu}",
+    for words in ("--recipe {gpt2,modern}", "(default: 'modern')", "--norm {layer,rms}", "--mlp {gelu,swiglu}",
                   "--position {learned,rope}", "--bias {on,off}", "--kv-heads", "(default: --heads)",
                   "--rope-theta", "(default: 10000.0)"):
         assert words in flat, words
