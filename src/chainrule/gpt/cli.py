@@ -107,9 +107,9 @@ def add_gpt_parser(sub: Any) -> None:
     t.add_argument("--heads", type=positive_int, default=4, help="attention heads (must divide --d-model)")
     t.add_argument("--context", type=positive_int, default=128, help="tokens the model sees at once")
     t.add_argument("--recipe", choices=["gpt2", "modern"], default="modern",
-                   help="modern (default: lower validation loss after 5 minutes, docs/gpt.md#quality): RMSNorm, "
-                        "rotary positions, SwiGLU MLP, no biases; gpt2: LayerNorm, learned positions, GELU MLP, "
-                        "biases (the four options below change one choice each)")
+                   help="modern: RMSNorm, rotary positions, SwiGLU MLP, no biases (lower validation loss after 5 "
+                        "minutes, docs/gpt.md#quality); gpt2: LayerNorm, learned positions, GELU MLP, biases (the "
+                        "four options below change one choice each) (default: 'modern')")
     t.add_argument("--norm", choices=["layer", "rms"], default=None, help="normalisation (default: the recipe's)")
     t.add_argument("--mlp", choices=["gelu", "swiglu"], default=None, help="MLP kind (default: the recipe's)")
     t.add_argument("--position", choices=["learned", "rope"], default=None,
