@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ...autodiff.batch_levels import is_value
 from ...tensor import Tensor
 from ..shape import concatenate
 from .constructors import tensor
@@ -37,9 +38,7 @@ METHODS = (
 
 def _method(name: str) -> Callable[..., Any]:
     def call(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002  (PyTorch's parameter name)
-        # a Tensor, or a value with Tensor's methods (vmap's batched value); an array or a number becomes a Tensor
-        has_it = isinstance(input, Tensor) or (not isinstance(input, np.ndarray) and hasattr(type(input), name))
-        value = input if has_it else Tensor(input)
+        value = input if is_value(input) else Tensor(input)  # (a vmap value has the methods)
         return getattr(value, name)(*args, **kwargs)
 
     call.__name__ = call.__qualname__ = name
