@@ -21,16 +21,33 @@ returns its own type, and like ``cupy.ndarray`` it refuses what would be a hidde
 ``strict`` is its array module with CuPy's essentials (``ndarray``, ``asarray``, ``asnumpy``, NumPy's
 functions by name, ``random``, ``linalg``, ``fft``). ``use()`` registers it as the device ``"strict"``.
 ``HOST_COPIES`` counts the explicit copies to the host (``asnumpy``, ``.get()``, ``float()``, ``.item()``...).
+``LAUNCHES`` counts, by name, the operations that would each be a kernel launch on a GPU (every ufunc call, every
+function or method that computes, a gather or a scatter by index arrays; not views, reshapes and metadata): what
+a step costs a GPU in launches, where each is tens of microseconds from Python.
 """
 
 from __future__ import annotations
 
+import collections
 import types
 from typing import Any
 
 import numpy as np
 
 HOST_COPIES = [0]
+LAUNCHES: collections.Counter[str] = collections.Counter()
+# what makes no kernel on a GPU: views, shapes and metadata
+_NO_LAUNCH = frozenset({
+    "reshape", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to", "broadcast_arrays",
+    "view", "ravel", "result_type", "shape", "ndim", "size", "broadcast_shapes", "iscomplexobj", "isrealobj",
+    "may_share_memory", "shares_memory", "can_cast", "atleast_1d", "atleast_2d", "atleast_3d", "split",
+    "array_split", "unstack", "permute_dims", "matrix_transpose", "real", "imag", "diagonal",
+})
+
+
+def _launch(name: str) -> None:
+    if name not in _NO_LAUNCH:
+        LAUNCHES[name] += 1
 
 
 class StrictArray:
@@ -65,6 +82,7 @@ class StrictArray:
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         if getattr(np, ufunc.__name__, None) is not ufunc:
             return NotImplemented  # CuPy implements NumPy's own ufuncs only (SciPy's: cupyx.scipy.special)
+        _launch(ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}")
         if method not in _METHODS.get(ufunc.__name__, ("__call__", "outer")):
             return NotImplemented  # as CuPy: reduce and accumulate for add and multiply only, at for a few
         if method == "at":  # ufunc.at(a, index, b): CuPy's too (scatter_add), through NumPy's dispatch only for
@@ -85,6 +103,7 @@ class StrictArray:
         if not all(issubclass(t, (StrictArray, np.ndarray)) for t in types_):
             return NotImplemented
         _check_cupy_signature(func.__name__, args, kwargs)
+        _launch(func.__name__)
         func = _CUPY_FUNCTIONS.get(func.__name__, func) if func.__module__.startswith("numpy") else func
         return _wrap(func(*_unwrap(args), **_unwrap(kwargs)))
 
@@ -158,9 +177,12 @@ class StrictArray:
         return f"strict({np.array2string(self._a, separator=', ')}, dtype={self._a.dtype})"
 
     def __getitem__(self, key: Any) -> Any:
+        if any(isinstance(k, (StrictArray, list)) for k in (key if isinstance(key, tuple) else (key,))):
+            _launch("gather")  # (a basic index is a view)
         return _wrap(self._a[_unwrap_key(key)])
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        _launch("setitem")
         if isinstance(value, np.ndarray):
             raise TypeError("strict device double: setting device values from a host NumPy array (a hidden copy)")
         self._a[_unwrap_key(key)] = value._a if isinstance(value, StrictArray) else value
@@ -252,6 +274,7 @@ def _wrapped(fn: Any, cupy_name: str | None = None) -> Any:
 
     def call(*args: Any, **kw: Any) -> Any:
         _check_cupy_signature(name, args if cupy_name is None else (None, *args), kw)
+        _launch(name)
         return _wrap(fn(*_unwrap(args), **_unwrap(kw)))
 
     call.__name__ = name
@@ -317,6 +340,7 @@ class _Ufunc:
         self.__name__ = ufunc.__name__
 
     def __call__(self, *args: Any, **kw: Any) -> Any:
+        _launch(self.__name__)
         return _wrap(self._ufunc(*_unwrap(args), **_unwrap(kw)))
 
     def __getattr__(self, method: str) -> Any:
@@ -330,6 +354,7 @@ class _Ufunc:
         if a.dtype.kind not in "iuf":
             raise TypeError(f"cupy.{self.__name__}.at only supports int32, int64, float16, float32, float64, uint32, "
                             f"uint64 as data type (strict device double; got {a.dtype})")
+        _launch(f"{self.__name__}.at")
         self._ufunc.at(a._a, _unwrap_key(index), *([] if b is None else _unwrap([b])))
 
 

@@ -410,3 +410,36 @@ def test_multistep_lr_by_pytorchs_lr_scheduler_path():
     for p, tp in zip(ours.parameters(), theirs.parameters(), strict=True):
         np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-10, atol=1e-12)
     assert optim.lr_scheduler.MultiStepLR is optim.MultiStepLR and optim.lr_scheduler.StepLR is optim.StepLR
+
+
+def test_a_0d_parameter_trains_with_momentum_and_weight_decay():
+    # g + wd * p of 0-d arrays is a NumPy scalar: the momentum buffer was one, and the next step failed
+    w = Tensor(np.array(2.0), requires_grad=True)
+    opt = optim.SGD([w], lr=0.1, momentum=0.9, weight_decay=0.1)
+    for _ in range(3):
+        opt.zero_grad()
+        (w * w).backward()
+        opt.step()
+    assert isinstance(opt.state[0]["momentum_buffer"], np.ndarray)
+    t = torch.tensor(2.0, dtype=torch.float64, requires_grad=True)
+    topt = torch.optim.SGD([t], lr=0.1, momentum=0.9, weight_decay=0.1)
+    for _ in range(3):
+        topt.zero_grad()
+        (t * t).backward()
+        topt.step()
+    assert float(w) == pytest.approx(t.item(), rel=1e-12)
+
+
+def test_a_0d_parameters_moments_survive_a_state_dict_round_trip():
+    # a 0-d moment was loaded back as a Python float (taken for a step count), and the next step failed
+    w = Tensor(np.array(1.5), requires_grad=True)
+    opt = optim.Adam([w], lr=0.1)
+    (w * w).backward()
+    opt.step()
+    opt.load_state_dict(opt.state_dict())
+    assert isinstance(opt.state[0]["exp_avg"], np.ndarray) and opt.state[0]["exp_avg"].shape == ()
+    assert opt.state[0]["step"] == 1 and isinstance(opt.state[0]["step"], int)
+    opt.zero_grad()
+    (w * w).backward()
+    opt.step()
+    assert float(w) < 1.5

@@ -3,7 +3,8 @@
 All three keep Adam's first moment ``exp_avg`` (``m = b1 * m + (1 - b1) * g``) and differ in how they scale
 it: Adamax by an infinity norm, NAdam by Nesterov's look-ahead with a decaying momentum, RAdam by a
 rectification of the adaptive step that turns it on only once the second moment's variance is tractable.
-PyTorch's ``foreach``, ``capturable``, ``differentiable`` and ``fused`` are accepted and ignored.
+PyTorch's ``foreach`` and ``fused`` update each group as one vector (:mod:`chainrule.optim.flat`), ``capturable``
+changes nothing, ``differentiable=True`` is refused.
 
 Example:
     >>> from chainrule import Tensor, optim
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..core.defaults import get_default_dtype
-from .optimizers import Optimizer
+from .optimizers import Optimizer, implementation
 
 __all__ = ["Adamax", "NAdam", "RAdam"]
 
@@ -31,6 +32,7 @@ _IGNORED = ("foreach", "capturable", "differentiable", "fused")  # PyTorch's imp
 class _AdamFamily(Optimizer):
     """The shared part: checks of ``betas`` and ``eps``, the step count and the first and second moments."""
 
+    _elementwise = True
     _second = "exp_avg_sq"  # the name of the second moment in the state (PyTorch's)
 
     def __init__(self, params: Any, defaults: dict[str, Any], ignored: dict[str, Any]) -> None:
@@ -43,7 +45,9 @@ class _AdamFamily(Optimizer):
             raise ValueError(f"{name}: betas must be in [0, 1), got {tuple(defaults['betas'])}")
         if not defaults["eps"] >= 0.0:
             raise ValueError(f"{name}: eps must be >= 0, got {defaults['eps']}")
-        super().__init__(params, {**defaults, "betas": (b1, b2)})
+        super().__init__(params, {**defaults, "betas": (b1, b2)},
+                         implementation(name, ignored.get("foreach"), ignored.get("fused"),
+                                        ignored.get("differentiable", False)))
 
     def _moments(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> np.ndarray:
         """Count the step, apply weight decay, update ``exp_avg``; returns the gradient after weight decay."""

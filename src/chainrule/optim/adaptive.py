@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .optimizers import Optimizer
+from .optimizers import Optimizer, implementation
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta"]
 
@@ -32,6 +32,8 @@ class RMSprop(Optimizer):
         0.9
     """
 
+    _elementwise = True
+
     def __init__(
         self,
         params: Any,
@@ -42,6 +44,10 @@ class RMSprop(Optimizer):
         momentum: float = 0.0,
         centered: bool = False,
         maximize: bool = False,
+        *,
+        capturable: bool = False,
+        foreach: bool | None = None,
+        differentiable: bool = False,
     ) -> None:
         if not 0.0 <= alpha:
             raise ValueError(f"RMSprop: alpha must be >= 0, got {alpha}")
@@ -50,7 +56,8 @@ class RMSprop(Optimizer):
         if not 0.0 <= momentum:
             raise ValueError(f"RMSprop: momentum must be >= 0, got {momentum}")
         super().__init__(params, dict(lr=lr, alpha=alpha, eps=eps, weight_decay=weight_decay, momentum=momentum,
-                                      centered=centered, maximize=maximize))
+                                      centered=centered, maximize=maximize),
+                         implementation("RMSprop", foreach, None, differentiable))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
@@ -95,6 +102,8 @@ class Adagrad(Optimizer):
         2.0
     """
 
+    _elementwise = True
+
     def __init__(
         self,
         params: Any,
@@ -104,6 +113,10 @@ class Adagrad(Optimizer):
         initial_accumulator_value: float = 0.0,
         eps: float = 1e-10,
         maximize: bool = False,
+        *,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         if not 0.0 <= lr_decay:
             raise ValueError(f"Adagrad: lr_decay must be >= 0, got {lr_decay}")
@@ -113,7 +126,7 @@ class Adagrad(Optimizer):
             raise ValueError(f"Adagrad: eps must be >= 0, got {eps}")
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                                       initial_accumulator_value=initial_accumulator_value, eps=eps,
-                                      maximize=maximize))
+                                      maximize=maximize), implementation("Adagrad", foreach, fused, differentiable))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
@@ -132,7 +145,8 @@ class Adagrad(Optimizer):
 class Adadelta(Optimizer):
     """Adadelta (Zeiler): ``v = rho * v + (1 - rho) * g**2``; ``d = sqrt(u + eps) / sqrt(v + eps) * g``;
     ``u = rho * u + (1 - rho) * d**2``; ``p -= lr * d``, with L2 ``weight_decay`` (added to the gradient).
-    PyTorch's ``foreach``, ``capturable`` and ``differentiable`` are accepted and ignored.
+    PyTorch's ``foreach`` is honoured (one vector per group: :mod:`chainrule.optim.flat`), ``capturable`` is
+    accepted and changes nothing, ``differentiable=True`` is refused.
 
     Example:
         >>> from chainrule import Tensor, optim
@@ -142,6 +156,8 @@ class Adadelta(Optimizer):
         0.996838
     """
 
+    _elementwise = True
+
     def __init__(self, params: Any, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0.0,
                  foreach: Any = None, *, capturable: bool = False, maximize: bool = False,
                  differentiable: bool = False) -> None:
@@ -149,7 +165,8 @@ class Adadelta(Optimizer):
             raise ValueError(f"Adadelta: rho must be in [0, 1], got {rho}")
         if not 0.0 <= eps:
             raise ValueError(f"Adadelta: eps must be >= 0, got {eps}")
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize),
+                         implementation("Adadelta", foreach, None, differentiable))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:

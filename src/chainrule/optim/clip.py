@@ -1,7 +1,8 @@
 """Gradient clipping by global norm and by value (PyTorch's rules), for Tensors and Scalars.
 
 Clipped gradients are new arrays (gradients can share memory in a graph, so they are never
-scaled in place).
+scaled in place). Gradients off the host (a GPU's) are seen as one vector: one concatenation, one product
+and one scaling in all, where one per parameter would each be a kernel launch.
 
 Example:
     >>> from chainrule import Tensor, optim
@@ -41,9 +42,19 @@ def total_norm(params: Any, norm_type: float = 2.0) -> float:
     return _total(_grads(_slots(params, "total_norm")), float(norm_type))
 
 
-def _total(grads: list[tuple[Slot, np.ndarray]], p: float) -> float:
+def _one_vector(grads: list[tuple[Slot, np.ndarray]]) -> Any:
+    """The gradients as one vector when they are off the host and of one array type and dtype, else None."""
+    kind, dtype = grads[0][1].__class__, grads[0][1].dtype
+    if kind is np.ndarray or any(g.__class__ is not kind or g.dtype != dtype for _, g in grads):
+        return None
+    return np.concatenate([g.reshape(-1) for _, g in grads])
+
+
+def _total(grads: list[tuple[Slot, np.ndarray]], p: float, flat: Any = None) -> float:
     if not grads:
         return 0.0
+    if flat is not None and p == 2.0:
+        return math.sqrt(float(np.dot(flat, flat)))
     if math.isinf(p):
         return float(max(float(np.max(np.abs(g))) if g.size else 0.0 for _, g in grads))
     if p == 2.0:  # summed where the gradients are (in float64), read once: one host sync, not one per parameter
@@ -57,19 +68,26 @@ def _total(grads: list[tuple[Slot, np.ndarray]], p: float) -> float:
 def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
                     foreach: bool | None = None) -> float:
     """Scale all gradients by ``min(1, max_norm / (total_norm + 1e-6))``; returns the norm before clipping.
-    ``foreach`` (PyTorch's choice of kernel) is accepted and changes nothing.
+    ``foreach`` (PyTorch's choice of kernel) is accepted: gradients off the host are always seen as one vector.
 
     ``params``: Tensors and/or Scalars (an iterable, one parameter, or a Module).
     """
     grads = _grads(_slots(params, "clip_grad_norm_"))
-    norm = _total(grads, float(norm_type))
+    flat = _one_vector(grads) if grads and float(norm_type) == 2.0 else None
+    norm = _total(grads, float(norm_type), flat)
     if error_if_nonfinite and not math.isfinite(norm):
         raise RuntimeError(
             f"clip_grad_norm_: the total norm of the gradients is {norm}; the gradients cannot be clipped "
             "(pass error_if_nonfinite=False to scale them anyway)"
         )
     coef = float(max_norm) / (norm + 1e-6)
-    if coef < 1.0:
+    if coef < 1.0 and flat is not None:  # one scaling; each gradient a view of the result (which nothing else holds)
+        flat = flat * flat.dtype.type(coef)
+        start = 0
+        for slot, g in grads:
+            slot.set_grad(flat[start:start + g.size].reshape(g.shape))
+            start += g.size
+    elif coef < 1.0:
         for slot, g in grads:
             slot.set_grad(g * g.dtype.type(coef))
     return norm

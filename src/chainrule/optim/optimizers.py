@@ -27,7 +27,7 @@ import numpy as np
 from ..core.device import as_array, is_off_host, move, of
 from ..core.state import enable_grad
 from ..tensor import Tensor
-from . import rules
+from . import flat, rules
 from .params import Slot, as_param_list, make_slots
 
 
@@ -41,9 +41,12 @@ class Optimizer:
     """
 
     _state_keys: tuple[str, ...] = ()
+    _elementwise = False  # whether ``_update`` is elementwise: a group may then be updated as one vector (flat.py)
 
-    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+    def __init__(self, params: Any, defaults: dict[str, Any], foreach: bool | None = None) -> None:
         name = type(self).__name__
+        self._foreach = foreach  # None: one vector per group for parameters off the host (a GPU's), as PyTorch
+        self._flat: dict[int, flat.FlatGroup] = {}
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
         self._slots: list[list[Slot]] = []
@@ -123,9 +126,12 @@ class Optimizer:
         from their ``.grad`` when ``grads`` is None, else from ``grads[k]`` (``k`` None: no gradient, no update),
         the arrays of a replayed training step (``chainrule.jit_step``)."""
         state, update, ndarray = self.state, self._update, np.ndarray
-        for group, members in zip(self.param_groups, plan, strict=True):
+        for key, (group, members) in enumerate(zip(self.param_groups, plan, strict=True)):
             maximize = group.get("maximize")
             hyper = self._hyper(group)
+            if (grads is None and self._elementwise and self._as_vector(members)
+                    and flat.step(members, state, update, hyper, maximize, self._flat, key)):
+                continue
             for i, p, commit, k in members:
                 value = p._data
                 if grads is None:
@@ -152,6 +158,14 @@ class Optimizer:
                     st = state[i] = {}
                 update(value, grad, hyper, st)
                 commit()
+
+    def _as_vector(self, members: list[tuple[int, Any, Any, int | None]]) -> bool:
+        """Whether to update a group as one vector: ``foreach`` when given, else for parameters off the host (where
+        each array operation is a kernel launch)."""
+        if self._foreach is not None:
+            return bool(self._foreach)
+        first = members[0][1] if members else None
+        return isinstance(first, Tensor) and first._data.__class__ is not np.ndarray
 
     def _hyper(self, group: dict[str, Any]) -> Any:
         """What ``_update`` receives as ``group``: the group itself, or its values read once per step."""
@@ -209,7 +223,7 @@ class Optimizer:
             for key, v in entry.items():
                 if is_off_host(v):
                     v = of(v).to_host(v)
-                if isinstance(v, np.ndarray) and v.ndim > 0:
+                if isinstance(v, np.ndarray) and (v.ndim > 0 or (slot.shape == () and key not in SCALAR_STATE)):
                     if v.shape != slot.shape:
                         raise ValueError(
                             f"{name}.load_state_dict: state '{key}' of parameter {i} has shape {v.shape} but the "
@@ -249,6 +263,8 @@ class SGD(Optimizer):
         Tensor([0.8, 1.6], requires_grad=True)
     """
 
+    _elementwise = True
+
     def __init__(
         self,
         params: Any,
@@ -258,13 +274,18 @@ class SGD(Optimizer):
         weight_decay: float = 0.0,
         nesterov: bool = False,
         maximize: bool = False,
+        *,
+        foreach: bool | None = None,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         if momentum < 0.0:
             raise ValueError(f"SGD: momentum must be >= 0, got {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("SGD: Nesterov momentum needs momentum > 0 and dampening = 0")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
-                                      nesterov=nesterov, maximize=maximize))
+                                      nesterov=nesterov, maximize=maximize),
+                         implementation("SGD", foreach, fused, differentiable))
 
     def _hyper(self, group: dict[str, Any]) -> Any:
         return group["lr"], group["momentum"], group["dampening"], group["nesterov"], group["weight_decay"]
@@ -291,6 +312,7 @@ class Adam(Optimizer):
     """
 
     _decoupled = False
+    _elementwise = True
 
     def __init__(
         self,
@@ -301,6 +323,11 @@ class Adam(Optimizer):
         weight_decay: float = 0.0,
         amsgrad: bool = False,
         maximize: bool = False,
+        *,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         name = type(self).__name__
         b1, b2 = (float(b) for b in betas)
@@ -309,7 +336,7 @@ class Adam(Optimizer):
         if eps < 0.0:
             raise ValueError(f"{name}: eps must be >= 0, got {eps}")
         super().__init__(params, dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize))
+                                      maximize=maximize), implementation(name, foreach, fused, differentiable))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
@@ -352,14 +379,36 @@ class AdamW(Adam):
         weight_decay: float = 1e-2,
         amsgrad: bool = False,
         maximize: bool = False,
+        *,
+        foreach: bool | None = None,
+        capturable: bool = False,
+        differentiable: bool = False,
+        fused: bool | None = None,
     ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                         maximize=maximize)
+                         maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                         fused=fused)
+
+
+def implementation(name: str, foreach: bool | None, fused: bool | None, differentiable: bool = False) -> bool | None:
+    """The ``foreach`` choice from PyTorch's implementation switches: ``fused`` asks for one vector per group as
+    ``foreach`` does (one set of array operations per group); ``differentiable`` (a step inside the graph) is
+    refused, since chainrule's optimisers update outside it."""
+    if differentiable:
+        raise NotImplementedError(
+            f"{name}(differentiable=True): chainrule's optimisers update parameters in place, outside the graph; "
+            "to differentiate through an update, write the step with Tensor operations (e.g. p - lr * g)")
+    if foreach and fused:
+        raise RuntimeError(f"{name}: foreach and fused cannot both be True (PyTorch's rule)")
+    return True if fused else foreach
 
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
 
+
+# state entries that are numbers, not arrays (a 0-d array saved under another name is a 0-d parameter's moment)
+SCALAR_STATE = frozenset({"step", "mu_product"})
 
 # what schedulers add to each param group (PyTorch's names): a saved state may hold them without a scheduler here
 SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})

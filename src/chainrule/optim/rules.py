@@ -53,7 +53,7 @@ def sgd(
         g = g + weight_decay * p
     if momentum != 0:
         if buf is None:
-            buf = g.copy()
+            buf = np.copy(g)  # an array even for a 0-d parameter (whose g + wd * p NumPy makes a scalar)
         else:
             buf *= momentum
             axpy(1 - dampening, g, buf)

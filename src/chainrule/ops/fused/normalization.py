@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.primitive import Primitive
-from ...core.device import contiguous
+from ...core.device import contiguous, is_off_host
 from ...runtime.threads import for_blocks
 from .._saved import Saved, on_values
 
@@ -148,11 +148,16 @@ def _fast_grads(wanted: tuple[int, ...], g: np.ndarray, x: np.ndarray, w: Any, x
 
 
 # -- differentiable forms (any arrays, Tensors included) -----------------------------------------
+def _stats(x: Any, axes: tuple[int, ...], eps: float, centred: bool) -> tuple[Any, Any, Any]:
+    """(x centred (x itself when not), the mean (None when not centred), the reciprocal standard deviation)."""
+    mean = np.mean(x, axis=axes, keepdims=True) if centred else None
+    xc = x - mean if centred else x
+    return xc, mean, (np.mean(xc * xc, axis=axes, keepdims=True) + eps) ** -0.5
+
+
 def _parts(x: Any, axes: tuple[int, ...], eps: float, centred: bool) -> tuple[Any, Any]:
-    if centred:
-        x = x - np.mean(x, axis=axes, keepdims=True)
-    rstd = (np.mean(x * x, axis=axes, keepdims=True) + eps) ** -0.5
-    return x * rstd, rstd
+    xc, _, rstd = _stats(x, axes, eps, centred)
+    return xc * rstd, rstd
 
 
 def _dnorm(t: Any, xhat: Any, rstd: Any, axes: tuple[int, ...], centred: bool) -> Any:
@@ -161,6 +166,21 @@ def _dnorm(t: Any, xhat: Any, rstd: Any, axes: tuple[int, ...], centred: bool) -
     if centred:
         out = out - np.mean(t, axis=axes, keepdims=True)
     return out * rstd
+
+
+def _device_grads(wanted: tuple[int, ...], g: Any, w: Any, xhat: Any, rstd: Any, axes: tuple[int, ...],
+                  centred: bool) -> dict[int, Any]:
+    """The wanted gradients on a device's arrays (x's shape): a dozen array operations for all three, where
+    recomputing the normalisation once per argument took three times as many (each a kernel launch)."""
+    grads: dict[int, Any] = {}
+    rows = tuple(range(g.ndim - len(axes)))
+    if 1 in wanted:
+        grads[1] = (g * xhat).sum(axis=rows)
+    if 2 in wanted:
+        grads[2] = g.sum(axis=rows)
+    if 0 in wanted:
+        grads[0] = _dnorm(g * w if w is not None else g, xhat, rstd, axes, centred)
+    return grads
 
 
 def _plain(dtype: np.dtype, *xs: Any) -> bool:
@@ -182,7 +202,10 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
                 return y
             y = xhat * w.reshape(-1) if w is not None else xhat.copy()
             return (y + b.reshape(-1) if b is not None else y).reshape(x.shape)
-        xhat, _ = _parts(x, axes, eps, centred)
+        xc, mean, rstd = _stats(x, axes, eps, centred)
+        xhat = xc * rstd
+        if saved.wanted and is_off_host(x):  # a device's arrays: the row statistics (small) for the reverse rule
+            saved.values["mean"], saved.values["rstd"] = mean, rstd
         y = xhat * w if w is not None else xhat
         return y + b if b is not None else y
 
@@ -190,6 +213,9 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
         """(xhat, rstd, as_rows): the forward's arrays when it kept them, else recomputed."""
         if on_values(x) and "xhat" in saved.values:
             return saved.values["xhat"], saved.values["rstd"], True
+        if on_values(x) and "rstd" in saved.values:  # a device's forward kept the row statistics: xhat in two steps
+            mean, rstd = saved.values["mean"], saved.values["rstd"]
+            return (x - mean if mean is not None else x) * rstd, rstd, False
         if on_values(x) and isinstance(x, np.ndarray) and x.dtype.kind == "f":
             xhat, rstd = (_ln_forward if centred else _rms_forward)(x, axes, eps)
             return xhat, rstd, True
@@ -205,6 +231,12 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
                     return _fast_grads(wanted, g, x, w, xhat, rstd, axes, centred)
 
                 return saved.take(argnum, g, compute)
+            if on_values(g, x, w) and is_off_host(x):  # a device's arrays: every gradient from one pass as well
+                def on_device(wanted: tuple[int, ...]) -> dict[int, Any]:
+                    xhat, rstd, _ = saved_parts(x, axes, eps, saved)
+                    return _device_grads(wanted, g, w, xhat, rstd, axes, centred)
+
+                return saved.take(argnum, g, on_device)
             xhat, rstd = _parts(x, axes, eps, centred)  # differentiable: recomputed from x
             if argnum == 0:
                 return _dnorm(g * w if w is not None else g, xhat, rstd, axes, centred)

@@ -1,0 +1,50 @@
+"""Kernel launches per GPT training step, counted on the strict double (each array operation that computes is one
+launch on a GPU, tens of microseconds from Python): a bound per layer, so a change that multiplies them is seen
+without a GPU. bench/bench_device_launches.py prints the whole table beside PyTorch's count."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import nn, optim
+from chainrule.gpt.training import lm_loss
+
+device_setup = pytest.importorskip("device_setup")
+if device_setup.NAME != "strict":
+    pytest.skip("launches are counted by the strict double only", allow_module_level=True)
+from strict_device import LAUNCHES  # noqa: E402
+
+
+def _launches(layers: int) -> dict[str, int]:
+    device_setup.backend()
+    config = nn.GPTConfig(vocab_size=64, context_length=16, d_model=32, n_heads=4, n_layers=layers)
+    model = nn.GPT(config, seed=0, dtype=np.float32).to("strict")
+    opt = optim.AdamW(optim.weight_decay_groups(model, 0.1), lr=1e-3)
+    windows = np.random.default_rng(0).integers(0, 64, (2, 17))
+    x, y = (cr.devices.move(w, cr.devices.backend("strict")) for w in (windows[:, :-1], windows[:, 1:]))
+    counts = {}
+    for _ in range(2):
+        opt.zero_grad()
+        LAUNCHES.clear()
+        loss = lm_loss(model, x, y)
+        counts["forward"] = sum(LAUNCHES.values())
+        LAUNCHES.clear()
+        loss.backward()
+        counts["backward"] = sum(LAUNCHES.values())
+        LAUNCHES.clear()
+        optim.clip_grad_norm_(model.parameters(), 1e-3)
+        opt.step()
+        counts["update"] = sum(LAUNCHES.values())
+    return counts
+
+
+def test_a_gpt_layer_costs_a_bounded_number_of_launches():
+    one, two = _launches(1), _launches(2)
+    per_layer = {k: two[k] - one[k] for k in one}
+    # at the time of writing: forward 43, backward 67, update 12 (the optimiser's copy back of 12 parameters);
+    # before one vector per group and the layer norm's single reverse pass: 43, 105 and 208
+    assert per_layer["forward"] <= 48, per_layer
+    assert per_layer["backward"] <= 75, per_layer
+    assert per_layer["update"] <= 14, per_layer
