@@ -155,8 +155,8 @@ def test_integer_tensor_cannot_require_grad_and_says_how_to_fix_it():
 def test_numpy_function_without_a_rule_refuses_to_drop_the_gradient():
     x = Tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(TypeError, match=r"no derivative rule for numpy\..*drop the gradient"):
-        np.resize(x, 3)
-    np.testing.assert_allclose(np.resize(x.detach(), 3), np.resize([1.0, 2.0], 3))
+        np.roots(x)
+    np.testing.assert_allclose(np.roots(x.detach()), np.roots([1.0, 2.0]))
 
 
 def test_in_place_change_message_names_the_op_and_the_fix():

@@ -16,6 +16,7 @@ from ..autodiff.primitive import REGISTRY
 # each module declares its ops (ops/declare.py) when imported
 from . import (  # noqa: F401
     arrays,
+    assembled,
     contraction,
     cumulative,
     elementwise,
