@@ -22,7 +22,7 @@ ROUTES = {
     "polydiv": lambda w: np.polydiv(X3, v=w),
     "histogram": lambda w: np.histogram(X3, weights=w),
     "histogram2d": lambda w: np.histogram2d(X3, X3, weights=w),
-    "choose_nested": lambda w: np.choose([0, 1, 0], [w, w]),
+    "histogramdd_nested": lambda w: np.histogramdd([w, w]),
     "bincount_kwargs_dict": lambda w: np.bincount(IDX, **{"weights": w}),
     "ufunc_where_keyword": lambda w: np.add(X3, w, where=X3 > 0.0),
     "ufunc_reduce": lambda w: np.fmax.reduce(w),

@@ -1,4 +1,4 @@
-"""NumPy's ``block``, ``insert`` and ``resize``: arrays assembled from the entries of others, as one gather.
+"""NumPy's ``block``, ``insert``, ``resize`` and ``choose``: arrays assembled from the entries of others, as one gather.
 
 Each runs NumPy's own function on arrays of labels standing for the entries of its inputs, then gathers
 the labelled entries from the inputs joined end to end. So NumPy's rules decide the result's shape and
@@ -74,3 +74,11 @@ def insert(arr: Any, obj: Any, values: Any, axis: int | None = None) -> Any:
 def resize(a: Any, new_shape: Any) -> Any:
     """``a``'s entries, repeated in order as often as needed, in the shape ``new_shape``."""
     return _gathered([a], lambda labels: np.resize(labels, raw(new_shape)))
+
+
+@implements(np.choose)
+def choose(a: Any, choices: Any, out: Any = None, mode: str = "raise") -> Any:
+    """Entry by entry, the entry of the choice ``a`` names (all broadcast together; ``mode`` as NumPy's)."""
+    if out is not None:
+        raise TypeError("choose: the 'out' argument is not supported on Tensors (the result is a new Tensor)")
+    return _gathered(list(choices), lambda *labels: np.choose(raw(a), labels, mode=mode))
