@@ -26,6 +26,7 @@ from ...autodiff.batch_levels import is_value
 from ...tensor import Tensor
 from ..shape import concatenate
 from .constructors import tensor
+from .toplevel import FUNCTIONS as TOPLEVEL
 
 # torch.<name>(input, *args, **kwargs) == input.<name>(*args, **kwargs) for each of these
 METHODS = (
@@ -77,3 +78,4 @@ def is_tensor(obj: Any) -> bool:
 
 
 FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor)
+FUNCTIONS.update(TOPLEVEL)  # randperm, normal, tril_indices, cdist...: PyTorch's functions that are not methods

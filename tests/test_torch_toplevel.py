@@ -1,0 +1,132 @@
+"""PyTorch's top-level functions that are neither a chainrule op nor a Tensor method (ops/pytorch/toplevel.py):
+values, layouts and dtypes against PyTorch, gradients of the differentiable ones against PyTorch's, and the
+random draws: seeded by manual_seed, drawn again by a jit replay."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.oracle
+
+
+def _same(ours, theirs):
+    theirs = theirs.detach().numpy() if hasattr(theirs, "detach") else np.asarray(theirs)
+    np.testing.assert_allclose(ours.numpy(), theirs, rtol=1e-12, atol=1e-12)
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("tril_indices", (3, 4)), ("tril_indices", (4, 3, -1)), ("triu_indices", (3, 3, 1)), ("triu_indices", (2, 5)),
+])
+def test_index_builders(name, args):
+    _same(getattr(cr, name)(*args), getattr(torch, name)(*args))
+
+
+def test_bucketize_and_isin():
+    values, bounds = [1.0, 3.0, 5.5, 9.0, 0.0], [1.0, 3.0, 5.0, 7.0, 9.0]
+    for right in (False, True):
+        _same(cr.bucketize(cr.tensor(values), cr.tensor(bounds), right=right),
+              torch.bucketize(torch.tensor(values), torch.tensor(bounds), right=right))
+    assert cr.bucketize(cr.tensor(values), cr.tensor(bounds), out_int32=True).dtype == np.int32
+    _same(cr.isin(cr.tensor([1, 2, 3, 4]), cr.tensor([2, 4])), torch.isin(torch.tensor([1, 2, 3, 4]),
+                                                                          torch.tensor([2, 4])))
+    _same(cr.isin(cr.tensor([1, 2]), cr.tensor([2]), invert=True), torch.isin(torch.tensor([1, 2]), torch.tensor([2]),
+                                                                             invert=True))
+
+
+def _grads(fn_cr, fn_torch, *arrays):
+    ours = [cr.tensor(a, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, requires_grad=True) for a in arrays]
+    out, tout = fn_cr(*ours), fn_torch(*theirs)
+    _same(out, tout)
+    weights = np.random.default_rng(0).normal(size=tout.shape)
+    (out * cr.tensor(weights)).sum().backward()
+    (tout * torch.tensor(weights)).sum().backward()
+    for a, b in zip(ours, theirs, strict=True):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+RNG = np.random.default_rng(3)
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0, float("inf")])
+def test_cdist_values_and_gradients(p):
+    x1, x2 = RNG.normal(size=(2, 4, 3)), RNG.normal(size=(2, 5, 3))
+    x2[0, 1] = x1[0, 2]  # a distance of exactly 0: gradient 0 there, as PyTorch's
+    _grads(lambda a, b: cr.cdist(a, b, p=p), lambda a, b: torch.cdist(a, b, p=p), x1, x2)
+
+
+def test_cartesian_prod_combinations_and_friends():
+    a, b = RNG.normal(size=3), RNG.normal(size=2)
+    _grads(cr.cartesian_prod, torch.cartesian_prod, a, b)
+    _grads(lambda x: cr.combinations(x, 3), lambda x: torch.combinations(x, 3), RNG.normal(size=4))
+    _grads(lambda x: cr.combinations(x, with_replacement=True), lambda x: torch.combinations(x, with_replacement=True),
+           RNG.normal(size=3))
+    _grads(lambda x: cr.msort(x), lambda x: torch.msort(x), RNG.normal(size=(4, 3)))
+    _grads(lambda x, y: cr.chain_matmul(x, y, x.T), lambda x, y: torch.linalg.multi_dot([x, y, x.T]),
+           RNG.normal(size=(2, 3)), RNG.normal(size=(3, 3)))
+    _grads(lambda x, y: cr.broadcast_tensors(x, y)[0] * 2 + cr.broadcast_tensors(x, y)[1],
+           lambda x, y: torch.broadcast_tensors(x, y)[0] * 2 + torch.broadcast_tensors(x, y)[1],
+           RNG.normal(size=(2, 1)), RNG.normal(size=3))
+    _same(cr.logspace(0, 2, 5, dtype=cr.float64), torch.logspace(0, 2, 5, dtype=torch.float64))
+    _same(cr.logspace(-1, 1, 3, base=2.0, dtype=cr.float64), torch.logspace(-1, 1, 3, base=2.0, dtype=torch.float64))
+
+
+def test_dtype_info_and_sizes():
+    assert cr.finfo(cr.float32).eps == torch.finfo(torch.float32).eps
+    assert cr.finfo().eps == torch.finfo().eps  # the default dtype, float32 for both
+    assert cr.iinfo(cr.int64).max == torch.iinfo(torch.int64).max
+    assert cr.is_nonzero(cr.tensor([2.0])) and not cr.is_nonzero(cr.tensor(0.0))
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        cr.is_nonzero(cr.tensor([1.0, 2.0]))
+    assert cr.Size([2, 3]) == (2, 3) and isinstance(cr.zeros(2, 3).shape, cr.Size)
+
+
+def test_random_draws_follow_manual_seed_and_their_shapes():
+    cr.manual_seed(5)
+    first = (cr.randperm(6), cr.normal(0.0, 2.0, (3,)), cr.bernoulli(cr.full((4,), 0.5)), cr.poisson(cr.ones(3)))
+    cr.manual_seed(5)
+    again = (cr.randperm(6), cr.normal(0.0, 2.0, (3,)), cr.bernoulli(cr.full((4,), 0.5)), cr.poisson(cr.ones(3)))
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    assert sorted(first[0].tolist()) == list(range(6)) and first[0].dtype == np.int64
+    assert first[1].dtype == np.float32 and first[2].dtype == np.float32
+    assert set(first[2].tolist()) <= {0.0, 1.0}
+    assert cr.normal(cr.zeros(2, dtype=cr.float64), cr.ones(2, dtype=cr.float64)).dtype == np.float64
+    t = cr.randint_like(cr.zeros((2, 3)), 2, 5)
+    assert t.shape == (2, 3) and ((t.numpy() >= 2) & (t.numpy() < 5)).all()
+    with pytest.raises(RuntimeError, match="std must be >= 0"):
+        cr.normal(0.0, -1.0, (2,))
+    with pytest.raises(RuntimeError, match=r"bernoulli: the probabilities must be in \[0, 1\]"):
+        cr.bernoulli(cr.tensor([1.5]))
+
+
+def test_a_jit_replay_draws_again():
+    @cr.jit
+    def noisy(x):
+        return x + cr.normal(0.0, 1.0, (3,)) + cr.bernoulli(cr.full((3,), 0.5)) + cr.randperm(3)
+
+    x = np.zeros(3)
+    cr.manual_seed(1)
+    draws = [noisy(x).tolist() for _ in range(3)]
+    assert len({tuple(d) for d in draws}) == 3
+    cr.manual_seed(1)
+    eager = [(x + cr.normal(0.0, 1.0, (3,)) + cr.bernoulli(cr.full((3,), 0.5)) + cr.randperm(3)).tolist()
+             for _ in range(3)]
+    np.testing.assert_allclose(draws, eager)  # the replay draws what eager draws, from the same generator
+
+
+def test_a_random_index_under_jit_is_refused_not_frozen():
+    @cr.jit
+    def shuffled(x):
+        return x[cr.randperm(x.shape[0])]
+
+    x = np.arange(50.0)
+    shuffled(x)
+    with pytest.raises(cr.JitError, match="read a tensor's value"):
+        for _ in range(5):
+            shuffled(x)
