@@ -4,6 +4,7 @@ double refuses implicit conversions and mixing with host arrays); jit records on
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import numpy as np
@@ -47,6 +48,33 @@ def twice_cos(a):
 twice_cos.defjvp(lambda primals, tangents: (twice_cos(primals[0]), -np.sin(primals[0]) * 2 * tangents[0]))
 
 
+@cr.custom_jvp
+def scaled(a, b):
+    return a * b
+
+
+scaled.defjvp(lambda primals, tangents: (scaled(*primals), tangents[0] * primals[1] + primals[0] * tangents[1]))
+
+
+@cr.custom_vjp
+def sin_and_cos(a):
+    return np.sin(a), np.cos(a)
+
+
+sin_and_cos.defvjp(lambda a: (sin_and_cos(a), a),
+                   lambda a, cts: ((0 if cts[0] is None else cts[0] * np.cos(a)) - cts[1] * np.sin(a),))
+
+
+@cr.custom_vjp
+def product(a, b):
+    return a * b
+
+
+product.defvjp(lambda a, b: (a * b, (a, b)), lambda res, ct: (ct * res[1], ct * res[0]))
+product.defjvp(lambda primals, tangents: (primals[0] * primals[1],
+                                          tangents[0] * primals[1] + primals[0] * tangents[1]))
+
+
 TRANSFORMS = {
     "grad": cr.grad(f),
     "value_and_grad": cr.value_and_grad(f),
@@ -63,6 +91,10 @@ TRANSFORMS = {
     "checkpoint": cr.grad(lambda v: cr.checkpoint(g)(v).sum()),
     "custom_vjp": cr.grad(lambda v: twice_sin(v).sum()),
     "custom_jvp": lambda v: cr.jvp(twice_cos, (v,), (v * 0 + 1,)),
+    "custom_jvp reversed": cr.grad(lambda v: twice_cos(v).sum()),
+    "custom_jvp of two, one constant": lambda v: cr.jvp(lambda a: scaled(a, v[::-1]), (v,), (v * 0 + 1,)),
+    "custom_vjp, one output unused": cr.grad(lambda v: sin_and_cos(v)[1].sum()),
+    "custom_vjp's jvp, one constant": lambda v: cr.jvp(lambda a: product(a, v[::-1]), (v,), (v * 0 + 1,)),
     "jit": lambda v: cr.jit(g)(v),
     "grad of jit": lambda v: cr.grad(cr.jit(f))(v),
 }
@@ -124,11 +156,7 @@ def test_jit_of_a_model_on_the_device_gives_the_eager_gradients():
     nn.manual_seed(0)
     model = nn.Sequential(nn.Linear(3, 8, dtype=np.float64), nn.GELU(), nn.LayerNorm(8, dtype=np.float64),
                           nn.Linear(8, 2, dtype=np.float64))
-    cpu = model
-    dev = nn.Sequential(*[m for m in []])  # (replaced below by a copy on the device)
-    import copy
-
-    dev = copy.deepcopy(model).to(NAME)
+    cpu, dev = model, copy.deepcopy(model).to(NAME)
     x, y = np.random.default_rng(0).standard_normal((4, 3)), np.array([0, 1, 1, 0])
     loss = cr.jit(lambda xb, yb: nn.functional.cross_entropy(dev(xb), yb))
     for _ in range(3):
@@ -186,8 +214,6 @@ def test_dropout_inside_jit_draws_on_the_device_at_each_replay():
 @pytest.mark.parametrize("make_opt", [lambda ps: optim.SGD(ps, lr=0.1, momentum=0.9),
                                       lambda ps: optim.AdamW(ps, lr=1e-2, weight_decay=0.1)], ids=["SGD", "AdamW"])
 def test_jit_step_trains_on_the_device_as_the_eager_step_on_the_cpu(make_opt):
-    import copy
-
     nn.manual_seed(1)
     cpu = nn.MLP(4, [8, 3], activation="relu", dtype=np.float64)
     dev = copy.deepcopy(cpu).to(NAME)
