@@ -136,6 +136,16 @@ def test_jit_records_and_replays_on_the_device():
         jitted(a, b)  # host arrays: another trace is needed, said, never a silent copy
 
 
+def test_a_float_argument_of_jit_joins_the_device_arrays_as_in_eager():
+    jitted = cr.jit(lambda x, s: (x * s).sum())
+    x = to_device(X)
+    for s in (2.0, 3.0, 3.0):  # a traced value (JAX's): another number replays the same program
+        out = jitted(x, s)
+        assert on_device(out)
+        np.testing.assert_allclose(host(out), (X * s).sum(), rtol=TOL, atol=TOL)
+    assert jitted.traces == 1
+
+
 def test_a_replay_on_the_device_reads_nothing_back_to_the_host():
     if NAME != "strict":
         pytest.skip("the strict double counts host copies")

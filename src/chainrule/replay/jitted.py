@@ -11,7 +11,7 @@ import numpy as np
 
 from ..autodiff import batch_levels as batching
 from ..core import clock, traces
-from ..core.device import ARRAY_TYPES, as_array, of
+from ..core.device import ARRAY_TYPES, as_array, is_off_host, of
 from ..core.errors import PerformanceWarning
 from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
@@ -34,6 +34,14 @@ def _is_array(a: Any) -> bool:
 def under_vmap(args: tuple) -> bool:
     """True inside a vmap of this thread or task (a vmap in another thread changes nothing here)."""
     return bool(batching.open) and bool(batching.levels() or batching.batched_in(args, None))  # type: ignore[arg-type]
+
+
+def _as_traced(a: Any, device: Any) -> Tensor:
+    """An array argument as the Tensor a trace follows: a device's array stays there, and a float goes to the device
+    of the other arguments (``device``, None for the host), where a Python number meets them in eager."""
+    if device is not None and isinstance(a, (float, np.floating)):
+        return Tensor._wrap(device.from_host(np.asarray(a)))
+    return Tensor._wrap(as_array(a))
 
 
 def _describe(a: Any) -> tuple:
@@ -102,7 +110,8 @@ class Jitted:
         nothing), the function sees NumPy's method meanings, and the results come back as arrays."""
         if self._eager:
             return self.fn(*args)
-        wrapped = tuple(Tensor._wrap(as_array(a)) if _is_array(a) else a for a in args)  # (a device's stays there)
+        device = next((of(a) for a in args if is_off_host(a)), None)
+        wrapped = tuple(_as_traced(a, device) if _is_array(a) else a for a in args)
         with numpy_methods_for(args):
             if self._program is not None and not self.expired():
                 for i, (a, traced) in enumerate(zip(args, self._array_signature, strict=False)):
