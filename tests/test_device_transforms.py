@@ -245,3 +245,13 @@ def test_jit_step_trains_on_the_device_as_the_eager_step_on_the_cpu(make_opt):
         np.testing.assert_allclose(host(p), host(q), rtol=TOL, atol=TOL)
     for state in dev_opt.state.values():
         assert all(on_device(v) for v in state.values() if getattr(v, "ndim", 0))
+
+
+def test_a_guard_compares_device_arrays_on_the_device():
+    from chainrule.replay.tape import same_answer
+
+    a = to_device(np.array([1.0, np.nan]))
+    assert same_answer(a, to_device(np.array([1.0, np.nan])))
+    assert not same_answer(a, to_device(np.array([1.0, 2.0])))
+    assert not same_answer(a, np.array([1.0, np.nan]))  # on another device: not the traced answer
+    assert not same_answer(a, to_device(np.array([1.0, np.nan], dtype=np.float32)))
