@@ -239,7 +239,7 @@ def test_every_device_argument_takes_the_cpu_in_pytorchs_spellings_and_refuses_o
     for cpu in ("cpu", "cpu:0"):
         make(cpu)
     if cr.cuda.device_count() < 2:
-        with pytest.raises(ValueError, match=r"device 'cuda(:1)?' is not available|build the layer on the cpu"):
+        with pytest.raises(ValueError, match=r"device 'cuda(:1)?' is not available"):
             make("cuda:1")
 
 
@@ -414,8 +414,9 @@ def test_layers_take_pytorchs_device_argument_for_the_cpu():
     assert nn.LayerNorm(3, device=cr.zeros(1).device).weight.shape == (3,)
     assert nn.Embedding(4, 2, device="cpu").weight.shape == (4, 2) and nn.RMSNorm(3, device="cpu").weight.shape == (3,)
     assert nn.MultiheadAttention(4, 2, device="cpu").embed_dim == 4
-    with pytest.raises(ValueError, match=r"Linear\(device='cuda:0'\): build the layer on the cpu and move it"):
-        nn.Linear(2, 3, device="cuda:0")
+    if not cr.cuda.is_available():  # another device's name is taken (tests/test_device_layers.py) where it is known
+        with pytest.raises(ValueError, match=r"Linear: device 'cuda' is not available"):
+            nn.Linear(2, 3, device="cuda:0")
 
 
 @pytest.mark.oracle

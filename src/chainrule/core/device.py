@@ -314,10 +314,11 @@ def add_at(out: Any, index: Any, values: Any) -> None:
 
 
 def uniform_like(like: Any, shape: tuple[int, ...], rng: Any = None) -> Any:
-    """Uniform [0, 1) draws of ``shape`` where ``like`` is (dropout masks): from ``rng`` (a NumPy Generator or a
-    seed) on the host; on a device from its own generator (seeded by ``manual_seed``) when ``rng`` is None, else
-    drawn from ``rng`` on the host and copied there (the same masks as on the CPU)."""
-    b = _BY_TYPE.get(like.__class__, CPU)
+    """Uniform [0, 1) draws of ``shape`` where ``like`` (an array, or a device's Backend) is (dropout masks): from
+    ``rng`` (a NumPy Generator or a seed) on the host; on a device from its own generator (seeded by
+    ``manual_seed``) when ``rng`` is None, else drawn from ``rng`` on the host and copied there (the same masks as
+    on the CPU)."""
+    b = like if like.__class__ is Backend else _BY_TYPE.get(like.__class__, CPU)
     if b is not CPU and rng is None:
         return b.xp.random.random(shape)
     gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

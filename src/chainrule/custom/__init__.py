@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive, apply
 from ..core import pytree as _pytree
+from ..core.device import as_array
 from ..tensor import Tensor
 from .checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.checkpoint)
 from .checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for it)
@@ -159,7 +160,7 @@ class _Call:
     def cotangent(self, g: Any) -> Any:
         """The output cotangent in the output's structure (zeros for outputs that got no gradient)."""
         gs = list(g) if len(self.out) > 1 else [g]
-        gs = [np.zeros_like(np.asarray(o)) if c is None else c for c, o in zip(gs, self.out)]
+        gs = [np.zeros_like(as_array(o)) if c is None else c for c, o in zip(gs, self.out)]
         return _pytree.unflatten(self.out_def, gs)
 
 
@@ -197,7 +198,7 @@ class _CustomVJP(OwnedPrimitive):
         if self.owner.jvp is None:
             raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
         call = kw["call"]
-        tangents = [t if i == argnum else np.zeros_like(np.asarray(a._data if isinstance(a, Tensor) else a))
+        tangents = [t if i == argnum else np.zeros_like(as_array(a._data if isinstance(a, Tensor) else a))
                     for i, a in enumerate(args)]
         # ``args`` are Tensors when outer derivatives are being traced (then the rule is recorded too)
         diff = list(_pytree.unflatten(call.diff_def, list(args)))

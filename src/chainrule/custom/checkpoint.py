@@ -22,6 +22,7 @@ from ..autodiff.primitive import Primitive
 from ..core import pytree as _pytree
 from ..core import state
 from ..core.clock import tick as _tick
+from ..core.device import as_array, xp_of
 from ..core.node import Node
 from ..core.state import grad_mode
 from ..tensor import Tensor, _output, sweep_from
@@ -238,8 +239,8 @@ class _Recompute(Primitive):
                 "(nn.Dropout holds its own and is replayed), or do not checkpoint it"
             )
         if not flat._requires_grad:
-            return [np.zeros(shape, dtype) for _, _, _, shape, dtype in edges]
-        seed = g if create_graph else np.asarray(g, dtype=flat._data.dtype)
+            return [xp_of(flat._data).zeros(shape, dtype) for _, _, _, shape, dtype in edges]
+        seed = g if create_graph else as_array(g, dtype=flat._data.dtype)  # (on the device it is on)
         with _as_leaves(keys):
             found = dict(sweep_from([flat], [seed], create_graph, create_graph, set(keys)))
         grads = []
@@ -247,5 +248,5 @@ class _Recompute(Primitive):
             gr = found.get(key)
             if gr is not None and index is not None:
                 gr = gr[index]
-            grads.append(np.zeros(shape, dtype) if gr is None else gr)
+            grads.append(xp_of(flat._data).zeros(shape, dtype) if gr is None else gr)
         return grads

@@ -19,6 +19,7 @@ import numpy as np
 from ..autodiff import backprop
 from ..autodiff.primitive import Primitive, apply
 from ..core import pytree as _pytree
+from ..core.device import as_array
 from ..core.state import enable_grad
 from ..tensor import Tensor
 
@@ -202,7 +203,7 @@ class _CustomJVP(OwnedPrimitive):
 
 
 def _float(x: Any) -> np.ndarray:
-    arr = np.asarray(x._data if isinstance(x, Tensor) else x)
+    arr = as_array(x._data if isinstance(x, Tensor) else x)  # (a device's array stays there)
     return arr if arr.dtype.kind in "fc" else arr.astype(np.float64)
 
 

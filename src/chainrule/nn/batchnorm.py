@@ -17,7 +17,7 @@ import numpy as np
 from ..ops._define import shape_of
 from . import functional as F
 from .layers import _input
-from .module import Module
+from .module import Module, place
 from .parameter import Parameter, resolve_dtype
 
 
@@ -42,6 +42,7 @@ def set_up_statistics(layer: Module, num_features: int, eps: float, momentum: fl
         for buffer in ("running_mean", "running_var", "num_batches_tracked"):
             layer.register_buffer(buffer, None)
     layer._dtype = dt
+    place(layer, device)  # PyTorch's device=: built here on the host, then moved
 
 
 class _BatchNorm(Module):

@@ -19,7 +19,7 @@ from ..ops.fused.convolution import tuple_arg
 from . import functional as F
 from . import init
 from .layers import _input
-from .module import Module
+from .module import Module, place
 from .parameter import Parameter, resolve_dtype
 
 # PyTorch's padding_mode names -> numpy.pad's modes
@@ -68,6 +68,7 @@ class _ConvNd(Module):
         fan_in = (in_channels // groups) * math.prod(self.kernel_size)
         bound = 1.0 / math.sqrt(fan_in)
         self.bias = Parameter(gen.uniform(-bound, bound, (out_channels,)), dtype=dt) if bias else None
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def _side_pads(self) -> list[tuple[int, int]]:
         if self.padding == "valid":

@@ -19,7 +19,7 @@ from . import functional as F
 from . import init
 from .conv import check_channels
 from .layers import _input
-from .module import Module
+from .module import Module, place
 from .parameter import Parameter, resolve_dtype
 
 
@@ -49,6 +49,7 @@ class _ConvTransposeNd(Module):
         fan_in = (out_channels // groups) * math.prod(self.kernel_size)  # (PyTorch's fan_in: weight.shape[1] * k)
         bound = 1.0 / math.sqrt(fan_in)
         self.bias = Parameter(gen.uniform(-bound, bound, (out_channels,)), dtype=dt) if bias else None
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def _output_padding(self, x: Any, output_size: Any) -> tuple[int, ...]:
         """PyTorch's ``output_size=``: the output padding that gives the output that spatial size."""

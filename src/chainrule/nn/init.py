@@ -3,7 +3,8 @@ seeded.
 
 Each ``*_`` function fills a Parameter (or Tensor, or ndarray) in place, keeps its dtype and
 returns it. ``rng`` is a ``numpy.random.Generator`` or an int seed; without one the
-module's generator is used, which ``manual_seed`` resets.
+module's generator is used, which ``manual_seed`` resets. The values are drawn on the host and copied once to
+a device's parameter (the same values on every device for one seed).
 
 Example:
     >>> import numpy as np
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..core.defaults import Generator, generator, manual_seed  # noqa: F401  (nn.init's names too)
+from ..core.device import ARRAY_TYPES, move, of
 from ..tensor import Tensor
 
 
@@ -54,14 +56,14 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
 
 def _array(t: Any, name: str) -> np.ndarray:
     arr = t._data if isinstance(t, Tensor) else t
-    if not isinstance(arr, np.ndarray) or arr.dtype.kind != "f":
+    if (arr.__class__ not in ARRAY_TYPES and not isinstance(arr, np.ndarray)) or arr.dtype.kind != "f":
         raise TypeError(f"{name}: expected a floating Parameter, Tensor or ndarray, got {type(t).__name__}")
     return arr
 
 
 def _fill(t: Any, values: Any) -> Any:
     arr = t._data if isinstance(t, Tensor) else t
-    arr[...] = values
+    arr[...] = move(values, of(arr)) if isinstance(values, np.ndarray) else values  # drawn on the host: one copy
     if isinstance(t, Tensor):
         t._bump_version()
     return t

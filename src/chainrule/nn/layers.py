@@ -14,14 +14,14 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.batch_levels import is_value
-from ..core.device import as_array
+from ..core.device import as_array, check_cpu
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .activations import activation as make_activation
 from .containers import Sequential
 from .mlp_plan import mlp_plan
-from .module import Module
+from .module import Module, place
 from .parameter import Parameter, resolve_dtype
 
 
@@ -74,6 +74,7 @@ class Linear(Module):
         bound = 1.0 / math.sqrt(in_features)
         self.weight = Parameter(gen.uniform(-bound, bound, (out_features, in_features)), dtype=dt)
         self.bias = Parameter(gen.uniform(-bound, bound, (out_features,)), dtype=dt) if bias else None
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, x: Any) -> Any:
         w = self.weight
@@ -112,6 +113,7 @@ class Embedding(Module):
         self.padding_idx = padding_idx
         self.max_norm, self.norm_type = max_norm, float(norm_type)
         self.weight = Parameter(table, dtype=dt)
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     @classmethod
     def from_pretrained(cls, embeddings: Any, freeze: bool = True, padding_idx: int | None = None,
@@ -175,6 +177,7 @@ class LayerNorm(Module):
         self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
         self.bias = Parameter(np.zeros(self.normalized_shape), dtype=dt) if elementwise_affine and bias else None
         self._dtype = dt
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, x: Any) -> Any:
         dt = self.weight.dtype if self.weight is not None else self._dtype
@@ -206,6 +209,7 @@ class RMSNorm(Module):
         self.eps = eps
         self.weight = Parameter(np.ones(self.normalized_shape), dtype=dt) if elementwise_affine else None
         self._dtype = dt
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, x: Any) -> Any:
         dt = self.weight.dtype if self.weight is not None else self._dtype
@@ -269,9 +273,12 @@ class MLP(Module):
         bias: bool = True,
         dtype: Any = None,
         rng: Any = None,
+        *,
+        device: Any = None,
     ) -> None:
         super().__init__()
         plan = mlp_plan(nin, nouts, "MLP")
+        check_cpu("MLP", device)
         gen = init.generator(rng)
         mods: list[Module] = []
         for layer in plan:
@@ -282,6 +289,7 @@ class MLP(Module):
                     mods.append(Dropout(dropout, rng=gen))
         self.sizes = [plan[0].fan_in, *[layer.fan_out for layer in plan]]
         self.layers = Sequential(*mods)
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, x: Any) -> Any:
         for layer in self.layers._modules.values():  # (Sequential's loop, one call less per step)

@@ -36,6 +36,15 @@ def _join(prefix: str, name: str) -> str:
     return f"{prefix}.{name}" if prefix else name
 
 
+def place(module: Module, device: Any) -> None:
+    """PyTorch's layer argument ``device=``, called at the end of a layer's ``__init__``: the layer was built on
+    the host (its draws are the same on every device for one seed) and moves to ``device`` as ``module.to(device)``
+    moves it. None leaves it where it is; a device not available raises, naming the layer."""
+    if device is not None:
+        check_cpu(type(module).__name__, device)
+        module._move_to(backend(device))
+
+
 class Module:
     """Base class for layers and models: subclass it, assign parameters and sub-modules in
     ``__init__``, and compute the output in ``forward``.

@@ -12,7 +12,7 @@ from ..ops.shape import reshape
 from . import functional as F
 from .batchnorm import set_up_statistics
 from .layers import _input
-from .module import Module
+from .module import Module, place
 from .parameter import Parameter, resolve_dtype
 
 
@@ -40,6 +40,7 @@ class GroupNorm(Module):
         self.weight = Parameter(np.ones(num_channels), dtype=dt) if affine else None
         self.bias = Parameter(np.zeros(num_channels), dtype=dt) if affine else None
         self._dtype = dt
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, x: Any) -> Any:
         x = _input(x, self._dtype if self.weight is None else self.weight._data.dtype, "GroupNorm")

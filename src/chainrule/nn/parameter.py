@@ -12,11 +12,8 @@ from ..tensor import Tensor
 
 
 def resolve_dtype(dtype: Any, where: str, device: Any = None) -> np.dtype:
-    """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise. ``device``
-    (PyTorch's layer argument): the CPU; for another, the layer is built on the CPU and moved (``.to(device)``)."""
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise ValueError(f"{where}(device={str(device)!r}): build the layer on the cpu and move it, "
-                         f"e.g. nn.Linear(4, 2).to({str(device)!r}) (it moves every parameter and buffer)")
+    """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise. ``device`` (PyTorch's
+    layer argument) must be available: the layer is built on the host, then moved there (``nn.module.place``)."""
     check_cpu(where, device)
     if dtype is None:
         return get_default_dtype()

@@ -26,12 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import xp_of
 from ..core.errors import ChainruleWarning
 from ..ops.shape import concatenate, getitem, stack, swapaxes
 from . import functional as F
 from . import init
 from .layers import _input
-from .module import Module
+from .module import Module, place
 from .parameter import resolve_dtype
 from .recurrent_cells import (
     GATES,
@@ -91,6 +92,7 @@ class _RNNBase(Module):
                     setattr(self, f"bias_hh_l{layer}{suffix}", uniform_parameter(gen, (rows,), hidden_size, dt))
         # dropout masks between layers, from ``.rng`` as nn.Dropout's (checkpoints save a module's .rng)
         self.rng = np.random.default_rng(gen.integers(2**63)) if rng is None else gen
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def reset_parameters(self, rng: Any = None) -> None:
         """Draw every weight and bias again from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size)), as PyTorch."""
@@ -123,7 +125,7 @@ class _RNNBase(Module):
         count = self.num_layers * self.num_directions
         names = ("h0", "c0") if self.mode == "LSTM" else ("h0",)
         if hx is None:
-            zeros = np.zeros((n, self.hidden_size), dtype=dt)
+            zeros = xp_of(self.weight_ih_l0._data).zeros((n, self.hidden_size), dtype=dt)  # on the weights' device
             return [[zeros] * count for _ in names]
         if self.mode == "LSTM":
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:

@@ -22,13 +22,14 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import xp_of
 from ..ops.elementwise import relu, sigmoid, tanh
 from ..ops.shape import getitem, reshape
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .layers import _input
-from .module import Module
+from .module import Module, place
 from .parameter import Parameter, resolve_dtype
 
 GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -102,6 +103,7 @@ class _CellBase(Module):
         self.weight_hh = uniform_parameter(gen, (rows, self.hidden_size), self.hidden_size, dt)
         self.bias_ih = uniform_parameter(gen, (rows,), self.hidden_size, dt) if bias else None
         self.bias_hh = uniform_parameter(gen, (rows,), self.hidden_size, dt) if bias else None
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def reset_parameters(self, rng: Any = None) -> None:
         """Draw every weight and bias again from U(-1/sqrt(hidden_size), 1/sqrt(hidden_size))."""
@@ -128,7 +130,7 @@ class _CellBase(Module):
         out = []
         for h in states:
             if h is None:
-                out.append(np.zeros((n, self.hidden_size), dtype=dt))
+                out.append(xp_of(self.weight_ih._data).zeros((n, self.hidden_size), dtype=dt))  # the weights' device
                 continue
             h = state_input(h, dt, where)
             if shape_of(h) != want:

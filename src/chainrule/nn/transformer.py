@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import as_array
+from ..core.device import as_array, check_cpu
 from ..ops.reductions import softmax
 from ..ops.shape import getitem
 from ..tensor import Tensor
@@ -26,7 +26,7 @@ from . import init
 from .activations import GELU
 from .containers import Sequential
 from .layers import Dropout, LayerNorm, Linear
-from .module import Module
+from .module import Module, place
 from .parameter import Parameter, resolve_dtype
 
 
@@ -79,17 +79,20 @@ class CausalSelfAttention(Module):
     """
 
     def __init__(
-        self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True, dtype: Any = None, rng: Any = None
+        self, d_model: int, n_heads: int, dropout: float = 0.0, bias: bool = True, dtype: Any = None, rng: Any = None,
+        *, device: Any = None,
     ) -> None:
         super().__init__()
         if d_model % n_heads:
             raise ValueError(f"CausalSelfAttention: d_model={d_model} must be divisible by n_heads={n_heads}")
+        check_cpu("CausalSelfAttention", device)
         gen = init.generator(rng)
         self.d_model, self.n_heads = int(d_model), int(n_heads)
         self.c_attn = Linear(d_model, 3 * d_model, bias=bias, dtype=dtype, rng=gen)
         self.c_proj = Linear(d_model, d_model, bias=bias, dtype=dtype, rng=gen)
         self.dropout = float(dropout)
         self.resid_drop = Dropout(dropout, rng=gen)
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, x: Any, cache: KVCache | None = None) -> Any:
         b, t, d = np.shape(_array(x))
@@ -126,9 +129,10 @@ class TransformerBlock(Module):
 
     def __init__(
         self, d_model: int, n_heads: int, mlp_ratio: int = 4, dropout: float = 0.0, bias: bool = True,
-        dtype: Any = None, rng: Any = None,
+        dtype: Any = None, rng: Any = None, *, device: Any = None,
     ) -> None:
         super().__init__()
+        check_cpu("TransformerBlock", device)
         gen = init.generator(rng)
         hidden = int(mlp_ratio * d_model)
         self.ln_1 = LayerNorm(d_model, bias=bias, dtype=dtype)
@@ -138,6 +142,7 @@ class TransformerBlock(Module):
             Linear(d_model, hidden, bias=bias, dtype=dtype, rng=gen), GELU(),
             Linear(hidden, d_model, bias=bias, dtype=dtype, rng=gen), Dropout(dropout, rng=gen),
         )
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, x: Any, cache: KVCache | None = None) -> Any:
         x = x + self.attn(self.ln_1(x), cache)
@@ -217,6 +222,7 @@ class MultiheadAttention(Module):
         if bias:
             self.out_proj.bias._data[...] = 0.0
         self._rng = gen
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(
         self, query: Any, key: Any, value: Any, key_padding_mask: Any = None, need_weights: bool = True,

@@ -27,12 +27,13 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import backend, check_cpu
 from ..tensor import Tensor
 from . import functional as F
 from . import init
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
-from .module import Module
+from .module import Module, place
 from .transformer import MultiheadAttention
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}
@@ -82,17 +83,19 @@ class TransformerEncoderLayer(Module):
         norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None, *, rng: Any = None,
     ) -> None:
         super().__init__()
+        check_cpu(type(self).__name__, device)
         gen = init.generator(rng)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen, device=device)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, rng=gen, device=device)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, rng=gen)
         self.dropout = Dropout(dropout, rng=gen)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, rng=gen, device=device)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, rng=gen)
         self.norm_first = bool(norm_first)
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device)
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
         self.dropout1 = Dropout(dropout, rng=gen)
         self.dropout2 = Dropout(dropout, rng=gen)
         self.activation = _activation(activation, "TransformerEncoderLayer")
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, src: Any, src_mask: Any = None, src_key_padding_mask: Any = None,
                 is_causal: bool = False) -> Any:
@@ -130,18 +133,19 @@ class TransformerDecoderLayer(Module):
         norm_first: bool = False, bias: bool = True, device: Any = None, dtype: Any = None, *, rng: Any = None,
     ) -> None:
         super().__init__()
+        check_cpu(type(self).__name__, device)
         gen = init.generator(rng)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen, device=device)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen,
-                                                 device=device)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, rng=gen, device=device)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, rng=gen)
         self.dropout = Dropout(dropout, rng=gen)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, rng=gen, device=device)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, rng=gen)
         self.norm_first = bool(norm_first)
-        self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype,
-                                                        device=device) for _ in range(3))
+        self.norm1, self.norm2, self.norm3 = (LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+                                              for _ in range(3))
         self.dropout1, self.dropout2, self.dropout3 = (Dropout(dropout, rng=gen) for _ in range(3))
         self.activation = _activation(activation, "TransformerDecoderLayer")
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, tgt: Any, memory: Any, tgt_mask: Any = None, memory_mask: Any = None,
                 tgt_key_padding_mask: Any = None, memory_key_padding_mask: Any = None, tgt_is_causal: bool = False,
@@ -268,24 +272,26 @@ class Transformer(Module):
     ) -> None:
         super().__init__()
         gen = init.generator(rng)
+        check_cpu("Transformer", device)
         layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
-                      bias, device, dtype)
+                      bias, None, dtype)  # built on the host, moved at the end
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
             self.encoder = TransformerEncoder(
                 TransformerEncoderLayer(*layer_args, rng=gen), num_encoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device))
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
             self.decoder = TransformerDecoder(
                 TransformerDecoderLayer(*layer_args, rng=gen), num_decoder_layers,
-                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype, device=device))
+                LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
         for p in self.parameters():  # PyTorch's _reset_parameters: every matrix Xavier-uniform
             if p.ndim > 1:
                 init.xavier_uniform_(p, rng=gen)
         self.d_model, self.nhead, self.batch_first = int(d_model), int(nhead), bool(batch_first)
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, src: Any, tgt: Any, src_mask: Any = None, tgt_mask: Any = None, memory_mask: Any = None,
                 src_key_padding_mask: Any = None, tgt_key_padding_mask: Any = None,
@@ -309,9 +315,11 @@ class Transformer(Module):
 
     @staticmethod
     def generate_square_subsequent_mask(sz: int, device: Any = None, dtype: Any = None) -> np.ndarray:
-        """The causal mask of size ``sz`` (PyTorch's): -inf above the diagonal, 0 on and below (float32)."""
+        """The causal mask of size ``sz`` (PyTorch's): -inf above the diagonal, 0 on and below (float32), on
+        ``device`` (the host when None)."""
         dt = np.dtype(np.float32 if dtype is None else dtype)
-        return np.triu(np.full((sz, sz), -np.inf, dtype=dt), k=1)
+        check_cpu("generate_square_subsequent_mask", device)
+        return backend(device).from_host(np.triu(np.full((sz, sz), -np.inf, dtype=dt), k=1))
 
     def extra_repr(self) -> str:
         return f"d_model={self.d_model}, nhead={self.nhead}, batch_first={self.batch_first}"

@@ -22,7 +22,8 @@ constants that depend on values are caught.
 way: forward, backward and the optimiser's update, with no graph object at all.
 
 Under ``vmap`` or ``jvp`` a jitted function runs as it is (no replay). On NumPy arguments (JAX's
-``jit(f)(array)``) it traces them as Tensors and returns arrays; one that cannot be traced there
+``jit(f)(array)``) it traces them as Tensors and returns arrays; on a device's arrays (CuPy's) or Tensors the
+trace records and the replay runs on that device (an argument on another device raises); one that cannot be traced
 (``jit(jacfwd(f))``) warns and runs as it is. Limits (all raise, except the last): no
 ``create_graph`` backward through a replay, no in-place changes and no ``backward`` inside the function,
 at most one output that requires grad. **Values taken out with ``.data`` and computed on with NumPy

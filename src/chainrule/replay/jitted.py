@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autodiff import batch_levels as batching
 from ..core import clock, traces
+from ..core.device import ARRAY_TYPES, as_array, is_off_host, of
 from ..core.errors import PerformanceWarning
 from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled
@@ -25,16 +26,32 @@ _WARN_AFTER = 8  # traces again for a changed value before a warning says the re
 _ARRAYS = (np.ndarray, float, np.floating)  # JAX's traced arguments (integers stay plain: sizes, counts)
 
 
+def _is_array(a: Any) -> bool:
+    """A traced argument: a NumPy array, a float, or a device's array (CuPy's)."""
+    return a.__class__ in ARRAY_TYPES or isinstance(a, _ARRAYS)
+
+
 def under_vmap(args: tuple) -> bool:
     """True inside a vmap of this thread or task (a vmap in another thread changes nothing here)."""
     return bool(batching.open) and bool(batching.levels() or batching.batched_in(args, None))  # type: ignore[arg-type]
 
 
+def _as_traced(a: Any, device: Any) -> Tensor:
+    """An array argument as the Tensor a trace follows: a device's array stays there, and a float goes to the device
+    of the other arguments (``device``, None for the host), where a Python number meets them in eager."""
+    if device is not None and isinstance(a, (float, np.floating)):
+        return Tensor._wrap(device.from_host(np.asarray(a)))
+    return Tensor._wrap(as_array(a))
+
+
 def _describe(a: Any) -> tuple:
+    """(kind, shape, dtype, requires_grad, array type, device) of an array or Tensor argument; else ("value", type,
+    value)."""
     if isinstance(a, Tensor):
-        return ("Tensor", a._data.shape, a._data.dtype, a._requires_grad)
-    if isinstance(a, np.ndarray):
-        return ("ndarray", a.shape, a.dtype)
+        d = a._data
+        return ("Tensor", d.shape, d.dtype, a._requires_grad, d.__class__, of(d).name)
+    if a.__class__ in ARRAY_TYPES or isinstance(a, np.ndarray):
+        return ("ndarray", a.shape, a.dtype, None, a.__class__, of(a).name)
     return ("value", type(a), a)
 
 
@@ -42,7 +59,8 @@ def _explain_mismatch(name: str, i: int, traced: tuple, now: tuple) -> JitError:
     def say(d: tuple) -> str:
         if d[0] == "value":
             return f"{d[1].__name__} {d[2]!r:.40}"
-        return f"{d[0]} of shape {d[1]}, dtype {d[2]}" + (f", requires_grad={d[3]}" if d[0] == "Tensor" else "")
+        return (f"{d[0]} of shape {d[1]}, dtype {d[2]}" + (f", requires_grad={d[3]}" if d[0] == "Tensor" else "")
+                + ("" if d[5] == "cpu" else f" on {d[5]}"))
 
     return JitError(f"jit({name}): argument {i} is a {say(now)} but the function was traced with a {say(traced)}; "
                     "call it with the traced shapes and dtypes, or make another jit(...) for these")
@@ -59,14 +77,14 @@ class Jitted:
         self._signature: list[tuple] | None = None
         self._grad_mode: bool | None = None
         self._program: Program | None = None
-        self._captured: list[tuple[Tensor, tuple, Any, bool]] = []
+        self._captured: list[tuple[Tensor, tuple, Any, bool, type]] = []
         self._inputs: list[int | None] = []
         self._out: Any = None  # how to rebuild the output: "single" or a tuple length
         self._grad_out: int | None = None  # which output carries the gradient
         self._passed: list[Any] = []
         self._parents: list[int] = []
         self._array_signature: list[tuple] = []  # the NumPy arguments of a trace on arrays, as given
-        self._eager = False  # called on NumPy arguments and could not be traced: runs as it is (see _call_on_arrays)
+        self._eager = False  # called on array arguments and could not be traced: runs as it is (see _call_on_arrays)
         self._guards = Guards()  # what the trace read by name (closed-over values, globals, modules' settings)
         self.traces = 0  # how many times the function was traced (again when a guard's value changed)
         self.traces_again = 0  # of them, for a changed value
@@ -79,7 +97,7 @@ class Jitted:
     def __call__(self, *args: Any) -> Any:
         if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
             return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
-        if self._arrays_in_arrays_out and any(isinstance(a, _ARRAYS) for a in args) and not any(
+        if self._arrays_in_arrays_out and any(_is_array(a) for a in args) and not any(
             isinstance(a, Tensor) for a in args
         ):
             return self._call_on_arrays(args)
@@ -92,12 +110,14 @@ class Jitted:
         nothing), the function sees NumPy's method meanings, and the results come back as arrays."""
         if self._eager:
             return self.fn(*args)
-        wrapped = tuple(Tensor._wrap(np.asarray(a)) if isinstance(a, _ARRAYS) else a for a in args)
+        device = next((of(a) for a in args if is_off_host(a)), None)
+        wrapped = tuple(_as_traced(a, device) if _is_array(a) else a for a in args)
         with numpy_methods_for(args):
             if self._program is not None and not self.expired():
                 for i, (a, traced) in enumerate(zip(args, self._array_signature, strict=False)):
                     now = _describe(a)  # said in the caller's terms (an ndarray), not the Tensor it is traced as
-                    if now[:3] != traced[:3] and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
+                    differs = now[:3] != traced[:3] or now[4:5] != traced[4:5]  # (index 4: the array type)
+                    if differs and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
                         raise _explain_mismatch(self.name, i, traced, now)
                 result = self._replay(wrapped)
             else:
@@ -105,15 +125,15 @@ class Jitted:
                     self._array_signature = [_describe(a) for a in args]
                     result = self._trace(wrapped)
                 except JitError as e:  # e.g. JAX's jit(jacfwd(f)): a replay holds no transform; jit only saves time
-                    warnings.warn(f"jit({self.name}) runs the function as it is (no replay) on NumPy arguments, as it "
+                    warnings.warn(f"jit({self.name}) runs the function as it is (no replay) on array arguments, as it "
                                   f"cannot trace it: {e}", PerformanceWarning, stacklevel=3)
                     self._eager = True
                     return self.fn(*args)
 
-        def as_array(o: Any) -> Any:  # a result that carries a gradient (to a tensor read from outside) stays a Tensor
+        def as_result(o: Any) -> Any:  # a result that carries a gradient (to a tensor read from outside) stays a Tensor
             return o._data if isinstance(o, Tensor) and not o._requires_grad else o
 
-        return type(result)(map(as_array, result)) if isinstance(result, (tuple, list)) else as_array(result)
+        return type(result)(map(as_result, result)) if isinstance(result, (tuple, list)) else as_result(result)
 
     def expired(self) -> bool:
         """True (and the trace forgotten) when a value the trace read by name changed (see ``replay.guards``)."""
@@ -135,7 +155,8 @@ class Jitted:
         trace = Recorder(self.name)
         for a in args:
             trace.inputs.append(trace.new_slot(a, a._data) if isinstance(a, Tensor)
-                                else trace.new_slot(None, a) if isinstance(a, np.ndarray) else None)
+                                else trace.new_slot(None, a) if isinstance(a, np.ndarray) or a.__class__ in ARRAY_TYPES
+                                else None)
         with traces.tracing(trace):  # this thread's (task's) primitive calls go to the trace
             result = self.fn(*args)
         trace.outside.function(self.fn)
@@ -180,7 +201,8 @@ class Jitted:
         self._signature = [_describe(a) for a in args]
         self._grad_mode = grad_enabled()
         self._inputs = trace.inputs
-        self._captured = [(t, t._data.shape, t._data.dtype, t._requires_grad) for t, _ in trace.captured]
+        self._captured = [(t, t._data.shape, t._data.dtype, t._requires_grad, t._data.__class__)
+                          for t, _ in trace.captured]
         self._out = None if not isinstance(result, (tuple, list)) else type(result)
         external_slots = [s for s in trace.inputs if s is not None] + [s for _, s in trace.captured]
         self._parents = [external_slots.index(s) for s in self._program.externals]
@@ -222,9 +244,9 @@ class Jitted:
             kind = traced[0]
             if kind == "Tensor":  # the common case first, without building a description
                 ok = isinstance(a, Tensor) and a._data.shape == traced[1] and a._data.dtype == traced[2] and (
-                    a._requires_grad == traced[3])
+                    a._requires_grad == traced[3]) and a._data.__class__ is traced[4]  # (and on the traced device)
             elif kind == "ndarray":
-                ok = a.__class__ is np.ndarray and a.shape == traced[1] and a.dtype == traced[2]
+                ok = a.__class__ is traced[4] and a.shape == traced[1] and a.dtype == traced[2]
             else:
                 ok = _same_value(_describe(a), traced)
             if not ok:
@@ -232,13 +254,18 @@ class Jitted:
             if self._inputs[i] is not None:
                 sources.append(a._data if kind == "Tensor" else a)
                 tensors.append(a)
-        for t, shape, dtype, rg in self._captured:
+        for t, shape, dtype, rg, kind in self._captured:
             d = t._data
             if d.shape != shape or d.dtype != dtype or t._requires_grad != rg:
                 raise JitError(
                     f"jit({self.name}): a tensor the function reads from outside changed from shape {shape}, dtype "
                     f"{dtype}, requires_grad={rg} to shape {d.shape}, dtype {d.dtype}, requires_grad="
                     f"{t._requires_grad} since the trace; make another jit(...) after such a change"
+                )
+            if d.__class__ is not kind:
+                raise JitError(
+                    f"jit({self.name}): a tensor the function reads from outside (shape {shape}) moved to the device "
+                    f"{of(d).name} since the trace; make another jit(...) after a move (e.g. after model.to(...))"
                 )
             sources.append(d)
             tensors.append(t)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import Primitive
+from ..core.device import of
 from ..core.node import unbroadcast
 from ..core.sparse import SliceGrad
 from ..ops._saved import Saved
@@ -66,6 +67,19 @@ class Program:
         self.name = trace.name
         env: dict[str, Any] = {"ndarray": np.ndarray, "asarray": np.asarray, "np": np}
         consts: dict[int, str] = {}
+        kinds: dict[Any, str] = {np.ndarray: ""}  # a device's array type -> the suffix of its names in env
+
+        def kind(s: int) -> str:
+            """The suffix of ``ndarray``/``asarray`` for slot ``s``'s traced device (none for the host): a value
+            comes back as an array of the device it was traced on, never copied between devices."""
+            cls = trace.values[s].__class__
+            if cls not in kinds:
+                b = of(trace.values[s])
+                if b.ndarray is not cls:  # not a device's array: NumPy's (a NumPy scalar becomes a 0-d array)
+                    return ""
+                kinds[cls] = suffix = f"_{len(kinds)}"
+                env[f"ndarray{suffix}"], env[f"asarray{suffix}"] = b.ndarray, b.xp.asarray
+            return kinds[cls]
 
         def const(v: Any) -> str:
             key = id(v)
@@ -88,7 +102,8 @@ class Program:
                 names = {"out": f"v{op.out}", "p": f"_{n}_", **{f"a{i}": a for i, a in enumerate(args)}}
                 env.update({f"_{n}_{key}": value for key, value in code.consts.items()})
                 lines.extend(f"    {line.format(**names)}" for line in code.forward)
-                lines.append(f"    if v{op.out}.__class__ is not ndarray: v{op.out} = asarray(v{op.out})")
+                k = kind(op.out)
+                lines.append(f"    if v{op.out}.__class__ is not ndarray{k}: v{op.out} = asarray{k}(v{op.out})")
                 states.extend(name.format(**names) for name in code.keep)
                 inlined[n] = (code, names)
                 calls.append("")
@@ -112,7 +127,8 @@ class Program:
             lines.append(f"    {', '.join(f'v{s}' for s in outs)}{',' if isinstance(op.out, tuple) else ''} = "
                          f"f{n}({calls[-1]})")
             for s in outs:
-                lines.append(f"    if v{s}.__class__ is not ndarray: v{s} = asarray(v{s})")
+                k = kind(s)
+                lines.append(f"    if v{s}.__class__ is not ndarray{k}: v{s} = asarray{k}(v{s})")
         read = {v.slot for op in trace.ops for v in op.kw.values() if isinstance(v, KwSlot)}
         self.kept = sorted({s for op in trace.ops for s in (*slots_of(op.out), *[a for ok, a in op.spec if ok])}
                            | set(sources) | read)
@@ -147,7 +163,7 @@ class Program:
                     env[f"s{n}_{argnum}"], env[f"d{n}_{argnum}"] = shape, dtype
                     env[f"fit{n}_{argnum}"] = _fitter(op.prim, argnum, np.shape(x), np.result_type(x))
                     back.append(f"    t = r{n}_{argnum}({g_of}, {ans_of}, {calls[n]})")
-                    back.append(f"    if not (t.__class__ is ndarray and t.shape == s{n}_{argnum} "
+                    back.append(f"    if not (t.__class__ is ndarray{kind(parent)} and t.shape == s{n}_{argnum} "
                                 f"and t.dtype is d{n}_{argnum}): t = fit{n}_{argnum}(t)")
                     back.append(f"    g{parent} = g{parent} + t" if parent in have else f"    g{parent} = t")
                     have.add(parent)

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import as_array
 from ..core.hooks import LEAF_HOOKS, run_leaf_hooks
 from ..core.state import forward_levels
 from ..tensor import Tensor
@@ -80,7 +81,8 @@ class JittedStep:
         values, _ = self.loss._run_forward(args)
         program = self.loss._program
         loss = values[program.out_positions[0]]
-        grads = program.backward(np.array(1, dtype=loss.dtype) if loss.shape == () else np.ones_like(loss), values)
+        host_scalar = loss.__class__ is np.ndarray and loss.shape == ()
+        grads = program.backward(np.array(1, dtype=loss.dtype) if host_scalar else np.ones_like(loss), values)
         if LEAF_HOOKS:  # hooks on parameters see (and may replace) their gradients, as in eager
             grads = tuple(self._hooked(t, g) for t, g in zip(self._targets, grads, strict=True))
         for g in grads:
@@ -96,7 +98,7 @@ class JittedStep:
     def _hooked(self, t: Tensor, g: np.ndarray) -> np.ndarray:
         """``g`` through ``t``'s hooks, then as the optimiser's step would take it from ``.grad``."""
         out = run_leaf_hooks(t, g)
-        out = out._data if isinstance(out, Tensor) else np.asarray(out)
+        out = out._data if isinstance(out, Tensor) else as_array(out)
         if out.shape != t._data.shape:
             raise ValueError(f"{type(self.optimizer).__name__}: a hook made the gradient of a parameter of shape "
                              f"{t._data.shape} an array of shape {out.shape}")

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..core import clock
+from ..core.device import ARRAY_TYPES, OFF_HOST, xp_of
 from ..tensor import Tensor
 
 
@@ -33,15 +34,19 @@ class TapeOp:
 
 
 def _snapshot(v: Any) -> Any:
-    if isinstance(v, np.ndarray):
-        return v.copy()
+    if isinstance(v, np.ndarray) or v.__class__ in ARRAY_TYPES:
+        return v.copy()  # (a device's array: a copy on the device)
     if isinstance(v, (list, tuple)):
         return type(v)(_snapshot(x) for x in v)
     return v
 
 
 def same_answer(a: Any, b: Any) -> bool:
-    """Equal values of equal type (NaN equals NaN): the test a recorded Python-level read must pass."""
+    """Equal values of equal type (NaN equals NaN): the test a recorded Python-level read must pass. A device's
+    arrays are compared on the device, and one bool read back."""
+    if a.__class__ in OFF_HOST or b.__class__ in OFF_HOST:
+        return a.__class__ is b.__class__ and a.shape == b.shape and a.dtype == b.dtype and bool(
+            xp_of(a).array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
     if isinstance(a, (np.ndarray, np.generic)) or isinstance(b, (np.ndarray, np.generic)):
         if not isinstance(b, (np.ndarray, np.generic)) or not isinstance(a, (np.ndarray, np.generic)):
             return False
@@ -106,7 +111,7 @@ class Trace:
                         "the function; create it outside (it is then read afresh on every call) or pass it in"
                     )
                 spec.append((True, s) if s is not None else (False, a._data))
-            elif isinstance(a, np.ndarray) and id(a) in self.slot_of_array:
+            elif (isinstance(a, np.ndarray) or a.__class__ in ARRAY_TYPES) and id(a) in self.slot_of_array:
                 s = self.slot_of_array[id(a)]
                 spec.append((True, s))
             else:
@@ -117,7 +122,7 @@ class Trace:
             if getattr(v, "per_call", False):
                 raise JitError(f"jit({self.name}): '{prim.name}' keeps per-call state (a custom_vjp function's "
                                "residuals) that a replay cannot recompute; call the function without jit")
-            if isinstance(v, np.ndarray) and id(v) in self.slot_of_array:  # e.g. a dropout mask drawn inside
+            if (isinstance(v, np.ndarray) or v.__class__ in ARRAY_TYPES) and id(v) in self.slot_of_array:  # a mask
                 kw = {**kw, k: KwSlot(self.slot_of_array[id(v)])}  # type: ignore[dict-item]
                 self.used.add(kw[k].slot)
             elif isinstance(v, Tensor):

@@ -14,7 +14,7 @@ import numpy as np
 from ..autodiff import backprop
 from ..core import pytree as _pytree
 from ..core import state
-from ..core.device import as_array
+from ..core.device import ARRAY_TYPES, as_array, is_off_host
 from ..scalar import Scalar
 from ..tensor import Tensor
 
@@ -97,7 +97,8 @@ def _input(x: Any, what: str, reverse: bool = True) -> Tensor:
 
 
 def _output(value: Any, like: Any = None, avoid: Sequence[np.ndarray] = ()) -> Any:
-    """A result for the caller: traced Tensor inside an outer transform, else float or ndarray.
+    """A result for the caller: traced Tensor inside an outer transform, else float or ndarray (a device's array
+    stays one: a Python number would be a copy to the host).
 
     Called from inside the transform's own context, so an outer transform means depth > 1. ``avoid``: the
     caller's arrays (inputs are wrapped without a copy): a result sharing memory with one of them is copied, so
@@ -110,9 +111,9 @@ def _output(value: Any, like: Any = None, avoid: Sequence[np.ndarray] = ()) -> A
     if isinstance(value, Scalar):
         value = value.data
     arr = as_array(value)
-    if arr.ndim == 0 and isinstance(like, (int, float, complex, Scalar, np.generic)):
+    if arr.ndim == 0 and isinstance(like, (int, float, complex, Scalar, np.generic)) and not is_off_host(arr):
         return arr.item() if arr.dtype.kind in "fiubc" else arr
-    if any(np.may_share_memory(arr, a) for a in avoid):
+    if any(a.__class__ is arr.__class__ and np.may_share_memory(arr, a) for a in avoid):
         return arr.copy()
     return arr
 
@@ -123,7 +124,7 @@ def _callers_arrays(*trees: Any) -> list[np.ndarray]:
     for tree in trees:
         for leaf in _pytree.flatten(tree)[0]:
             leaf = leaf._data if isinstance(leaf, Tensor) else leaf
-            if isinstance(leaf, np.ndarray):
+            if isinstance(leaf, np.ndarray) or leaf.__class__ in ARRAY_TYPES:
                 found.append(leaf)
     return found
 

@@ -24,13 +24,13 @@ from typing import Any
 
 import numpy as np
 
-from ...core.device import as_array, xp_of
+from ...core.device import as_array, check_cpu, xp_of
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..containers import ModuleList
 from ..layers import Dropout, Embedding, Linear
-from ..module import Module
+from ..module import Module, place
 from ..transformer import KVCache, TransformerBlock
 from .decode import forward_arrays, standard_layout
 from .generate import generate
@@ -156,8 +156,9 @@ class GPT(Module):
         4480
     """
 
-    def __init__(self, config: GPTConfig, seed: Any = None, dtype: Any = None) -> None:
+    def __init__(self, config: GPTConfig, seed: Any = None, dtype: Any = None, *, device: Any = None) -> None:
         super().__init__()
+        check_cpu("GPT", device)
         c = self.config = config
         self.wte = Embedding(c.vocab_size, c.d_model, dtype=dtype, rng=seed)
         self.wpe = Embedding(c.context_length, c.d_model, dtype=dtype, rng=seed) if c.position == "learned" else None
@@ -172,6 +173,7 @@ class GPT(Module):
         self.ln_f = make_norm(c, dtype)
         self.lm_head = None if c.tied_embeddings else Linear(c.d_model, c.vocab_size, bias=False, dtype=dtype)
         self._init_weights(init.generator(seed))
+        place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def forward(self, idx: Any, caches: list[KVCache] | None = None) -> Any:
         idx = as_array(idx)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array, contiguous, is_off_host, reduce_max, uniform_like, xp_of
+from ...core.device import as_array, contiguous, is_off_host, of, reduce_max, uniform_like, xp_of
 from ...core.traces import draw
 from ...runtime.blas import matmul as blas_matmul
 from ...tensor import Tensor
@@ -247,11 +247,18 @@ def _where(x: Any) -> Any:
 
 
 def masked_by_dropout(like: Any, rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> Any:
-    """A dropout mask of ``shape`` where ``like`` is: on the host through ``core.traces.draw`` (a jit replay draws
-    a new one), on a device from the device's own draws (``uniform_like``)."""
+    """A dropout mask of ``shape`` where ``like`` is: on the host, or on a device from the device's own draws
+    (``uniform_like``); through ``core.traces.draw`` either way, so that a jit replay draws a new one."""
     if is_off_host(like):
-        return (uniform_like(like, shape, rng) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
+        return draw(device_dropout_mask, of(like), rng, shape, p, dt)
     return draw(dropout_mask, rng, shape, p, dt)
+
+
+def device_dropout_mask(device: Any, rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> Any:
+    """:func:`dropout_mask` on ``device`` (a ``core.device.Backend``): from its own generator when ``rng`` is None,
+    else drawn from ``rng`` on the host and copied (see ``uniform_like``)."""
+    draws = uniform_like(device, shape, rng)
+    return (draws >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
 
 
 def dropout_mask(rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> np.ndarray:

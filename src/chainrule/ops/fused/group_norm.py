@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.device import ARRAY_TYPES, as_array
 from ...tensor import Tensor
 from .._define import raw, shape_of
 from .._saved import Saved
@@ -84,13 +85,13 @@ def instance_norm(input: Any, running_mean: Any = None, running_var: Any = None,
         raise ValueError(f"{name}: expected more than 1 spatial element when training, got input of shape {sx}")
     y = _rows_normalised(x, sx[0] * sx[1], eps)
     def values() -> np.ndarray:  # (only with running statistics: under vmap there are none to update)
-        return np.asarray(raw(x)).reshape(sx[0], sx[1], count)
+        return as_array(raw(x)).reshape(sx[0], sx[1], count)  # (on x's device)
 
     for what, running, stat in (("running_mean", running_mean, lambda: values().mean(axis=2).mean(axis=0)),
                                 ("running_var", running_var, lambda: values().var(axis=2, ddof=1).mean(axis=0))):
         if running is not None:
             arr = running._data if isinstance(running, Tensor) else running
-            if not isinstance(arr, np.ndarray) or arr.shape != (sx[1],):
+            if not (isinstance(arr, np.ndarray) or arr.__class__ in ARRAY_TYPES) or arr.shape != (sx[1],):
                 raise ValueError(f"{name}: {what} must be an array of shape ({sx[1]},) to be updated in place, got "
                                  f"{type(running).__name__} of shape {np.shape(arr)}")
             arr *= 1.0 - momentum
