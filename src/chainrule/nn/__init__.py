@@ -85,7 +85,8 @@ from .losses import (
     NLLLoss,
     SmoothL1Loss,
 )
-from .module import LoadResult, Module, StateDictError
+from .module import Module
+from .module_state import LoadResult, StateDictError
 from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype

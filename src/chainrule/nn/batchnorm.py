@@ -17,7 +17,8 @@ import numpy as np
 from ..ops._define import shape_of
 from . import functional as F
 from .layers import _input
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .parameter import Parameter, resolve_dtype
 
 

@@ -19,7 +19,8 @@ from ..ops.fused.convolution import tuple_arg
 from . import functional as F
 from . import init
 from .layers import _input
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .parameter import Parameter, resolve_dtype
 
 # PyTorch's padding_mode names -> numpy.pad's modes

@@ -19,7 +19,8 @@ from . import functional as F
 from . import init
 from .conv import check_channels
 from .layers import _input
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .parameter import Parameter, resolve_dtype
 
 

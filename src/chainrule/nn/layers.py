@@ -21,7 +21,8 @@ from . import init
 from .activations import activation as make_activation
 from .containers import Sequential
 from .mlp_plan import mlp_plan
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .parameter import Parameter, resolve_dtype
 
 

@@ -8,44 +8,21 @@ modules does so with an explicit stack, never by recursion.
 from __future__ import annotations
 
 import copy
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
 from ..core import traces
-from ..core.device import Device, as_array, backend, check_cpu, is_off_host, move, of, registered
+from ..core.device import as_array
 from ..tensor import Tensor
 from . import module_hooks
-from .parameter import Parameter, resolve_dtype
+from .module_placement import Placement
+from .module_state import StateDict, dotted
+from .parameter import Parameter
 
 
-class StateDictError(ValueError):
-    """A state dict does not fit a model: missing, extra or mis-shaped entries."""
-
-
-class LoadResult(NamedTuple):
-    """What ``load_state_dict(..., strict=False)`` could not match."""
-
-    missing_keys: list[str]
-    unexpected_keys: list[str]
-
-
-def _join(prefix: str, name: str) -> str:
-    return f"{prefix}.{name}" if prefix else name
-
-
-def place(module: Module, device: Any) -> None:
-    """PyTorch's layer argument ``device=``, called at the end of a layer's ``__init__``: the layer was built on
-    the host (its draws are the same on every device for one seed) and moves to ``device`` as ``module.to(device)``
-    moves it. None leaves it where it is; a device not available raises, naming the layer."""
-    if device is not None:
-        check_cpu(type(module).__name__, device)
-        module._move_to(backend(device))
-
-
-class Module:
+class Module(Placement, StateDict):
     """Base class for layers and models: subclass it, assign parameters and sub-modules in
     ``__init__``, and compute the output in ``forward``.
 
@@ -161,7 +138,7 @@ class Module:
                 continue
             seen.add(id(mod))
             yield name, mod
-            children = [(_join(name, k), m) for k, m in mod._modules.items() if m is not None]
+            children = [(dotted(name, k), m) for k, m in mod._modules.items() if m is not None]
             stack.extend(reversed(children))
 
     def modules(self) -> Iterator[Module]:
@@ -189,7 +166,7 @@ class Module:
                 if p is None or id(p) in seen:
                     continue
                 seen.add(id(p))
-                yield _join(mprefix, name), p
+                yield dotted(mprefix, name), p
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Every parameter (each once), in registration order; pass them to an optimiser. An iterator, as
@@ -201,7 +178,7 @@ class Module:
         for mprefix, mod in self.named_modules(prefix):
             for name, b in mod._buffers.items():
                 if b is not None:
-                    yield _join(mprefix, name), b
+                    yield dotted(mprefix, name), b
 
     def num_parameters(self) -> int:
         """How many numbers the parameters hold in all."""
@@ -237,165 +214,6 @@ class Module:
         for p in self.parameters():
             p.requires_grad = flag
         return self
-
-    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Module:
-        """Move every parameter and buffer to ``device`` and/or convert the floating ones to ``dtype``, in place
-        (the Parameter objects stay the same, so an optimiser made earlier still holds them).
-
-        PyTorch's forms are accepted: ``to("cuda")``, ``to("cpu", np.float64)``, ``to(dtype=...)``.
-
-        Example:
-            >>> import numpy as np
-            >>> from chainrule import nn
-            >>> layer = nn.Linear(2, 1).to("cpu").to(np.float64)
-            >>> layer.weight.dtype
-            dtype('float64')
-        """
-        where = f"{type(self).__name__}.to"
-        for a in args:
-            if _is_device(a):
-                device = a
-            elif dtype is None:
-                dtype = a
-            else:
-                raise TypeError(f"{where}: expected a device and/or a dtype, got {args!r}")
-        check_cpu(where, device)
-        if device is not None:
-            self._move_to(backend(device))
-        if dtype is None:
-            return self
-        dt = resolve_dtype(_dtype_name(dtype), where)
-        for p in self.parameters():
-            if p._data.dtype != dt:
-                p._data = p._data.astype(dt)
-                if p.grad is not None:
-                    p.grad = Tensor._wrap(p.grad._data.astype(dt))
-                p._bump_version()
-        for m in self.modules():
-            if isinstance(m.__dict__.get("_dtype"), np.dtype):  # a layer without parameters (LayerNorm(..., False))
-                m._dtype = dt  # takes its inputs in the dtype kept here
-            for name, b in list(m._buffers.items()):
-                if b is not None and b.dtype.kind == "f" and b.dtype != dt:
-                    m._buffers[name] = b.astype(dt)
-                    object.__setattr__(m, name, m._buffers[name])
-        return self
-
-    def _move_to(self, target: Any) -> None:
-        """Every parameter (and its grad) and buffer on the device ``target``, in place."""
-        for p in self.parameters():
-            if of(p._data) is not target:
-                p.data = move(p._data, target)
-                if p.grad is not None:
-                    p.grad = Tensor._wrap(move(p.grad._data, target))
-                p._bump_version()
-        for m in self.modules():
-            for name, b in list(m._buffers.items()):
-                if b is not None and of(b) is not target:
-                    m._buffers[name] = move(b, target)
-                    object.__setattr__(m, name, m._buffers[name])
-
-    def cpu(self) -> Module:
-        """PyTorch's ``cpu()``: every parameter and buffer moved to the CPU, in place."""
-        return self.to("cpu")
-
-    def cuda(self, device: Any = None) -> Module:
-        """PyTorch's ``cuda()``: every parameter and buffer moved to the GPU (CuPy), in place."""
-        return self.to("cuda" if device is None or isinstance(device, int) else device)
-
-    def float(self) -> Module:
-        """Parameters in float32."""
-        return self.to(np.float32)
-
-    def double(self) -> Module:
-        """Parameters in float64."""
-        return self.to(np.float64)
-
-    # -- state ------------------------------------------------------------------------------
-    def _state_entries(self) -> OrderedDict[str, tuple[Module, str, str]]:
-        """name -> (owning module, attribute, kind) for every parameter and buffer, shared ones under each name."""
-        out: OrderedDict[str, tuple[Module, str, str]] = OrderedDict()
-        for mprefix, mod in self.named_modules():
-            for name, p in mod._parameters.items():
-                if p is not None:
-                    out[_join(mprefix, name)] = (mod, name, "parameter")
-            skip = mod.__dict__.get("_non_persistent", ())
-            for name, b in mod._buffers.items():
-                if b is not None and name not in skip:
-                    out[_join(mprefix, name)] = (mod, name, "buffer")
-        return out
-
-    def state_dict(self) -> OrderedDict[str, Tensor]:
-        """``{dotted name: Tensor}`` for every parameter and buffer, as PyTorch's.
-
-        Each value shares its parameter's (or buffer's) memory and is cut from the graph, so
-        ``sd[k].copy_(w)`` under ``no_grad()`` loads a weight in place; take ``copy.deepcopy(sd)``
-        (or save it) to keep a state that later training must not change.
-
-        Example:
-            >>> from chainrule import nn
-            >>> model = nn.Linear(2, 1)
-            >>> sd = model.state_dict(); list(sd)
-            ['weight', 'bias']
-            >>> _ = sd["bias"].fill_(0.5); model.bias
-            Parameter([0.5], dtype=float32)
-        """
-        out: OrderedDict[str, Tensor] = OrderedDict()
-        for key, (mod, name, kind) in self._state_entries().items():
-            value = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
-            # sharing the live array, as PyTorch's; a device's array as a host copy (a state dict loads anywhere)
-            out[key] = Tensor._wrap(of(value).to_host(value) if is_off_host(value) else value)
-        return out
-
-    def load_state_dict(self, state_dict: Any, strict: bool = True) -> LoadResult:
-        """Copy arrays from ``state_dict`` into the parameters and buffers, in place.
-
-        With ``strict=True`` (default) every name must match; any missing or extra name is an
-        error that lists them. A shape mismatch is always an error naming the entry and both
-        shapes. Values are cast to each parameter's dtype. Nothing is changed when an error
-        is raised.
-        """
-        if not hasattr(state_dict, "keys"):
-            raise TypeError(
-                f"load_state_dict: expected a mapping of names to arrays, got {type(state_dict).__name__}"
-            )
-        entries = self._state_entries()
-        missing = [k for k in entries if k not in state_dict]
-        unexpected = [k for k in state_dict.keys() if k not in entries]
-        cls = type(self).__name__
-        if strict and (missing or unexpected):
-            parts = []
-            if missing:
-                parts.append(f"missing key(s) {missing}")
-            if unexpected:
-                parts.append(f"unexpected key(s) {unexpected}")
-            raise StateDictError(
-                f"load_state_dict for {cls}: " + " and ".join(parts)
-                + "; the state dict was saved from a different model (or pass strict=False to load what matches)"
-            )
-        staged = []
-        for key, (mod, name, kind) in entries.items():
-            if key not in state_dict:
-                continue
-            value = state_dict[key]
-            value = value._data if isinstance(value, Tensor) else as_array(value)
-            target = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
-            value = move(value, of(target))  # onto the module's device (a host state dict, a GPU model)
-            if value.shape != target.shape:
-                raise StateDictError(
-                    f"load_state_dict for {cls}: {kind} '{key}' has shape {target.shape} in the model but "
-                    f"shape {value.shape} in the state dict"
-                )
-            if value.dtype.kind not in "fiub":
-                raise StateDictError(
-                    f"load_state_dict for {cls}: {kind} '{key}' holds dtype {value.dtype} in the state dict, "
-                    "not numbers"
-                )
-            staged.append((mod, name, kind, target, value))
-        for mod, name, kind, target, value in staged:
-            np.copyto(target, value, casting="unsafe")
-            if kind == "parameter":
-                mod._parameters[name]._bump_version()
-        return LoadResult(missing, unexpected)
 
     # -- calling and printing ----------------------------------------------------------------
     def forward(self, *args: Any, **kwargs: Any) -> Any:
@@ -555,22 +373,6 @@ def _as_buffer(value: Any, name: str) -> np.ndarray:
     if arr.dtype.kind not in "fiub":
         raise TypeError(f"register_buffer: '{name}' must hold numbers, got dtype {arr.dtype}")
     return arr
-
-
-_DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")
-_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}
-
-
-def _is_device(a: Any) -> bool:
-    return (isinstance(a, str) and a.split(":")[0] in (*_DEVICES, *registered()) or type(a).__name__ == "device"
-            or isinstance(a, Device))
-
-
-def _dtype_name(dtype: Any) -> Any:
-    if isinstance(dtype, str):
-        name = dtype.removeprefix("torch.")
-        return _DTYPE_NAMES.get(name, name)
-    return dtype
 
 
 class _ModuleHookHandle:

@@ -12,7 +12,8 @@ from ..ops.shape import reshape
 from . import functional as F
 from .batchnorm import set_up_statistics
 from .layers import _input
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .parameter import Parameter, resolve_dtype
 
 

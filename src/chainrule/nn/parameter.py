@@ -13,7 +13,8 @@ from ..tensor import Tensor
 
 def resolve_dtype(dtype: Any, where: str, device: Any = None) -> np.dtype:
     """``dtype`` as a floating NumPy dtype (the default when None); clear error otherwise. ``device`` (PyTorch's
-    layer argument) must be available: the layer is built on the host, then moved there (``nn.module.place``)."""
+    layer argument) must be available: the layer is built on the host, then moved there
+    (``nn.module_placement.place``)."""
     check_cpu(where, device)
     if dtype is None:
         return get_default_dtype()

@@ -32,7 +32,8 @@ from ..ops.shape import concatenate, getitem, stack, swapaxes
 from . import functional as F
 from . import init
 from .layers import _input
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .parameter import resolve_dtype
 from .recurrent_cells import (
     GATES,

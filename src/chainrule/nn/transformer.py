@@ -26,7 +26,8 @@ from . import init
 from .activations import GELU
 from .containers import Sequential
 from .layers import Dropout, LayerNorm, Linear
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .parameter import Parameter, resolve_dtype
 
 

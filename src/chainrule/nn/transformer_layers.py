@@ -33,7 +33,8 @@ from . import functional as F
 from . import init
 from .containers import ModuleList
 from .layers import Dropout, LayerNorm, Linear
-from .module import Module, place
+from .module import Module
+from .module_placement import place
 from .transformer import MultiheadAttention
 
 _ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu}

@@ -30,7 +30,8 @@ from .. import functional as F
 from .. import init
 from ..containers import ModuleList
 from ..layers import Dropout, Embedding, Linear
-from ..module import Module, place
+from ..module import Module
+from ..module_placement import place
 from ..transformer import KVCache, TransformerBlock
 from .decode import forward_arrays, standard_layout
 from .generate import generate

@@ -1,0 +1,118 @@
+"""Where a module's values live and in which dtype: ``Module.to``, ``cpu``, ``cuda``, ``float``, ``double``,
+and ``place`` (PyTorch's layer argument ``device=``).
+
+Moving converts every parameter (and its gradient) and buffer in place: the Parameter objects stay the same,
+so an optimiser made earlier still holds them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..core.device import Device, backend, check_cpu, move, of, registered
+from ..tensor import Tensor
+from .parameter import resolve_dtype
+
+
+def place(module: Any, device: Any) -> None:
+    """PyTorch's layer argument ``device=``, called at the end of a layer's ``__init__``: the layer was built on
+    the host (its draws are the same on every device for one seed) and moves to ``device`` as ``module.to(device)``
+    moves it. None leaves it where it is; a device not available raises, naming the layer."""
+    if device is not None:
+        check_cpu(type(module).__name__, device)
+        module._move_to(backend(device))
+
+
+class Placement:
+    """The moving and converting half of :class:`~chainrule.nn.Module` (a mixin: it walks ``parameters()``,
+    ``modules()`` and ``_buffers``)."""
+
+    def to(self, *args: Any, dtype: Any = None, device: Any = None) -> Any:
+        """Move every parameter and buffer to ``device`` and/or convert the floating ones to ``dtype``, in place
+        (the Parameter objects stay the same, so an optimiser made earlier still holds them).
+
+        PyTorch's forms are accepted: ``to("cuda")``, ``to("cpu", np.float64)``, ``to(dtype=...)``.
+
+        Example:
+            >>> import numpy as np
+            >>> from chainrule import nn
+            >>> layer = nn.Linear(2, 1).to("cpu").to(np.float64)
+            >>> layer.weight.dtype
+            dtype('float64')
+        """
+        where = f"{type(self).__name__}.to"
+        for a in args:
+            if _is_device(a):
+                device = a
+            elif dtype is None:
+                dtype = a
+            else:
+                raise TypeError(f"{where}: expected a device and/or a dtype, got {args!r}")
+        check_cpu(where, device)
+        if device is not None:
+            self._move_to(backend(device))
+        if dtype is None:
+            return self
+        dt = resolve_dtype(_dtype_name(dtype), where)
+        for p in self.parameters():
+            if p._data.dtype != dt:
+                p._data = p._data.astype(dt)
+                if p.grad is not None:
+                    p.grad = Tensor._wrap(p.grad._data.astype(dt))
+                p._bump_version()
+        for m in self.modules():
+            if isinstance(m.__dict__.get("_dtype"), np.dtype):  # a layer without parameters (LayerNorm(..., False))
+                m._dtype = dt  # takes its inputs in the dtype kept here
+            for name, b in list(m._buffers.items()):
+                if b is not None and b.dtype.kind == "f" and b.dtype != dt:
+                    m._buffers[name] = b.astype(dt)
+                    object.__setattr__(m, name, m._buffers[name])
+        return self
+
+    def _move_to(self, target: Any) -> None:
+        """Every parameter (and its grad) and buffer on the device ``target``, in place."""
+        for p in self.parameters():
+            if of(p._data) is not target:
+                p.data = move(p._data, target)
+                if p.grad is not None:
+                    p.grad = Tensor._wrap(move(p.grad._data, target))
+                p._bump_version()
+        for m in self.modules():
+            for name, b in list(m._buffers.items()):
+                if b is not None and of(b) is not target:
+                    m._buffers[name] = move(b, target)
+                    object.__setattr__(m, name, m._buffers[name])
+
+    def cpu(self) -> Any:
+        """PyTorch's ``cpu()``: every parameter and buffer moved to the CPU, in place."""
+        return self.to("cpu")
+
+    def cuda(self, device: Any = None) -> Any:
+        """PyTorch's ``cuda()``: every parameter and buffer moved to the GPU (CuPy), in place."""
+        return self.to("cuda" if device is None or isinstance(device, int) else device)
+
+    def float(self) -> Any:
+        """Parameters in float32."""
+        return self.to(np.float32)
+
+    def double(self) -> Any:
+        """Parameters in float64."""
+        return self.to(np.float64)
+
+
+_DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")
+_DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}
+
+
+def _is_device(a: Any) -> bool:
+    return (isinstance(a, str) and a.split(":")[0] in (*_DEVICES, *registered()) or type(a).__name__ == "device"
+            or isinstance(a, Device))
+
+
+def _dtype_name(dtype: Any) -> Any:
+    if isinstance(dtype, str):
+        name = dtype.removeprefix("torch.")
+        return _DTYPE_NAMES.get(name, name)
+    return dtype
