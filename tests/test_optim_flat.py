@@ -35,7 +35,8 @@ def _train(cls, kw, foreach, steps=6, missing_at=None, dtype=np.float64):
     opt = cls([{"params": ps[:2]}, {"params": ps[2:], "lr": 0.05}], foreach=foreach, **kw)
     for k in range(steps):
         opt.zero_grad()
-        loss = sum(((p - 0.3) ** 2 * (j + 1)).sum() for j, p in enumerate(ps) if not (k == missing_at and j == 1))
+        loss = sum(((p - 0.3) ** 2 * (j + 1)).sum() for j, p in enumerate(ps)
+                   if not (missing_at in (k, "always") and j == 1))
         loss.backward()
         opt.step()
     return [p.numpy().copy() for p in ps], opt
@@ -53,13 +54,18 @@ def _same_state(a, b):
 
 
 @pytest.mark.parametrize("cls,kw", ELEMENTWISE, ids=[f"{c.__name__}{i}" for i, (c, _) in enumerate(ELEMENTWISE)])
-@pytest.mark.parametrize("missing_at", [None, 2], ids=["every-grad", "a-step-without-one-grad"])
+@pytest.mark.parametrize("missing_at", [None, 2, "always"], ids=["every-grad", "a-step-without-one-grad", "frozen"])
 def test_one_vector_per_group_is_the_loop_bit_for_bit(cls, kw, missing_at):
     loop, opt_loop = _train(cls, kw, False, missing_at=missing_at)
     flat, opt_flat = _train(cls, kw, True, missing_at=missing_at)
     for a, b in zip(loop, flat, strict=True):
         np.testing.assert_array_equal(a, b)
     _same_state(opt_loop.state_dict()["state"], opt_flat.state_dict()["state"])
+
+
+def test_a_frozen_parameter_is_left_out_of_the_vector():
+    _, opt = _train(optim.Adam, dict(lr=0.1), True, missing_at="always")
+    assert opt._flat[0].indices == (0,) and 1 not in opt.state  # parameter 1 never had a gradient
 
 
 def test_the_flat_path_runs_and_the_state_is_views_of_it():

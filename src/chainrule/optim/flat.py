@@ -87,14 +87,14 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def gather(members: list[tuple[int, Any, Any, int | None]]) -> tuple[list[Any], list[Any]] | None:
-    """(values, gradients) of a group's parameters, or None when they cannot be one vector: a parameter without
-    a gradient, a Scalar block, mixed array types, dtypes or devices, a gradient of another shape or dtype."""
+    """(values, gradients) of a group's parameters, or None when they cannot be one vector: a Scalar block,
+    mixed array types, dtypes or devices, a gradient of another shape or dtype."""
     values, grads = [], []
     kind = dtype = device = None
     for _, p, _, _ in members:
-        g = p.grad if isinstance(p, Tensor) else None
-        if g is None:
+        if not isinstance(p, Tensor):
             return None
+        g = p.grad
         v, g = p._data, g._data if isinstance(g, Tensor) else g
         if kind is None:
             kind, dtype, device = v.__class__, v.dtype, getattr(v, "device", None)
@@ -133,7 +133,11 @@ def build(indices: tuple[int, ...], values: list[Any], state: dict[int, dict[str
 
 def step(members: list[tuple[int, Any, Any, int | None]], state: dict[int, dict[str, Any]], update: Any,
          hyper: Any, maximize: bool, cache: dict[int, FlatGroup], key: int) -> bool:
-    """One update of a group as one vector; False (nothing done) when it cannot be one: the caller loops."""
+    """One update of a group as one vector; False (nothing done) when it cannot be one: the caller loops.
+    Parameters without a gradient are left out, as the loop leaves them (a frozen layer's, say)."""
+    members = [m for m in members if getattr(m[1], "grad", None) is not None]
+    if not members:
+        return True
     gathered = gather(members)
     if gathered is None:
         return False
