@@ -21,15 +21,19 @@ import numpy as np
 
 from .autodiff.backprop import backward as _backward
 from .autodiff.backprop import grad as _grad
-from .custom.function import Function, FunctionCtx
+from .core.state import enable_grad, no_grad, set_grad_enabled  # noqa: F401  (torch.autograd's names for them)
+from .custom import function
+from .custom.function import Function, FunctionCtx, once_differentiable
 from .ops.shape import stack
-from .tensor import Tensor
+from .tensor import Tensor, backward_into
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
-__all__ = ["backward", "grad", "functional", "Function", "FunctionCtx", "gradcheck", "gradgradcheck"]
+__all__ = ["backward", "grad", "functional", "function", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
+           "once_differentiable"]
 
 # `from chainrule.autograd.functional import jacobian`, as PyTorch's: this module is a file, not a package
 sys.modules[f"{__name__}.functional"] = functional
+sys.modules[f"{__name__}.function"] = function  # torch.autograd.function.once_differentiable
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,
@@ -48,22 +52,62 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], 
         >>> cr.autograd.grad(x ** 2, x, grad_outputs=cr.Tensor(np.eye(2)), is_grads_batched=True)[0].tolist()
         [[2.0, 0.0], [0.0, 4.0]]
     """
+    if isinstance(inputs, dict):  # PyTorch's {name: tensor}: the gradients under the same names
+        found = grad(outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph, only_inputs,
+                     allow_unused, is_grads_batched, materialize_grads)
+        return dict(zip(inputs, found, strict=True))  # type: ignore[return-value]
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    _check_grad_call(outs, ins, allow_unused, materialize_grads)
+    if materialize_grads:  # zeros for the unused inputs, made here: under create_graph they require grad (PyTorch's)
+        found = grad(outs, ins, grad_outputs, retain_graph, create_graph, only_inputs, True, is_grads_batched)
+        return tuple(Tensor(np.zeros_like(t._data), requires_grad=create_graph) if g is None else g
+                     for g, t in zip(found, ins, strict=True))
+    if grad_outputs is not None:
+        gouts = [grad_outputs] if isinstance(grad_outputs, Tensor) or not isinstance(grad_outputs, (tuple, list)) \
+            else list(grad_outputs)
+        if len(gouts) != len(outs):
+            raise RuntimeError(f"grad: {len(outs)} output(s) but {len(gouts)} grad_outputs; pass one per output "
+                               "(None for a one-element output)")
     if not is_grads_batched:
-        return _grad(outputs, inputs, grad_outputs, create_graph, allow_unused, retain_graph, materialize_grads)
+        return _grad(outs, ins, None if grad_outputs is None else gouts, create_graph, allow_unused, retain_graph)
     if grad_outputs is None:
         raise RuntimeError("grad: is_grads_batched=True needs grad_outputs, with a leading batch axis")
-    single = isinstance(outputs, Tensor)
-    batches = [grad_outputs] if single else list(grad_outputs)
-    sizes = {int(np.shape(b._data if isinstance(b, Tensor) else b)[0]) for b in batches}
+    for k, (o, b) in enumerate(zip(outs, gouts)):
+        shape = np.shape(b._data if isinstance(b, Tensor) else b)
+        if shape[1:] != o.shape:
+            raise RuntimeError(f"grad: with is_grads_batched=True, the first axis of each grad_outputs is the batch "
+                               f"and the rest the output's shape; grad_outputs[{k}] has shape {shape}, output[{k}] "
+                               f"{o.shape}, so it should be (batch, {', '.join(map(str, o.shape))})")
+    sizes = {int(np.shape(b._data if isinstance(b, Tensor) else b)[0]) for b in gouts}
     if len(sizes) != 1:
         raise RuntimeError(f"grad: is_grads_batched=True needs one batch size in grad_outputs, got {sorted(sizes)}")
     (n,) = sizes
     rows = []
     for i in range(n):
-        picked = [b[i] for b in batches]
-        rows.append(_grad(outputs, inputs, picked[0] if single else picked, create_graph, allow_unused,
-                          True if i < n - 1 else retain_graph, materialize_grads))
+        rows.append(_grad(outs, ins, [b[i] for b in gouts], create_graph, allow_unused,
+                          True if i < n - 1 else retain_graph))
     return tuple(None if rows[0][k] is None else stack([r[k] for r in rows]) for k in range(len(rows[0])))
+
+
+def _check_grad_call(outs: list[Any], ins: list[Any], allow_unused: bool | None, materialize_grads: bool) -> None:
+    """What ``torch.autograd.grad`` refuses: no inputs, an output or input outside the graph (its gradient would
+    be a silent zero), ``allow_unused=False`` with ``materialize_grads=True``."""
+    if not ins:
+        raise RuntimeError("grad: `inputs` argument to `grad()` cannot be empty; pass the Tensors to differentiate "
+                           "with respect to")
+    if materialize_grads and allow_unused is False:
+        raise ValueError("grad: materialize_grads=True gives zeros for unused inputs, so it needs allow_unused=True "
+                         "or unset (Expected allow_unused to be True or not passed when materialize_grads=True)")
+    for name, group in (("output", outs), ("input", ins)):
+        for k, t in enumerate(group):
+            if not isinstance(t, Tensor):
+                raise TypeError(f"grad: {name} {k} is {type(t).__name__}, not a Tensor")
+            if not t._requires_grad:
+                raise RuntimeError(
+                    f"grad: {name} {k} (shape {t.shape}) does not require grad and does not have a grad_fn, so no "
+                    "gradient can flow through it; create the inputs with requires_grad=True and compute the outputs "
+                    "from them (outside no_grad)")
 
 
 def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retain_graph: bool | None = None,
@@ -92,12 +136,7 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retai
     if inputs is None:
         _backward(roots, cotangents, create_graph=create_graph, retain_graph=retain_graph)
         return
-    wanted = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    found = grad(roots, wanted, cotangents, create_graph=create_graph, allow_unused=True,
-                 retain_graph=retain_graph)
-    for t, g in zip(wanted, found, strict=True):
-        if g is not None:
-            t.grad = g if t.grad is None else t.grad + g
+    backward_into(roots, cotangents, inputs, create_graph, retain_graph)
 
 
 def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

@@ -15,6 +15,7 @@ import numpy as np
 
 from . import traces
 from .clock import last_change as _last_change
+from .errors import GradientShapeError
 from .node import Node, check_saved, freed_error, unbroadcast
 from .sparse import SliceGrad
 
@@ -161,6 +162,8 @@ def backward_sweep(
                     if pg.shape != shape or pg.dtype is not dtype:
                         pg = _reduced(node, argnum, pg, shape, dtype)
                 elif cls is not SliceGrad:
+                    if pg is None:  # the rule gives this argument no gradient (autograd.Function's None)
+                        continue
                     pg = _reduced(node, argnum, pg, shape, dtype)
                 if index is None:
                     prev = get(parent, _MISSING)
@@ -206,6 +209,8 @@ def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Call
             if pg.shape != shape or pg.dtype is not dtype:
                 pg = _reduced(node, argnum, pg, shape, dtype)
         elif cls is not SliceGrad:
+            if pg is None:  # no gradient for this argument
+                continue
             pg = _reduced(node, argnum, pg, shape, dtype)
         if _accumulate(grads, parent, index, pg, add) and parent.__class__ is Node:
             heappush(pending, (-parent.stamp, parent))
@@ -233,7 +238,7 @@ def _reduced(node: Node, argnum: int, pg: Any, shape: tuple[int, ...], dtype: An
     try:
         return unbroadcast(pg, shape, dtype)
     except ValueError:
-        raise ValueError(
+        raise GradientShapeError(
             f"{getattr(node.prim, 'name', node.prim)}: the reverse rule for argument {argnum} returned a gradient "
             f"of shape {np.shape(pg)} for an input of shape {shape}; fix the rule"
         ) from None

@@ -16,6 +16,7 @@ import numpy as np
 from ..core import clock, drawing, sweep
 from ..core.device import OFF_HOST, as_array, backend, check_cpu, move, xp_of
 from ..core.device import of as backend_of
+from ..core.errors import GradientShapeError
 from ..core.hooks import (
     LEAF_HOOKS,
     SWEEP_END,
@@ -320,7 +321,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         With ``inputs`` (a Tensor or a sequence of them, as PyTorch's) only their ``.grad`` is written.
         """
         if inputs is not None:
-            return backward_into(self, gradient, inputs, create_graph, retain_graph)
+            return backward_into([self], [gradient], inputs, create_graph, retain_graph)
         backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
 
 
@@ -451,7 +452,8 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
                 f"(d final / d output), got {type(gradient).__name__} {gradient!r:.40}"
             )
         if raw.shape != root.shape:
-            raise ValueError(f"backward: gradient has shape {raw.shape} but the output has shape {root.shape}")
+            raise GradientShapeError(f"backward: mismatch in shape: the gradient has shape {raw.shape} but the output "
+                                     f"has shape {root.shape}; pass one of the output's shape")
         if create_graph and isinstance(gradient, Tensor):
             return gradient
         seed = raw.astype(root._data.dtype, copy=False)
@@ -495,33 +497,42 @@ def backward(
             for index, (ref, retain, _, _) in list(k.outputs.items()):
                 t = ref()
                 part = g if index is None else g[index]
-                if retain and t is not None and part is not None:
-                    _accumulate(t, part, handed_out)
+                if retain and t is not None and part is not None:  # (PyTorch sums a non-leaf's out of place)
+                    _accumulate(t, part, handed_out, False)
         else:
             _accumulate(k, g, handed_out)
     if SWEEP_END:  # queued by a hook during this sweep (e.g. DistributedDataParallel's reductions)
         run_queued_callbacks()
 
 
-def backward_into(root: Tensor, gradient: Any, inputs: Any, create_graph: bool, retain_graph: bool | None) -> None:
-    """``root.backward(inputs=...)``: accumulate into the ``.grad`` of ``inputs`` only."""
+def backward_into(roots: Sequence[Tensor], gradients: Sequence[Any], inputs: Any, create_graph: bool,
+                  retain_graph: bool | None) -> None:
+    """``backward(inputs=...)``: accumulate the gradients of ``roots`` into the ``.grad`` of ``inputs`` only."""
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
     if not ins or not all(isinstance(t, Tensor) for t in ins):
         raise TypeError(f"backward: inputs must be a Tensor or a non-empty sequence of Tensors, got {inputs!r:.60}")
-    seeds = [seed(root, gradient, create_graph)]
-    found = dict(sweep_from([root], seeds, create_graph, retain_graph, {key(t) for t in ins}))
+    seeds = [seed(r, g, create_graph) for r, g in zip(roots, gradients)]
+    found = dict(sweep_from(roots, seeds, create_graph, retain_graph, {key(t) for t in ins}))
     handed_out = {id(s) for s in seeds}
     for t in ins:
         g = found.get(key(t))
         if g is not None and t._index is not None:
             g = g[t._index]
         if g is not None:
-            _accumulate(t, g, handed_out)
+            _accumulate(t, g, handed_out, t._node is None)
     if SWEEP_END:
         run_queued_callbacks()
 
 
-def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
+def _accumulate(t: Tensor, g: Any, handed_out: set[int], in_place: bool = True) -> None:
+    prev = t.grad
+    if prev is not None and in_place and _adds_in_place(prev, g):
+        # PyTorch's AccumulateGrad: without create_graph the sum goes into the existing .grad (a reference to it,
+        # e.g. an optimiser's or a hook's, sees the new value), recorded as an in-place change of that memory
+        data = prev._data
+        np.add(data, g, out=data)
+        clock.record_change(data)
+        return
     if not isinstance(g, Tensor):
         # each tensor gets its own writeable array: never a read-only broadcast view, never
         # an array shared with another tensor or with the caller's gradient
@@ -534,8 +545,15 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
         w._requires_grad = False
         w._stamp = _tick()
         g = w
-    prev = t.grad
     t.grad = g if prev is None else prev + g
+
+
+def _adds_in_place(prev: Any, g: Any) -> bool:
+    """Can ``g`` (a first-order gradient: an array) be added into ``prev`` (a ``.grad``) in place?"""
+    if g.__class__ is not np.ndarray or not isinstance(prev, Tensor) or prev._requires_grad:
+        return False
+    data = prev._data
+    return data.__class__ is np.ndarray and data.flags.writeable and data.shape == g.shape and data.dtype == g.dtype
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:

@@ -1,0 +1,339 @@
+"""Found by re-expressing PyTorch's own autograd tests (test/test_autograd.py, TestAutograd) on chainrule's object
+API: each test is one difference that suite exposed, run on chainrule and on PyTorch 2.13 (the oracle) with the
+same body, ``lib`` standing for ``torch`` or ``chainrule``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.oracle
+
+
+def _values(v):
+    if isinstance(v, (torch.Tensor, cr.Tensor)):
+        return np.array(v.detach().numpy(), dtype=np.float64)
+    if isinstance(v, (list, tuple)):
+        return type(v)(_values(x) for x in v)
+    return v
+
+
+def _agree(body):
+    """``body(lib)`` on PyTorch and on chainrule: the same values (arrays compared to 1e-10)."""
+    theirs, ours = _values(body(torch)), _values(body(cr))
+
+    def check(a, b, where):
+        if isinstance(a, (list, tuple)):
+            assert isinstance(b, (list, tuple)) and len(a) == len(b), (where, a, b)
+            for i, (x, y) in enumerate(zip(a, b)):
+                check(x, y, f"{where}[{i}]")
+        elif isinstance(a, np.ndarray):
+            assert isinstance(b, np.ndarray) and a.shape == b.shape, (where, a, b)
+            np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-12, err_msg=where)
+        else:
+            assert a == b, (where, a, b)
+
+    check(theirs, ours, "result")
+    return ours
+
+
+def _t(lib, values, requires_grad=False):
+    return lib.tensor(np.array(values, dtype=np.float64), requires_grad=requires_grad)
+
+
+# -- .grad accumulation --------------------------------------------------------------------------------------------
+@pytest.mark.filterwarnings("ignore:Using backward")  # (PyTorch's warning for create_graph=True into .grad)
+def test_backward_adds_into_the_existing_grad_in_place_without_create_graph():
+    # (test_accumulate_grad, test_accumulate_grad_tensor_reference) a reference to .grad sees later backwards
+    def body(lib):
+        out = []
+        for create_graph in (False, True):
+            x = _t(lib, [[1.0, -2.0], [0.5, 3.0]], True)
+            y = x + 2
+            y.backward(lib.ones(2, 2), retain_graph=True)
+            first = x.grad
+            y.backward(lib.ones(2, 2), create_graph=create_graph)
+            out += [first, x.grad, first is x.grad]
+        return out
+
+    _agree(body)
+
+
+def test_a_retained_non_leaf_grad_is_summed_out_of_place():
+    def body(lib):
+        x = _t(lib, [[0.3, 0.6, 0.9]], True)
+        h = x * 3
+        out = (h * h).sum()
+        h.retain_grad()
+        out.backward(retain_graph=True)
+        first = h.grad
+        out.backward()
+        return [first, h.grad, x.grad]
+
+    _agree(body)
+
+
+# -- autograd.Function ---------------------------------------------------------------------------------------------
+def test_function_backward_returning_none_leaves_grad_none():
+    # (test_function_returns_undefined_tensor) None is no gradient, not zeros
+    def body(lib):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return None
+
+        x = lib.ones(1, requires_grad=True)
+        Twice.apply(x).backward()
+        Twice.apply(x ** 2).backward()
+        return [x.grad is None, lib.autograd.grad(Twice.apply(x), x, allow_unused=True)[0] is None]
+
+    assert _agree(body) == [True, True]
+
+
+def test_function_set_materialize_grads_false_gives_none_for_an_unused_output():
+    def body(lib):
+        seen = []
+
+        class Two(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, materialize):
+                ctx.set_materialize_grads(materialize)
+                return x * 2, x * 3
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                seen.append(None if g2 is None else g2.detach().clone())
+                return g1 * 2 if g2 is None else g1 * 2 + g2 * 3, None
+
+        out = []
+        for materialize in (False, True):
+            seen.clear()
+            x = lib.ones(2, requires_grad=True)
+            a, _ = Two.apply(x, materialize)
+            a.sum().backward()
+            out += [seen[0] is None, x.grad]
+        return out
+
+    _agree(body)
+
+
+def test_function_with_outputs_that_are_not_tensors():
+    # (test_custom_function_non_tensor_inputs_outputs) numbers, None, flags and strings come back as they are
+    def body(lib):
+        counts = []
+
+        class Mixed(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, t1, t2, scale, t3):
+                t4 = t1 + t2 * t3
+                t5 = t1 * t2 + t3
+                t4 *= scale
+                t5 *= scale
+                ctx.scale = scale
+                ctx.save_for_backward(t1, t2, t3)
+                return scale, t4, None, True, t5, "bar", t1
+
+            @staticmethod
+            def backward(ctx, *grads):
+                counts.append((len(grads), [g is None for g in grads]))
+                v1, v2, v3 = ctx.saved_tensors
+                s = ctx.scale
+                return (grads[1] * s + grads[4] * v2 * s + grads[6], grads[1] * v3 * s + grads[4] * v1 * s, None,
+                        grads[1] * v2 * s + grads[4] * s)
+
+        t1, t2, t3 = _t(lib, [0.1, 0.5], True), _t(lib, [0.7, -0.2], True), _t(lib, [1.5, 2.0])
+        res = Mixed.apply(t1, t2, 3, t3)
+        lib.autograd.backward([res[1].sum(), res[4].sum(), res[6].sum()])
+        return [res[0], res[2], res[3], res[5], res[1], res[4], t1.grad, t2.grad, t3.grad is None, counts[0],
+                lib.autograd.gradcheck(lambda a, b, c: Mixed.apply(a, b, 3, c)[4], (t1, t2, t3))]
+
+    _agree(body)
+
+
+def test_function_in_setup_context_form():
+    def body(lib):
+        class Reshape(lib.autograd.Function):
+            @staticmethod
+            def forward(x, shape, scale_forward, scale_backward):
+                return x.reshape(shape) * scale_forward
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, _, _, ctx.scale_backward = inputs
+                ctx.x_shape = x.shape
+
+            @staticmethod
+            def backward(ctx, g):
+                return g.reshape(ctx.x_shape) * ctx.scale_backward, None, None, None
+
+        class Square(lib.autograd.Function):  # a number beside the Tensor output, read back in setup_context
+            @staticmethod
+            def forward(x):
+                return x ** 2, x.item() * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.two_x = output[1]
+
+            @staticmethod
+            def backward(ctx, g, _):
+                return g * ctx.two_x
+
+        x = _t(lib, np.arange(6.0) / 7, True)
+        y = Reshape.apply(x, (2, 3), 7, 11).sum()
+        z = _t(lib, 0.7, True)
+        square, number = Square.apply(z)
+        return [y, lib.autograd.grad(y, x)[0], square, number, lib.autograd.grad(square, z)[0]]
+
+    _agree(body)
+
+
+def test_function_needs_input_grad_says_which_inputs_require_grad():
+    def body(lib):
+        seen = []
+
+        class Pair(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                seen.append(tuple(ctx.needs_input_grad))
+                return x * 1, y * 1
+
+            @staticmethod
+            def backward(ctx, gx, gy):
+                return gx, None
+
+        x, y = _t(lib, [1.0, 2.0], True), _t(lib, [3.0, 4.0])
+        rx, ry = Pair.apply(x, y)
+        (rx + ry).sum().backward()
+        return [seen, x.grad]
+
+    assert _agree(body)[0] == [(True, False)]
+
+
+@pytest.mark.filterwarnings("ignore:Using backward")
+def test_once_differentiable_runs_backward_without_grad_and_refuses_a_second_derivative():
+    from chainrule.autograd.function import once_differentiable
+
+    def body(lib, decorator):
+        grad_mode = []
+
+        class Mul(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, a, b):
+                ctx.save_for_backward(a, b)
+                return a * b
+
+            @staticmethod
+            @decorator
+            def backward(ctx, g):
+                grad_mode.append(lib.is_grad_enabled())
+                a, b = ctx.saved_tensors
+                return g * b, g * a
+
+        x, y = _t(lib, [1.5, -2.0], True), _t(lib, [0.5, 3.0], True)
+        # (test_once_differentiable) a seed that requires grad: the gradients are recorded, and raise when used
+        Mul.apply(x, y).sum().backward(lib.ones((), requires_grad=True), create_graph=True)
+        with pytest.raises(RuntimeError, match="once_differentiable"):
+            x.grad.sum().backward()
+        # a seed that does not: the gradients are constants (PyTorch's rule)
+        (g,) = lib.autograd.grad(Mul.apply(x, y).sum(), x, create_graph=True)
+        return [x.grad.detach(), y.grad.detach(), g, g.requires_grad, grad_mode]
+
+    assert _agree(lambda lib: body(lib, torch.autograd.function.once_differentiable if lib is torch
+                                   else once_differentiable))[-1] == [False, False]
+
+
+def test_a_legacy_function_with_non_static_forward_is_refused():
+    class Legacy(cr.autograd.Function):
+        def forward(self, x):
+            return x
+
+        def backward(self, g):
+            return g
+
+    with pytest.raises(RuntimeError, match="non-static forward"):
+        Legacy()(cr.ones(3))
+    with pytest.raises(RuntimeError, match="non-static forward"):
+        Legacy.apply(cr.ones(3, requires_grad=True))
+
+
+def test_function_backward_of_the_wrong_shape_raises_a_runtime_error():
+    class Wrong(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return cr.ones(10)
+
+    with pytest.raises(RuntimeError, match="shape"):
+        Wrong.apply(cr.ones((5, 5), requires_grad=True)).sum().backward()
+
+
+# -- autograd.grad -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("case", ["output_without_grad", "input_without_grad", "no_inputs", "shape_mismatch",
+                                  "materialize_with_allow_unused_false"])
+def test_grad_refuses_what_pytorch_refuses(case):
+    def body(lib):
+        x = lib.ones(2, requires_grad=True)
+        plain = lib.ones(2)
+        call = {
+            "output_without_grad": lambda: lib.autograd.grad(plain * 2, plain),
+            "input_without_grad": lambda: lib.autograd.grad((x * 2).sum(), plain),
+            "no_inputs": lambda: lib.autograd.grad((x * 2).sum(), []),
+            "shape_mismatch": lambda: lib.autograd.grad([x * 2], [x], grad_outputs=[lib.ones(3)]),
+            "materialize_with_allow_unused_false": lambda: lib.autograd.grad(
+                (x * 2).sum(), x, allow_unused=False, materialize_grads=True),
+        }[case]
+        with pytest.raises(Exception) as info:
+            call()
+        return info.type
+
+    expected = body(torch)
+    assert issubclass(body(cr), expected)
+
+
+def test_grad_materialize_grads_under_create_graph_gives_zeros_that_require_grad():
+    def body(lib):
+        x = _t(lib, 0.5, True)
+        y = x * _t(lib, 1.0, True)
+        (dydx,) = lib.autograd.grad(y, x, create_graph=True)
+        (none,) = lib.autograd.grad(dydx, x, create_graph=True, allow_unused=True)
+        (d2,) = lib.autograd.grad(dydx, x, create_graph=True, materialize_grads=True)
+        (d3,) = lib.autograd.grad(d2, x, materialize_grads=True)
+        return [dydx, none is None, d2, d2.requires_grad, d3, d3.requires_grad]
+
+    _agree(body)
+
+
+def test_grad_with_inputs_as_a_dict_and_batched_grad_outputs_as_a_tuple():
+    def body(lib):
+        x = _t(lib, [[1.0, 2.0], [3.0, 4.0]], True)
+        found = lib.autograd.grad((x * x).sum(), {"x": x}, retain_graph=True)
+        batched = lib.arange(3.0).expand(2, 2, 3).transpose(0, 2)
+        (rows,) = lib.autograd.grad(x * x, (x,), (batched,), is_grads_batched=True)
+        (scalar_rows,) = lib.autograd.grad((x * x).sum(), (x,), (lib.arange(3.0),), is_grads_batched=True)
+        with pytest.raises(RuntimeError):
+            lib.autograd.grad(x * x, (x,), (lib.ones(2, 2),), is_grads_batched=True)
+        return [list(found), found["x"], rows, scalar_rows]
+
+    _agree(body)
+
+
+def test_backward_with_inputs_accumulates_into_grad():
+    def body(lib):
+        a, b = _t(lib, [1.0, 2.0], True), _t(lib, [3.0, 4.0], True)
+        b.grad = _t(lib, [10.0, 10.0])
+        kept = b.grad
+        lib.autograd.backward([(a * b).sum(), (b * b).sum()], inputs=[b])
+        return [a.grad is None, b.grad, kept is b.grad]
+
+    _agree(body)
