@@ -337,3 +337,101 @@ def test_backward_with_inputs_accumulates_into_grad():
         return [a.grad is None, b.grad, kept is b.grad]
 
     _agree(body)
+
+
+def test_grad_runs_only_the_part_of_the_graph_that_leads_to_the_inputs():
+    # (test_grad_unreachable_discovery) a custom backward off the path to the inputs is not called
+    def body(lib):
+        ran = []
+
+        class Marked(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                ran.append(1)
+                return g
+
+        y, z = _t(lib, [1.0], True), _t(lib, [2.0], True)
+        x = Marked.apply(_t(lib, [3.0], True) * 2)
+        (gy,) = lib.autograd.grad(x, (y,), allow_unused=True)
+        gy2, gz = lib.autograd.grad(Marked.apply(_t(lib, [3.0], True) * 2) + z, (y, z), allow_unused=True)
+        lib.autograd.backward(Marked.apply(_t(lib, [3.0], True) * 2), inputs=(y,))
+        return [gy is None, gy2 is None, gz, y.grad is None, len(ran)]
+
+    assert _agree(body)[-1] == 0
+
+
+# -- hooks ---------------------------------------------------------------------------------------------------------
+def test_post_accumulate_grad_hooks_run_in_order_after_the_grad_is_written():
+    def body(lib):
+        def shift(p):
+            p.grad.add_(0.5)
+
+        def step(p):  # a step on the leaf itself: allowed there
+            p.sub_(p.grad)
+
+        def scale(p):
+            p.mul_(4.0)
+
+        t = _t(lib, [1.0, 2.0, 3.0], True)
+        t.register_hook(lambda g: g.sub(2.0))
+        t.register_post_accumulate_grad_hook(shift)
+        t.register_post_accumulate_grad_hook(step)
+        handle = t.register_post_accumulate_grad_hook(scale)
+        t.sum().backward()
+        first = t.detach().clone()
+        handle.remove()
+        t.grad = None
+        (t * t).sum().backward()
+        unused = lib.autograd.grad((t * t).sum(), t)  # grad() writes no .grad, so it calls none
+        with pytest.raises(RuntimeError, match="non-leaf"):
+            (t * 2).register_post_accumulate_grad_hook(lambda p: None)
+        u = lib.ones(2, 3, requires_grad=True)
+        u.register_post_accumulate_grad_hook(lambda p: p.grad)
+        with pytest.raises(RuntimeError, match="should return None"):
+            u.sum().backward()
+        return [first, t, t.grad, unused]
+
+    _agree(body)
+
+
+def test_an_optimiser_step_per_parameter_inside_backward():
+    # (test_post_accumulate_grad_hook_e2e)
+    def body(lib):
+        model = lib.nn.Linear(3, 2).double()
+        with lib.no_grad():
+            model.weight.copy_(_t(lib, [[0.1, 0.2, 0.3], [-0.1, 0.4, 0.2]]))
+            model.bias.copy_(_t(lib, [0.1, -0.2]))
+        x = _t(lib, [[0.5, -1.0, 2.0], [1.5, 0.3, -0.7]])
+        optims = {p: lib.optim.Adam([p]) for p in model.parameters()}
+
+        def step(p):
+            optims[p].step()
+            optims[p].zero_grad()
+
+        handles = [p.register_post_accumulate_grad_hook(step) for p in model.parameters()]
+        for _ in range(3):
+            model(x).sum().backward()
+        for h in handles:
+            h.remove()
+        model(x).sum().backward()
+        return [list(model.parameters()), [p.grad for p in model.parameters()]]
+
+    _agree(body)
+
+
+def test_var_mean_and_std_mean_as_pytorchs_with_hooks_on_both_outputs():
+    def body(lib):
+        b = _t(lib, np.arange(9.0).reshape(3, 3) ** 1.5 / 10, True)
+        seen = []
+        var, mean = lib.var_mean(b, dim=0)
+        var.register_hook(lambda g: seen.append(g.detach().clone()))
+        mean.register_hook(lambda g: seen.append(g.detach().clone()))
+        (var + mean * 3).sum().backward()
+        std, mean2 = lib.std_mean(b, 1, keepdim=True)
+        return [var, mean, b.grad, sorted(float(s.sum()) for s in seen), std, mean2, lib.var_mean(b, correction=0)]
+
+    _agree(body)

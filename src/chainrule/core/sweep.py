@@ -95,6 +95,9 @@ def backward_sweep(
     # ``top``: the pending node made last, kept out of the heap while its stamp is above every stamp in it. A chain
     # hands each node on to the next this way, with no heap push and pop (two thirds of a small chain's nodes)
     top = None
+    # with ``wanted``, only the nodes on a path to a wanted value run their rules (PyTorch's engine prunes the same
+    # way: a hook or a custom backward elsewhere in the graph is not called)
+    needed = None if wanted is None else _leading_to(pending, wanted)
     # the hot loop: names bound once, attribute reads hoisted per node (a chain of 4x4 ops is all overhead)
     while True:
         if top is not None:
@@ -116,7 +119,7 @@ def backward_sweep(
         if outputs is not None if wanted is None else node in wanted:
             keep((node, g))
         parents = node.parents
-        if not parents:
+        if not parents or needed is not None and node not in needed:
             continue
         args = node.args
         if args is None:
@@ -196,6 +199,30 @@ def backward_sweep(
             g = _dense(g)
             found.append((key, g if leaf_hooks is None else leaf_hooks(key, g)))
     return found
+
+
+def _leading_to(roots: list[tuple[int, Node]], wanted: set[Any]) -> set[Node]:
+    """The nodes reachable from ``roots`` (heap entries) with a parent that is wanted or is itself such a node."""
+    needed: set[Node] = set()
+    seen: set[Node] = set()
+    stack: list[tuple[Node, bool]] = [(node, False) for _, node in roots]
+    while stack:
+        node, visited = stack.pop()
+        if visited:  # every parent decided: this node is needed when one of them is wanted or needed
+            for edge in node.parents:
+                if edge[1] in wanted or edge[1] in needed:
+                    needed.add(node)
+                    break
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for edge in node.parents:
+            parent = edge[1]
+            if parent.__class__ is Node and parent not in seen:
+                stack.append((parent, False))
+    return needed
 
 
 def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Callable[[Any, Any], Any],

@@ -20,6 +20,7 @@ from ..core.errors import GradientShapeError
 from ..core.hooks import (
     LEAF_HOOKS,
     SWEEP_END,
+    HookList,
     RemovableHandle,
     hooks_of,
     run_leaf_hooks,
@@ -59,8 +60,10 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     # _requires_grad: whether it is differentiated (a leaf asked for it, or it was computed from one);
     # _node: the graph node that computed it (None for a leaf), _index: its position among that node's
     # outputs (None when the node has one); _stamp: its creation time on the version clock;
-    # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none).
+    # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none);
+    # _post_hooks: a leaf's hooks called with it once its .grad is written (unset: none).
     __slots__ = ("_data", "grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "_hooks",
+                 "_post_hooks",
                  "__weakref__")
     grad: Tensor | None  # for type checkers (the slot above holds it)
     __array_priority__ = 1000
@@ -300,6 +303,34 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         hooks.append(raw)
         return RemovableHandle(hooks, raw)
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(self)`` after ``backward()`` has added into this leaf's ``.grad`` (PyTorch's; an optimiser
+        step per parameter inside the backward pass). The hook returns None; ``grad()`` does not call it.
+
+        Example:
+            >>> from chainrule import Tensor, no_grad
+            >>> w = Tensor([1.0, 2.0], requires_grad=True)
+            >>> def step(p):
+            ...     with no_grad():
+            ...         p -= 0.5 * p.grad
+            >>> handle = w.register_post_accumulate_grad_hook(step)
+            >>> (w * w).sum().backward(); w
+            Tensor([0., 0.], requires_grad=True)
+        """
+        if self._node is not None:
+            raise RuntimeError("register_post_accumulate_grad_hook: post accumulate grad hooks cannot be registered "
+                               "on non-leaf tensors; register it on the leaf, or use register_hook(fn) here")
+        if not self._requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: this tensor does not require grad, so backward "
+                               "never writes its .grad; create it with requires_grad=True")
+        if not callable(hook):
+            raise TypeError(f"register_post_accumulate_grad_hook: the hook must be callable, got {type(hook).__name__}")
+        hooks = getattr(self, "_post_hooks", None)
+        if hooks is None:
+            hooks = self._post_hooks = HookList()
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     def zero_grad(self) -> None:
         """Forget the accumulated gradient (sets ``.grad`` to None)."""
         self.grad = None
@@ -501,6 +532,8 @@ def backward(
                     _accumulate(t, part, handed_out, False)
         else:
             _accumulate(k, g, handed_out)
+            if getattr(k, "_post_hooks", None):
+                _run_post_hooks(k, create_graph)
     if SWEEP_END:  # queued by a hook during this sweep (e.g. DistributedDataParallel's reductions)
         run_queued_callbacks()
 
@@ -520,8 +553,21 @@ def backward_into(roots: Sequence[Tensor], gradients: Sequence[Any], inputs: Any
             g = g[t._index]
         if g is not None:
             _accumulate(t, g, handed_out, t._node is None)
+            if getattr(t, "_post_hooks", None):
+                _run_post_hooks(t, create_graph)
     if SWEEP_END:
         run_queued_callbacks()
+
+
+def _run_post_hooks(t: Tensor, create_graph: bool) -> None:
+    token = _set_grad(bool(create_graph))  # as the backward pass itself runs (an in-place step on t is allowed)
+    try:
+        for hook in list(t._post_hooks):
+            if hook(t) is not None:
+                raise RuntimeError("register_post_accumulate_grad_hook: the hook returned a value; post accumulate "
+                                   "grad hooks should return None. (They may change t.grad or t in place.)")
+    finally:
+        _reset_grad(token)
 
 
 def _accumulate(t: Tensor, g: Any, handed_out: set[int], in_place: bool = True) -> None:

@@ -76,4 +76,30 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor)
+def var_mean(input: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:  # noqa: A002  (PyTorch's name)
+    """PyTorch's ``torch.var_mean(input, dim=None, *, correction=1, keepdim=False)``: ``(input.var(...),
+    input.mean(dim, keepdim))``, the variance unbiased by default as PyTorch's.
+
+    Example:
+        >>> import chainrule as cr
+        >>> [t.tolist() for t in cr.var_mean(cr.Tensor([[1.0, 3.0], [2.0, 6.0]]), dim=1)]
+        [[2.0, 8.0], [2.0, 4.0]]
+    """
+    return _spread_and_mean("var", input, args, kwargs)
+
+
+def std_mean(input: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:  # noqa: A002
+    """PyTorch's ``torch.std_mean``: ``(input.std(...), input.mean(dim, keepdim))``."""
+    return _spread_and_mean("std", input, args, kwargs)
+
+
+def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:  # noqa: A002,E501
+    value = input if is_value(input) else Tensor(input)
+    dim = args[0] if args else kwargs.get("dim")
+    keepdim = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
+    mean = value.mean(dim=dim, keepdim=keepdim) if dim is not None or keepdim else value.mean()
+    return getattr(value, name)(*args, **kwargs), mean
+
+
+FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor, var_mean=var_mean,
+                 std_mean=std_mean)
