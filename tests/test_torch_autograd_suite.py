@@ -435,3 +435,118 @@ def test_var_mean_and_std_mean_as_pytorchs_with_hooks_on_both_outputs():
         return [var, mean, b.grad, sorted(float(s.sum()) for s in seen), std, mean2, lib.var_mean(b, correction=0)]
 
     _agree(body)
+
+
+# -- grad mode -----------------------------------------------------------------------------------------------------
+def test_grad_mode_decorators_on_generators_hold_while_the_body_runs():
+    # (test_set_grad_generator_functions, test_set_grad_coroutines_exit) not at the call that makes the generator
+    def body(lib):
+        seen = []
+
+        @lib.no_grad()
+        def quiet(n):
+            for i in range(n):
+                sent = yield i
+                seen.append(("body", lib.is_grad_enabled(), sent))
+
+        @lib.enable_grad()
+        def loud():
+            try:
+                while True:
+                    yield lib.is_grad_enabled()
+            except GeneratorExit:
+                seen.append(("closing", lib.is_grad_enabled()))
+                raise
+
+        with lib.enable_grad():
+            steps, sent = quiet(3), None
+            try:
+                while True:
+                    sent = steps.send(sent)
+                    seen.append(("caller", lib.is_grad_enabled()))
+            except StopIteration:
+                pass
+        with lib.no_grad():
+            gen = loud()
+            seen.append(("loud", next(gen), lib.is_grad_enabled()))
+            gen.close()
+        return seen
+
+    assert ("body", False, 0) in _agree(body)
+
+
+# -- Tensor attributes ---------------------------------------------------------------------------------------------
+def test_del_grad_forgets_the_gradient_and_other_deletions_are_refused():
+    def body(lib):
+        x = lib.ones(2, requires_grad=True)
+        (x * 3).sum().backward()
+        del x.grad
+        forgotten = x.grad is None
+        (x * 2).sum().backward()
+        out = [forgotten, x.grad]
+        for name in ("data", "requires_grad"):
+            with pytest.raises(RuntimeError):
+                delattr(x, name)
+        return out
+
+    _agree(body)
+
+
+def test_backward_with_empty_inputs_is_refused_and_output_nr_says_which_output():
+    def body(lib):
+        x = _t(lib, np.arange(10.0), True)
+        with pytest.raises(RuntimeError, match="cannot be empty"):
+            (x * x).sum().backward(inputs=[])
+        class Halves(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, t):
+                return t[:5] * 1, t[5:] * 1
+
+            @staticmethod
+            def backward(ctx, ga, gb):
+                return lib.cat([ga, gb])
+
+        a, b = Halves.apply(x)
+        return [x.output_nr, a.output_nr, b.output_nr]
+
+    assert _agree(body) == [0, 0, 1]
+
+
+def test_a_function_returning_one_tensor_twice_gives_one_object():
+    # (test_return_duplicate)
+    def body(lib):
+        class Twice(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                out = x * 2
+                return out, out
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                return g1 * 2 + g2 * 2
+
+        x = _t(lib, [[0.5, -1.0], [2.0, 0.25]], True)
+        a, b = Twice.apply(x)
+        (a + b).sum().backward()
+        return [a is b, a, x.grad,
+                lib.autograd.gradgradcheck(lambda t: sum(Twice.apply(t)), [x.detach().requires_grad_()])]
+
+    assert _agree(body)[0] is True
+
+
+def test_ctx_saved_variables_is_the_deprecated_name_of_saved_tensors():
+    class Add(cr.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            a, _ = ctx.saved_variables
+            return g * a, g
+
+    x, y = cr.tensor([2.0, 3.0], requires_grad=True), cr.tensor([1.0, 1.0], requires_grad=True)
+    with pytest.warns(DeprecationWarning, match="saved_tensors"):
+        Add.apply(x, y).sum().backward()
+    assert x.grad.tolist() == [2.0, 3.0] and y.grad.tolist() == [1.0, 1.0]

@@ -24,6 +24,8 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import itertools
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -136,11 +138,45 @@ class no_grad(contextlib.ContextDecorator):
         # a decorated function called from two threads at once must not share one stack
         return type(self)()
 
+    def __call__(self, func: Any) -> Any:
+        if inspect.isgeneratorfunction(func):  # the mode holds while the generator's body runs, not at creation
+            return _each_step_in(self._recreate_cm, func)
+        return super().__call__(func)
+
     def __enter__(self) -> None:
         self._previous.append(_switch_grad(self._mode))
 
     def __exit__(self, *exc: object) -> None:
         _GRAD.set(self._previous.pop())
+
+
+def _each_step_in(mode: Any, func: Any) -> Any:
+    """A generator function that runs each step of ``func``'s generator inside ``mode()`` (the caller's mode
+    in between: it may differ from one ``next`` to the next), as PyTorch's decorators do."""
+
+    @functools.wraps(func)
+    def steps(*args: Any, **kwargs: Any) -> Any:
+        inner = func(*args, **kwargs)
+        try:
+            with mode():
+                value = inner.send(None)
+            while True:
+                try:
+                    sent = yield value
+                except GeneratorExit:
+                    with mode():
+                        inner.close()
+                    raise
+                except BaseException as error:  # thrown in by the caller: into the body, under the mode
+                    with mode():
+                        value = inner.throw(error)
+                else:
+                    with mode():
+                        value = inner.send(sent)
+        except StopIteration as stop:
+            return stop.value
+
+    return steps
 
 
 class enable_grad(no_grad):

@@ -14,6 +14,7 @@ operations and higher derivatives (``create_graph=True``, ``cr.grad(cr.grad(f))`
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,13 @@ class FunctionCtx:
         self.saved_tensors: tuple[Any, ...] = ()
         self.materialize_grads = True
         self.non_differentiable: list[Any] = []
+
+    @property
+    def saved_variables(self) -> tuple[Any, ...]:
+        """PyTorch's old name of ``saved_tensors`` (deprecated there too)."""
+        warnings.warn("autograd.Function: ctx.saved_variables is deprecated; use ctx.saved_tensors", DeprecationWarning,
+                      stacklevel=2)
+        return self.saved_tensors
 
     def save_for_backward(self, *tensors: Any) -> None:
         """Keep Tensors (or None) for ``backward`` as ``ctx.saved_tensors``."""
@@ -202,7 +210,7 @@ class _Rule:
                 t = tensors[k]
                 if others.get(("nd", i)) and isinstance(t, Tensor):
                     t = t.detach()  # marked non-differentiable
-                full.append(t)
+                full.append(full[others[("same", i)]] if ("same", i) in others else t)
                 k += 1
         return full[0] if single else tuple(full)
 
@@ -219,8 +227,12 @@ class _Rule:
         marked = {id(t) for t in ctx.non_differentiable}
         others: dict[Any, Any] = {}
         tensors = []
+        first: dict[int, int] = {}
         for i, o in enumerate(outs):
             if isinstance(o, Tensor) or isinstance(o, np.ndarray):
+                if id(o) in first:  # the same Tensor twice: one output object, as PyTorch gives
+                    others[("same", i)] = first[id(o)]
+                first.setdefault(id(o), i)
                 tensors.append(o)
                 if id(o) in marked:
                     others[("nd", i)] = True

@@ -148,6 +148,14 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
             )
         self._data = arr
 
+    def __delattr__(self, name: str) -> None:
+        if name == "grad":  # PyTorch's `del p.grad` forgets the gradient (the attribute stays, as None)
+            self.grad = None
+        elif name in ("data", "requires_grad", "_data", "_node"):
+            raise RuntimeError(f"Tensor: cannot delete {name}; set it instead (e.g. t.requires_grad_(False))")
+        else:
+            object.__delattr__(self, name)
+
     @property
     def shape(self) -> tuple[int, ...]:
         return self._data.shape
@@ -542,7 +550,10 @@ def backward_into(roots: Sequence[Tensor], gradients: Sequence[Any], inputs: Any
                   retain_graph: bool | None) -> None:
     """``backward(inputs=...)``: accumulate the gradients of ``roots`` into the ``.grad`` of ``inputs`` only."""
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    if not ins or not all(isinstance(t, Tensor) for t in ins):
+    if not ins:
+        raise RuntimeError("backward: `inputs` argument to `backward()` cannot be empty; pass the Tensors whose "
+                           ".grad to write, or leave inputs out for all the leaves")
+    if not all(isinstance(t, Tensor) for t in ins):
         raise TypeError(f"backward: inputs must be a Tensor or a non-empty sequence of Tensors, got {inputs!r:.60}")
     seeds = [seed(r, g, create_graph) for r, g in zip(roots, gradients)]
     found = dict(sweep_from(roots, seeds, create_graph, retain_graph, {key(t) for t in ins}))
