@@ -550,3 +550,88 @@ def test_ctx_saved_variables_is_the_deprecated_name_of_saved_tensors():
     with pytest.warns(DeprecationWarning, match="saved_tensors"):
         Add.apply(x, y).sum().backward()
     assert x.grad.tolist() == [2.0, 3.0] and y.grad.tolist() == [1.0, 1.0]
+
+
+def test_set_grad_enabled_as_a_decorator_leaves_the_mode_of_the_caller():
+    def body(lib):
+        out = []
+        with lib.enable_grad():
+            @lib.set_grad_enabled(False)
+            def quiet(x):
+                return x.sin()
+
+            out.append(lib.is_grad_enabled())
+            obj = lib.set_grad_enabled(False)  # switched at once, as a call ...
+            out.append(lib.is_grad_enabled())
+            also_quiet = obj(lambda x: x.cos())  # ... and back when it decorates
+            out.append(lib.is_grad_enabled())
+            x = lib.zeros(1, requires_grad=True)
+            out += [quiet(x).requires_grad, also_quiet(x).requires_grad, (x * 2).requires_grad]
+        return out
+
+    assert _agree(body) == [True, False, True, False, False, True]
+
+
+def test_function_backward_may_return_extra_nones():
+    # (test_too_many_grads)
+    def body(lib):
+        class Same(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                return g, None, None
+
+        x = _t(lib, [1.0, 2.0], True)
+        Same.apply(x).sum().backward()
+        return x.grad
+
+    _agree(body)
+
+
+def test_torch_arithmetic_functions_and_threshold():
+    def body(lib):
+        a = _t(lib, [[1.0, -2.0], [3.0, 0.5]], True)
+        b = _t(lib, [[2.0, 4.0], [-1.0, 3.0]], True)
+        out = [lib.mul(a, b), lib.sub(a, b, alpha=3), lib.div(a, b), lib.true_divide(a, 2.0), lib.clone(a),
+               lib.atan2(a, b), lib.nn.functional.threshold(a, 0.75, -1.0)]
+        sum(o.sum() for o in out).backward()
+        return out + [a.grad, b.grad]
+
+    _agree(body)
+
+
+def test_detect_anomaly_names_the_op_whose_gradient_is_nan():
+    x = cr.tensor([0.0, 1.0], requires_grad=True)
+    (cr.sqrt(x) * 0).sum().backward()  # NaN in .grad, silently, as PyTorch outside anomaly mode
+    assert np.isnan(x.grad.numpy()[0]) and not cr.autograd.is_anomaly_enabled()
+    with cr.autograd.detect_anomaly():
+        assert cr.autograd.is_anomaly_enabled()
+        with pytest.raises(RuntimeError, match="Function 'sqrtBackward' returned nan values in its 0th output"):
+            (cr.sqrt(x) * 0).sum().backward()
+        with cr.autograd.detect_anomaly(check_nan=False):
+            (cr.sqrt(x) * 0).sum().backward()
+    assert not cr.autograd.is_anomaly_enabled()
+    cr.autograd.set_detect_anomaly(True)
+    try:
+        with pytest.raises(RuntimeError, match="nan values"):
+            cr.autograd.grad((cr.sqrt(x) * 0).sum(), x)
+    finally:
+        cr.autograd.set_detect_anomaly(False)
+    assert not cr.autograd.is_anomaly_enabled()
+
+
+def test_errors_for_a_changed_saved_value_and_a_freed_graph_carry_pytorchs_words():
+    a = cr.ones(5, requires_grad=True)
+    d1 = a + 1
+    d2 = d1 ** 2
+    with cr.no_grad():
+        d1 += 1
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        cr.autograd.grad(d2.sum(), a)
+    y = a.exp().sum()
+    y.backward()
+    with pytest.raises(RuntimeError, match="Specify retain_graph=True"):
+        y.backward()

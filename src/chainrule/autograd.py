@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -21,6 +22,7 @@ import numpy as np
 
 from .autodiff.backprop import backward as _backward
 from .autodiff.backprop import grad as _grad
+from .core.sweep import ANOMALY
 from .core.state import enable_grad, no_grad, set_grad_enabled  # noqa: F401  (torch.autograd's names for them)
 from .custom import function
 from .custom.function import Function, FunctionCtx, once_differentiable
@@ -29,7 +31,7 @@ from .tensor import Tensor, backward_into
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
 __all__ = ["backward", "grad", "functional", "function", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
-           "once_differentiable"]
+           "once_differentiable", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
 
 # `from chainrule.autograd.functional import jacobian`, as PyTorch's: this module is a file, not a package
 sys.modules[f"{__name__}.functional"] = functional
@@ -91,8 +93,10 @@ def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], 
 
 
 def _check_grad_call(outs: list[Any], ins: list[Any], allow_unused: bool | None, materialize_grads: bool) -> None:
-    """What ``torch.autograd.grad`` refuses: no inputs, an output or input outside the graph (its gradient would
-    be a silent zero), ``allow_unused=False`` with ``materialize_grads=True``."""
+    """What ``torch.autograd.grad`` refuses: no inputs, an input outside the graph (its gradient would be a silent
+    zero), ``allow_unused=False`` with ``materialize_grads=True``. An output outside the graph is not refused: a
+    derivative chainrule found constant (of a piecewise-linear function) has no graph where PyTorch's has one, so
+    its gradient is the zeros (None with ``allow_unused=True``) it is."""
     if not ins:
         raise RuntimeError("grad: `inputs` argument to `grad()` cannot be empty; pass the Tensors to differentiate "
                            "with respect to")
@@ -103,11 +107,12 @@ def _check_grad_call(outs: list[Any], ins: list[Any], allow_unused: bool | None,
         for k, t in enumerate(group):
             if not isinstance(t, Tensor):
                 raise TypeError(f"grad: {name} {k} is {type(t).__name__}, not a Tensor")
-            if not t._requires_grad:
-                raise RuntimeError(
-                    f"grad: {name} {k} (shape {t.shape}) does not require grad and does not have a grad_fn, so no "
-                    "gradient can flow through it; create the inputs with requires_grad=True and compute the outputs "
-                    "from them (outside no_grad)")
+    for k, t in enumerate(ins):
+        if not t._requires_grad:
+            raise RuntimeError(
+                f"grad: input {k} (shape {t.shape}) does not require grad and does not have a grad_fn, so no gradient "
+                "can flow to it (One of the differentiated Tensors does not require grad); create it with "
+                "requires_grad=True and compute the outputs from it")
 
 
 def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retain_graph: bool | None = None,
@@ -137,6 +142,60 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retai
         _backward(roots, cotangents, create_graph=create_graph, retain_graph=retain_graph)
         return
     backward_into(roots, cotangents, inputs, create_graph, retain_graph)
+
+
+class detect_anomaly:
+    """PyTorch's ``torch.autograd.detect_anomaly(check_nan=True)``: inside it, a backward pass raises as soon as
+    an op's gradient holds NaN, naming the op (``Function 'logBackward' returned nan values in its 0th
+    output``). Slower: every rule runs through the checked path. Also a decorator.
+
+    Example:
+        >>> import chainrule as cr
+        >>> x = cr.Tensor([0.0, 1.0], requires_grad=True)
+        >>> with cr.autograd.detect_anomaly():
+        ...     try:
+        ...         (cr.sqrt(x) * 0).sum().backward()
+        ...     except RuntimeError as e:
+        ...         print(str(e)[:61])
+        Function 'sqrtBackward' returned nan values in its 0th output
+    """
+
+    def __init__(self, check_nan: bool = True) -> None:
+        self.check_nan = check_nan
+        self.previous: list[list[bool]] = []
+
+    def __enter__(self) -> None:
+        self.previous.append(list(ANOMALY))
+        ANOMALY[:] = [True, self.check_nan]
+
+    def __exit__(self, *exc: object) -> None:
+        ANOMALY[:] = self.previous.pop()
+
+    def __call__(self, func: Any) -> Any:
+        @functools.wraps(func)
+        def checked(*args: Any, **kwargs: Any) -> Any:
+            with detect_anomaly(self.check_nan):
+                return func(*args, **kwargs)
+
+        return checked
+
+
+class set_detect_anomaly(detect_anomaly):
+    """PyTorch's ``torch.autograd.set_detect_anomaly(mode, check_nan=True)``: switches anomaly mode on or off at
+    once (as a context manager, until the end of the block)."""
+
+    def __init__(self, mode: bool, check_nan: bool = True) -> None:
+        super().__init__(check_nan)
+        self.previous.append(list(ANOMALY))
+        ANOMALY[:] = [bool(mode), check_nan]
+
+    def __enter__(self) -> None:
+        return None
+
+
+def is_anomaly_enabled() -> bool:
+    """Whether anomaly mode is on (``detect_anomaly``)."""
+    return ANOMALY[0]
 
 
 def gradcheck(func: Any, inputs: Any, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,

@@ -105,6 +105,13 @@ class set_grad_enabled:
     def __exit__(self, *exc: object) -> None:
         _GRAD.set(self.previous)
 
+    def __call__(self, func: Any) -> Any:
+        """As a decorator (``@set_grad_enabled(False)``): the mode switched when it was made goes back, and
+        ``func`` runs in the mode asked for each time it is called (PyTorch's)."""
+        mode = _GRAD.get()
+        _GRAD.set(self.previous)
+        return grad_mode(mode)(func)
+
 
 class no_grad(contextlib.ContextDecorator):
     """Run without recording the graph (faster; results do not require grad).

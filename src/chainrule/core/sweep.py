@@ -21,6 +21,9 @@ from .sparse import SliceGrad
 
 _ndarray = np.ndarray
 _MISSING = object()  # no gradient yet (a rule may hand back None, so None cannot say it)
+# PyTorch's anomaly mode (``autograd.detect_anomaly``): [on, check for NaN]; when on, every rule's gradient is
+# checked for NaN as it is made, and the error names the op
+ANOMALY = [False, True]
 
 
 def passthrough(g: Any, ans: Any, *args: Any, **kw: Any) -> Any:
@@ -129,7 +132,7 @@ def backward_sweep(
         prim = node.prim
         ans, kw = node.ans, node.kw
         # first order: call the rules directly when the primitive says vjp would only do that
-        rules = prim.fast_vjps if first_order else None
+        rules = prim.fast_vjps if first_order and not ANOMALY[0] else None
         if rules is None:
             if top is not None:  # into the heap: the nodes _through_vjp finds go there
                 heappush(pending, (-top.stamp, top))
@@ -201,6 +204,14 @@ def backward_sweep(
     return found
 
 
+def _check_nan(node: Node, argnum: int, pg: Any) -> None:
+    values = pg.dense() if pg.__class__ is SliceGrad else getattr(pg, "_data", pg)
+    if np.isnan(np.asarray(values)).any():
+        name = getattr(node.prim, "name", node.prim)
+        raise RuntimeError(f"Function '{name}Backward' returned nan values in its {argnum}th output (anomaly mode: "
+                           f"the gradient of '{name}' for its argument {argnum} holds NaN)")
+
+
 def _leading_to(roots: list[tuple[int, Node]], wanted: set[Any]) -> set[Node]:
     """The nodes reachable from ``roots`` (heap entries) with a parent that is wanted or is itself such a node."""
     needed: set[Node] = set()
@@ -239,6 +250,8 @@ def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Call
             if pg is None:  # no gradient for this argument
                 continue
             pg = _reduced(node, argnum, pg, shape, dtype)
+        if ANOMALY[0] and ANOMALY[1]:
+            _check_nan(node, argnum, pg)
         if _accumulate(grads, parent, index, pg, add) and parent.__class__ is Node:
             heappush(pending, (-parent.stamp, parent))
 

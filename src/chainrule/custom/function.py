@@ -262,6 +262,8 @@ class _Rule:
         backward = cls.backward
         grads = backward(ctx, *full)
         grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+        if len(grads) > self.n_args and all(g is None for g in grads[self.n_args:]):
+            grads = grads[:self.n_args]  # extra Nones at the end are allowed (PyTorch's)
         if len(grads) != self.n_args:
             raise TypeError(f"autograd.Function {name}: backward returned {len(grads)} gradient(s) for "
                             f"{self.n_args} forward input(s); return one per input of forward (None for a non-Tensor "

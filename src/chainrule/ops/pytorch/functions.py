@@ -33,6 +33,9 @@ METHODS = (
     "repeat_interleave", "t", "numel", "topk", "amax", "amin", "norm", "dist", "pow", "neg", "logit",
     "xlogy", "lerp", "addcmul", "mm", "bmm", "mv", "addmm", "baddbmm", "inverse", "det", "eq", "ne", "lt", "gt",
     "le", "ge",
+    # (the arithmetic and other methods PyTorch programs also call as torch.<name>(input, ...))
+    "sub", "mul", "div", "true_divide", "clone", "atan2", "asin", "acos", "atan", "lgamma", "digamma", "frac", "addcdiv",
+    "masked_select", "aminmax", "cummax", "kthvalue", "slogdet", "logdet", "pinverse", "matrix_power",
 )
 
 
