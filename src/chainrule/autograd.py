@@ -22,8 +22,8 @@ import numpy as np
 
 from .autodiff.backprop import backward as _backward
 from .autodiff.backprop import grad as _grad
-from .core.sweep import ANOMALY
 from .core.state import enable_grad, no_grad, set_grad_enabled  # noqa: F401  (torch.autograd's names for them)
+from .core.sweep import ANOMALY
 from .custom import function
 from .custom.function import Function, FunctionCtx, once_differentiable
 from .ops.shape import stack
