@@ -318,6 +318,6 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     return Tensor._wrap(out) if isinstance(tensor, Tensor) else out
 
 
-__all__ = ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "threshold", "softsign", "logsigmoid", "mish", "hardswish",
+__all__ = ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softsign", "logsigmoid", "mish", "hardswish",
            "hardsigmoid", "glu", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
-           "normalize", "cosine_similarity", "one_hot", "pad"]
+           "normalize", "cosine_similarity", "one_hot", "pad", "threshold"]

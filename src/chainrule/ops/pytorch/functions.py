@@ -34,8 +34,8 @@ METHODS = (
     "xlogy", "lerp", "addcmul", "mm", "bmm", "mv", "addmm", "baddbmm", "inverse", "det", "eq", "ne", "lt", "gt",
     "le", "ge",
     # (the arithmetic and other methods PyTorch programs also call as torch.<name>(input, ...))
-    "sub", "mul", "div", "true_divide", "clone", "atan2", "asin", "acos", "atan", "lgamma", "digamma", "frac", "addcdiv",
-    "masked_select", "aminmax", "cummax", "kthvalue", "slogdet", "logdet", "pinverse", "matrix_power",
+    "sub", "mul", "div", "true_divide", "clone", "atan2", "asin", "acos", "atan", "lgamma", "digamma", "frac",
+    "addcdiv", "masked_select", "aminmax", "cummax", "kthvalue", "slogdet", "logdet", "pinverse", "matrix_power",
 )
 
 
