@@ -635,3 +635,42 @@ def test_errors_for_a_changed_saved_value_and_a_freed_graph_carry_pytorchs_words
     y.backward()
     with pytest.raises(RuntimeError, match="Specify retain_graph=True"):
         y.backward()
+
+
+# -- gradcheck -----------------------------------------------------------------------------------------------------
+def test_gradcheck_differentiates_the_inputs_that_require_grad_and_lets_func_register_hooks():
+    def body(lib):
+        def shifted_hook(x):
+            y = x.clone()
+            y.register_hook(lambda g: g + 1e-2)  # a wrong backward
+            return y
+
+        def scaled(x, k):
+            return x * k.sum()
+
+        x = lib.ones(2, 2, dtype=lib.float64, requires_grad=True)
+        k = lib.tensor([2.0, 3.0], dtype=lib.float64)
+        with pytest.raises(RuntimeError):
+            lib.autograd.gradcheck(shifted_hook, (x,))
+        with pytest.raises(ValueError):
+            lib.autograd.gradcheck(lambda t: t, (k,))
+        return [lib.autograd.gradcheck(shifted_hook, (x,), raise_exception=False),
+                lib.autograd.gradcheck(scaled, (x, k)), lib.autograd.gradgradcheck(scaled, (x, k))]
+
+    assert _agree(body) == [False, True, True]
+
+
+def test_gradcheck_warns_for_single_precision_and_refuses_outputs_whose_shape_jumps():
+    def body(lib):
+        x = lib.ones(1, dtype=lib.float32, requires_grad=True)
+        with pytest.warns(UserWarning, match="double precision"):
+            passed = lib.autograd.gradcheck(lambda t: t * 2, (x,), atol=1e-1)
+
+        def jumps(t):
+            return lib.cat([t, t]) if bool(lib.all(t >= 1)) else t
+
+        with pytest.raises(AssertionError, match="same shape"):
+            lib.autograd.gradcheck(jumps, (lib.ones(1, dtype=lib.float64, requires_grad=True),))
+        return passed
+
+    assert _agree(body) is True

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -228,16 +229,31 @@ def _torch_style_check(name: str, func: Any, inputs: Any, order: int, eps: float
     from .transforms.checking import gradcheck as check
 
     args = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
-    for i, a in enumerate(args):
-        if isinstance(a, Tensor) and a._data.dtype != np.float64 and a._data.dtype.kind == "f":
-            raise TypeError(f"{name}: input {i} is {a._data.dtype}; finite differences need float64 inputs, as "
-                            "PyTorch warns: make them with dtype=np.float64 (or x.double())")
+    # PyTorch's rule: the inputs that require grad are the ones differentiated
+    wanted = [i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad]
+    if not wanted:
+        raise ValueError(f"{name}: no input requires grad, so there is nothing to check ({name} expects at least "
+                         "one input tensor to require gradient); create them with requires_grad=True")
+    for i in wanted:
+        if args[i]._data.dtype not in (np.float64, np.complex128):
+            warnings.warn(f"{name}: Input #{i} requires gradient and is not a double precision floating point "
+                          f"({args[i]._data.dtype}): finite differences in it are coarse; make it with "
+                          "dtype=np.float64 (x.double()) for a check that means something", UserWarning, stacklevel=3)
+
     def on_tensors(*values: Any) -> Any:  # the finite differences pass arrays: func is written with Tensor methods
-        return func(*(Tensor._wrap(v) if isinstance(v, np.ndarray) else v for v in values))
+        return func(*(_as_input(v) if isinstance(v, np.ndarray) else v for v in values))
 
     try:
-        return check(on_tensors, *args, modes=modes, order=order, eps=eps, atol=atol, rtol=rtol)
+        return check(on_tensors, *args, modes=modes, order=order, eps=eps, atol=atol, rtol=rtol, argnums=wanted)
     except GradcheckError:
         if raise_exception:
             raise
         return False
+
+
+def _as_input(value: np.ndarray) -> Tensor:
+    """An input for a finite-difference call, a leaf that requires grad (as PyTorch's gradcheck passes it: func
+    may register hooks on what it computes)."""
+    t = Tensor._wrap(value)
+    t._requires_grad = value.dtype.kind in "fc"
+    return t
