@@ -674,3 +674,85 @@ def test_gradcheck_warns_for_single_precision_and_refuses_outputs_whose_shape_ju
         return passed
 
     assert _agree(body) is True
+
+
+# -- checkpoint, callbacks, Variable ---------------------------------------------------------------------------------
+def test_a_leaf_hook_runs_once_on_the_whole_gradient_when_the_leaf_is_also_used_inside_a_checkpoint():
+    # (test_checkpointing_without_reentrant_parameter_used_in_an_out) the hook ran on the inside part too: x4 there
+    from torch.utils.checkpoint import checkpoint as torch_checkpoint
+
+    from chainrule.utils.checkpoint import checkpoint as cr_checkpoint
+
+    def body(lib):
+        calls = []
+        w = _t(lib, [1.0, 2.0], True)
+        x = _t(lib, [3.0, 4.0], True)
+        w.register_hook(lambda g: calls.append(1) or g * 2)
+        h = w * x
+        check = torch_checkpoint if lib is torch else cr_checkpoint
+        check(lambda t: w * t, h, use_reentrant=False).sum().backward()
+        return [w.grad, x.grad, len(calls)]
+
+    assert _agree(body)[-1] == 1
+
+
+def test_torch_utils_checkpoint_and_checkpoint_sequential():
+    from torch.utils import checkpoint as torch_checkpoint
+
+    from chainrule.utils import checkpoint as cr_checkpoint
+
+    def body(lib):
+        check = torch_checkpoint if lib is torch else cr_checkpoint
+        layers = [lib.nn.Linear(3, 3).double() for _ in range(4)]
+        with lib.no_grad():
+            for k, layer in enumerate(layers):
+                layer.weight.copy_(_t(lib, np.arange(9.0).reshape(3, 3) / (10 + k) - 0.3))
+                layer.bias.fill_(0.1 * k)
+        x = _t(lib, [[0.5, -1.0, 2.0]], True)
+        out = check.checkpoint_sequential(lib.nn.Sequential(*layers), 2, x, use_reentrant=False)
+        out.sum().backward()
+        y = check.checkpoint(lambda a, b: (a * b).exp(), x, x, use_reentrant=False)
+        (gy,) = lib.autograd.grad(y.sum(), x)
+        return [out, x.grad, layers[0].weight.grad, y, gy]
+
+    _agree(body)
+
+
+def test_callbacks_queued_during_backward_run_at_its_end_even_one_queued_by_another():
+    # (test_callback_adds_callback)
+    def body(lib):
+        called = []
+
+        def final():
+            called.append("final")
+
+        def adds():
+            called.append("adds")
+            lib.autograd.Variable._execution_engine.queue_callback(final)
+
+        class Marked(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+            @staticmethod
+            def backward(ctx, g):
+                lib.autograd.Variable._execution_engine.queue_callback(adds)
+                return g
+
+        a = lib.ones(3, requires_grad=True)
+        Marked.apply(a).sum().backward()
+        lib.autograd.grad(Marked.apply(a).sum(), a)
+        return called
+
+    assert _agree(body) == ["adds", "final"] * 2
+
+
+def test_variable_is_pytorchs_old_name_of_a_tensor():
+    def body(lib):
+        x = lib.autograd.Variable(lib.ones(2), requires_grad=True)
+        (x * 2).sum().backward()
+        return [x.grad, x.requires_grad, isinstance(x, lib.autograd.Variable), isinstance(lib.ones(1),
+                                                                                           lib.autograd.Variable)]
+
+    _agree(body)

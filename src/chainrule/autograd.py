@@ -23,6 +23,7 @@ import numpy as np
 
 from .autodiff.backprop import backward as _backward
 from .autodiff.backprop import grad as _grad
+from .core.hooks import queue_callback
 from .core.state import enable_grad, no_grad, set_grad_enabled  # noqa: F401  (torch.autograd's names for them)
 from .core.sweep import ANOMALY
 from .custom import function
@@ -32,7 +33,7 @@ from .tensor import Tensor, backward_into
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
 
 __all__ = ["backward", "grad", "functional", "function", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
-           "once_differentiable", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled"]
+           "once_differentiable", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Variable"]
 
 # `from chainrule.autograd.functional import jacobian`, as PyTorch's: this module is a file, not a package
 sys.modules[f"{__name__}.functional"] = functional
@@ -143,6 +144,38 @@ def backward(tensors: Tensor | Sequence[Tensor], grad_tensors: Any = None, retai
         _backward(roots, cotangents, create_graph=create_graph, retain_graph=retain_graph)
         return
     backward_into(roots, cotangents, inputs, create_graph, retain_graph)
+
+
+class _Engine:
+    """PyTorch's ``Variable._execution_engine``: what code reaches through it (``queue_callback``)."""
+
+    @staticmethod
+    def queue_callback(callback: Any) -> None:
+        """Run ``callback()`` when the backward pass in progress has written every gradient."""
+        queue_callback(callback)
+
+
+class _VariableType(type):
+    def __instancecheck__(cls, obj: Any) -> bool:
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableType):
+    """PyTorch's old ``Variable(data, requires_grad=False)``: since PyTorch 0.4 a Tensor, here too (sharing
+    ``data``'s memory, as there); ``isinstance(t, Variable)`` holds for every Tensor.
+
+    Example:
+        >>> import chainrule as cr
+        >>> v = cr.autograd.Variable(cr.ones(2), requires_grad=True)
+        >>> (v * 3).sum().backward(); v.grad.tolist(), isinstance(v, cr.autograd.Variable)
+        ([3.0, 3.0], True)
+    """
+
+    _execution_engine = _Engine()
+
+    def __new__(cls, data: Any, requires_grad: bool = False, volatile: bool = False) -> Any:  # type: ignore[misc]
+        t = Tensor._wrap(data._data) if isinstance(data, Tensor) else Tensor(data)
+        return t.requires_grad_(requires_grad)
 
 
 class detect_anomaly:

@@ -241,7 +241,8 @@ class _Recompute(Primitive):
             return [np.zeros(shape, dtype) for _, _, _, shape, dtype in edges]
         seed = g if create_graph else np.asarray(g, dtype=flat._data.dtype)
         with _as_leaves(keys):
-            found = dict(sweep_from([flat], [seed], create_graph, create_graph, set(keys)))
+            # (the leaves' hooks run once, in the outer sweep, on their whole gradient: not here on a part of it)
+            found = dict(sweep_from([flat], [seed], create_graph, create_graph, set(keys), leaf_hooks=False))
         grads = []
         for key, (_, _, index, shape, dtype) in zip(keys, edges):
             gr = found.get(key)

@@ -504,11 +504,13 @@ _add = operator.add  # two gradients of one value (a C function: no Python frame
 
 def sweep_from(
     roots: Sequence[Tensor], seeds: Sequence[Any], create_graph: bool, retain_graph: bool | None,
-    wanted: set[Any] | None = None,
+    wanted: set[Any] | None = None, leaf_hooks: bool = True,
 ) -> list[tuple[Any, Any]]:
     """Run the core's reverse sweep from Tensors: ``(node or leaf, gradient)`` pairs (see ``backward_sweep``).
 
-    ``seeds``: d final / d root for each root, as made by :func:`seed`.
+    ``seeds``: d final / d root for each root, as made by :func:`seed`. ``leaf_hooks=False``: the leaves' hooks
+    are not run (a sweep inside another one, e.g. a checkpoint's recomputation: the outer sweep runs them once,
+    on the whole gradient).
     """
     retain = create_graph if retain_graph is None else retain_graph
     token = _set_grad(bool(create_graph))  # grad_mode(create_graph), without a context-manager object per call
@@ -518,7 +520,7 @@ def sweep_from(
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return sweep.backward_sweep(
                 [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain,
-                run_leaf_hooks if LEAF_HOOKS else None,
+                run_leaf_hooks if LEAF_HOOKS and leaf_hooks else None,
             )
     finally:
         _reset_grad(token)
