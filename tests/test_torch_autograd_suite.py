@@ -756,3 +756,97 @@ def test_variable_is_pytorchs_old_name_of_a_tensor():
                                                                                            lib.autograd.Variable)]
 
     _agree(body)
+
+
+# -- more of autograd.Function -------------------------------------------------------------------------------------
+def test_function_backward_may_be_named_vjp_and_a_missing_one_is_named():
+    # (test_custom_function_error)
+    def body(lib):
+        class VjpOnly(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 3
+
+            @staticmethod
+            def vjp(ctx, g):
+                return g * 3
+
+        class NoForward(lib.autograd.Function):
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        class NoBackward(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1
+
+        class Both(VjpOnly):
+            @staticmethod
+            def backward(ctx, g):
+                return g
+
+        x = lib.ones(2, requires_grad=True)
+        VjpOnly.apply(x).sum().backward()
+        with pytest.raises(NotImplementedError, match="forward"):
+            NoForward.apply(x)
+        with pytest.raises(NotImplementedError, match="backward or vjp"):
+            NoBackward.apply(x).sum().backward()
+        with pytest.raises(RuntimeError, match="both 'backward' and 'vjp'"):
+            Both.apply(x).sum().backward()
+        return x.grad
+
+    _agree(body)
+
+
+def test_function_jvp_serves_forward_mode():
+    # (test_custom_function_save_for_forward) PyTorch's forward mode needs the setup_context form; chainrule's jvp,
+    # jacfwd and hessian use the same static jvp
+    def body(lib):
+        class Scaled(lib.autograd.Function):
+            @staticmethod
+            def forward(x, y, k):
+                return k * x * y
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, y, ctx.k = inputs
+                ctx.save_for_backward(x, y)
+                ctx.save_for_forward(x, y)
+
+            @staticmethod
+            def jvp(ctx, x_t, y_t, _):
+                x, y = ctx.saved_tensors
+                return ctx.k * (y * x_t + x * y_t)
+
+            @staticmethod
+            def vjp(ctx, g):
+                x, y = ctx.saved_tensors
+                return ctx.k * g * y, ctx.k * g * x, None
+
+        a, b = _t(lib, [1.0, 2.0]), _t(lib, [2.0, 5.0])
+        _, tangent = lib.func.jvp(lambda x, y: Scaled.apply(x, y, 4), (a, b), (lib.ones(2, dtype=lib.float64),
+                                                                              _t(lib, [0.5, -1.0])))
+        return np.asarray(tangent)
+
+    _agree(body)
+    scaled = type("Cube", (cr.autograd.Function,), {
+        "forward": staticmethod(lambda ctx, x: (ctx.save_for_forward(x), ctx.save_for_backward(x), x ** 3)[-1]),
+        "jvp": staticmethod(lambda ctx, t: 3 * ctx.saved_tensors[0] ** 2 * t),
+        "backward": staticmethod(lambda ctx, g: 3 * ctx.saved_tensors[0] ** 2 * g)})
+    x = np.array([0.5, -2.0])
+    np.testing.assert_allclose(cr.jacfwd(scaled.apply)(x), np.diag(3 * x ** 2))
+    np.testing.assert_allclose(cr.hessian(lambda t: scaled.apply(t).sum())(x), np.diag(6 * x))
+
+
+@pytest.mark.filterwarnings("ignore:divide by zero")  # (NumPy's, for the forward value 0 ** -1 = inf)
+def test_zero_to_a_power_has_pytorchs_gradient_in_the_exponent():
+    # (test_power_function) d/db 0 ** b: -inf for b < 0 (was nan), 0 for b >= 0
+    def body(lib):
+        b = _t(lib, [-1.0, 0.0, 1.0], True)
+        (lib.zeros(3, dtype=lib.float64) ** b).sum().backward()
+        c = _t(lib, [-1.0, 0.0, 1.0], True)
+        (0 ** c).sum().backward()
+        return [b.grad, c.grad]
+
+    _agree(body)

@@ -195,15 +195,24 @@ class _CustomVJP(OwnedPrimitive):
         return call.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
-        if self.owner.jvp is None:
+        owner = self.owner
+        if owner.jvp is None:
+            if owner.keeps_none:
+                raise TypeError(f"autograd.Function {self.name}: no forward-mode rule; define a static "
+                                "jvp(ctx, *input_tangents) (PyTorch's) to use it under jvp/jacfwd")
             raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
         call = kw["call"]
         tangents = [t if i == argnum else np.zeros_like(np.asarray(a._data if isinstance(a, Tensor) else a))
                     for i, a in enumerate(args)]
         # ``args`` are Tensors when outer derivatives are being traced (then the rule is recorded too)
-        diff = list(_pytree.unflatten(call.diff_def, list(args)))
-        diff_t = list(_pytree.unflatten(call.diff_def, tangents))
-        out = self.owner.jvp(tuple(diff), tuple(diff_t))
+        if owner.keeps_none:  # autograd.Function: every argument, None for the tangent of one not differentiated
+            every_t = call.all_args(tangents)
+            out = owner.jvp(call.all_args(list(args)),
+                            tuple(None if i in call.positions else t for i, t in enumerate(every_t)))
+        else:
+            diff = list(_pytree.unflatten(call.diff_def, list(args)))
+            diff_t = list(_pytree.unflatten(call.diff_def, tangents))
+            out = owner.jvp(tuple(diff), tuple(diff_t))
         leaves = _pytree.flatten(out)[0]
         return leaves[0] if self.n_outputs == 1 else tuple(leaves)
 

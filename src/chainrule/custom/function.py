@@ -47,6 +47,10 @@ class FunctionCtx:
         """Keep Tensors (or None) for ``backward`` as ``ctx.saved_tensors``."""
         self.saved_tensors = tuple(tensors)
 
+    def save_for_forward(self, *tensors: Any) -> None:
+        """Keep Tensors (or None) for ``jvp`` (there ``ctx.saved_tensors``), as PyTorch's."""
+        self.saved_for_forward = tuple(tensors)
+
     def mark_non_differentiable(self, *tensors: Any) -> None:
         """These outputs of ``forward`` get no gradient: they come back with ``requires_grad=False`` (as
         PyTorch's); ``backward`` still gets a gradient slot for each (zeros)."""
@@ -148,6 +152,9 @@ class Function:
     @classmethod
     def apply(cls, *args: Any) -> Any:
         """Run ``forward`` on ``args`` and record it so that the gradient comes from ``backward``."""
+        if "forward" not in _defined(cls):
+            raise NotImplementedError(f"autograd.Function {cls.__name__}: You must implement the forward function "
+                                      "for custom autograd.Function (a static forward(ctx, *args))")
         if not isinstance(cls.__dict__.get("forward", None), staticmethod) and not any(
                 isinstance(c.__dict__.get("forward"), staticmethod) for c in cls.__mro__[:-2]):
             cls()  # raises PyTorch's error for a legacy (non-static) forward
@@ -176,6 +183,21 @@ def _forward(cls: type[Function], ctx: FunctionCtx, args: Any) -> Any:
     return cls.forward(ctx, *args)
 
 
+def _backward_of(cls: type[Function]) -> Any:
+    """``backward``, or its other name ``vjp``: the one the subclass defines (PyTorch's rules)."""
+    defined = _defined(cls)
+    if "backward" in defined and "vjp" in defined:
+        raise RuntimeError(f"autograd.Function {cls.__name__}: Implementing both 'backward' and 'vjp' for a custom "
+                           "Function is not allowed. You should only implement one of them.")
+    if "vjp" in defined:
+        return cls.vjp  # type: ignore[attr-defined]
+    if "backward" not in defined:
+        raise NotImplementedError(f"autograd.Function {cls.__name__}: You must implement either the backward or vjp "
+                                  "method (a static backward(ctx, *grad_outputs) returning one gradient per forward "
+                                  "input)")
+    return cls.backward
+
+
 def _defined(cls: type) -> set[str]:
     return {name for c in cls.__mro__ if c is not Function and c is not object for name in c.__dict__}
 
@@ -195,6 +217,8 @@ class _Rule:
         self.rule = custom_vjp(fn, nondiff_argnums=nondiff)
         self.rule.defvjp(self._run, self._bwd)
         self.rule.keeps_none = True  # None means no gradient (PyTorch's), both ways: see _bwd
+        if "jvp" in _defined(cls):  # forward mode (jvp, jacfwd, hessian) through PyTorch's static jvp(ctx, ...)
+            self.rule.defjvp(self._jvp)
         self.needs: tuple[bool, ...] = ()
 
     def __call__(self, args: tuple[Any, ...]) -> Any:
@@ -245,6 +269,21 @@ class _Rule:
         self.layout = (single, len(outs), others, ctx)
         return (tensors[0] if len(tensors) == 1 else tuple(tensors)), ctx
 
+    def _jvp(self, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
+        """The custom_vjp's forward rule: ``forward`` on ``primals`` for the ctx, then the subclass's ``jvp``."""
+        _, ctx = self._run(*primals)
+        ctx.saved_tensors = getattr(ctx, "saved_for_forward", ())
+        single, n, others = ctx.layout
+        result = self.cls.jvp(ctx, *[_as_tensor(t) for t in tangents])  # type: ignore[attr-defined]
+        result = list(result) if isinstance(result, (tuple, list)) else [result]
+        if len(result) == n:  # one per output, None for a non-Tensor one: keep the Tensor outputs' own
+            result = [r for i, r in enumerate(result) if i not in others]
+        first_order = not any(isinstance(t, Tensor) for t in tangents)
+        out = [np.zeros_like(np.asarray(o._data if isinstance(o, Tensor) else o)) if r is None
+               else r._data if first_order and isinstance(r, Tensor) else r
+               for r, o in zip(result, ctx.tensor_outputs)]
+        return out[0] if len(out) == 1 else tuple(out)
+
     def _bwd(self, *rest: Any) -> tuple[Any, ...]:
         cls, name = self.cls, self.cls.__name__
         ctx, g = rest[-2], rest[-1]
@@ -259,7 +298,7 @@ class _Rule:
             for i, x in zip(tensor_outs, ctx.tensor_outputs):
                 if full[i] is None:
                     full[i] = Tensor(np.zeros_like(np.asarray(x._data if isinstance(x, Tensor) else x)))
-        backward = cls.backward
+        backward = _backward_of(cls)
         grads = backward(ctx, *full)
         grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
         if len(grads) > self.n_args and all(g is None for g in grads[self.n_args:]):
