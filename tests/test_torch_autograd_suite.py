@@ -850,3 +850,29 @@ def test_zero_to_a_power_has_pytorchs_gradient_in_the_exponent():
         return [b.grad, c.grad]
 
     _agree(body)
+
+
+def test_a_module_full_backward_hook_is_not_called_again_by_a_double_backward():
+    # (test_full_backward_hook_double_backward) the second pass reaches the module's inputs, not its outputs
+    def body(lib):
+        x = _t(lib, [0.3], True)
+        y = _t(lib, [0.9])
+        loss = lib.nn.MSELoss()
+        calls = []
+        loss.register_full_backward_hook(lambda module, grad_input, grad_output: calls.append(len(grad_input)))
+        (g,) = lib.autograd.grad(loss(x, y), x, create_graph=True)
+        after_first = len(calls)
+        (gg,) = lib.autograd.grad(g, x)
+        loss(x, y).backward()  # a new forward and backward: called again
+        return [after_first, len(calls), g, gg, x.grad]
+
+    assert _agree(body)[:2] == [1, 2]
+
+
+def test_torch_unique_with_inverse_and_counts():
+    def body(lib):
+        x = _t(lib, [3.0, 1.0, 3.0, 2.0], True)
+        values, inverse, counts = lib.unique(x, return_inverse=True, return_counts=True)
+        return [values, inverse, counts, inverse.requires_grad, counts.requires_grad]
+
+    _agree(body)

@@ -36,6 +36,7 @@ METHODS = (
     # (the arithmetic and other methods PyTorch programs also call as torch.<name>(input, ...))
     "sub", "mul", "div", "true_divide", "clone", "atan2", "asin", "acos", "atan", "lgamma", "digamma", "frac",
     "addcdiv", "masked_select", "aminmax", "cummax", "kthvalue", "slogdet", "logdet", "pinverse", "matrix_power",
+    "unique",
 )
 
 
