@@ -876,3 +876,46 @@ def test_torch_unique_with_inverse_and_counts():
         return [values, inverse, counts, inverse.requires_grad, counts.requires_grad]
 
     _agree(body)
+
+
+def test_setup_context_gets_the_defaults_and_classmethods_serve_as_staticmethods():
+    # (test_setup_context_when_forward_has_default_args)
+    def body(lib):
+        class Pow(lib.autograd.Function):
+            @staticmethod
+            def forward(x, y=3):
+                return x ** y
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                x, ctx.y = inputs
+                ctx.save_for_backward(x)
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * ctx.y * x ** (ctx.y - 1), None
+
+        class PowByClass(lib.autograd.Function):
+            @classmethod
+            def forward(cls, x, y=3):
+                return x ** y
+
+            @classmethod
+            def setup_context(cls, ctx, inputs, output):
+                x, ctx.y = inputs
+                ctx.save_for_backward(x)
+
+            @classmethod
+            def backward(cls, ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * ctx.y * x ** (ctx.y - 1), None
+
+        x = _t(lib, 2.0, True)
+        out = []
+        for fn in (Pow, PowByClass):
+            y = fn.apply(x)
+            out += [y, lib.autograd.grad(y, x)[0]]
+        return out
+
+    _agree(body)

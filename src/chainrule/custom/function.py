@@ -14,6 +14,7 @@ operations and higher derivatives (``create_graph=True``, ``cr.grad(cr.grad(f))`
 from __future__ import annotations
 
 import functools
+import inspect
 import warnings
 from typing import Any
 
@@ -126,8 +127,7 @@ class Function:
     _rules: dict[tuple[int, tuple[int, ...]], Any]
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        if not isinstance(self.__class__.__dict__.get("forward"), staticmethod) and not any(
-                isinstance(c.__dict__.get("forward"), staticmethod) for c in type(self).__mro__[:-2]):
+        if not _static_forward(type(self)):
             raise RuntimeError(
                 f"autograd.Function {type(self).__name__}: forward is not a staticmethod. Legacy autograd function "
                 "with non-static forward method is deprecated (and removed in PyTorch): write @staticmethod "
@@ -155,8 +155,7 @@ class Function:
         if "forward" not in _defined(cls):
             raise NotImplementedError(f"autograd.Function {cls.__name__}: You must implement the forward function "
                                       "for custom autograd.Function (a static forward(ctx, *args))")
-        if not isinstance(cls.__dict__.get("forward", None), staticmethod) and not any(
-                isinstance(c.__dict__.get("forward"), staticmethod) for c in cls.__mro__[:-2]):
+        if not _static_forward(cls):
             cls()  # raises PyTorch's error for a legacy (non-static) forward
         nondiff = tuple(i for i, a in enumerate(args) if not isinstance(a, Tensor))
         traced = grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad for a in args)
@@ -174,11 +173,26 @@ class Function:
         return rules[key](args)
 
 
+def _static_forward(cls: type) -> bool:
+    """Is the subclass's forward a staticmethod or a classmethod (not a legacy instance method)?"""
+    for c in cls.__mro__:
+        if "forward" in c.__dict__:
+            return isinstance(c.__dict__["forward"], (staticmethod, classmethod))
+    return False
+
+
 def _forward(cls: type[Function], ctx: FunctionCtx, args: Any) -> Any:
-    """``forward`` in either of PyTorch's forms (with ctx; or without, then ``setup_context``)."""
+    """``forward`` in either of PyTorch's forms (with ctx; or without, then ``setup_context``, which gets every
+    input, the defaults of those not passed included)."""
     if "setup_context" in _defined(cls):
         out = cls.forward(*args)
-        cls.setup_context(ctx, tuple(args), out)
+        try:
+            bound = inspect.signature(cls.forward).bind(*args)
+            bound.apply_defaults()
+            inputs = bound.args
+        except (TypeError, ValueError):  # (a signature inspect cannot read: the arguments as passed)
+            inputs = tuple(args)
+        cls.setup_context(ctx, tuple(inputs), out)
         return out
     return cls.forward(ctx, *args)
 
