@@ -919,3 +919,19 @@ def test_setup_context_gets_the_defaults_and_classmethods_serve_as_staticmethods
         return out
 
     _agree(body)
+
+
+def test_a_grad_of_another_shape_or_type_set_by_hand_is_refused_at_backward():
+    # (test_grad_assignment) PyTorch refuses the assignment; chainrule broadcast it into the sum: 1 + 2 = 3 each
+    x = cr.ones(2, 2, requires_grad=True)
+    x.grad = cr.ones(1)
+    with pytest.raises(RuntimeError, match=r"shape \(1,\).*shape \(2, 2\)"):
+        (x * 2).sum().backward()
+    y = cr.ones(2, requires_grad=True)
+    y.grad = 0
+    with pytest.raises(TypeError, match="Tensor or None"):
+        (y * 2).sum().backward()
+    z = cr.ones(2, requires_grad=True)
+    z.grad = cr.tensor([1.0, 1.0])
+    (z * 2).sum().backward()
+    assert z.grad.tolist() == [3.0, 3.0]

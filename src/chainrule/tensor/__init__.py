@@ -585,6 +585,8 @@ def _run_post_hooks(t: Tensor, create_graph: bool) -> None:
 
 def _accumulate(t: Tensor, g: Any, handed_out: set[int], in_place: bool = True) -> None:
     prev = t.grad
+    if prev is not None and prev.__class__ is not Tensor:  # assigned by hand: checked here, not at each assignment
+        _check_assigned_grad(t, prev, g)
     if prev is not None and in_place and _adds_in_place(prev, g):
         # PyTorch's AccumulateGrad: without create_graph the sum goes into the existing .grad (a reference to it,
         # e.g. an optimiser's or a hook's, sees the new value), recorded as an in-place change of that memory
@@ -604,7 +606,22 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int], in_place: bool = True) 
         w._requires_grad = False
         w._stamp = _tick()
         g = w
+    if prev is not None and prev.shape != g.shape:
+        _check_assigned_grad(t, prev, g)
     t.grad = g if prev is None else prev + g
+
+
+def _check_assigned_grad(t: Tensor, prev: Any, g: Any) -> None:
+    """A ``.grad`` set by hand that backward cannot add into (PyTorch refuses such an assignment)."""
+    if not isinstance(prev, Tensor):
+        raise TypeError(f"backward: .grad of a tensor of shape {t.shape} was set to {type(prev).__name__} "
+                        f"{prev!r:.40}; assigned grad expected to be a Tensor or None: set it to None (or a Tensor of "
+                        "the tensor's shape) before backward")
+    if prev.shape != g.shape:
+        raise RuntimeError(f"backward: .grad was set to a Tensor of shape {prev.shape} on a tensor of shape "
+                           f"{t.shape}, so the gradient cannot be added to it (PyTorch refuses the assignment: "
+                           "attempting to assign a gradient of a different size); set .grad to None or a Tensor of "
+                           "the tensor's shape")
 
 
 def _adds_in_place(prev: Any, g: Any) -> bool:
