@@ -935,3 +935,27 @@ def test_a_grad_of_another_shape_or_type_set_by_hand_is_refused_at_backward():
     z.grad = cr.tensor([1.0, 1.0])
     (z * 2).sum().backward()
     assert z.grad.tolist() == [3.0, 3.0]
+
+
+def test_inference_mode_false_records_as_pytorchs_and_the_decorator_forms():
+    # (TestAutogradInferenceMode) inference_mode was no_grad itself: inference_mode(False) stopped recording too
+    def body(lib):
+        out = [lib.is_inference_mode_enabled()]
+        x = lib.ones(2, requires_grad=True)
+        with lib.inference_mode():
+            out += [lib.is_inference_mode_enabled(), (x * 2).requires_grad]
+            with lib.inference_mode(False):
+                out += [lib.is_inference_mode_enabled(), (x * 2).requires_grad]
+        with lib.no_grad(), lib.inference_mode(False):
+            out.append((x * 2).requires_grad)
+
+        def square(t):
+            out.append(lib.is_inference_mode_enabled())
+            return t * t
+
+        for decorated in (lib.inference_mode(square), lib.inference_mode(mode=square), lib.inference_mode(True)(square),
+                          lib.inference_mode(mode=False)(square)):
+            out.append(decorated(x).requires_grad)
+        return out
+
+    assert _agree(body)[:6] == [False, True, False, False, True, True]

@@ -199,6 +199,54 @@ class enable_grad(no_grad):
     _mode = True
 
 
+_INFERENCE: ContextVar[bool] = ContextVar("chainrule_inference_mode", default=False)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether ``inference_mode()`` is on in this thread or task (PyTorch's ``torch.is_inference_mode_enabled``)."""
+    return _INFERENCE.get()
+
+
+class inference_mode(no_grad):
+    """PyTorch's ``inference_mode(mode=True)``: no graph is recorded (as ``no_grad``) and
+    ``is_inference_mode_enabled()`` says so; ``inference_mode(False)`` records again (as ``enable_grad``, PyTorch's
+    meaning), so ``with inference_mode(not training):`` keeps training's gradients. A decorator too, bare or called.
+
+    Example:
+        >>> import chainrule as cr
+        >>> with cr.inference_mode():
+        ...     with cr.inference_mode(False):
+        ...         print(cr.is_grad_enabled(), cr.is_inference_mode_enabled())
+        ...     print(cr.is_grad_enabled(), cr.is_inference_mode_enabled())
+        True False
+        False True
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        self = object.__new__(cls)
+        self._previous = []
+        self._flags: list[Any] = []
+        self._inference = True if callable(mode) else bool(mode)
+        self._mode = not self._inference
+        if callable(mode):  # used bare (@inference_mode) or given the function (inference_mode(func))
+            return self(mode)
+        return self
+
+    def __init__(self, mode: Any = True) -> None:
+        pass
+
+    def _recreate_cm(self) -> inference_mode:
+        return type(self)(self._inference)
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        self._flags.append(_INFERENCE.set(self._inference))
+
+    def __exit__(self, *exc: object) -> None:
+        _INFERENCE.reset(self._flags.pop())
+        super().__exit__(*exc)
+
+
 class grad_mode(no_grad):
     """Set grad mode to ``mode`` for a block (the context-manager form of ``set_grad_enabled``).
 
