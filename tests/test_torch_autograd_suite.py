@@ -959,3 +959,41 @@ def test_inference_mode_false_records_as_pytorchs_and_the_decorator_forms():
         return out
 
     assert _agree(body)[:6] == [False, True, False, False, True, True]
+
+
+# -- autograd.functional (test/autograd/test_functional.py) -------------------------------------------------------
+def test_autograd_functional_records_inside_no_grad():
+    # (test_vjp_no_grad) every result was silently zero inside no_grad
+    def body(lib):
+        F = lib.autograd.functional
+        f = lambda x: (x ** 3).sum()  # noqa: E731
+        g = lambda x: x ** 2  # noqa: E731
+        x, v = _t(lib, [0.5, 1.5]), _t(lib, [1.0, -1.0])
+        with lib.no_grad():
+            plain = [F.jacobian(g, x), F.hessian(f, x), F.jvp(g, x, v)[1], F.hvp(f, x, v)[1], F.vhp(f, x, v)[1],
+                     F.vjp(g, x, v)[1]]
+            xg, vg = _t(lib, [0.5, 1.5], True), _t(lib, [1.0, -1.0], True)
+            kept = F.vjp(g, xg, vg, create_graph=True)[1]
+        return plain + [[r.requires_grad for r in plain], kept, kept.requires_grad]
+
+    _agree(body)
+
+
+def test_autograd_functional_strict_mode_refuses_outputs_independent_of_the_inputs():
+    # (test_vjp_err_check_strict) strict=True was accepted and ignored: zeros where PyTorch raises
+    def body(lib):
+        F = lib.autograd.functional
+        inp, v = _t(lib, [0.1, 0.2, 0.3, 0.4]), _t(lib, [1.0, 2.0, 3.0, 4.0])
+        detached = lambda a: a.detach()  # noqa: E731
+        unrelated = lambda a: a.long().double().requires_grad_().clone()  # noqa: E731
+        calls = [lambda: F.vjp(detached, inp, v, strict=True), lambda: F.vjp(unrelated, inp, v, strict=True),
+                 lambda: F.jacobian(detached, inp, strict=True), lambda: F.jvp(detached, inp, v, strict=True),
+                 lambda: F.hessian(lambda a: a.detach().sum(), inp, strict=True),
+                 lambda: F.vhp(lambda a: a.detach().sum(), inp, v, strict=True),
+                 lambda: F.hessian(lambda a: (a.sum(), a.sum()), inp)]
+        for call in calls:
+            with pytest.raises(RuntimeError):
+                call()
+        return [F.vjp(detached, inp, v)[1], F.vjp(unrelated, inp, v)[1], F.jacobian(lambda a: a * 2, inp, strict=True)]
+
+    _agree(body)
