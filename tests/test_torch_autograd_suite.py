@@ -990,7 +990,9 @@ def test_autograd_functional_strict_mode_refuses_outputs_independent_of_the_inpu
                  lambda: F.jacobian(detached, inp, strict=True), lambda: F.jvp(detached, inp, v, strict=True),
                  lambda: F.hessian(lambda a: a.detach().sum(), inp, strict=True),
                  lambda: F.vhp(lambda a: a.detach().sum(), inp, v, strict=True),
-                 lambda: F.hessian(lambda a: (a.sum(), a.sum()), inp)]
+                 lambda: F.hessian(lambda a: (a.sum(), a.sum()), inp),
+                 lambda: F.vhp(lambda a: (3 * a).sum(), inp, v, strict=True),  # a Jacobian independent of the input
+                 lambda: F.jacobian(lambda a: a * 2, inp, strict=True, vectorize=True)]
         for call in calls:
             with pytest.raises(RuntimeError):
                 call()

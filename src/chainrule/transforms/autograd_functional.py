@@ -121,6 +121,9 @@ def jacobian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, 
     per output entry."""
     if strategy not in ("reverse-mode", "forward-mode"):
         raise ValueError(f"jacobian: strategy must be 'reverse-mode' or 'forward-mode', got {strategy!r}")
+    if strict and vectorize:
+        raise RuntimeError("jacobian: strict=True and vectorize=True are not supported together (as in PyTorch); "
+                           "drop one of them")
     xs, single_in = _inputs(inputs, create_graph)
     outs, single_out = _outputs(func(*xs))
     if strict:
@@ -151,6 +154,9 @@ def hessian(func: Callable[..., Any], inputs: Any, create_graph: bool = False, s
             vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
     """PyTorch's ``hessian`` of a function with one output entry: ``input.shape + input.shape`` (a tuple of
     tuples ``H[i][j]`` for several inputs)."""
+    if strict and vectorize:
+        raise RuntimeError("hessian: strict=True and vectorize=True are not supported together (as in PyTorch); "
+                           "drop one of them")
     xs, single_in = _inputs(inputs, create_graph)
 
     def gradient(*args: Tensor) -> Any:
@@ -239,6 +245,10 @@ def vhp(func: Callable[..., Any], inputs: Any, v: Any = None, create_graph: bool
     out = _single("vhp", func(*xs), strict)
     vs = _cotangents("vhp", xs, v)
     gs = _grads(out.reshape(()), xs, None, True, strict)
+    for i, g in enumerate(gs):
+        if strict and not g.requires_grad:
+            raise RuntimeError(f"vhp: The jacobian of the user-provided function with respect to input {i} is "
+                               "independent of the input. This is not allowed in strict mode (strict=True)")
     # v pulled back through the gradient (not the gradient of sum(g * v): complex for complex inputs)
     products = tuple(_kept(h, create_graph) for h in _grads_of(gs, xs, vs, create_graph))
     return _kept(out, create_graph), (products[0] if single_in else products)
