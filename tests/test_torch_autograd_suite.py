@@ -999,3 +999,15 @@ def test_autograd_functional_strict_mode_refuses_outputs_independent_of_the_inpu
         return [F.vjp(detached, inp, v)[1], F.vjp(unrelated, inp, v)[1], F.jacobian(lambda a: a * 2, inp, strict=True)]
 
     _agree(body)
+
+
+def test_an_integer_tensor_asked_to_require_grad_raises_pytorchs_runtime_error_and_a_type_error():
+    # (test_set_requires_grad_only_for_floats)
+    for make in (lambda: cr.ones(1, dtype=cr.int64).requires_grad_(),
+                 lambda: cr.ones(1, dtype=cr.int32, requires_grad=True)):
+        for kind in (RuntimeError, TypeError):
+            with pytest.raises(kind, match="floating-point"):
+                make()
+    a = cr.ones(1, dtype=cr.int64)
+    a.requires_grad = False  # always allowed
+    assert not a.requires_grad_(False).requires_grad

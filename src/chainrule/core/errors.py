@@ -30,3 +30,8 @@ class GradientShapeError(ValueError, RuntimeError):
     PyTorch raises ``RuntimeError`` there ("Mismatch in shape"), NumPy-style code expects ``ValueError``: an
     ``except`` written for either catches it.
     """
+
+
+class GradDtypeError(TypeError, RuntimeError):
+    """A tensor whose dtype cannot require grad (an integer one) was asked to: a TypeError, and the
+    RuntimeError PyTorch raises there ("only Tensors of floating point dtype can require gradients")."""

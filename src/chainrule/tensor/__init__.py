@@ -16,7 +16,7 @@ import numpy as np
 from ..core import clock, drawing, sweep
 from ..core.device import OFF_HOST, as_array, backend, check_cpu, move, xp_of
 from ..core.device import of as backend_of
-from ..core.errors import GradientShapeError
+from ..core.errors import GradDtypeError, GradientShapeError
 from ..core.hooks import (
     LEAF_HOOKS,
     SWEEP_END,
@@ -223,7 +223,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if flag and self._data.dtype.kind not in "fc":
-            raise TypeError(
+            raise GradDtypeError(
                 f"Tensor: only floating-point tensors can require grad, this one has dtype {self._data.dtype}; "
                 "make it float, e.g. Tensor(data, dtype=float, requires_grad=True)"
             )
