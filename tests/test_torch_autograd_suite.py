@@ -1008,6 +1008,9 @@ def test_an_integer_tensor_asked_to_require_grad_raises_pytorchs_runtime_error_a
         for kind in (RuntimeError, TypeError):
             with pytest.raises(kind, match="floating-point"):
                 make()
+    b = cr.tensor(1.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="floating"):  # (test_set_data_self_requires_grad)
+        b.data = cr.tensor(3, dtype=cr.int64)
     a = cr.ones(1, dtype=cr.int64)
     a.requires_grad = False  # always allowed
     assert not a.requires_grad_(False).requires_grad

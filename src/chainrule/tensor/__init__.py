@@ -143,7 +143,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     def data(self, value: Any) -> None:
         arr = value._data if isinstance(value, Tensor) else as_array(value)  # (a device array stays there)
         if self._requires_grad and arr.dtype.kind not in "fc":
-            raise TypeError(
+            raise GradDtypeError(
                 f"Tensor.data = ...: the tensor requires grad, so its values must be floating, not {arr.dtype}"
             )
         self._data = arr
