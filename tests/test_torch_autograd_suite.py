@@ -1014,3 +1014,22 @@ def test_an_integer_tensor_asked_to_require_grad_raises_pytorchs_runtime_error_a
     a = cr.ones(1, dtype=cr.int64)
     a.requires_grad = False  # always allowed
     assert not a.requires_grad_(False).requires_grad
+
+
+def test_backward_from_several_threads_into_one_leaf_loses_no_sum():
+    # (TestMultithreadAutograd.test_simple_backward_same_input) the read-add-write of .grad raced
+    import threading
+
+    for _ in range(5):
+        x = cr.ones(300, 300, requires_grad=True)
+
+        def train():
+            for _ in range(3):
+                ((x * 2) * 0.5).sum().backward()
+
+        threads = [threading.Thread(target=train) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        np.testing.assert_array_equal(x.grad.numpy(), 18.0)

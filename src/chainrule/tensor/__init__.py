@@ -7,6 +7,7 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 from __future__ import annotations
 
 import operator
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -583,7 +584,15 @@ def _run_post_hooks(t: Tensor, create_graph: bool) -> None:
         _reset_grad(token)
 
 
+_ACCUMULATING = threading.Lock()  # backward() from several threads into shared leaves (Hogwild): no sum lost
+
+
 def _accumulate(t: Tensor, g: Any, handed_out: set[int], in_place: bool = True) -> None:
+    with _ACCUMULATING:
+        _accumulate_locked(t, g, handed_out, in_place)
+
+
+def _accumulate_locked(t: Tensor, g: Any, handed_out: set[int], in_place: bool) -> None:
     prev = t.grad
     if prev is not None and prev.__class__ is not Tensor:  # assigned by hand: checked here, not at each assignment
         _check_assigned_grad(t, prev, g)
