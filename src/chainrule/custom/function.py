@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import warnings
 from typing import Any
 
@@ -224,21 +225,25 @@ class _Rule:
 
     def __init__(self, cls: type[Function], n_args: int, nondiff: tuple[int, ...]) -> None:
         self.cls, self.n_args, self.nondiff = cls, n_args, nondiff
-        self.layout: Any = None  # the last forward's: (single, n outputs, {position: non-Tensor value}, ctx)
-        fn = functools.partial(self._fn)
-        functools.update_wrapper(fn, self._fn)
-        fn.__name__ = fn.__qualname__ = cls.__name__  # type: ignore[attr-defined]
+        # this thread's call in progress: .needs (needs_input_grad), .layout (the forward's: single, n outputs,
+        # {position: non-Tensor value}, ctx), dropped once read so no ctx (and its saved tensors) is kept here
+        self.call = threading.local()
+
+        def fn(*args: Any) -> Any:
+            return self._run(*args)[0]
+
+        fn.__name__ = fn.__qualname__ = cls.__name__
         self.rule = custom_vjp(fn, nondiff_argnums=nondiff)
         self.rule.defvjp(self._run, self._bwd)
         self.rule.keeps_none = True  # None means no gradient (PyTorch's), both ways: see _bwd
         if "jvp" in _defined(cls):  # forward mode (jvp, jacfwd, hessian) through PyTorch's static jvp(ctx, ...)
             self.rule.defjvp(self._jvp)
-        self.needs: tuple[bool, ...] = ()
 
     def __call__(self, args: tuple[Any, ...]) -> Any:
-        self.needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+        self.call.needs = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         results = self.rule(*args)
-        single, n, others, ctx = self.layout
+        single, n, others, ctx = self.call.layout
+        self.call.layout = None
         tensors = [results] if not isinstance(results, tuple) else list(results)
         full, k = [], 0
         for i in range(n):
@@ -252,11 +257,8 @@ class _Rule:
                 k += 1
         return full[0] if single else tuple(full)
 
-    def _fn(self, *args: Any) -> Any:
-        return self._run(*args)[0]
-
     def _run(self, *args: Any) -> tuple[Any, Any]:
-        ctx = FunctionCtx(self.needs)
+        ctx = FunctionCtx(getattr(self.call, "needs", ()))
         wrapped = [a if i in self.nondiff else _as_tensor(a) for i, a in enumerate(args)]
         ctx.inputs = wrapped  # (for once_differentiable's error node under create_graph)
         out = _forward(self.cls, ctx, wrapped)
@@ -280,7 +282,7 @@ class _Rule:
             raise TypeError(f"autograd.Function {self.cls.__name__}: forward returned no Tensor; return at least one")
         ctx.layout = (single, len(outs), others)
         ctx.tensor_outputs = tensors
-        self.layout = (single, len(outs), others, ctx)
+        self.call.layout = (single, len(outs), others, ctx)
         return (tensors[0] if len(tensors) == 1 else tuple(tensors)), ctx
 
     def _jvp(self, primals: tuple[Any, ...], tangents: tuple[Any, ...]) -> Any:
@@ -333,13 +335,6 @@ class _Rule:
         return tuple(x._data if not traced and isinstance(x, Tensor) else x for x in out)
 
 
-class _OnceDifferentiable(Primitive):
-    """A gradient given by a ``@once_differentiable`` backward under ``create_graph``: its value, linked to the
-    Function's inputs so that differentiating it again reaches this node, which raises (PyTorch's)."""
-
-    __slots__ = ()
-
-
 def _once_fn(g: Any, *inputs: Any) -> Any:
     return g
 
@@ -356,9 +351,11 @@ _ONCE: dict[str, Primitive] = {}
 
 
 def _once(name: str, grad: Any, inputs: list[Any]) -> Any:
+    """A gradient given by a ``@once_differentiable`` backward under ``create_graph``: its value, linked to the
+    Function's inputs so that differentiating it again reaches a node that raises (PyTorch's)."""
     prim = _ONCE.get(name)
     if prim is None:
-        prim = _ONCE[name] = _OnceDifferentiable(f"{name}_once_differentiable", _once_fn, register=False)
+        prim = _ONCE[name] = Primitive(f"{name}_once_differentiable", _once_fn, register=False)
         prim.defvjp_argnum(_once_error(name))
     value = grad._data if isinstance(grad, Tensor) else np.asarray(grad)
     return apply(prim, (value, *inputs), None)
