@@ -191,8 +191,10 @@ def test_backward_with_inputs_writes_only_their_grad_as_pytorch():
     assert a.grad.tolist() == ta.grad.tolist() == [18.0, 36.0]
     assert b.grad.tolist() == tb.grad.tolist() == [30.0]
     assert h.grad.tolist() == th.grad.tolist() == [6.0, 12.0]
-    with pytest.raises(TypeError, match="backward: inputs must be a Tensor or a non-empty sequence of Tensors"):
+    with pytest.raises(RuntimeError, match="cannot be empty"):  # (PyTorch raises RuntimeError too)
         y.backward(inputs=[])
+    with pytest.raises(TypeError, match="backward: inputs must be a Tensor or a non-empty sequence of Tensors"):
+        y.backward(inputs=[1.0])
 
 
 @pytest.mark.oracle
@@ -774,8 +776,8 @@ def test_torch_style_gradcheck_takes_a_tuple_of_inputs_and_a_custom_function():
             return grad_output * 2.0, None
 
     assert not cr.autograd.gradcheck(lambda t: WrongExp.apply(t, 3.0), (x,), raise_exception=False)
-    with pytest.raises(TypeError, match="gradcheck: input 0 is float32; finite differences need float64"):
-        cr.autograd.gradcheck(lambda t: t.sum(), (cr.tensor([1.0], requires_grad=True),))
+    with pytest.warns(UserWarning, match="Input #0 requires gradient and is not a double precision"):  # as PyTorch
+        cr.autograd.gradcheck(lambda t: t.sum(), (cr.tensor([1.0], requires_grad=True),), atol=1e-2)
 
 
 def test_autograd_function_with_a_variable_number_of_inputs():

@@ -15,7 +15,14 @@ import numpy as np
 from . import cuda, devices, ops  # noqa: F401  (cr.cuda.is_available(), cr.devices.register)
 from .core import drawing
 from .core.errors import ChainruleWarning, PerformanceWarning
-from .core.state import enable_grad, is_grad_enabled, no_grad, set_grad_enabled  # noqa: F401
+from .core.state import (  # noqa: F401  (inference_mode: PyTorch's, inference_mode(False) records)
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .ops import *  # noqa: F403
 from .ops import index_update as _index_update  # noqa: F401  (Tensor.at, JAX's x.at[idx].set(v))
 from .ops.pytorch import constructors as _constructors
@@ -48,7 +55,6 @@ for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to th
 del _name
 # torch.cat, torch.clamp, torch.mm...: the Tensor methods (none hides an op: tests/test_torch_functions.py)
 globals().update(_torch_functions.FUNCTIONS)
-inference_mode = no_grad  # torch.inference_mode(): no graph is recorded
 float16, float32, float64, int32, int64, complex64, complex128 = (  # torch.float32 and its kin: NumPy's types
     np.float16, np.float32, np.float64, np.int32, np.int64, np.complex64, np.complex128)
 

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..core.device import as_array
+from ..core.hooks import SWEEP_END, run_queued_callbacks
 from ..tensor import Tensor, backward, key, seed, sweep_from
 
 __all__ = ["backward", "grad"]
@@ -57,6 +58,8 @@ def grad(
         seeds = [seed(o, g, create_graph) for o, g in live]
         wanted = {key(t) for t in ins}
         found = dict(sweep_from([o for o, _ in live], seeds, create_graph, retain_graph, wanted))
+        if SWEEP_END:  # callbacks a hook or custom backward queued (run at the end of a grad() too, as PyTorch)
+            run_queued_callbacks()
     results: list[Tensor | None] = []
     for t in ins:
         g = found.get(key(t))

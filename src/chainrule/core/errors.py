@@ -22,3 +22,16 @@ class ChainruleWarning(UserWarning):
 
 class PerformanceWarning(ChainruleWarning):
     """The result is right, but it runs slower than asked for (the warning says why and how to fix it)."""
+
+
+class GradientShapeError(ValueError, RuntimeError):
+    """A gradient whose shape does not fit its value (a ``backward(gradient=...)`` seed, or what a rule returned).
+
+    PyTorch raises ``RuntimeError`` there ("Mismatch in shape"), NumPy-style code expects ``ValueError``: an
+    ``except`` written for either catches it.
+    """
+
+
+class GradDtypeError(TypeError, RuntimeError):
+    """A tensor whose dtype cannot require grad (an integer one) was asked to: a TypeError, and the
+    RuntimeError PyTorch raises there ("only Tensors of floating point dtype can require gradients")."""

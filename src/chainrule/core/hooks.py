@@ -88,8 +88,10 @@ def queue_callback(fn: Any) -> None:
 
 
 def run_queued_callbacks() -> None:
-    """Run (and forget) the callbacks queued during this backward, in the order they were queued."""
-    queued = SWEEP_END[:]
-    SWEEP_END.clear()  # (forgotten even if one raises: none may run at the end of a later backward)
-    for fn in queued:
-        fn()
+    """Run (and forget) the callbacks queued during this backward, in the order they were queued; one queued by
+    a callback runs too, after them (as PyTorch's engine)."""
+    while SWEEP_END:
+        queued = SWEEP_END[:]
+        SWEEP_END.clear()  # (forgotten even if one raises: none may run at the end of a later backward)
+        for fn in queued:
+            fn()

@@ -92,7 +92,9 @@ def check_saved(node: Node) -> None:
             raise RuntimeError(
                 f"backward: a tensor of shape {np.shape(v)} needed by the gradient of "
                 f"'{getattr(node.prim, 'name', node.prim)}' was modified in place after it was used; the gradient "
-                "would be wrong. Compute on a copy (t = t.copy()) or make the change before using the tensor."
+                "would be wrong. Compute on a copy (t = t.copy()) or make the change before using the tensor. "
+                "(PyTorch's words: one of the variables needed for gradient computation has been modified by an "
+                "inplace operation.)"
             )
 
 
@@ -100,7 +102,8 @@ def freed_error(node: Node) -> RuntimeError:
     return RuntimeError(
         f"backward: trying to go through the graph a second time (at '{getattr(node.prim, 'name', node.prim)}'), "
         "but the values its gradient reads were freed after the first backward pass. Pass retain_graph=True to "
-        "the first backward() (or grad()) if you need to differentiate the same graph again"
+        "the first backward() (or grad()) if you need to differentiate the same graph again (PyTorch's words: "
+        "Specify retain_graph=True if you need to backward through the graph a second time)"
     )
 
 

@@ -24,6 +24,8 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import itertools
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
@@ -103,6 +105,13 @@ class set_grad_enabled:
     def __exit__(self, *exc: object) -> None:
         _GRAD.set(self.previous)
 
+    def __call__(self, func: Any) -> Any:
+        """As a decorator (``@set_grad_enabled(False)``): the mode switched when it was made goes back, and
+        ``func`` runs in the mode asked for each time it is called (PyTorch's)."""
+        mode = _GRAD.get()
+        _GRAD.set(self.previous)
+        return grad_mode(mode)(func)
+
 
 class no_grad(contextlib.ContextDecorator):
     """Run without recording the graph (faster; results do not require grad).
@@ -136,11 +145,45 @@ class no_grad(contextlib.ContextDecorator):
         # a decorated function called from two threads at once must not share one stack
         return type(self)()
 
+    def __call__(self, func: Any) -> Any:
+        if inspect.isgeneratorfunction(func):  # the mode holds while the generator's body runs, not at creation
+            return _each_step_in(self._recreate_cm, func)
+        return super().__call__(func)
+
     def __enter__(self) -> None:
         self._previous.append(_switch_grad(self._mode))
 
     def __exit__(self, *exc: object) -> None:
         _GRAD.set(self._previous.pop())
+
+
+def _each_step_in(mode: Any, func: Any) -> Any:
+    """A generator function that runs each step of ``func``'s generator inside ``mode()`` (the caller's mode
+    in between: it may differ from one ``next`` to the next), as PyTorch's decorators do."""
+
+    @functools.wraps(func)
+    def steps(*args: Any, **kwargs: Any) -> Any:
+        inner = func(*args, **kwargs)
+        try:
+            with mode():
+                value = inner.send(None)
+            while True:
+                try:
+                    sent = yield value
+                except GeneratorExit:
+                    with mode():
+                        inner.close()
+                    raise
+                except BaseException as error:  # thrown in by the caller: into the body, under the mode
+                    with mode():
+                        value = inner.throw(error)
+                else:
+                    with mode():
+                        value = inner.send(sent)
+        except StopIteration as stop:
+            return stop.value
+
+    return steps
 
 
 class enable_grad(no_grad):
@@ -154,6 +197,54 @@ class enable_grad(no_grad):
     """
 
     _mode = True
+
+
+_INFERENCE: ContextVar[bool] = ContextVar("chainrule_inference_mode", default=False)
+
+
+def is_inference_mode_enabled() -> bool:
+    """Whether ``inference_mode()`` is on in this thread or task (PyTorch's ``torch.is_inference_mode_enabled``)."""
+    return _INFERENCE.get()
+
+
+class inference_mode(no_grad):
+    """PyTorch's ``inference_mode(mode=True)``: no graph is recorded (as ``no_grad``) and
+    ``is_inference_mode_enabled()`` says so; ``inference_mode(False)`` records again (as ``enable_grad``, PyTorch's
+    meaning), so ``with inference_mode(not training):`` keeps training's gradients. A decorator too, bare or called.
+
+    Example:
+        >>> import chainrule as cr
+        >>> with cr.inference_mode():
+        ...     with cr.inference_mode(False):
+        ...         print(cr.is_grad_enabled(), cr.is_inference_mode_enabled())
+        ...     print(cr.is_grad_enabled(), cr.is_inference_mode_enabled())
+        True False
+        False True
+    """
+
+    def __new__(cls, mode: Any = True) -> Any:
+        self = object.__new__(cls)
+        self._previous = []
+        self._flags: list[Any] = []
+        self._inference = True if callable(mode) else bool(mode)
+        self._mode = not self._inference
+        if callable(mode):  # used bare (@inference_mode) or given the function (inference_mode(func))
+            return self(mode)
+        return self
+
+    def __init__(self, mode: Any = True) -> None:
+        pass
+
+    def _recreate_cm(self) -> inference_mode:
+        return type(self)(self._inference)
+
+    def __enter__(self) -> None:
+        super().__enter__()
+        self._flags.append(_INFERENCE.set(self._inference))
+
+    def __exit__(self, *exc: object) -> None:
+        _INFERENCE.reset(self._flags.pop())
+        super().__exit__(*exc)
 
 
 class grad_mode(no_grad):

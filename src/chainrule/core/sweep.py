@@ -15,11 +15,15 @@ import numpy as np
 
 from . import traces
 from .clock import last_change as _last_change
+from .errors import GradientShapeError
 from .node import Node, check_saved, freed_error, unbroadcast
 from .sparse import SliceGrad
 
 _ndarray = np.ndarray
 _MISSING = object()  # no gradient yet (a rule may hand back None, so None cannot say it)
+# PyTorch's anomaly mode (``autograd.detect_anomaly``): [on, check for NaN]; when on, every rule's gradient is
+# checked for NaN as it is made, and the error names the op
+ANOMALY = [False, True]
 
 
 def passthrough(g: Any, ans: Any, *args: Any, **kw: Any) -> Any:
@@ -94,6 +98,9 @@ def backward_sweep(
     # ``top``: the pending node made last, kept out of the heap while its stamp is above every stamp in it. A chain
     # hands each node on to the next this way, with no heap push and pop (two thirds of a small chain's nodes)
     top = None
+    # with ``wanted``, only the nodes on a path to a wanted value run their rules (PyTorch's engine prunes the same
+    # way: a hook or a custom backward elsewhere in the graph is not called)
+    needed = None if wanted is None else _leading_to(pending, wanted)
     # the hot loop: names bound once, attribute reads hoisted per node (a chain of 4x4 ops is all overhead)
     while True:
         if top is not None:
@@ -115,7 +122,7 @@ def backward_sweep(
         if outputs is not None if wanted is None else node in wanted:
             keep((node, g))
         parents = node.parents
-        if not parents:
+        if not parents or needed is not None and node not in needed:
             continue
         args = node.args
         if args is None:
@@ -125,7 +132,7 @@ def backward_sweep(
         prim = node.prim
         ans, kw = node.ans, node.kw
         # first order: call the rules directly when the primitive says vjp would only do that
-        rules = prim.fast_vjps if first_order else None
+        rules = prim.fast_vjps if first_order and not ANOMALY[0] else None
         if rules is None:
             if top is not None:  # into the heap: the nodes _through_vjp finds go there
                 heappush(pending, (-top.stamp, top))
@@ -161,6 +168,8 @@ def backward_sweep(
                     if pg.shape != shape or pg.dtype is not dtype:
                         pg = _reduced(node, argnum, pg, shape, dtype)
                 elif cls is not SliceGrad:
+                    if pg is None:  # the rule gives this argument no gradient (autograd.Function's None)
+                        continue
                     pg = _reduced(node, argnum, pg, shape, dtype)
                 if index is None:
                     prev = get(parent, _MISSING)
@@ -195,6 +204,38 @@ def backward_sweep(
     return found
 
 
+def _check_nan(node: Node, argnum: int, pg: Any) -> None:
+    values = pg.dense() if pg.__class__ is SliceGrad else getattr(pg, "_data", pg)
+    if np.isnan(np.asarray(values)).any():
+        name = getattr(node.prim, "name", node.prim)
+        raise RuntimeError(f"Function '{name}Backward' returned nan values in its {argnum}th output (anomaly mode: "
+                           f"the gradient of '{name}' for its argument {argnum} holds NaN)")
+
+
+def _leading_to(roots: list[tuple[int, Node]], wanted: set[Any]) -> set[Node]:
+    """The nodes reachable from ``roots`` (heap entries) with a parent that is wanted or is itself such a node."""
+    needed: set[Node] = set()
+    seen: set[Node] = set()
+    stack: list[tuple[Node, bool]] = [(node, False) for _, node in roots]
+    while stack:
+        node, visited = stack.pop()
+        if visited:  # every parent decided: this node is needed when one of them is wanted or needed
+            for edge in node.parents:
+                if edge[1] in wanted or edge[1] in needed:
+                    needed.add(node)
+                    break
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for edge in node.parents:
+            parent = edge[1]
+            if parent.__class__ is Node and parent not in seen:
+                stack.append((parent, False))
+    return needed
+
+
 def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Callable[[Any, Any], Any],
                  pending: list[tuple[int, Node]]) -> None:
     """The sweep's step for a node whose rules run through ``vjp`` (``create_graph``, or no fast rules)."""
@@ -206,7 +247,11 @@ def _through_vjp(node: Node, g: Any, lift: Any, grads: dict[Any, Any], add: Call
             if pg.shape != shape or pg.dtype is not dtype:
                 pg = _reduced(node, argnum, pg, shape, dtype)
         elif cls is not SliceGrad:
+            if pg is None:  # no gradient for this argument
+                continue
             pg = _reduced(node, argnum, pg, shape, dtype)
+        if ANOMALY[0] and ANOMALY[1]:
+            _check_nan(node, argnum, pg)
         if _accumulate(grads, parent, index, pg, add) and parent.__class__ is Node:
             heappush(pending, (-parent.stamp, parent))
 
@@ -233,7 +278,7 @@ def _reduced(node: Node, argnum: int, pg: Any, shape: tuple[int, ...], dtype: An
     try:
         return unbroadcast(pg, shape, dtype)
     except ValueError:
-        raise ValueError(
+        raise GradientShapeError(
             f"{getattr(node.prim, 'name', node.prim)}: the reverse rule for argument {argnum} returned a gradient "
             f"of shape {np.shape(pg)} for an input of shape {shape}; fix the rule"
         ) from None

@@ -68,6 +68,7 @@ class custom_vjp:
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         self.jvp: Callable[..., Any] | None = None
+        self.keeps_none = False  # True (autograd.Function): None is no gradient, not zeros, in and out of bwd
         self._in_rule = 0  # > 0 while fwd runs: a call of f from inside fwd is a plain call of fn
         self._primitives: dict[int, _CustomVJP] = {}  # by number of output leaves; per-call state is on the node
         functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: a custom rule's fn, jvp would replace ours
@@ -157,10 +158,10 @@ class _Call:
         nondiff = iter(self.nondiff)
         return tuple(next(nondiff) if i in self.positions else next(diff) for i in range(self.n_args))
 
-    def cotangent(self, g: Any) -> Any:
-        """The output cotangent in the output's structure (zeros for outputs that got no gradient)."""
+    def cotangent(self, g: Any, zeros: bool = True) -> Any:
+        """The output cotangent in the output's structure (zeros, or None, for outputs that got no gradient)."""
         gs = list(g) if len(self.out) > 1 else [g]
-        gs = [np.zeros_like(as_array(o)) if c is None else c for c, o in zip(gs, self.out)]
+        gs = [np.zeros_like(as_array(o)) if c is None and zeros else c for c, o in zip(gs, self.out)]
         return _pytree.unflatten(self.out_def, gs)
 
 
@@ -173,7 +174,7 @@ class _CustomVJP(OwnedPrimitive):
         call = node.kw["call"]
         if call.cache is None or not _same(call.cache[0], g):
             owner = self.owner
-            ct = call.cotangent(g)
+            ct = call.cotangent(g, zeros=not owner.keeps_none)
             if lift is not None:
                 # higher order: rerun fwd on the traced inputs, so the residuals (and bwd's result,
                 # written with NumPy functions) depend on them; with the stored residuals the
@@ -191,19 +192,28 @@ class _CustomVJP(OwnedPrimitive):
                 raise TypeError(f"custom_vjp {self.name}: bwd returned {len(grads)} gradient(s) for a call with "
                                 f"{n_diff} argument(s){skipped}; return a tuple with one gradient per argument "
                                 "(None for an argument with no gradient)")
-            call.cache = (g, _grad_leaves(self.name, grads, call.sizes))
+            call.cache = (g, _grad_leaves(self.name, grads, call.sizes, None if owner.keeps_none else 0.0))
         return call.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
-        if self.owner.jvp is None:
+        owner = self.owner
+        if owner.jvp is None:
+            if owner.keeps_none:
+                raise TypeError(f"autograd.Function {self.name}: no forward-mode rule; define a static "
+                                "jvp(ctx, *input_tangents) (PyTorch's) to use it under jvp/jacfwd")
             raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
         call = kw["call"]
         tangents = [t if i == argnum else np.zeros_like(as_array(a._data if isinstance(a, Tensor) else a))
                     for i, a in enumerate(args)]
         # ``args`` are Tensors when outer derivatives are being traced (then the rule is recorded too)
-        diff = list(_pytree.unflatten(call.diff_def, list(args)))
-        diff_t = list(_pytree.unflatten(call.diff_def, tangents))
-        out = self.owner.jvp(tuple(diff), tuple(diff_t))
+        if owner.keeps_none:  # autograd.Function: every argument, None for the tangent of one not differentiated
+            every_t = call.all_args(tangents)
+            out = owner.jvp(call.all_args(list(args)),
+                            tuple(None if i in call.positions else t for i, t in enumerate(every_t)))
+        else:
+            diff = list(_pytree.unflatten(call.diff_def, list(args)))
+            diff_t = list(_pytree.unflatten(call.diff_def, tangents))
+            out = owner.jvp(tuple(diff), tuple(diff_t))
         leaves = _pytree.flatten(out)[0]
         return leaves[0] if self.n_outputs == 1 else tuple(leaves)
 
@@ -218,19 +228,19 @@ def _same(a: Any, b: Any) -> bool:
     return a is b
 
 
-def _grad_leaves(name: str, grads: tuple[Any, ...], sizes: tuple[int, ...]) -> list[Any]:
+def _grad_leaves(name: str, grads: tuple[Any, ...], sizes: tuple[int, ...], none: Any = 0.0) -> list[Any]:
     """bwd's gradients (one pytree per differentiated argument, ``sizes[k]`` leaves in argument k) as one
-    gradient per argument leaf."""
+    gradient per argument leaf (``none`` for a None: zero, or None, which the sweep reads as no gradient)."""
     leaves: list[Any] = []
     for k, (grad, n) in enumerate(zip(grads, sizes)):
         if grad is None:
-            leaves.extend([0.0] * n)
+            leaves.extend([none] * n)
             continue
         got = _pytree.flatten(grad)[0]
         if len(got) != n:
             raise TypeError(f"custom_vjp {name}: bwd's gradient for differentiated argument {k} has {len(got)} "
                             f"leaves, the argument {n}; give it the argument's structure")
-        leaves.extend(0.0 if x is None else x for x in got)
+        leaves.extend(none if x is None else x for x in got)
     return leaves
 
 

@@ -242,7 +242,8 @@ class _Recompute(Primitive):
             return [xp_of(flat._data).zeros(shape, dtype) for _, _, _, shape, dtype in edges]
         seed = g if create_graph else as_array(g, dtype=flat._data.dtype)  # (on the device it is on)
         with _as_leaves(keys):
-            found = dict(sweep_from([flat], [seed], create_graph, create_graph, set(keys)))
+            # (the leaves' hooks run once, in the outer sweep, on their whole gradient: not here on a part of it)
+            found = dict(sweep_from([flat], [seed], create_graph, create_graph, set(keys), leaf_hooks=False))
         grads = []
         for key, (_, _, index, shape, dtype) in zip(keys, edges):
             gr = found.get(key)

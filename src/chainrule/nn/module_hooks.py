@@ -30,9 +30,14 @@ class _Call:
         self.module, self.full, self.pre = module, full, pre
         self.n_inputs = 0
         self.inputs_hooked = False
-        self.grad_output: tuple[Any, ...] = ()
+        # the output gradients of the backward pass in progress; None once the full hooks have seen them, so a
+        # later pass that reaches the inputs' identity without the outputs' (a double backward through the saved
+        # inputs) calls no hook (PyTorch's BackwardHook does the same)
+        self.grad_output: tuple[Any, ...] | None = None
 
     def run_full(self, grad_input: tuple[Any, ...]) -> tuple[Any, ...]:
+        if self.grad_output is None:
+            return grad_input
         for hook in self.full:
             changed = hook(self.module, grad_input, self.grad_output)
             if changed is not None:
@@ -41,6 +46,7 @@ class _Call:
                     raise ValueError(f"{type(self.module).__name__}: a full backward hook returned {len(changed)} "
                                      f"gradient(s) for {len(grad_input)} input(s); return one per Tensor input")
                 grad_input = changed
+        self.grad_output = None
         return grad_input
 
 

@@ -77,8 +77,9 @@ def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
 
 
 def _pow_dy(ans: Any, x: Any, y: Any) -> Any:
-    # d/dy x**y = x**y log x; taken as 0 where x == 0 (the limit along y > 0)
-    return ans * np.log(np.where(x == 0, 1.0, x))
+    # d/dy x**y = x**y log x; taken as 0 where x == 0 and y >= 0 (the limit along y > 0), and -inf where x == 0 and
+    # y < 0 (inf * log 0, PyTorch's value), not inf * 0 = nan
+    return ans * np.log(np.where((x == 0) & (y >= 0), 1.0, x))
 
 
 power = elementwise_op("power", np.power, _pow_dx, _pow_dy, doc="x ** y; differentiable in both x and y.",

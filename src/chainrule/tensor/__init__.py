@@ -7,6 +7,7 @@ of :mod:`chainrule.ops`, attached in :mod:`chainrule.ops.methods`.
 from __future__ import annotations
 
 import operator
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -16,9 +17,11 @@ import numpy as np
 from ..core import clock, drawing, sweep
 from ..core.device import OFF_HOST, as_array, backend, check_cpu, move, xp_of
 from ..core.device import of as backend_of
+from ..core.errors import GradDtypeError, GradientShapeError
 from ..core.hooks import (
     LEAF_HOOKS,
     SWEEP_END,
+    HookList,
     RemovableHandle,
     hooks_of,
     run_leaf_hooks,
@@ -58,8 +61,10 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     # _requires_grad: whether it is differentiated (a leaf asked for it, or it was computed from one);
     # _node: the graph node that computed it (None for a leaf), _index: its position among that node's
     # outputs (None when the node has one); _stamp: its creation time on the version clock;
-    # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none).
+    # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none);
+    # _post_hooks: a leaf's hooks called with it once its .grad is written (unset: none).
     __slots__ = ("_data", "grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "_hooks",
+                 "_post_hooks",
                  "__weakref__")
     grad: Tensor | None  # for type checkers (the slot above holds it)
     __array_priority__ = 1000
@@ -139,10 +144,18 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     def data(self, value: Any) -> None:
         arr = value._data if isinstance(value, Tensor) else as_array(value)  # (a device array stays there)
         if self._requires_grad and arr.dtype.kind not in "fc":
-            raise TypeError(
+            raise GradDtypeError(
                 f"Tensor.data = ...: the tensor requires grad, so its values must be floating, not {arr.dtype}"
             )
         self._data = arr
+
+    def __delattr__(self, name: str) -> None:
+        if name == "grad":  # PyTorch's `del p.grad` forgets the gradient (the attribute stays, as None)
+            self.grad = None
+        elif name in ("data", "requires_grad", "_data", "_node"):
+            raise RuntimeError(f"Tensor: cannot delete {name}; set it instead (e.g. t.requires_grad_(False))")
+        else:
+            object.__delattr__(self, name)
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -211,7 +224,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if flag and self._data.dtype.kind not in "fc":
-            raise TypeError(
+            raise GradDtypeError(
                 f"Tensor: only floating-point tensors can require grad, this one has dtype {self._data.dtype}; "
                 "make it float, e.g. Tensor(data, dtype=float, requires_grad=True)"
             )
@@ -299,6 +312,34 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         hooks.append(raw)
         return RemovableHandle(hooks, raw)
 
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]) -> RemovableHandle:
+        """Call ``hook(self)`` after ``backward()`` has added into this leaf's ``.grad`` (PyTorch's; an optimiser
+        step per parameter inside the backward pass). The hook returns None; ``grad()`` does not call it.
+
+        Example:
+            >>> from chainrule import Tensor, no_grad
+            >>> w = Tensor([1.0, 2.0], requires_grad=True)
+            >>> def step(p):
+            ...     with no_grad():
+            ...         p -= 0.5 * p.grad
+            >>> handle = w.register_post_accumulate_grad_hook(step)
+            >>> (w * w).sum().backward(); w
+            Tensor([0., 0.], requires_grad=True)
+        """
+        if self._node is not None:
+            raise RuntimeError("register_post_accumulate_grad_hook: post accumulate grad hooks cannot be registered "
+                               "on non-leaf tensors; register it on the leaf, or use register_hook(fn) here")
+        if not self._requires_grad:
+            raise RuntimeError("register_post_accumulate_grad_hook: this tensor does not require grad, so backward "
+                               "never writes its .grad; create it with requires_grad=True")
+        if not callable(hook):
+            raise TypeError(f"register_post_accumulate_grad_hook: the hook must be callable, got {type(hook).__name__}")
+        hooks = getattr(self, "_post_hooks", None)
+        if hooks is None:
+            hooks = self._post_hooks = HookList()
+        hooks.append(hook)
+        return RemovableHandle(hooks, hook)
+
     def zero_grad(self) -> None:
         """Forget the accumulated gradient (sets ``.grad`` to None)."""
         self.grad = None
@@ -320,7 +361,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         With ``inputs`` (a Tensor or a sequence of them, as PyTorch's) only their ``.grad`` is written.
         """
         if inputs is not None:
-            return backward_into(self, gradient, inputs, create_graph, retain_graph)
+            return backward_into([self], [gradient], inputs, create_graph, retain_graph)
         backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
 
 
@@ -451,7 +492,8 @@ def seed(root: Tensor, gradient: Any, create_graph: bool) -> Any:
                 f"(d final / d output), got {type(gradient).__name__} {gradient!r:.40}"
             )
         if raw.shape != root.shape:
-            raise ValueError(f"backward: gradient has shape {raw.shape} but the output has shape {root.shape}")
+            raise GradientShapeError(f"backward: mismatch in shape: the gradient has shape {raw.shape} but the output "
+                                     f"has shape {root.shape}; pass one of the output's shape")
         if create_graph and isinstance(gradient, Tensor):
             return gradient
         seed = raw.astype(root._data.dtype, copy=False)
@@ -463,11 +505,13 @@ _add = operator.add  # two gradients of one value (a C function: no Python frame
 
 def sweep_from(
     roots: Sequence[Tensor], seeds: Sequence[Any], create_graph: bool, retain_graph: bool | None,
-    wanted: set[Any] | None = None,
+    wanted: set[Any] | None = None, leaf_hooks: bool = True,
 ) -> list[tuple[Any, Any]]:
     """Run the core's reverse sweep from Tensors: ``(node or leaf, gradient)`` pairs (see ``backward_sweep``).
 
-    ``seeds``: d final / d root for each root, as made by :func:`seed`.
+    ``seeds``: d final / d root for each root, as made by :func:`seed`. ``leaf_hooks=False``: the leaves' hooks
+    are not run (a sweep inside another one, e.g. a checkpoint's recomputation: the outer sweep runs them once,
+    on the whole gradient).
     """
     retain = create_graph if retain_graph is None else retain_graph
     token = _set_grad(bool(create_graph))  # grad_mode(create_graph), without a context-manager object per call
@@ -477,7 +521,7 @@ def sweep_from(
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             return sweep.backward_sweep(
                 [(key(r), r._index) for r in roots], seeds, _add, lift if create_graph else None, wanted, retain,
-                run_leaf_hooks if LEAF_HOOKS else None,
+                run_leaf_hooks if LEAF_HOOKS and leaf_hooks else None,
             )
     finally:
         _reset_grad(token)
@@ -495,33 +539,70 @@ def backward(
             for index, (ref, retain, _, _) in list(k.outputs.items()):
                 t = ref()
                 part = g if index is None else g[index]
-                if retain and t is not None and part is not None:
-                    _accumulate(t, part, handed_out)
+                if retain and t is not None and part is not None:  # (PyTorch sums a non-leaf's out of place)
+                    _accumulate(t, part, handed_out, False)
         else:
             _accumulate(k, g, handed_out)
+            if getattr(k, "_post_hooks", None):
+                _run_post_hooks(k, create_graph)
     if SWEEP_END:  # queued by a hook during this sweep (e.g. DistributedDataParallel's reductions)
         run_queued_callbacks()
 
 
-def backward_into(root: Tensor, gradient: Any, inputs: Any, create_graph: bool, retain_graph: bool | None) -> None:
-    """``root.backward(inputs=...)``: accumulate into the ``.grad`` of ``inputs`` only."""
+def backward_into(roots: Sequence[Tensor], gradients: Sequence[Any], inputs: Any, create_graph: bool,
+                  retain_graph: bool | None) -> None:
+    """``backward(inputs=...)``: accumulate the gradients of ``roots`` into the ``.grad`` of ``inputs`` only."""
     ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
-    if not ins or not all(isinstance(t, Tensor) for t in ins):
+    if not ins:
+        raise RuntimeError("backward: `inputs` argument to `backward()` cannot be empty; pass the Tensors whose "
+                           ".grad to write, or leave inputs out for all the leaves")
+    if not all(isinstance(t, Tensor) for t in ins):
         raise TypeError(f"backward: inputs must be a Tensor or a non-empty sequence of Tensors, got {inputs!r:.60}")
-    seeds = [seed(root, gradient, create_graph)]
-    found = dict(sweep_from([root], seeds, create_graph, retain_graph, {key(t) for t in ins}))
+    seeds = [seed(r, g, create_graph) for r, g in zip(roots, gradients)]
+    found = dict(sweep_from(roots, seeds, create_graph, retain_graph, {key(t) for t in ins}))
     handed_out = {id(s) for s in seeds}
     for t in ins:
         g = found.get(key(t))
         if g is not None and t._index is not None:
             g = g[t._index]
         if g is not None:
-            _accumulate(t, g, handed_out)
+            _accumulate(t, g, handed_out, t._node is None)
+            if getattr(t, "_post_hooks", None):
+                _run_post_hooks(t, create_graph)
     if SWEEP_END:
         run_queued_callbacks()
 
 
-def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
+def _run_post_hooks(t: Tensor, create_graph: bool) -> None:
+    token = _set_grad(bool(create_graph))  # as the backward pass itself runs (an in-place step on t is allowed)
+    try:
+        for hook in list(t._post_hooks):
+            if hook(t) is not None:
+                raise RuntimeError("register_post_accumulate_grad_hook: the hook returned a value; post accumulate "
+                                   "grad hooks should return None. (They may change t.grad or t in place.)")
+    finally:
+        _reset_grad(token)
+
+
+_ACCUMULATING = threading.Lock()  # backward() from several threads into shared leaves (Hogwild): no sum lost
+
+
+def _accumulate(t: Tensor, g: Any, handed_out: set[int], in_place: bool = True) -> None:
+    with _ACCUMULATING:
+        _accumulate_locked(t, g, handed_out, in_place)
+
+
+def _accumulate_locked(t: Tensor, g: Any, handed_out: set[int], in_place: bool) -> None:
+    prev = t.grad
+    if prev is not None and prev.__class__ is not Tensor:  # assigned by hand: checked here, not at each assignment
+        _check_assigned_grad(t, prev, g)
+    if prev is not None and in_place and _adds_in_place(prev, g):
+        # PyTorch's AccumulateGrad: without create_graph the sum goes into the existing .grad (a reference to it,
+        # e.g. an optimiser's or a hook's, sees the new value), recorded as an in-place change of that memory
+        data = prev._data
+        np.add(data, g, out=data)
+        clock.record_change(data)
+        return
     if not isinstance(g, Tensor):
         # each tensor gets its own writeable array: never a read-only broadcast view, never
         # an array shared with another tensor or with the caller's gradient
@@ -534,8 +615,30 @@ def _accumulate(t: Tensor, g: Any, handed_out: set[int]) -> None:
         w._requires_grad = False
         w._stamp = _tick()
         g = w
-    prev = t.grad
+    if prev is not None and prev.shape != g.shape:
+        _check_assigned_grad(t, prev, g)
     t.grad = g if prev is None else prev + g
+
+
+def _check_assigned_grad(t: Tensor, prev: Any, g: Any) -> None:
+    """A ``.grad`` set by hand that backward cannot add into (PyTorch refuses such an assignment)."""
+    if not isinstance(prev, Tensor):
+        raise TypeError(f"backward: .grad of a tensor of shape {t.shape} was set to {type(prev).__name__} "
+                        f"{prev!r:.40}; assigned grad expected to be a Tensor or None: set it to None (or a Tensor of "
+                        "the tensor's shape) before backward")
+    if prev.shape != g.shape:
+        raise RuntimeError(f"backward: .grad was set to a Tensor of shape {prev.shape} on a tensor of shape "
+                           f"{t.shape}, so the gradient cannot be added to it (PyTorch refuses the assignment: "
+                           "attempting to assign a gradient of a different size); set .grad to None or a Tensor of "
+                           "the tensor's shape")
+
+
+def _adds_in_place(prev: Any, g: Any) -> bool:
+    """Can ``g`` (a first-order gradient: an array) be added into ``prev`` (a ``.grad``) in place?"""
+    if g.__class__ is not np.ndarray or not isinstance(prev, Tensor) or prev._requires_grad:
+        return False
+    data = prev._data
+    return data.__class__ is np.ndarray and data.flags.writeable and data.shape == g.shape and data.dtype == g.dtype
 
 
 def tensor(data: Any, requires_grad: bool = False, dtype: Any = None, device: Any = None) -> Tensor:

@@ -20,8 +20,8 @@ from ..scalar import Scalar
 from ..tensor import Tensor
 
 
-class GradcheckError(AssertionError):
-    """A derivative disagreed with finite differences."""
+class GradcheckError(AssertionError, RuntimeError):
+    """A derivative disagreed with finite differences (a RuntimeError too, as PyTorch's GradcheckError)."""
 
 
 def _value(x: Any) -> np.ndarray:
@@ -153,6 +153,12 @@ def _check(
         return [a + h * vs[i] if i in vs else a for i, a in enumerate(args)]
 
     plus, minus = _call(f, shifted(eps)), _call(f, shifted(-eps))
+    for moved in (plus, minus):  # a jump in shape is no derivative (NumPy would broadcast the difference)
+        if _shapes(moved) != _shapes(out):
+            raise GradcheckError(
+                f"gradcheck: {getattr(f, '__name__', f)} returns outputs of shapes {_shapes(moved)} when its inputs "
+                f"are moved by {eps:g}, {_shapes(out)} at them: it is not differentiable there (PyTorch: expected "
+                "`func` to return outputs with the same shape when inputs are perturbed)")
     if isinstance(u, tuple):
         diff: Any = tuple((p - m) / (2 * eps) for p, m in zip(plus, minus))
     else:
@@ -187,6 +193,10 @@ def _check(
         second = lambda *xs: directional(*xs)  # noqa: E731
         _check(second, [args[i] for i in nums], tuple(range(len(nums))), mode, order, level + 1,
                eps ** 0.75, rtol * 10, atol * 10, rng, arg_nums)
+
+
+def _shapes(out: Any) -> Any:
+    return tuple(np.shape(o) for o in out) if isinstance(out, tuple) else np.shape(out)
 
 
 def _merge(full: list[Any], nums: tuple[int, ...], xs: tuple[Any, ...]) -> list[Any]:

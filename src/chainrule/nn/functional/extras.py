@@ -101,6 +101,14 @@ def relu6(x: Any) -> Any:
     return hardtanh(x, 0.0, 6.0)
 
 
+def threshold(x: Any, threshold: float, value: float, inplace: bool = False) -> Any:
+    """PyTorch's ``F.threshold``: ``x`` where ``x > threshold``, else ``value`` (derivative 1 above, 0 at and
+    below). ``inplace=True`` gives the same values out of place (chainrule does not record in-place changes)."""
+    x = _floating("threshold", x)
+    v = _values(x)
+    return ew.where(v > threshold, x, np.full((), value, v.dtype))
+
+
 def softsign(x: Any) -> Any:
     """``x / (1 + |x|)``."""
     return ew.divide(x, ew.add(ew.abs(x), 1.0))
@@ -312,4 +320,4 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
 
 __all__ = ["leaky_relu", "elu", "selu", "celu", "hardtanh", "relu6", "softsign", "logsigmoid", "mish", "hardswish",
            "hardsigmoid", "glu", "l1_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy", "kl_div",
-           "normalize", "cosine_similarity", "one_hot", "pad"]
+           "normalize", "cosine_similarity", "one_hot", "pad", "threshold"]

@@ -34,6 +34,10 @@ METHODS = (
     "repeat_interleave", "t", "numel", "topk", "amax", "amin", "norm", "dist", "pow", "neg", "logit",
     "xlogy", "lerp", "addcmul", "mm", "bmm", "mv", "addmm", "baddbmm", "inverse", "det", "eq", "ne", "lt", "gt",
     "le", "ge",
+    # (the arithmetic and other methods PyTorch programs also call as torch.<name>(input, ...))
+    "sub", "mul", "div", "true_divide", "clone", "atan2", "asin", "acos", "atan", "lgamma", "digamma", "frac",
+    "addcdiv", "masked_select", "aminmax", "cummax", "kthvalue", "slogdet", "logdet", "pinverse", "matrix_power",
+    "unique",
 )
 
 
@@ -77,5 +81,31 @@ def is_tensor(obj: Any) -> bool:
     return isinstance(obj, Tensor)
 
 
-FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor)
+def var_mean(input: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:  # noqa: A002  (PyTorch's name)
+    """PyTorch's ``torch.var_mean(input, dim=None, *, correction=1, keepdim=False)``: ``(input.var(...),
+    input.mean(dim, keepdim))``, the variance unbiased by default as PyTorch's.
+
+    Example:
+        >>> import chainrule as cr
+        >>> [t.tolist() for t in cr.var_mean(cr.Tensor([[1.0, 3.0], [2.0, 6.0]]), dim=1)]
+        [[2.0, 8.0], [2.0, 4.0]]
+    """
+    return _spread_and_mean("var", input, args, kwargs)
+
+
+def std_mean(input: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:  # noqa: A002
+    """PyTorch's ``torch.std_mean``: ``(input.std(...), input.mean(dim, keepdim))``."""
+    return _spread_and_mean("std", input, args, kwargs)
+
+
+def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:  # noqa: A002,E501
+    value = input if is_value(input) else Tensor(input)
+    dim = args[0] if args else kwargs.get("dim")
+    keepdim = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
+    mean = value.mean(dim=dim, keepdim=keepdim) if dim is not None or keepdim else value.mean()
+    return getattr(value, name)(*args, **kwargs), mean
+
+
+FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor, var_mean=var_mean,
+                 std_mean=std_mean)
 FUNCTIONS.update(TOPLEVEL)  # randperm, normal, tril_indices, cdist...: PyTorch's functions that are not methods

@@ -184,6 +184,8 @@ def _grad_fn(self: Tensor) -> GradFn | None:
 
 tensor_method("grad_fn", property(_grad_fn, doc="PyTorch's ``grad_fn``: None for a leaf (or a tensor outside the "
                                               "graph), else the op that computed it (``t.op``)."))
+tensor_method("output_nr", property(lambda self: self._index or 0, doc="PyTorch's ``output_nr``: which output of "
+                                   "the op that computed it this tensor is (0 for a leaf or a single output)."))
 
 
 @tensor_method("half")
