@@ -118,6 +118,9 @@ def vmap(
         (3, 2)
     """
 
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
+
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         spec = in_axes
@@ -191,6 +194,18 @@ def _untraced_as_array(x: Any) -> Any:
     from ..transforms._common import _traced
 
     return x._data if isinstance(x, Tensor) and not _traced(x) else x
+
+
+def _check_axes_spec(spec: Any, what: str) -> None:
+    """Refuse, when vmap is built, an axes spec JAX refuses: a leaf that is not an int or None (a bool would
+    silently read as axis 0 or 1), or an in_axes dict for the whole argument list."""
+    if what == "in_axes" and isinstance(spec, dict):
+        raise TypeError(f"vmap: in_axes must be an int, None, or a tuple with one entry per positional argument, "
+                        f"got the dict {spec!r:.60}; for a dict argument write in_axes=({spec!r:.40},)")
+    for leaf in _pytree.flatten(spec, is_leaf=lambda x: x is None)[0]:
+        if leaf is not None and (isinstance(leaf, (bool, np.bool_)) or not isinstance(leaf, (int, np.integer))):
+            raise TypeError(f"vmap: {what} must be an int, None, or a tuple/list/dict of them, got "
+                            f"{type(leaf).__name__} {leaf!r:.40} in {what}={spec!r:.60}")
 
 
 def _check_result(x: Any) -> None:
