@@ -191,3 +191,41 @@ def test_custom_jvp_of_a_functools_partial():
     f.defjvp(lambda p, t: (f(*p), np.cos(p[0]) * p[1] * t[0] + np.sin(p[0]) * t[1]))
     assert f(0.5, 2.0) == np.sin(0.5) * 2.0 + 3.0
     assert np.isclose(cr.grad(f)(0.5, 2.0), np.cos(0.5) * 2.0)
+
+
+def test_float0_tangents_and_cotangents_of_integer_values():
+    # APITest.test_jvp_of_int_identity / test_jvp_of_int_add / test_vjp_of_int_shapes, CustomJVPTest.test_float0:
+    # JAX's float0 tangent of an integer input was refused ("inputs must be numbers")
+    float0 = np.dtype([("float0", np.void, 0)])
+    assert cr.jvp(lambda x: x, (1,), (np.zeros((), float0),)) == (1, 0.0)
+    out, tangent = cr.jvp(lambda x, i: x[i] * 2.0, (np.ones(3), 1), (np.array([1.0, 5.0, 7.0]), np.zeros((), float0)))
+    assert out == 2.0 and tangent == 10.0  # the integer stays an index
+    _, pullback = cr.vjp(lambda x, y: x * y, np.ones((2, 2)), 3.0)
+    gx, gy = pullback(np.zeros((2, 2), float0))
+    assert gx.tolist() == [[0.0, 0.0], [0.0, 0.0]] and gy == 0.0
+    with pytest.raises(ValueError, match=r"jvp: float0 tangent of shape \(3,\) for a primal of shape \(2,\)"):
+        cr.jvp(lambda x: x, (np.ones(2),), (np.zeros(3, float0),))
+
+
+def test_float0_tangent_matches_jax():
+    jax = _jax()
+    f0 = jax.dtypes.float0
+    args = (np.array([0.5, -1.0, 2.0]), 2)
+    tangents = (np.array([1.0, 2.0, 3.0]), np.zeros((), f0))
+    ours = cr.jvp(lambda x, i: np.sin(x[i]) * x, args, tangents)
+    theirs = jax.jvp(lambda x, i: jax.numpy.sin(x[i]) * x, args, tangents)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+
+
+def test_contractions_take_jax_precision():
+    # RematTest.test_remat_checkpoint_dots_*: jnp.dot(a, b, precision=...) and jnp.einsum(..., precision=...) were
+    # refused by chainrule.numpy (TypeError: unexpected keyword)
+    a = np.arange(6.0).reshape(2, 3)
+
+    def f(x):
+        return (cnp.sum(cnp.dot(a, x, precision="highest")) + cnp.einsum("ij,j->", a, x, precision=None)
+                + cnp.matmul(x, x, precision=None) + cnp.tensordot(x, x, axes=1, precision=None))
+
+    assert cr.grad(f)(np.ones(3)).tolist() == [3.0 + 3.0 + 2.0 + 2.0, 5.0 + 5.0 + 2.0 + 2.0, 7.0 + 7.0 + 2.0 + 2.0]
+    assert cr.vmap(lambda x: cnp.einsum("ij,j->i", a, x, precision="highest"))(np.ones((4, 3))).shape == (4, 2)

@@ -19,6 +19,7 @@ from ._common import (
     _check_leaves,
     _float,
     _input,
+    _is_float0,
     _lifted,
     _name,
     _output,
@@ -73,7 +74,13 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     return _pytree.unflatten(treedef, prim_out), _pytree.unflatten(treedef, tan_out)
 
 
-def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
+def _dual(primal: Any, tangent: Any, level: int) -> Any:
+    if _is_float0(tangent):
+        # JAX's tangent for an integer input: none; the primal goes in as it is
+        if np.shape(tangent) != np.shape(_as_array(primal, "jvp")):
+            raise ValueError(f"jvp: float0 tangent of shape {np.shape(tangent)} for a primal of shape "
+                             f"{np.shape(_as_array(primal, 'jvp'))}")
+        return primal
     x = _input(primal, _name.get("jvp"), reverse=False)
     t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
     if np.shape(t._data if isinstance(t, Tensor) else t) != x.shape:

@@ -15,6 +15,7 @@ from ..ops.pytorch.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
 from ._common import (
+    FLOAT0,
     _argnums,
     _as_array,
     _as_tensor,
@@ -24,6 +25,7 @@ from ._common import (
     _check_output,
     _float,
     _grads,
+    _is_float0,
     _lifted,
     _name,
     _named,
@@ -124,9 +126,6 @@ def grad(
         return (g, aux) if has_aux else g
 
     return wrapper
-
-
-FLOAT0 = np.dtype([("float0", np.void, 0)])  # JAX's dtype for the gradient of an integer input
 
 
 def _is_integer(x: Any) -> bool:
@@ -274,7 +273,10 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             shape = np.shape(o._data if isinstance(o, Tensor) else o)
             if np.shape(ct._data if isinstance(ct, Tensor) else ct) != shape:
                 raise ValueError(f"vjp: cotangent of shape {np.shape(ct)} for an output of shape {shape}")
-            seeds.append(ct if _traced(ct) else _float(_as_array(ct, "vjp")))
+            if _is_float0(ct):  # JAX's cotangent for an integer output: zeros
+                seeds.append(np.zeros(shape))
+            else:
+                seeds.append(ct if _traced(ct) else _float(_as_array(ct, "vjp")))
         with _transform():
             flat = _grads(out_tensors, seeds, fresh)
             results, k = [], 0
