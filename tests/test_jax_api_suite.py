@@ -229,3 +229,56 @@ def test_contractions_take_jax_precision():
 
     assert cr.grad(f)(np.ones(3)).tolist() == [3.0 + 3.0 + 2.0 + 2.0, 5.0 + 5.0 + 2.0 + 2.0, 7.0 + 7.0 + 2.0 + 2.0]
     assert cr.vmap(lambda x: cnp.einsum("ij,j->i", a, x, precision="highest"))(np.ones((4, 3))).shape == (4, 2)
+
+
+def test_custom_rules_closing_over_a_vmap_value_are_refused_with_the_fix():
+    # CustomJVPTest.test_closure_with_vmap2, CustomVJPTest.test_bwd_closes_over_tracer: a rule reading a batched
+    # value it closes over (not an argument) met vmap's generic "converted to a NumPy array" error
+    def closes_in_bwd(y):
+        @cr.custom_vjp
+        def f(x):
+            return 2.0 * cnp.sin(x)
+
+        f.defvjp(lambda x: (f(x), ()), lambda _, g: (2.0 * cnp.cos(y) * g,))
+        return cr.grad(f)(1.0)
+
+    with pytest.raises(NotImplementedError, match=r"custom_vjp f: its bwd reads a value batched by an enclosing vmap "
+                                                  r"that it closes over .* pass the value as an argument"):
+        cr.vmap(closes_in_bwd)(np.arange(3.0))
+
+    def closes_in_function(z):
+        def per_example(x):
+            @cr.custom_jvp
+            def g(y):
+                return x * y
+
+            g.defjvp(lambda p, t: (x * p[0], x * t[0]))
+            return g(z)
+
+        return cr.vmap(per_example)(np.arange(3.0))
+
+    with pytest.raises(NotImplementedError, match=r"custom_jvp g: its function reads a value batched by an "
+                                                  r"enclosing vmap"):
+        cr.jvp(closes_in_function, (1.0,), (2.0,))
+
+    # a call that is not differentiated records nothing, and runs (CustomVJPTest.test_closed_over_vmap_tracer)
+    def undifferentiated(x):
+        @cr.custom_vjp
+        def f(y):
+            return x * y
+
+        f.defvjp(lambda y: (f(y), cnp.cos(y)), lambda cos_y, g: (cos_y * g,))
+        return f(3.0)
+
+    assert cr.vmap(undifferentiated)(np.arange(3.0)).tolist() == [0.0, 3.0, 6.0]
+
+    # the fix the message gives: the value as an argument (nondiff if it needs no derivative)
+    def as_argument(y):
+        @functools.partial(cr.custom_vjp, nondiff_argnums=(0,))
+        def f(y, x):
+            return 2.0 * cnp.sin(x)
+
+        f.defvjp(lambda y, x: (f(y, x), ()), lambda y, _, g: (2.0 * cnp.cos(y) * g,))
+        return cr.grad(lambda x: f(y, x))(1.0)
+
+    np.testing.assert_allclose(cr.vmap(as_argument)(np.arange(3.0)), 2 * np.cos(np.arange(3.0)), rtol=1e-15)

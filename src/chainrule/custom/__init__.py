@@ -17,6 +17,7 @@ from .checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for
 from .jvp import (
     OwnedPrimitive,
     bind_positions,
+    check_closure,
     custom_jvp,  # noqa: F401  (re-exported: chainrule.custom_jvp)
     name_of,
     nondiff_numbers,
@@ -124,7 +125,11 @@ class custom_vjp:
         out_leaves = [o._data if isinstance(o, Tensor) else o for o in out_leaves]
         call = _Call(out_leaves, residuals, tuple(args[i] for i in sorted(nondiff)), diff_def, out_def, nondiff,
                      len(args), sizes)
-        results = apply(self._primitive(len(out_leaves)), tuple(diff_leaves), {"call": call})
+        try:
+            results = apply(self._primitive(len(out_leaves)), tuple(diff_leaves), {"call": call})
+        except TypeError:  # (a call that is not differentiated records nothing: it runs)
+            check_closure("custom_vjp", self.fn, args, out_leaves, "fwd")
+            raise
         return _pytree.unflatten(out_def, list(results) if len(out_leaves) > 1 else [results])
 
 
@@ -192,6 +197,7 @@ class _CustomVJP(OwnedPrimitive):
             grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
             if lift is None:
                 grads = tuple(_raw(g) for g in grads)
+                check_closure("custom_vjp", owner.fn, tuple(node.args or ()), _pytree.flatten(grads)[0], "bwd")
             n_diff = call.n_args - len(call.positions)
             if len(grads) != n_diff:  # JAX refuses it too: a gradient would land on the wrong argument
                 skipped = " not counting nondiff_argnums" if call.positions else ""

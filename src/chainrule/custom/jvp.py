@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import backprop
+from ..autodiff import batch_levels as _batching
 from ..autodiff.primitive import Primitive, apply
 from ..core import pytree as _pytree
 from ..core.state import enable_grad
@@ -102,7 +103,11 @@ class custom_jvp:
         n = len(out_leaves)
         if n not in self._primitives:
             self._primitives[n] = _CustomJVP(self, n)
-        results = apply(self._primitives[n], tuple(diff_leaves), {"call": call})
+        try:
+            results = apply(self._primitives[n], tuple(diff_leaves), {"call": call})
+        except TypeError:  # (a call that is not differentiated records nothing: it runs)
+            check_closure("custom_jvp", self.fn, args, out_leaves, "function")
+            raise
         return _pytree.unflatten(out_def, list(results) if n > 1 else [results])
 
 
@@ -134,6 +139,16 @@ def bind_positions(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.args
+
+
+def check_closure(kind: str, fn: Callable[..., Any], args: tuple[Any, ...], values: list[Any], rule: str) -> None:
+    """Raise the error for a differentiated call of a custom function whose ``rule`` gave a vmap-batched value though
+    no argument is batched: it reads a batched value it closes over, which the recorded call cannot hold."""
+    if _batching.open and any(_batching.is_batched(v) for v in values) and not _batching.batched_tree(args):
+        raise NotImplementedError(
+            f"{kind} {name_of(fn)}: its {rule} reads a value batched by an enclosing vmap that it closes over (no "
+            "argument of the call is batched); chainrule cannot record that call: pass the value as an argument "
+            "of the function instead (in nondiff_argnums if it needs no derivative)")
 
 
 def name_of(fn: Callable[..., Any]) -> str:
