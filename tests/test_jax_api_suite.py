@@ -282,3 +282,27 @@ def test_custom_rules_closing_over_a_vmap_value_are_refused_with_the_fix():
         return cr.grad(lambda x: f(y, x))(1.0)
 
     np.testing.assert_allclose(cr.vmap(as_argument)(np.arange(3.0)), 2 * np.cos(np.arange(3.0)), rtol=1e-15)
+
+
+def test_vmap_and_jax_spellings_of_batching():
+    # BatchingTest.testNumpyIndexing1: an index tuple holding a batched index (a[:, i]) was converted to a NumPy
+    # array (vmap's error) instead of batching; vmap(axis_name=...) (JAX's spelling) was refused
+    a = np.arange(24.0).reshape(2, 3, 4)
+    ind = np.array([[0, 1], [2, 0]])
+    for f in (lambda a, i: a[:, i], lambda a, i: a[..., i], lambda a, i: a[1, i[0]]):
+        want = np.stack([f(a, ind[k]) for k in range(2)])
+        np.testing.assert_array_equal(cr.vmap(f, (None, 0))(a, ind), want)
+        np.testing.assert_array_equal(cr.vmap(lambda i: f(cr.Tensor(a), i))(ind), want)  # noqa: B023
+    g = cr.vmap(cr.grad(lambda x, i: cnp.sum(x[:, i] ** 2)), (None, 0))(a, ind)
+    mask = np.isin(np.arange(3), ind[1])[None, :, None]
+    np.testing.assert_array_equal(g[1], np.where(mask, 2 * a, 0.0))
+    assert cr.vmap(lambda x: x * 2, axis_name="batch")(np.arange(3.0)).tolist() == [0.0, 2.0, 4.0]
+
+
+def test_vmap_tuple_index_matches_jax():
+    jax = _jax()
+    a = np.arange(24.0).reshape(2, 3, 4)
+    ind = np.array([[0, 1], [2, 0], [1, 1]])
+    ours = cr.vmap(cr.grad(lambda x, i: cnp.sum(cnp.sin(x[:, i]))), (None, 0))(a, ind)
+    theirs = jax.vmap(jax.grad(lambda x, i: jax.numpy.sum(jax.numpy.sin(x[:, i]))), (None, 0))(a, ind)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-14)

@@ -98,7 +98,8 @@ def _as_value(x: Any) -> Any:
 
 
 def vmap(
-    f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+    f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None, axis_size: int | None = None,
+    spmd_axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Vectorize ``f``, written for one example, over a batch axis of its arguments.
 
@@ -106,8 +107,9 @@ def vmap(
     the same for every example, negative ints count from the end), one entry per argument or a
     pytree prefix of the arguments; ``out_axes``: where the batch axis goes in the results.
     Keyword arguments are batched over axis 0. ``axis_size``: the batch size, needed only when no
-    argument is batched (as JAX's). The batch runs as whole-array NumPy calls (no loop
-    over examples); ``vmap`` nests and composes with ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
+    argument is batched (as JAX's). ``axis_name`` and ``spmd_axis_name`` are accepted for JAX code and
+    change nothing (chainrule has no collectives that would read them). The batch runs as whole-array
+    NumPy calls (no loop over examples); ``vmap`` nests and composes with ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
     ``jacrev`` and ``hessian`` in any order.
 
     Example:
