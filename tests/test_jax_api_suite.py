@@ -306,3 +306,19 @@ def test_vmap_tuple_index_matches_jax():
     ours = cr.vmap(cr.grad(lambda x, i: cnp.sum(cnp.sin(x[:, i]))), (None, 0))(a, ind)
     theirs = jax.vmap(jax.grad(lambda x, i: jax.numpy.sum(jax.numpy.sin(x[:, i]))), (None, 0))(a, ind)
     np.testing.assert_allclose(ours, theirs, rtol=1e-14)
+
+
+def test_jacobians_take_jax_positional_order():
+    # JAX's jacrev/jacfwd/hessian are (fun, argnums, has_aux, holomorphic): chainrule's had holomorphic third, so
+    # jax.jacrev(f, 0, True) (has_aux) silently meant holomorphic=True here
+    x = np.array([1.0, 2.0])
+    f = lambda x: (x ** 2, "aux")  # noqa: E731
+    for transform in (cr.jacrev, cr.jacfwd):
+        jac, aux = transform(f, 0, True)(x)
+        assert jac.tolist() == [[2.0, 0.0], [0.0, 4.0]] and aux == "aux"
+    h, aux = cr.hessian(lambda x: (cnp.sum(x ** 3), 1), 0, True)(x)
+    assert h.tolist() == [[6.0, 0.0], [0.0, 12.0]] and aux == 1
+    jac, aux = cr.jacobian(f, has_aux=True)(x)
+    assert jac.tolist() == [[2.0, 0.0], [0.0, 4.0]] and aux == "aux"
+    z = np.array([1.0 + 1.0j])
+    assert cr.jacrev(lambda z: z ** 2, 0, False, True)(z).tolist() == [[2.0 + 2.0j]]
