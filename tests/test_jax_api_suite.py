@@ -322,3 +322,15 @@ def test_jacobians_take_jax_positional_order():
     assert jac.tolist() == [[2.0, 0.0], [0.0, 4.0]] and aux == "aux"
     z = np.array([1.0 + 1.0j])
     assert cr.jacrev(lambda z: z ** 2, 0, False, True)(z).tolist() == [[2.0 + 2.0j]]
+
+
+def test_jax_tree_names():
+    # jax.tree.map / jax.tree.leaves (JAX's current spelling of tree_util's helpers) had no chainrule twin
+    params = {"w": np.array([1.0, 2.0]), "b": (0.5, None)}
+    grads = cr.grad(lambda p: cnp.sum(p["w"] ** 2) + p["b"][0])(params)
+    new = cr.tree.map(lambda p, g: p - 0.1 * g, params, grads)
+    assert new["w"].tolist() == [0.8, 1.6] and new["b"] == (0.4, None)
+    leaves, treedef = cr.tree.flatten(params)
+    assert cr.tree.unflatten(treedef, [1, 2]) == {"w": 2, "b": (1, None)} and cr.tree.leaves(params)[0] == 0.5
+    assert cr.tree.structure(params) == treedef and cr.tree.reduce(lambda a, b: a + b, [1, (2, 3)]) == 6
+    assert cr.tree.all([True, (1, None)]) and not cr.tree.all([True, 0])
