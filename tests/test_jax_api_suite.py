@@ -334,3 +334,38 @@ def test_jax_tree_names():
     assert cr.tree.unflatten(treedef, [1, 2]) == {"w": 2, "b": (1, None)} and cr.tree.leaves(params)[0] == 0.5
     assert cr.tree.structure(params) == treedef and cr.tree.reduce(lambda a, b: a + b, [1, (2, 3)]) == 6
     assert cr.tree.all([True, (1, None)]) and not cr.tree.all([True, 0])
+
+
+def test_tree_paths_and_partial():
+    # tree_util.tree_flatten_with_path / tree_map_with_path / keystr and tree_util.Partial (JAX's spellings, used
+    # for masks such as "no weight decay on biases") were missing
+    import collections
+
+    from chainrule.tree_util import DictKey, GetAttrKey, Partial, SequenceKey, keystr, tree_flatten_with_path
+
+    pair = collections.namedtuple("pair", "a b")
+    tree = {"w": [1.0, (2.0, None)], "b": pair(3.0, {"z": 4.0, "a": 5.0})}
+    pairs, treedef = tree_flatten_with_path(tree)
+    assert [keystr(p) for p, _ in pairs] == ["['b'].a", "['b'].b['a']", "['b'].b['z']", "['w'][0]", "['w'][1][0]"]
+    assert [x for _, x in pairs] == [3.0, 5.0, 4.0, 1.0, 2.0] and treedef == cr.tree.structure(tree)
+    assert pairs[0][0] == (DictKey("b"), GetAttrKey("a")) and pairs[3][0] == (DictKey("w"), SequenceKey(0))
+    assert keystr(pairs[1][0], simple=True, separator="/") == "b/b/a"
+    decayed = cr.tree.map_with_path(lambda p, x: x if keystr(p).startswith("['w']") else 0.0, tree)
+    assert decayed == {"w": [1.0, (2.0, None)], "b": pair(0.0, {"z": 0.0, "a": 0.0})}
+    scale = Partial(lambda s, x: s * x, 3.0)
+    assert cr.tree.leaves(scale) == [3.0] and scale(2.0) == 6.0
+    assert cr.grad(lambda p, x: p(x))(scale, 2.0).args == (2.0,)  # the bound argument is differentiated
+    assert cr.vmap(lambda p, x: p(x), in_axes=(None, 0))(scale, np.arange(3.0)).tolist() == [0.0, 3.0, 6.0]
+
+
+def test_tree_paths_match_jax():
+    jax = _jax()
+    import collections
+
+    from chainrule.tree_util import keystr, tree_leaves_with_path
+
+    pair = collections.namedtuple("pair", "a b")
+    tree = {"x": pair([1.0, {"k": 2.0}], None), "a": (3.0, [4.0]), "m": {"b": 5.0, "a": (6.0,)}}
+    ours = [(keystr(p), x) for p, x in tree_leaves_with_path(tree)]
+    theirs = [(jax.tree_util.keystr(p), x) for p, x in jax.tree_util.tree_leaves_with_path(tree)]
+    assert ours == theirs

@@ -16,13 +16,17 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
 from .core import pytree as _pytree
 
 __all__ = ["tree_all", "tree_flatten", "tree_leaves", "tree_map", "tree_reduce", "tree_structure", "tree_unflatten",
-           "register_pytree_node", "register_pytree_node_class", "register_dataclass"]
+           "register_pytree_node", "register_pytree_node_class", "register_dataclass", "tree_flatten_with_path",
+           "tree_leaves_with_path", "tree_map_with_path", "keystr", "SequenceKey", "DictKey", "GetAttrKey",
+           "FlattenedIndexKey", "Partial"]
 
 _NO_INITIALIZER = object()
 
@@ -202,3 +206,130 @@ def register_dataclass(nodetype: type, data_fields: Any = None, meta_fields: Any
 
     _pytree.register(nodetype, flatten, unflatten, names=data_fields)
     return nodetype
+
+
+# -- paths: where each leaf sits (JAX's key types, keystr, the *_with_path functions) --------------------------
+@dataclasses.dataclass(frozen=True)
+class SequenceKey:
+    """Entry ``idx`` of a tuple or list: ``[0]``."""
+
+    idx: int
+
+    def __str__(self) -> str:
+        return f"[{self.idx!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class DictKey:
+    """Entry ``key`` of a dict: ``['w']``."""
+
+    key: Any
+
+    def __str__(self) -> str:
+        return f"[{self.key!r}]"
+
+
+@dataclasses.dataclass(frozen=True)
+class GetAttrKey:
+    """Attribute ``name`` (a namedtuple's field, a registered dataclass's data field): ``.name``."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f".{self.name}"
+
+
+@dataclasses.dataclass(frozen=True)
+class FlattenedIndexKey:
+    """Child ``key`` of a registered node whose children have no names."""
+
+    key: int
+
+    def __str__(self) -> str:
+        return f"[<flat index {self.key}>]"
+
+
+def _keyed_children(node: Any) -> list[tuple[Any, Any]] | None:
+    """``(key, child)`` for each child of ``node`` in leaf order, or None for a leaf."""
+    if type(node) in _pytree.REGISTRY:
+        children, _ = _pytree._children(node)
+        names = _pytree.REGISTRY[type(node)][2]
+        return [(GetAttrKey(names[i]) if names else FlattenedIndexKey(i), c) for i, c in enumerate(children)]
+    if isinstance(node, tuple) and hasattr(node, "_fields"):
+        return [(GetAttrKey(name), c) for name, c in zip(node._fields, node)]
+    if isinstance(node, (tuple, list)):
+        return [(SequenceKey(i), c) for i, c in enumerate(node)]
+    if isinstance(node, dict):
+        return [(DictKey(k), node[k]) for k in _pytree.leaf_order(node)]
+    return None
+
+
+def tree_flatten_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None
+                           ) -> tuple[list[tuple[tuple[Any, ...], Any]], PyTreeDef]:
+    """``([(path, leaf), ...], treedef)``: ``tree_flatten``'s leaves, each with its path (a tuple of keys).
+
+    Example:
+        >>> from chainrule.tree_util import keystr, tree_flatten_with_path
+        >>> pairs, _ = tree_flatten_with_path({"w": [1.0, 2.0], "b": None})
+        >>> [(keystr(path), leaf) for path, leaf in pairs]
+        [("['w'][0]", 1.0), ("['w'][1]", 2.0)]
+    """
+    return tree_leaves_with_path(tree, is_leaf), tree_structure(tree, is_leaf)
+
+
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[tuple[tuple[Any, ...], Any]]:
+    """``[(path, leaf), ...]`` in leaf order (``tree_flatten_with_path`` without the structure)."""
+    found: list[tuple[tuple[Any, ...], Any]] = []
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), tree)]
+    while stack:
+        path, node = stack.pop()
+        if is_leaf is not None and is_leaf(node):
+            found.append((path, node))
+            continue
+        if node is None:
+            continue
+        children = _keyed_children(node)
+        if children is None:
+            found.append((path, node))
+        else:
+            stack.extend((path + (key,), child) for key, child in reversed(children))
+    return found
+
+
+def tree_map_with_path(f: Callable[..., Any], tree: Any, *rest: Any,
+                       is_leaf: Callable[[Any], bool] | None = None) -> Any:
+    """``tree_map`` where ``f`` gets each leaf's path first: ``f(path, leaf, *leaves_of_rest)``.
+
+    Example:
+        >>> from chainrule.tree_util import keystr, tree_map_with_path
+        >>> params = {"dense": {"w": 2.0, "b": 1.0}, "out": {"w": 3.0, "b": 0.5}}
+        >>> tree_map_with_path(lambda path, x: 0.0 if keystr(path).endswith("['b']") else x, params)
+        {'dense': {'w': 2.0, 'b': 0.0}, 'out': {'w': 3.0, 'b': 0.0}}
+    """
+    paths = iter([path for path, _ in tree_leaves_with_path(tree, is_leaf)])
+    return tree_map(lambda x, *xs: f(next(paths), x, *xs), tree, *rest, is_leaf=is_leaf)
+
+
+def keystr(keys: tuple[Any, ...], *, simple: bool = False, separator: str = "") -> str:
+    """A path as text: ``"['w'][0].bias"``; ``simple=True`` gives the bare keys joined by ``separator``."""
+    if not simple:
+        return separator.join(str(k) for k in keys)
+    return separator.join(str(getattr(k, next(iter(k.__dataclass_fields__)))) for k in keys)
+
+
+# -- Partial: a partial function that is a pytree (its bound arguments are children, the function static) ------
+class Partial(functools.partial):
+    """``functools.partial`` as a pytree, as JAX's: its bound arguments are the children, so a transform
+    differentiates or batches through them, and a Partial can be passed to or returned from one.
+
+    Example:
+        >>> import chainrule as cr
+        >>> from chainrule.tree_util import Partial
+        >>> scale = Partial(lambda s, x: s * x, 3.0)
+        >>> cr.grad(lambda p, x: p(x))(scale, 2.0).args
+        (2.0,)
+    """
+
+
+_pytree.register(Partial, lambda p: ((p.args, p.keywords), p.func),
+                 lambda func, children: Partial(func, *children[0], **children[1]))
