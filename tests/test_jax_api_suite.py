@@ -369,3 +369,43 @@ def test_tree_paths_match_jax():
     ours = [(keystr(p), x) for p, x in tree_leaves_with_path(tree)]
     theirs = [(jax.tree_util.keystr(p), x) for p, x in jax.tree_util.tree_leaves_with_path(tree)]
     assert ours == theirs
+
+
+def test_tree_util_structure_helpers_as_jax():
+    # TreeTest.testTreeMap (a first tree that is a prefix of the others), testFlattenUpTo*, testTranspose*,
+    # testStringRepresentation, register_static / register_pytree_with_keys: missing or refused
+    from chainrule import tree_util as tu
+
+    x = ((1, 2), (3, 4, 5))
+    y = (([3], None), ({"foo": "bar"}, 7, [5, 6]))
+    assert tu.tree_map(lambda *xs: tuple(xs), x, y) == (((1, [3]), (2, None)),
+                                                       ((3, {"foo": "bar"}), (4, 7), (5, [5, 6])))
+    treedef = tu.tree_structure({"a": 0, "b": (0, None)})
+    assert str(treedef) == "PyTreeDef({'a': *, 'b': (*, None)})"
+    assert treedef.flatten_up_to({"a": [1, 2], "b": ({"k": 3}, None)}) == [[1, 2], {"k": 3}]
+    assert treedef.unflatten([1, 2]) == {"a": 1, "b": (2, None)}
+    for wrong in ({"a": 1}, {"a": 1, "b": [2, None]}, {"a": 1, "b": (2, 3)}):  # keys, list for tuple, None
+        with pytest.raises(ValueError, match="flatten_up_to: the tree has"):
+            treedef.flatten_up_to(wrong)
+    per_example = [{"x": 1, "y": 2}, {"x": 3, "y": 4}]
+    outer, inner = tu.tree_structure([0, 0]), tu.tree_structure({"x": 0, "y": 0})
+    assert tu.tree_transpose(outer, inner, per_example) == {"x": [1, 3], "y": [2, 4]}
+    assert cr.tree.transpose(outer, None, per_example) == {"x": [1, 3], "y": [2, 4]}
+    assert tu.all_leaves([1, np.ones(2)]) and not tu.all_leaves([1, (2,)])
+
+    @tu.register_static
+    class Mode(str):
+        pass
+
+    g = cr.grad(lambda p: p["w"] * 2.0 if p["mode"] == "train" else 0.0)({"w": 1.0, "mode": Mode("train")})
+    assert g["w"] == 2.0 and g["mode"] == "train" and tu.tree_leaves({"m": Mode("a")}) == []
+
+    class Pair:
+        def __init__(self, left, right):
+            self.left, self.right = left, right
+
+    tu.register_pytree_with_keys(Pair, lambda p: (((tu.GetAttrKey("left"), p.left), (tu.GetAttrKey("right"), p.right)),
+                                                  None), lambda _, children: Pair(*children))
+    paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(Pair(1.0, {"k": 2.0}))]
+    assert paths == [".left", ".right['k']"]
+    assert cr.grad(lambda p: p.left * p.right["k"])(Pair(3.0, {"k": 2.0})).right == {"k": 3.0}

@@ -22,7 +22,8 @@ from .tree_util import tree_map as map  # noqa: A004
 from .tree_util import tree_map_with_path as map_with_path
 from .tree_util import tree_reduce as reduce
 from .tree_util import tree_structure as structure
+from .tree_util import tree_transpose as transpose
 from .tree_util import tree_unflatten as unflatten
 
 __all__ = ["all", "flatten", "flatten_with_path", "leaves", "leaves_with_path", "map", "map_with_path", "reduce",
-           "structure", "unflatten"]
+           "structure", "transpose", "unflatten"]
