@@ -409,3 +409,13 @@ def test_tree_util_structure_helpers_as_jax():
     paths = [tu.keystr(p) for p, _ in tu.tree_leaves_with_path(Pair(1.0, {"k": 2.0}))]
     assert paths == [".left", ".right['k']"]
     assert cr.grad(lambda p: p.left * p.right["k"])(Pair(3.0, {"k": 2.0})).right == {"k": 3.0}
+
+
+def test_an_integer_argument_used_as_an_index_says_how_to_keep_it_integer():
+    # APITest.test_vjp_of_int_index: vjp differentiates every argument, so an integer index became a float and the
+    # error named only the float index
+    with pytest.raises(IndexError, match=r"a float index is often an integer argument that a transform "
+                                         r"differentiates .* pass allow_int=True to grad"):
+        cr.vjp(lambda x, i: x[i], np.ones(2), 1)
+    out, pullback = cr.vjp(lambda x: x[1], np.ones(2) * 2)  # closed over, as the message says
+    assert out == 2.0 and pullback(1.0)[0].tolist() == [0.0, 1.0]
