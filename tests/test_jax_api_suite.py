@@ -35,6 +35,10 @@ def test_allow_int_leaves_integer_inputs_undifferentiated():
     # under vmap, and inside an outer grad (the integer stays an integer: an index, a multiplier)
     per_example = cr.vmap(cr.grad(lambda x, i: x[i] ** 2, allow_int=True))(np.full((3, 2), 3.0), np.array([0, 1, 1]))
     assert per_example.tolist() == [[6.0, 0.0], [0.0, 6.0], [0.0, 6.0]]
+    gx, gi = cr.vmap(cr.grad(lambda x, i: x[i] ** 2, argnums=(0, 1), allow_int=True))(np.full((3, 2), 3.0),
+                                                                                      np.array([0, 1, 1]))
+    assert gx.tolist() == [[6.0, 0.0], [0.0, 6.0], [0.0, 6.0]] and gi.dtype == float0 and gi.shape == (3,)
+    assert cr.value_and_grad(lambda i: i * 2.0, allow_int=True)(3) == (6.0, np.zeros((), float0))
     assert cr.grad(cr.grad(lambda x, i: x ** 3 * i, allow_int=True))(2.0, 3) == 36.0
     # without it chainrule differentiates integers as real numbers (HIPS autograd's rule)
     assert cr.grad(lambda x: x ** 2)(3) == 6.0

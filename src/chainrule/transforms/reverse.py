@@ -52,7 +52,7 @@ def value_and_grad(
     NumPy's structured dtype ``float0`` (equal to ``jax.dtypes.float0``).
     """
     if allow_int:
-        return _ints_held_out(lambda g: value_and_grad(g, argnums, has_aux, holomorphic), f, argnums)
+        return _ints_held_out(lambda g, nums: value_and_grad(g, nums, has_aux, holomorphic), f, argnums)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -129,23 +129,28 @@ def grad(
 
 
 def _is_integer(x: Any) -> bool:
-    if isinstance(x, Tensor):
-        return x._data.dtype.kind in "biu"
-    return isinstance(x, (bool, int, np.integer, np.bool_)) or (isinstance(x, np.ndarray) and x.dtype.kind in "biu")
+    """An integer or boolean number or array (a Tensor, or a batched value under vmap, too)."""
+    if isinstance(x, (bool, int, np.integer, np.bool_)):
+        return True
+    dtype = getattr(x, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.kind in "biu"
 
 
-def _ints_held_out(value_and_grad_of: Callable[[Callable[..., Any]], Callable[..., Any]], f: Callable[..., Any],
-                   argnums: int | Sequence[int]) -> Callable[..., Any]:
-    """``allow_int=True``: value_and_grad run with the integer leaves of the differentiated arguments taken out
-    (``f`` gets them back as they were), their gradients float0 zeros."""
+def _ints_held_out(value_and_grad_of: Callable[[Callable[..., Any], tuple[int, ...]], Callable[..., Any]],
+                   f: Callable[..., Any], argnums: int | Sequence[int]) -> Callable[..., Any]:
+    """``allow_int=True``: value_and_grad (``value_and_grad_of(f, argnums)``) run with the integer leaves of the
+    differentiated arguments taken out (``f`` gets them back as they were), their gradients float0 zeros. An
+    argument that is all integers is not differentiated at all (under vmap too)."""
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums(argnums, len(args), "grad")
         split = {i: _pytree.flatten(args[i]) for i in nums}
         held = {i: [_is_integer(leaf) for leaf in leaves] for i, (leaves, _) in split.items()}
+        mixed = [i for i in nums if not (held[i] and all(held[i]))]  # the arguments with something to differentiate
         floats = list(args)
-        for i, (leaves, treedef) in split.items():  # an integer leaf becomes None: an empty subtree
+        for i in mixed:  # an integer leaf becomes None: an empty subtree
+            leaves, treedef = split[i]
             floats[i] = _pytree.unflatten(treedef, [None if h else x for x, h in zip(leaves, held[i])])
 
         def rejoin(i: int, tree: Any, ints: Callable[[Any], Any]) -> Any:
@@ -154,11 +159,14 @@ def _ints_held_out(value_and_grad_of: Callable[[Callable[..., Any]], Callable[..
             return _pytree.unflatten(treedef, [ints(x) if h else next(rest) for x, h in zip(leaves, held[i])])
 
         def with_ints(*a: Any, **kw: Any) -> Any:
-            return f(*[rejoin(i, x, lambda leaf: leaf) if i in split else x for i, x in enumerate(a)], **kw)
+            return f(*[rejoin(i, x, lambda leaf: leaf) if i in mixed else x for i, x in enumerate(a)], **kw)
 
-        value, g = value_and_grad_of(with_ints)(*floats, **kwargs)
-        gs = (g,) if isinstance(argnums, int) else g
-        gs = tuple(rejoin(i, gi, lambda leaf: np.zeros(np.shape(leaf), FLOAT0)) for i, gi in zip(nums, gs))
+        if mixed:
+            value, g = value_and_grad_of(with_ints, tuple(mixed))(*floats, **kwargs)
+        else:  # nothing to differentiate: the value (and aux) from a plain call
+            (value, _), g = value_and_grad_of(lambda *a, **kw: f(*args, **kwargs), ())(0.0), ()
+        found = dict(zip(mixed, g))
+        gs = tuple(rejoin(i, found.get(i), lambda leaf: np.zeros(getattr(leaf, "shape", ()), FLOAT0)) for i in nums)
         return value, (gs[0] if isinstance(argnums, int) else gs)
 
     return wrapper
