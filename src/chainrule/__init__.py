@@ -107,6 +107,7 @@ _DTYPES = {
 _SUBMODULES = {
     "autograd", "nn", "optim", "graph", "plot", "optimize", "transforms", "numpy", "data", "custom",
     "linalg", "special", "batching", "fft", "tree_util", "amp", "backends",
+    "tree",  # jax.tree's names: tree.map, tree.leaves, ...
     "utils",  # torch.utils.data's path: chainrule.utils.data is chainrule.data
     "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
 }
@@ -130,6 +131,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         plot,
         special,
         transforms,
+        tree,
         tree_util,
         utils,
     )

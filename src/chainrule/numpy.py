@@ -213,6 +213,24 @@ for _name in ("zeros_like", "ones_like", "full_like", "empty_like"):
     if _name in globals():
         globals()[_name] = _like(_name)
 
+
+
+def _takes_precision(name: str) -> Any:
+    """JAX's ``jnp.dot(a, b, precision=...)`` and the other contractions: ``precision`` is accepted and changes
+    nothing (NumPy computes at the inputs' full precision, JAX's ``"highest"``)."""
+    fn = globals()[name]
+
+    @_functools.wraps(fn)
+    def contraction(*args: Any, precision: Any = None, **kwargs: Any) -> Any:
+        return fn(*args, **kwargs)
+
+    return contraction
+
+
+for _name in ("dot", "matmul", "einsum", "tensordot", "inner", "vdot"):
+    if _name in globals():
+        globals()[_name] = _takes_precision(_name)
+
 __all__ = sorted([*FUNCTIONS, *(n for n in _PASSTHROUGH if hasattr(_np, n)), "array", "asarray", "fft", "linalg", "r_",
                   "c_"])
 

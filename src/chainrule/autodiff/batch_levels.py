@@ -58,13 +58,14 @@ def is_value(x: Any) -> bool:
 
 
 def batched_in(args: tuple[Any, ...], kw: dict[str, Any]) -> bool:
-    """True if a batched value is among ``args`` (or one level inside a tuple or list) or ``kw``'s values."""
-    for a in args:
+    """True if a batched value is among ``args`` or ``kw``'s values (or one level inside a tuple or list: an index
+    ``x[:, i]`` with ``i`` batched)."""
+    for a in (*args, *kw.values()) if kw else args:
         if isinstance(a, BATCHED):
             return True
         if isinstance(a, (tuple, list)) and any(isinstance(b, BATCHED) for b in a):
             return True
-    return any(isinstance(v, BATCHED) for v in kw.values()) if kw else False
+    return False
 
 
 def batched_tree(tree: Any) -> bool:

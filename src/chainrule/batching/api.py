@@ -98,7 +98,8 @@ def _as_value(x: Any) -> Any:
 
 
 def vmap(
-    f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_size: int | None = None
+    f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None, axis_size: int | None = None,
+    spmd_axis_name: Any = None,
 ) -> Callable[..., Any]:
     """Vectorize ``f``, written for one example, over a batch axis of its arguments.
 
@@ -106,8 +107,9 @@ def vmap(
     the same for every example, negative ints count from the end), one entry per argument or a
     pytree prefix of the arguments; ``out_axes``: where the batch axis goes in the results.
     Keyword arguments are batched over axis 0. ``axis_size``: the batch size, needed only when no
-    argument is batched (as JAX's). The batch runs as whole-array NumPy calls (no loop
-    over examples); ``vmap`` nests and composes with ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
+    argument is batched (as JAX's). ``axis_name`` and ``spmd_axis_name`` are accepted for JAX code and
+    change nothing (chainrule has no collectives that would read them). The batch runs as whole-array
+    NumPy calls (no loop over examples); ``vmap`` nests and composes with ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
     ``jacrev`` and ``hessian`` in any order.
 
     Example:
@@ -117,6 +119,9 @@ def vmap(
         >>> cr.vmap(cr.grad(f), in_axes=(0, None))(xs, np.array([1.0, 2.0])).shape  # per-example gradients
         (3, 2)
     """
+
+    _check_axes_spec(in_axes, "in_axes")
+    _check_axes_spec(out_axes, "out_axes")
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -191,6 +196,18 @@ def _untraced_as_array(x: Any) -> Any:
     from ..transforms._common import _traced
 
     return x._data if isinstance(x, Tensor) and not _traced(x) else x
+
+
+def _check_axes_spec(spec: Any, what: str) -> None:
+    """Refuse, when vmap is built, an axes spec JAX refuses: a leaf that is not an int or None (a bool would
+    silently read as axis 0 or 1), or an in_axes dict for the whole argument list."""
+    if what == "in_axes" and isinstance(spec, dict):
+        raise TypeError(f"vmap: in_axes must be an int, None, or a tuple with one entry per positional argument, "
+                        f"got the dict {spec!r:.60}; for a dict argument write in_axes=({spec!r:.40},)")
+    for leaf in _pytree.flatten(spec, is_leaf=lambda x: x is None)[0]:
+        if leaf is not None and (isinstance(leaf, (bool, np.bool_)) or not isinstance(leaf, (int, np.integer))):
+            raise TypeError(f"vmap: {what} must be an int, None, or a tuple/list/dict of them, got "
+                            f"{type(leaf).__name__} {leaf!r:.40} in {what}={spec!r:.60}")
 
 
 def _check_result(x: Any) -> None:

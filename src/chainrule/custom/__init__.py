@@ -18,7 +18,10 @@ from .checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for
 from .jvp import (
     OwnedPrimitive,
     bind_positions,
+    check_closure,
     custom_jvp,  # noqa: F401  (re-exported: chainrule.custom_jvp)
+    name_of,
+    nondiff_numbers,
     nondiff_positions,
 )
 
@@ -62,9 +65,10 @@ class custom_vjp:
         1.0
     """
 
-    def __init__(self, fn: Callable[..., Any], nondiff_argnums: tuple[int, ...] = ()) -> None:
+    def __init__(self, fn: Callable[..., Any], nondiff_argnums: tuple[int, ...] = (),
+                 nondiff_argnames: tuple[str, ...] = ()) -> None:
         self.fn = fn
-        self.nondiff_argnums = tuple(sorted(int(i) for i in nondiff_argnums))
+        self.nondiff_argnums = nondiff_numbers("custom_vjp", fn, nondiff_argnums, nondiff_argnames)
         self.fwd: Callable[..., Any] | None = None
         self.bwd: Callable[..., Any] | None = None
         self.jvp: Callable[..., Any] | None = None
@@ -82,7 +86,12 @@ class custom_vjp:
             self._primitives[n_outputs] = _CustomVJP(self, n_outputs)
         return self._primitives[n_outputs]
 
-    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
+    def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], symbolic_zeros: bool = False,
+               optimize_remat: bool = False) -> None:
+        """Set the rules. ``optimize_remat`` (a JAX memory hint) is accepted and changes nothing here."""
+        if symbolic_zeros:
+            raise NotImplementedError(f"custom_vjp {name_of(self.fn)}: symbolic_zeros=True is not supported; fwd "
+                                      "gets plain arrays and bwd's cotangents for outputs with none are zeros")
         self.fwd, self.bwd = fwd, bwd
 
     def defjvp(self, jvp: Callable[..., Any]) -> Callable[..., Any]:
@@ -97,7 +106,7 @@ class custom_vjp:
         finally:
             self._in_rule -= 1
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise TypeError(f"custom_vjp {self.fn.__name__}: fwd must return a pair (output, residuals), "
+            raise TypeError(f"custom_vjp {name_of(self.fn)}: fwd must return a pair (output, residuals), "
                             f"but it returned {type(result).__name__}")
         return result[0], result[1]
 
@@ -106,7 +115,7 @@ class custom_vjp:
         if self._in_rule:
             return self.fn(*args)
         if self.fwd is None or self.bwd is None:
-            raise TypeError(f"custom_vjp {self.fn.__name__}: call defvjp(fwd, bwd) before using it")
+            raise TypeError(f"custom_vjp {name_of(self.fn)}: call defvjp(fwd, bwd) before using it")
         nondiff = nondiff_positions("custom_vjp", self.fn, self.nondiff_argnums, len(args))
         diff_args = tuple(a for i, a in enumerate(args) if i not in nondiff)
         diff_leaves, diff_def = _pytree.flatten(diff_args)
@@ -118,7 +127,11 @@ class custom_vjp:
         out_leaves = [o._data if isinstance(o, Tensor) else o for o in out_leaves]
         call = _Call(out_leaves, residuals, tuple(args[i] for i in sorted(nondiff)), diff_def, out_def, nondiff,
                      len(args), sizes)
-        results = apply(self._primitive(len(out_leaves)), tuple(diff_leaves), {"call": call})
+        try:
+            results = apply(self._primitive(len(out_leaves)), tuple(diff_leaves), {"call": call})
+        except TypeError:  # (a call that is not differentiated records nothing: it runs)
+            check_closure("custom_vjp", self.fn, args, out_leaves, "fwd")
+            raise
         return _pytree.unflatten(out_def, list(results) if len(out_leaves) > 1 else [results])
 
 
@@ -180,19 +193,21 @@ class _CustomVJP(OwnedPrimitive):
                 # written with NumPy functions) depend on them; with the stored residuals the
                 # gradient would be a constant and every further derivative silently 0
                 _, residuals = owner.run_fwd(call.all_args(list(lift(node)[1])))
-            else:
-                residuals = call.residuals
-                ct = _pytree.unflatten(_pytree.flatten(ct)[1], [c._data if isinstance(c, Tensor) else c
-                                                                for c in _pytree.flatten(ct)[0]])
+            else:  # first order: plain arrays in and out (an example's residuals under vmap may be Tensors)
+                residuals, ct = _raw(call.residuals), _raw(ct)
             grads = owner.bwd(*call.nondiff, residuals, ct)
             grads = tuple(grads) if isinstance(grads, (tuple, list)) else (grads,)
+            if lift is None:
+                grads = tuple(_raw(g) for g in grads)
+                check_closure("custom_vjp", owner.fn, tuple(node.args or ()), _pytree.flatten(grads)[0], "bwd")
             n_diff = call.n_args - len(call.positions)
             if len(grads) != n_diff:  # JAX refuses it too: a gradient would land on the wrong argument
                 skipped = " not counting nondiff_argnums" if call.positions else ""
                 raise TypeError(f"custom_vjp {self.name}: bwd returned {len(grads)} gradient(s) for a call with "
                                 f"{n_diff} argument(s){skipped}; return a tuple with one gradient per argument "
                                 "(None for an argument with no gradient)")
-            call.cache = (g, _grad_leaves(self.name, grads, call.sizes, None if owner.keeps_none else 0.0))
+            call.cache = (g, _grad_leaves(self.name, grads, call.diff_def, call.sizes,
+                                          None if owner.keeps_none else 0.0))
         return call.cache[1][argnum]  # the sweep reduces it to the argument's shape and dtype
 
     def jvp(self, argnum: int, t: Any, ans: Any, args: Any, kw: dict[str, Any]) -> Any:
@@ -221,6 +236,12 @@ class _CustomVJP(OwnedPrimitive):
         return True
 
 
+def _raw(tree: Any) -> Any:
+    """``tree`` with each Tensor leaf replaced by its array."""
+    leaves, treedef = _pytree.flatten(tree)
+    return _pytree.unflatten(treedef, [x._data if isinstance(x, Tensor) else x for x in leaves])
+
+
 def _same(a: Any, b: Any) -> bool:
     """The same cotangent (the sweep hands one node's rule the same object for each argument)."""
     if isinstance(a, tuple) and isinstance(b, tuple):
@@ -228,19 +249,41 @@ def _same(a: Any, b: Any) -> bool:
     return a is b
 
 
-def _grad_leaves(name: str, grads: tuple[Any, ...], sizes: tuple[int, ...], none: Any = 0.0) -> list[Any]:
+def _grad_leaves(name: str, grads: tuple[Any, ...], diff_def: Any, sizes: tuple[int, ...],
+                 none: Any = 0.0) -> list[Any]:
     """bwd's gradients (one pytree per differentiated argument, ``sizes[k]`` leaves in argument k) as one
-    gradient per argument leaf (``none`` for a None: zero, or None, which the sweep reads as no gradient)."""
+    gradient per argument leaf. As in JAX, a None anywhere in a gradient stands for zeros of that subtree
+    (``none`` for each of its leaves: zero, or None, which the sweep reads as no gradient)."""
+    args = _pytree.unflatten(diff_def, [0.0] * sum(sizes))  # the arguments' structure
     leaves: list[Any] = []
-    for k, (grad, n) in enumerate(zip(grads, sizes)):
-        if grad is None:
-            leaves.extend([none] * n)
-            continue
-        got = _pytree.flatten(grad)[0]
-        if len(got) != n:
-            raise TypeError(f"custom_vjp {name}: bwd's gradient for differentiated argument {k} has {len(got)} "
-                            f"leaves, the argument {n}; give it the argument's structure")
-        leaves.extend(none if x is None else x for x in got)
+    for k, (grad, arg) in enumerate(zip(grads, args)):
+        got = _laid_over(grad, arg, none)
+        if got is None:
+            raise TypeError(f"custom_vjp {name}: bwd's gradient for differentiated argument {k} has structure "
+                            f"{_pytree.describe(_pytree.flatten(grad)[1])}, the argument "
+                            f"{_pytree.describe(_pytree.flatten(arg)[1])}; give it the argument's structure "
+                            "(None for zeros)")
+        leaves.extend(got)
+    return leaves
+
+
+def _laid_over(grad: Any, arg: Any, none: Any = 0.0) -> list[Any] | None:
+    """The leaves of ``grad`` for those of ``arg`` (``none`` for each under a None), or None if the structures
+    differ."""
+    if grad is None:
+        return [none] * len(_pytree.flatten(arg)[0])
+    arg_kids, arg_def = _pytree.flatten(arg, is_leaf=lambda x: x is not arg)  # one level: the children
+    grad_kids, grad_def = _pytree.flatten(grad, is_leaf=lambda x: x is not grad)
+    if arg_def[0] == "leaf" or grad_def[0] == "leaf":
+        return [grad] if arg_def[0] == grad_def[0] else None
+    if not _pytree.same_structure(arg_def, grad_def):
+        return None
+    leaves: list[Any] = []
+    for g, a in zip(grad_kids, arg_kids):
+        got = _laid_over(g, a, none)
+        if got is None:
+            return None
+        leaves.extend(got)
     return leaves
 
 

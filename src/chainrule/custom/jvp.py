@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import backprop
+from ..autodiff import batch_levels as _batching
 from ..autodiff.primitive import Primitive, apply
 from ..core import pytree as _pytree
 from ..core.device import as_array
@@ -48,9 +49,10 @@ class custom_jvp:
         1.0
     """
 
-    def __init__(self, fn: Callable[..., Any], nondiff_argnums: tuple[int, ...] = ()) -> None:
+    def __init__(self, fn: Callable[..., Any], nondiff_argnums: tuple[int, ...] = (),
+                 nondiff_argnames: tuple[str, ...] = ()) -> None:
         self.fn = fn
-        self.nondiff_argnums = tuple(sorted(int(i) for i in nondiff_argnums))
+        self.nondiff_argnums = nondiff_numbers("custom_jvp", fn, nondiff_argnums, nondiff_argnames)
         self.jvp: Callable[..., Any] | None = None
         self._in_rule = 0  # > 0 while the rule runs: a call of f from inside it is a plain call of fn
         self._primitives: dict[int, _CustomJVP] = {}
@@ -58,7 +60,7 @@ class custom_jvp:
 
     def defjvp(self, jvp: Callable[..., Any], symbolic_zeros: bool = False) -> Callable[..., Any]:
         if symbolic_zeros:
-            raise NotImplementedError(f"custom_jvp {self.fn.__name__}: symbolic_zeros=True is not supported; "
+            raise NotImplementedError(f"custom_jvp {name_of(self.fn)}: symbolic_zeros=True is not supported; "
                                       "tangents of arguments with no tangent are passed as arrays of zeros")
         self.jvp = jvp
         return jvp
@@ -82,7 +84,7 @@ class custom_jvp:
         finally:
             self._in_rule -= 1
         if not (isinstance(result, (tuple, list)) and len(result) == 2):
-            raise TypeError(f"custom_jvp {self.fn.__name__}: the jvp rule must return a pair (primal_out, "
+            raise TypeError(f"custom_jvp {name_of(self.fn)}: the jvp rule must return a pair (primal_out, "
                             f"tangent_out), but it returned {type(result).__name__}")
         return result[1]
 
@@ -91,7 +93,7 @@ class custom_jvp:
         if self._in_rule:
             return self.fn(*args)
         if self.jvp is None:
-            raise TypeError(f"custom_jvp {self.fn.__name__}: call defjvp(jvp) before using it")
+            raise TypeError(f"custom_jvp {name_of(self.fn)}: call defjvp(jvp) before using it")
         positions = nondiff_positions("custom_jvp", self.fn, self.nondiff_argnums, len(args))
         diff_leaves, diff_def = _pytree.flatten(tuple(a for i, a in enumerate(args) if i not in positions))
         leaves, treedef = _pytree.flatten(args)
@@ -102,7 +104,11 @@ class custom_jvp:
         n = len(out_leaves)
         if n not in self._primitives:
             self._primitives[n] = _CustomJVP(self, n)
-        results = apply(self._primitives[n], tuple(diff_leaves), {"call": call})
+        try:
+            results = apply(self._primitives[n], tuple(diff_leaves), {"call": call})
+        except TypeError:  # (a call that is not differentiated records nothing: it runs)
+            check_closure("custom_jvp", self.fn, args, out_leaves, "function")
+            raise
         return _pytree.unflatten(out_def, list(results) if n > 1 else [results])
 
 
@@ -136,11 +142,43 @@ def bind_positions(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[s
     return bound.args
 
 
+def check_closure(kind: str, fn: Callable[..., Any], args: tuple[Any, ...], values: list[Any], rule: str) -> None:
+    """Raise the error for a differentiated call of a custom function whose ``rule`` gave a vmap-batched value though
+    no argument is batched: it reads a batched value it closes over, which the recorded call cannot hold."""
+    if _batching.open and any(_batching.is_batched(v) for v in values) and not _batching.batched_tree(args):
+        raise NotImplementedError(
+            f"{kind} {name_of(fn)}: its {rule} reads a value batched by an enclosing vmap that it closes over (no "
+            "argument of the call is batched); chainrule cannot record that call: pass the value as an argument "
+            "of the function instead (in nondiff_argnums if it needs no derivative)")
+
+
+def name_of(fn: Callable[..., Any]) -> str:
+    """A function's name for messages (a ``functools.partial`` has none of its own: its function's)."""
+    while isinstance(fn, functools.partial):
+        fn = fn.func
+    return getattr(fn, "__name__", type(fn).__name__)
+
+
+def nondiff_numbers(kind: str, fn: Callable[..., Any], nondiff_argnums: Any, nondiff_argnames: Any) -> tuple[int, ...]:
+    """``nondiff_argnums`` with the positions of ``nondiff_argnames`` (JAX's spelling by name) added, sorted."""
+    nums = {int(i) for i in nondiff_argnums}
+    if nondiff_argnames:
+        names = [nondiff_argnames] if isinstance(nondiff_argnames, str) else list(nondiff_argnames)
+        params = [p.name for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        for name in names:
+            if name not in params:
+                raise ValueError(f"{kind} {name_of(fn)}: nondiff_argnames names {name!r}, which is "
+                                 f"not a positional parameter of the function (its parameters: {params})")
+            nums.add(params.index(name))
+    return tuple(sorted(nums))
+
+
 def nondiff_positions(kind: str, fn: Callable[..., Any], nondiff_argnums: tuple[int, ...], n: int) -> set[int]:
     """The positions ``nondiff_argnums`` name in a call with ``n`` arguments (negative ones counted from the end)."""
     for i in nondiff_argnums:
         if not -n <= i < n:
-            raise ValueError(f"{kind} {fn.__name__}: nondiff_argnums {nondiff_argnums} out of range for a call with "
+            raise ValueError(f"{kind} {name_of(fn)}: nondiff_argnums {nondiff_argnums} out of range for a call with "
                              f"{n} argument(s)")
     return {i % n for i in nondiff_argnums}
 
@@ -153,7 +191,7 @@ class OwnedPrimitive(Primitive):
 
     def __init__(self, owner: Any, n_outputs: int) -> None:
         fn = (lambda *a, call: call.out[0]) if n_outputs == 1 else (lambda *a, call: tuple(call.out))
-        super().__init__(owner.fn.__name__, fn, register=False, n_outputs=n_outputs)
+        super().__init__(name_of(owner.fn), fn, register=False, n_outputs=n_outputs)
         self.owner = owner
 
 
@@ -167,11 +205,26 @@ class _CustomJVP(OwnedPrimitive):
         tangents = [t if i == argnum else np.zeros_like(_float(a)) for i, a in enumerate(args)]
         # ``args`` are Tensors when outer derivatives are being traced (then the rule is recorded too)
         out = self.owner.run_rule(call.nondiff, call.primals(list(args)), call.primals(tangents))
+        leaves = self._tangent_leaves(call, out)
+        return leaves[0] if self.n_outputs == 1 else tuple(leaves)
+
+    def _tangent_leaves(self, call: _JvpCall, out: Any) -> list[Any]:
+        """The leaves of the rule's tangent output, checked against the function's output."""
         leaves = _pytree.flatten(out)[0]
         if len(leaves) != self.n_outputs:
             raise TypeError(f"custom_jvp {self.name}: the rule's tangent output has {len(leaves)} leaves, the "
                             f"function's output {self.n_outputs}; give it the output's structure")
-        return leaves[0] if self.n_outputs == 1 else tuple(leaves)
+        for k, (tangent, primal) in enumerate(zip(leaves, call.out)):
+            shapes = _shape_of(tangent), _shape_of(primal)
+            if None in shapes or shapes[0] == shapes[1]:
+                continue
+            # a tangent may broadcast (a 0.0 for no change), never change the output's shape
+            if np.broadcast_shapes(*shapes) != shapes[1]:
+                where = "" if self.n_outputs == 1 else f" for output {k}"
+                raise TypeError(f"custom_jvp {self.name}: the rule's tangent output{where} has shape {shapes[0]}, "
+                                f"the function's output {shapes[1]}; the tangent must have the output's shape")
+            leaves[k] = np.broadcast_to(tangent, shapes[1])
+        return leaves
 
     def vjp(self, argnum: int, g: Any, node: Any, lift: Any) -> Any:
         call = node.kw["call"]
@@ -189,8 +242,9 @@ class _CustomJVP(OwnedPrimitive):
                 z._requires_grad = True
                 zeros.append(z)
             out = self.owner.run_rule(call.nondiff, call.primals(primal_leaves), call.primals(list(zeros)))
+            leaves = self._tangent_leaves(call, out)  # (a broadcast tangent is broadcast here, recorded)
         gs = list(g) if self.n_outputs > 1 else [g]
-        pairs = [(o, c) for o, c in zip(_pytree.flatten(out)[0], gs)
+        pairs = [(o, c) for o, c in zip(leaves, gs)
                  if c is not None and isinstance(o, Tensor) and o._requires_grad]
         if not pairs:
             return [np.zeros_like(_float(p)) for p in primal_leaves]
@@ -200,6 +254,15 @@ class _CustomJVP(OwnedPrimitive):
 
     def has_vjp(self) -> bool:
         return True
+
+
+def _shape_of(x: Any) -> tuple[int, ...] | None:
+    """The shape of an array, Tensor or number; None for another value (a batched one under vmap)."""
+    if isinstance(x, Tensor):
+        return x._data.shape
+    if isinstance(x, (np.ndarray, np.generic, int, float, complex)):
+        return np.shape(x)
+    return None
 
 
 def _float(x: Any) -> np.ndarray:

@@ -375,7 +375,13 @@ def getitem(x: Any, index: Any) -> Any:
     try:
         return _getitem(x, index=index)
     except IndexError as e:
-        raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {shape_of(x)} ({e})") from None
+        items = index if isinstance(index, tuple) else (index,)
+        hint = ""
+        if any(isinstance(i, np.ndarray) and i.dtype.kind == "f" for i in items):
+            hint = ("; a float index is often an integer argument that a transform differentiates (grad, vjp and "
+                    "jvp make such arguments floats): keep it out of argnums, close over it, or pass "
+                    "allow_int=True to grad")
+        raise IndexError(f"getitem: index {index!r} does not fit a tensor of shape {shape_of(x)} ({e}){hint}") from None
 
 
 @op(numpy=np.take, cases="none", method={"take": lambda self, indices, axis=None: take(self, indices, axis)})

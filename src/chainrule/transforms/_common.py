@@ -63,6 +63,13 @@ def _traced(t: Any) -> bool:
     )
 
 
+FLOAT0 = np.dtype([("float0", np.void, 0)])  # JAX's dtype for the tangent of an integer value (jax.dtypes.float0)
+
+
+def _is_float0(x: Any) -> bool:
+    return isinstance(x, np.ndarray) and x.dtype == FLOAT0
+
+
 def _as_array(x: Any, what: str) -> np.ndarray:
     if isinstance(x, Scalar):
         return np.asarray(x.data)

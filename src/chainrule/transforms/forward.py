@@ -19,6 +19,7 @@ from ._common import (
     _check_leaves,
     _float,
     _input,
+    _is_float0,
     _lifted,
     _name,
     _output,
@@ -73,7 +74,13 @@ def jvp(f: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], 
     return _pytree.unflatten(treedef, prim_out), _pytree.unflatten(treedef, tan_out)
 
 
-def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
+def _dual(primal: Any, tangent: Any, level: int) -> Any:
+    if _is_float0(tangent):
+        # JAX's tangent for an integer input: none; the primal goes in as it is
+        if np.shape(tangent) != np.shape(_as_array(primal, "jvp")):
+            raise ValueError(f"jvp: float0 tangent of shape {np.shape(tangent)} for a primal of shape "
+                             f"{np.shape(_as_array(primal, 'jvp'))}")
+        return primal
     x = _input(primal, _name.get("jvp"), reverse=False)
     t = tangent if _traced(tangent) else _as_array(tangent, "jvp")
     if np.shape(t._data if isinstance(t, Tensor) else t) != x.shape:
@@ -92,7 +99,22 @@ def _dual(primal: Any, tangent: Any, level: int) -> Tensor:
     return x
 
 
-def linearize(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``."""
+def linearize(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(f(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``.
+
+    With ``has_aux=True`` (as JAX), ``f`` returns ``(output, aux)`` and the result is ``(output, f_jvp, aux)``.
+
+    Example:
+        >>> import chainrule as cr
+        >>> out, f_jvp, aux = cr.linearize(lambda x: (x ** 2, x > 0), 3.0, has_aux=True)
+        >>> out, f_jvp(1.0), aux
+        (9.0, 6.0, True)
+    """
+    if has_aux:
+        result = f(*primals)
+        if not (isinstance(result, (tuple, list)) and len(result) == 2):
+            raise TypeError(f"linearize: with has_aux=True the function must return a pair (output, aux), but it "
+                            f"returned {type(result).__name__} {result!r:.60}")
+        return result[0], lambda *tangents: jvp(f, primals, tangents, has_aux=True)[1], result[1]
     out = f(*primals)
     return out, lambda *tangents: jvp(f, primals, tangents)[1]

@@ -62,7 +62,7 @@ def _check_result_fits(name: str, out_shapes: Sequence[tuple[int, ...]], in_arra
 
 
 def jacrev(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
     """The Jacobian by reverse mode: one backward sweep per output entry.
 
@@ -73,12 +73,12 @@ def jacrev(
     ``(output, aux)`` and the result is ``(jacobian, aux)``, as JAX's.
     """
     if has_aux:
-        return with_aux("jacrev", lambda g: jacrev(g, argnums, holomorphic), f)
+        return with_aux("jacrev", lambda g: jacrev(g, argnums, holomorphic=holomorphic), f)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if kwargs:  # as JAX: keyword arguments are passed through, not differentiated
-            return jacrev(functools.partial(f, **kwargs), argnums, holomorphic)(*args)
+            return jacrev(functools.partial(f, **kwargs), argnums, holomorphic=holomorphic)(*args)
         if _batching.levels():
             return _lifted().jacrev(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacrev")
@@ -117,7 +117,7 @@ def jacrev(
 
 
 def jacfwd(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
     """The Jacobian by forward mode: one JVP per input entry (outputs may be tuples, lists, dicts).
 
@@ -126,12 +126,12 @@ def jacfwd(
     ``has_aux=True``: ``f`` returns ``(output, aux)`` and the result is ``(jacobian, aux)``, as JAX's.
     """
     if has_aux:
-        return with_aux("jacfwd", lambda g: jacfwd(g, argnums, holomorphic), f)
+        return with_aux("jacfwd", lambda g: jacfwd(g, argnums, holomorphic=holomorphic), f)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if kwargs:  # as JAX: keyword arguments are passed through, not differentiated
-            return jacfwd(functools.partial(f, **kwargs), argnums, holomorphic)(*args)
+            return jacfwd(functools.partial(f, **kwargs), argnums, holomorphic=holomorphic)(*args)
         if _batching.levels():
             return _lifted().jacfwd(f, argnums, args)
         nums = _argnums(argnums, len(args), "jacfwd")
@@ -218,9 +218,11 @@ def _regroup(jacs: list[Any], parts: list[Any], argnums: Any) -> Any:
 
 
 def jacobian(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str = "rev", holomorphic: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str = "rev", holomorphic: bool = False,
+    has_aux: bool = False,
 ) -> Callable[..., Any]:
-    """The Jacobian of ``f``, shape ``out.shape + in.shape``; ``mode`` is "rev" or "fwd" (``holomorphic`` as there).
+    """The Jacobian of ``f``, shape ``out.shape + in.shape``; ``mode`` is "rev" or "fwd" (``holomorphic`` and
+    ``has_aux`` as there).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -229,14 +231,14 @@ def jacobian(
                [0., 6.]])
     """
     if mode == "rev":
-        return jacrev(f, argnums, holomorphic=holomorphic)
+        return jacrev(f, argnums, has_aux=has_aux, holomorphic=holomorphic)
     if mode == "fwd":
-        return jacfwd(f, argnums, holomorphic=holomorphic)
+        return jacfwd(f, argnums, has_aux=has_aux, holomorphic=holomorphic)
     raise ValueError(f"jacobian: mode must be 'rev' or 'fwd', got {mode!r}")
 
 
 def hessian(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, holomorphic: bool = False, has_aux: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
 ) -> Callable[..., Any]:
     """The matrix of second derivatives of a scalar function (reverse over reverse); for an array or pytree
     output, each entry's, with shape ``out.shape + in.shape + in.shape`` (as JAX's).
@@ -247,7 +249,7 @@ def hessian(
         -12.0
     """
     if has_aux:  # f returns (value, aux): the result is (hessian, aux), as JAX's
-        return with_aux("hessian", lambda g: hessian(g, argnums, holomorphic), f)
+        return with_aux("hessian", lambda g: hessian(g, argnums, holomorphic=holomorphic), f)
     # jacrev twice, as JAX's jacfwd(jacrev): f may return an array or a pytree (each entry gets its Hessian)
     inner = jacrev(jacrev(f, argnums, holomorphic=holomorphic), argnums, holomorphic=holomorphic)
     if holomorphic:

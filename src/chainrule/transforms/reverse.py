@@ -15,6 +15,7 @@ from ..ops.pytorch.dim_args import numpy_methods_for
 from ..scalar import Scalar
 from ..tensor import Tensor
 from ._common import (
+    FLOAT0,
     _argnums,
     _as_array,
     _as_tensor,
@@ -24,6 +25,7 @@ from ._common import (
     _check_output,
     _float,
     _grads,
+    _is_float0,
     _lifted,
     _name,
     _named,
@@ -33,16 +35,24 @@ from ._common import (
     _transform,
 )
 
+_MISSING = object()  # no argument given
+
 
 def value_and_grad(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+    allow_int: bool = False,
 ) -> Callable[..., Any]:
     """A function returning ``(f(*args), grad of f)``; ``f`` must return a scalar.
 
     With ``has_aux=True``, ``f`` returns ``(value, aux)`` and the result is ``((value, aux), grad)``.
     Complex inputs follow JAX: for real ``f`` the gradient is ``df/dx - 1j * df/dy``; with
     ``holomorphic=True`` (complex inputs and output) it is the complex derivative ``f'(z)``.
+    Integer inputs are differentiated as real numbers (as HIPS autograd); with ``allow_int=True``
+    (JAX's spelling and meaning) they are not: they stay integers and their gradient is zeros of
+    NumPy's structured dtype ``float0`` (equal to ``jax.dtypes.float0``).
     """
+    if allow_int:
+        return _ints_held_out(lambda g, nums: value_and_grad(g, nums, has_aux, holomorphic), f, argnums)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -88,7 +98,8 @@ def value_and_grad(
 
 
 def grad(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
+    allow_int: bool = False,
 ) -> Callable[..., Any]:
     """The gradient of a scalar function with respect to argument(s) ``argnums``.
 
@@ -104,13 +115,59 @@ def grad(
         (2-4j)
         >>> cr.grad(lambda z: z ** 2, holomorphic=True)(1.0 + 2.0j)  # 2z
         (2+4j)
+        >>> cr.grad(lambda x, i: x[i], argnums=(0, 1), allow_int=True)(np.ones(2), 1)  # i is an index
+        (array([0., 1.]), array((b'',), dtype=[('float0', 'V')]))
     """
-    vg = value_and_grad(f, argnums, has_aux, holomorphic)
+    vg = value_and_grad(f, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         (value, aux), g = vg(*args, **kwargs) if has_aux else ((None, None), vg(*args, **kwargs)[1])
         return (g, aux) if has_aux else g
+
+    return wrapper
+
+
+def _is_integer(x: Any) -> bool:
+    """An integer or boolean number or array (a Tensor, or a batched value under vmap, too)."""
+    if isinstance(x, (bool, int, np.integer, np.bool_)):
+        return True
+    dtype = getattr(x, "dtype", None)
+    return isinstance(dtype, np.dtype) and dtype.kind in "biu"
+
+
+def _ints_held_out(value_and_grad_of: Callable[[Callable[..., Any], tuple[int, ...]], Callable[..., Any]],
+                   f: Callable[..., Any], argnums: int | Sequence[int]) -> Callable[..., Any]:
+    """``allow_int=True``: value_and_grad (``value_and_grad_of(f, argnums)``) run with the integer leaves of the
+    differentiated arguments taken out (``f`` gets them back as they were), their gradients float0 zeros. An
+    argument that is all integers is not differentiated at all (under vmap too)."""
+
+    @functools.wraps(f)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums(argnums, len(args), "grad")
+        split = {i: _pytree.flatten(args[i]) for i in nums}
+        held = {i: [_is_integer(leaf) for leaf in leaves] for i, (leaves, _) in split.items()}
+        mixed = [i for i in nums if not (held[i] and all(held[i]))]  # the arguments with something to differentiate
+        floats = list(args)
+        for i in mixed:  # an integer leaf becomes None: an empty subtree
+            leaves, treedef = split[i]
+            floats[i] = _pytree.unflatten(treedef, [None if h else x for x, h in zip(leaves, held[i])])
+
+        def rejoin(i: int, tree: Any, ints: Callable[[Any], Any]) -> Any:
+            leaves, treedef = split[i]
+            rest = iter(_pytree.flatten(tree)[0])
+            return _pytree.unflatten(treedef, [ints(x) if h else next(rest) for x, h in zip(leaves, held[i])])
+
+        def with_ints(*a: Any, **kw: Any) -> Any:
+            return f(*[rejoin(i, x, lambda leaf: leaf) if i in mixed else x for i, x in enumerate(a)], **kw)
+
+        if mixed:
+            value, g = value_and_grad_of(with_ints, tuple(mixed))(*floats, **kwargs)
+        else:  # nothing to differentiate: the value (and aux) from a plain call
+            (value, _), g = value_and_grad_of(lambda *a, **kw: f(*args, **kwargs), ())(0.0), ()
+        found = dict(zip(mixed, g))
+        gs = tuple(rejoin(i, found.get(i), lambda leaf: np.zeros(getattr(leaf, "shape", ()), FLOAT0)) for i in nums)
+        return value, (gs[0] if isinstance(argnums, int) else gs)
 
     return wrapper
 
@@ -207,7 +264,12 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
     out_tensors = [_as_tensor(o, "vjp") for o in out_leaves]
     fresh = [x for _, _, xs in parts for x in xs]
 
-    def pullback(cotangent: Any) -> tuple[Any, ...]:
+    def pullback(cotangent: Any = _MISSING, *more: Any) -> tuple[Any, ...]:
+        if cotangent is _MISSING or more:
+            n = 0 if cotangent is _MISSING else 1 + len(more)
+            raise TypeError(f"vjp: the pullback takes one cotangent with the output's structure "
+                            f"({_pytree.describe(out_def)}), got {n} arguments; pass several outputs' cotangents "
+                            "as one tuple")
         if _batching.open and _batching.batched_tree(cotangent):  # vmap of a pullback: once per example
             return _lifted().pullback_per_example(pullback, cotangent)
         cts, ct_def = _pytree.flatten(cotangent)
@@ -219,7 +281,10 @@ def vjp(f: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
             shape = np.shape(o._data if isinstance(o, Tensor) else o)
             if np.shape(ct._data if isinstance(ct, Tensor) else ct) != shape:
                 raise ValueError(f"vjp: cotangent of shape {np.shape(ct)} for an output of shape {shape}")
-            seeds.append(ct if _traced(ct) else _float(_as_array(ct, "vjp")))
+            if _is_float0(ct):  # JAX's cotangent for an integer output: zeros
+                seeds.append(np.zeros(shape))
+            else:
+                seeds.append(ct if _traced(ct) else _float(_as_array(ct, "vjp")))
         with _transform():
             flat = _grads(out_tensors, seeds, fresh)
             results, k = [], 0
