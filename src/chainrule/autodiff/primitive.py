@@ -304,7 +304,7 @@ def _output(prim: Primitive, data: Any, parents: Any, vals: list[Any], kw: dict[
     same fields as the originals."""
     out = _new(Tensor)
     out._data = data
-    out.grad = out._label = out._tangents = out._index = None
+    out._grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     if parents and _grad_enabled():
         node = out._node = _new(Node)
@@ -350,7 +350,7 @@ def apply1(prim: Primitive, x: Any) -> Any:
         data = np.asarray(data)
     out = _new(Tensor)  # as in _output (tests/test_primitive_fields.py)
     out._data = data
-    out.grad = out._label = out._tangents = out._index = None
+    out._grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     if x._requires_grad and _grad_enabled():
         node = out._node = _new(Node)
@@ -396,7 +396,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         data = np.asarray(data)
     out = _new(Tensor)  # as in _output (tests/test_primitive_fields.py)
     out._data = data
-    out.grad = out._label = out._tangents = out._index = None
+    out._grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     xg = x._requires_grad
     yg = y._requires_grad

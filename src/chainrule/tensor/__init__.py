@@ -63,10 +63,9 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     # outputs (None when the node has one); _stamp: its creation time on the version clock;
     # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none);
     # _post_hooks: a leaf's hooks called with it once its .grad is written (unset: none).
-    __slots__ = ("_data", "grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "_hooks",
+    __slots__ = ("_data", "_grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "_hooks",
                  "_post_hooks",
                  "__weakref__")
-    grad: Tensor | None  # for type checkers (the slot above holds it)
     __array_priority__ = 1000
 
     def __init__(
@@ -102,7 +101,7 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     def _set(self, arr: np.ndarray, node: Node | None, index: int | None) -> None:
         """Every field of a new Tensor (the one place they are listed; ``apply`` calls this too)."""
         self._data = arr
-        self.grad = self._label = self._tangents = None
+        self._grad = self._label = self._tangents = None
         self._requires_grad = node is not None
         self._node = node
         self._index = index
@@ -149,13 +148,24 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
             )
         self._data = arr
 
-    def __delattr__(self, name: str) -> None:
-        if name == "grad":  # PyTorch's `del p.grad` forgets the gradient (the attribute stays, as None)
-            self.grad = None
-        elif name in ("data", "requires_grad", "_data", "_node"):
-            raise RuntimeError(f"Tensor: cannot delete {name}; set it instead (e.g. t.requires_grad_(False))")
-        else:
-            object.__delattr__(self, name)
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Tensor: cannot delete data; set it instead (t.data = ...)")
+
+    @property
+    def grad(self) -> Tensor | None:
+        """The gradient ``backward()`` accumulated here (None until then); ``del t.grad`` forgets it, as PyTorch's.
+        (A property over the slot ``_grad``: a ``__delattr__`` would make every attribute assignment of every
+        Tensor go through Python.)"""
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Tensor | None) -> None:
+        self._grad = value
+
+    @grad.deleter
+    def grad(self) -> None:
+        self._grad = None
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -231,6 +241,10 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
         if not flag and self._node is not None:
             raise RuntimeError("requires_grad can only be switched off on a leaf; use .detach() instead")
         self._requires_grad = bool(flag)
+
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("Tensor: cannot delete requires_grad; set it instead (e.g. t.requires_grad_(False))")
 
     def requires_grad_(self, flag: bool = True) -> Tensor:
         self.requires_grad = flag
@@ -611,7 +625,7 @@ def _accumulate_locked(t: Tensor, g: Any, handed_out: set[int], in_place: bool) 
         handed_out.add(id(g))
         w = _new(Tensor)  # Tensor._wrap(g), inlined
         w._data = g
-        w.grad = w._label = w._tangents = w._node = w._index = None
+        w._grad = w._label = w._tangents = w._node = w._index = None
         w._requires_grad = False
         w._stamp = _tick()
         g = w
