@@ -130,3 +130,43 @@ def test_a_random_index_under_jit_is_refused_not_frozen():
     with pytest.raises(cr.JitError, match="read a tensor's value"):
         for _ in range(5):
             shuffled(x)
+
+
+def test_complex_builders_and_views_are_differentiable_as_pytorchs():
+    r, th = np.abs(RNG.normal(size=(3, 2))) + 0.5, RNG.normal(size=(3, 2))
+    _grads(lambda a, b: cr.view_as_real(cr.polar(a, b)), lambda a, b: torch.view_as_real(torch.polar(a, b)), r, th)
+    _grads(lambda a, b: cr.view_as_real(cr.complex(a, b) * cr.complex(b, a)),
+           lambda a, b: torch.view_as_real(torch.complex(a, b) * torch.complex(b, a)), r, th)
+    x = RNG.normal(size=(4, 2))
+    _grads(lambda a: cr.view_as_real(cr.view_as_complex(a) ** 2), lambda a: torch.view_as_real(
+        torch.view_as_complex(a) ** 2), x)
+    with pytest.raises(RuntimeError, match="last dimension is 2"):
+        cr.view_as_complex(cr.zeros(3))
+
+
+def test_counting_functions():
+    idx = [0, 3, 1, 1, 5]
+    _same(cr.bincount(cr.tensor(idx)), torch.bincount(torch.tensor(idx)))
+    _same(cr.bincount(cr.tensor(idx), minlength=8), torch.bincount(torch.tensor(idx), minlength=8))
+    w = [0.5, 1.0, 2.0, 0.25, 1.0]
+    _same(cr.bincount(cr.tensor(idx), cr.tensor(w, dtype=cr.float64)),
+          torch.bincount(torch.tensor(idx), torch.tensor(w, dtype=torch.float64)))
+    v = [1.0, 2.0, 1.0, 2.9, -1.0, 3.0]
+    for kw in (dict(bins=4, min=0, max=3), dict(bins=3)):
+        _same(cr.histc(cr.tensor(v), **kw), torch.histc(torch.tensor(v), **kw))
+
+
+@pytest.mark.parametrize("name,args", [
+    ("clamp_min", (0.1,)), ("clamp_max", (0.1,)), ("erfc", ()), ("absolute", ()), ("sgn", ()), ("asinh", ()),
+    ("logcumsumexp", (1,)), ("swapdims", (0, 1)), ("tensor_split", (2,)), ("unflatten", (1, (1, 3))),
+    ("is_floating_point", ()), ("diag_embed", ()),
+])
+def test_methods_as_torch_functions(name, args):
+    x = RNG.normal(size=(2, 3))
+    ours, theirs = getattr(cr, name)(cr.tensor(x), *args), getattr(torch, name)(torch.tensor(x), *args)
+    if isinstance(theirs, bool):
+        assert ours == theirs
+        return
+    for a, b in zip(ours if isinstance(ours, tuple) else [ours], theirs if isinstance(theirs, tuple) else [theirs],
+                    strict=True):
+        _same(a, b)

@@ -37,6 +37,9 @@ METHODS = (
     # (the arithmetic and other methods PyTorch programs also call as torch.<name>(input, ...))
     "sub", "mul", "div", "true_divide", "clone", "atan2", "asin", "acos", "atan", "lgamma", "digamma", "frac",
     "addcdiv", "masked_select", "aminmax", "cummax", "kthvalue", "slogdet", "logdet", "pinverse", "matrix_power",
+    "absolute", "acosh", "asinh", "atanh", "addbmm", "addmv", "addr", "clamp_max", "clamp_min", "cummin",
+    "diag_embed", "erfc", "erfinv", "index_add", "index_fill", "index_put", "is_complex", "is_floating_point",
+    "logcumsumexp", "mode", "scatter_add", "sgn", "swapdims", "take_along_dim", "tensor_split", "unflatten",
     "unique",
 )
 

@@ -220,6 +220,58 @@ def is_nonzero(input: Any) -> bool:  # noqa: A002
     return bool(value.reshape(-1)[0])
 
 
+def complex(real: Any, imag: Any) -> Any:  # noqa: A001  (PyTorch's name)
+    """The complex tensor ``real + 1j * imag`` (both real, of one dtype), differentiable in both."""
+    re, im = _tensor(real), _tensor(imag)
+    if re.dtype.kind != "f" or im.dtype.kind != "f" or re.dtype != im.dtype:
+        raise RuntimeError(f"complex: real and imag must be floating tensors of one dtype, got {re.dtype} and "
+                           f"{im.dtype}")
+    return re + im * 1j
+
+
+def polar(abs: Any, angle: Any) -> Any:  # noqa: A002
+    """The complex tensor ``abs * (cos(angle) + 1j * sin(angle))``, differentiable in both (rotary embeddings
+    are often written with it)."""
+    r, theta = _tensor(abs), _tensor(angle)
+    return complex(r * theta.cos(), r * theta.sin())
+
+
+def view_as_real(input: Any) -> Any:  # noqa: A002
+    """A complex tensor as a real one with a last dimension of 2 (real and imaginary parts). A new tensor, not
+    a view of the same memory as PyTorch's: writing into it does not change ``input``."""
+    z = _tensor(input)
+    if z.dtype.kind != "c":
+        raise RuntimeError(f"view_as_real: expects a complex tensor, got {z.dtype}")
+    return shape_ops.stack([z.real, z.imag], axis=-1)
+
+
+def view_as_complex(input: Any) -> Any:  # noqa: A002
+    """A real tensor whose last dimension is 2 as a complex one (a new tensor, not a view of the same memory)."""
+    x = _tensor(input)
+    if x.dtype.kind != "f" or x.ndim == 0 or x.shape[-1] != 2:
+        raise RuntimeError(f"view_as_complex: expects a floating tensor whose last dimension is 2, got {x.dtype} "
+                           f"of shape {tuple(x.shape)}")
+    return complex(x[..., 0], x[..., 1])
+
+
+def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
+    """How often each non-negative integer occurs in the 1-D ``input`` (summed ``weights`` when given); no
+    gradient, as PyTorch's."""
+    counts = np.bincount(_host(input), None if weights is None else _host(weights), minlength)
+    return Tensor._wrap(counts if weights is not None else counts.astype(np.int64))
+
+
+def histc(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0) -> Tensor:  # noqa: A002
+    """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0); values outside
+    are ignored; in ``input``'s dtype, without gradient, as PyTorch's."""
+    x = _host(input)
+    lo, hi = (float(x.min()), float(x.max())) if min == max == 0 and x.size else (float(min), float(max))
+    if lo == hi:
+        lo, hi = lo - 1.0, hi + 1.0
+    inside = x[(x >= lo) & (x <= hi)]
+    return Tensor._wrap(np.histogram(inside, bins=bins, range=(lo, hi))[0].astype(x.dtype))
+
+
 def finfo(type: Any = None) -> np.finfo:  # noqa: A002
     """Machine limits of a floating dtype (the default dtype when none): ``eps``, ``max``, ``min``, ``tiny``..."""
     return np.finfo(get_default_dtype() if type is None else type)
@@ -235,5 +287,6 @@ FUNCTIONS: dict[str, Any] = dict(
     tril_indices=tril_indices, triu_indices=triu_indices, bucketize=bucketize, isin=isin,
     broadcast_tensors=broadcast_tensors, cartesian_prod=cartesian_prod, combinations=combinations, cdist=cdist,
     logspace=logspace, chain_matmul=chain_matmul, msort=msort, is_nonzero=is_nonzero, finfo=finfo, iinfo=iinfo,
-    Size=tuple,  # torch.Size: chainrule's shapes are tuples
+    complex=complex, polar=polar, view_as_real=view_as_real, view_as_complex=view_as_complex, bincount=bincount,
+    histc=histc, Size=tuple,  # torch.Size: chainrule's shapes are tuples
 )
