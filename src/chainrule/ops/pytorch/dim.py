@@ -34,8 +34,14 @@ NAMES = (
     "log_softmax", "logsumexp", "all", "any", "median", "squeeze", "count_nonzero", "nansum", "nanmean", "diff",
     "quantile",
 )
-# NumPy's keywords of std and var: any of them makes the call NumPy's
-_NUMPY_SPREAD = frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"})
+# the functions whose PyTorch meaning differs from NumPy's even without dim= (std and var: unbiased; median: the
+# lower of the two middle values, and a (values, indices) pair along a dim), with NumPy's keywords: any of them
+# makes the call NumPy's
+_NUMPY_KEYWORDS = {
+    "std": frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"}),
+    "var": frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"}),
+    "median": frozenset({"axis", "out", "overwrite_input", "keepdims"}),
+}
 
 
 def with_torch_dim(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -44,8 +50,10 @@ def with_torch_dim(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     @functools.wraps(fn)
     def call(x: Any, *args: Any, **kw: Any) -> Any:
         if "dim" not in kw and "keepdim" not in kw:
-            if name in ("std", "var") and isinstance(x, Tensor) and not numpy_methods() and not _NUMPY_SPREAD & set(kw):
-                return getattr(x, name)(*args, **kw)  # torch.std(t): unbiased, as the method
+            numpy_keywords = _NUMPY_KEYWORDS.get(name)
+            if (numpy_keywords is not None and isinstance(x, Tensor) and not numpy_methods()
+                    and not numpy_keywords & set(kw)):
+                return getattr(x, name)(*args, **kw)  # torch.std(t): unbiased; torch.median(t): the lower middle
             return fn(x, *args, **kw)
         if isinstance(x, Tensor) and not numpy_methods():
             return getattr(x, name)(*args, **kw)

@@ -127,7 +127,8 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     """PyTorch's ``median``: the lower median (an entry, not the mean of the middle two as ``numpy.median``).
 
     Without ``dim``: the value, its gradient shared among the entries equal to it; with ``dim``:
-    ``(values, indices)``, the gradient to the index. ``chainrule.median`` is NumPy's.
+    ``(values, indices)``, the gradient to the index. ``chainrule.median(t)`` of a Tensor is this one (as
+    ``torch.median``); with ``axis=`` (or ``numpy.median``, ``chainrule.numpy.median``) it is NumPy's.
     """
     values_of(self, "median")
     if dim is None:
