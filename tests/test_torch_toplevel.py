@@ -182,3 +182,24 @@ def test_median_of_a_tensor_is_pytorchs_and_axis_keeps_numpys():
     np.testing.assert_allclose(np.median(cr.tensor(x)).numpy(), np.median(x))
     # NumPy values under a transform keep NumPy's meaning (the mean of the two middle values)
     np.testing.assert_allclose(cr.grad(lambda a: cr.median(a))(x[0]), cr.grad(lambda a: np.median(a))(x[0]))
+
+
+def test_torch_func_transforms_return_tensors_given_tensors():
+    from chainrule import func
+
+    x, t = RNG.normal(size=3), torch.tensor(RNG.normal(size=3))
+    ours = cr.tensor(t.numpy())
+    f_cr, f_t = (lambda a: (a.sin() * a).sum()), (lambda a: (a.sin() * a).sum())
+    for name in ("grad", "jacrev", "jacfwd", "hessian"):
+        got, want = getattr(func, name)(f_cr)(ours), getattr(torch.func, name)(f_t)(t)
+        assert isinstance(got, cr.Tensor), name
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+    out, fn = func.vjp(lambda a: a.sin(), ours)
+    (ct,) = fn(cr.ones(3, dtype=cr.float64))
+    assert isinstance(out, cr.Tensor) and isinstance(ct, cr.Tensor)
+    np.testing.assert_allclose(ct.numpy(), np.cos(t.numpy()))
+    primal, tangent = func.jvp(lambda a: a.sin(), (ours,), (cr.ones(3, dtype=cr.float64),))
+    assert isinstance(tangent, cr.Tensor)
+    g, value = func.grad_and_value(f_cr)(ours)
+    assert isinstance(g, cr.Tensor) and isinstance(value, cr.Tensor)
+    assert isinstance(func.grad(lambda a: (a * a).sum())(x), np.ndarray)  # NumPy in, NumPy out (JAX's way)

@@ -3,7 +3,8 @@
 ``functional_call(module, params, args)`` runs a module with the given values in place of its parameters
 and buffers, so a model becomes a function of its weights that ``grad``, ``vmap``, ``jacrev``... transform.
 The transforms are chainrule's own (JAX's semantics, as ``torch.func``'s): ``grad``, ``grad_and_value``,
-``vmap``, ``jacrev``, ``jacfwd``, ``hessian``, ``vjp``, ``jvp``.
+``vmap``, ``jacrev``, ``jacfwd``, ``hessian``, ``vjp``, ``jvp``. As ``torch.func``'s, they return Tensors when
+given Tensors (chainrule's own, as JAX's, return arrays).
 
 Example (per-example gradients, as torch.func users write them):
     >>> import numpy as np
@@ -24,11 +25,75 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+import functools
+
+import numpy as np
+
+from . import transforms
 from .batching import vmap as _vmap
+from .core.device import is_off_host
 from .nn.module import Module
-from .transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp
+from .tensor import Tensor
+from .tree_util import tree_leaves, tree_map
 
 __all__ = ["functional_call", "grad", "grad_and_value", "vmap", "jacrev", "jacfwd", "hessian", "vjp", "jvp"]
+
+
+def _tensors(tree: Any) -> Any:
+    """The arrays and numbers of a result as Tensors (torch.func's results are Tensors)."""
+    def one(leaf: Any) -> Any:
+        if isinstance(leaf, (np.ndarray, np.generic, float, int, complex)) and not isinstance(leaf, bool):
+            return Tensor._wrap(np.asarray(leaf))
+        return Tensor._wrap(leaf) if is_off_host(leaf) else leaf
+
+    return tree_map(one, tree)
+
+
+def _given_tensors(tree: Any) -> bool:
+    return any(isinstance(leaf, Tensor) for leaf in tree_leaves(tree))
+
+
+def _tensor_results(transform: Callable[..., Any]) -> Callable[..., Any]:
+    """``transform`` whose functions return Tensors when called with Tensors."""
+
+    @functools.wraps(transform)
+    def make(func: Callable[..., Any], *options: Any, **keywords: Any) -> Callable[..., Any]:
+        inner = transform(func, *options, **keywords)
+
+        @functools.wraps(func)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            out = inner(*args, **kwargs)
+            return _tensors(out) if _given_tensors((args, kwargs)) else out
+
+        return call
+
+    return make
+
+
+grad = _tensor_results(transforms.grad)
+jacrev = _tensor_results(transforms.jacrev)
+jacfwd = _tensor_results(transforms.jacfwd)
+hessian = _tensor_results(transforms.hessian)
+value_and_grad = _tensor_results(transforms.value_and_grad)
+
+
+def vjp(func: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """torch.func's ``vjp``: ``(output, vjp_fn)`` (and the aux output), Tensors when given Tensors."""
+    result = transforms.vjp(func, *primals, has_aux=has_aux)
+    if not _given_tensors(primals):
+        return result
+    out, pullback, *aux = result
+
+    def vjp_fn(*cotangents: Any) -> Any:
+        return _tensors(pullback(*cotangents))
+
+    return (_tensors(out), vjp_fn, *aux)
+
+
+def jvp(func: Callable[..., Any], primals: Any, tangents: Any, *, has_aux: bool = False) -> Any:
+    """torch.func's ``jvp``: ``(output, tangent)`` (and the aux output), Tensors when given Tensors."""
+    result = transforms.jvp(func, primals, tangents, has_aux=has_aux)
+    return _tensors(result) if _given_tensors((primals, tangents)) else result
 
 
 def vmap(func: Callable[..., Any], in_dims: Any = 0, out_dims: Any = 0, randomness: str = "error", *,
