@@ -21,11 +21,10 @@ Example (per-example gradients, as torch.func users write them):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
-
-import functools
 
 import numpy as np
 
