@@ -185,3 +185,14 @@ def test_jvp_raises_on_an_assignment_into_its_input_as_grad_does():
     # an untraced copy can still be changed
     out = cr.jvp(lambda x: (lambda c: (c.__setitem__(0, 5.0), c)[1])(np.array([1.0, 2.0])) * x, (x,), (np.ones(2),))
     np.testing.assert_array_equal(out[1], [5.0, 2.0])
+
+
+def test_nan_quantiles_of_an_all_nan_row_are_nan_with_numpys_warning():
+    d = np.array([[1.0, np.nan, 3.0], [np.nan, np.nan, np.nan]])
+    for fn in (lambda a: np.nanmedian(a, axis=1), lambda a: np.nanquantile(a, [0.25, 0.5], axis=1),
+               lambda a: np.nanpercentile(a[1], 50), lambda a: np.nanmedian(a[1])):
+        with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
+            want = fn(d)
+        with pytest.warns(RuntimeWarning, match="All-NaN slice encountered"):
+            got = fn(T(d))
+        np.testing.assert_allclose(got.data, want)  # (it raised "cannot take a quantile of an empty axis")

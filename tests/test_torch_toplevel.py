@@ -203,3 +203,21 @@ def test_torch_func_transforms_return_tensors_given_tensors():
     g, value = func.grad_and_value(f_cr)(ours)
     assert isinstance(g, cr.Tensor) and isinstance(value, cr.Tensor)
     assert isinstance(func.grad(lambda a: (a * a).sum())(x), np.ndarray)  # NumPy in, NumPy out (JAX's way)
+
+
+def test_nanmedian_is_pytorchs_with_its_gradients():
+    d = np.array([[1.0, np.nan, 3.0, 4.0], [4.0, 3.0, 2.0, 1.0], [5.0, np.nan, np.nan, 2.0]])
+    ours, theirs = cr.tensor(d, requires_grad=True), torch.tensor(d, requires_grad=True)
+    a, b = cr.nanmedian(ours), torch.nanmedian(theirs)  # 3 twice: the gradient shared, as PyTorch's
+    _same(a, b)
+    a.backward()
+    b.backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    ours, theirs = cr.tensor(d, requires_grad=True), torch.tensor(d, requires_grad=True)
+    a, b = ours.nanmedian(1), torch.nanmedian(theirs, 1)
+    _same(a.values, b.values)
+    _same(a.indices, b.indices)
+    (a.values * cr.tensor([1.0, 2.0, 3.0], dtype=cr.float64)).sum().backward()
+    (b.values * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    np.testing.assert_allclose(cr.nanmedian(cr.tensor(d), axis=1).numpy(), np.nanmedian(d, axis=1))

@@ -7,6 +7,7 @@ at the chosen sorted positions, interpolated linearly (NumPy's default 'linear' 
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -231,19 +232,26 @@ def median(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool = Fa
     return quantile(a, 0.5, axis=axis, out=out, keepdims=keepdims)
 
 
+def _present(row: Any, missing: np.ndarray, q: Any) -> Any:
+    """The quantiles ``q`` of a 1-D ``row``'s entries that are not NaN; NaN when none is (NumPy warns then)."""
+    if missing.all():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+        return shape_ops.broadcast_to(shape_ops.getitem(row, 0), np.shape(raw(q)))  # a NaN of the row
+    return quantile(shape_ops.take(row, np.flatnonzero(~missing)), q)
+
+
 def _nan_order(name: str, a: Any, q: Any, axis: Any, keepdims: bool) -> Any:
     mask = _nan(a)
     if not mask.any():
         return quantile(a, q, axis=axis, keepdims=keepdims)
     if axis is None:
-        res = quantile(shape_ops.take(shape_ops.ravel(a), np.flatnonzero(~mask.ravel())), q)
+        res = _present(shape_ops.ravel(a), mask.ravel(), q)
         return shape_ops.reshape(res, np.shape(raw(q)) + (1,) * ndim_of(a)) if keepdims else res
     ax = normalize_axis(axis, ndim_of(a))[0]
     moved = shape_ops.moveaxis(a, ax, -1)
     rows = shape_ops.reshape(moved, (-1, shape_of(moved)[-1]))
     mrows = np.moveaxis(mask, ax, -1).reshape(-1, shape_of(moved)[-1])
-    outs = [quantile(shape_ops.take(shape_ops.getitem(rows, i), np.flatnonzero(~mrows[i])), q)
-            for i in range(mrows.shape[0])]
+    outs = [_present(shape_ops.getitem(rows, i), mrows[i], q) for i in range(mrows.shape[0])]
     res = shape_ops.stack(outs, axis=-1)
     qnd = np.ndim(raw(q))
     res = shape_ops.reshape(res, shape_of(res)[:qnd] + shape_of(moved)[:-1])

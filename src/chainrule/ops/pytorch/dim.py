@@ -31,8 +31,8 @@ from .dim_args import numpy_methods
 # the top-level functions whose Tensor method of the same name takes PyTorch's dim=
 NAMES = (
     "sum", "mean", "std", "var", "prod", "cumsum", "cumprod", "argmax", "argmin", "argsort", "sort", "softmax",
-    "log_softmax", "logsumexp", "all", "any", "median", "squeeze", "count_nonzero", "nansum", "nanmean", "diff",
-    "quantile",
+    "log_softmax", "logsumexp", "all", "any", "median", "nanmedian", "squeeze", "count_nonzero", "nansum", "nanmean",
+    "diff", "quantile",
 )
 # the functions whose PyTorch meaning differs from NumPy's even without dim= (std and var: unbiased; median: the
 # lower of the two middle values, and a (values, indices) pair along a dim), with NumPy's keywords: any of them
@@ -41,6 +41,7 @@ _NUMPY_KEYWORDS = {
     "std": frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"}),
     "var": frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"}),
     "median": frozenset({"axis", "out", "overwrite_input", "keepdims"}),
+    "nanmedian": frozenset({"axis", "out", "overwrite_input", "keepdims"}),
 }
 
 

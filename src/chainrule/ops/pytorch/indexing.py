@@ -146,6 +146,28 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
     return _picked(x, idx, axis, keepdim and not scalar)
 
 
+def nanmedian(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
+    """PyTorch's ``nanmedian``: :func:`median` of the entries that are not NaN (NaN where there are none)."""
+    values_of(self, "nanmedian")
+    if dim is None:
+        flat = declared("ravel")(self)
+        if flat.shape[0] == 0:
+            raise ValueError("nanmedian: the Tensor is empty")
+        data = raw(flat)
+        present = data[~np.isnan(data)]
+        if present.size == 0:
+            return declared("reshape")(flat[:1], ())  # NaN, as PyTorch's
+        value = np.sort(present, kind="stable")[(present.size - 1) // 2]
+        return declared("mean")(flat[np.flatnonzero(data == value)])  # = value; the gradient shared by its ties
+    x, scalar = _scalar_like(self)
+    axis = checked_axis(x, dim, "nanmedian")
+    data = raw(x)
+    counts = (~np.isnan(data)).sum(axis=axis, keepdims=True)
+    order = stable_order(data, axis, False)  # NaN last
+    idx = np.take_along_axis(order, np.maximum(counts - 1, 0) // 2, axis=axis)
+    return _picked(x, idx, axis, keepdim and not scalar)
+
+
 def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     """PyTorch's ``mode``: the most frequent entry along ``dim`` (the smallest among equally frequent ones)
     and the index of its last occurrence; the gradient goes to that index."""
@@ -165,6 +187,7 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
 also_method("take_along_axis", "topk", topk)
 also_method("take_along_axis", "kthvalue", kthvalue)
 also_method("take_along_axis", "median", median)
+also_method("take_along_axis", "nanmedian", nanmedian)
 also_method("take_along_axis", "mode", mode)
 
 
