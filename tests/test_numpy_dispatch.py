@@ -243,13 +243,17 @@ def test_tensor_methods_like_ndarray():
     a = np.arange(1.0, 7.0).reshape(2, 3)
     t = Tensor(a)
     for name, args in [("cumsum", (1,)), ("cumprod", ()), ("diagonal", ()), ("trace", ()), ("repeat", (2,)),
-                       ("round", ()), ("conj", ()), ("take", ([0, 4],)), ("argsort", ()), ("nonzero", ()),
+                       ("round", ()), ("conj", ()), ("take", ([0, 4],)), ("argsort", ()),
                        ("flatten", ()), ("clip", (2, 4)), ("max", ())]:
         got = getattr(t, name)(*args)
         want = getattr(a, name)(*args)
         got = [g.data if isinstance(g, Tensor) else g for g in got] if isinstance(got, tuple) else got
         np.testing.assert_array_equal(got.data if isinstance(got, Tensor) else got, want, err_msg=name)
     np.testing.assert_array_equal(t.max(axis=0).data, a.max(0))  # (t.max(0) is PyTorch's (values, indices))
+    # t.nonzero() is PyTorch's (n, ndim) rows; ndarray's tuple is as_tuple=True (and np.nonzero(t))
+    np.testing.assert_array_equal(t.nonzero().data, np.argwhere(a))
+    for got, want in zip(t.nonzero(as_tuple=True), a.nonzero(), strict=True):
+        np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(t.std(axis=1).data, a.std(axis=1), rtol=1e-15)  # axis=: NumPy's ddof=0
     np.testing.assert_allclose(t.std().data, a.std(ddof=1), rtol=1e-15)  # no arguments: PyTorch's unbiased
     np.testing.assert_array_equal(t.real.data, a)

@@ -221,3 +221,24 @@ def test_nanmedian_is_pytorchs_with_its_gradients():
     (b.values * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
     np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
     np.testing.assert_allclose(cr.nanmedian(cr.tensor(d), axis=1).numpy(), np.nanmedian(d, axis=1))
+
+
+def test_sort_nonzero_and_gradient_of_a_tensor_read_as_pytorchs():
+    # through `import chainrule as torch`, NumPy's readings were silent: two rows unpack as (values, indices)
+    x = np.array([[3.0, 0.0, 1.0], [0.0, 2.0, 2.0]])
+    values, indices = cr.sort(cr.tensor(x))
+    want = torch.sort(torch.tensor(x))
+    _same(values, want.values)
+    _same(indices, want.indices)
+    np.testing.assert_array_equal(cr.sort(cr.tensor(x), axis=0).numpy(), np.sort(x, axis=0))  # NumPy's keyword
+    _same(cr.nonzero(cr.tensor(x)), torch.nonzero(torch.tensor(x)))
+    _same(cr.tensor(x).nonzero(), torch.tensor(x).nonzero())
+    for a, b in zip(cr.tensor(x).nonzero(as_tuple=True), torch.tensor(x).nonzero(as_tuple=True), strict=True):
+        np.testing.assert_array_equal(np.asarray(a), b.numpy())
+    assert isinstance(np.nonzero(cr.tensor(x)), tuple)  # numpy.nonzero keeps NumPy's reading
+    v = np.array([1.0, 4.0, 9.0, 16.0])
+    for kw in ({}, {"spacing": 2.0}, {"spacing": [cr.tensor([0.0, 1.0, 3.0, 4.0], dtype=cr.float64)]}):
+        tkw = {k: ([torch.tensor(s.numpy()) for s in w] if isinstance(w, list) else w) for k, w in kw.items()}
+        (ours,), (theirs,) = cr.gradient(cr.tensor(v), **kw), torch.gradient(torch.tensor(v), **tkw)
+        _same(ours, theirs)
+    assert isinstance(cr.gradient(v), np.ndarray) and isinstance(cr.gradient(cr.tensor(v), 2.0), cr.Tensor)

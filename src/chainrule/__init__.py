@@ -30,6 +30,7 @@ from .ops.pytorch import dim as _torch_dim
 from .ops.pytorch import extremes as _torch_extremes
 from .ops.pytorch import functions as _torch_functions
 from .ops.pytorch import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
+from .ops.pytorch import toplevel as _torch_toplevel
 from .runtime import allocator
 from .runtime import blas as blas_threads
 from .scalar import Scalar
@@ -55,6 +56,7 @@ for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to th
 del _name
 # torch.cat, torch.clamp, torch.mm...: the Tensor methods (none hides an op: tests/test_torch_functions.py)
 globals().update(_torch_functions.FUNCTIONS)
+gradient = _torch_toplevel.gradient  # torch.gradient(t) is a tuple (NumPy's spellings keep NumPy's result)
 float16, float32, float64, int32, int64, complex64, complex128 = (  # torch.float32 and its kin: NumPy's types
     np.float16, np.float32, np.float64, np.int32, np.int64, np.complex64, np.complex128)
 

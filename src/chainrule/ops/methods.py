@@ -20,6 +20,7 @@ from . import pointwise
 from . import shape as shape_ops
 from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, raw, wrap_like
 from .declare import implements, tensor_method
+from .pytorch.dim_args import numpy_methods
 from .pytorch.methods import torch_argsort, torch_sort
 
 
@@ -63,11 +64,12 @@ def _fill(self: Tensor, value: Any) -> None:
 @tensor_method("nonzero")
 @reads_values
 def _nonzero(self: Tensor, *, as_tuple: Any = None) -> Any:
-    """Indices of the non-zero entries, as ndarray.nonzero (a tuple of index arrays, no gradient); PyTorch's
-    ``as_tuple=False`` gives them as one ``(n, ndim)`` Tensor of rows instead."""
-    if as_tuple is False:
-        return Tensor._wrap(np.argwhere(self._data).astype(np.int64))
-    return np.nonzero(self._data)
+    """PyTorch's ``nonzero``: the indices of the non-zero entries as one ``(n, ndim)`` int64 Tensor of rows (no
+    gradient); ``as_tuple=True``, or NumPy values under a transform (``ndarray.nonzero``'s reading), a tuple of
+    index arrays, one per dimension."""
+    if as_tuple or (as_tuple is None and numpy_methods()):
+        return np.nonzero(self._data)
+    return Tensor._wrap(np.argwhere(self._data).astype(np.int64))
 
 
 @tensor_method("searchsorted")

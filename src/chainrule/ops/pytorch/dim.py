@@ -32,16 +32,18 @@ from .dim_args import numpy_methods
 NAMES = (
     "sum", "mean", "std", "var", "prod", "cumsum", "cumprod", "argmax", "argmin", "argsort", "sort", "softmax",
     "log_softmax", "logsumexp", "all", "any", "median", "nanmedian", "squeeze", "count_nonzero", "nansum", "nanmean",
-    "diff", "quantile",
+    "diff", "quantile", "nonzero",
 )
 # the functions whose PyTorch meaning differs from NumPy's even without dim= (std and var: unbiased; median: the
-# lower of the two middle values, and a (values, indices) pair along a dim), with NumPy's keywords: any of them
-# makes the call NumPy's
+# lower of the two middle values, and a (values, indices) pair along a dim; sort: the pair; nonzero: index rows),
+# with NumPy's keywords: any of them makes the call NumPy's
 _NUMPY_KEYWORDS = {
     "std": frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"}),
     "var": frozenset({"axis", "ddof", "keepdims", "dtype", "out", "where", "mean"}),
     "median": frozenset({"axis", "out", "overwrite_input", "keepdims"}),
     "nanmedian": frozenset({"axis", "out", "overwrite_input", "keepdims"}),
+    "sort": frozenset({"axis", "kind", "order"}),  # torch.sort(t): a (values, indices) pair
+    "nonzero": frozenset(),  # torch.nonzero(t): one (n, ndim) Tensor of index rows
 }
 
 

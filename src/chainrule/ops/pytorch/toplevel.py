@@ -31,6 +31,7 @@ from ...tensor import Tensor
 from .. import shape as shape_ops
 from ..arrays import broadcast_arrays, meshgrid
 from .constructors import _make, _xp, linspace
+from .dim_args import numpy_methods
 
 
 def _tensor(x: Any) -> Any:
@@ -270,6 +271,20 @@ def histc(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0) -> Te
         lo, hi = lo - 1.0, hi + 1.0
     inside = x[(x >= lo) & (x <= hi)]
     return Tensor._wrap(np.histogram(inside, bins=bins, range=(lo, hi))[0].astype(x.dtype))
+
+
+def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1, spacing: Any = None,
+             dim: Any = None) -> Any:
+    """``numpy.gradient``, or, for a Tensor given neither NumPy's spacings nor ``axis=``, PyTorch's
+    ``torch.gradient(t, *, spacing=1, dim=None, edge_order=1)``: always a tuple, one Tensor per dimension (NumPy
+    gives a 1-D array's alone), ``spacing`` a number, one per dimension, or coordinate Tensors."""
+    from ..numeric import gradient as numpy_gradient
+
+    if not isinstance(f, Tensor) or numpy_methods() or varargs or axis is not None:
+        return numpy_gradient(f, *varargs, axis=axis if dim is None else dim, edge_order=edge_order)
+    steps = () if spacing is None else tuple(spacing) if isinstance(spacing, (list, tuple)) else (spacing,)
+    out = numpy_gradient(f, *steps, axis=dim, edge_order=edge_order)
+    return tuple(out) if isinstance(out, (list, tuple)) else (out,)
 
 
 def finfo(type: Any = None) -> np.finfo:  # noqa: A002
