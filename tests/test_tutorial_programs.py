@@ -193,3 +193,22 @@ def test_optimization_tutorial_loop_ends_where_pytorch_does():
     assert n == tn
     for a, b in zip(ours, theirs):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_two_shuffling_loaders_draw_different_orders_and_manual_seed_repeats_them():
+    # nn_tutorial builds a new DataLoader(train_ds, shuffle=True) for each refactoring step: in PyTorch each one
+    # shuffles differently (they draw from the global generator); here they all gave the same orders before
+    ds = cr.utils.data.TensorDataset(cr.arange(16))
+
+    def orders():
+        loaders = [cr.utils.data.DataLoader(ds, batch_size=16, shuffle=True) for _ in range(2)]
+        return [[b[0].tolist() for b in dl] for dl in loaders]
+
+    cr.manual_seed(3)
+    first = orders()
+    assert first[0] != first[1]
+    cr.manual_seed(3)
+    assert orders() == first
+    seeded = [[b[0].tolist() for b in cr.utils.data.DataLoader(ds, batch_size=16, shuffle=True, seed=5)]
+              for _ in range(2)]
+    assert seeded[0] == seeded[1]  # an explicit seed= still repeats itself
