@@ -212,3 +212,72 @@ def test_two_shuffling_loaders_draw_different_orders_and_manual_seed_repeats_the
     seeded = [[b[0].tolist() for b in cr.utils.data.DataLoader(ds, batch_size=16, shuffle=True, seed=5)]
               for _ in range(2)]
     assert seeded[0] == seeded[1]  # an explicit seed= still repeats itself
+
+
+# --- JAX's docs (automatic-vectorization.md, notebooks/autodiff_cookbook.md), jax.numpy bound to chainrule.numpy
+
+
+def _convolve(jnp):
+    def convolve(x, w):
+        output = []
+        for i in range(1, len(x) - 1):
+            output.append(jnp.dot(x[i - 1:i + 2], w))
+        return jnp.array(output)
+
+    return convolve
+
+
+def test_jit_of_vmap_traces_and_replays_as_automatic_vectorization():
+    # jax.jit(jax.vmap(convolve)): ran eagerly with a PerformanceWarning before (the batching rules' calls were
+    # hidden from the trace); now one trace, replayed for new values
+    import warnings
+
+    jnp = cr.numpy
+    convolve = _convolve(jnp)
+    xs, ws = jnp.stack([jnp.arange(5.0), jnp.arange(5.0) + 1]), jnp.stack([jnp.array([2.0, 3.0, 4.0])] * 2)
+    jitted = cr.jit(cr.vmap(convolve))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        first, again = jitted(xs, ws), jitted(xs * 2, ws)
+    assert jitted.traces == 1
+    np.testing.assert_allclose(first, [[11.0, 20.0, 29.0], [20.0, 29.0, 38.0]])
+    np.testing.assert_allclose(again, cr.vmap(convolve)(xs * 2, ws))
+    np.testing.assert_allclose(cr.jit(cr.vmap(convolve, in_axes=[0, None]))(xs, ws[0]), first)
+
+
+@pytest.mark.oracle
+def test_autodiff_cookbook_matches_jax():
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+
+    def cookbook(lib, jnp):
+        def predict(W, b, inputs):
+            return 0.5 * (jnp.tanh((jnp.dot(inputs, W) + b) / 2) + 1)
+
+        inputs = jnp.array(np.array([[0.52, 1.12, 0.77], [0.88, -1.08, 0.15], [0.52, 0.06, -1.30],
+                                     [0.74, -2.49, 1.39]], np.float32))
+        targets = jnp.array([True, True, False, True])
+
+        def loss(W, b):
+            preds = predict(W, b, inputs)
+            return -jnp.sum(jnp.log(preds * targets + (1 - preds) * (1 - targets)))
+
+        W, b = jnp.array(np.array([0.3, -0.5, 0.8], np.float32)), jnp.array(np.float32(0.1))
+        f = lambda W: predict(W, b, inputs)  # noqa: E731
+
+        def hvp(f, primals, tangents):
+            return lib.jvp(lib.grad(f), primals, tangents)[1]
+
+        def vmap_mjp(f, x, M):
+            y, vjp_fun = lib.vjp(f, x)
+            (outs,) = lib.vmap(vjp_fun)(M)
+            return outs
+
+        value, (gW, gb) = lib.value_and_grad(loss, (0, 1))(W, b)
+        grads = lib.grad(lambda p: loss(p["W"], p["b"]))({"W": W, "b": b})
+        return [value, gW, gb, grads["W"], lib.jacfwd(f)(W), lib.jacrev(f)(W), lib.jacfwd(lib.jacrev(f))(W),
+                lib.hessian(loss)(W, b), hvp(lambda W: loss(W, b), (W,), (jnp.ones(3),)),
+                vmap_mjp(f, W, jnp.eye(4)), lib.jit(lib.vmap(f))(jnp.stack([W, W * 2]))]
+
+    ours, theirs = cookbook(cr, cr.numpy), cookbook(jax, jax.numpy)
+    for k, (a, b) in enumerate(zip(ours, theirs)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=1e-6, err_msg=f"result {k}")
