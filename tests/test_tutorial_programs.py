@@ -281,3 +281,22 @@ def test_autodiff_cookbook_matches_jax():
     ours, theirs = cookbook(cr, cr.numpy), cookbook(jax, jax.numpy)
     for k, (a, b) in enumerate(zip(ours, theirs)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=1e-6, err_msg=f"result {k}")
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss"])  # (PyTorch's huber_loss backward refuses)
+def test_a_regression_loss_against_integer_targets_answers_in_the_inputs_dtype(name):
+    # blitz/neural_networks_tutorial: criterion = nn.MSELoss(); loss = criterion(output, torch.arange(1, 11).view(1, -1))
+    torch = _torch()
+    values = np.array([[0.5, 1.5, 2.0, 7.25]], np.float32)
+
+    def run(lib):
+        out = lib.tensor(values, requires_grad=True)
+        loss = getattr(lib.nn.functional, name)(out, lib.arange(1, 5).view(1, -1))
+        loss.backward()
+        return str(loss.dtype).removeprefix("torch."), loss.item(), out.grad.numpy().copy()
+
+    (dt, value, grad), (tdt, tvalue, tgrad) = run(cr), run(torch)
+    assert dt == tdt == "float32"
+    assert value == pytest.approx(tvalue, rel=1e-6)
+    np.testing.assert_allclose(grad, tgrad, rtol=1e-6)
