@@ -286,7 +286,7 @@ def test_autodiff_cookbook_matches_jax():
 @pytest.mark.oracle
 @pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss"])  # (PyTorch's huber_loss backward refuses)
 def test_a_regression_loss_against_integer_targets_answers_in_the_inputs_dtype(name):
-    # blitz/neural_networks_tutorial: criterion = nn.MSELoss(); loss = criterion(output, torch.arange(1, 11).view(1, -1))
+    # blitz/neural_networks_tutorial: loss = nn.MSELoss()(output, torch.arange(1, 11).view(1, -1))
     torch = _torch()
     values = np.array([[0.5, 1.5, 2.0, 7.25]], np.float32)
 
