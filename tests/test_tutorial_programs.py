@@ -300,3 +300,31 @@ def test_a_regression_loss_against_integer_targets_answers_in_the_inputs_dtype(n
     assert dt == tdt == "float32"
     assert value == pytest.approx(tvalue, rel=1e-6)
     np.testing.assert_allclose(grad, tgrad, rtol=1e-6)
+
+
+def test_randint_with_size_by_name_as_the_data_tutorial():
+    # basics/data_tutorial: sample_idx = torch.randint(len(training_data), size=(1,)).item()
+    drawn = cr.randint(7, size=(50,))
+    assert drawn.shape == (50,) and drawn.dtype == np.int64 and 0 <= int(drawn.min()) and int(drawn.max()) < 7
+    assert isinstance(cr.randint(7, size=(1,)).item(), int)
+    assert cr.randint(3, 4, size=(2,)).tolist() == [3, 3]
+
+
+@pytest.mark.oracle
+def test_a_zero_d_index_scatters_and_gathers_one_entry_of_a_vector_as_pytorch():
+    # basics/data_tutorial: Lambda(lambda y: torch.zeros(10, dtype=torch.float).scatter_(0, torch.tensor(y), value=1))
+    torch = _torch()
+
+    def run(lib):
+        one_hot = lib.zeros(10, dtype=lib.float).scatter_(0, lib.tensor(3), value=1)
+        src = lib.tensor(7.0, requires_grad=True)
+        base = lib.arange(5.0).requires_grad_()
+        written = lib.zeros(5).scatter(0, lib.tensor(2), src) + lib.zeros(5).scatter_add(0, lib.tensor(4), src)
+        picked = base.gather(0, lib.tensor(3))
+        (written.sum() * 2 + picked * 5).backward()
+        return one_hot.numpy().copy(), written.detach().numpy().copy(), picked.shape, src.grad.item(), \
+            base.grad.numpy().copy()
+
+    ours, theirs = run(cr), run(torch)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
