@@ -328,3 +328,20 @@ def test_a_zero_d_index_scatters_and_gathers_one_entry_of_a_vector_as_pytorch():
     ours, theirs = run(cr), run(torch)
     for a, b in zip(ours, theirs):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.oracle
+def test_jit_between_grads_runs_as_thinking_in_jax():
+    # thinking_in_jax: grad(jit(grad(jit(grad(sum_logistic)))))(1.0) raised JitError (a gradient transform inside a
+    # jit called with a transform's Tensors); now the inner function runs as it is, with a PerformanceWarning
+    jax = pytest.importorskip("jax", reason="jax is not installed")
+
+    def third(lib, jnp):
+        def sum_logistic(x):
+            return jnp.sum(1.0 / (1.0 + jnp.exp(-x)))
+
+        return lib.grad(lib.jit(lib.grad(lib.jit(lib.grad(sum_logistic)))))(1.0)
+
+    with pytest.warns(cr.PerformanceWarning, match=r"runs the function as it is \(no replay\) inside a transform"):
+        ours = third(cr, cr.numpy)
+    assert float(ours) == pytest.approx(float(third(jax, jax.numpy)), rel=1e-5)
