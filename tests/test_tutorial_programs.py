@@ -247,7 +247,7 @@ def test_jit_of_vmap_traces_and_replays_as_automatic_vectorization():
 
 @pytest.mark.oracle
 def test_autodiff_cookbook_matches_jax():
-    jax = pytest.importorskip("jax", reason="jax is not installed")
+    jax = pytest.importorskip("jax", reason="jax is not installed")  # (float32 inputs: other tests may enable x64)
 
     def cookbook(lib, jnp):
         def predict(W, b, inputs):
@@ -275,8 +275,8 @@ def test_autodiff_cookbook_matches_jax():
         value, (gW, gb) = lib.value_and_grad(loss, (0, 1))(W, b)
         grads = lib.grad(lambda p: loss(p["W"], p["b"]))({"W": W, "b": b})
         return [value, gW, gb, grads["W"], lib.jacfwd(f)(W), lib.jacrev(f)(W), lib.jacfwd(lib.jacrev(f))(W),
-                lib.hessian(loss)(W, b), hvp(lambda W: loss(W, b), (W,), (jnp.ones(3),)),
-                vmap_mjp(f, W, jnp.eye(4)), lib.jit(lib.vmap(f))(jnp.stack([W, W * 2]))]
+                lib.hessian(loss)(W, b), hvp(lambda W: loss(W, b), (W,), (jnp.array(np.ones(3, np.float32)),)),
+                vmap_mjp(f, W, jnp.array(np.eye(4, dtype=np.float32))), lib.jit(lib.vmap(f))(jnp.stack([W, W * 2]))]
 
     ours, theirs = cookbook(cr, cr.numpy), cookbook(jax, jax.numpy)
     for k, (a, b) in enumerate(zip(ours, theirs)):

@@ -23,8 +23,9 @@ from ...core.state import is_grad_enabled, no_grad
 from ...tensor import Tensor
 
 # the top-level functions that take PyTorch's torch.<name>(input, *, out=) / torch.<name>(input, other, *, out=)
+# (not relu: torch.relu has no out=, and cr.relu stays the declared function nn.functional.relu is)
 UNARY = (
-    "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "rsqrt", "abs", "sigmoid", "relu", "floor", "ceil", "sign",
+    "exp", "log", "sin", "cos", "tan", "tanh", "sqrt", "rsqrt", "abs", "sigmoid", "floor", "ceil", "sign",
     "square", "exp2", "log2", "log10", "log1p", "expm1", "reciprocal", "sinh", "cosh", "erf", "trunc",
 )
 BINARY = ("matmul", "add", "maximum", "minimum", "fmax", "fmin", "dot", "outer", "inner", "hypot", "remainder",
