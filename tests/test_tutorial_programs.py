@@ -1,7 +1,8 @@
-"""PyTorch's beginner tutorials (pytorch/tutorials: basics/, examples_tensor/, examples_autograd/, examples_nn/),
-re-expressed in short: each test is the tutorial's code with ``torch`` bound to chainrule, the datasets replaced by
-small arrays of the same shapes. Each spelling here failed before (or answered differently); PyTorch is the
-oracle where the numbers are deterministic."""
+"""PyTorch's beginner tutorials (pytorch/tutorials: basics/, blitz/, examples_*/, nn_tutorial) and JAX's docs
+(automatic-vectorization, thinking_in_jax, the autodiff cookbook), re-expressed in short: each test is the
+tutorial's code with ``torch`` (or ``jax``, ``jax.numpy``) bound to chainrule, the datasets replaced by small arrays
+of the same shapes. Each spelling here failed before (or answered differently); PyTorch and JAX are the oracles
+where the numbers are deterministic."""
 
 from __future__ import annotations
 
