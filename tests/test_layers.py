@@ -15,7 +15,7 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # (a new package or root module fails test_every_module_has_a_layer until it is placed).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("chainrule.core", "chainrule.runtime", "chainrule.tree_util", "chainrule.devices", "chainrule.cuda",
-              "chainrule.tree")),
+              "chainrule.tree", "chainrule.accelerator")),
     ("values", ("chainrule.tensor", "chainrule.scalar")),
     ("autodiff", ("chainrule.autodiff",)),
     ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special", "chainrule.fft")),

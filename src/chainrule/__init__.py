@@ -29,6 +29,7 @@ from .ops.pytorch import constructors as _constructors
 from .ops.pytorch import dim as _torch_dim
 from .ops.pytorch import extremes as _torch_extremes
 from .ops.pytorch import functions as _torch_functions
+from .ops.pytorch import keywords as _torch_keywords
 from .ops.pytorch import random_fill as _random_fill  # noqa: F401  (Tensor.uniform_, Tensor.normal_)
 from .ops.pytorch import toplevel as _torch_toplevel
 from .runtime import allocator
@@ -53,6 +54,8 @@ Value = Scalar  # micrograd's name
 max, min = _torch_extremes.max, _torch_extremes.min  # noqa: A001  (torch.max(t, 1) is a (values, indices) pair)
 for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to the Tensor method
     globals()[_name] = _torch_dim.with_torch_dim(globals()[_name], _name)
+for _name in _torch_keywords.UNARY + _torch_keywords.BINARY:  # torch.matmul(input=a, other=b, out=c)
+    globals()[_name] = _torch_keywords.with_torch_keywords(globals()[_name], _name)
 del _name
 # torch.cat, torch.clamp, torch.mm...: the Tensor methods (none hides an op: tests/test_torch_functions.py)
 globals().update(_torch_functions.FUNCTIONS)
@@ -91,6 +94,8 @@ _LAZY = {
     "jit": "replay", "JitError": "replay", "jit_step": "replay",
     "vmap": "batching",
     "save": "nn", "load": "nn",  # torch.save(model.state_dict(), path), torch.load(path)
+    "device": "devices",  # torch.device("cpu"), torch.device("cuda:0"): what t.device is
+    "set_default_device": "accelerator", "get_default_device": "accelerator",  # the host only: no default device
     "Generator": "core.defaults",  # torch.Generator().manual_seed(42): a seeded NumPy generator
     "manual_seed": "core.defaults",  # torch.manual_seed: the generator of cr.randn, cr.rand and the layers' init
     "get_default_dtype": "core.defaults", "set_default_dtype": "core.defaults",  # float32 unless set
@@ -112,10 +117,12 @@ _SUBMODULES = {
     "tree",  # jax.tree's names: tree.map, tree.leaves, ...
     "utils",  # torch.utils.data's path: chainrule.utils.data is chainrule.data
     "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
+    "accelerator",  # torch.accelerator.is_available(), current_accelerator()
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
     from . import (
+        accelerator,
         amp,
         autograd,
         backends,
@@ -137,11 +144,13 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         tree_util,
         utils,
     )
+    from .accelerator import get_default_device, set_default_device
     from .amp import autocast
     from .backends import are_deterministic_algorithms_enabled, use_deterministic_algorithms
     from .batching import vmap
     from .core.defaults import Generator, get_default_dtype, manual_seed, set_default_dtype
     from .custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
+    from .devices import device
     from .graph import draw, explain, render, to_dot, to_networkx
     from .nn import load, save
     from .optimize import minimize

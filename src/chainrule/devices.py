@@ -32,8 +32,10 @@ from .core.device import (
     xp_of,
 )
 
-__all__ = ["Backend", "Device", "as_array", "backend", "device_count", "is_off_host", "move", "of", "register",
-           "registered", "unregister", "xp_of", "synchronize"]
+device = Device  # PyTorch's spelling: torch.device("cuda"), isinstance(d, torch.device)
+
+__all__ = ["Backend", "Device", "device", "as_array", "backend", "device_count", "is_off_host", "move", "of",
+           "register", "registered", "unregister", "xp_of", "synchronize"]
 
 
 def synchronize(device: object = None) -> None:

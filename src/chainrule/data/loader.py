@@ -5,8 +5,10 @@ Batches come out as Tensors, as PyTorch's default collate makes them from NumPy 
 They are collated as PyTorch's default collate does: a sample that is a tuple, list or dict gives a batch of the
 same structure, each field stacked along a new first axis. Indices come from a sampler (``sampler=``, or
 ``batch_sampler=`` for whole batches; see :mod:`chainrule.data.samplers`); ``shuffle=True`` draws a new order each
-epoch from a NumPy generator seeded once by ``seed`` (or ``generator``): reproducible, but not the order
-PyTorch's generator would give. ``num_workers``, ``pin_memory`` and ``persistent_workers`` are accepted and
+epoch from a NumPy generator seeded once by ``seed`` (or ``generator``); without either, the seed is drawn from
+chainrule's generator (the one ``chainrule.manual_seed`` resets), so that two loaders shuffle differently and a
+program is reproducible after ``manual_seed``, as in PyTorch. The orders are NumPy's, not the ones PyTorch's
+generator would give. ``num_workers``, ``pin_memory`` and ``persistent_workers`` are accepted and
 change nothing: loading runs in the calling thread, as one worker (``worker_init_fn(0)`` is called at the start
 of each epoch when ``num_workers > 0``, as in that worker), and the batches are the same.
 """
@@ -20,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core import defaults
 from ..tensor import Tensor
 from .samplers import BatchSampler, RandomSampler, SequentialSampler
 
@@ -160,7 +163,7 @@ class DataLoader:
     def __init__(self, dataset: Any, batch_size: int | None = 1, shuffle: bool | None = False, sampler: Any = None,
                  batch_sampler: Any = None, num_workers: int = 0, collate_fn: Callable[[list[Any]], Any] | None = None,
                  pin_memory: bool = False, drop_last: bool = False, timeout: float = 0,
-                 worker_init_fn: Callable[[int], Any] | None = None, *, seed: Any = 0, generator: Any = None,
+                 worker_init_fn: Callable[[int], Any] | None = None, *, seed: Any = None, generator: Any = None,
                  prefetch_factor: int | None = None, persistent_workers: bool = False, **ignored: Any) -> None:
         unknown = set(ignored) - {"multiprocessing_context", "pin_memory_device", "in_order"}
         if unknown:
@@ -170,7 +173,7 @@ class DataLoader:
         self.dataset, self.batch_size = dataset, None if batch_size is None else int(batch_size)
         self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
         self.collate_fn, self.worker_init_fn, self.num_workers = collate_fn, worker_init_fn, int(num_workers)
-        self.rng = _loader_rng(generator, seed)
+        self.rng = _loader_rng(generator, seed, self.shuffle)
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
             if self.shuffle or sampler is not None or batch_sampler is not None:
@@ -247,9 +250,11 @@ class DataLoader:
             yield (self.collate_fn or default_collate)(batch)
 
 
-def _loader_rng(generator: Any, seed: Any) -> np.random.Generator:
+def _loader_rng(generator: Any, seed: Any, shuffle: bool) -> np.random.Generator:
+    if generator is None and seed is None and shuffle:  # PyTorch's loaders draw from its global generator: so ours
+        return np.random.default_rng(int(defaults.generator().integers(2**63)))
     if generator is None:
-        return np.random.default_rng(seed)
+        return np.random.default_rng(0 if seed is None else seed)
     if hasattr(generator, "manual_seed") and isinstance(getattr(generator, "rng", None), np.random.Generator):
         return generator.rng  # chainrule.Generator
     if not isinstance(generator, np.random.Generator):

@@ -356,7 +356,10 @@ def save(obj: Any, path: str | os.PathLike[str]) -> None:
     is_model = isinstance(obj, Module) or (hasattr(obj, "named_parameters") and hasattr(obj, "state_dict"))
     state = obj.state_dict() if is_model else obj
     skeleton, arrays = _encode(state)
-    manifest = json.dumps({"format": FORMAT, "state": skeleton})
+    header = {"format": FORMAT, "state": skeleton}
+    if is_model:  # load(path, weights_only=False), PyTorch's way back to the object, names the class in its refusal
+        header["module"] = type(obj).__qualname__
+    manifest = json.dumps(header)
     arrays[MANIFEST] = np.array(manifest)
     _write_npz(path, arrays)
 
@@ -365,7 +368,9 @@ def load(path: str | os.PathLike[str], map_location: Any = None, weights_only: b
     """Load what :func:`save` wrote (never unpickling; see :class:`UnsafeFileError`). A plain
     ``.npz`` of numeric arrays (no manifest) loads as ``{name: array}``. PyTorch's ``map_location``
     (a device: the arrays are put there, e.g. ``"cuda"``; default the CPU) and ``weights_only`` are
-    accepted: nothing is ever unpickled, so loading is always weights-only.
+    accepted: nothing is ever unpickled, so loading is always weights-only. A file that ``save(model)`` wrote
+    holds the model's ``state_dict()``: ``load(path, weights_only=False)`` (PyTorch's way to get the model object
+    back) raises a TypeError that says so, rather than return a dict where a model was expected.
 
     Example:
         >>> import os, tempfile
@@ -397,6 +402,11 @@ def load(path: str | os.PathLike[str], map_location: Any = None, weights_only: b
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or "state" not in manifest:
         found = manifest.get("format") if isinstance(manifest, dict) else type(manifest).__name__
         raise ValueError(f"load: {os.fspath(path)!s} was written in an unknown format {found!r}")
+    if weights_only is False and "module" in manifest:
+        raise TypeError(
+            f"load: {os.fspath(path)!s} holds the state_dict of a whole {manifest['module']} (save(model) stores "
+            f"its weights; chainrule never pickles a class), so weights_only=False cannot give the model back: "
+            f"build it and call model.load_state_dict(load(path)) instead")
     try:
         return _decode(manifest["state"], arrays)
     except (TypeError, ValueError, KeyError) as e:

@@ -14,7 +14,7 @@ from ..core import clock, traces
 from ..core.device import ARRAY_TYPES, as_array, is_off_host, of
 from ..core.errors import PerformanceWarning
 from ..core.node import Node
-from ..core.state import forward_levels, grad_enabled
+from ..core.state import forward_levels, grad_enabled, transform_depth
 from ..ops.pytorch.dim_args import numpy_methods_for
 from ..tensor import Tensor
 from .guards import Guards
@@ -102,8 +102,21 @@ class Jitted:
         ):
             return self._call_on_arrays(args)
         if self._program is None or self.expired():
-            return self._trace(args)
+            return self._trace_inside(args) if transform_depth() else self._trace(args)
         return self._replay(args)
+
+    def _trace_inside(self, args: tuple) -> Any:
+        """Called inside a transform (JAX's ``grad(jit(grad(f)))``): a function that cannot be traced runs as it
+        is, with a warning, as on array arguments (jit only saves time)."""
+        if self._eager:
+            return self.fn(*args)
+        try:
+            return self._trace(args)
+        except JitError as e:
+            warnings.warn(f"jit({self.name}) runs the function as it is (no replay) inside a transform, as it cannot "
+                          f"trace it: {e}", PerformanceWarning, stacklevel=3)
+            self._eager = True
+            return self.fn(*args)
 
     def _call_on_arrays(self, args: tuple) -> Any:
         """JAX's ``jit(f)(array)``: NumPy arguments are traced as Tensors (ops on bare arrays would record

@@ -9,6 +9,7 @@ import linecache
 import re
 from typing import Any
 
+from ..autodiff import batch_levels as batching
 from ..autodiff.primitive import Primitive, apply
 from ..core import traces
 from ..ops import _define
@@ -81,6 +82,8 @@ class Recorder(Trace):
         self._where_code = _elementwise.where.__code__
 
     def process(self, prim: Primitive, args: tuple, kw: dict | None) -> Any:
+        if batching.open and batching.batched_in(args, kw):  # jit(vmap(f)): the batching rule's own primitive calls
+            return batching.dispatch(prim, args, kw)  # on the whole batch are what the trace records
         token = traces.hide()  # the call runs eagerly: what it does inside is not the function's own
         try:
             out = apply(prim, args, kw)

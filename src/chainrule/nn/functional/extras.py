@@ -29,6 +29,7 @@ from ...ops.reductions import mean
 from ...ops.reductions import sum as reduce_sum
 from ...ops.shape import broadcast_to
 from ...tensor import Tensor
+from .losses import float_target
 from .losses_binary import bce_terms
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -173,7 +174,7 @@ def _difference(name: str, x: Any, y: Any) -> Any:
     if np.shape(raw(x)) != np.shape(raw(y)):
         raise ValueError(f"{name}: input of shape {np.shape(raw(x))} and target of shape {np.shape(raw(y))} must "
                          "have the same shape")
-    return ew.subtract(x, y)
+    return ew.subtract(x, float_target(x, y))
 
 
 def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002

@@ -243,6 +243,16 @@ _cross_entropy.defjvp(_ce_jvp, None)
 _cross_entropy.inline = _ce_inline
 
 
+def float_target(input: Any, target: Any) -> Any:  # noqa: A002  (PyTorch's name)
+    """An integer or boolean target Tensor as the floating input's dtype: PyTorch's regression losses answer in the
+    input's dtype (``mse_loss(float32, int64 labels)`` is float32), where NumPy's promotion would give float64."""
+    if isinstance(target, Tensor) and target.dtype.kind in "biu":
+        dt = np.result_type(raw(input))
+        if dt.kind in "fc":
+            return Tensor._wrap(target._data.astype(dt))  # an integer tensor carries no gradient
+    return target
+
+
 def _check_reduction(name: str, reduction: str) -> None:
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{name}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")

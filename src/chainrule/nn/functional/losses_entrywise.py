@@ -19,7 +19,7 @@ from ...autodiff.primitive import Primitive
 from ...core.device import as_array
 from ...ops._define import raw
 from ...ops.elementwise import sigmoid, square
-from .losses import _check_reduction, _reduce
+from .losses import _check_reduction, _reduce, float_target
 
 __all__ = ["binary_cross_entropy_with_logits", "mse_loss"]
 
@@ -105,4 +105,5 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: 
         )
     if not is_value(target):
         target = as_array(target, dtype=np.result_type(raw(input)))
+    target = float_target(input, target)
     return _reduce("mse_loss", square(input - target), reduction)

@@ -214,6 +214,8 @@ def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any =
     _xp("randint", device)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
+    elif high is None and size is not None:  # randint(high, size=(1,)), as the data tutorial draws an index
+        low, high = 0, low
     if size is None or high is None:
         raise TypeError("randint: give randint(high, size) or randint(low, high, size), with size a tuple "
                         "such as (2, 3)")

@@ -199,6 +199,16 @@ def _index_array(name: str, index: Any) -> np.ndarray:
     return idx
 
 
+def _zero_d_as_one(self: Tensor, idx: np.ndarray, src: Any = None) -> tuple[np.ndarray, Any, bool]:
+    """PyTorch reads a 0-d index (and a 0-d src) into a 1-D Tensor as one entry: ``zeros(10).scatter_(0,
+    tensor(y), value=1)`` is the data tutorial's one-hot label. Says whether it did."""
+    if idx.ndim != 0 or self.ndim != 1:
+        return idx, src, False
+    if isinstance(src, Tensor) and src.ndim == 0:
+        src = src.reshape((1,))
+    return idx.reshape(1), src, True
+
+
 def _check_index(name: str, self: Tensor, axis: int, idx: np.ndarray, other: tuple[int, ...] | None = None) -> None:
     if idx.ndim != max(self.ndim, 1):
         raise ValueError(f"{name}: index has {idx.ndim} dimensions, the Tensor {self.ndim}; they must match")
@@ -213,10 +223,11 @@ def gather(self: Tensor, dim: int, index: Any) -> Any:
     """PyTorch's ``gather``: ``out[i][j] = self[index[i][j]][j]`` along ``dim`` (``index`` may be smaller than
     ``self`` in the other dims); repeated indices add their gradients."""
     axis = checked_axis(self, dim, "gather")
-    idx = _index_array("gather", index)
+    idx, _, one = _zero_d_as_one(self, _index_array("gather", index))
     _check_index("gather", self, axis, idx)
     corner = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(idx.shape))
-    return declared("take_along_axis")(self[corner], idx, axis)
+    out = declared("take_along_axis")(self[corner], idx, axis)
+    return out.reshape(()) if one else out
 
 
 def _positions(idx: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
@@ -235,7 +246,7 @@ def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Any:
     """PyTorch's ``scatter_add``: ``self`` with ``src[i][j]`` added at ``[index[i][j]][j]`` along ``dim``;
     repeated indices add up."""
     axis = checked_axis(self, dim, "scatter_add")
-    idx = _index_array("scatter_add", index)
+    idx, src, _ = _zero_d_as_one(self, _index_array("scatter_add", index), src)
     _check_index("scatter_add", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
     if idx.size == 0:
         return declared("copy")(self)
@@ -254,7 +265,7 @@ def scatter(self: Tensor, dim: int, index: Any, src: Any = None, *, value: Any =
         raise TypeError("scatter: pass src (a Tensor or number) or value=, one of them")
     src = value if src is None else src
     axis = checked_axis(self, dim, "scatter")
-    idx = _index_array("scatter", index)
+    idx, src, _ = _zero_d_as_one(self, _index_array("scatter", index), src)
     _check_index("scatter", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
     return overwrite_at(self, _positions(idx, axis), _src_part(src, idx, self.dtype),
                         "scatter: index writes some positions more than once, so the result would depend on the "

@@ -318,3 +318,23 @@ def float64(self: Tensor) -> Any:
 def int64(self: Tensor) -> Tensor:
     """PyTorch's ``long()``: the values as int64 (out of the graph, as integer tensors are)."""
     return Tensor._wrap(self._data.astype(np.int64))
+
+
+# PyTorch's legacy type names (t.type() and t.type("torch.FloatTensor")) and their dtypes
+_TYPE_NAMES = {"torch.FloatTensor": np.float32, "torch.DoubleTensor": np.float64, "torch.HalfTensor": np.float16,
+               "torch.LongTensor": np.int64, "torch.IntTensor": np.int32, "torch.ShortTensor": np.int16,
+               "torch.CharTensor": np.int8, "torch.ByteTensor": np.uint8, "torch.BoolTensor": np.bool_}
+
+
+@tensor_method("type")
+def type_(self: Tensor, dtype: Any = None, non_blocking: bool = False) -> Any:
+    """PyTorch's ``type``: ``t.type(torch.float)`` (or ``t.type("torch.FloatTensor")``) is ``t.to(dtype)``;
+    ``t.type()`` names the type as PyTorch does (``"torch.FloatTensor"``)."""
+    if dtype is None:
+        for name, dt in _TYPE_NAMES.items():
+            if np.dtype(dt) == self.dtype:
+                return name
+        return f"torch.{self.dtype.name}"
+    if isinstance(dtype, str) and dtype.removeprefix("torch.cuda.") != dtype:
+        raise TypeError(f"type: {dtype!r} names a CUDA tensor type; use t.to('cuda') (and a dtype) to move it")
+    return to(self, _TYPE_NAMES.get(dtype, dtype) if isinstance(dtype, str) else dtype)
