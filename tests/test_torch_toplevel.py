@@ -242,3 +242,10 @@ def test_sort_nonzero_and_gradient_of_a_tensor_read_as_pytorchs():
         (ours,), (theirs,) = cr.gradient(cr.tensor(v), **kw), torch.gradient(torch.tensor(v), **tkw)
         _same(ours, theirs)
     assert isinstance(cr.gradient(v), np.ndarray) and isinstance(cr.gradient(cr.tensor(v), 2.0), cr.Tensor)
+
+
+def test_methods_as_functions_take_out():
+    a, z = cr.tensor([1.0, 2.0]), cr.zeros(2)
+    assert cr.mul(a, a, out=z) is z and z.tolist() == [1.0, 4.0]
+    with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
+        cr.mul(cr.tensor([1.0], requires_grad=True), 2.0, out=cr.zeros(1))

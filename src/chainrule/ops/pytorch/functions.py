@@ -26,6 +26,7 @@ from ...autodiff.batch_levels import is_value
 from ...tensor import Tensor
 from ..shape import concatenate
 from .constructors import tensor
+from .keywords import write_out
 from .toplevel import FUNCTIONS as TOPLEVEL
 
 # torch.<name>(input, *args, **kwargs) == input.<name>(*args, **kwargs) for each of these
@@ -47,7 +48,9 @@ METHODS = (
 def _method(name: str) -> Callable[..., Any]:
     def call(input: Any, *args: Any, **kwargs: Any) -> Any:  # noqa: A002  (PyTorch's parameter name)
         value = input if is_value(input) else Tensor(input)  # (a vmap value has the methods)
-        return getattr(value, name)(*args, **kwargs)
+        out = kwargs.pop("out", None)  # torch.mul(a, b, out=c): the method's result written into c
+        result = getattr(value, name)(*args, **kwargs)
+        return result if out is None else write_out(name, result, out)
 
     call.__name__ = call.__qualname__ = name
     call.__doc__ = f"PyTorch's ``torch.{name}(input, ...)``: ``input.{name}(...)`` (see the Tensor method)."
