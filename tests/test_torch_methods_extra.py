@@ -271,8 +271,9 @@ def test_errors_say_what_to_do():
 
 def test_numpy_meanings_of_shared_names_are_kept():
     x = Tensor(np.array([4.0, 1.0, 3.0, 2.0]))
-    assert float(cr.median(x)) == 2.5  # NumPy's function: the mean of the middle two
-    assert float(x.median()) == 2.0  # PyTorch's method: the lower middle entry
+    assert float(np.median(x)) == 2.5  # NumPy's function: the mean of the middle two
+    assert float(cr.median(x, axis=0)) == 2.5  # NumPy's keyword: NumPy's reading
+    assert float(x.median()) == float(cr.median(x)) == 2.0  # PyTorch's method (and torch.median): the lower middle
     np.testing.assert_array_equal(x.repeat(2, axis=0).data, np.repeat(x.data, 2))  # ndarray's repeat with axis=
     np.testing.assert_array_equal(x.repeat(2, 1).data, np.tile(x.data, (2, 1)))  # only PyTorch reads it: a tile
     with pytest.raises(ValueError, match=r"repeat\(2,\) of a Tensor of shape \(4,\) reads differently in NumPy"):

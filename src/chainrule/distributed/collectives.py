@@ -11,6 +11,7 @@ import importlib.util
 import os
 import socket
 import sys
+import time
 import traceback
 from typing import Any
 
@@ -293,5 +294,8 @@ def abort(comm: Any, code: int) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     monitor.mark_reported()
+    # the launcher forwards each rank's output through a pipe: give it a moment to pass the last lines on before
+    # Abort kills the ranks (under load a message printed just before could be lost)
+    time.sleep(0.25)
     comm.Abort(int(code))
     os._exit(int(code))  # (Abort does not return; this is for an MPI that would)

@@ -204,6 +204,8 @@ def chain_matmul(*matrices: Any) -> Any:
     """The product of the matrices, in the cheapest order (``linalg.multi_dot``)."""
     from ..linear_algebra import multi_dot
 
+    if len(matrices) == 1:
+        return _tensor(matrices[0])
     return multi_dot([_tensor(m) for m in matrices])
 
 
