@@ -262,6 +262,49 @@ def _sym(x: Any) -> Any:
     return (x + np.swapaxes(x, -1, -2)) / 2
 
 
+def _tflat(x: Any, axis: Any) -> tuple[Any, int]:
+    """NumPy's axis=None (the flattened array) as a dim PyTorch's reductions take."""
+    return (x.reshape(-1), 0) if axis is None else (x, axis)
+
+
+def _tmedian(x: Any, axis: Any) -> Any:
+    """NumPy's median: torch.median where the count is odd (PyTorch takes the lower of the two middle values
+    where it is even, NumPy their mean: there torch.quantile(0.5), which averages them as NumPy does)."""
+    x, dim = _tflat(x, axis)
+    return _torch().median(x, dim).values if x.shape[dim] % 2 else _torch().quantile(x, 0.5, dim)
+
+
+def _tnan_max(x: Any, axis: Any, sign: float) -> Any:
+    x, dim = _tflat(x, axis)
+    return sign * _torch().amax(sign * x.nan_to_num(nan=-sign * float("inf")), dim)
+
+
+def _twhere_nan(x: Any, fill: float) -> Any:
+    return _torch().where(_torch().isnan(x), _torch().full_like(x, fill), x)
+
+
+def _tconvolve(a: Any, v: Any, mode: str, correlate: bool = False) -> Any:
+    """numpy.convolve / numpy.correlate of 1-d arrays through conv1d (a cross-correlation): the full result,
+    then NumPy's slice of it."""
+    n, m = a.shape[0], v.shape[0]
+    full = _torch().nn.functional.conv1d(a[None, None], (v if correlate else v.flip(0))[None, None],
+                                         padding=m - 1)[0, 0]
+    lo, hi = min(n, m), max(n, m)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = lo // 2 if correlate and m > n else (lo - 1) // 2
+        return full[start:start + hi]
+    return full[lo - 1:hi]
+
+
+def _tpolyval(p: Any, x: Any) -> Any:
+    out = _torch().zeros_like(x)
+    for c in p:
+        out = out * x + c
+    return out
+
+
 # -- the cases ----------------------------------------------------------------------------------------
 ANYWHERE = uniform(-2, 2)
 
@@ -297,8 +340,8 @@ def binary(name: str, np_fn: Any, make: Maker, torch_name: str | None = None, pr
 
 ELEMENTWISE = [
     unary("sinc_near_0", np.sinc, uniform(-1e-4, 1e-4), None, prims="sinc"),  # torch loses digits there
-    unary("rint", np.rint, off_grid(1.0), None, prims="round"),
-    unary("fix", np.fix, off_grid(1.0), None, prims="trunc"),
+    unary("rint", np.rint, off_grid(1.0), "round", prims="round"),
+    unary("fix", np.fix, off_grid(1.0), "trunc", prims="trunc"),
     unary("fabs", np.fabs, nonzero(-2, 2), "abs", prims="abs"),
     unary("deg2rad", np.deg2rad, uniform(-90, 90), "deg2rad", prims="multiply"),
     unary("radians", np.radians, uniform(-90, 90), "deg2rad", prims="multiply"),
@@ -309,7 +352,8 @@ ELEMENTWISE = [
     unary("conjugate", np.conjugate, uniform(-2, 2), "conj", prims=()),
     unary("real", np.real, uniform(-2, 2), None, prims=()),
     unary("imag", np.imag, uniform(-2, 2), None, prims="multiply"),
-    case("heaviside", lambda x: np.heaviside(x, 0.5), one(), nonzero(-2, 2), prims="sign"),
+    case("heaviside", lambda x: np.heaviside(x, 0.5), one(), nonzero(-2, 2), prims="sign",
+         torch=lambda x: (_torch().sign(x) + 1) / 2),  # = torch.heaviside(x, 0.5), which has no derivative
     case("copysign", lambda x, y: np.copysign(x, y), bcast(2), nonzero(-2, 2), prims="abs",
          torch=lambda x, y: _torch().copysign(x, y.detach())),
     binary("logaddexp2", np.logaddexp2, uniform(-3, 3), "logaddexp2", prims="logaddexp"),
@@ -327,7 +371,8 @@ ELEMENTWISE = [
          torch=lambda x, y: x - _torch().floor(x / y).detach() * y),
     case("fmod", lambda x: np.fmod(x, 0.7), one(), off_grid(0.7), prims="subtract",
          torch=lambda x: _torch().fmod(x, 0.7)),
-    case("floor_divide", lambda x: np.floor_divide(x, 0.7), one(), off_grid(0.7), prims="floor"),
+    case("floor_divide", lambda x: np.floor_divide(x, 0.7), one(), off_grid(0.7), prims="floor",
+         torch=lambda x: _torch().floor(x / 0.7)),  # (torch.floor_divide has no derivative)
     case("ldexp", lambda x: np.ldexp(x, np.arange(np.size(x)).reshape(np.shape(x)) % 3 - 1), one(), uniform(-2, 2),
          prims="ldexp",
          torch=lambda x: x * 2.0 ** _torch().tensor(np.arange(x.numel()).reshape(tuple(x.shape)) % 3 - 1.0)),
@@ -364,11 +409,14 @@ CUMULATIVE = [
          prims="concatenate", torch=lambda x, y: _torch().diff(x, prepend=y, append=_torch().full((3, 1), 0.5,
                                                                                                dtype=x.dtype))),
     case("ediff1d", lambda x: np.ediff1d(x, to_begin=[1.0], to_end=2.0), one(1), prims="subtract"),
-    case("nancumsum", lambda x: np.nancumsum(x, axis=-1), one(1), with_nans, prims="cumsum"),
-    case("nancumprod", lambda x: np.nancumprod(x, axis=0), one(1), with_nans, prims="cumprod"),
-    case("cumulative_sum", lambda x: np.cumulative_sum(x, axis=0, include_initial=True), one(1), prims="cumsum"),
+    case("nancumsum", lambda x: np.nancumsum(x, axis=-1), one(1), with_nans, prims="cumsum",
+         torch=lambda x: _torch().cumsum(_twhere_nan(x, 0.0), -1)),
+    case("nancumprod", lambda x: np.nancumprod(x, axis=0), one(1), with_nans, prims="cumprod",
+         torch=lambda x: _torch().cumprod(_twhere_nan(x, 1.0), 0)),
+    case("cumulative_sum", lambda x: np.cumulative_sum(x, axis=0, include_initial=True), one(1), prims="cumsum",
+         torch=lambda x: _torch().cat([x[:1] * 0, _torch().cumsum(x, 0)])),
     case("cumulative_prod", lambda x: np.cumulative_prod(x, axis=-1), one(1), nonzero(-1.5, 1.5, 0.4),
-         prims="cumprod"),
+         prims="cumprod", torch=lambda x: _torch().cumprod(x, -1)),
 ]
 
 ARRAYS = [
@@ -458,10 +506,12 @@ ARRAYS = [
     case("ravel_flatten", lambda x: np.ravel(x) * (x.flatten() if hasattr(x, "flatten") else np.ravel(x)), one(),
          prims="reshape"),
     case("atleast_1d_2d", lambda x: np.atleast_2d(np.atleast_1d(x)) * 1.0, one(0, 1), prims=()),
-    case("take", lambda x: np.take(x, [2, 0, 0, -1]), fixed((2, 2)), prims="getitem"),
-    case("take_axis", lambda x: np.take(x, [[1, 0], [0, 0]], axis=-1), fixed((3, 2)), prims="getitem"),
+    case("take", lambda x: np.take(x, [2, 0, 0, -1]), fixed((2, 2)), prims="getitem",
+         torch=lambda x: _torch().take(x, _torch().tensor([2, 0, 0, -1]))),
+    case("take_axis", lambda x: np.take(x, [[1, 0], [0, 0]], axis=-1), fixed((3, 2)), prims="getitem",
+         torch=lambda x: x[:, _torch().tensor([[1, 0], [0, 0]])]),
     case("take_along_axis", lambda x: np.take_along_axis(x, np.argsort(_vals(x), axis=0), axis=0), one(2),
-         all_distinct, prims="getitem"),
+         all_distinct, prims="getitem", torch=lambda x: _torch().take_along_dim(x, _torch().argsort(x, 0), 0)),
     case("compress", lambda x: np.compress([True, False, True], x, axis=0), fixed((3, 2)), prims="getitem"),
     case("extract", lambda x: np.extract(np.arange(6).reshape(2, 3) % 2 == 0, x), fixed((2, 3)), prims="getitem"),
 ]
@@ -470,17 +520,22 @@ SORTING = [
     case("sort", lambda x, axis: np.sort(x, axis=axis), axis_or_none(), all_distinct, prims="getitem",
          torch=lambda x, axis: _torch().sort(x.reshape(-1) if axis is None else x, dim=-1 if axis is None else
                                              axis).values),
-    case("median", lambda x, axis: np.median(x, axis=axis), axis_or_none(), all_distinct, prims="getitem"),
+    case("median", lambda x, axis: np.median(x, axis=axis), axis_or_none(), all_distinct, prims="getitem",
+         torch=_tmedian),
     case("median_keepdims", lambda x: np.median(x, axis=(0, 1), keepdims=True), one(2, 3), all_distinct,
-         prims="getitem"),
+         prims="getitem", torch=lambda x: _tmedian(x.reshape(-1, *x.shape[2:]), 0).reshape(1, 1, *x.shape[2:])),
     case("quantile", lambda x, axis: np.quantile(x, [0.1, 0.5, 0.8], axis=axis), axis_or_none(), all_distinct,
          prims="getitem", torch=lambda x, axis: _torch().quantile(
              x, _torch().tensor([0.1, 0.5, 0.8], dtype=x.dtype), dim=axis)),
     case("percentile", lambda x: np.percentile(x, 35.0, axis=-1, keepdims=True), one(1), all_distinct,
-         prims="getitem"),
-    case("nanmedian", lambda x, axis: np.nanmedian(x, axis=axis), axis_or_none(), with_nans, prims="getitem"),
-    case("nanquantile", lambda x: np.nanquantile(x, 0.3), one(1), with_nans, prims="getitem"),
-    case("nanpercentile", lambda x: np.nanpercentile(x, [20, 70], axis=0), one(1), with_nans, prims="getitem"),
+         prims="getitem", torch=lambda x: _torch().quantile(x, 0.35, dim=-1, keepdim=True)),
+    # (not torch.nanmedian: like torch.median, it takes the lower of the two middle values, NumPy their mean)
+    case("nanmedian", lambda x, axis: np.nanmedian(x, axis=axis), axis_or_none(), with_nans, prims="getitem",
+         torch=lambda x, axis: (lambda t, d: _torch().nanquantile(t, 0.5, d))(*_tflat(x, axis))),
+    case("nanquantile", lambda x: np.nanquantile(x, 0.3), one(1), with_nans, prims="getitem",
+         torch=lambda x: _torch().nanquantile(x, 0.3)),
+    case("nanpercentile", lambda x: np.nanpercentile(x, [20, 70], axis=0), one(1), with_nans, prims="getitem",
+         torch=lambda x: _torch().nanquantile(x, _torch().tensor([0.2, 0.7], dtype=x.dtype), dim=0)),
     case("interp", lambda x, fp: np.interp(x, KNOTS, fp), fixed((5,), (4,)), knots_away, prims="getitem"),
     case("interp_bounds", lambda x, fp: np.interp(x, KNOTS, fp, left=fp[1], right=-1.0), fixed((2, 3), (4,)),
          knots_away, prims="where"),
@@ -489,22 +544,28 @@ SORTING = [
 STATS = [
     case("nansum", lambda x, axis: np.nansum(x, axis=axis), axis_or_none(), with_nans, prims="sum",
          torch=lambda x, axis: _torch().nansum(x, dim=axis) if axis is not None else _torch().nansum(x)),
-    case("nanprod", lambda x: np.nanprod(x, axis=-1), one(1), with_nans, prims="prod"),
+    case("nanprod", lambda x: np.nanprod(x, axis=-1), one(1), with_nans, prims="prod",
+         torch=lambda x: _torch().prod(_twhere_nan(x, 1.0), -1)),
     case("nanmean", lambda x, axis: np.nanmean(x, axis=axis), axis_or_none(), with_nans, prims="sum",
          torch=lambda x, axis: _torch().nanmean(x, dim=axis) if axis is not None else _torch().nanmean(x)),
     case("nanvar", lambda x: np.nanvar(x, axis=-1, ddof=0), one(1), with_nans, prims="sum"),
     case("nanstd", lambda x: np.nanstd(x, axis=0), fixed((3, 4)), with_nans, prims="sqrt"),
-    case("nanmax", lambda x, axis: np.nanmax(x, axis=axis), axis_or_none(), with_nans, prims="max"),
-    case("nanmin", lambda x, axis: np.nanmin(x, axis=axis), axis_or_none(), with_nans, prims="min"),
-    case("ptp", lambda x, axis: np.ptp(x, axis=axis), axis_or_none(), all_distinct, prims="max"),
+    case("nanmax", lambda x, axis: np.nanmax(x, axis=axis), axis_or_none(), with_nans, prims="max",
+         torch=lambda x, axis: _tnan_max(x, axis, 1.0)),
+    case("nanmin", lambda x, axis: np.nanmin(x, axis=axis), axis_or_none(), with_nans, prims="min",
+         torch=lambda x, axis: _tnan_max(x, axis, -1.0)),
+    case("ptp", lambda x, axis: np.ptp(x, axis=axis), axis_or_none(), all_distinct, prims="max",
+         torch=lambda x, axis: _torch().amax(*_tflat(x, axis)) - _torch().amin(*_tflat(x, axis))),
     case("average", lambda x, w: np.average(x, axis=-1, weights=w), fixed((3, 4), (4,)),
          lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="sum",
          torch=lambda x, w: (x * w).sum(-1) / w.sum()),
-    case("average_returned", lambda x: np.average(x, axis=0, returned=True), one(1), prims="mean"),
+    case("average_returned", lambda x: np.average(x, axis=0, returned=True), one(1), prims="mean",
+         torch=lambda x: [x.mean(0), _torch().full(x.shape[1:], float(x.shape[0]), dtype=x.dtype)]),
     case("var_std", lambda x: [np.var(x, ddof=1), np.std(x, axis=0)], fixed((3, 2)), prims="mean",
          torch=lambda x: [_torch().var(x, correction=1), _torch().std(x, 0, correction=0)]),
     case("cov", lambda x: np.cov(x), fixed((3, 5)), prims="matmul", torch=T("cov")),
-    case("cov_rowvar", lambda x, y: np.cov(x, y, rowvar=False, bias=True), fixed((5, 2), (5,)), prims="matmul"),
+    case("cov_rowvar", lambda x, y: np.cov(x, y, rowvar=False, bias=True), fixed((5, 2), (5,)), prims="matmul",
+         torch=lambda x, y: _torch().cov(_torch().cat([x, y[:, None]], 1).T, correction=0)),
     case("corrcoef", lambda x: np.corrcoef(x), fixed((3, 6)), prims="sqrt", torch=T("corrcoef")),
 ]
 
@@ -514,29 +575,39 @@ PRODUCTS = [
     case("cross", lambda a, b: np.cross(a, b), hnp.mutually_broadcastable_shapes(
         num_shapes=2, max_dims=2, max_side=2).map(lambda r: (tuple(s + (3,) for s in r.input_shapes), {})),
          prims="multiply", torch=lambda a, b: _torch().linalg.cross(*_torch().broadcast_tensors(a, b))),
-    case("cross_2d", lambda a, b: np.cross(a, b), fixed((2, 2), (2,)), prims="multiply"),
-    case("cross_axis", lambda a, b: np.cross(a, b, axis=0), fixed((3, 2), (3, 2)), prims="multiply"),
-    case("linalg_cross", lambda a, b: np.linalg.cross(a, b), fixed((2, 3), (3,)), prims="multiply"),
+    case("cross_2d", lambda a, b: np.cross(a, b), fixed((2, 2), (2,)), prims="multiply",  # (torch: 3-vectors only)
+         torch=lambda a, b: a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]),
+    case("cross_axis", lambda a, b: np.cross(a, b, axis=0), fixed((3, 2), (3, 2)), prims="multiply",
+         torch=lambda a, b: _torch().linalg.cross(a, b, dim=0)),
+    case("linalg_cross", lambda a, b: np.linalg.cross(a, b), fixed((2, 3), (3,)), prims="multiply",
+         torch=lambda a, b: _torch().linalg.cross(*_torch().broadcast_tensors(a, b))),
     case("vecdot", lambda a, b: np.vecdot(a, b), st.tuples(bcast(2), st.integers(1, 4)).map(
         lambda t: (tuple(s + (t[1],) for s in t[0][0]), {})), prims="sum",
          torch=lambda a, b: (a * b).sum(-1)),
-    case("vecdot_axis", lambda a, b: np.vecdot(a, b, axis=0), fixed((3, 2), (3, 1)), prims="sum"),
-    case("linalg_vecdot", lambda a, b: np.linalg.vecdot(a, b), fixed((2, 3), (3,)), prims="sum"),
-    case("matvec", lambda a, b: np.matvec(a, b), fixed((2, 3, 4), (4,)), prims="matmul", order=3),
-    case("vecmat", lambda a, b: np.vecmat(a, b), fixed((3,), (2, 3, 4)), prims="matmul", order=3),
+    case("vecdot_axis", lambda a, b: np.vecdot(a, b, axis=0), fixed((3, 2), (3, 1)), prims="sum",
+         torch=T("linalg.vecdot", dim=0)),
+    case("linalg_vecdot", lambda a, b: np.linalg.vecdot(a, b), fixed((2, 3), (3,)), prims="sum",
+         torch=T("linalg.vecdot")),
+    case("matvec", lambda a, b: np.matvec(a, b), fixed((2, 3, 4), (4,)), prims="matmul", order=3,
+         torch=T("matmul")),
+    case("vecmat", lambda a, b: np.vecmat(a, b), fixed((3,), (2, 3, 4)), prims="matmul", order=3,
+         torch=T("matmul")),
     case("inner_vdot", lambda a, b: [np.inner(a, b), np.vdot(a, b)], fixed((2, 3), (2, 3)), prims="matmul",
-         order=3),
+         order=3, torch=lambda a, b: [_torch().inner(a, b), _torch().vdot(a.reshape(-1), b.reshape(-1))]),
     case("linalg_outer", lambda a, b: np.linalg.outer(a, b), vector(k=2), prims="multiply", torch=T("outer")),
     case("linalg_matmul_tensordot", lambda a, b: [np.linalg.matmul(a, b), np.linalg.tensordot(a, b, axes=1)],
-         fixed((2, 3), (3, 2)), prims="matmul", order=3),
+         fixed((2, 3), (3, 2)), prims="matmul", order=3,
+         torch=lambda a, b: [_torch().linalg.matmul(a, b), _torch().tensordot(a, b, dims=1)]),
     case("multi_dot", lambda a, b, c: np.linalg.multi_dot([a, b, c]), fixed((3,), (3, 2), (2, 4)), prims="matmul",
          order=3, torch=lambda a, b, c: _torch().linalg.multi_dot([a, b, c])),
     *[case(f"convolve_{mode}", lambda a, v, mode=mode: np.convolve(a, v, mode), st.tuples(vector(), vector()).map(
-        lambda t: (t[0][0] + t[1][0], {})), prims="matmul") for mode in ("full", "same", "valid")],
+        lambda t: (t[0][0] + t[1][0], {})), prims="matmul",
+           torch=lambda a, v, mode=mode: _tconvolve(a, v, mode)) for mode in ("full", "same", "valid")],
     *[case(f"correlate_{mode}", lambda a, v, mode=mode: np.correlate(a, v, mode), st.tuples(vector(), vector()).map(
-        lambda t: (t[0][0] + t[1][0], {})), prims="matmul") for mode in ("full", "same", "valid")],
+        lambda t: (t[0][0] + t[1][0], {})), prims="matmul",
+           torch=lambda a, v, mode=mode: _tconvolve(a, v, mode, correlate=True)) for mode in ("full", "same", "valid")],
     case("polyval", lambda p, x: np.polyval(p, x), st.tuples(vector(max_side=4), one()).map(
-        lambda t: (t[0][0] + t[1][0], {})), prims="multiply"),
+        lambda t: (t[0][0] + t[1][0], {})), prims="multiply", torch=_tpolyval),
     case("vander", lambda x: np.vander(x, 4), one(1, 1), prims="multiply",
          torch=lambda x: _torch().stack([x**k for k in (3, 2, 1, 0)], 1)),  # torch.vander's double backward fails
     case("vander_increasing", lambda x: np.vander(x, increasing=True), one(1, 1), prims="multiply",
@@ -578,7 +649,8 @@ LINALG = [
          prims="eigh", torch=lambda a: _torch().linalg.eigh(_tsym(a))[0].sum()),
     case("svd_s", lambda a: np.linalg.svd(a, compute_uv=False), rectangular(), distinct_singular, prims="svd",
          torch=T("linalg.svdvals")),
-    case("svdvals", lambda a: np.linalg.svdvals(a), rectangular(), distinct_singular, prims="svd"),
+    case("svdvals", lambda a: np.linalg.svdvals(a), rectangular(), distinct_singular, prims="svd",
+         torch=T("linalg.svdvals")),
     case("svd_u", lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, rectangular(), distinct_singular,
          prims="svd", torch=lambda a: _torch().linalg.svd(a, full_matrices=False)[0] ** 2, tol=10),
     case("svd_vh", lambda a: np.linalg.svd(a, full_matrices=False).Vh ** 2, rectangular(), distinct_singular,
@@ -590,18 +662,22 @@ LINALG = [
          rectangular(), distinct_singular, prims="svd", tol=10,  # every output's cotangent in one rule
          torch=lambda a: (lambda r: [r[0] ** 2, r[1], r[2] ** 2])(_torch().linalg.svd(a, full_matrices=False))),
     case("svd_full_tall", lambda a: (lambda r: [r[0][..., :, :2] ** 2, r[1]])(np.linalg.svd(a)), fixed((4, 2)),
-         distinct_singular, prims="svd", tol=10),
+         distinct_singular, prims="svd", tol=10,
+         torch=lambda a: (lambda r: [r[0][..., :, :2] ** 2, r[1]])(_torch().linalg.svd(a))),
     case("svd_full_wide", lambda a: (lambda r: [r[2][..., :2, :] ** 2, r[1]])(np.linalg.svd(a)), fixed((2, 4)),
-         distinct_singular, prims="svd", tol=10),
+         distinct_singular, prims="svd", tol=10,
+         torch=lambda a: (lambda r: [r[2][..., :2, :] ** 2, r[1]])(_torch().linalg.svd(a))),
     case("qr", lambda a: list(np.linalg.qr(a)), rectangular(tall=True), distinct_singular, prims="qr",
          torch=lambda a: list(_torch().linalg.qr(a))),
     case("qr_wide", lambda a: list(np.linalg.qr(a)), fixed((2, 4)), distinct_singular, prims="qr",
          torch=lambda a: list(_torch().linalg.qr(a))),
     case("qr_q_only", lambda a: np.linalg.qr(a).Q, rectangular(tall=True), distinct_singular, prims="qr",
          torch=lambda a: _torch().linalg.qr(a)[0]),
-    case("qr_r_mode", lambda a: np.linalg.qr(a, mode="r"), rectangular(tall=True), distinct_singular, prims="qr"),
+    case("qr_r_mode", lambda a: np.linalg.qr(a, mode="r"), rectangular(tall=True), distinct_singular, prims="qr",
+         torch=lambda a: _torch().linalg.qr(a)[1]),  # (torch differentiates no mode="r": the reduced R is it)
     case("qr_complete", lambda a: (lambda r: [r[0][:, :2], r[1]])(np.linalg.qr(a, mode="complete")), fixed((4, 2)),
-         distinct_singular, prims="qr"),
+         distinct_singular, prims="qr",  # (torch differentiates no tall mode="complete": reduced Q, R over zeros)
+         torch=lambda a: (lambda r: [r[0], _torch().cat([r[1], _torch().zeros_like(r[1])])])(_torch().linalg.qr(a))),
     case("norm", lambda x: np.linalg.norm(x), one(), nonzero(-2, 2), prims="norm2",
          torch=lambda x: _torch().linalg.norm(x.reshape(-1))),
     case("norm_axis", lambda x, axis: np.linalg.norm(x, axis=axis, keepdims=True), axis_of(), nonzero(-2, 2),
@@ -618,7 +694,9 @@ LINALG = [
          torch=T("linalg.matrix_norm")),
     case("cond", lambda x: np.linalg.cond(x), square(min_n=2), distinct_singular, prims="svd",
          torch=T("linalg.cond"), tol=10),
-    case("cond_1", lambda x: np.linalg.cond(x, 1), square(batch=False), well_conditioned, prims="inv"),
+    case("cond_1", lambda x: np.linalg.cond(x, 1), square(batch=False), well_conditioned, prims="inv",
+         # (torch.linalg.cond(x, 1)'s backward fails on an in-place inverse: its definition written out)
+         torch=lambda x: _torch().linalg.matrix_norm(x, 1) * _torch().linalg.matrix_norm(_torch().linalg.inv(x), 1)),
     *[case(f"matrix_power_{n}", lambda a, n=n: np.linalg.matrix_power(a, n), square(), well_conditioned,
            prims="matmul" if n > 1 else ("inv" if n < 0 else "multiply"),
            torch=lambda a, n=n: _torch().linalg.matrix_power(a, n)) for n in (0, 3, -2)],
@@ -627,11 +705,12 @@ LINALG = [
     case("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], fixed((4, 2), (4,)), full_rank, prims="solve",
          torch=lambda a, b: _torch().linalg.pinv(a) @ b),
     case("tensorinv", lambda a: np.linalg.tensorinv(a.reshape(2, 3, 6) if hasattr(a, "reshape") else a, ind=2),
-         fixed((6, 6)), well_conditioned, prims="inv"),
+         fixed((6, 6)), well_conditioned, prims="inv",
+         torch=lambda a: _torch().linalg.tensorinv(a.reshape(2, 3, 6), ind=2)),
     case("tensorsolve", lambda a, b: np.linalg.tensorsolve(a.reshape(2, 3, 6), b), fixed((6, 6), (2, 3)),
-         well_conditioned, prims="solve"),
+         well_conditioned, prims="solve", torch=lambda a, b: _torch().linalg.tensorsolve(a.reshape(2, 3, 6), b)),
     case("linalg_trace_diagonal", lambda a: [np.linalg.trace(a), np.linalg.diagonal(a, offset=1)], one(2, 3),
-         prims="getitem"),
+         prims="getitem", torch=lambda a: [_torch().diagonal(a, 0, -2, -1).sum(-1), _torch().diagonal(a, 1, -2, -1)]),
 ]
 
 def _special_cases() -> list[Case]:
