@@ -386,6 +386,10 @@ ELEMENTWISE = [
 ]
 
 
+def _as_tensor(x: Any) -> Any:
+    return x if isinstance(x, cr.Tensor) else cr.Tensor(x)
+
+
 def _vals(x: Any) -> np.ndarray:
     return np.asarray(x.data if hasattr(x, "data") else x)
 
@@ -527,6 +531,10 @@ SORTING = [
     case("quantile", lambda x, axis: np.quantile(x, [0.1, 0.5, 0.8], axis=axis), axis_or_none(), all_distinct,
          prims="getitem", torch=lambda x, axis: _torch().quantile(
              x, _torch().tensor([0.1, 0.5, 0.8], dtype=x.dtype), dim=axis)),
+    # Tensor.median: PyTorch's, the lower middle entry of an even count (torch.median itself is the twin)
+    case("median_method", lambda x, axis: _as_tensor(x).median() if axis is None else _as_tensor(x).median(axis)[0],
+         axis_or_none(), all_distinct, prims=(), torch=lambda x, axis: _torch().median(x) if axis is None
+         else _torch().median(x, axis).values),
     case("percentile", lambda x: np.percentile(x, 35.0, axis=-1, keepdims=True), one(1), all_distinct,
          prims="getitem", torch=lambda x: _torch().quantile(x, 0.35, dim=-1, keepdim=True)),
     # (not torch.nanmedian: like torch.median, it takes the lower of the two middle values, NumPy their mean)
