@@ -298,6 +298,10 @@ def _tconvolve(a: Any, v: Any, mode: str, correlate: bool = False) -> Any:
     return full[lo - 1:hi]
 
 
+def _tbetaln(a: Any, b: Any) -> Any:
+    return _torch().lgamma(a) + _torch().lgamma(b) - _torch().lgamma(a + b)
+
+
 def _tpolyval(p: Any, x: Any) -> Any:
     out = _torch().zeros_like(x)
     for c in p:
@@ -733,19 +737,25 @@ def _special_cases() -> list[Case]:
         binary("xlogy", lambda x, y: sc.xlogy(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.3, 3, s[1])],
                "xlogy", prims="xlogy"),
         case("xlogy_zero", lambda x, y: sc.xlogy(x * np.array([0.0, 1.0]), y), fixed((2,), (2,)),
-             lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2),
+             lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2,
+             torch=lambda x, y: _torch().xlogy(x * _torch().tensor([0.0, 1.0], dtype=x.dtype), y)),
         binary("xlog1py", lambda x, y: sc.xlog1py(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]),
                                                                            r.uniform(-0.5, 2, s[1])],
                "special.xlog1py", prims="xlog1py"),
-        binary("betaln", lambda a, b: sc.betaln(a, b), uniform(0.5, 3), None, prims="gammaln"),
-        binary("beta", lambda a, b: sc.beta(a, b), uniform(0.5, 3), None, prims="gammaln"),
+        # (torch has no beta functions: written out with lgamma, whose second derivative, torch's trigamma, is good to
+        # 5e-10 only: SciPy's, which chainrule uses, to 1e-15 against mpmath)
+        case("betaln", lambda a, b: sc.betaln(a, b), bcast(2), uniform(0.5, 3), prims="gammaln", torch=_tbetaln,
+             tol=10),
+        case("beta", lambda a, b: sc.beta(a, b), bcast(2), uniform(0.5, 3), prims="gammaln",
+             torch=lambda a, b: _torch().exp(_tbetaln(a, b)), tol=10),
         case("multigammaln", lambda x: crs.multigammaln(x, 3), one(), uniform(1.5, 4), prims="gammaln",
              torch=lambda x: _torch().special.multigammaln(x, 3)),
         case("special_logsumexp", lambda x, w: crs.logsumexp(x, axis=-1, b=w), fixed((3, 4), (4,)),
              lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="logsumexp",
              torch=lambda x, w: _torch().logsumexp(x + _torch().log(w), -1)),
         case("special_softmax", lambda x: [crs.softmax(x), crs.log_softmax(x, axis=0)], one(1), prims=("softmax",
-                                                                                                      "log_softmax")),
+                                                                                                      "log_softmax"),
+             torch=lambda x: [_torch().softmax(x.reshape(-1), 0).reshape(x.shape), _torch().log_softmax(x, 0)]),
         # Bessel functions of a constant order, incomplete gamma of a constant shape (autograd's scipy.special)
         case("jn", lambda x: crs.jn(2, x), one(), uniform(0.5, 8), prims="jn"),
         case("jv", lambda x: crs.jv(np.array([0.5, 2.5]), x), fixed((3, 2)), uniform(0.5, 8), prims="jv"),
@@ -753,10 +763,12 @@ def _special_cases() -> list[Case]:
         case("yv", lambda x: crs.yv(1.5, x), one(), uniform(0.8, 8), prims="yv"),
         case("iv", lambda x: crs.iv(np.array([1.0, 3.0]), x), fixed((3, 2)), uniform(-3, 3), prims="iv"),
         case("ive", lambda x: crs.ive(2.0, x), one(), nonzero(-4, 4, 0.3), prims="ive"),
-        # (no PyTorch twins: its gammainc has no forward mode, its Bessel j/y functions no derivative)
+        # (PyTorch's gammainc: a derivative in x only, and in reverse mode only; its Bessel j/y: no derivative)
         case("gammainc", lambda x: crs.gammainc(np.array([0.7, 2.5]), x), fixed((3, 2)), uniform(0.3, 4),
-             prims="gammainc"),
-        case("gammaincc", lambda x: crs.gammaincc(1.5, x), one(), uniform(0.3, 4), prims="gammaincc"),
+             prims="gammainc", tags=("torch_reverse_only",),
+             torch=lambda x: _torch().special.gammainc(_torch().tensor([0.7, 2.5], dtype=x.dtype), x)),
+        case("gammaincc", lambda x: crs.gammaincc(1.5, x), one(), uniform(0.3, 4), prims="gammaincc",
+             tags=("torch_reverse_only",), torch=lambda x: _torch().special.gammaincc(_torch().full_like(x, 1.5), x)),
     ]
 
 

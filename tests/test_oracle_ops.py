@@ -84,7 +84,8 @@ def test_matches_pytorch(case, data):
 
 
 HVP_EXAMPLES = int(os.environ.get("CHAINRULE_ORACLE_HVP_EXAMPLES", "1"))  # the double-backward test draws more
-TWINS = [c for c in CASES if c.torch is not None]
+# (torch.func.jvp needs PyTorch's forward mode, which some twins lack: their second derivatives are checked above)
+TWINS = [c for c in CASES if c.torch is not None and "torch_reverse_only" not in c.tags]
 
 
 @pytest.mark.parametrize("case", TWINS, ids=str)
