@@ -908,12 +908,18 @@ NUMPY_GAPS = [  # NumPy functions and spellings that used to fail on Tensors
     case("add_at", lambda x, v: cr.add_at(x, np.array([0, 0, 3]), v), fixed((4,), (3,)), prims="scatter_add"),
     case("add_at_2d", lambda x, v: cr.add_at(x, (np.array([1, 1]), slice(None)), v), fixed((2, 3), (3,)),
          prims="scatter_add"),
+    # (torch.linalg.eig calls the same LAPACK routine as NumPy: the same order of eigenvalues)
     case("eig_values", lambda a: np.linalg.eig(a).eigenvalues, square(min_n=2), distinct_eigenvalues,
-         prims="eig"),
+         prims="eig", torch=lambda a: _torch().linalg.eigvals(a).real),
     case("eig_vectors", lambda a: np.linalg.eig(a)[1], square(min_n=2), distinct_eigenvalues, prims="eig",
          tol=10),
     case("eig_complex", lambda a: [np.linalg.eigvals(a), np.abs(np.linalg.eig(a)[1]) ** 2, np.linalg.eig(a)[1]],
          fixed((3, 3)), rotation_like, prims="eig", tol=10),
+    # what torch differentiates: functions of the eigenvectors free of their phases (|v|), complex outputs as real ones
+    *[case(f"eig_phase_free_{name}", lambda a: (lambda r: [_ri(r[0]), np.abs(r[1]) ** 2])(np.linalg.eig(a)), shapes,
+           make, prims="eig", tol=10, torch=lambda a: (lambda r: [_ri(r[0]), r[1].abs() ** 2])(_torch().linalg.eig(a)))
+      for name, shapes, make in (("real", square(min_n=2), distinct_eigenvalues), ("complex", fixed((3, 3)),
+                                                                                  rotation_like))],
 ]
 
 
