@@ -813,6 +813,14 @@ def complex_well_conditioned(rng: np.random.Generator, shapes: Shapes, p: dict) 
 
 
 Z = complex_uniform()
+
+
+def _HOLOMORPHIC(xp: Any) -> list[Callable[..., Any]]:  # noqa: N802
+    """Holomorphic functions, written in NumPy or PyTorch (xp)."""
+    return [lambda z: xp.sin(z) * xp.exp(z) / (1 + z * z), lambda z: xp.sqrt(z + 3), lambda z: xp.log(z + 3),
+            xp.tanh, lambda z: z**2.5, lambda z: xp.cumprod(z.reshape(-1), 0) if xp is not np else
+            np.cumprod(np.ravel(z))]
+
 COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs, angle) and conjugating ops
     case("complex_real", np.real, one(), Z, prims="real", torch=T("real")),
     case("complex_imag", np.imag, one(), Z, prims="imag", torch=T("imag")),
@@ -851,6 +859,30 @@ COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs,
                                                                        np.linalg.svdvals(a)])(
         np.linalg.svd(a, full_matrices=False)), fixed(shape), complex_uniform(), prims="svd")
       for shape in ((3, 2), (2, 3))],
+    # the complex-valued ones against PyTorch, each complex output read as one real array (_ri)
+    case("complex_sign_ri", lambda z: _ri(np.sign(z)), one(), complex_uniform(gap=0.3), prims="abs",
+         torch=lambda z: _ri(_torch().sgn(z))),
+    case("complex_conj_ri", lambda z: _ri(np.conj(z)[..., None, :] * z[..., None]), one(1), Z, prims="conjugate",
+         torch=lambda z: _ri(z.conj()[..., None, :] * z[..., None])),
+    case("complex_holomorphic_ri", lambda z: [_ri(f(z)) for f in _HOLOMORPHIC(np)], one(), Z,
+         prims=("sin", "sqrt", "log", "tanh", "power", "cumprod"),
+         torch=lambda z: [_ri(f(z)) for f in _HOLOMORPHIC(_torch())]),
+    case("complex_vdot_ri", lambda a, b: _ri(np.vdot(a, b)), fixed((3,), (3,)), Z, prims="conjugate",
+         torch=lambda a, b: _ri(_torch().vdot(a, b))),
+    case("complex_linalg_ri", lambda a, b: [_ri(np.linalg.inv(a)), _ri(np.linalg.det(a)), _ri(np.linalg.solve(a, b)),
+                                            _ri(np.linalg.slogdet(a)[0]), np.linalg.slogdet(a)[1]],
+         fixed((2, 3, 3), (3, 1)), complex_well_conditioned, prims=("inv", "det", "solve", "slogdet"),
+         torch=lambda a, b: [_ri(_torch().linalg.inv(a)), _ri(_torch().linalg.det(a)), _ri(_torch().linalg.solve(a, b)),
+                             _ri(_torch().linalg.slogdet(a)[0]), _torch().linalg.slogdet(a)[1]]),
+    case("complex_matmul_ri", lambda a, b: [_ri(a @ b), _ri(np.einsum("ij,jk->ik", a, b)), _ri(np.cov(a))],
+         fixed((2, 3), (3, 2)), Z, prims=("matmul", "einsum", "conjugate"),
+         torch=lambda a, b: [_ri(a @ b), _ri(_torch().einsum("ij,jk->ik", a, b)), _ri(_torch().cov(a))]),
+    # torch checks that a complex SVD's loss is free of the singular vectors' phases: |U|, |Vh|, U Vh are
+    *[case(f"complex_svd_ri_{shape[0]}x{shape[1]}", lambda a: (lambda r: [np.abs(r[0]), r[1], np.abs(r[2]),
+                                                                          _ri(r[0] @ r[2])])(
+        np.linalg.svd(a, full_matrices=False)), fixed(shape), complex_uniform(), prims="svd", tol=10,
+        torch=lambda a: (lambda r: [r[0].abs(), r[1], r[2].abs(), _ri(r[0] @ r[2])])(
+            _torch().linalg.svd(a, full_matrices=False))) for shape in ((3, 2), (2, 3))],
 ]
 
 def distinct_eigenvalues(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
