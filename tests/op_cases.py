@@ -298,6 +298,15 @@ def _tconvolve(a: Any, v: Any, mode: str, correlate: bool = False) -> Any:
     return full[lo - 1:hi]
 
 
+def _tnanvar(x: Any, dim: int) -> Any:
+    """NumPy's nanvar (ddof 0) written out (torch has none); the NaN entries' deviations replaced by 0 before
+    squaring, so that no NaN reaches a gradient."""
+    keep = ~_torch().isnan(x)
+    mean = _torch().nanmean(x, dim, keepdim=True)
+    dev = _torch().where(keep, x - mean, _torch().zeros_like(x))
+    return (dev**2).sum(dim) / keep.sum(dim)
+
+
 def _tbetaln(a: Any, b: Any) -> Any:
     return _torch().lgamma(a) + _torch().lgamma(b) - _torch().lgamma(a + b)
 
@@ -471,7 +480,9 @@ ARRAYS = [
     case("pad_constant", lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=((7, 8), (9, 10))), one(2, 2),
          prims="concatenate"),
     *[case(f"pad_{mode}", lambda x, mode=mode: np.pad(x, ((1, 2), (2, 0)), mode=mode), one(2, 2, ),
-           lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 3) for n in s[0]))], prims="getitem")
+           lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 3) for n in s[0]))], prims="getitem",
+           torch=None if mode == "symmetric" else lambda x, mode=mode: _torch().nn.functional.pad(  # (no symmetric)
+               x[None], (2, 0, 1, 2), mode={"edge": "replicate", "wrap": "circular"}.get(mode, mode))[0])
       for mode in ("edge", "reflect", "symmetric", "wrap")],
     *[case(f"pad_{mode}_odd", lambda x, mode=mode: np.pad(x, ((3, 1), (0, 2)), mode=mode, reflect_type="odd"),
            one(2, 2), lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 2) for n in s[0]))], prims="matmul")
@@ -560,8 +571,10 @@ STATS = [
          torch=lambda x: _torch().prod(_twhere_nan(x, 1.0), -1)),
     case("nanmean", lambda x, axis: np.nanmean(x, axis=axis), axis_or_none(), with_nans, prims="sum",
          torch=lambda x, axis: _torch().nanmean(x, dim=axis) if axis is not None else _torch().nanmean(x)),
-    case("nanvar", lambda x: np.nanvar(x, axis=-1, ddof=0), one(1), with_nans, prims="sum"),
-    case("nanstd", lambda x: np.nanstd(x, axis=0), fixed((3, 4)), with_nans, prims="sqrt"),
+    case("nanvar", lambda x: np.nanvar(x, axis=-1, ddof=0), one(1), with_nans, prims="sum",
+         torch=lambda x: _tnanvar(x, -1)),
+    case("nanstd", lambda x: np.nanstd(x, axis=0), fixed((3, 4)), with_nans, prims="sqrt",
+         torch=lambda x: _tnanvar(x, 0).sqrt()),
     case("nanmax", lambda x, axis: np.nanmax(x, axis=axis), axis_or_none(), with_nans, prims="max",
          torch=lambda x, axis: _tnan_max(x, axis, 1.0)),
     case("nanmin", lambda x, axis: np.nanmin(x, axis=axis), axis_or_none(), with_nans, prims="min",
