@@ -31,6 +31,7 @@ from op_specs import (
     Maker,
     Shapes,
     _t_prod,
+    _t_reduce,
     all_distinct,
     bcast,
     nonzero,
@@ -1129,10 +1130,15 @@ NUMPY_SPELLINGS = [  # the first ops again, called through NumPy's own functions
     case("np_reductions", lambda x, axis, keepdims: [
         f(x, axis=axis, keepdims=keepdims) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
                                                      np.var, np.std)],
-         reduction(min_count=2), all_distinct, prims=("sum", "mean", "max")),
+         reduction(min_count=2), all_distinct, prims=("sum", "mean", "max"),
+         torch=lambda x, axis, keepdims: [_t_reduce(n)(x, axis, keepdims) for n in ("sum", "mean", "amax", "amin",
+                                                                                    "amax", "amin")]
+         + [_t_prod(x, axis, keepdims), _t_reduce("var")(x, axis, keepdims), _t_reduce("std")(x, axis, keepdims)]),
     case("np_contractions", lambda a, b: [np.dot(a, b), np.inner(a, b), np.vdot(a, b), np.outer(a, b), a @ b,
                                           np.matmul(a, b), np.tensordot(a, b, axes=1), np.einsum("i,i->", a, b)],
-         vector(k=1).map(lambda t: (t[0] * 2, {})), prims="matmul", order=3),
+         vector(k=1).map(lambda t: (t[0] * 2, {})), prims="matmul", order=3,
+         torch=lambda a, b: [_torch().dot(a, b), _torch().inner(a, b), _torch().vdot(a, b), _torch().outer(a, b), a @ b,
+                             _torch().matmul(a, b), _torch().tensordot(a, b, dims=1), _torch().einsum("i,i->", a, b)]),
     case("np_shapes", lambda x: [np.reshape(x, (-1,)), np.transpose(x), np.swapaxes(x, 0, -1), np.squeeze(
         np.expand_dims(x, 0), 0), np.broadcast_to(x, (2, *np.shape(x))), *np.split(x, 1), np.stack([x, x]),
         np.concatenate([x, x]), np.hstack([x, x]), np.vstack([x, x]), np.ravel(x), np.atleast_2d(x),
