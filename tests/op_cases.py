@@ -31,6 +31,7 @@ from op_specs import (
     Maker,
     Shapes,
     _t_prod,
+    _t_reduce,
     all_distinct,
     bcast,
     nonzero,
@@ -262,6 +263,62 @@ def _sym(x: Any) -> Any:
     return (x + np.swapaxes(x, -1, -2)) / 2
 
 
+def _tflat(x: Any, axis: Any) -> tuple[Any, int]:
+    """NumPy's axis=None (the flattened array) as a dim PyTorch's reductions take."""
+    return (x.reshape(-1), 0) if axis is None else (x, axis)
+
+
+def _tmedian(x: Any, axis: Any) -> Any:
+    """NumPy's median: torch.median where the count is odd (PyTorch takes the lower of the two middle values
+    where it is even, NumPy their mean: there torch.quantile(0.5), which averages them as NumPy does)."""
+    x, dim = _tflat(x, axis)
+    return _torch().median(x, dim).values if x.shape[dim] % 2 else _torch().quantile(x, 0.5, dim)
+
+
+def _tnan_max(x: Any, axis: Any, sign: float) -> Any:
+    x, dim = _tflat(x, axis)
+    return sign * _torch().amax(sign * x.nan_to_num(nan=-sign * float("inf")), dim)
+
+
+def _twhere_nan(x: Any, fill: float) -> Any:
+    return _torch().where(_torch().isnan(x), _torch().full_like(x, fill), x)
+
+
+def _tconvolve(a: Any, v: Any, mode: str, correlate: bool = False) -> Any:
+    """numpy.convolve / numpy.correlate of 1-d arrays through conv1d (a cross-correlation): the full result,
+    then NumPy's slice of it."""
+    n, m = a.shape[0], v.shape[0]
+    full = _torch().nn.functional.conv1d(a[None, None], (v if correlate else v.flip(0))[None, None],
+                                         padding=m - 1)[0, 0]
+    lo, hi = min(n, m), max(n, m)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = lo // 2 if correlate and m > n else (lo - 1) // 2
+        return full[start:start + hi]
+    return full[lo - 1:hi]
+
+
+def _tnanvar(x: Any, dim: int) -> Any:
+    """NumPy's nanvar (ddof 0) written out (torch has none); the NaN entries' deviations replaced by 0 before
+    squaring, so that no NaN reaches a gradient."""
+    keep = ~_torch().isnan(x)
+    mean = _torch().nanmean(x, dim, keepdim=True)
+    dev = _torch().where(keep, x - mean, _torch().zeros_like(x))
+    return (dev**2).sum(dim) / keep.sum(dim)
+
+
+def _tbetaln(a: Any, b: Any) -> Any:
+    return _torch().lgamma(a) + _torch().lgamma(b) - _torch().lgamma(a + b)
+
+
+def _tpolyval(p: Any, x: Any) -> Any:
+    out = _torch().zeros_like(x)
+    for c in p:
+        out = out * x + c
+    return out
+
+
 # -- the cases ----------------------------------------------------------------------------------------
 ANYWHERE = uniform(-2, 2)
 
@@ -297,8 +354,8 @@ def binary(name: str, np_fn: Any, make: Maker, torch_name: str | None = None, pr
 
 ELEMENTWISE = [
     unary("sinc_near_0", np.sinc, uniform(-1e-4, 1e-4), None, prims="sinc"),  # torch loses digits there
-    unary("rint", np.rint, off_grid(1.0), None, prims="round"),
-    unary("fix", np.fix, off_grid(1.0), None, prims="trunc"),
+    unary("rint", np.rint, off_grid(1.0), "round", prims="round"),
+    unary("fix", np.fix, off_grid(1.0), "trunc", prims="trunc"),
     unary("fabs", np.fabs, nonzero(-2, 2), "abs", prims="abs"),
     unary("deg2rad", np.deg2rad, uniform(-90, 90), "deg2rad", prims="multiply"),
     unary("radians", np.radians, uniform(-90, 90), "deg2rad", prims="multiply"),
@@ -309,7 +366,8 @@ ELEMENTWISE = [
     unary("conjugate", np.conjugate, uniform(-2, 2), "conj", prims=()),
     unary("real", np.real, uniform(-2, 2), None, prims=()),
     unary("imag", np.imag, uniform(-2, 2), None, prims="multiply"),
-    case("heaviside", lambda x: np.heaviside(x, 0.5), one(), nonzero(-2, 2), prims="sign"),
+    case("heaviside", lambda x: np.heaviside(x, 0.5), one(), nonzero(-2, 2), prims="sign",
+         torch=lambda x: (_torch().sign(x) + 1) / 2),  # = torch.heaviside(x, 0.5), which has no derivative
     case("copysign", lambda x, y: np.copysign(x, y), bcast(2), nonzero(-2, 2), prims="abs",
          torch=lambda x, y: _torch().copysign(x, y.detach())),
     binary("logaddexp2", np.logaddexp2, uniform(-3, 3), "logaddexp2", prims="logaddexp"),
@@ -327,7 +385,8 @@ ELEMENTWISE = [
          torch=lambda x, y: x - _torch().floor(x / y).detach() * y),
     case("fmod", lambda x: np.fmod(x, 0.7), one(), off_grid(0.7), prims="subtract",
          torch=lambda x: _torch().fmod(x, 0.7)),
-    case("floor_divide", lambda x: np.floor_divide(x, 0.7), one(), off_grid(0.7), prims="floor"),
+    case("floor_divide", lambda x: np.floor_divide(x, 0.7), one(), off_grid(0.7), prims="floor",
+         torch=lambda x: _torch().floor(x / 0.7)),  # (torch.floor_divide has no derivative)
     case("ldexp", lambda x: np.ldexp(x, np.arange(np.size(x)).reshape(np.shape(x)) % 3 - 1), one(), uniform(-2, 2),
          prims="ldexp",
          torch=lambda x: x * 2.0 ** _torch().tensor(np.arange(x.numel()).reshape(tuple(x.shape)) % 3 - 1.0)),
@@ -339,6 +398,10 @@ ELEMENTWISE = [
     case("select", lambda x, y: np.select([_vals(x) > 0.5, _vals(y) < 0], [x * y, np.exp(y)], 0.25), bcast(2),
          prims="where"),
 ]
+
+
+def _as_tensor(x: Any) -> Any:
+    return x if isinstance(x, cr.Tensor) else cr.Tensor(x)
 
 
 def _vals(x: Any) -> np.ndarray:
@@ -364,11 +427,14 @@ CUMULATIVE = [
          prims="concatenate", torch=lambda x, y: _torch().diff(x, prepend=y, append=_torch().full((3, 1), 0.5,
                                                                                                dtype=x.dtype))),
     case("ediff1d", lambda x: np.ediff1d(x, to_begin=[1.0], to_end=2.0), one(1), prims="subtract"),
-    case("nancumsum", lambda x: np.nancumsum(x, axis=-1), one(1), with_nans, prims="cumsum"),
-    case("nancumprod", lambda x: np.nancumprod(x, axis=0), one(1), with_nans, prims="cumprod"),
-    case("cumulative_sum", lambda x: np.cumulative_sum(x, axis=0, include_initial=True), one(1), prims="cumsum"),
+    case("nancumsum", lambda x: np.nancumsum(x, axis=-1), one(1), with_nans, prims="cumsum",
+         torch=lambda x: _torch().cumsum(_twhere_nan(x, 0.0), -1)),
+    case("nancumprod", lambda x: np.nancumprod(x, axis=0), one(1), with_nans, prims="cumprod",
+         torch=lambda x: _torch().cumprod(_twhere_nan(x, 1.0), 0)),
+    case("cumulative_sum", lambda x: np.cumulative_sum(x, axis=0, include_initial=True), one(1), prims="cumsum",
+         torch=lambda x: _torch().cat([x[:1] * 0, _torch().cumsum(x, 0)])),
     case("cumulative_prod", lambda x: np.cumulative_prod(x, axis=-1), one(1), nonzero(-1.5, 1.5, 0.4),
-         prims="cumprod"),
+         prims="cumprod", torch=lambda x: _torch().cumprod(x, -1)),
 ]
 
 ARRAYS = [
@@ -415,7 +481,9 @@ ARRAYS = [
     case("pad_constant", lambda x: np.pad(x, ((1, 0), (2, 1)), constant_values=((7, 8), (9, 10))), one(2, 2),
          prims="concatenate"),
     *[case(f"pad_{mode}", lambda x, mode=mode: np.pad(x, ((1, 2), (2, 0)), mode=mode), one(2, 2, ),
-           lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 3) for n in s[0]))], prims="getitem")
+           lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 3) for n in s[0]))], prims="getitem",
+           torch=None if mode == "symmetric" else lambda x, mode=mode: _torch().nn.functional.pad(  # (no symmetric)
+               x[None], (2, 0, 1, 2), mode={"edge": "replicate", "wrap": "circular"}.get(mode, mode))[0])
       for mode in ("edge", "reflect", "symmetric", "wrap")],
     *[case(f"pad_{mode}_odd", lambda x, mode=mode: np.pad(x, ((3, 1), (0, 2)), mode=mode, reflect_type="odd"),
            one(2, 2), lambda r, s, p: [r.uniform(-2, 2, size=tuple(max(n, 2) for n in s[0]))], prims="matmul")
@@ -458,10 +526,12 @@ ARRAYS = [
     case("ravel_flatten", lambda x: np.ravel(x) * (x.flatten() if hasattr(x, "flatten") else np.ravel(x)), one(),
          prims="reshape"),
     case("atleast_1d_2d", lambda x: np.atleast_2d(np.atleast_1d(x)) * 1.0, one(0, 1), prims=()),
-    case("take", lambda x: np.take(x, [2, 0, 0, -1]), fixed((2, 2)), prims="getitem"),
-    case("take_axis", lambda x: np.take(x, [[1, 0], [0, 0]], axis=-1), fixed((3, 2)), prims="getitem"),
+    case("take", lambda x: np.take(x, [2, 0, 0, -1]), fixed((2, 2)), prims="getitem",
+         torch=lambda x: _torch().take(x, _torch().tensor([2, 0, 0, -1]))),
+    case("take_axis", lambda x: np.take(x, [[1, 0], [0, 0]], axis=-1), fixed((3, 2)), prims="getitem",
+         torch=lambda x: x[:, _torch().tensor([[1, 0], [0, 0]])]),
     case("take_along_axis", lambda x: np.take_along_axis(x, np.argsort(_vals(x), axis=0), axis=0), one(2),
-         all_distinct, prims="getitem"),
+         all_distinct, prims="getitem", torch=lambda x: _torch().take_along_dim(x, _torch().argsort(x, 0), 0)),
     case("compress", lambda x: np.compress([True, False, True], x, axis=0), fixed((3, 2)), prims="getitem"),
     case("extract", lambda x: np.extract(np.arange(6).reshape(2, 3) % 2 == 0, x), fixed((2, 3)), prims="getitem"),
 ]
@@ -470,17 +540,26 @@ SORTING = [
     case("sort", lambda x, axis: np.sort(x, axis=axis), axis_or_none(), all_distinct, prims="getitem",
          torch=lambda x, axis: _torch().sort(x.reshape(-1) if axis is None else x, dim=-1 if axis is None else
                                              axis).values),
-    case("median", lambda x, axis: np.median(x, axis=axis), axis_or_none(), all_distinct, prims="getitem"),
+    case("median", lambda x, axis: np.median(x, axis=axis), axis_or_none(), all_distinct, prims="getitem",
+         torch=_tmedian),
     case("median_keepdims", lambda x: np.median(x, axis=(0, 1), keepdims=True), one(2, 3), all_distinct,
-         prims="getitem"),
+         prims="getitem", torch=lambda x: _tmedian(x.reshape(-1, *x.shape[2:]), 0).reshape(1, 1, *x.shape[2:])),
     case("quantile", lambda x, axis: np.quantile(x, [0.1, 0.5, 0.8], axis=axis), axis_or_none(), all_distinct,
          prims="getitem", torch=lambda x, axis: _torch().quantile(
              x, _torch().tensor([0.1, 0.5, 0.8], dtype=x.dtype), dim=axis)),
+    # Tensor.median: PyTorch's, the lower middle entry of an even count (torch.median itself is the twin)
+    case("median_method", lambda x, axis: _as_tensor(x).median() if axis is None else _as_tensor(x).median(axis)[0],
+         axis_or_none(), all_distinct, prims=(), torch=lambda x, axis: _torch().median(x) if axis is None
+         else _torch().median(x, axis).values),
     case("percentile", lambda x: np.percentile(x, 35.0, axis=-1, keepdims=True), one(1), all_distinct,
-         prims="getitem"),
-    case("nanmedian", lambda x, axis: np.nanmedian(x, axis=axis), axis_or_none(), with_nans, prims="getitem"),
-    case("nanquantile", lambda x: np.nanquantile(x, 0.3), one(1), with_nans, prims="getitem"),
-    case("nanpercentile", lambda x: np.nanpercentile(x, [20, 70], axis=0), one(1), with_nans, prims="getitem"),
+         prims="getitem", torch=lambda x: _torch().quantile(x, 0.35, dim=-1, keepdim=True)),
+    # (not torch.nanmedian: like torch.median, it takes the lower of the two middle values, NumPy their mean)
+    case("nanmedian", lambda x, axis: np.nanmedian(x, axis=axis), axis_or_none(), with_nans, prims="getitem",
+         torch=lambda x, axis: (lambda t, d: _torch().nanquantile(t, 0.5, d))(*_tflat(x, axis))),
+    case("nanquantile", lambda x: np.nanquantile(x, 0.3), one(1), with_nans, prims="getitem",
+         torch=lambda x: _torch().nanquantile(x, 0.3)),
+    case("nanpercentile", lambda x: np.nanpercentile(x, [20, 70], axis=0), one(1), with_nans, prims="getitem",
+         torch=lambda x: _torch().nanquantile(x, _torch().tensor([0.2, 0.7], dtype=x.dtype), dim=0)),
     case("interp", lambda x, fp: np.interp(x, KNOTS, fp), fixed((5,), (4,)), knots_away, prims="getitem"),
     case("interp_bounds", lambda x, fp: np.interp(x, KNOTS, fp, left=fp[1], right=-1.0), fixed((2, 3), (4,)),
          knots_away, prims="where"),
@@ -489,22 +568,30 @@ SORTING = [
 STATS = [
     case("nansum", lambda x, axis: np.nansum(x, axis=axis), axis_or_none(), with_nans, prims="sum",
          torch=lambda x, axis: _torch().nansum(x, dim=axis) if axis is not None else _torch().nansum(x)),
-    case("nanprod", lambda x: np.nanprod(x, axis=-1), one(1), with_nans, prims="prod"),
+    case("nanprod", lambda x: np.nanprod(x, axis=-1), one(1), with_nans, prims="prod",
+         torch=lambda x: _torch().prod(_twhere_nan(x, 1.0), -1)),
     case("nanmean", lambda x, axis: np.nanmean(x, axis=axis), axis_or_none(), with_nans, prims="sum",
          torch=lambda x, axis: _torch().nanmean(x, dim=axis) if axis is not None else _torch().nanmean(x)),
-    case("nanvar", lambda x: np.nanvar(x, axis=-1, ddof=0), one(1), with_nans, prims="sum"),
-    case("nanstd", lambda x: np.nanstd(x, axis=0), fixed((3, 4)), with_nans, prims="sqrt"),
-    case("nanmax", lambda x, axis: np.nanmax(x, axis=axis), axis_or_none(), with_nans, prims="max"),
-    case("nanmin", lambda x, axis: np.nanmin(x, axis=axis), axis_or_none(), with_nans, prims="min"),
-    case("ptp", lambda x, axis: np.ptp(x, axis=axis), axis_or_none(), all_distinct, prims="max"),
+    case("nanvar", lambda x: np.nanvar(x, axis=-1, ddof=0), one(1), with_nans, prims="sum",
+         torch=lambda x: _tnanvar(x, -1)),
+    case("nanstd", lambda x: np.nanstd(x, axis=0), fixed((3, 4)), with_nans, prims="sqrt",
+         torch=lambda x: _tnanvar(x, 0).sqrt()),
+    case("nanmax", lambda x, axis: np.nanmax(x, axis=axis), axis_or_none(), with_nans, prims="max",
+         torch=lambda x, axis: _tnan_max(x, axis, 1.0)),
+    case("nanmin", lambda x, axis: np.nanmin(x, axis=axis), axis_or_none(), with_nans, prims="min",
+         torch=lambda x, axis: _tnan_max(x, axis, -1.0)),
+    case("ptp", lambda x, axis: np.ptp(x, axis=axis), axis_or_none(), all_distinct, prims="max",
+         torch=lambda x, axis: _torch().amax(*_tflat(x, axis)) - _torch().amin(*_tflat(x, axis))),
     case("average", lambda x, w: np.average(x, axis=-1, weights=w), fixed((3, 4), (4,)),
          lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="sum",
          torch=lambda x, w: (x * w).sum(-1) / w.sum()),
-    case("average_returned", lambda x: np.average(x, axis=0, returned=True), one(1), prims="mean"),
+    case("average_returned", lambda x: np.average(x, axis=0, returned=True), one(1), prims="mean",
+         torch=lambda x: [x.mean(0), _torch().full(x.shape[1:], float(x.shape[0]), dtype=x.dtype)]),
     case("var_std", lambda x: [np.var(x, ddof=1), np.std(x, axis=0)], fixed((3, 2)), prims="mean",
          torch=lambda x: [_torch().var(x, correction=1), _torch().std(x, 0, correction=0)]),
     case("cov", lambda x: np.cov(x), fixed((3, 5)), prims="matmul", torch=T("cov")),
-    case("cov_rowvar", lambda x, y: np.cov(x, y, rowvar=False, bias=True), fixed((5, 2), (5,)), prims="matmul"),
+    case("cov_rowvar", lambda x, y: np.cov(x, y, rowvar=False, bias=True), fixed((5, 2), (5,)), prims="matmul",
+         torch=lambda x, y: _torch().cov(_torch().cat([x, y[:, None]], 1).T, correction=0)),
     case("corrcoef", lambda x: np.corrcoef(x), fixed((3, 6)), prims="sqrt", torch=T("corrcoef")),
 ]
 
@@ -514,29 +601,39 @@ PRODUCTS = [
     case("cross", lambda a, b: np.cross(a, b), hnp.mutually_broadcastable_shapes(
         num_shapes=2, max_dims=2, max_side=2).map(lambda r: (tuple(s + (3,) for s in r.input_shapes), {})),
          prims="multiply", torch=lambda a, b: _torch().linalg.cross(*_torch().broadcast_tensors(a, b))),
-    case("cross_2d", lambda a, b: np.cross(a, b), fixed((2, 2), (2,)), prims="multiply"),
-    case("cross_axis", lambda a, b: np.cross(a, b, axis=0), fixed((3, 2), (3, 2)), prims="multiply"),
-    case("linalg_cross", lambda a, b: np.linalg.cross(a, b), fixed((2, 3), (3,)), prims="multiply"),
+    case("cross_2d", lambda a, b: np.cross(a, b), fixed((2, 2), (2,)), prims="multiply",  # (torch: 3-vectors only)
+         torch=lambda a, b: a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]),
+    case("cross_axis", lambda a, b: np.cross(a, b, axis=0), fixed((3, 2), (3, 2)), prims="multiply",
+         torch=lambda a, b: _torch().linalg.cross(a, b, dim=0)),
+    case("linalg_cross", lambda a, b: np.linalg.cross(a, b), fixed((2, 3), (3,)), prims="multiply",
+         torch=lambda a, b: _torch().linalg.cross(*_torch().broadcast_tensors(a, b))),
     case("vecdot", lambda a, b: np.vecdot(a, b), st.tuples(bcast(2), st.integers(1, 4)).map(
         lambda t: (tuple(s + (t[1],) for s in t[0][0]), {})), prims="sum",
          torch=lambda a, b: (a * b).sum(-1)),
-    case("vecdot_axis", lambda a, b: np.vecdot(a, b, axis=0), fixed((3, 2), (3, 1)), prims="sum"),
-    case("linalg_vecdot", lambda a, b: np.linalg.vecdot(a, b), fixed((2, 3), (3,)), prims="sum"),
-    case("matvec", lambda a, b: np.matvec(a, b), fixed((2, 3, 4), (4,)), prims="matmul", order=3),
-    case("vecmat", lambda a, b: np.vecmat(a, b), fixed((3,), (2, 3, 4)), prims="matmul", order=3),
+    case("vecdot_axis", lambda a, b: np.vecdot(a, b, axis=0), fixed((3, 2), (3, 1)), prims="sum",
+         torch=T("linalg.vecdot", dim=0)),
+    case("linalg_vecdot", lambda a, b: np.linalg.vecdot(a, b), fixed((2, 3), (3,)), prims="sum",
+         torch=T("linalg.vecdot")),
+    case("matvec", lambda a, b: np.matvec(a, b), fixed((2, 3, 4), (4,)), prims="matmul", order=3,
+         torch=T("matmul")),
+    case("vecmat", lambda a, b: np.vecmat(a, b), fixed((3,), (2, 3, 4)), prims="matmul", order=3,
+         torch=T("matmul")),
     case("inner_vdot", lambda a, b: [np.inner(a, b), np.vdot(a, b)], fixed((2, 3), (2, 3)), prims="matmul",
-         order=3),
+         order=3, torch=lambda a, b: [_torch().inner(a, b), _torch().vdot(a.reshape(-1), b.reshape(-1))]),
     case("linalg_outer", lambda a, b: np.linalg.outer(a, b), vector(k=2), prims="multiply", torch=T("outer")),
     case("linalg_matmul_tensordot", lambda a, b: [np.linalg.matmul(a, b), np.linalg.tensordot(a, b, axes=1)],
-         fixed((2, 3), (3, 2)), prims="matmul", order=3),
+         fixed((2, 3), (3, 2)), prims="matmul", order=3,
+         torch=lambda a, b: [_torch().linalg.matmul(a, b), _torch().tensordot(a, b, dims=1)]),
     case("multi_dot", lambda a, b, c: np.linalg.multi_dot([a, b, c]), fixed((3,), (3, 2), (2, 4)), prims="matmul",
          order=3, torch=lambda a, b, c: _torch().linalg.multi_dot([a, b, c])),
     *[case(f"convolve_{mode}", lambda a, v, mode=mode: np.convolve(a, v, mode), st.tuples(vector(), vector()).map(
-        lambda t: (t[0][0] + t[1][0], {})), prims="matmul") for mode in ("full", "same", "valid")],
+        lambda t: (t[0][0] + t[1][0], {})), prims="matmul",
+           torch=lambda a, v, mode=mode: _tconvolve(a, v, mode)) for mode in ("full", "same", "valid")],
     *[case(f"correlate_{mode}", lambda a, v, mode=mode: np.correlate(a, v, mode), st.tuples(vector(), vector()).map(
-        lambda t: (t[0][0] + t[1][0], {})), prims="matmul") for mode in ("full", "same", "valid")],
+        lambda t: (t[0][0] + t[1][0], {})), prims="matmul",
+           torch=lambda a, v, mode=mode: _tconvolve(a, v, mode, correlate=True)) for mode in ("full", "same", "valid")],
     case("polyval", lambda p, x: np.polyval(p, x), st.tuples(vector(max_side=4), one()).map(
-        lambda t: (t[0][0] + t[1][0], {})), prims="multiply"),
+        lambda t: (t[0][0] + t[1][0], {})), prims="multiply", torch=_tpolyval),
     case("vander", lambda x: np.vander(x, 4), one(1, 1), prims="multiply",
          torch=lambda x: _torch().stack([x**k for k in (3, 2, 1, 0)], 1)),  # torch.vander's double backward fails
     case("vander_increasing", lambda x: np.vander(x, increasing=True), one(1, 1), prims="multiply",
@@ -578,7 +675,8 @@ LINALG = [
          prims="eigh", torch=lambda a: _torch().linalg.eigh(_tsym(a))[0].sum()),
     case("svd_s", lambda a: np.linalg.svd(a, compute_uv=False), rectangular(), distinct_singular, prims="svd",
          torch=T("linalg.svdvals")),
-    case("svdvals", lambda a: np.linalg.svdvals(a), rectangular(), distinct_singular, prims="svd"),
+    case("svdvals", lambda a: np.linalg.svdvals(a), rectangular(), distinct_singular, prims="svd",
+         torch=T("linalg.svdvals")),
     case("svd_u", lambda a: np.linalg.svd(a, full_matrices=False)[0] ** 2, rectangular(), distinct_singular,
          prims="svd", torch=lambda a: _torch().linalg.svd(a, full_matrices=False)[0] ** 2, tol=10),
     case("svd_vh", lambda a: np.linalg.svd(a, full_matrices=False).Vh ** 2, rectangular(), distinct_singular,
@@ -590,18 +688,22 @@ LINALG = [
          rectangular(), distinct_singular, prims="svd", tol=10,  # every output's cotangent in one rule
          torch=lambda a: (lambda r: [r[0] ** 2, r[1], r[2] ** 2])(_torch().linalg.svd(a, full_matrices=False))),
     case("svd_full_tall", lambda a: (lambda r: [r[0][..., :, :2] ** 2, r[1]])(np.linalg.svd(a)), fixed((4, 2)),
-         distinct_singular, prims="svd", tol=10),
+         distinct_singular, prims="svd", tol=10,
+         torch=lambda a: (lambda r: [r[0][..., :, :2] ** 2, r[1]])(_torch().linalg.svd(a))),
     case("svd_full_wide", lambda a: (lambda r: [r[2][..., :2, :] ** 2, r[1]])(np.linalg.svd(a)), fixed((2, 4)),
-         distinct_singular, prims="svd", tol=10),
+         distinct_singular, prims="svd", tol=10,
+         torch=lambda a: (lambda r: [r[2][..., :2, :] ** 2, r[1]])(_torch().linalg.svd(a))),
     case("qr", lambda a: list(np.linalg.qr(a)), rectangular(tall=True), distinct_singular, prims="qr",
          torch=lambda a: list(_torch().linalg.qr(a))),
     case("qr_wide", lambda a: list(np.linalg.qr(a)), fixed((2, 4)), distinct_singular, prims="qr",
          torch=lambda a: list(_torch().linalg.qr(a))),
     case("qr_q_only", lambda a: np.linalg.qr(a).Q, rectangular(tall=True), distinct_singular, prims="qr",
          torch=lambda a: _torch().linalg.qr(a)[0]),
-    case("qr_r_mode", lambda a: np.linalg.qr(a, mode="r"), rectangular(tall=True), distinct_singular, prims="qr"),
+    case("qr_r_mode", lambda a: np.linalg.qr(a, mode="r"), rectangular(tall=True), distinct_singular, prims="qr",
+         torch=lambda a: _torch().linalg.qr(a)[1]),  # (torch differentiates no mode="r": the reduced R is it)
     case("qr_complete", lambda a: (lambda r: [r[0][:, :2], r[1]])(np.linalg.qr(a, mode="complete")), fixed((4, 2)),
-         distinct_singular, prims="qr"),
+         distinct_singular, prims="qr",  # (torch differentiates no tall mode="complete": reduced Q, R over zeros)
+         torch=lambda a: (lambda r: [r[0], _torch().cat([r[1], _torch().zeros_like(r[1])])])(_torch().linalg.qr(a))),
     case("norm", lambda x: np.linalg.norm(x), one(), nonzero(-2, 2), prims="norm2",
          torch=lambda x: _torch().linalg.norm(x.reshape(-1))),
     case("norm_axis", lambda x, axis: np.linalg.norm(x, axis=axis, keepdims=True), axis_of(), nonzero(-2, 2),
@@ -618,7 +720,9 @@ LINALG = [
          torch=T("linalg.matrix_norm")),
     case("cond", lambda x: np.linalg.cond(x), square(min_n=2), distinct_singular, prims="svd",
          torch=T("linalg.cond"), tol=10),
-    case("cond_1", lambda x: np.linalg.cond(x, 1), square(batch=False), well_conditioned, prims="inv"),
+    case("cond_1", lambda x: np.linalg.cond(x, 1), square(batch=False), well_conditioned, prims="inv",
+         # (torch.linalg.cond(x, 1)'s backward fails on an in-place inverse: its definition written out)
+         torch=lambda x: _torch().linalg.matrix_norm(x, 1) * _torch().linalg.matrix_norm(_torch().linalg.inv(x), 1)),
     *[case(f"matrix_power_{n}", lambda a, n=n: np.linalg.matrix_power(a, n), square(), well_conditioned,
            prims="matmul" if n > 1 else ("inv" if n < 0 else "multiply"),
            torch=lambda a, n=n: _torch().linalg.matrix_power(a, n)) for n in (0, 3, -2)],
@@ -627,11 +731,12 @@ LINALG = [
     case("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], fixed((4, 2), (4,)), full_rank, prims="solve",
          torch=lambda a, b: _torch().linalg.pinv(a) @ b),
     case("tensorinv", lambda a: np.linalg.tensorinv(a.reshape(2, 3, 6) if hasattr(a, "reshape") else a, ind=2),
-         fixed((6, 6)), well_conditioned, prims="inv"),
+         fixed((6, 6)), well_conditioned, prims="inv",
+         torch=lambda a: _torch().linalg.tensorinv(a.reshape(2, 3, 6), ind=2)),
     case("tensorsolve", lambda a, b: np.linalg.tensorsolve(a.reshape(2, 3, 6), b), fixed((6, 6), (2, 3)),
-         well_conditioned, prims="solve"),
+         well_conditioned, prims="solve", torch=lambda a, b: _torch().linalg.tensorsolve(a.reshape(2, 3, 6), b)),
     case("linalg_trace_diagonal", lambda a: [np.linalg.trace(a), np.linalg.diagonal(a, offset=1)], one(2, 3),
-         prims="getitem"),
+         prims="getitem", torch=lambda a: [_torch().diagonal(a, 0, -2, -1).sum(-1), _torch().diagonal(a, 1, -2, -1)]),
 ]
 
 def _special_cases() -> list[Case]:
@@ -646,19 +751,25 @@ def _special_cases() -> list[Case]:
         binary("xlogy", lambda x, y: sc.xlogy(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.3, 3, s[1])],
                "xlogy", prims="xlogy"),
         case("xlogy_zero", lambda x, y: sc.xlogy(x * np.array([0.0, 1.0]), y), fixed((2,), (2,)),
-             lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2),
+             lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2,
+             torch=lambda x, y: _torch().xlogy(x * _torch().tensor([0.0, 1.0], dtype=x.dtype), y)),
         binary("xlog1py", lambda x, y: sc.xlog1py(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]),
                                                                            r.uniform(-0.5, 2, s[1])],
                "special.xlog1py", prims="xlog1py"),
-        binary("betaln", lambda a, b: sc.betaln(a, b), uniform(0.5, 3), None, prims="gammaln"),
-        binary("beta", lambda a, b: sc.beta(a, b), uniform(0.5, 3), None, prims="gammaln"),
+        # (torch has no beta functions: written out with lgamma, whose second derivative, torch's trigamma, is good to
+        # 5e-10 only: SciPy's, which chainrule uses, to 1e-15 against mpmath)
+        case("betaln", lambda a, b: sc.betaln(a, b), bcast(2), uniform(0.5, 3), prims="gammaln", torch=_tbetaln,
+             tol=10),
+        case("beta", lambda a, b: sc.beta(a, b), bcast(2), uniform(0.5, 3), prims="gammaln",
+             torch=lambda a, b: _torch().exp(_tbetaln(a, b)), tol=10),
         case("multigammaln", lambda x: crs.multigammaln(x, 3), one(), uniform(1.5, 4), prims="gammaln",
              torch=lambda x: _torch().special.multigammaln(x, 3)),
         case("special_logsumexp", lambda x, w: crs.logsumexp(x, axis=-1, b=w), fixed((3, 4), (4,)),
              lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.5, 2, s[1])], prims="logsumexp",
              torch=lambda x, w: _torch().logsumexp(x + _torch().log(w), -1)),
         case("special_softmax", lambda x: [crs.softmax(x), crs.log_softmax(x, axis=0)], one(1), prims=("softmax",
-                                                                                                      "log_softmax")),
+                                                                                                      "log_softmax"),
+             torch=lambda x: [_torch().softmax(x.reshape(-1), 0).reshape(x.shape), _torch().log_softmax(x, 0)]),
         # Bessel functions of a constant order, incomplete gamma of a constant shape (autograd's scipy.special)
         case("jn", lambda x: crs.jn(2, x), one(), uniform(0.5, 8), prims="jn"),
         case("jv", lambda x: crs.jv(np.array([0.5, 2.5]), x), fixed((3, 2)), uniform(0.5, 8), prims="jv"),
@@ -666,10 +777,12 @@ def _special_cases() -> list[Case]:
         case("yv", lambda x: crs.yv(1.5, x), one(), uniform(0.8, 8), prims="yv"),
         case("iv", lambda x: crs.iv(np.array([1.0, 3.0]), x), fixed((3, 2)), uniform(-3, 3), prims="iv"),
         case("ive", lambda x: crs.ive(2.0, x), one(), nonzero(-4, 4, 0.3), prims="ive"),
-        # (no PyTorch twins: its gammainc has no forward mode, its Bessel j/y functions no derivative)
+        # (PyTorch's gammainc: a derivative in x only, and in reverse mode only; its Bessel j/y: no derivative)
         case("gammainc", lambda x: crs.gammainc(np.array([0.7, 2.5]), x), fixed((3, 2)), uniform(0.3, 4),
-             prims="gammainc"),
-        case("gammaincc", lambda x: crs.gammaincc(1.5, x), one(), uniform(0.3, 4), prims="gammaincc"),
+             prims="gammainc", tags=("torch_reverse_only",),
+             torch=lambda x: _torch().special.gammainc(_torch().tensor([0.7, 2.5], dtype=x.dtype), x)),
+        case("gammaincc", lambda x: crs.gammaincc(1.5, x), one(), uniform(0.3, 4), prims="gammaincc",
+             tags=("torch_reverse_only",), torch=lambda x: _torch().special.gammaincc(_torch().full_like(x, 1.5), x)),
     ]
 
 
@@ -714,31 +827,42 @@ def complex_well_conditioned(rng: np.random.Generator, shapes: Shapes, p: dict) 
 
 
 Z = complex_uniform()
+
+
+def _HOLOMORPHIC(xp: Any) -> list[Callable[..., Any]]:  # noqa: N802
+    """Holomorphic functions, written in NumPy or PyTorch (xp)."""
+    return [lambda z: xp.sin(z) * xp.exp(z) / (1 + z * z), lambda z: xp.sqrt(z + 3), lambda z: xp.log(z + 3),
+            xp.tanh, lambda z: z**2.5, lambda z: xp.cumprod(z.reshape(-1), 0) if xp is not np else
+            np.cumprod(np.ravel(z))]
+
 COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs, angle) and conjugating ops
-    case("complex_real", np.real, one(), Z, prims="real"),
-    case("complex_imag", np.imag, one(), Z, prims="imag"),
+    case("complex_real", np.real, one(), Z, prims="real", torch=T("real")),
+    case("complex_imag", np.imag, one(), Z, prims="imag", torch=T("imag")),
     # conj(z) z^T over the last axis (any number of batch axes)
     case("complex_conj", lambda z: np.conj(z)[..., None, :] * z[..., None] if np.ndim(z) else np.conj(z), one(), Z,
          prims="conjugate"),
-    case("complex_abs", np.abs, one(), complex_uniform(gap=0.3), prims="abs"),
-    case("complex_angle", np.angle, one(), complex_uniform(gap=0.3), prims="arctan2"),
+    case("complex_abs", np.abs, one(), complex_uniform(gap=0.3), prims="abs", torch=T("abs")),
+    case("complex_angle", np.angle, one(), complex_uniform(gap=0.3), prims="arctan2", torch=T("angle")),
     case("complex_sign", np.sign, one(), complex_uniform(gap=0.3), prims="abs"),
     case("complex_mixed", lambda x, z: np.abs(x * z + np.exp(x * 1j)) + np.real(x * z) * np.imag(z), bcast(2),
-         lambda r, s, p: [r.uniform(-2, 2, s[0]), Z(r, s[1:], p)[0]], prims=("real", "imag", "abs")),
+         lambda r, s, p: [r.uniform(-2, 2, s[0]), Z(r, s[1:], p)[0]], prims=("real", "imag", "abs"),
+         torch=lambda x, z: (x * z + _torch().exp(x * 1j)).abs() + (x * z).real * z.imag),
     case("complex_holomorphic", lambda z: [np.sin(z) * np.exp(z) / (1 + z * z), np.sqrt(z + 3), np.log(z + 3),
                                            np.tanh(z), z ** 2.5, np.cumprod(np.ravel(z))], one(), Z,
          prims=("sin", "sqrt", "log", "tanh", "power", "cumprod")),
     case("complex_vdot", lambda a, b: np.vdot(a, b), fixed((3,), (3,)), Z, prims="conjugate"),
-    case("complex_var", lambda z: [np.var(z, axis=-1), np.std(z)], fixed((2, 3)), Z, prims="abs"),
+    case("complex_var", lambda z: [np.var(z, axis=-1), np.std(z)], fixed((2, 3)), Z, prims="abs",
+         torch=lambda z: [_torch().var(z, -1, correction=0), _torch().std(z, correction=0)]),
     case("complex_norm", lambda z: [np.linalg.norm(z), np.linalg.norm(z, 1)], one(1, 2), complex_uniform(gap=0.3),
-         prims="abs"),
+         prims="abs", torch=lambda z: [_torch().linalg.norm(z), _torch().linalg.norm(z, 1)]),
     case("complex_linalg", lambda a, b: [np.linalg.inv(a), np.linalg.det(a), np.linalg.solve(a, b),
                                          np.linalg.slogdet(a)[0], np.linalg.slogdet(a)[1]],
          fixed((3, 3), (3,)), complex_well_conditioned, prims=("inv", "det", "solve", "slogdet")),
     case("complex_matmul", lambda a, b: [a @ b, np.einsum("ij,jk->ik", a, b), np.cov(a)], fixed((2, 3), (3, 2)), Z,
          prims=("matmul", "einsum", "conjugate")),
     case("real_if_close", lambda z: np.real_if_close(z * np.array([1.0, 0.0]) + np.array([0.0, 2.0])), fixed((2,)),
-         lambda r, s, p: [r.uniform(-2, 2, size=s[0]) + 0j], prims="real"),
+         lambda r, s, p: [r.uniform(-2, 2, size=s[0]) + 0j], prims="real",
+         torch=lambda z: (z * _torch().tensor([1.0, 0.0], dtype=z.dtype) + _torch().tensor([0.0, 2.0])).real),
     # Hermitian eigh reads the lower triangle (and the diagonal's real part); the eigenvectors' phases are not
     # unique, so the case reads them through the projector v v^H and |v|
     case("complex_eigh", lambda a: (lambda r: [r[0], r[1][..., :1] @ np.conj(np.swapaxes(r[1][..., :1], -1, -2)),
@@ -749,6 +873,30 @@ COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs,
                                                                        np.linalg.svdvals(a)])(
         np.linalg.svd(a, full_matrices=False)), fixed(shape), complex_uniform(), prims="svd")
       for shape in ((3, 2), (2, 3))],
+    # the complex-valued ones against PyTorch, each complex output read as one real array (_ri)
+    case("complex_sign_ri", lambda z: _ri(np.sign(z)), one(), complex_uniform(gap=0.3), prims="abs",
+         torch=lambda z: _ri(_torch().sgn(z))),
+    case("complex_conj_ri", lambda z: _ri(np.conj(z)[..., None, :] * z[..., None]), one(1), Z, prims="conjugate",
+         torch=lambda z: _ri(z.conj()[..., None, :] * z[..., None])),
+    case("complex_holomorphic_ri", lambda z: [_ri(f(z)) for f in _HOLOMORPHIC(np)], one(), Z,
+         prims=("sin", "sqrt", "log", "tanh", "power", "cumprod"),
+         torch=lambda z: [_ri(f(z)) for f in _HOLOMORPHIC(_torch())]),
+    case("complex_vdot_ri", lambda a, b: _ri(np.vdot(a, b)), fixed((3,), (3,)), Z, prims="conjugate",
+         torch=lambda a, b: _ri(_torch().vdot(a, b))),
+    case("complex_linalg_ri", lambda a, b: [_ri(np.linalg.inv(a)), _ri(np.linalg.det(a)), _ri(np.linalg.solve(a, b)),
+                                            _ri(np.linalg.slogdet(a)[0]), np.linalg.slogdet(a)[1]],
+         fixed((2, 3, 3), (3, 1)), complex_well_conditioned, prims=("inv", "det", "solve", "slogdet"),
+         torch=lambda a, b: [_ri(_torch().linalg.inv(a)), _ri(_torch().linalg.det(a)), _ri(_torch().linalg.solve(a, b)),
+                             _ri(_torch().linalg.slogdet(a)[0]), _torch().linalg.slogdet(a)[1]]),
+    case("complex_matmul_ri", lambda a, b: [_ri(a @ b), _ri(np.einsum("ij,jk->ik", a, b)), _ri(np.cov(a))],
+         fixed((2, 3), (3, 2)), Z, prims=("matmul", "einsum", "conjugate"),
+         torch=lambda a, b: [_ri(a @ b), _ri(_torch().einsum("ij,jk->ik", a, b)), _ri(_torch().cov(a))]),
+    # torch checks that a complex SVD's loss is free of the singular vectors' phases: |U|, |Vh|, U Vh are
+    *[case(f"complex_svd_ri_{shape[0]}x{shape[1]}", lambda a: (lambda r: [np.abs(r[0]), r[1], np.abs(r[2]),
+                                                                          _ri(r[0] @ r[2])])(
+        np.linalg.svd(a, full_matrices=False)), fixed(shape), complex_uniform(), prims="svd", tol=10,
+        torch=lambda a: (lambda r: [r[0].abs(), r[1], r[2].abs(), _ri(r[0] @ r[2])])(
+            _torch().linalg.svd(a, full_matrices=False))) for shape in ((3, 2), (2, 3))],
 ]
 
 def distinct_eigenvalues(rng: np.random.Generator, shapes: Shapes, p: dict) -> list[np.ndarray]:
@@ -809,12 +957,18 @@ NUMPY_GAPS = [  # NumPy functions and spellings that used to fail on Tensors
     case("add_at", lambda x, v: cr.add_at(x, np.array([0, 0, 3]), v), fixed((4,), (3,)), prims="scatter_add"),
     case("add_at_2d", lambda x, v: cr.add_at(x, (np.array([1, 1]), slice(None)), v), fixed((2, 3), (3,)),
          prims="scatter_add"),
+    # (torch.linalg.eig calls the same LAPACK routine as NumPy: the same order of eigenvalues)
     case("eig_values", lambda a: np.linalg.eig(a).eigenvalues, square(min_n=2), distinct_eigenvalues,
-         prims="eig"),
+         prims="eig", torch=lambda a: _torch().linalg.eigvals(a).real),
     case("eig_vectors", lambda a: np.linalg.eig(a)[1], square(min_n=2), distinct_eigenvalues, prims="eig",
          tol=10),
     case("eig_complex", lambda a: [np.linalg.eigvals(a), np.abs(np.linalg.eig(a)[1]) ** 2, np.linalg.eig(a)[1]],
          fixed((3, 3)), rotation_like, prims="eig", tol=10),
+    # what torch differentiates: functions of the eigenvectors free of their phases (|v|), complex outputs as real ones
+    *[case(f"eig_phase_free_{name}", lambda a: (lambda r: [_ri(r[0]), np.abs(r[1]) ** 2])(np.linalg.eig(a)), shapes,
+           make, prims="eig", tol=10, torch=lambda a: (lambda r: [_ri(r[0]), r[1].abs() ** 2])(_torch().linalg.eig(a)))
+      for name, shapes, make in (("real", square(min_n=2), distinct_eigenvalues), ("complex", fixed((3, 3)),
+                                                                                  rotation_like))],
 ]
 
 
@@ -976,10 +1130,15 @@ NUMPY_SPELLINGS = [  # the first ops again, called through NumPy's own functions
     case("np_reductions", lambda x, axis, keepdims: [
         f(x, axis=axis, keepdims=keepdims) for f in (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod,
                                                      np.var, np.std)],
-         reduction(min_count=2), all_distinct, prims=("sum", "mean", "max")),
+         reduction(min_count=2), all_distinct, prims=("sum", "mean", "max"),
+         torch=lambda x, axis, keepdims: [_t_reduce(n)(x, axis, keepdims) for n in ("sum", "mean", "amax", "amin",
+                                                                                    "amax", "amin")]
+         + [_t_prod(x, axis, keepdims), _t_reduce("var")(x, axis, keepdims), _t_reduce("std")(x, axis, keepdims)]),
     case("np_contractions", lambda a, b: [np.dot(a, b), np.inner(a, b), np.vdot(a, b), np.outer(a, b), a @ b,
                                           np.matmul(a, b), np.tensordot(a, b, axes=1), np.einsum("i,i->", a, b)],
-         vector(k=1).map(lambda t: (t[0] * 2, {})), prims="matmul", order=3),
+         vector(k=1).map(lambda t: (t[0] * 2, {})), prims="matmul", order=3,
+         torch=lambda a, b: [_torch().dot(a, b), _torch().inner(a, b), _torch().vdot(a, b), _torch().outer(a, b), a @ b,
+                             _torch().matmul(a, b), _torch().tensordot(a, b, dims=1), _torch().einsum("i,i->", a, b)]),
     case("np_shapes", lambda x: [np.reshape(x, (-1,)), np.transpose(x), np.swapaxes(x, 0, -1), np.squeeze(
         np.expand_dims(x, 0), 0), np.broadcast_to(x, (2, *np.shape(x))), *np.split(x, 1), np.stack([x, x]),
         np.concatenate([x, x]), np.hstack([x, x]), np.vstack([x, x]), np.ravel(x), np.atleast_2d(x),

@@ -88,6 +88,14 @@ TIE_CASES = {
     "x**y at x=0": (lambda x, y: x**y, torch.pow, [[0.0, 0.0], [2.0, 0.5]]),
     "prod with a zero": (lambda x: x.prod(), torch.prod, [[0.0, 2.0, 3.0]]),
     "prod with two zeros": (lambda x: x.prod(), torch.prod, [[0.0, 0.0, 3.0]]),
+    # Tensor.median is PyTorch's: the lower middle entry of an even count, shared among its ties (no dim), or
+    # the one its index picks (dim)
+    "median, even count, ties": (lambda x: x.median(), torch.median, [[1.0, 3.0, 3.0, 1.0]]),
+    "median dim, even count, ties": (
+        lambda x: x.median(dim=1)[0],
+        lambda x: torch.median(x, dim=1).values,
+        [[[1.0, 4.0, 4.0, 2.0], [2.0, 2.0, 2.0, 2.0], [5.0, 0.0, 1.0, 0.0]]],
+    ),
 }
 
 

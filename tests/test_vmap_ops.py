@@ -25,6 +25,7 @@ CONCRETE = {
     "nn_masked_softmax": "masked_softmax converts a non-Tensor input with np.asarray",
     "masked_fill": "masked_fill converts a non-Tensor input with np.asarray",
     "masked_fill_method": "the case makes a Tensor of its input",
+    "median_method": "the case makes a Tensor of its input",
     "piecewise": "np.piecewise([_vals(x) < 0, ...]) reads the values",
     "piecewise_default": "np.piecewise([_vals(x) > 1], ...) reads the values",
     "nn_max_pool2d": "max_pool2d finds each window's maximum on the values",

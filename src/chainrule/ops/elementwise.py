@@ -360,7 +360,7 @@ def round(x: Any, decimals: int = 0) -> Any:  # noqa: A001
 
 
 declare_function(
-    round, primitive=_round, numpy=(np.round, np.around, np.rint), domain="off_integers",
+    round, primitive=_round, numpy=(np.round, np.around, np.rint), domain="off_integers", torch="torch.round",
     method={"round": lambda self, decimals=0, out=None: round(self, decimals),
             "__round__": lambda self, ndigits=None: round(self, ndigits or 0)},
 )

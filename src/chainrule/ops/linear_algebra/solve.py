@@ -158,7 +158,7 @@ def slogdet(a: Any) -> SlogdetResult:
     """(sign, log|det|); the sign is piecewise constant (zero gradient)."""
     require_square("slogdet", a)
     sign, logabsdet = _slogdet(a)
-    if is_complex(a) and isinstance(a, Tensor):  # det / |det| moves with a complex a: not piecewise constant
+    if is_complex(a):  # det / |det| moves with a complex a: not piecewise constant (traced or batched under vmap)
         return SlogdetResult(elementwise.sign(_det(a)), logabsdet)
     # a real sign is piecewise constant: a value without a gradient (as PyTorch marks it), never traced
     return SlogdetResult(Tensor._wrap(sign._data) if isinstance(sign, Tensor) else sign, logabsdet)
