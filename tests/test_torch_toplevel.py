@@ -249,3 +249,31 @@ def test_methods_as_functions_take_out():
     assert cr.mul(a, a, out=z) is z and z.tolist() == [1.0, 4.0]
     with pytest.raises(RuntimeError, match="out=... arguments don't support automatic differentiation"):
         cr.mul(cr.tensor([1.0], requires_grad=True), 2.0, out=cr.zeros(1))
+
+
+def test_squeeze_of_a_dimension_of_another_size_keeps_it_as_pytorchs():
+    x = RNG.normal(size=(2, 1, 3))
+    for args, kw in [((0,), {}), ((1,), {}), (((0, 1),), {}), ((), {"dim": -1}), ((), {})]:
+        _same(cr.tensor(x).squeeze(*args, **kw), torch.tensor(x).squeeze(*args, **kw))
+    _same(cr.squeeze(cr.tensor(x), 0), torch.squeeze(torch.tensor(x), 0))
+    with pytest.raises(ValueError, match="axis 0 has size 2, not 1"):
+        np.squeeze(cr.tensor(x), axis=0)  # NumPy's reading raises, as NumPy's
+
+
+def test_a_negative_order_norm_with_a_zero_entry_is_zero():
+    v = np.array([1.0, 0.0, 2.0])
+    ours, theirs = cr.tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    _same(ours.norm(-1), theirs.norm(-1))  # it ignored the zero: 2/3
+    ours.norm(-1).backward()
+    theirs.norm(-1).backward()
+    np.testing.assert_array_equal(ours.grad.numpy(), theirs.grad.numpy())
+    with np.errstate(divide="ignore"):
+        want = np.linalg.norm(v, -2)
+    assert float(cr.linalg.norm(cr.tensor(v), -2)) == want == 0.0
+
+
+@pytest.mark.parametrize("rcond", [1.0, 0.3, 1e-15])
+def test_pinverse_rcond_cuts_small_singular_values_as_pytorchs(rcond):
+    x = np.array([[1.0, 2.0, 2.0, 1.0], [3.0, 0.0, -1.0, 3.0]])  # singular values 4.5 and 2.3: rcond 1 cuts both
+    _grads(lambda a: a.pinverse(rcond), lambda a: a.pinverse(rcond), x)
+    np.testing.assert_allclose(np.linalg.pinv(cr.tensor(x), rcond=rcond).numpy(), np.linalg.pinv(x, rcond=rcond))

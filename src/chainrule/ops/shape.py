@@ -12,7 +12,7 @@ from ..core.sparse import SliceGrad
 from ..tensor import Tensor
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 from .declare import implements, linear_primitive, op
-from .pytorch.dim_args import with_dim
+from .pytorch.dim_args import numpy_methods, with_dim
 
 # Linear ops: each is declared by its transpose; the forward rule is the op applied to the tangent.
 _reshape = linear_primitive("reshape", lambda x, shape: np.reshape(x, shape),
@@ -90,8 +90,23 @@ def expand_dims(x: Any, axis: Any) -> Any:
     return _reshape(x, shape=np.expand_dims(np.empty(shape_of(x), dtype=np.bool_), axis).shape)
 
 
-@op(primitive=_reshape, kind="linear", numpy=np.squeeze, method=True, cases="none",
-    method_adapter=lambda fn: with_dim(fn, "squeeze"))
+def _squeeze_method(fn: Any) -> Any:
+    """PyTorch's ``t.squeeze(dim)``: the given dimensions of size 1 go, the others stay (no error, unlike NumPy's
+    ``squeeze(axis)``, which NumPy values under a transform keep)."""
+    numpy_style = with_dim(fn, "squeeze")
+
+    def method(self: Any, axis: Any = None, *args: Any, dim: Any = None, **kw: Any) -> Any:
+        given = dim if dim is not None else axis
+        shape = shape_of(self)
+        if given is None or args or kw or numpy_methods() or not shape or (dim is not None and axis is not None):
+            return numpy_style(self, axis, *args, dim=dim, **kw)
+        return fn(self, tuple(a for a in normalize_axis(given, len(shape)) if shape[a] == 1))
+
+    method.__name__ = "squeeze"
+    return method
+
+
+@op(primitive=_reshape, kind="linear", numpy=np.squeeze, method=True, cases="none", method_adapter=_squeeze_method)
 def squeeze(x: Any, axis: Any = None) -> Any:
     """Remove dimensions of size 1 (all of them, or those in ``axis``)."""
     shape = shape_of(x)

@@ -60,11 +60,12 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
         raise ValueError(f"norm: ord {ord!r} is only for matrices (give a 2-tuple axis)")
     size = elementwise.abs(x)
     zero = raw(size) == 0  # (under vmap a batched mask: every example takes the masked path)
-    # |0| ** p: p * 0 ** (p - 1) times sign(0) is inf * 0 = NaN for p < 1; PyTorch's is 0
+    # |0| ** p: p * 0 ** (p - 1) times sign(0) is inf * 0 = NaN for p < 1; PyTorch's is 0. The value is 0 for
+    # p > 0 and inf for p < 0 (so the norm is 0, as NumPy's and PyTorch's)
     if not isinstance(zero, np.ndarray) or zero.any():
         dt = np.result_type(raw(size))
-        size = elementwise.where(zero, np.zeros((), dt), elementwise.power(elementwise.where(zero, 1.0, size),
-                                                                           float(ord)))
+        at_zero = np.full((), np.inf if float(ord) < 0 else 0.0, dt)
+        size = elementwise.where(zero, at_zero, elementwise.power(elementwise.where(zero, 1.0, size), float(ord)))
     else:
         size = elementwise.power(size, float(ord))
     return elementwise.power(reductions.sum(size, **ax), 1.0 / float(ord))

@@ -220,15 +220,29 @@ def matrix_power(a: Any, n: int) -> Any:
 
 @implements(np.linalg.pinv, namespaces=("linalg",))
 def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
-    """Moore-Penrose pseudo-inverse of a full-rank matrix."""
+    """Moore-Penrose pseudo-inverse of a full-rank matrix; with ``rcond``/``rtol`` (a cutoff relative to the
+    largest singular value), through the SVD, the singular values at or below the cutoff dropped."""
     if not isinstance(a, Tensor):
         kw = {} if rtol is None else {"rtol": rtol}
         return np.linalg.pinv(a, **({"rcond": rcond} if rcond is not None else kw), hermitian=hermitian)
+    if rcond is not None or rtol is not None:
+        return _pinv_cut(a, rcond if rcond is not None else rtol)
     require_full_rank("pinv", a)
     m, n = shape_of(a)[-2:]
     if m >= n:
         return solve(matmul(conj_transpose(a), a), conj_transpose(a))
     return conj_transpose(solve(matmul(a, conj_transpose(a)), a))
+
+
+def _pinv_cut(a: Any, cutoff: Any) -> Any:
+    """``pinv`` with NumPy's cutoff: singular values ``<= cutoff * largest`` count as zero (all of them: zeros)."""
+    from .decompositions import svd
+
+    u, s, vh = svd(a, full_matrices=False)
+    kept = raw(s) > np.asarray(raw(cutoff))[..., None] * raw(s).max(axis=-1, keepdims=True)
+    inverse = elementwise.where(kept, elementwise.divide(1.0, elementwise.where(kept, s, 1.0)), 0.0)
+    scaled = elementwise.multiply(conj_transpose(vh), shape_ops.expand_dims(inverse, -2))
+    return matmul(scaled, conj_transpose(u))
 
 
 @implements(np.linalg.lstsq, namespaces=("linalg",))

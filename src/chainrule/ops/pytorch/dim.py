@@ -44,6 +44,7 @@ _NUMPY_KEYWORDS = {
     "nanmedian": frozenset({"axis", "out", "overwrite_input", "keepdims"}),
     "sort": frozenset({"axis", "kind", "order"}),  # torch.sort(t): a (values, indices) pair
     "nonzero": frozenset(),  # torch.nonzero(t): one (n, ndim) Tensor of index rows
+    "squeeze": frozenset({"axis"}),  # torch.squeeze(t, 0): a dimension of another size stays (NumPy's raises)
 }
 
 
