@@ -277,3 +277,17 @@ def test_pinverse_rcond_cuts_small_singular_values_as_pytorchs(rcond):
     x = np.array([[1.0, 2.0, 2.0, 1.0], [3.0, 0.0, -1.0, 3.0]])  # singular values 4.5 and 2.3: rcond 1 cuts both
     _grads(lambda a: a.pinverse(rcond), lambda a: a.pinverse(rcond), x)
     np.testing.assert_allclose(np.linalg.pinv(cr.tensor(x), rcond=rcond).numpy(), np.linalg.pinv(x, rcond=rcond))
+
+
+def test_equal_meshgrid_and_atleast_of_tensors_read_as_pytorchs():
+    a, b = RNG.normal(size=2), RNG.normal(size=3)
+    assert cr.equal(cr.tensor(a), cr.tensor(a)) is torch.equal(torch.tensor(a), torch.tensor(a)) is True
+    assert cr.equal(cr.tensor(a), cr.tensor(b)) is torch.equal(torch.tensor(a), torch.tensor(b)) is False
+    np.testing.assert_array_equal(np.equal(cr.tensor(a), cr.tensor(a)).numpy(), [True, True])  # numpy's: per entry
+    for ours, theirs in zip(cr.meshgrid(cr.tensor(a), cr.tensor(b)),
+                            torch.meshgrid(torch.tensor(a), torch.tensor(b), indexing="ij"), strict=True):
+        _same(ours, theirs)  # PyTorch's default indexing, 'ij' (it was NumPy's 'xy': the grids transposed)
+    assert [g.shape for g in cr.meshgrid([cr.tensor(a), cr.tensor(b)])] == [(2, 3), (2, 3)]
+    assert [g.shape for g in cr.meshgrid(a, b)] == [g.shape for g in np.meshgrid(a, b)] == [(3, 2), (3, 2)]
+    ours = cr.atleast_2d(cr.tensor(1.0), cr.tensor(a))
+    assert [t.shape for t in ours] == [t.shape for t in torch.atleast_2d(torch.tensor(1.0), torch.tensor(a))]

@@ -60,6 +60,7 @@ del _name
 # torch.cat, torch.clamp, torch.mm...: the Tensor methods (none hides an op: tests/test_torch_functions.py)
 globals().update(_torch_functions.FUNCTIONS)
 gradient = _torch_toplevel.gradient  # torch.gradient(t) is a tuple (NumPy's spellings keep NumPy's result)
+meshgrid = _torch_toplevel.meshgrid  # torch.meshgrid(a, b) of Tensors indexes 'ij' (NumPy's default: 'xy')
 float16, float32, float64, int32, int64, complex64, complex128 = (  # torch.float32 and its kin: NumPy's types
     np.float16, np.float32, np.float64, np.int32, np.int64, np.complex64, np.complex128)
 

@@ -339,8 +339,13 @@ def _no_more(name: str, kwargs: dict[str, Any]) -> None:
 
 # -- joining, splitting, broadcasting -------------------------------------------------------------
 @implements(np.atleast_3d)
-def atleast_3d(x: Any) -> Any:
-    """View with at least three dimensions: (N,) becomes (1, N, 1), (M, N) becomes (M, N, 1)."""
+def atleast_3d(*arys: Any) -> Any:
+    """View with at least three dimensions: (N,) becomes (1, N, 1), (M, N) becomes (M, N, 1); several arrays: a
+    tuple."""
+    return shape_ops.each_of(_at_least_3d, arys)
+
+
+def _at_least_3d(x: Any) -> Any:
     n = ndim_of(x)
     if n == 0:
         return shape_ops.reshape(x, (1, 1, 1))
@@ -354,7 +359,7 @@ def atleast_3d(x: Any) -> Any:
 @implements(np.dstack)
 def dstack(tup: Any) -> Any:
     """Join along the third axis (depth)."""
-    return shape_ops.concatenate([atleast_3d(x) for x in tup], axis=2)
+    return shape_ops.concatenate([_at_least_3d(x) for x in tup], axis=2)
 
 
 @implements(np.column_stack)

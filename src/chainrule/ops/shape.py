@@ -148,17 +148,30 @@ def broadcast_to(x: Any, shape: Any) -> Any:
     return _broadcast_to(x, shape=shape)
 
 
-@implements(np.atleast_1d)
-def atleast_1d(x: Any) -> Any:
-    """View with at least one dimension (a 0-d input becomes shape (1,))."""
+def each_of(one: Any, arys: tuple[Any, ...]) -> Any:
+    """NumPy's ``atleast_*d(*arys)``: one array's result alone, several as a tuple."""
+    return one(arys[0]) if len(arys) == 1 else tuple(one(x) for x in arys)
+
+
+def _at_least_1d(x: Any) -> Any:
     return reshape(x, (1,)) if ndim_of(x) == 0 else x
 
 
-@implements(np.atleast_2d)
-def atleast_2d(x: Any) -> Any:
-    """View with at least two dimensions: (N,) becomes (1, N)."""
+def _at_least_2d(x: Any) -> Any:
     n = ndim_of(x)
     return x if n >= 2 else reshape(x, (1, -1) if n == 1 else (1, 1))
+
+
+@implements(np.atleast_1d)
+def atleast_1d(*arys: Any) -> Any:
+    """View with at least one dimension (a 0-d input becomes shape (1,)); several arrays: a tuple."""
+    return each_of(_at_least_1d, arys)
+
+
+@implements(np.atleast_2d)
+def atleast_2d(*arys: Any) -> Any:
+    """View with at least two dimensions: (N,) becomes (1, N); several arrays: a tuple."""
+    return each_of(_at_least_2d, arys)
 
 
 @op(primitive=_astype, kind="primitive", method=True, cases="none")

@@ -32,7 +32,7 @@ from .dim_args import numpy_methods
 NAMES = (
     "sum", "mean", "std", "var", "prod", "cumsum", "cumprod", "argmax", "argmin", "argsort", "sort", "softmax",
     "log_softmax", "logsumexp", "all", "any", "median", "nanmedian", "squeeze", "count_nonzero", "nansum", "nanmean",
-    "diff", "quantile", "nonzero",
+    "diff", "quantile", "nonzero", "equal",
 )
 # the functions whose PyTorch meaning differs from NumPy's even without dim= (std and var: unbiased; median: the
 # lower of the two middle values, and a (values, indices) pair along a dim; sort: the pair; nonzero: index rows),
@@ -45,6 +45,7 @@ _NUMPY_KEYWORDS = {
     "sort": frozenset({"axis", "kind", "order"}),  # torch.sort(t): a (values, indices) pair
     "nonzero": frozenset(),  # torch.nonzero(t): one (n, ndim) Tensor of index rows
     "squeeze": frozenset({"axis"}),  # torch.squeeze(t, 0): a dimension of another size stays (NumPy's raises)
+    "equal": frozenset({"out", "where", "casting", "order", "dtype", "subok"}),  # torch.equal(a, b): one bool
 }
 
 

@@ -29,7 +29,8 @@ from ...core.defaults import generator, get_default_dtype
 from ...core.traces import draw
 from ...tensor import Tensor
 from .. import shape as shape_ops
-from ..arrays import broadcast_arrays, meshgrid
+from ..arrays import broadcast_arrays
+from ..arrays import meshgrid as numpy_meshgrid
 from .constructors import _make, _xp, linspace
 from .dim_args import numpy_methods
 
@@ -163,7 +164,7 @@ def cartesian_prod(*tensors: Any) -> Any:
     """Every combination of one entry of each 1-D tensor, as rows (one tensor: itself)."""
     if len(tensors) == 1:
         return _tensor(tensors[0])
-    grids = meshgrid(*[_tensor(t) for t in tensors], indexing="ij")
+    grids = numpy_meshgrid(*[_tensor(t) for t in tensors], indexing="ij")
     return shape_ops.stack([shape_ops.reshape(g, (-1,)) for g in grids], axis=1)
 
 
@@ -287,6 +288,15 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1, spaci
     steps = () if spacing is None else tuple(spacing) if isinstance(spacing, (list, tuple)) else (spacing,)
     out = numpy_gradient(f, *steps, axis=dim, edge_order=edge_order)
     return tuple(out) if isinstance(out, (list, tuple)) else (out,)
+
+
+def meshgrid(*tensors: Any, indexing: str | None = None, **numpy_keywords: Any) -> Any:
+    """``numpy.meshgrid``, or, for Tensors without ``indexing=``, PyTorch's ``torch.meshgrid``: matrix indexing
+    (``'ij'``, PyTorch's default) where NumPy's default is ``'xy'``; a list of Tensors as one argument too."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    torch_call = indexing is None and not numpy_methods() and any(isinstance(t, Tensor) for t in tensors)
+    return numpy_meshgrid(*tensors, indexing="ij" if torch_call else indexing or "xy", **numpy_keywords)
 
 
 def finfo(type: Any = None) -> np.finfo:  # noqa: A002
