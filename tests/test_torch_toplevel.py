@@ -4,6 +4,8 @@ random draws: seeded by manual_seed, drawn again by a jit replay."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -291,3 +293,19 @@ def test_equal_meshgrid_and_atleast_of_tensors_read_as_pytorchs():
     assert [g.shape for g in cr.meshgrid(a, b)] == [g.shape for g in np.meshgrid(a, b)] == [(3, 2), (3, 2)]
     ours = cr.atleast_2d(cr.tensor(1.0), cr.tensor(a))
     assert [t.shape for t in ours] == [t.shape for t in torch.atleast_2d(torch.tensor(1.0), torch.tensor(a))]
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 5), (2, 3, 4, 4)])
+def test_softmax_without_dim_chooses_as_pytorch(shape):
+    from chainrule.nn import functional as F
+
+    x = RNG.normal(size=shape)
+    for name in ("softmax", "log_softmax"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # PyTorch's deprecation of the implicit choice
+            want = getattr(torch.nn.functional, name)(torch.tensor(x))
+        if len(shape) <= 2:
+            _same(getattr(F, name)(cr.tensor(x)), want)
+        else:  # the last axis would silently differ: PyTorch's choice, with its warning
+            with pytest.warns(cr.ChainruleWarning, match="implicit dimension choice"):
+                _same(getattr(F, name)(cr.tensor(x)), want)

@@ -28,6 +28,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,7 @@ from ...autodiff.batch_levels import is_batched, is_value
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
 from ...core.device import as_array
+from ...core.errors import ChainruleWarning
 from ...ops import reductions as _reductions
 from ...ops._define import raw
 from ...ops._saved import Saved
@@ -73,8 +75,22 @@ __all__ += [name for name in _extras + _margin if name not in __all__]
 from .activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
 
 
+def _implicit_dim(name: str, x: Any) -> int:
+    """PyTorch's choice when ``dim`` is not given: the last axis of 0-, 1- and 2-d inputs, else its deprecated rule
+    (axis 0 of a 3-d input, 1 beyond), with its warning: the last axis would silently differ from PyTorch there."""
+    nd = np.ndim(raw(x)) if not is_value(x) or not is_batched(x) else len(x.shape)
+    if nd <= 2:
+        return -1
+    chosen = 0 if nd == 3 else 1
+    warnings.warn(f"{name}: implicit dimension choice for {name} has been deprecated (PyTorch's rule picks dim "
+                  f"{chosen} for a {nd}-d input); pass dim= (dim=-1 for the last axis)", ChainruleWarning,
+                  stacklevel=3)
+    return chosen
+
+
 def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
-    """exp(x) / sum(exp(x)) along ``axis`` (PyTorch's ``dim``; the last axis by default).
+    """exp(x) / sum(exp(x)) along ``axis`` (PyTorch's ``dim``). Without one: the last axis of a 1-d or 2-d input,
+    and PyTorch's deprecated choice beyond (axis 0 of a 3-d input, 1 of more), with its warning.
 
     Example:
         >>> import chainrule.nn.functional as F
@@ -82,13 +98,13 @@ def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
         array([[0.5, 0.5]])
     """
     axis, _ = resolve_dim("softmax", axis, dim)
-    return _reductions.softmax(x, -1 if axis is None else axis)
+    return _reductions.softmax(x, _implicit_dim("softmax", x) if axis is None else axis)
 
 
 def log_softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
-    """x - logsumexp(x) along ``axis`` (PyTorch's ``dim``; the last axis by default)."""
+    """x - logsumexp(x) along ``axis`` (PyTorch's ``dim``; without one, as :func:`softmax` chooses)."""
     axis, _ = resolve_dim("log_softmax", axis, dim)
-    return _reductions.log_softmax(x, -1 if axis is None else axis)
+    return _reductions.log_softmax(x, _implicit_dim("log_softmax", x) if axis is None else axis)
 
 
 # == linear: x @ w.T + b, one node ========================================================
