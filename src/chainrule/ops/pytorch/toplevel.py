@@ -2,9 +2,11 @@
 
 Random draws (``randperm``, ``normal``, ``bernoulli``, ``poisson``, ``randint_like``) come from the default
 generator of ``manual_seed`` (or ``generator=``) and are drawn again by a ``jit`` replay; index builders
-(``tril_indices``, ``triu_indices``, ``bucketize``, ``isin``) give PyTorch's layouts and int64; the rest are
-composites of differentiable ops (``cartesian_prod``, ``combinations``, ``cdist``, ``logspace``,
-``chain_matmul``, ``broadcast_tensors``, ``msort``), so their derivatives are those ops'.
+(``tril_indices``, ``triu_indices``, ``bucketize``, ``isin``) and counts (``bincount``, ``histc``) give PyTorch's
+layouts and dtypes, without gradient; the rest are composites of differentiable ops (``cartesian_prod``,
+``combinations``, ``cdist``, ``logspace``, ``chain_matmul``, ``broadcast_tensors``, ``msort``, ``complex``,
+``polar``, ``view_as_real``, ``view_as_complex``), so their derivatives are those ops'. ``gradient`` and
+``meshgrid`` keep NumPy's reading for NumPy's spellings and give PyTorch's for Tensors (a tuple; 'ij' indexing).
 
 Example:
     >>> import chainrule as cr
