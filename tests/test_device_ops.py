@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import chainrule as cr
 from device_known_failures import KNOWN, LACKING  # the cases not yet device-clean, each with its cause
-from device_setup import NAME, backend, host, on_device
+from device_setup import NAME, backend, host, on_device, to_device
 from op_cases import CASES, draw_inputs
 
 
@@ -136,3 +136,11 @@ def test_the_double_refuses_what_cupy_refused_on_a_gpu():
     with pytest.raises(AttributeError, match="astype"):
         special.polygamma(1, v)
     np.testing.assert_allclose(host(special.polygamma(xp.asarray(np.array(1)), v)), np.full(3, np.pi**2 / 6))
+
+
+def test_pytorchs_host_only_functions_refuse_device_values_naming_themselves():
+    t = cr.Tensor(to_device(np.array([0.2, 0.7])))
+    for name, call in [("bucketize", lambda: cr.bucketize(t, cr.tensor([0.5]))), ("isin", lambda: cr.isin(t, t)),
+                       ("bernoulli", lambda: cr.bernoulli(t)), ("histc", lambda: cr.histc(t, bins=2))]:
+        with pytest.raises(RuntimeError, match=rf"{name}: computes on the host .* pass t\.cpu\(\)"):
+            call()

@@ -28,6 +28,7 @@ import numpy as np
 
 from ...autodiff.batch_levels import is_value
 from ...core.defaults import generator, get_default_dtype
+from ...core.device import DeviceError, is_off_host, of
 from ...core.traces import draw
 from ...tensor import Tensor
 from .. import shape as shape_ops
@@ -41,8 +42,14 @@ def _tensor(x: Any) -> Any:
     return x if is_value(x) else Tensor(x)
 
 
-def _host(x: Any) -> np.ndarray:
-    return np.asarray(x._data if isinstance(x, Tensor) else x)
+def _host(x: Any, name: str) -> np.ndarray:
+    """The values of ``x`` as a NumPy array; a device's values are refused (these functions compute on the host,
+    and a hidden copy is what the device layer promises not to make)."""
+    data = x._data if isinstance(x, Tensor) else x
+    if is_off_host(data):
+        raise DeviceError(f"{name}: computes on the host and got values on the device {of(data).name!r}; pass "
+                          "t.cpu() (and move the result back with .to(device))")
+    return np.asarray(data)
 
 
 # -- random draws ------------------------------------------------------------------------------------
@@ -87,7 +94,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
     """Draws from N(mean, std): ``mean`` and ``std`` broadcast together (Tensors or numbers), or numbers with a
     ``size``. As PyTorch's, the draws carry no gradient to ``mean`` or ``std``; for a reparameterised draw write
     ``mean + std * cr.randn_like(std)``."""
-    m, s = _host(mean), _host(std)
+    m, s = _host(mean, "normal"), _host(std, "normal")
     if size is not None:
         if m.ndim or s.ndim:
             raise RuntimeError("normal: size= goes with a number mean and std; with Tensors the shape is theirs")
@@ -103,7 +110,7 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
 
 def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
     """0 or 1 with probability ``input`` entry by entry (or ``p`` for all), in ``input``'s dtype."""
-    probs = _host(input)
+    probs = _host(input, "bernoulli")
     chance = probs if p is None else np.full(probs.shape, p)
     if ((chance < 0) | (chance > 1)).any() or np.isnan(chance).any():
         raise RuntimeError("bernoulli: the probabilities must be in [0, 1]")
@@ -113,7 +120,7 @@ def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> T
 
 def poisson(input: Any, generator: Any = None) -> Tensor:  # noqa: A002
     """Poisson draws with the rates ``input`` (non-negative), in ``input``'s dtype."""
-    rates = _host(input)
+    rates = _host(input, "poisson")
     if (rates < 0).any():
         raise RuntimeError("poisson: the rates must be >= 0")
     return Tensor._wrap(draw(_drawn, _poisson, generator, (rates,), rates.dtype))
@@ -124,7 +131,7 @@ def randint_like(input: Any, low: int = 0, high: int | None = None, *, dtype: An
     """Random integers in [low, high) in ``input``'s shape (``randint_like(x, high)`` counts from 0)."""
     if high is None:
         low, high = 0, low
-    like = _host(input)
+    like = _host(input, "randint_like")
     dt = np.dtype(dtype) if dtype is not None else like.dtype
     return Tensor._wrap(draw(_drawn, _integers, generator, (low, high, like.shape), dt))
 
@@ -147,13 +154,15 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
     """For each value, the index of its bucket among the sorted ``boundaries``: ``boundaries[i-1] < x <=
     boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
-    index = np.searchsorted(_host(boundaries), _host(input), side="right" if right else "left")
+    bounds, values = _host(boundaries, "bucketize"), _host(input, "bucketize")
+    index = np.searchsorted(bounds, values, side="right" if right else "left")
     return Tensor._wrap(np.asarray(index, dtype=np.int32 if out_int32 else np.int64))
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` is among ``test_elements`` (bool)."""
-    return Tensor._wrap(np.isin(_host(elements), _host(test_elements), assume_unique=assume_unique, invert=invert))
+    found = np.isin(_host(elements, "isin"), _host(test_elements, "isin"), assume_unique=assume_unique, invert=invert)
+    return Tensor._wrap(found)
 
 
 # -- differentiable composites -------------------------------------------------------------------------
@@ -219,7 +228,7 @@ def msort(input: Any) -> Any:  # noqa: A002
 
 def is_nonzero(input: Any) -> bool:  # noqa: A002
     """Whether a one-entry tensor is not zero (an error for any other size, as PyTorch's)."""
-    value = _host(input)
+    value = _host(input, "is_nonzero")
     if value.size != 1:
         count = "no values" if value.size == 0 else "more than one value"
         raise RuntimeError(f"is_nonzero: Boolean value of Tensor with {count} is ambiguous")
@@ -263,14 +272,15 @@ def view_as_complex(input: Any) -> Any:  # noqa: A002
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each non-negative integer occurs in the 1-D ``input`` (summed ``weights`` when given); no
     gradient, as PyTorch's."""
-    counts = np.bincount(_host(input), None if weights is None else _host(weights), minlength)
+    weighted = None if weights is None else _host(weights, "bincount")
+    counts = np.bincount(_host(input, "bincount"), weighted, minlength)
     return Tensor._wrap(counts if weights is not None else counts.astype(np.int64))
 
 
 def histc(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0) -> Tensor:  # noqa: A002
     """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0); values outside
     are ignored; in ``input``'s dtype, without gradient, as PyTorch's."""
-    x = _host(input)
+    x = _host(input, "histc")
     lo, hi = (float(x.min()), float(x.max())) if min == max == 0 and x.size else (float(min), float(max))
     if lo == hi:
         lo, hi = lo - 1.0, hi + 1.0
