@@ -78,7 +78,7 @@ from .activations import softplus  # noqa: E402, F401  (PyTorch's beta=, thresho
 def _implicit_dim(name: str, x: Any) -> int:
     """PyTorch's choice when ``dim`` is not given: the last axis of 0-, 1- and 2-d inputs, else its deprecated rule
     (axis 0 of a 3-d input, 1 beyond), with its warning: the last axis would silently differ from PyTorch there."""
-    nd = np.ndim(raw(x)) if not is_value(x) or not is_batched(x) else len(x.shape)
+    nd = len(x.shape) if is_value(x) else np.ndim(x)  # (a vmap value's shape is one example's)
     if nd <= 2:
         return -1
     chosen = 0 if nd == 3 else 1
