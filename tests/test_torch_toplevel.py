@@ -309,3 +309,22 @@ def test_softmax_without_dim_chooses_as_pytorch(shape):
         else:  # the last axis would silently differ: PyTorch's choice, with its warning
             with pytest.warns(cr.ChainruleWarning, match="implicit dimension choice"):
                 _same(getattr(F, name)(cr.tensor(x)), want)
+
+
+def test_a_jit_replay_never_freezes_what_a_host_function_read():
+    @cr.jit
+    def f(x):
+        return x * cr.bucketize(x, cr.tensor([0.5])).astype(np.float64)
+
+    np.testing.assert_allclose(f(np.array([0.2, 0.9])), [0.0, 0.9])
+    with pytest.raises(cr.JitError, match="read a tensor's value"):  # (it replayed the first call's buckets)
+        f(np.array([0.9, 0.2]))
+
+
+def test_chain_matmul_of_one_matrix_is_a_new_tensor():
+    a = cr.tensor([[1.0, 2.0], [3.0, 4.0]])
+    out = cr.chain_matmul(a)
+    assert out is not a and not np.shares_memory(out.numpy(), a.numpy())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # PyTorch's deprecation of chain_matmul
+        _same(out, torch.chain_matmul(torch.tensor(a.numpy())))

@@ -32,6 +32,7 @@ from ...core.device import DeviceError, is_off_host, of
 from ...core.traces import draw
 from ...tensor import Tensor
 from .. import shape as shape_ops
+from .._define import raw
 from ..arrays import broadcast_arrays
 from ..arrays import meshgrid as numpy_meshgrid
 from .constructors import _make, _xp, linspace
@@ -45,7 +46,7 @@ def _tensor(x: Any) -> Any:
 def _host(x: Any, name: str) -> np.ndarray:
     """The values of ``x`` as a NumPy array; a device's values are refused (these functions compute on the host,
     and a hidden copy is what the device layer promises not to make)."""
-    data = x._data if isinstance(x, Tensor) else x
+    data = raw(x)  # (raw: a jit trace checks on replay the values read here)
     if is_off_host(data):
         raise DeviceError(f"{name}: computes on the host and got values on the device {of(data).name!r}; pass "
                           "t.cpu() (and move the result back with .to(device))")
@@ -217,7 +218,7 @@ def chain_matmul(*matrices: Any) -> Any:
     from ..linear_algebra import multi_dot
 
     if len(matrices) == 1:
-        return _tensor(matrices[0])
+        return _tensor(matrices[0]).clone()  # a new tensor, as PyTorch's (never the input itself)
     return multi_dot([_tensor(m) for m in matrices])
 
 
