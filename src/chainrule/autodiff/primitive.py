@@ -231,6 +231,19 @@ def _shaped(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return np.broadcast_to(np.zeros((), dtype), shape)  # read-only, no memory per entry
 
 
+_DEVICE_ZEROS: dict[tuple[Any, str, Any], Any] = {}  # (array type, device, dtype) -> a 0-d zero made there once
+
+
+def _device_zero(like: Any, dtype: Any) -> Any:
+    """A 0-d zero of ``dtype`` on the device of ``like``, made once (each ``zeros`` is a kernel launch on a GPU;
+    the rules only read it, through a zero-stride view)."""
+    key = (like.__class__, str(getattr(like, "device", "")), dtype)
+    zero = _DEVICE_ZEROS.get(key)
+    if zero is None:
+        zero = _DEVICE_ZEROS[key] = _device_of(like).xp.zeros((), dtype)
+    return zero
+
+
 def with_shapes(node: Node, args: list[Any], like: Any = None) -> list[Any]:
     """``args`` with each argument the node did not keep replaced by a zero-stride array of its shape and dtype
     (on the device of ``like``, the output gradient, when that is not the CPU)."""
@@ -238,8 +251,7 @@ def with_shapes(node: Node, args: list[Any], like: Any = None) -> list[Any]:
     for argnum, _, _, shape, dtype in node.parents:
         if out[argnum] is None:
             if like is not None and like.__class__ in OFF_HOST:
-                xp = _device_of(like).xp
-                out[argnum] = xp.broadcast_to(xp.zeros((), dtype), shape)
+                out[argnum] = _device_of(like).xp.broadcast_to(_device_zero(like, dtype), shape)
             else:
                 out[argnum] = _shaped(shape, dtype)
     return out

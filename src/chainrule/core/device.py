@@ -266,6 +266,23 @@ def reduce_max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return x.max(axis=axis, keepdims=keepdims)
 
 
+_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # an index seen unsigned: negative ones are huge
+
+
+def indices_outside(idx: Any, size: int, low: int = 0) -> bool:
+    """Whether the integer array ``idx`` (on any device) holds a value outside ``[low, size)``, ``low`` 0 or
+    ``-size``: one reduction and one scalar read (an index seen unsigned, a negative one is larger than any size;
+    ``low=-size`` shifts by ``size`` first), where a min, a max and two comparisons were four launches on a GPU."""
+    if not idx.size:
+        return False
+    if low:
+        idx = idx.astype(np.int64, copy=False) + size  # (in int64: a small type could overflow)
+        size += size
+    if idx.dtype.kind == "i":
+        idx = idx.view(_UNSIGNED[idx.itemsize])
+    return int(reduce_max(idx, axis=None)) >= size
+
+
 def contiguous(arr: Any) -> Any:
     """``np.ascontiguousarray(arr)`` where ``arr`` is (NumPy's would copy a device's array to the host)."""
     return _BY_TYPE.get(arr.__class__, CPU).xp.ascontiguousarray(arr)

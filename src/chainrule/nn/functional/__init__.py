@@ -36,7 +36,7 @@ import numpy as np
 from ...autodiff.batch_levels import is_batched, is_value
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array
+from ...core.device import as_array, indices_outside
 from ...core.errors import ChainruleWarning
 from ...ops import reductions as _reductions
 from ...ops._define import raw
@@ -327,7 +327,7 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
                                   "call the layer outside vmap, or without them")
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
-    if idx.size and (idx.min() < 0 or idx.max() >= n):
+    if indices_outside(idx, n):
         bad = idx[(idx < 0) | (idx >= n)].flat[0]
         raise IndexError(f"embedding: index {int(bad)} is out of range for an embedding table of {n} rows")
     if scale_grad_by_freq or sparse:

@@ -18,7 +18,7 @@ import numpy as np
 from ...autodiff.batch_levels import is_batched
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array, reduce_max, xp_of
+from ...core.device import OFF_HOST, add_at, as_array, indices_outside, reduce_max, xp_of
 from ...ops._define import raw
 from ...ops._saved import Saved
 from ...ops.elementwise import multiply
@@ -89,12 +89,9 @@ def _row_starts(n: int, c: int, like: Any = None) -> np.ndarray:
     return starts
 
 
-_UNSIGNED = {size: np.dtype(f"u{size}") for size in (1, 2, 4, 8)}  # an index seen unsigned: negative ones are huge
-
-
 def _classes_outside(t: np.ndarray, c: int) -> bool:
-    """True when a class index of ``t`` lies outside [0, c): one reduction (negative indices seen unsigned)."""
-    return bool(t.size) and bool(reduce_max(t.view(_UNSIGNED[t.itemsize]), axis=None) >= c)
+    """True when a class index of ``t`` lies outside [0, c)."""
+    return indices_outside(t, c)
 
 
 def _class_error(t: np.ndarray, c: int) -> IndexError:
@@ -115,7 +112,7 @@ def _ce_fn(
     s = x - top
     e = np.exp(s)
     sums = np.add.reduce(e, axis=-1)
-    keep = saved is not None and saved.wanted and type(x) is np.ndarray
+    keep = saved is not None and saved.wanted and _plain(x)
     if keep:  # the reverse rule's softmax needs them again: O(N) (and exp(s) when small: no second exp)
         saved.values["stats"] = (x, top, sums, e if e.size <= _KEEP_EXP else None)
     lse = np.log(sums)  # log-sum-exp of the shifted logits, per row
@@ -144,6 +141,11 @@ def _ce_fn(
     return total
 
 
+def _plain(value: Any) -> bool:
+    """Whether ``value`` is an array of the host or of a device (not a Tensor, nor an example under vmap)."""
+    return value.__class__ is np.ndarray or value.__class__ in OFF_HOST
+
+
 def _probabilities(x: Any) -> Any:
     e = np.exp(x - np.max(raw(x), axis=-1, keepdims=True))  # the shift is a constant: exact gradient
     return e / e.sum(axis=-1, keepdims=True)
@@ -153,15 +155,16 @@ def _ce_vjp(
     g: Any, ans: Any, x: Any, target: Any, ignore_index: int | None, smoothing: float, reduction: str,
     *, saved: Saved | None = None,
 ) -> Any:
-    if type(x) is np.ndarray and type(g) is np.ndarray:  # fast path: in place, one (N, C) array
+    if _plain(x) and _plain(g):  # fast path: in place, one (N, C) array (on the host or a device)
         n, c = x.shape
+        host = x.__class__ is np.ndarray
         stats = saved.values.pop("stats", None) if saved is not None else None  # used once, then let go
         picked = saved.values.pop("picked", None) if saved is not None else None
         if stats is not None and stats[0] is x:  # (not when a vmap loop shared one Saved between examples)
             p = stats[3] if stats[3] is not None else np.exp(x - stats[1])  # exp(x - max), as the forward's
             p /= stats[2].reshape(n, 1)  # the same sums as recomputing them: bit-identical
         else:
-            p = np.exp(x - np.maximum.reduce(x, axis=-1, keepdims=True))
+            p = np.exp(x - reduce_max(x, axis=-1, keepdims=True))
             p /= np.add.reduce(p, axis=-1, keepdims=True)
         if target.dtype.kind == "f":
             q = target * (1.0 - smoothing) + smoothing / c if smoothing else target
@@ -171,10 +174,13 @@ def _ce_vjp(
         else:
             t, valid, count = _ce_rows(target, ignore_index)
             if p.flags.c_contiguous:  # p[rows, t] -= ..., on the flat view (cheaper than 2-d fancy indexing)
-                at = picked[1] if picked is not None and picked[0] is t else _row_starts(n, c) + t
-                p.reshape(-1)[at] -= 1.0 - smoothing
+                at = picked[1] if picked is not None and picked[0] is t else _row_starts(n, c, t) + t
+                if host:
+                    p.reshape(-1)[at] -= 1.0 - smoothing
+                else:  # one scatter on a device, where a gather, a subtraction and a scatter are three launches
+                    add_at(p.reshape(-1), at, smoothing - 1.0)  # (the rows' positions are distinct)
             else:
-                p[np.arange(n), t] -= 1.0 - smoothing
+                p[xp_of(p).arange(n), t] -= 1.0 - smoothing
             if smoothing:
                 p -= smoothing / c
         if reduction == "none":
@@ -326,8 +332,7 @@ def cross_entropy(
                 f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
                 f"{'input' if not want else 'row'}), got target of shape {t.shape}"
             )
-        # one reduction: seen as unsigned, a negative index is larger than any class
-        in_range = not t.size or (t.view(f"u{t.itemsize}") if t.dtype.kind == "i" else t).max() < c
+        in_range = not indices_outside(t, c)
         if not in_range:
             bad = (t != ignore_index) & ((t < 0) | (t >= c))
             if bad.any():
@@ -415,8 +420,9 @@ def _weighted_cross_entropy(x: Any, target: np.ndarray, w: np.ndarray, ignore_in
     valid = target != ignore_index
     t = np.where(valid, target, 0)
     row_w = np.where(valid, w[t], 0.0).astype(w.dtype)
-    picked = np.zeros((n, c), dtype=w.dtype)
-    picked[np.arange(n), t] = row_w
+    xp = xp_of(w)  # where the weights are (the host or a device)
+    picked = xp.zeros((n, c), dtype=w.dtype)
+    picked[xp.arange(n), t] = row_w
     losses = -reduce_sum(multiply(logp, picked), axis=1)  # w[t] * nll, 0 on ignored rows
     if smoothing:
         uniform = -reduce_sum(multiply(logp, np.where(valid[:, None], w, 0.0).astype(w.dtype)), axis=1)

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.device import as_array, check_cpu, xp_of
+from ...core.device import as_array, check_cpu, indices_outside, xp_of
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -234,8 +234,8 @@ class GPT(Module):
                 f"GPT: {idx.shape[1]} tokens exceed context_length={c.context_length}; "
                 f"pass idx[:, -{c.context_length}:]"
             )
-        if idx.size and (idx.min() < 0 or idx.max() >= c.vocab_size):
-            raise ValueError(f"GPT: token ids must be in [0, {c.vocab_size}), got {idx.min()}..{idx.max()}")
+        if indices_outside(idx, c.vocab_size):
+            raise ValueError(f"GPT: token ids must be in [0, {c.vocab_size}), got {int(idx.min())}..{int(idx.max())}")
         return idx.shape
 
     def _init_weights(self, gen: np.random.Generator) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.device import as_array
+from ...core.device import as_array, index_on, xp_of
 from ...core.state import no_grad
 from ...tensor import Tensor
 from ..declare import tensor_method
@@ -186,10 +186,10 @@ def index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1
 def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     """PyTorch's ``index_fill``: the slices at ``index`` along ``dim`` set to ``value`` (no gradient there)."""
     axis = checked_axis(self, dim, "index_fill")
-    mask = np.zeros(self.shape[axis], dtype=bool)
     idx = as_array(index._data if isinstance(index, Tensor) else index)
+    mask = xp_of(self._data).zeros(self.shape[axis], dtype=bool)  # where the values are
     check_range("index_fill", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
-    mask[idx] = True
+    mask[index_on(idx, mask)] = True
     return self.masked_fill(mask.reshape((-1,) + (1,) * (self.ndim - axis - 1)), value)
 
 

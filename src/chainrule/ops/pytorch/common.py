@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...core.device import as_array as _as_array
+from ...core.device import indices_outside
 from ...tensor import Tensor
 from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
 from ..numeric import add_at
@@ -102,7 +103,7 @@ def check_range(name: str, idx: np.ndarray, axis: int, size: int, wraps: bool = 
     refused, not wrapped around as NumPy's indexing would. ``wraps``: the op counts negative indices from the end
     (PyTorch's ``index_fill``, ``take_along_dim``), so ``[-size, size)``."""
     low = -size if wraps else 0
-    if idx.size and (idx.min() < low or idx.max() >= size):
+    if indices_outside(idx, size, low):
         bad = int(idx.min()) if idx.min() < low else int(idx.max())
         wrap = (f"; negative indices do not count from the end here (as in PyTorch): use index % {size} for that"
                 if bad < 0 and not wraps else "")

@@ -1,0 +1,118 @@
+"""Losses and index checks on the device under test (the strict double of CuPy, or a GPU): ``cross_entropy`` in
+every form gives the CPU's value and gradient through its device path (the reverse rule's in-place fast path
+runs there too, with one scatter for the picked classes), and an index out of range is refused there as on the
+CPU (the check is one reduction on the device and one scalar read)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+from chainrule import nn
+from device_setup import NAME, backend, host, on_device, to_device
+
+F = nn.functional
+TOL = 1e-12 if NAME == "strict" else 1e-5
+RNG = np.random.default_rng(3)
+backend()  # registered before a layer is built with device=NAME
+
+# (logits shape, target maker, keywords): the forms cross_entropy takes
+CASES = {
+    "mean": ((5, 4), lambda: np.array([0, 3, 1, 3, 2]), {}),
+    "sum": ((5, 4), lambda: np.array([0, 3, 1, 3, 2]), {"reduction": "sum"}),
+    "none": ((5, 4), lambda: np.array([0, 3, 1, 3, 2]), {"reduction": "none"}),
+    "ignored_rows": ((5, 4), lambda: np.array([0, -100, 1, 3, -100]), {}),
+    "ignore_index_class": ((5, 4), lambda: np.array([0, 2, 1, 3, 2]), {"ignore_index": 2, "reduction": "none"}),
+    "all_ignored": ((3, 4), lambda: np.array([-100, -100, -100]), {"reduction": "sum"}),
+    "smoothing": ((5, 4), lambda: np.array([0, 3, 1, 3, 2]), {"label_smoothing": 0.2}),
+    "smoothing_ignored": ((5, 4), lambda: np.array([0, -100, 1, 3, 2]), {"label_smoothing": 0.1}),
+    "probabilities": ((5, 4), lambda: RNG.dirichlet(np.ones(4), 5), {}),
+    "one_row": ((4,), lambda: np.array(2), {}),
+    "spatial": ((2, 4, 3), lambda: np.array([[0, 3, 1], [2, 2, 0]]), {}),
+    "weighted": ((5, 4), lambda: np.array([0, 3, 1, 3, 2]), {"weight": np.array([1.0, 2.0, 0.5, 1.5])}),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_cross_entropy_on_device_equals_cpu(case):
+    shape, make_target, kw = CASES[case]
+    x = RNG.standard_normal(shape)
+    target = make_target()
+    dev_kw = {k: (cr.Tensor(to_device(v)) if k == "weight" else v) for k, v in kw.items()}
+    want_x = cr.Tensor(x, requires_grad=True)
+    want = F.cross_entropy(want_x, target, **kw)
+    g = RNG.standard_normal(np.shape(want._data))
+    want.backward(cr.Tensor(g))
+    got_x = cr.Tensor(to_device(x), requires_grad=True)
+    got = F.cross_entropy(got_x, cr.Tensor(to_device(target)), **dev_kw)
+    got.backward(cr.Tensor(to_device(g)))
+    assert on_device(got) and on_device(got_x.grad)
+    np.testing.assert_allclose(host(got), want._data, rtol=TOL, atol=TOL)
+    np.testing.assert_allclose(host(got_x.grad), want_x.grad._data, rtol=TOL, atol=TOL)
+
+
+@pytest.mark.parametrize("kw", [{}, {"reduction": "none"}, {"weight": np.array([1.0, 2.0, 0.5, 1.5])},
+                                {"ignore_index": 1, "reduction": "sum"}])
+def test_nll_loss_on_device_equals_cpu(kw):
+    logp = np.log(RNG.dirichlet(np.ones(4), 5))
+    target = np.array([0, 3, 1, 3, 2])
+    dev_kw = {k: (cr.Tensor(to_device(v)) if k == "weight" else v) for k, v in kw.items()}
+    want_x = cr.Tensor(logp, requires_grad=True)
+    F.nll_loss(want_x, target, **kw).sum().backward()
+    got_x = cr.Tensor(to_device(logp), requires_grad=True)
+    got = F.nll_loss(got_x, cr.Tensor(to_device(target)), **dev_kw)
+    got.sum().backward()
+    assert on_device(got) and on_device(got_x.grad)
+    np.testing.assert_allclose(host(got_x.grad), want_x.grad._data, rtol=TOL, atol=TOL)
+
+
+def test_cross_entropy_of_non_contiguous_logits_on_device():
+    x = RNG.standard_normal((4, 5))
+    target = np.array([0, 3, 1, 2, 2])
+    want_x = cr.Tensor(x, requires_grad=True)
+    F.cross_entropy(want_x.T, target, label_smoothing=0.1).backward()
+    got_x = cr.Tensor(to_device(x), requires_grad=True)
+    F.cross_entropy(got_x.T, cr.Tensor(to_device(target)), label_smoothing=0.1).backward()
+    np.testing.assert_allclose(host(got_x.grad), want_x.grad._data, rtol=TOL, atol=TOL)
+
+
+def test_cross_entropy_refuses_a_class_out_of_range_on_device():
+    x = cr.Tensor(to_device(RNG.standard_normal((3, 4))), requires_grad=True)
+    for bad in (4, -1):
+        with pytest.raises(IndexError, match=f"class {bad}, outside"):
+            F.cross_entropy(x, cr.Tensor(to_device(np.array([0, bad, 1]))))
+
+
+@pytest.mark.parametrize("bad", [10, -1])
+def test_embedding_refuses_an_index_out_of_range_on_device(bad):
+    layer = nn.Embedding(10, 3, device=NAME)
+    with pytest.raises(IndexError, match=f"index {bad} is out of range"):
+        layer(cr.Tensor(to_device(np.array([[1, bad]]))))
+    assert on_device(layer(cr.Tensor(to_device(np.array([[0, 9]])))))
+
+
+def test_gpt_refuses_token_ids_out_of_range_on_device():
+    model = nn.GPT(nn.GPTConfig(vocab_size=10, context_length=4, d_model=8, n_heads=2, n_layers=1), seed=0,
+                   device=NAME)
+    with pytest.raises(ValueError, match=r"token ids must be in \[0, 10\), got -1\.\.3"):
+        model(to_device(np.array([[3, -1]])))
+
+
+@pytest.mark.parametrize("index,message", [([0, 5], "index 5 is out of range"), ([-1, 2], "index -1 is out of range")])
+def test_pytorch_gather_refuses_an_index_out_of_range_on_device(index, message):
+    x = cr.Tensor(to_device(np.arange(10.0).reshape(2, 5)))
+    with pytest.raises(IndexError, match=message):
+        cr.gather(x, 1, cr.Tensor(to_device(np.array([index, index]))))
+
+
+def test_index_fill_takes_negative_indices_from_the_end_on_device():
+    x = cr.Tensor(to_device(np.zeros((2, 3))))
+    got = cr.index_fill(x, 1, cr.Tensor(to_device(np.array([-1]))), 7.0)
+    np.testing.assert_array_equal(host(got), [[0, 0, 7], [0, 0, 7]])
+    with pytest.raises(IndexError, match="index -4 is out of range"):
+        cr.index_fill(x, 1, cr.Tensor(to_device(np.array([-4]))), 7.0)
+
+
+def test_device_under_test_is_registered():
+    assert backend().name == NAME
