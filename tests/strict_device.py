@@ -464,8 +464,34 @@ def special() -> Any:
     return _Special()
 
 
+class _UfuncsOnly:
+    """What ``cupy.fuse`` can put in one kernel: a module's elementwise functions (its ufuncs), nothing else."""
+
+    def __init__(self, module: Any) -> None:
+        self._module = module
+
+    def __getattr__(self, name: str) -> Any:
+        fn = getattr(self._module, name)
+        if not isinstance(fn, np.ufunc):
+            raise TypeError(f"strict device double: {name} is not elementwise: cupy.fuse cannot fuse it")
+        return fn
+
+
+def fuse(name: str, make: Any) -> Any:
+    """CuPy's ``cupy.fuse`` as the double has it: ``make``'s function, given only ufuncs, counted as one launch."""
+    import scipy.special
+
+    body = make(_UfuncsOnly(np), _UfuncsOnly(scipy.special))
+
+    def call(*args: Any) -> Any:
+        _launch(f"fused:{name}")
+        return _wrap(np.asarray(body(*_unwrap(args))))
+
+    return call
+
+
 def use(name: str = "strict") -> Any:
     """Register the double as the device ``name``; returns its Backend."""
     from chainrule import devices
 
-    return devices.register(name, strict, special=special)
+    return devices.register(name, strict, special=special, fuse=fuse)

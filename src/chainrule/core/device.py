@@ -71,13 +71,16 @@ class Backend:
     """A registered device: its name, its array module and how arrays move to and from the host."""
 
     def __init__(self, name: str, xp: Any, *, special: Callable[[], Any] | None = None,
-                 synchronize: Callable[[], None] | None = None, seed: Callable[[int], None] | None = None) -> None:
+                 synchronize: Callable[[], None] | None = None, seed: Callable[[int], None] | None = None,
+                 fuse: Callable[[str, Callable[..., Any]], Callable[..., Any]] | None = None) -> None:
         self.name = name
         self.xp = xp
         self.ndarray = xp.ndarray
         self._special = special
         self._synchronize = synchronize
         self._seed = seed
+        self._fuse = fuse
+        self._kernels: dict[str, Callable[..., Any]] = {}
 
     def __repr__(self) -> str:
         return f"<chainrule device {self.name!r} ({getattr(self.xp, '__name__', self.xp)})>"
@@ -101,6 +104,16 @@ class Backend:
         import scipy.special
 
         return scipy.special
+
+    def kernel(self, name: str, make: Callable[[Any, Any], Callable[..., Any]]) -> Callable[..., Any]:
+        """The elementwise function ``make(xp, special)`` (written with the array module's functions and its
+        ``scipy.special``) for this device's arrays: one fused kernel where the device fuses (CuPy's
+        ``cupy.fuse``: one launch instead of one per operation), else the operations one by one. Made once."""
+        fn = self._kernels.get(name)
+        if fn is None:
+            fn = self._kernels[name] = (make(self.xp, self.special()) if self._fuse is None
+                                        else self._fuse(name, make))
+        return fn
 
     def synchronize(self) -> None:
         if self._synchronize is not None:
@@ -194,7 +207,32 @@ def _cuda_backend() -> Backend:
         cupy.random.seed(n)
 
     return register("cuda", cupy, special=special, synchronize=cupy.cuda.get_current_stream().synchronize,
-                    seed=seed)
+                    seed=seed, fuse=lambda name, make: _cupy_fused(cupy, special(), name, make))
+
+
+def _cupy_fused(cupy: Any, special: Any, name: str, make: Callable[[Any, Any], Callable[..., Any]]) -> Any:
+    """``make``'s function compiled by ``cupy.fuse`` into one kernel; should CuPy fail to fuse it (a function it
+    cannot compile), the same operations one by one from then on, with a warning saying so."""
+    plain = make(cupy, special)
+    fused: list[Any] = [cupy.fuse(kernel_name=f"chainrule_{name}")(make(cupy, special))]
+
+    def call(*args: Any) -> Any:
+        if fused:
+            try:
+                out = fused[0](*args)
+            except Exception as e:  # noqa: BLE001 (any failure to compile: the unfused path computes the same)
+                import warnings
+
+                from .errors import ChainruleWarning
+
+                warnings.warn(f"{name}: CuPy could not fuse it into one kernel ({type(e).__name__}: {e}); its "
+                              "operations run one by one instead", ChainruleWarning, stacklevel=2)
+                fused.clear()
+            else:  # (a fused kernel may compute in a wider type than the arrays': their type, as unfused)
+                return out.astype(args[0].dtype, copy=False) if out.dtype != args[0].dtype else out
+        return plain(*args)
+
+    return call
 
 
 def backend(spec: Any) -> Backend:
@@ -256,6 +294,12 @@ def as_array(value: Any, dtype: Any = None) -> Any:
     if b is None:
         return np.asarray(value, dtype=dtype)
     return value if dtype is None or value.dtype == dtype else value.astype(dtype)
+
+
+def kernel(like: Any, name: str, make: Callable[[Any, Any], Callable[..., Any]]) -> Callable[..., Any]:
+    """``make(xp, special)``'s elementwise function for the device of the array ``like`` (see
+    :meth:`Backend.kernel`): one fused kernel on a GPU."""
+    return of(like).kernel(name, make)
 
 
 def reduce_max(x: Any, axis: Any = None, keepdims: bool = False) -> Any:

@@ -19,7 +19,7 @@ import numpy as np
 
 from ...autodiff.batch_levels import is_batched
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array
+from ...core.device import OFF_HOST, as_array, kernel
 from ...ops import elementwise as _ew
 from ...ops._define import raw
 from ...ops._saved import Saved, on_values
@@ -60,10 +60,30 @@ def _elementwise(name: str, fn: Any, d: Any) -> Primitive:
     return prim
 
 
+def _gelu_kernel(xp: Any, special: Any) -> Any:
+    erf = special.erf
+
+    def gelu(x: Any) -> Any:
+        return x * (0.5 + 0.5 * erf(x * _SQRT_HALF))
+
+    return gelu
+
+
+def _gelu_grad_kernel(xp: Any, special: Any) -> Any:
+    erf, exp = special.erf, xp.exp
+
+    def gelu_grad(g: Any, x: Any) -> Any:  # g (Phi(x) + x phi(x))
+        return g * (0.5 + 0.5 * erf(x * _SQRT_HALF) + x * _INV_SQRT_2PI * exp(-0.5 * x * x))
+
+    return gelu_grad
+
+
 def _gelu_fn(x: Any, *, saved: Saved | None = None) -> Any:
+    wanted = saved is not None and bool(saved.wanted)
+    if x.__class__ in OFF_HOST and x.dtype.kind == "f":  # one fused kernel on a GPU (each op is a launch)
+        return kernel(x, "gelu", _gelu_kernel)(x)
     if not isinstance(x, np.ndarray) or x.dtype.kind != "f" or x.ndim == 0:
         return 0.5 * x * (1.0 + erf(x * _SQRT_HALF))
-    wanted = saved is not None and bool(saved.wanted)
     if x.dtype == np.float32:  # chunked, in cache: no SciPy, no scalar loop, no float64
         y, slope = gelu_f32(x, slope=wanted)
         if wanted:
@@ -76,6 +96,8 @@ def _gelu_fn(x: Any, *, saved: Saved | None = None) -> Any:
 
 
 def _gelu_vjp(g: Any, ans: Any, x: Any, *, saved: Saved | None = None) -> Any:
+    if on_values(g, x) and x.__class__ in OFF_HOST and x.dtype.kind == "f":
+        return kernel(x, "gelu_grad", _gelu_grad_kernel)(g, x)
     if on_values(g, x) and isinstance(x, np.ndarray) and x.ndim and x.dtype.kind == "f":
         values = saved.values if saved is not None else {}
         slope, cdf = values.pop("slope", None), values.pop("cdf", None)  # used once, then let go

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array, contiguous, is_off_host, of, reduce_max, uniform_like, xp_of
+from ...core.device import as_array, contiguous, is_off_host, kernel, of, reduce_max, uniform_like, xp_of
 from ...core.traces import draw
 from ...runtime.blas import matmul as blas_matmul
 from ...tensor import Tensor
@@ -67,10 +67,21 @@ def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
 
 
 def _softmax_inplace(s: np.ndarray) -> np.ndarray:
-    s -= reduce_max(s, axis=-1, keepdims=True)
-    np.exp(s, out=s)
+    if s.__class__ is not np.ndarray:  # a device's: the shift and the exponential one kernel where CuPy fuses
+        s = kernel(s, "exp_shifted", _exp_shifted)(s, reduce_max(s, axis=-1, keepdims=True))
+    else:
+        s -= reduce_max(s, axis=-1, keepdims=True)
+        np.exp(s, out=s)
     s /= np.add.reduce(s, axis=-1, keepdims=True)
     return s
+
+
+def _exp_shifted(xp: Any, special: Any) -> Any:
+    return lambda s, top: xp.exp(s - top)
+
+
+def _score_grad(xp: Any, special: Any) -> Any:
+    return lambda dp, rows, p: (dp - rows) * p
 
 
 def _sdpa_fn(q: Any, k: Any, v: Any, bias: Any = None, *, scale: float, drop: Any, saved: Saved) -> Any:
@@ -104,7 +115,9 @@ def _sdpa_grads(wanted: tuple[int, ...], g: Any, out: Any, q: Any, k: Any, v: An
     if drop is not None:
         dp = dp * drop
     rows = np.sum(g * out, axis=-1, keepdims=True)  # = rowsum(dP * P): no score-sized temporary
-    if fast:
+    if fast and dp.__class__ is not np.ndarray:  # a device's: one kernel where CuPy fuses
+        ds = kernel(dp, "score_grad", _score_grad)(dp, rows, p)
+    elif fast:
         dp -= rows
         dp *= p
         ds = dp

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.primitive import Primitive
-from ...core.device import contiguous, is_off_host
+from ...core.device import contiguous, is_off_host, kernel
 from ...runtime.threads import for_blocks
 from .._saved import Saved, on_values
 
@@ -178,9 +178,43 @@ def _device_grads(wanted: tuple[int, ...], g: Any, w: Any, xhat: Any, rstd: Any,
         grads[1] = (g * xhat).sum(axis=rows)
     if 2 in wanted:
         grads[2] = g.sum(axis=rows)
-    if 0 in wanted:
-        grads[0] = _dnorm(g * w if w is not None else g, xhat, rstd, axes, centred)
+    if 0 in wanted:  # _dnorm, its last four operations one kernel
+        t = g * w if w is not None else g
+        a = np.mean(t * xhat, axis=axes, keepdims=True)
+        if centred:
+            grads[0] = kernel(g, "dnorm", _dnorm_kernel)(t, xhat, a, np.mean(t, axis=axes, keepdims=True), rstd)
+        else:
+            grads[0] = kernel(g, "dnorm_uncentred", _dnorm_uncentred)(t, xhat, a, rstd)
     return grads
+
+
+# -- a device's kernels (each fused into one launch where the device fuses: CuPy) -----------------
+def _device_stats(x: Any, axes: tuple[int, ...], eps: float, centred: bool) -> tuple[Any, Any, Any]:
+    """(mean or None, x centred, 1 / sqrt(mean square + eps)) of a device's array."""
+    mean = np.mean(x, axis=axes, keepdims=True) if centred else None
+    xc = x - mean if centred else x
+    square = np.mean(xc * xc, axis=axes, keepdims=True)
+    return mean, xc, kernel(x, f"rsqrt_plus_{eps!r}", lambda xp, special: lambda v: (v + eps) ** -0.5)(square)
+
+
+def _norm_affine(xp: Any, special: Any) -> Any:
+    return lambda xc, rstd, w, b: xc * rstd * w + b
+
+
+def _norm_scale(xp: Any, special: Any) -> Any:
+    return lambda xc, rstd, w: xc * rstd * w
+
+
+def _centre_scale(xp: Any, special: Any) -> Any:
+    return lambda x, mean, rstd: (x - mean) * rstd
+
+
+def _dnorm_kernel(xp: Any, special: Any) -> Any:
+    return lambda t, xhat, a, m, rstd: (t - xhat * a - m) * rstd
+
+
+def _dnorm_uncentred(xp: Any, special: Any) -> Any:
+    return lambda t, xhat, a, rstd: (t - xhat * a) * rstd
 
 
 def _plain(dtype: np.dtype, *xs: Any) -> bool:
@@ -202,10 +236,15 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
                 return y
             y = xhat * w.reshape(-1) if w is not None else xhat.copy()
             return (y + b.reshape(-1) if b is not None else y).reshape(x.shape)
+        if is_off_host(x) and x.dtype.kind == "f":  # a device's arrays: fused kernels where CuPy fuses
+            mean, xc, rstd = _device_stats(x, axes, eps, centred)
+            if saved.wanted:  # the row statistics (small) for the reverse rule
+                saved.values["mean"], saved.values["rstd"] = mean, rstd
+            if w is not None and b is not None:
+                return kernel(x, "norm_affine", _norm_affine)(xc, rstd, w, b)
+            return kernel(x, "norm_scale", _norm_scale)(xc, rstd, w) if w is not None else xc * rstd
         xc, mean, rstd = _stats(x, axes, eps, centred)
         xhat = xc * rstd
-        if saved.wanted and is_off_host(x):  # a device's arrays: the row statistics (small) for the reverse rule
-            saved.values["mean"], saved.values["rstd"] = mean, rstd
         y = xhat * w if w is not None else xhat
         return y + b if b is not None else y
 
@@ -213,9 +252,10 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
         """(xhat, rstd, as_rows): the forward's arrays when it kept them, else recomputed."""
         if on_values(x) and "xhat" in saved.values:
             return saved.values["xhat"], saved.values["rstd"], True
-        if on_values(x) and "rstd" in saved.values:  # a device's forward kept the row statistics: xhat in two steps
+        if on_values(x) and "rstd" in saved.values:  # a device's forward kept the row statistics
             mean, rstd = saved.values["mean"], saved.values["rstd"]
-            return (x - mean if mean is not None else x) * rstd, rstd, False
+            xhat = kernel(x, "centre_scale", _centre_scale)(x, mean, rstd) if mean is not None else x * rstd
+            return xhat, rstd, False
         if on_values(x) and isinstance(x, np.ndarray) and x.dtype.kind == "f":
             xhat, rstd = (_ln_forward if centred else _rms_forward)(x, axes, eps)
             return xhat, rstd, True
