@@ -128,6 +128,10 @@ class StrictArray:
     def device(self) -> Any:
         return types.SimpleNamespace(id=0)
 
+    @property
+    def data(self) -> Any:  # CuPy's MemoryPointer: where the first entry is
+        return types.SimpleNamespace(ptr=self._a.__array_interface__["data"][0])
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)

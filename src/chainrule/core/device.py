@@ -105,6 +105,10 @@ class Backend:
 
         return scipy.special
 
+    def address(self, arr: Any) -> int:
+        """Where the array's first entry is in memory (NumPy's data pointer, CuPy's ``arr.data.ptr``)."""
+        return arr.__array_interface__["data"][0] if self.xp is np else arr.data.ptr
+
     def kernel(self, name: str, make: Callable[[Any, Any], Callable[..., Any]]) -> Callable[..., Any]:
         """The elementwise function ``make(xp, special)`` (written with the array module's functions and its
         ``scipy.special``) for this device's arrays: one fused kernel where the device fuses (CuPy's

@@ -16,6 +16,26 @@ from ..tensor import Tensor
 from .parameter import resolve_dtype
 
 
+def packed(values: list[Any], target: Any) -> list[Any]:
+    """``values`` moved to the device ``target`` as views of one array per dtype, filled by one copy: the
+    arrays with two axes or more first, then the others, each in the order given. An optimiser's group of
+    weight matrices, or of biases and norm weights, is then one or two stretches of memory, updated there with
+    no copy back per parameter (:mod:`chainrule.optim.flat`: on a GPU each copy is a kernel launch)."""
+    out: list[Any] = [None] * len(values)
+    by_dtype: dict[Any, list[int]] = {}
+    for i, v in enumerate(values):
+        by_dtype.setdefault(np.dtype(v.dtype), []).append(i)
+    for dtype, members in by_dtype.items():
+        order = [i for i in members if values[i].ndim >= 2] + [i for i in members if values[i].ndim < 2]
+        hosts = [of(values[i]).to_host(values[i]) for i in order]
+        whole = target.from_host(np.concatenate([h.reshape(-1) for h in hosts]) if hosts else np.empty(0, dtype))
+        start = 0
+        for i, h in zip(order, hosts, strict=True):
+            out[i] = whole[start:start + h.size].reshape(h.shape)
+            start += h.size
+    return out
+
+
 def place(module: Any, device: Any) -> None:
     """PyTorch's layer argument ``device=``, called at the end of a layer's ``__init__``: the layer was built on
     the host (its draws are the same on every device for one seed) and moves to ``device`` as ``module.to(device)``
@@ -72,13 +92,15 @@ class Placement:
         return self
 
     def _move_to(self, target: Any) -> None:
-        """Every parameter (and its grad) and buffer on the device ``target``, in place."""
-        for p in self.parameters():
-            if of(p._data) is not target:
-                p.data = move(p._data, target)
-                if p.grad is not None:
-                    p.grad = Tensor._wrap(move(p.grad._data, target))
-                p._bump_version()
+        """Every parameter (and its grad) and buffer on the device ``target``, in place; off the host the
+        parameters of one dtype are packed into one array (see :func:`packed`)."""
+        moving = [p for p in self.parameters() if of(p._data) is not target]
+        arrays = packed([p._data for p in moving], target) if target.xp is not np else None
+        for i, p in enumerate(moving):
+            p.data = arrays[i] if arrays is not None else move(p._data, target)
+            if p.grad is not None:
+                p.grad = Tensor._wrap(move(p.grad._data, target))
+            p._bump_version()
         for m in self.modules():
             for name, b in list(m._buffers.items()):
                 if b is not None and of(b) is not target:

@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import of
 from ..tensor import Tensor
 
 
@@ -131,6 +132,45 @@ def build(indices: tuple[int, ...], values: list[Any], state: dict[int, dict[str
     return FlatGroup(indices, shapes, dicts, flat, kind)
 
 
+def in_memory_order(members: list[tuple[int, Any, Any, int | None]]) -> list[tuple[int, Any, Any, int | None]]:
+    """Off the host, the group's parameters in the order of their memory, so that parameters packed together
+    (``nn.module_placement.packed``) are one stretch of the group's vector whatever order the group lists them
+    in; on the host as given. (The rules are elementwise: the order changes no result.)"""
+    first = members[0][1]
+    if not isinstance(first, Tensor) or first._data.__class__ is np.ndarray:
+        return members
+    if not all(isinstance(m[1], Tensor) and m[1]._data.__class__ is first._data.__class__ for m in members):
+        return members
+    b = of(first._data)
+    return sorted(members, key=lambda m: b.address(m[1]._data))
+
+
+def stretches(values: list[Any], spans: list[tuple[int, int]]) -> list[tuple[Any, int, int]] | None:
+    """The group's parameters as stretches of memory: ``(memory, lo, hi)``, a 1-d view of consecutive parameters
+    that are consecutive in memory too (a module moved to a device packs them: ``nn.module_placement.packed``)
+    and their span in the group's vector; None when a parameter is not contiguous (each is then copied)."""
+    b = of(values[0])
+    out: list[tuple[Any, int, int]] = []
+    end = root = None
+    for v, (lo, hi) in zip(values, spans, strict=True):
+        if not v.flags.c_contiguous or not v.size:
+            return None
+        r = v
+        while r.base is not None:
+            r = r.base
+        here = b.address(v)
+        if (out and end == here and b.address(r) == b.address(root) and root.dtype == v.dtype
+                and root.flags.c_contiguous):  # (its flat view is a view, not a copy)
+            memory, first, _ = out[-1]
+            start = (b.address(memory) - b.address(root)) // v.itemsize
+            out[-1] = (root.reshape(-1)[start:start + hi - first], first, hi)
+        else:
+            out.append((v.reshape(-1), lo, hi))
+            root = r
+        end = here + v.nbytes
+    return out
+
+
 def step(members: list[tuple[int, Any, Any, int | None]], state: dict[int, dict[str, Any]], update: Any,
          hyper: Any, maximize: bool, cache: dict[int, FlatGroup], key: int) -> bool:
     """One update of a group as one vector; False (nothing done) when it cannot be one: the caller loops.
@@ -138,6 +178,7 @@ def step(members: list[tuple[int, Any, Any, int | None]], state: dict[int, dict[
     members = [m for m in members if getattr(m[1], "grad", None) is not None]
     if not members:
         return True
+    members = in_memory_order(members)
     gathered = gather(members)
     if gathered is None:
         return False
@@ -150,14 +191,22 @@ def step(members: list[tuple[int, Any, Any, int | None]], state: dict[int, dict[
             cache.pop(key, None)
             return False
         cache[key] = group
-    p = np.concatenate([v.reshape(-1) for v in values])
+    runs = stretches(values, group.spans) if values[0].__class__ is not np.ndarray else None
+    if runs is not None and len(runs) == 1 and runs[0][0].size == group.spans[-1][1]:
+        p = runs[0][0]  # the parameters' own memory (a module packed on a device): updated where it is
+        runs = []
+    else:
+        p = np.concatenate([v.reshape(-1) for v in values])
     g = np.concatenate([g.reshape(-1) for g in grads])
     if maximize:
         g = -g
     update(p, g, hyper, group.state)
     group.distribute()
-    for v, (lo, hi) in zip(values, group.spans, strict=True):
-        v[...] = p[lo:hi].reshape(v.shape)
+    if runs is None:
+        for v, (lo, hi) in zip(values, group.spans, strict=True):
+            v[...] = p[lo:hi].reshape(v.shape)
+    for memory, lo, hi in runs or ():  # one copy per stretch of memory, not per parameter
+        memory[...] = p[lo:hi]
     for member in members:
         member[2]()
     return True
