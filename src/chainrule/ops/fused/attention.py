@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array, contiguous, is_off_host, kernel, of, reduce_max, uniform_like, xp_of
+from ...core.device import OFF_HOST, as_array, contiguous, is_off_host, kernel, of, reduce_max, uniform_like, xp_of
 from ...core.traces import draw
 from ...runtime.blas import matmul as blas_matmul
 from ...tensor import Tensor
@@ -59,6 +59,10 @@ def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
         # one query (sampling with a cache): the scores are k (q scale)^T, with no copy of the keys transposed
         qs = (q * scale).reshape(*q.shape[:-2], q.shape[-1], 1)
         s = np.swapaxes(blas_matmul(k, qs), -1, -2)
+    elif q.__class__ in OFF_HOST and k.__class__ in OFF_HOST and bias.__class__ in OFF_HOST:
+        # a device's: the scaling and the mask one kernel where CuPy fuses
+        scores = kernel(q, f"masked_scores_{scale!r}", lambda xp, special: lambda s, b: s * scale + b)
+        return _softmax_inplace(scores(blas_matmul(q, _t(k)), bias))
     else:
         s = blas_matmul(q * scale, _t(k))
     if bias is not None:
@@ -337,6 +341,8 @@ def _packed_vjp(g: Any, ans: Any, qkv: Any, *, bias: Any, scale: float, drop: An
     if on_values(g, qkv):  # write dq, dk, dv straight into one array laid out like qkv: no zeros, no sums
         grads = _sdpa_grads((0, 1, 2), gh, outh, q, k, v, bias, scale, drop, saved)
         saved.values.clear()
+        if qkv.__class__ is not np.ndarray:  # a device's: one stacking kernel, not four launches
+            return np.stack([np.swapaxes(grads[i], 1, 2) for i in range(3)], axis=2)
         out = np.empty_like(qkv)
         for i in range(3):
             out[:, :, i] = np.swapaxes(grads[i], 1, 2)
