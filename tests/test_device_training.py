@@ -205,6 +205,10 @@ def test_a_few_gpt_training_steps_on_the_device_match_the_cpu():
     b = dev_model.generate(np.array([[1, 2]]), 6, top_k=4, seed=3)
     assert type(b) is np.ndarray and (a == b).all()
     assert (dev_model.generate(np.array([[1, 2]]), 6, top_k=4, seed=3, use_cache=False) == a).all()
+    # a prompt given on the device (PyTorch's habit): the tokens come back there
+    for prompt in (to_device(np.array([[1, 2]])), cr.Tensor(to_device(np.array([[1, 2]])))):
+        c = dev_model.generate(prompt, 6, top_k=4, seed=3)
+        assert on_device(c) and (host(c) == a).all()
 
 
 def test_a_gpt_checkpoint_written_on_the_device_resumes_on_the_cpu_and_the_reverse(tmp_path):

@@ -100,7 +100,8 @@ def _on_device(run: Any, device: Any) -> Any:
 
 def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0, top_k: int | None = None,
              top_p: float | None = None, seed: Any = None, use_cache: bool = True) -> np.ndarray:
-    """Append ``max_new_tokens`` sampled tokens to every row of ``idx`` (B, T); returns int64 (B, T + N).
+    """Append ``max_new_tokens`` sampled tokens to every row of ``idx`` (B, T); returns int64 (B, T + N), on the
+    device ``idx`` was given on (the tokens are sampled on the host: one copy of the prompt there and back).
 
     With ``use_cache`` the prompt runs once and each new token is one forward step of one token;
     once the sequence fills the context window, each step reruns the last ``context_length``
@@ -114,7 +115,10 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
         >>> bool((a == m.generate(np.array([[1, 2]]), 10, top_k=5, seed=3, use_cache=False)).all())
         True
     """
-    idx = as_array(idx)
+    idx = as_array(idx._data if isinstance(idx, Tensor) else idx)
+    given_on = of(idx)  # tokens given on a device come back there; they are sampled on the host
+    if given_on is not CPU:
+        idx = given_on.to_host(idx)
     if idx.ndim == 1:
         idx = idx[None, :]
     if idx.ndim != 2 or idx.shape[1] == 0 or idx.dtype.kind not in "iu":
@@ -156,4 +160,4 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
                 n += 1
     finally:
         model.train(was_training)
-    return out
+    return out if given_on is CPU else given_on.from_host(out)
