@@ -36,6 +36,7 @@ from op_specs import (
     bcast,
     nonzero,
     off_bounds,
+    on,
     one,
     reduction,
     uniform,
@@ -405,7 +406,10 @@ def _as_tensor(x: Any) -> Any:
 
 
 def _vals(x: Any) -> np.ndarray:
-    return np.asarray(x.data if hasattr(x, "data") else x)
+    """The values of a case's input, to build a condition from: where the input lives (a device's array stays
+    there)."""
+    arr = x._data if isinstance(x, cr.Tensor) else x
+    return arr if cr.devices.is_off_host(arr) else np.asarray(x.data if hasattr(x, "data") else x)
 
 
 CUMULATIVE = [
@@ -560,8 +564,8 @@ SORTING = [
          torch=lambda x: _torch().nanquantile(x, 0.3)),
     case("nanpercentile", lambda x: np.nanpercentile(x, [20, 70], axis=0), one(1), with_nans, prims="getitem",
          torch=lambda x: _torch().nanquantile(x, _torch().tensor([0.2, 0.7], dtype=x.dtype), dim=0)),
-    case("interp", lambda x, fp: np.interp(x, KNOTS, fp), fixed((5,), (4,)), knots_away, prims="getitem"),
-    case("interp_bounds", lambda x, fp: np.interp(x, KNOTS, fp, left=fp[1], right=-1.0), fixed((2, 3), (4,)),
+    case("interp", lambda x, fp: np.interp(x, on(x, KNOTS), fp), fixed((5,), (4,)), knots_away, prims="getitem"),
+    case("interp_bounds", lambda x, fp: np.interp(x, on(x, KNOTS), fp, left=fp[1], right=-1.0), fixed((2, 3), (4,)),
          knots_away, prims="where"),
 ]
 
@@ -750,7 +754,7 @@ def _special_cases() -> list[Case]:
         unary("entr", lambda x: sc.entr(x), uniform(0.2, 3), "special.entr", prims="xlogy"),
         binary("xlogy", lambda x, y: sc.xlogy(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]), r.uniform(0.3, 3, s[1])],
                "xlogy", prims="xlogy"),
-        case("xlogy_zero", lambda x, y: sc.xlogy(x * np.array([0.0, 1.0]), y), fixed((2,), (2,)),
+        case("xlogy_zero", lambda x, y: sc.xlogy(x * on(x, np.array([0.0, 1.0])), y), fixed((2,), (2,)),
              lambda r, s, p: [r.uniform(0.5, 2, s[0]), np.array([0.7, 1.5])], prims="xlogy", order=2,
              torch=lambda x, y: _torch().xlogy(x * _torch().tensor([0.0, 1.0], dtype=x.dtype), y)),
         binary("xlog1py", lambda x, y: sc.xlog1py(x, y), lambda r, s, p: [r.uniform(-2, 2, s[0]),
@@ -772,13 +776,13 @@ def _special_cases() -> list[Case]:
              torch=lambda x: [_torch().softmax(x.reshape(-1), 0).reshape(x.shape), _torch().log_softmax(x, 0)]),
         # Bessel functions of a constant order, incomplete gamma of a constant shape (autograd's scipy.special)
         case("jn", lambda x: crs.jn(2, x), one(), uniform(0.5, 8), prims="jn"),
-        case("jv", lambda x: crs.jv(np.array([0.5, 2.5]), x), fixed((3, 2)), uniform(0.5, 8), prims="jv"),
+        case("jv", lambda x: crs.jv(on(x, np.array([0.5, 2.5])), x), fixed((3, 2)), uniform(0.5, 8), prims="jv"),
         case("yn", lambda x: crs.yn(3, x), one(), uniform(0.8, 8), prims="yn"),
         case("yv", lambda x: crs.yv(1.5, x), one(), uniform(0.8, 8), prims="yv"),
-        case("iv", lambda x: crs.iv(np.array([1.0, 3.0]), x), fixed((3, 2)), uniform(-3, 3), prims="iv"),
+        case("iv", lambda x: crs.iv(on(x, np.array([1.0, 3.0])), x), fixed((3, 2)), uniform(-3, 3), prims="iv"),
         case("ive", lambda x: crs.ive(2.0, x), one(), nonzero(-4, 4, 0.3), prims="ive"),
         # (PyTorch's gammainc: a derivative in x only, and in reverse mode only; its Bessel j/y: no derivative)
-        case("gammainc", lambda x: crs.gammainc(np.array([0.7, 2.5]), x), fixed((3, 2)), uniform(0.3, 4),
+        case("gammainc", lambda x: crs.gammainc(on(x, np.array([0.7, 2.5])), x), fixed((3, 2)), uniform(0.3, 4),
              prims="gammainc", tags=("torch_reverse_only",),
              torch=lambda x: _torch().special.gammainc(_torch().tensor([0.7, 2.5], dtype=x.dtype), x)),
         case("gammaincc", lambda x: crs.gammaincc(1.5, x), one(), uniform(0.3, 4), prims="gammaincc",
@@ -795,7 +799,7 @@ NN = [
     case("nn_gelu_tanh", lambda x: F.gelu(x, approximate="tanh"), one(), prims="nn.gelu_tanh",
          torch=T("nn.functional.gelu", approximate="tanh")),
     case("nn_silu", lambda x: F.silu(x), one(), prims="nn.silu", torch=T("nn.functional.silu")),
-    case("nn_cross_entropy", lambda x: F.cross_entropy(x, np.array([0, 2, 1])), fixed((3, 4)),
+    case("nn_cross_entropy", lambda x: F.cross_entropy(x, on(x, np.array([0, 2, 1]))), fixed((3, 4)),
          prims="nn.cross_entropy",
          torch=lambda x: _torch().nn.functional.cross_entropy(x, _torch().tensor([0, 2, 1]))),
     case("nn_bce_with_logits", lambda x, y: F.binary_cross_entropy_with_logits(x, y), fixed((3, 2), (3, 2)),
@@ -860,7 +864,8 @@ COMPLEX = [  # complex inputs: the non-holomorphic parts (real, imag, conj, abs,
          fixed((3, 3), (3,)), complex_well_conditioned, prims=("inv", "det", "solve", "slogdet")),
     case("complex_matmul", lambda a, b: [a @ b, np.einsum("ij,jk->ik", a, b), np.cov(a)], fixed((2, 3), (3, 2)), Z,
          prims=("matmul", "einsum", "conjugate")),
-    case("real_if_close", lambda z: np.real_if_close(z * np.array([1.0, 0.0]) + np.array([0.0, 2.0])), fixed((2,)),
+    case("real_if_close",
+         lambda z: np.real_if_close(z * on(z, np.array([1.0, 0.0])) + on(z, np.array([0.0, 2.0]))), fixed((2,)),
          lambda r, s, p: [r.uniform(-2, 2, size=s[0]) + 0j], prims="real",
          torch=lambda z: (z * _torch().tensor([1.0, 0.0], dtype=z.dtype) + _torch().tensor([0.0, 2.0])).real),
     # Hermitian eigh reads the lower triangle (and the diagonal's real part); the eigenvectors' phases are not
@@ -937,7 +942,7 @@ NUMPY_GAPS = [  # NumPy functions and spellings that used to fail on Tensors
          torch=lambda x: _torch().gradient(x)[0]),
     case("gradient_2d_edge2", lambda x: list(np.gradient(x, 0.5, edge_order=2)), fixed((3, 4)), prims="multiply",
          torch=lambda x: list(_torch().gradient(x, spacing=0.5, edge_order=2))),
-    case("gradient_coords", lambda x: np.gradient(x, np.array([0.0, 0.5, 1.5, 3.0]), axis=-1, edge_order=2),
+    case("gradient_coords", lambda x: np.gradient(x, on(x, np.array([0.0, 0.5, 1.5, 3.0])), axis=-1, edge_order=2),
          fixed((2, 4)), prims="multiply"),
     # only the kth entries' places are NumPy's promise (CuPy's argpartition arranges the rest otherwise): the cases
     # read those, and the entries sorted
@@ -992,7 +997,7 @@ FFT = [
          torch=lambda x: [_ri(_torch().fft.fft2(x)), _ri(_torch().fft.rfftn(x, dim=(0,)))]),
     case("irfft2", lambda x: np.fft.irfft2(np.fft.rfft2(x) ** 2), fixed((2, 3)), prims=(),
          torch=lambda x: _torch().fft.irfft2(_torch().fft.rfft2(x) ** 2)),
-    case("fftshift", lambda x: np.fft.ifftshift(np.fft.fftshift(x, axes=1) * np.arange(x.size).reshape(x.shape)),
+    case("fftshift", lambda x: np.fft.ifftshift(np.fft.fftshift(x, axes=1) * on(x, np.arange(x.size).reshape(x.shape))),
          fixed((3, 4)), prims=(), torch=lambda x: _torch().fft.ifftshift(
              _torch().fft.fftshift(x, dim=1) * _torch().arange(12.0, dtype=x.dtype).reshape(3, 4))),
     case("fft_complex", lambda z: [np.fft.fft(z), np.fft.ifftn(z * z)], fixed((3,)), complex_uniform(), prims=()),
@@ -1032,7 +1037,7 @@ GPT_OPS = [
     case("nn_sdpa_causal", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
          fixed((1, 2, 4, 3), (1, 2, 4, 3), (1, 2, 4, 2)), prims="nn.scaled_dot_product_attention",
          torch=T("nn.functional.scaled_dot_product_attention", is_causal=True, scale=0.7)),
-    case("nn_sdpa_bool_mask", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=_SDPA_MASK),
+    case("nn_sdpa_bool_mask", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, attn_mask=on(q, _SDPA_MASK)),
          fixed((2, 3, 4), (1, 5, 4), (2, 5, 3)), prims="nn.scaled_dot_product_attention",
          torch=lambda q, k, v: _torch().nn.functional.scaled_dot_product_attention(
              q, k, v, attn_mask=_torch().tensor(_SDPA_MASK))),
@@ -1054,12 +1059,12 @@ GPT_OPS = [
     case("nn_rope", lambda x: rotate(x, _ROPE_COS, _ROPE_SIN), fixed((2, 3, 4)), prims="nn.rope", torch=_torch_rope),
     case("nn_rms_norm_plain", lambda x: F.rms_norm(x, x.shape[-1:]), one(1), nonzero(-2, 2), prims="nn.rms_norm",
          torch=lambda x: _torch().nn.functional.rms_norm(x, x.shape[-1:])),
-    case("nn_masked_softmax", lambda x: F.masked_softmax(x, _KEEP), fixed((3, 4)), prims="nn.masked_softmax",
+    case("nn_masked_softmax", lambda x: F.masked_softmax(x, on(x, _KEEP)), fixed((3, 4)), prims="nn.masked_softmax",
          torch=lambda x: _torch().softmax(x.masked_fill(~_torch().tensor(_KEEP), float("-inf")), -1)),
-    case("masked_fill", lambda x: cr.masked_fill(x, _KEEP, 2.5), fixed((3, 4)), prims="masked_fill",
+    case("masked_fill", lambda x: cr.masked_fill(x, on(x, _KEEP), 2.5), fixed((3, 4)), prims="masked_fill",
          torch=lambda x: x.masked_fill(_torch().tensor(_KEEP), 2.5)),
     case("masked_fill_method", lambda x: cr.Tensor(x).masked_fill(_KEEP[0], -1.0) if not isinstance(
-        x, cr.Tensor) else x.masked_fill(_KEEP[0], -1.0), fixed((2, 4)), prims="masked_fill",
+        x, cr.Tensor) else x.masked_fill(on(x, _KEEP[0]), -1.0), fixed((2, 4)), prims="masked_fill",
          torch=lambda x: x.masked_fill(_torch().tensor(_KEEP[0]), -1.0)),
 ]
 
@@ -1121,7 +1126,8 @@ CONV = [  # convolution, pooling, batch norm (ops/layers/: convolution.py, pooli
          torch=T("nn.functional.adaptive_avg_pool1d", output_size=3)),
     case("nn_batch_norm", lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True, eps=1e-3),
          fixed((3, 2, 2, 2), (2,), (2,)), prims="nn.layer_norm", torch=_torch_batch_norm),
-    case("nn_batch_norm_eval", lambda x, w, b: F.batch_norm(x, np.array([0.5, -1.0]), np.array([2.0, 0.5]), w, b),
+    case("nn_batch_norm_eval",
+         lambda x, w, b: F.batch_norm(x, on(x, np.array([0.5, -1.0])), on(x, np.array([2.0, 0.5])), w, b),
          fixed((3, 2, 4), (2,), (2,)), torch=lambda x, w, b: _torch().nn.functional.batch_norm(
              x, _torch().tensor([0.5, -1.0], dtype=x.dtype), _torch().tensor([2.0, 0.5], dtype=x.dtype), w, b)),
 ]

@@ -327,6 +327,13 @@ def where_shapes(draw: Any) -> tuple[Shapes, dict]:
     return (xshape, yshape), {"cshape": cshape}
 
 
+def on(x: Any, const: Any) -> Any:
+    """A case's constant (a mask, a target, an order) where the case's input lives: as it is on the host; on a
+    device the array a user there would pass (a device refuses host arrays mixed in, as CuPy does)."""
+    arr = x._data if isinstance(x, cr.Tensor) else x
+    return cr.devices.of(arr).from_host(np.asarray(const)) if cr.devices.is_off_host(arr) else const
+
+
 def _condition(shape: tuple[int, ...]) -> np.ndarray:
     return (np.indices(shape).sum(axis=0) % 2 == 0) if shape else np.array(True)
 
@@ -427,7 +434,8 @@ SPECS: list[OpSpec] = [
     OpSpec("builtin_abs", lambda x: abs(x), lambda x: abs(x), one(), nonzero(-2, 2)),
     OpSpec("np_ufunc_sin", lambda x: np.sin(x), _t("sin"), one(), uniform(-3, 3)),
     # two and three arguments
-    OpSpec("where", lambda x, y, cshape: cr.where(_condition(cshape), x, y), _t_where, where_shapes(), uniform(-2, 2)),
+    OpSpec("where", lambda x, y, cshape: cr.where(on(x, _condition(cshape)), x, y), _t_where, where_shapes(),
+           uniform(-2, 2)),
     OpSpec("clip", lambda x: cr.clip(x, -0.5, 0.7), _t_clip(-0.5, 0.7), one(), off_bounds(-0.5, 0.7)),
     OpSpec("clip_tensor_bounds", cr.clip, lambda x, lo, hi: x.clamp(lo, hi), bcast(3), value_and_bounds),
     OpSpec("clip_lo", lambda x: cr.clip(x, -0.5, None), _t_clip(-0.5, None), one(), off_bounds(-0.5, None)),

@@ -77,7 +77,9 @@ def test_op_case_on_device(case, data):
             _derivatives(f, arrays, _place_device)
         return
     expected = _derivatives(f, arrays, lambda a: a)
-    got = _derivatives(f, arrays, _place_device)
+    # the case's constant arrays (masks, targets, indices) on the device too, as a GPU user would pass them
+    got = _derivatives(_flat(case.fn, {k: _place_device(v) if isinstance(v, np.ndarray) else v
+                                       for k, v in params.items()}), arrays, _place_device)
     assert set(got) == set(expected)
     scale = 1e-4 * case.tol if NAME != "strict" else 1e-9
     for kind, want in expected.items():

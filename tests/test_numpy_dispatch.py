@@ -350,3 +350,14 @@ def test_scipy_bessel_and_incomplete_gamma_ufuncs_are_traced_without_importing_c
         (theirs,) = torch.autograd.grad(fn(x), x)
         assert math.isclose(ours, float(theirs), rel_tol=1e-12)
     assert math.isclose(gammainc, np.exp(-1.0), rel_tol=1e-12)  # d/dx P(2, x) = x e^-x / Gamma(2)
+
+
+def test_constant_results_of_tensor_inputs_are_tensors():
+    # vander of one point (a column of ones) and piecewise with constants only: no graph, yet a Tensor for a
+    # Tensor (they were NumPy arrays), as PyTorch returns a tensor that does not require grad
+    x = cr.Tensor(np.array([2.0]), requires_grad=True)
+    for out in (np.vander(x, increasing=True), np.vander(x), np.vander(x, 0),
+                np.piecewise(x, [np.array([False])], [lambda v: np.sqrt(v - 1), 0.5])):
+        assert isinstance(out, cr.Tensor) and not out.requires_grad
+    np.testing.assert_array_equal(np.piecewise(x, [np.array([False])], [lambda v: v, 0.5]).numpy(), [0.5])
+    assert isinstance(np.vander(np.array([2.0])), np.ndarray)  # NumPy's own for NumPy's arrays

@@ -33,8 +33,8 @@ def same(a, b):
 def run(f, arrays, seed_rng):
     xs = [cr.Tensor(a, requires_grad=True) for a in arrays]
     out = f(*xs)
-    if not isinstance(out, cr.Tensor):  # e.g. vander of one point: ones, no Tensor
-        raise JitError("output 0 is not a Tensor")
+    if not isinstance(out, cr.Tensor) or not out.requires_grad:  # e.g. vander of one point: ones, a constant
+        raise JitError("output 0 is a constant")
     seed = seed_rng.standard_normal(out.shape)
     if out.dtype.kind == "c":  # complex outputs need a complex output gradient
         seed = seed + 1j * seed_rng.standard_normal(out.shape)

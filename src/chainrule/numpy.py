@@ -269,7 +269,10 @@ class _Joiner:
                     "matrix directives)"
                 ) from None
             axis, ndmin, trans1d = (settings + [ndmin, trans1d][len(settings) - 1:])[:3]
-        parts = [self._promote(_np.r_[it] if isinstance(it, slice) else it, ndmin, trans1d) for it in items]
+        like = next(it for it in items if _traced(it))  # ranges and numbers are made where it is
+        parts = [self._promote(_define.on_device_of(like, _np.r_[it]) if isinstance(it, slice) else
+                               it if _traced(it) or isinstance(it, _np.ndarray) else _define.literal_on(like, it),
+                               ndmin, trans1d) for it in items]
         return _shape.concatenate(parts, axis=axis)
 
     @staticmethod

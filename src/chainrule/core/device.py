@@ -348,6 +348,15 @@ def move(arr: Any, target: Backend) -> Any:
     return target.from_host(host)
 
 
+def constant_on(like: Any, value: Any) -> Any:
+    """A constant an op made on the host (a transform's matrix, an index plane) where the array ``like`` is: itself
+    on the host, else one copy to that device (made on the host, it is uploaded: the op's values never leave)."""
+    b = _BY_TYPE.get(like.__class__)
+    if b is None or b is CPU or value.__class__ is not np.ndarray:
+        return value
+    return b.from_host(value)
+
+
 def index_on(index: Any, like: Any) -> Any:
     """``index`` (an int, slice, array or a tuple of them) with its host arrays copied to where ``like`` is: an
     index into a device's array must be on that device too (CuPy would copy it silently, one copy per use)."""

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..core import traces
-from ..core.device import as_array
+from ..core.device import ARRAY_TYPES, as_array, constant_on, xp_of
 from ..tensor import Tensor
 
 # NumPy callables -> chainrule functions, used by Tensor.__array_ufunc__ / __array_function__.
@@ -77,6 +77,32 @@ def raw(x: Any) -> Any:
                 trace.read_raw(x, sys._getframe(1))
         return x._data
     return x
+
+
+def where_is(x: Any) -> Any:
+    """The array inside a Tensor (or the value itself) for where it lives, the host or a device: unlike
+    :func:`raw`, not a read of its values (a jit trace need not guard it)."""
+    return x._data if isinstance(x, Tensor) else x
+
+
+def on_device_of(x: Any, constant: Any) -> Any:
+    """A constant an op made on the host (a matrix, an index plane) where ``x`` (a Tensor or an array) is."""
+    return constant_on(where_is(x), constant)
+
+
+def literal_on(x: Any, value: Any, dtype: Any = None) -> Any:
+    """A Python number or list given with ``x`` (``prepend=0.5``, ``to_begin=[1.0]``) as an array where ``x`` is;
+    an array or a Tensor as it is (a host array mixed with a device's values is refused where it is mixed, as
+    CuPy refuses it)."""
+    if isinstance(value, (np.ndarray, Tensor)) or value.__class__ in ARRAY_TYPES:
+        return value if dtype is None or isinstance(value, Tensor) else as_array(value, dtype=dtype)
+    return constant_on(where_is(x), np.asarray(value, dtype=dtype))
+
+
+def xp_where(x: Any) -> Any:
+    """The array module where ``x`` (a Tensor or an array) lives, to create arrays that go with it (not a value
+    read)."""
+    return xp_of(where_is(x))
 
 
 def wrap_like(value: Any, *inputs: Any) -> Any:

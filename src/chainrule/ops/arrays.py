@@ -15,7 +15,7 @@ from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import contraction, elementwise
 from . import shape as shape_ops
-from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import ndim_of, normalize_axis, np_attr, on_device_of, raw, shape_of, where_is
 from .declare import implements, op
 from .pytorch.dim_args import resolve_dim
 
@@ -264,10 +264,10 @@ def repeat(a: Any, repeats: Any, axis: int | None = None) -> Any:
 _INDEX_MODES = ("edge", "reflect", "symmetric", "wrap")
 
 
-def _filled(values: Any, ax: int, side: int, shape: list[int], dtype: Any) -> Any:
+def _filled(values: Any, ax: int, side: int, shape: list[int], dtype: Any, like: Any) -> Any:
     if isinstance(values, Tensor):
         return shape_ops.broadcast_to(shape_ops.astype(shape_ops.getitem(values, (ax, side)), dtype), tuple(shape))
-    return np.full(shape, values[ax, side], dtype=dtype)
+    return xp_of(where_is(like)).full(shape, values[ax, side], dtype=dtype)  # where the padded array is
 
 
 @implements(np.pad)
@@ -297,11 +297,11 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             shape = list(shape_of(x))
             if before:
                 shape[ax] = before
-                parts.append(_filled(values, ax, 0, shape, dtype))
+                parts.append(_filled(values, ax, 0, shape, dtype, array))
             parts.append(x)
             if after:
                 shape[ax] = after
-                parts.append(_filled(values, ax, 1, shape, dtype))
+                parts.append(_filled(values, ax, 1, shape, dtype, array))
             if len(parts) > 1:
                 x = shape_ops.concatenate(parts, axis=ax)
         return x
@@ -325,7 +325,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             n = shape_of(x)[ax]
             weights = np.pad(np.eye(n, dtype=np.result_type(raw(x), float)), ((before, after), (0, 0)), mode=mode,
                              reflect_type="odd")
-            x = shape_ops.moveaxis(contraction.tensordot(weights, x, axes=([1], [ax])), 0, ax)
+            x = shape_ops.moveaxis(contraction.tensordot(on_device_of(x, weights), x, axes=([1], [ax])), 0, ax)
         else:
             idx = np.pad(np.arange(shape_of(x)[ax]), (before, after), mode=mode, **extra)
             x = shape_ops.take(x, idx, axis=ax)

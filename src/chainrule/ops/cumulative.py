@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..core.device import as_array, xp_of
+from ..core.device import xp_of
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
-from ._define import ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import literal_on, ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import _pad_front, exclusive_products, linear_recurrence
 from .declare import implements, op
 from .pytorch.dim_args import with_dim
@@ -117,11 +117,11 @@ _NOVALUE = getattr(np, "_NoValue", object())
 def _edge(value: Any, x: Any, axis: int) -> Any:
     """A scalar ``prepend``/``append`` value spread over one slice along ``axis``."""
     if ndim_of(value) != 0:
-        return value
+        return literal_on(x, value)
     shape = list(shape_of(x))
     shape[axis] = 1
     if not isinstance(value, Tensor):
-        value = as_array(value, dtype=np.result_type(raw(x), value))
+        value = literal_on(x, value, dtype=np.result_type(raw(x), value))
     return shape_ops.broadcast_to(value, tuple(shape))
 
 
@@ -159,10 +159,10 @@ def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = _NOVALUE, append: An
 @implements(np.ediff1d)
 def ediff1d(x: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of the flattened array, with optional values before and after."""
-    parts = [shape_ops.ravel(to_begin)] if to_begin is not None else []
+    parts = [shape_ops.ravel(literal_on(x, to_begin))] if to_begin is not None else []
     parts.append(diff(shape_ops.ravel(x)))
     if to_end is not None:
-        parts.append(shape_ops.ravel(to_end))
+        parts.append(shape_ops.ravel(literal_on(x, to_end)))
     return parts[0] if len(parts) == 1 else shape_ops.concatenate(parts)
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ._define import on_device_of
 from .declare import implements
 
 _NORMS = (None, "backward", "ortho", "forward")
@@ -71,15 +72,16 @@ def _resized(x: Any, n: int, axis: int) -> Any:
     if n == size:
         return x
     if n < size:
-        return np.take(x, np.arange(n), axis=axis)
+        return x[(slice(None),) * (axis % np.ndim(x)) + (slice(0, n),)]
     pad = [(0, 0)] * np.ndim(x)
     pad[axis % np.ndim(x)] = (0, n - size)
     return np.pad(x, pad)
 
 
 def _along(x: Any, axis: int, matrix: np.ndarray) -> Any:
-    """``x``'s lines along ``axis`` times ``matrix`` (a new last axis moved back to ``axis``)."""
-    return np.moveaxis(np.moveaxis(x, axis, -1) @ matrix, -1, axis)
+    """``x``'s lines along ``axis`` times ``matrix`` (a new last axis moved back to ``axis``; the matrix made on
+    the host goes where ``x`` is)."""
+    return np.moveaxis(np.moveaxis(x, axis, -1) @ on_device_of(x, matrix), -1, axis)
 
 
 def _c2c(x: Any, n: int | None, axis: int, norm: str | None, inverse: bool, name: str) -> Any:

@@ -6,6 +6,7 @@ All are built from other ops, so both modes and every order come with them.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -15,7 +16,7 @@ from ..core.device import OFF_HOST, as_array, xp_of
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
-from ._define import ndim_of, normalize_axis, raw, shape_of
+from ._define import literal_on, ndim_of, normalize_axis, raw, shape_of, wrap_like, xp_where
 from .declare import implements
 
 
@@ -100,7 +101,7 @@ def _gradient_along(f: Any, ax: int, h: np.ndarray, edge_order: int) -> Any:
         raise ValueError(f"gradient: an axis of length {n} is too short for edge_order={edge_order}; it needs "
                          f"at least {edge_order + 1} entries")
     if h.ndim == 0:
-        dx = np.full(n - 1, float(h))
+        dx = xp_where(f).full(n - 1, float(h))  # where f is
     elif h.shape == (n,):
         dx = np.diff(h)
     else:
@@ -156,11 +157,12 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
         conds = list(c) if c.ndim > np.ndim(xv) else [c]
     funcs = list(funclist)
     if len(funcs) == len(conds) + 1:  # the last one is the default, where no condition holds
-        conds.append(~np.any(conds, axis=0) if conds else np.ones(np.shape(xv), dtype=bool))
+        conds.append(~functools.reduce(np.logical_or, conds) if conds else xp_where(x).ones(np.shape(xv), dtype=bool))
     elif len(funcs) != len(conds):
         raise ValueError(f"piecewise: with {len(conds)} condition(s) give {len(conds)} or {len(conds) + 1} "
                          f"function(s), got {len(funcs)}")
-    out: Any = np.zeros(np.shape(xv), dtype=np.result_type(xv, float) if np.ndim(xv) else np.result_type(xv))
+    dtype = np.result_type(xv.dtype, float) if np.ndim(xv) else np.result_type(xv)
+    out: Any = xp_where(x).zeros(np.shape(xv), dtype=dtype)  # where x is
     for cond, fn in zip(conds, funcs):
         cond = np.broadcast_to(cond, np.shape(xv))
         if not cond.any():
@@ -170,17 +172,17 @@ def piecewise(x: Any, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> An
         else:
             piece = fn
         piece = shape_ops.broadcast_to(piece, (int(cond.sum()),)) if isinstance(piece, Tensor) else np.broadcast_to(
-            as_array(piece, dtype=np.result_type(out)), (int(cond.sum()),))
+            literal_on(x, piece, dtype=out.dtype), (int(cond.sum()),))
         # later conditions win where several hold (as in NumPy): clear the place, then put the piece there
         out = elementwise.add(elementwise.where(cond, 0.0, out), _place(piece, cond))
-    return out
+    return wrap_like(out, x) if not isinstance(out, Tensor) else out  # (constants only: still a Tensor for one)
 
 
 def _place(values: Any, mask: np.ndarray) -> Any:
     """An array of the mask's shape with ``values`` where it holds and 0 elsewhere."""
     if isinstance(values, Tensor):
         return shape_ops._scatter_add(values, index=mask, shape=mask.shape)
-    out = np.zeros(mask.shape, dtype=np.result_type(values))
+    out = xp_of(mask).zeros(mask.shape, dtype=values.dtype)  # where the mask is
     out[mask] = values
     return out
 

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
+from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
-from ._define import conj, ndim_of, normalize_axis, np_attr, raw, shape_of
+from ._define import conj, ndim_of, normalize_axis, np_attr, raw, shape_of, wrap_like, xp_where
 from .contraction import matmul, outer, tensordot
 from .declare import implements
 
@@ -109,7 +110,7 @@ implements(np_attr("linalg.matmul"))(matmul)
 
 def _full_convolution(a: Any, v: Any) -> Any:
     n, m = shape_of(a)[0], shape_of(v)[0]
-    zeros = np.zeros(m - 1, dtype=np.result_type(raw(a)))
+    zeros = xp_where(a).zeros(m - 1, dtype=np.result_type(raw(a)))  # where a is
     padded = shape_ops.concatenate([zeros, a, zeros])
     k = np.arange(n + m - 1)[:, None]
     j = np.arange(m)[None, :]
@@ -154,7 +155,7 @@ def correlate(a: Any, v: Any, mode: str = "valid") -> Any:
 def polyval(p: Any, x: Any) -> Any:
     """The polynomial with coefficients ``p`` (highest power first) at ``x``, by Horner's rule."""
     coeffs = list(p) if isinstance(p, (list, tuple)) else [shape_ops.getitem(p, i) for i in range(shape_of(p)[0])]
-    y: Any = np.zeros(shape_of(x), dtype=np.result_type(raw(x), 0.0))
+    y: Any = xp_where(x).zeros(shape_of(x), dtype=np.result_type(raw(x), 0.0))
     for c in coeffs:
         y = elementwise.add(elementwise.multiply(y, x), c)
     return y
@@ -167,12 +168,13 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
         raise ValueError(f"vander: x must be 1-D, got shape {shape_of(x)}")
     cols = shape_of(x)[0] if N is None else int(N)
     if cols == 0:
-        return np.zeros((shape_of(x)[0], 0), dtype=np.result_type(raw(x)))
-    powers: list[Any] = [np.ones(shape_of(x), dtype=np.result_type(raw(x)))]
+        return wrap_like(xp_where(x).zeros((shape_of(x)[0], 0), dtype=np.result_type(raw(x))), x)
+    powers: list[Any] = [xp_where(x).ones(shape_of(x), dtype=np.result_type(raw(x)))]
     for _ in range(1, cols):
         powers.append(elementwise.multiply(powers[-1], x))
     out = shape_ops.stack(powers, axis=1)
-    return out if increasing else shape_ops.getitem(out, (slice(None), slice(None, None, -1)))
+    out = out if increasing else shape_ops.getitem(out, (slice(None), slice(None, None, -1)))
+    return wrap_like(out, x) if not isinstance(out, Tensor) else out  # (one column of ones: still a Tensor for one)
 
 
 def _trapezoid(y: Any, x: Any = None, dx: float = 1.0, axis: int = -1) -> Any:

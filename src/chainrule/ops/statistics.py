@@ -16,7 +16,7 @@ from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import elementwise, reductions
 from . import shape as shape_ops
-from ._define import conj, is_complex, ndim_of, normalize_axis, raw, shape_of
+from ._define import conj, is_complex, literal_on, ndim_of, normalize_axis, raw, shape_of
 from .arrays import diagonal
 from .contraction import matmul
 from .declare import implements
@@ -133,9 +133,9 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     """
     if weights is None:
         avg = reductions.mean(a, axis=axis, keepdims=keepdims)
-        total = as_array(np.size(raw(a)) / max(np.size(raw(avg)), 1), dtype=np.result_type(raw(avg)))
+        total = literal_on(a, np.size(raw(a)) / max(np.size(raw(avg)), 1), dtype=np.result_type(raw(avg)))
     else:
-        w = weights
+        w = literal_on(a, weights)
         if shape_of(w) != shape_of(a):
             if axis is None:
                 raise TypeError(f"average: weights of shape {shape_of(w)} differ from a's {shape_of(a)}; give axis")

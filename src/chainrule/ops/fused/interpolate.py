@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._define import raw, shape_of
+from .._define import on_device_of, raw, shape_of
 from ..contraction import matmul
 from ..declare import declare_function
 from .convolution import as_float_input
@@ -94,9 +94,9 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         return (adaptive_avg_pool1d if d == 1 else adaptive_avg_pool2d)(x, out)
     dt = np.result_type(raw(x))
     corners = bool(align_corners)
-    y = matmul(x, _matrix(mode, spatial[-1], out[-1], scales[-1], corners, dt).T)
+    y = matmul(x, on_device_of(x, _matrix(mode, spatial[-1], out[-1], scales[-1], corners, dt).T))
     if d == 2:
-        y = matmul(_matrix(mode, spatial[0], out[0], scales[0], corners, dt), y)
+        y = matmul(on_device_of(x, _matrix(mode, spatial[0], out[0], scales[0], corners, dt)), y)
     return y
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...core.device import as_array, xp_of
-from .._define import raw, shape_of
+from .._define import on_device_of, raw, shape_of
 from ..contraction import matmul
 from ..declare import declare_function
 from ..shape import reshape
@@ -74,7 +74,7 @@ def _argmax_positions(xr: np.ndarray, kernel: tuple[int, ...], stride: tuple[int
     fill = -np.inf if xr.dtype.kind == "f" else np.iinfo(xr.dtype).min
     view = windows(pad_or_crop(xr, pads, fill), kernel, stride, dil)  # (N, C, *out, *kernel)
     first = np.argmax(view.reshape(*view.shape[:2 + d], -1), axis=-1)  # NumPy: the first of equal maxima (and NaN)
-    plane = pad_or_crop(np.arange(math.prod(size)).reshape(size), pads, -1)  # padded entries: -1 (never a max)
+    plane = pad_or_crop(xp_of(xr).arange(math.prod(size)).reshape(size), pads, -1)  # padded: -1 (never a max)
     where = windows(plane, kernel, stride, dil).reshape(*out, -1)
     lead = np.broadcast_to(where, (*xr.shape[:2], *out, where.shape[-1]))
     return np.take_along_axis(lead, first[..., None], axis=-1)[..., 0].astype(np.int64)
@@ -212,9 +212,9 @@ def _adaptive(name: str, d: int, input: Any, output_size: Any) -> Any:
     if any(not isinstance(o, (int, np.integer)) or o < 1 for o in out):
         raise ValueError(f"{name}: output_size must hold positive ints (or None), got {output_size!r}")
     dt = np.result_type(raw(x))
-    y = matmul(x, _averaging_matrix(size[-1], out[-1], dt).T)
+    y = matmul(x, on_device_of(x, _averaging_matrix(size[-1], out[-1], dt).T))
     if d == 2:
-        y = matmul(_averaging_matrix(size[0], out[0], dt), y)
+        y = matmul(on_device_of(x, _averaging_matrix(size[0], out[0], dt)), y)
     return _unbatch(y, unbatched)
 
 

@@ -48,7 +48,7 @@ import numpy as np
 from ...autodiff.primitive import Primitive
 from ...core.device import as_array
 from .. import shape as shape_ops
-from .._define import conj, is_complex, np_attr, raw, shape_of
+from .._define import conj, is_complex, np_attr, raw, shape_of, xp_where
 from ..contraction import matmul
 from ..declare import implements
 from .common import (
@@ -91,7 +91,7 @@ def _no_gradient_beyond(g: Any, keep: tuple[Any, ...], what: str, fix: str) -> A
 
 def _nan_beyond(x: Any, extra: tuple[int, ...], axis: int) -> Any:
     """``x`` with NaN tangents appended along ``axis`` for outputs that are not unique."""
-    pad = np.full(extra, np.nan, dtype=np.result_type(raw(x)))
+    pad = xp_where(x).full(extra, np.nan, dtype=np.result_type(raw(x)))  # where x is
     return shape_ops.concatenate([x, pad], axis=axis)
 
 
@@ -409,7 +409,8 @@ def _qr_jvp(t: Any, ans: tuple[Any, Any], a: Any, mode: str) -> tuple[Any, Any]:
     rows, n = shape_of(ans[0])[-2], shape_of(r)[-1]
     if shape_of(ans[0])[-1] > n:  # mode='complete', tall: the extra columns of Q are not unique, R's rows are 0
         dq = _nan_beyond(dq, shape_of(dq)[:-1] + (rows - n,), -1)
-        dr = shape_ops.concatenate([dr, np.zeros(shape_of(dr)[:-2] + (rows - n, n), dtype=np.result_type(raw(dr)))], -2)
+        zeros = xp_where(dr).zeros(shape_of(dr)[:-2] + (rows - n, n), dtype=np.result_type(raw(dr)))  # where dr is
+        dr = shape_ops.concatenate([dr, zeros], -2)
     return dq, dr
 
 

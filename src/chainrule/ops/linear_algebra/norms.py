@@ -19,7 +19,7 @@ import numpy as np
 from ...autodiff.primitive import Primitive
 from .. import elementwise, reductions
 from .. import shape as shape_ops
-from .._define import ndim_of, normalize_axis, np_attr, raw, shape_of
+from .._define import ndim_of, normalize_axis, np_attr, raw, shape_of, xp_where
 from ..arrays import diagonal as _diagonal
 from ..contraction import trace as _trace
 from ..declare import implements
@@ -64,7 +64,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
     # p > 0 and inf for p < 0 (so the norm is 0, as NumPy's and PyTorch's)
     if not isinstance(zero, np.ndarray) or zero.any():
         dt = np.result_type(raw(size))
-        at_zero = np.full((), np.inf if float(ord) < 0 else 0.0, dt)
+        at_zero = xp_where(x).full((), np.inf if float(ord) < 0 else 0.0, dt)  # where x is
         size = elementwise.where(zero, at_zero, elementwise.power(elementwise.where(zero, 1.0, size), float(ord)))
     else:
         size = elementwise.power(size, float(ord))

@@ -22,7 +22,7 @@ from ...core.device import as_array
 from ...tensor import Tensor
 from .. import elementwise, reductions
 from .. import shape as shape_ops
-from .._define import is_complex, ndim_of, raw, shape_of
+from .._define import is_complex, ndim_of, raw, shape_of, xp_where
 from .._scans import exclusive_products
 from ..contraction import matmul
 from ..declare import implements
@@ -205,7 +205,8 @@ def matrix_power(a: Any, n: int) -> Any:
     require_square("matrix_power", a)
     n = int(n)
     if n == 0:
-        return elementwise.add(elementwise.multiply(a, 0.0), np.eye(shape_of(a)[-1], dtype=np.result_type(raw(a))))
+        eye = xp_where(a).eye(shape_of(a)[-1], dtype=np.result_type(raw(a)))  # where a is
+        return elementwise.add(elementwise.multiply(a, 0.0), eye)
     if n < 0:
         a, n = inv(a), -n
     result, base = None, a
