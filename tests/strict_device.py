@@ -398,6 +398,9 @@ class _Random:
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, dtype: Any = float) -> StrictArray:
         return StrictArray(np.asarray(self._rng.uniform(low, high, size)).astype(dtype))
 
+    def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, dtype: Any = float) -> StrictArray:
+        return StrictArray(np.asarray(self._rng.normal(loc, scale, size)).astype(dtype))
+
     def randint(self, low: int, high: int | None = None, size: Any = None, dtype: Any = int) -> StrictArray:
         return StrictArray(np.asarray(self._rng.integers(low, high, size)).astype(dtype))
 

@@ -140,9 +140,32 @@ def test_the_double_refuses_what_cupy_refused_on_a_gpu():
     np.testing.assert_allclose(host(special.polygamma(xp.asarray(np.array(1)), v)), np.full(3, np.pi**2 / 6))
 
 
-def test_pytorchs_host_only_functions_refuse_device_values_naming_themselves():
-    t = cr.Tensor(to_device(np.array([0.2, 0.7])))
-    for name, call in [("bucketize", lambda: cr.bucketize(t, cr.tensor([0.5]))), ("isin", lambda: cr.isin(t, t)),
-                       ("bernoulli", lambda: cr.bernoulli(t)), ("histc", lambda: cr.histc(t, bins=2))]:
-        with pytest.raises(RuntimeError, match=rf"{name}: computes on the host .* pass t\.cpu\(\)"):
-            call()
+def test_pytorchs_counting_and_drawing_functions_run_on_the_device():
+    """bucketize, isin, bincount, histc, randint_like, bernoulli and multinomial on a device's values compute there
+    (they refused them); the counting ones give the CPU's results."""
+    x = np.array([0.2, 0.7, 0.7, 1.5])
+    t, bounds = cr.Tensor(to_device(x)), cr.Tensor(to_device(np.array([0.5, 1.0])))
+    ints = cr.Tensor(to_device(np.array([0, 2, 2, 5])))
+    cases = [(cr.bucketize(t, bounds), cr.bucketize(cr.Tensor(x), cr.tensor([0.5, 1.0]))),
+             (cr.bucketize(t, bounds, right=True, out_int32=True),
+              cr.bucketize(cr.Tensor(x), cr.tensor([0.5, 1.0]), right=True, out_int32=True)),
+             (cr.isin(t, bounds), cr.isin(cr.Tensor(x), cr.tensor([0.5, 1.0]))),
+             (cr.isin(t, [0.7]), cr.isin(cr.Tensor(x), [0.7])),
+             (cr.bincount(ints, minlength=7), cr.bincount(cr.tensor([0, 2, 2, 5]), minlength=7)),
+             (cr.bincount(ints, t), cr.bincount(cr.tensor([0, 2, 2, 5]), cr.Tensor(x))),
+             (cr.histc(t, bins=3), cr.histc(cr.Tensor(x), bins=3))]
+    for got, want in cases:
+        assert on_device(got) and got.dtype == want.dtype
+        np.testing.assert_array_equal(host(got), want.numpy())
+    cr.manual_seed(0)
+    for drawn in (cr.randint_like(t, 5), cr.bernoulli(t / 2), cr.multinomial(t, 2),
+                  cr.multinomial(t, 8, replacement=True)):
+        assert on_device(drawn)
+    assert set(host(cr.multinomial(t, 4)).tolist()) == {0, 1, 2, 3}  # without replacement: each once
+    assert host(cr.multinomial(cr.Tensor(to_device(np.array([0.0, 1.0, 0.0]))), 5, replacement=True)).tolist() == \
+        [1] * 5
+    assert set(np.unique(host(cr.bernoulli(t, p=0.5)))) <= {0.0, 1.0}
+    with pytest.raises(RuntimeError, match="bucketize: expected all arguments on one device"):
+        cr.bucketize(t, cr.tensor([0.5]))  # boundaries on the host, values on the device
+    with pytest.raises(RuntimeError, match="mode: computes on the host .* pass t\\.cpu\\(\\)"):
+        t.mode()

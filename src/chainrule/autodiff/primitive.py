@@ -294,6 +294,9 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     try:
         data = prim.fn(*vals, **kw) if kw else prim.fn(*vals)
     except (TypeError, ValueError) as e:
+        scalars = _host_scalars(args)
+        if scalars is not None:
+            return apply(prim, scalars, kw)
         raise _explain(prim, args, vals, e) from None
     if data is None:  # NumPy computed nothing (e.g. np.sum(None))
         raise _explain(prim, args, vals, TypeError(f"{prim.name}: no result"))
@@ -401,6 +404,9 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     try:
         data = prim.fn(xd, yd)
     except (TypeError, ValueError) as e:
+        scalars = _host_scalars((x, y))
+        if scalars is not None:
+            return apply(prim, scalars, None)
         raise _explain(prim, (x, y), [xd, yd], e) from None
     if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:
         if data is None:
@@ -489,6 +495,20 @@ def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | 
         if node is not None and outs[0]._tangents:
             _keep_traced(node, outs, args)
     return outs
+
+
+def _host_scalars(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``args`` with each 0-d host constant (a NumPy array, or a Tensor of one needing no gradient) as a NumPy
+    scalar, when a device's values are among them; None when nothing changes. PyTorch takes a 0-dim CPU tensor
+    with CUDA ones as a number; CuPy takes NumPy scalars, not 0-d arrays. (Tried only after a call failed.)"""
+    vals = [a._data if isinstance(a, Tensor) else a for a in args]
+    if not any(v.__class__ in OFF_HOST for v in vals):
+        return None
+    out, changed = list(args), False
+    for i, (a, v) in enumerate(zip(args, vals, strict=True)):
+        if v.__class__ is np.ndarray and v.ndim == 0 and not (isinstance(a, Tensor) and a._requires_grad):
+            out[i], changed = v[()], True
+    return tuple(out) if changed else None
 
 
 def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Exception) -> Exception:

@@ -12,11 +12,11 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import OFF_HOST, as_array, xp_of
+from ..core.device import OFF_HOST, as_array, index_on, xp_of
 from ..tensor import Tensor
 from . import elementwise
 from . import shape as shape_ops
-from ._define import literal_on, ndim_of, normalize_axis, raw, shape_of, wrap_like, xp_where
+from ._define import literal_on, ndim_of, normalize_axis, raw, shape_of, where_is, wrap_like, xp_where
 from .declare import implements
 
 
@@ -217,10 +217,11 @@ def add_at(x: Any, indices: Any, values: Any) -> Any:
         >>> cr.grad(lambda v: np.sum(cr.add_at(np.zeros(3), [0, 0, 2], v) ** 2))(np.array([1.0, 2.0, 3.0]))
         array([6., 6., 6.])
     """
-    index = shape_ops._raw_index(indices)
-    target = np.shape(np.empty(shape_of(x), dtype=bool)[index])
-    if _plain(values):  # a constant: a Tensor, so that scatter_add places it
-        v = Tensor._wrap(np.array(np.broadcast_to(values, target), dtype=np.result_type(raw(x), values)))
+    index = index_on(shape_ops._raw_index(indices), where_is(x))  # (host index arrays go where x is)
+    target = np.shape(xp_where(x).empty(shape_of(x), dtype=bool)[index])
+    if _plain(values) or values.__class__ in OFF_HOST:  # a constant: a Tensor, so that scatter_add places it
+        c = literal_on(x, values)  # (a number where x is)
+        v = Tensor._wrap(np.broadcast_to(c, target).astype(np.result_type(raw(x), c), copy=True))
     else:
         v = shape_ops.broadcast_to(values, target)
     return elementwise.add(x, shape_ops._scatter_add(v, index=index, shape=shape_of(x)))

@@ -36,7 +36,7 @@ import numpy as np
 from ...autodiff.batch_levels import is_batched, is_value
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array, indices_outside
+from ...core.device import as_array, indices_outside, is_off_host, xp_of
 from ...core.errors import ChainruleWarning
 from ...ops import reductions as _reductions
 from ...ops._define import raw
@@ -358,10 +358,10 @@ def _whole_batch(x: Any) -> Any:
 def _renormalize_rows(weight: Any, rows: np.ndarray, max_norm: float, norm_type: float) -> None:
     """PyTorch's ``embedding_renorm_``: rows of the table longer than ``max_norm`` scaled down, in place."""
     table = weight._data if isinstance(weight, Tensor) else weight
-    if not isinstance(table, np.ndarray) or not table.flags.writeable:
+    if not (isinstance(table, np.ndarray) and table.flags.writeable or is_off_host(table)):
         raise TypeError(f"embedding: max_norm rescales rows of the table in place; weight must be a writable NumPy "
                         f"array or a Tensor, got {type(weight).__name__}")
     picked = table[rows]
-    norms = np.linalg.norm(picked, ord=norm_type, axis=-1) if picked.size else np.zeros(len(rows))
+    norms = np.linalg.norm(picked, ord=norm_type, axis=-1) if picked.size else xp_of(table).zeros(len(rows))
     long = norms > max_norm
     table[rows[long]] = picked[long] * (max_norm / (norms[long] + 1e-7))[:, None].astype(table.dtype)

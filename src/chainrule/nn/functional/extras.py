@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.batch_levels import is_batched, is_value
-from ...core.device import as_array
+from ...core.device import as_array, xp_of
 from ...ops import elementwise as ew
 from ...ops._define import raw
 from ...ops.reductions import mean
@@ -315,7 +315,7 @@ def one_hot(tensor: Any, num_classes: int = -1) -> Any:
     n = int(idx.max()) + 1 if num_classes == -1 else int(num_classes)
     if idx.size and idx.max() >= n:
         raise ValueError(f"one_hot: class {int(idx.max())} is out of range for num_classes={n}")
-    out = (idx[..., None] == np.arange(n)).astype(np.int64)
+    out = (idx[..., None] == xp_of(idx).arange(n)).astype(np.int64)  # where the indices are
     return Tensor._wrap(out) if isinstance(tensor, Tensor) else out
 
 

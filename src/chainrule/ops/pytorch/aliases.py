@@ -134,7 +134,7 @@ def _running_extreme(name: str, larger: bool) -> Any:
             return as_scalar(method(self.reshape((1,)), 0))
         axis = checked_axis(self, dim, name)
         data = np.moveaxis(self._data, axis, -1)
-        idx = np.empty(data.shape, dtype=np.int64)
+        idx = xp_of(data).empty(data.shape, dtype=np.int64)  # where the values are
         best = data[..., :1].copy()
         idx[..., 0] = 0
         nan = data.dtype.kind in "fc"
@@ -266,8 +266,9 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
                                   f"dim1={dim1}, dim2={dim2}; move the axes afterwards with movedim")
     n = self.shape[-1] if self.ndim else 1
     m = n + abs(offset)
-    place = np.zeros((n, m, m), dtype=self.dtype)
-    i = np.arange(n)
+    xp = xp_of(self._data)  # where the values are
+    place = xp.zeros((n, m, m), dtype=self.dtype)
+    i = xp.arange(n)
     place[i, i + max(-offset, 0), i + max(offset, 0)] = 1
     return declared("einsum")("...i,ijk->...jk", self, place)
 

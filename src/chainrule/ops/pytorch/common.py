@@ -8,8 +8,9 @@ from typing import Any
 
 import numpy as np
 
+from ...core.device import add_at as add_at_in_place
 from ...core.device import as_array as _as_array
-from ...core.device import indices_outside
+from ...core.device import indices_outside, xp_of
 from ...tensor import Tensor
 from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
 from ..numeric import add_at
@@ -69,11 +70,12 @@ def dims_tuple(dims: tuple[Any, ...]) -> Any:
 def overwrite_at(self: Tensor, positions: tuple[Any, ...], values: Any, repeated: str) -> Any:
     """``self`` with ``values`` written at ``positions`` (no gradient to what they replace). Each position is
     written at most once: a repeat would make the result depend on the order, so it raises ``repeated``."""
-    hit = np.zeros(self.shape, dtype=np.int64)
-    np.add.at(hit, positions, 1)
-    if hit.max(initial=0) > 1:
+    xp = xp_of(self._data)  # where the values are
+    hit = xp.zeros(self.shape, dtype=np.int64)
+    add_at_in_place(hit, positions, 1)
+    if hit.size and int(hit.max()) > 1:
         raise ValueError(repeated)
-    kept = declared("where")(hit.astype(bool), np.zeros((), dtype=self.dtype), self)
+    kept = declared("where")(hit.astype(bool), xp.zeros((), dtype=self.dtype), self)
     return add_at(kept, positions, values)
 
 

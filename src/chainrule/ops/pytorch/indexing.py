@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
+from ...core.device import DeviceError, is_off_host, of
 from ...tensor import Tensor
 from .. import tie_order
-from .._define import raw
+from .._define import literal_on, raw
 from ..declare import TENSOR_METHODS, tensor_method
 from ..numeric import add_at
 from .common import (
@@ -87,8 +88,9 @@ def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted: bool
         raise ValueError(f"topk: k={k} is out of range for dim {dim} of size {x.shape[axis]}")
     data = as_array(raw(x))
     order = stable_order(data, axis, largest)
-    idx = np.take(order, np.arange(k), axis=axis)
-    if k > 0 and data.size:
+    idx = order[(slice(None),) * axis + (slice(0, k),)]
+    # (on a device, equal entries keep the stable order: PyTorch's own CUDA order differs from its CPU one)
+    if k > 0 and data.size and not is_off_host(data):
         rows, tied = _tied_rows(data, axis, order, k)
         replay = tie_order.rows_to_replay(tied, data.shape[axis])
         if replay.size:
@@ -110,7 +112,9 @@ def kthvalue(self: Tensor, k: int, dim: int = -1, keepdim: bool = False) -> Valu
         raise ValueError(f"kthvalue: k={k} is out of range for dim {dim} of size {x.shape[axis]} (k counts from 1)")
     data = as_array(raw(x))
     order = stable_order(data, axis, False)
-    idx = np.take(order, [k - 1], axis=axis)
+    idx = order[(slice(None),) * axis + (slice(k - 1, k),)]
+    if is_off_host(data):  # equal entries keep the stable order there (PyTorch's CUDA order differs from its CPU one)
+        return _picked(x, idx, axis, keepdim and not scalar)
     rows = np.moveaxis(data, axis, -1).reshape(-1, data.shape[axis])
     kth = np.moveaxis(np.take_along_axis(data, idx, axis), axis, -1).reshape(-1, 1)
     tied = ((rows == kth).sum(axis=1) > 1) & ~np.isnan(rows).any(axis=1)
@@ -174,6 +178,9 @@ def mode(self: Tensor, dim: int = -1, keepdim: bool = False) -> ValuesIndices:
     values_of(self, "mode")
     x, scalar = _scalar_like(self)
     axis = checked_axis(x, dim, "mode")
+    if is_off_host(raw(x)):
+        raise DeviceError(f"mode: computes on the host (a count per row) and got values on the device "
+                          f"{of(raw(x)).name!r}; pass t.cpu() (and move the result back with .to(device))")
     moved = np.moveaxis(raw(x), axis, -1)
     rows = moved.reshape(-1, moved.shape[-1])
     best = np.empty(rows.shape[0], dtype=np.int64)
@@ -239,7 +246,7 @@ def _positions(idx: np.ndarray, axis: int) -> tuple[np.ndarray, ...]:
 def _src_part(src: Any, idx: np.ndarray, dtype: Any) -> Any:
     if isinstance(src, Tensor):
         return src[tuple(slice(0, n) for n in idx.shape)]
-    return np.broadcast_to(as_array(src, dtype=dtype), idx.shape)
+    return np.broadcast_to(literal_on(idx, src, dtype=dtype), idx.shape)  # (a number: where the index is)
 
 
 def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Any:

@@ -91,9 +91,12 @@ def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None, dev
 
 
 @tensor_method("new_tensor")
-def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    """PyTorch's ``new_tensor``: a copy of ``data`` with this Tensor's dtype (a new leaf)."""
-    return Tensor(as_array(data), requires_grad=requires_grad, dtype=dtype or self.dtype)
+def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None,
+               requires_grad: bool = False) -> Tensor:
+    """PyTorch's ``new_tensor``: a copy of ``data`` with this Tensor's dtype, on its device (a new leaf)."""
+    values = data._data if isinstance(data, Tensor) else as_array(data)
+    values = values.astype(dtype or self.dtype, copy=True)
+    return _new("new_tensor", values, device, requires_grad, self)
 
 
 # -- in place (PyTorch's rules: refused in the graph, allowed under no_grad and outside it) -----------

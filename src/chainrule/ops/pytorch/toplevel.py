@@ -28,11 +28,11 @@ import numpy as np
 
 from ...autodiff.batch_levels import is_value
 from ...core.defaults import generator, get_default_dtype
-from ...core.device import DeviceError, is_off_host, of
+from ...core.device import DeviceError, as_array, constant_on, is_off_host, mixed_devices, of, xp_of
 from ...core.traces import draw
 from ...tensor import Tensor
 from .. import shape as shape_ops
-from .._define import raw
+from .._define import literal_on, raw
 from ..arrays import broadcast_arrays
 from ..arrays import meshgrid as numpy_meshgrid
 from .constructors import _make, _xp, linspace
@@ -41,6 +41,24 @@ from .dim_args import numpy_methods
 
 def _tensor(x: Any) -> Any:
     return x if is_value(x) else Tensor(x)
+
+
+def _values(x: Any) -> Any:
+    """The values of ``x`` where they are (the host or a device), read (a jit trace checks them on replay)."""
+    data = raw(x)
+    return data if is_off_host(data) else np.asarray(data)
+
+
+def _together(name: str, *xs: Any) -> list[Any]:
+    """The values of ``xs``, all on one device (a host list or number goes where the others are), else the
+    error naming the function and both devices."""
+    values = [_values(x) if isinstance(x, Tensor) or is_off_host(x) or isinstance(x, np.ndarray) else x for x in xs]
+    like = next((v for v in values if is_off_host(v)), None)
+    values = [literal_on(like, v) if like is not None else np.asarray(v) for v in values]
+    mixed = mixed_devices(name, values)
+    if mixed is not None:
+        raise mixed
+    return values
 
 
 def _host(x: Any, name: str) -> np.ndarray:
@@ -110,13 +128,29 @@ def normal(mean: Any, std: Any = 1.0, size: Any = None, *, generator: Any = None
 
 
 def bernoulli(input: Any, p: float | None = None, *, generator: Any = None) -> Tensor:  # noqa: A002
-    """0 or 1 with probability ``input`` entry by entry (or ``p`` for all), in ``input``'s dtype."""
+    """0 or 1 with probability ``input`` entry by entry (or ``p`` for all), in ``input``'s dtype (on a device: the
+    uniform draws are made on the host, as ``cr.rand(device=)``'s, and compared there)."""
+    if is_off_host(raw(input)):
+        return _bernoulli_on_device(raw(input), p, generator)
     probs = _host(input, "bernoulli")
     chance = probs if p is None else np.full(probs.shape, p)
     if ((chance < 0) | (chance > 1)).any() or np.isnan(chance).any():
         raise RuntimeError("bernoulli: the probabilities must be in [0, 1]")
     dt = probs.dtype if probs.dtype.kind == "f" else get_default_dtype()
     return Tensor._wrap(draw(_drawn, _bernoulli, generator, (chance,), dt))
+
+
+def _bernoulli_on_device(probs: Any, p: float | None, generator: Any) -> Tensor:
+    chance = probs if p is None else xp_of(probs).full(probs.shape, p)
+    if bool(((chance < 0) | (chance > 1) | np.isnan(chance)).any()):
+        raise RuntimeError("bernoulli: the probabilities must be in [0, 1]")
+    dt = probs.dtype if probs.dtype.kind == "f" else get_default_dtype()
+    u = constant_on(probs, draw(_drawn, _uniform, generator, (probs.shape,), np.float64))
+    return Tensor._wrap((u < chance).astype(dt))
+
+
+def _uniform(g: np.random.Generator, shape: tuple[int, ...]) -> Any:
+    return g.random(shape)
 
 
 def poisson(input: Any, generator: Any = None) -> Tensor:  # noqa: A002
@@ -132,9 +166,9 @@ def randint_like(input: Any, low: int = 0, high: int | None = None, *, dtype: An
     """Random integers in [low, high) in ``input``'s shape (``randint_like(x, high)`` counts from 0)."""
     if high is None:
         low, high = 0, low
-    like = _host(input, "randint_like")
+    like = input._data if isinstance(input, Tensor) else as_array(input)  # its shape, dtype and device: no values
     dt = np.dtype(dtype) if dtype is not None else like.dtype
-    return Tensor._wrap(draw(_drawn, _integers, generator, (low, high, like.shape), dt))
+    return _make(draw(_drawn, _integers, generator, (low, high, like.shape), dt), False, of(like), "randint_like")
 
 
 # -- indices -----------------------------------------------------------------------------------------
@@ -155,14 +189,14 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 def bucketize(input: Any, boundaries: Any, *, out_int32: bool = False, right: bool = False) -> Tensor:  # noqa: A002
     """For each value, the index of its bucket among the sorted ``boundaries``: ``boundaries[i-1] < x <=
     boundaries[i]`` (``right=True``: ``boundaries[i-1] <= x < boundaries[i]``)."""
-    bounds, values = _host(boundaries, "bucketize"), _host(input, "bucketize")
+    bounds, values = _together("bucketize", boundaries, input)
     index = np.searchsorted(bounds, values, side="right" if right else "left")
-    return Tensor._wrap(np.asarray(index, dtype=np.int32 if out_int32 else np.int64))
+    return Tensor._wrap(index.astype(np.int32 if out_int32 else np.int64))
 
 
 def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
     """Whether each entry of ``elements`` is among ``test_elements`` (bool)."""
-    found = np.isin(_host(elements, "isin"), _host(test_elements, "isin"), assume_unique=assume_unique, invert=invert)
+    found = np.isin(*_together("isin", elements, test_elements), assume_unique=assume_unique, invert=invert)
     return Tensor._wrap(found)
 
 
@@ -273,15 +307,15 @@ def view_as_complex(input: Any) -> Any:  # noqa: A002
 def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # noqa: A002
     """How often each non-negative integer occurs in the 1-D ``input`` (summed ``weights`` when given); no
     gradient, as PyTorch's."""
-    weighted = None if weights is None else _host(weights, "bincount")
-    counts = np.bincount(_host(input, "bincount"), weighted, minlength)
+    x, weighted = _together("bincount", input, weights) if weights is not None else (_values(input), None)
+    counts = np.bincount(x, weighted, minlength)
     return Tensor._wrap(counts if weights is not None else counts.astype(np.int64))
 
 
 def histc(input: Any, bins: int = 100, min: float = 0.0, max: float = 0.0) -> Tensor:  # noqa: A002
     """A histogram of ``bins`` equal bins over [min, max] (the data's range when both are 0); values outside
     are ignored; in ``input``'s dtype, without gradient, as PyTorch's."""
-    x = _host(input, "histc")
+    x = _values(input)
     lo, hi = (float(x.min()), float(x.max())) if min == max == 0 and x.size else (float(min), float(max))
     if lo == hi:
         lo, hi = lo - 1.0, hi + 1.0
