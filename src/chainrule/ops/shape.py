@@ -438,9 +438,20 @@ def _index_array(indices: Any) -> Any:
 
 @implements(np.take_along_axis)
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
-    """Pick entries along ``axis`` with an index array of matching shape."""
+    """Pick entries along ``axis`` with an index array of as many dimensions; the other dimensions broadcast
+    against ``x``'s, as in NumPy (``axis=None``: of the flattened ``x``)."""
     idx = _index_array(indices)
-    axis = normalize_axis(axis, ndim_of(x))[0]
-    grids = np.ogrid[tuple(slice(n) for n in idx.shape)]
+    if axis is None:
+        x, axis = ravel(x), 0
+    xshape = shape_of(x)
+    axis = normalize_axis(axis, len(xshape))[0]
+    if idx.ndim != len(xshape):
+        raise ValueError(f"take_along_axis: indices of shape {tuple(idx.shape)} for a tensor of shape {xshape}: "
+                         "they need as many dimensions (add axes with indices[..., None] or np.expand_dims)")
+    # every other axis: the broadcast length, read at position 0 of an axis of length 1
+    out = tuple(idx.shape[a] if a == axis else np.broadcast_shapes((xshape[a],), (idx.shape[a],))[0]
+                for a in range(idx.ndim))
+    idx = np.broadcast_to(idx, out) if isinstance(idx, np.ndarray) and idx.shape != out else idx
+    grids = np.ogrid[tuple(slice(n if xshape[a] != 1 else 1) for a, n in enumerate(out))]
     full = tuple(idx if a == axis else grids[a] for a in range(idx.ndim))
     return getitem(x, full)

@@ -1,0 +1,145 @@
+"""JAX's gradient tests of its NumPy namespace, run on chainrule through NumPy dispatch.
+
+How the differences were found: the op records of JAX's tests/lax_numpy_operators_test.py, lax_numpy_test.py
+(GRAD_TEST_RECORDS, GRAD_SPECIAL_VALUE_TEST_RECORDS and the gradient tests after them),
+lax_numpy_reducers_test.py (every axis, negative ones and None, keepdims, initial=, where=, empty arrays),
+linalg_test.py and lax_scipy_special_functions_test.py (jax v0.10.2) were replayed by a script on ``np.<name>(tensor)``
+and on ``jax.numpy.<name>`` (x64), comparing the value (NumPy's is the reference), ``vjp``, ``jvp`` and the four
+second-order compositions (vjp of vjp, jvp of vjp, jvp of jvp), as ``check_grads(f, args, order=2,
+modes=["fwd", "rev"])`` does. Each test below pins one difference found, with the expected values written out;
+the ``oracle`` tests compare with JAX where it is installed.
+
+Left as they are, on purpose (chainrule follows NumPy's function or PyTorch's convention where JAX differs):
+``cholesky``/``eigh``/``eigvalsh`` differentiate the triangle NumPy reads (JAX symmetrizes its input), ties of
+``fmax``/``fmin``/``clip`` go to the first argument/the input (PyTorch's), ``abs`` and ``std`` have gradient 0 at
+their kinks, ``xlogy(0, y)`` has gradient 0 in ``x`` (PyTorch's).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+
+
+def _jax():
+    jax = pytest.importorskip("jax", reason="jax is not installed (pip install 'jax[cpu]'; the dev extra has it)")
+    jax.config.update("jax_enable_x64", True)
+    return jax
+
+
+def _second_order(f, x, t):
+    """vjp, jvp, and the second-order compositions of ``f`` at ``x`` along ``t`` (the cotangent: ones)."""
+    out = f(x)
+    w = np.ones(np.shape(out))
+    g = lambda y: cr.vjp(f, y)[1](w)[0]  # noqa: E731
+    return {"rev": g(x), "fwd": cr.jvp(f, (x,), (t,))[1], "rev_rev": cr.vjp(g, x)[1](t)[0],
+            "fwd_rev": cr.jvp(g, (x,), (t,))[1],
+            "fwd_fwd": cr.jvp(lambda y: cr.jvp(f, (y,), (t,))[1], (x,), (t,))[1]}
+
+
+# -- take_along_axis: the index broadcasts against the array (NumpyGradTests.testTakeAlongAxisIssue1521) ----------
+def test_take_along_axis_broadcasts_the_index_as_numpy():
+    idx = np.repeat(np.arange(3), 10).reshape((30, 1))
+
+    def f(x):
+        return np.take_along_axis(x * np.arange(3.0).reshape((1, 3)), idx, -1).sum()
+
+    assert cr.grad(f)(1.0) == 30.0  # was an IndexError from getitem
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(np.asarray(np.take_along_axis(cr.Tensor(x), np.array([[0, 2]]), 1)),
+                                  np.take_along_axis(x, np.array([[0, 2]]), 1))
+    g = cr.grad(lambda x: np.take_along_axis(x, np.array([[1], [0], [1]]), 1).sum())(np.ones((1, 2)))
+    assert g.tolist() == [[1.0, 2.0]]
+    # axis=None: of the flattened array (was a TypeError)
+    assert np.asarray(np.take_along_axis(cr.Tensor(x), np.array([0, 11, 11]), None)).tolist() == [0.0, 11.0, 11.0]
+    with pytest.raises(ValueError, match=r"take_along_axis: indices of shape \(2,\) for a tensor of shape \(3, 4\)"):
+        np.take_along_axis(cr.Tensor(x), np.array([0, 1]), 1)
+
+
+# -- reductions over an empty axis (JAX_REDUCER_RECORDS, JAX_REDUCER_INITIAL_RECORDS on shapes (0, 4), (3, 0)) -----
+@pytest.mark.parametrize("name", ["prod", "nanprod"])
+def test_prod_over_an_empty_axis_has_empty_gradients(name):
+    f = lambda x: np.sum(getattr(np, name)(x, axis=1) * 2.0)  # noqa: E731
+    assert np.asarray(getattr(np, name)(cr.Tensor(np.ones((0, 4))), axis=1)).shape == (0,)
+    for x in (np.ones((0, 4)), np.ones((3, 0))):  # was a reshape ValueError in every derivative
+        d = _second_order(lambda y: getattr(np, name)(y, axis=1), x, np.ones_like(x))
+        assert d["rev"].shape == x.shape and d["rev_rev"].shape == x.shape
+        assert d["fwd"].shape == d["fwd_fwd"].shape == (x.shape[0],)
+    assert cr.grad(f)(np.ones((3, 0))).shape == (3, 0)
+
+
+@pytest.mark.parametrize("name", ["max", "min", "nanmax", "nanmin"])
+def test_max_with_initial_over_an_empty_axis_keeps_numpy_shape(name):
+    x = np.ones((0, 4))
+    for axis, keepdims in [(0, False), (-1, False), (0, True), (None, False)]:
+        ours = getattr(np, name)(cr.Tensor(x), axis=axis, keepdims=keepdims, initial=0.5)
+        expected = getattr(np, name)(x, axis=axis, keepdims=keepdims, initial=0.5)
+        assert np.shape(ours) == expected.shape  # was () for every axis
+        np.testing.assert_array_equal(np.asarray(ours), expected)
+    g = cr.grad(lambda i: np.sum(np.max(cr.Tensor(np.ones((0, 4))), axis=0, initial=i)))(0.5)
+    assert g == 4.0
+
+
+# -- nanmax / nanmin of an all-NaN slice: NaN, as NumPy (JAX_REDUCER_NO_DTYPE_RECORDS, rand_some_nan) -------------
+@pytest.mark.parametrize("name", ["nanmax", "nanmin"])
+def test_nan_extremes_of_an_all_nan_slice_are_nan(name):
+    x = np.array([[np.nan, np.nan], [1.0, np.nan], [2.0, 3.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = getattr(np, name)(x, axis=1)
+        with pytest.warns(RuntimeWarning, match="All-NaN slice"):
+            ours = np.asarray(getattr(np, name)(cr.Tensor(x), axis=1))
+        np.testing.assert_array_equal(ours, expected)  # was -inf / inf in the first row
+        g = cr.grad(lambda y: np.nansum(getattr(np, name)(y, axis=1)))(x)
+    assert g.tolist() == [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0] if name == "nanmax" else [1.0, 0.0]]
+
+
+# -- where= and initial= of the reductions (JAX_REDUCER_INITIAL_RECORDS, JAX_REDUCER_WHERE_NO_INITIAL_RECORDS) -----
+WHERE = np.array([[True, False, True, True], [False, True, True, True], [True, True, False, True]])
+X = np.array([[1.0, np.nan, 3.0, -2.0], [0.5, 2.0, np.nan, 4.0], [-1.0, 1.5, 2.5, np.nan]])
+
+
+@pytest.mark.parametrize("name, kw", [
+    ("nansum", {"initial": 1.5}), ("nanprod", {"initial": 1.5}), ("nanmax", {"initial": 0.5}),
+    ("nanmin", {"initial": 0.5}), ("nansum", {"where": WHERE}), ("nanprod", {"where": WHERE}),
+    ("nanmean", {"where": WHERE}), ("nanvar", {"where": WHERE}), ("nanstd", {"where": WHERE}),
+    ("nanmax", {"where": WHERE, "initial": -9.0}), ("var", {"where": WHERE}), ("std", {"where": WHERE}),
+    ("var", {"where": WHERE, "ddof": 1}),
+])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+def test_reduction_keywords_follow_numpy(name, kw, axis):
+    x = X if name.startswith("nan") else np.nan_to_num(X, nan=0.25)
+    ours = getattr(np, name)(cr.Tensor(x), axis=axis, **kw)  # was a TypeError naming the keyword
+    np.testing.assert_allclose(np.asarray(ours), getattr(np, name)(x, axis=axis, **kw), rtol=1e-12)
+    # the gradient against central differences of NumPy's own function (NaN entries get none)
+    f = lambda y: np.sum(getattr(np, name)(y, axis=axis, **kw) * np.arange(1.0, 1.0 + np.size(ours)).reshape(  # noqa
+        np.shape(ours)))
+    g = cr.grad(f)(x)
+    fd = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        if np.isnan(x[i]):
+            continue
+        e = np.zeros_like(x)
+        e[i] = 1e-6
+        fd[i] = (f(x + e) - f(x - e)) / 2e-6
+    np.testing.assert_allclose(np.nan_to_num(g), fd, atol=1e-6)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name, kw", [("var", {"where": WHERE}), ("std", {"where": WHERE}),
+                                      ("nanmean", {"where": WHERE}), ("nanvar", {"where": WHERE}),
+                                      ("nanmax", {"initial": 0.5})])
+def test_reduction_keywords_match_jax(name, kw):
+    jax = _jax()
+    x = np.nan_to_num(X, nan=0.25)
+    d = _second_order(lambda y: getattr(np, name)(y, axis=1, **kw), x, np.cos(x))
+    f = lambda y: getattr(jax.numpy, name)(y, axis=1, **kw)  # noqa: E731
+    w = np.ones(3)
+    g = lambda y: jax.vjp(f, y)[1](w)[0]  # noqa: E731
+    np.testing.assert_allclose(d["rev"], g(x), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(d["fwd"], jax.jvp(f, (x,), (np.cos(x),))[1], rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(d["fwd_rev"], jax.jvp(g, (x,), (np.cos(x),))[1], rtol=1e-8, atol=1e-12)
