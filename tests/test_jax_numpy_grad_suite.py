@@ -143,3 +143,48 @@ def test_reduction_keywords_match_jax(name, kw):
     np.testing.assert_allclose(d["rev"], g(x), rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(d["fwd"], jax.jvp(f, (x,), (np.cos(x),))[1], rtol=1e-10, atol=1e-14)
     np.testing.assert_allclose(d["fwd_rev"], jax.jvp(g, (x,), (np.cos(x),))[1], rtol=1e-8, atol=1e-12)
+
+
+# -- pad by statistics and by linear ramps (LaxBackedNumpyTests.testPad, testPadStatValues) ------------------------
+@pytest.mark.parametrize("kw", [
+    {"mode": "maximum"}, {"mode": "minimum"}, {"mode": "mean"}, {"mode": "median"}, {"mode": "linear_ramp"},
+    {"mode": "linear_ramp", "end_values": ((1.0, 2.0), (3.0, -1.0))}, {"mode": "mean", "stat_length": 2},
+    {"mode": "maximum", "stat_length": ((1, 2), (3, 1))}, {"mode": "median", "stat_length": 9},
+])
+@pytest.mark.parametrize("pad_width", [((1, 2), (2, 0)), 2, ((0, 0), (3, 1))])
+def test_pad_stat_and_ramp_modes_follow_numpy(kw, pad_width):
+    rng = np.random.default_rng(0)
+    x, t = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    ours = np.pad(cr.Tensor(x), pad_width, **kw)  # was a NotImplementedError naming the mode
+    np.testing.assert_allclose(np.asarray(ours), np.pad(x, pad_width, **kw), rtol=1e-13)
+    fd = (np.pad(x + 1e-6 * t, pad_width, **kw) - np.pad(x - 1e-6 * t, pad_width, **kw)) / 2e-6
+    np.testing.assert_allclose(cr.jvp(lambda y: np.pad(y, pad_width, **kw), (x,), (t,))[1], fd, atol=1e-6)
+    w = rng.normal(size=np.shape(ours))
+    assert np.isclose(np.sum(cr.vjp(lambda y: np.pad(y, pad_width, **kw), x)[1](w)[0] * t), np.sum(w * fd))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("mode", ["maximum", "minimum", "mean", "median", "linear_ramp"])
+def test_pad_modes_match_jax(mode):
+    jax = _jax()
+    x = np.random.default_rng(1).normal(size=(3, 4))
+    f = lambda m: (lambda y: m.pad(y, ((1, 2), (0, 3)), mode=mode))  # noqa: E731
+    d = _second_order(f(np), x, np.sin(x))
+    w = np.ones((6, 7))
+    g = lambda y: jax.vjp(f(jax.numpy), y)[1](w)[0]  # noqa: E731
+    np.testing.assert_allclose(d["rev"], g(x), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(d["fwd"], jax.jvp(f(jax.numpy), (x,), (np.sin(x),))[1], rtol=1e-12, atol=1e-14)
+
+
+def test_pad_empty_mode_is_refused_by_name():
+    with pytest.raises(NotImplementedError, match=r"pad: mode 'empty' has no derivative rule"):
+        np.pad(cr.Tensor(np.ones(3), requires_grad=True), 1, mode="empty")
+
+
+# -- the error for a function without a rule names where it comes from (lax_scipy_special_functions_test) ----------
+def test_missing_rule_names_scipy_special_functions():
+    special = pytest.importorskip("scipy.special")
+    with pytest.raises(TypeError, match=r"no derivative rule for scipy\.special\.expi;"):  # said numpy.expi
+        cr.grad(lambda x: np.sum(special.expi(x)))(np.ones(2))
+    with pytest.raises(TypeError, match=r"no derivative rule for numpy\.frexp;"):
+        cr.grad(lambda x: np.sum(np.frexp(x)[0]))(np.ones(2))
