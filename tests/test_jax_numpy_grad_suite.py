@@ -226,3 +226,53 @@ def test_scipy_special_functions_jax_differentiates(name, args, argnums):
     h = cr.hessian(f, argnums=argnums)(*args)
     jh = jax.hessian(jf, argnums=argnums)(*args)
     np.testing.assert_allclose(np.asarray(h, dtype=float), np.asarray(jh, dtype=float), rtol=1e-7, atol=1e-12)
+
+
+# -- interp with a period, cov with weights (LaxBackedNumpyTests.testInterp period=0.59; testCov fweights, aweights)
+def test_interp_with_a_period_follows_numpy():
+    rng = np.random.default_rng(0)
+    x, xp, fp = rng.normal(size=7) * 2, rng.uniform(-1, 1, size=5), rng.normal(size=5)
+    ours = np.interp(cr.Tensor(x), xp, cr.Tensor(fp), period=0.59)  # was a NotImplementedError
+    np.testing.assert_allclose(np.asarray(ours), np.interp(x, xp, fp, period=0.59), rtol=1e-13)
+    # in x the derivative is the slope of the segment, in fp the interpolation weights (central differences)
+    f = lambda a, c: np.sum(np.interp(a, xp, c, period=0.59) * np.arange(7.0))  # noqa: E731
+    gx, gf = cr.grad(f, argnums=(0, 1))(x, fp)
+    e = 1e-7
+    np.testing.assert_allclose(gx, [(f(x + e * np.eye(7)[i], fp) - f(x - e * np.eye(7)[i], fp)) / (2 * e)
+                                    for i in range(7)], atol=1e-5)
+    np.testing.assert_allclose(gf, [(f(x, fp + e * np.eye(5)[i]) - f(x, fp - e * np.eye(5)[i])) / (2 * e)
+                                    for i in range(5)], atol=1e-5)
+    with pytest.raises(ValueError, match="period must be a non-zero value"):
+        np.interp(cr.Tensor(x), xp, fp, period=0)
+
+
+@pytest.mark.parametrize("kw", [{"fweights": "f"}, {"aweights": "a"}, {"fweights": "f", "aweights": "a"},
+                                {"fweights": "f", "aweights": "a", "ddof": 0}, {"aweights": "a", "bias": True},
+                                {"fweights": "f", "ddof": 3}, {"aweights": "a", "rowvar": False}])
+def test_cov_with_weights_follows_numpy(kw):
+    rng = np.random.default_rng(0)
+    weights = {"f": np.array([1, 2, 1, 3, 1, 2]), "a": rng.uniform(0.2, 2, size=6)}
+    kw = {k: weights.get(v, v) if isinstance(v, str) else v for k, v in kw.items()}
+    x = rng.normal(size=(3, 6)) if kw.get("rowvar", True) else rng.normal(size=(6, 3))
+    ours = np.cov(cr.Tensor(x), **kw)  # was a NotImplementedError
+    np.testing.assert_allclose(np.asarray(ours), np.cov(x, **kw), rtol=1e-12)
+    f = lambda a: np.sum(np.cov(a, **kw) * np.arange(9.0).reshape(3, 3))  # noqa: E731
+    g, e = cr.grad(f)(x), 1e-6
+    fd = np.array([(f(x + e * d) - f(x - e * d)) / (2 * e) for d in np.eye(x.size).reshape((-1,) + x.shape)])
+    np.testing.assert_allclose(g.ravel(), fd, atol=1e-6)
+
+
+@pytest.mark.oracle
+def test_cov_weights_and_interp_period_match_jax():
+    jax = _jax()
+    jnp = jax.numpy
+    rng = np.random.default_rng(1)
+    x, fw, aw = rng.normal(size=(3, 6)), np.array([1, 2, 1, 3, 1, 2]), rng.uniform(0.2, 2, size=6)
+    f = lambda m: (lambda a, w: m.sum(m.cov(a, fweights=fw, aweights=w, ddof=2) * np.arange(9.0).reshape(3, 3)))  # noqa
+    for ours, theirs in zip(cr.grad(f(np), argnums=(0, 1))(x, aw), jax.grad(f(jnp), argnums=(0, 1))(x, aw)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+    xs, xp, fp = rng.normal(size=7) * 2, rng.uniform(-1, 1, size=5), rng.normal(size=5)
+    h = lambda m: (lambda a, b, c: m.sum(m.interp(a, b, c, period=0.59) * np.arange(7.0)))  # noqa: E731
+    for ours, theirs in zip(cr.grad(h(np), argnums=(0, 1, 2))(xs, xp, fp),
+                            jax.grad(h(jnp), argnums=(0, 1, 2))(xs, xp, fp)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10)

@@ -308,9 +308,8 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
 @implements(np.cov)
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
-    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights and aweights are not supported on Tensors")
+    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``; ``fweights`` (integer
+    repeat counts) and ``aweights`` (observation weights) as NumPy's, differentiable in ``aweights`` too."""
     if ndim_of(m) > 2:
         raise ValueError(f"cov: m must be 1-D or 2-D, got shape {shape_of(m)}")
     x = shape_ops.atleast_2d(m)
@@ -324,9 +323,33 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     if ddof is None:
         ddof = 0 if bias else 1
     n = shape_of(x)[1]
-    d = elementwise.subtract(x, reductions.mean(x, axis=1, keepdims=True))
-    c = elementwise.divide(matmul(d, conj(shape_ops.transpose(d))), float(n - ddof))
+    if fweights is None and aweights is None:
+        d = elementwise.subtract(x, reductions.mean(x, axis=1, keepdims=True))
+        c = elementwise.divide(matmul(d, conj(shape_ops.transpose(d))), float(n - ddof))
+    else:
+        c = _weighted_cov(x, fweights, aweights, ddof)
     return shape_ops.squeeze(c) if shape_of(c) == (1, 1) else c
+
+
+def _weighted_cov(x: Any, fweights: Any, aweights: Any, ddof: int) -> Any:
+    """NumPy's weighted covariance: the weighted mean, then the weighted products over a corrected total."""
+    if fweights is not None and not np.issubdtype(np.asarray(raw(fweights)).dtype, np.integer):
+        raise TypeError("cov: fweights must be integer")
+    w = fweights if aweights is None else aweights if fweights is None else elementwise.multiply(fweights, aweights)
+    total = reductions.sum(w)
+    mean = elementwise.divide(reductions.sum(elementwise.multiply(x, w), axis=1, keepdims=True), total)
+    d = elementwise.subtract(x, mean)
+    if ddof == 0:
+        fact = total
+    elif aweights is None:
+        fact = elementwise.subtract(total, ddof)
+    else:
+        fact = elementwise.subtract(total, elementwise.divide(ddof * reductions.sum(elementwise.multiply(w, aweights)),
+                                                              total))
+    if np.all(as_array(raw(fact)) <= 0):  # as NumPy (which warns): no degrees of freedom left
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
+        fact = 0.0
+    return elementwise.divide(matmul(elementwise.multiply(d, w), conj(shape_ops.transpose(d))), fact)
 
 
 @implements(np.corrcoef)
