@@ -728,6 +728,8 @@ LINALG = [
            torch=lambda a, n=n: _torch().linalg.matrix_power(a, n)) for n in (0, 3, -2)],
     case("pinv", lambda a: np.linalg.pinv(a), rectangular(batch=False), distinct_singular, prims="solve",
          torch=T("linalg.pinv"), tol=10),
+    # a rank-1 product, kept rank 1 by every perturbation of its factors (the derivative holds the rank fixed)
+    case("pinv_rank_deficient", lambda u, v: np.linalg.pinv(u @ v), fixed((3, 1), (1, 2)), prims="pinv_constant_rank"),
     case("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], fixed((4, 2), (4,)), full_rank, prims="solve",
          torch=lambda a, b: _torch().linalg.pinv(a) @ b),
     case("tensorinv", lambda a: np.linalg.tensorinv(a.reshape(2, 3, 6) if hasattr(a, "reshape") else a, ind=2),

@@ -276,3 +276,36 @@ def test_cov_weights_and_interp_period_match_jax():
     for ours, theirs in zip(cr.grad(h(np), argnums=(0, 1, 2))(xs, xp, fp),
                             jax.grad(h(jnp), argnums=(0, 1, 2))(xs, xp, fp)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10)
+
+
+# -- pinv of a rank-deficient matrix: NumPy's value, differentiated at constant rank (testPinvGradIssue2792) -------
+def test_pinv_of_a_rank_deficient_matrix_has_the_constant_rank_derivative():
+    def f(p):  # rank 1 for every p; was a LinAlgError ("needs full rank")
+        return np.linalg.pinv(cr.stack([cr.stack([0.0 * p, 0.0 * p]), cr.stack([-p, 1.0 + 0.0 * p])]) / (1 + p**2))
+
+    np.testing.assert_allclose(cr.jacobian(f)(2.0), [[0.0, -1.0], [0.0, 0.0]], atol=1e-15)
+    np.testing.assert_allclose(cr.jacobian(np.linalg.pinv)(np.eye(2)),
+                               -np.einsum("ik,lj->ijkl", np.eye(2), np.eye(2)), atol=1e-15)
+    rng = np.random.default_rng(0)
+    u, v, du, dv = rng.normal(size=(3, 1)), rng.normal(size=(1, 2)), rng.normal(size=(3, 1)), rng.normal(size=(1, 2))
+    np.testing.assert_array_equal(np.asarray(np.linalg.pinv(cr.Tensor(u @ v))), np.linalg.pinv(u @ v))
+    path = lambda e: np.linalg.pinv((u + e * du) @ (v + e * dv))  # noqa: E731  (the rank stays 1 along it)
+    np.testing.assert_allclose(cr.jvp(np.linalg.pinv, (u @ v,), (du @ v + u @ dv,))[1],
+                               (path(1e-6) - path(-1e-6)) / 2e-6, atol=1e-6)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("shape, rank", [((3, 2), 1), ((2, 4), 1), ((4, 4), 2), ((2, 3, 3), 2)])
+def test_pinv_rank_deficient_matches_jax_to_second_order(shape, rank):
+    jax = _jax()
+    rng = np.random.default_rng(0)
+    u, v = rng.normal(size=shape[:-1] + (rank,)), rng.normal(size=shape[:-2] + (rank, shape[-1]))
+    a, w = u @ v, rng.normal(size=shape[:-2] + (shape[-1], shape[-2]))
+    t = u @ rng.normal(size=v.shape) + rng.normal(size=u.shape) @ v
+    f = lambda m: (lambda x: m.sum(m.linalg.pinv(x) * w))  # noqa: E731
+    d = _second_order(f(np), a, t)
+    jg = lambda x: jax.grad(f(jax.numpy))(x)  # noqa: E731
+    np.testing.assert_allclose(d["rev"], jg(a), rtol=1e-8, atol=1e-12)
+    np.testing.assert_allclose(d["fwd"], jax.jvp(f(jax.numpy), (a,), (t,))[1], rtol=1e-8)
+    np.testing.assert_allclose(d["fwd_rev"], jax.jvp(jg, (a,), (t,))[1], rtol=1e-7, atol=1e-10)
+    np.testing.assert_allclose(d["rev_rev"], jax.vjp(jg, a)[1](t)[0], rtol=1e-7, atol=1e-10)
