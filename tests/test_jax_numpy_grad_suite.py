@@ -309,3 +309,23 @@ def test_pinv_rank_deficient_matches_jax_to_second_order(shape, rank):
     np.testing.assert_allclose(d["fwd"], jax.jvp(f(jax.numpy), (a,), (t,))[1], rtol=1e-8)
     np.testing.assert_allclose(d["fwd_rev"], jax.jvp(jg, (a,), (t,))[1], rtol=1e-7, atol=1e-10)
     np.testing.assert_allclose(d["rev_rev"], jax.vjp(jg, a)[1](t)[0], rtol=1e-7, atol=1e-10)
+
+
+# -- reshape and ravel in Fortran order (LaxBackedNumpyTests.testReshape, testRavel with order='F') ---------------
+@pytest.mark.parametrize("order", ["C", "F", "A"])
+def test_reshape_and_ravel_read_the_order(order):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    for value in (x, np.asfortranarray(x)):
+        ours = np.reshape(cr.Tensor(value), (4, -1), order=order)  # "F" was read as "C": silently other entries
+        np.testing.assert_array_equal(np.asarray(ours), np.reshape(value, (4, -1), order=order))
+        np.testing.assert_array_equal(np.asarray(np.ravel(cr.Tensor(value), order=order)), np.ravel(value, order=order))
+    w = np.arange(24.0)
+    g = cr.grad(lambda y: np.sum(np.ravel(y, order=order) * w))(x)
+    np.testing.assert_array_equal(g, w.reshape(x.shape, order="F" if order == "F" else "C"))
+    t = np.cos(x)
+    np.testing.assert_array_equal(cr.jvp(lambda y: np.reshape(y, (4, 6), order=order), (x,), (t,))[1],
+                                  np.reshape(t, (4, 6), order=order))
+    with pytest.raises(ValueError, match="order 'K' is not permitted"):
+        np.reshape(cr.Tensor(x), (4, -1), order="K")
+    with pytest.raises(ValueError, match="order must be one of"):
+        np.ravel(cr.Tensor(x), order="Z")
