@@ -329,3 +329,15 @@ def test_reshape_and_ravel_read_the_order(order):
         np.reshape(cr.Tensor(x), (4, -1), order="K")
     with pytest.raises(ValueError, match="order must be one of"):
         np.ravel(cr.Tensor(x), order="Z")
+
+
+# -- var/std take NumPy 2's correction= (JAX's reducer tests pass it as ddof's array-API name) --------------------
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_take_correction(name):
+    x = np.random.default_rng(0).normal(size=(3, 4))
+    ours = getattr(np, name)(cr.Tensor(x), axis=1, correction=1)  # was a TypeError naming 'correction'
+    np.testing.assert_allclose(np.asarray(ours), getattr(np, name)(x, axis=1, correction=1), rtol=1e-14)
+    np.testing.assert_allclose(cr.grad(lambda y: np.sum(getattr(np, name)(y, axis=1, correction=1)))(x),
+                               cr.grad(lambda y: np.sum(getattr(np, name)(y, axis=1, ddof=1)))(x), rtol=1e-14)
+    with pytest.raises(ValueError, match="ddof and correction can't be provided simultaneously"):
+        getattr(np, name)(cr.Tensor(x), ddof=1, correction=1)

@@ -182,7 +182,7 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
 
 @op(numpy=np.var, method=True, method_adapter=spread, cases="none")
 def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None, *,
-        where: Any = None) -> Any:
+        where: Any = None, correction: Any = None) -> Any:
     """Variance over ``axis`` with ``ddof`` delta degrees of freedom; ``where``: a mask of the entries taken.
 
     Over a single entry (ddof=0) the variance is identically 0: its derivatives of every order
@@ -190,6 +190,7 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
     and so is the gradient: it is undefined there, and says so.
     """
     _no_out("var", out)
+    ddof = _correction("var", ddof, correction)
     axes = normalize_axis(axis, ndim_of(x))
     d = x - mean(x, axis=axes, keepdims=True, where=where)
     if is_complex(d):  # NumPy's variance of complex numbers: mean of |d| ** 2, real
@@ -205,7 +206,7 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
 
 @op(numpy=np.std, method=True, method_adapter=spread, cases="none")
 def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None, *,
-        where: Any = None) -> Any:
+        where: Any = None, correction: Any = None) -> Any:
     """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom; ``where``: a mask of the entries.
 
     Over a single entry the standard deviation is identically 0, with derivatives 0 of every
@@ -218,6 +219,7 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
         array([0.])
     """
     _no_out("std", out)
+    ddof = _correction("std", ddof, correction)
     axes = normalize_axis(axis, ndim_of(x))
     v = var(x, axis=axes, ddof=ddof, keepdims=keepdims, where=where)
     if _count(shape_of(x), axes) == 1 and ddof == 0 and where is None:
@@ -304,6 +306,15 @@ def _with_initial(name: str, x: Any, axis: Any, keepdims: bool, initial: Any, wh
         return elementwise.add(sum(x, axes, keepdims), initial)
     reduce = _max if name == "max" else _min
     return pick(reduce(x, axis=axes, keepdims=bool(keepdims)), initial)
+
+
+def _correction(name: str, ddof: Any, correction: Any) -> Any:
+    """The array API's ``correction=``, NumPy's other name for ``ddof`` (both given: NumPy's error)."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
+    return correction
 
 
 def _no_out(name: str, out: Any) -> None:
