@@ -732,6 +732,8 @@ LINALG = [
            torch=lambda a, n=n: _torch().linalg.matrix_power(a, n)) for n in (0, 3, -2)],
     case("pinv", lambda a: np.linalg.pinv(a), rectangular(batch=False), distinct_singular, prims="solve",
          torch=T("linalg.pinv"), tol=10),
+    # a rank-1 product, kept rank 1 by every perturbation of its factors (the derivative holds the rank fixed)
+    case("pinv_rank_deficient", lambda u, v: np.linalg.pinv(u @ v), fixed((3, 1), (1, 2)), prims="pinv_constant_rank"),
     case("lstsq", lambda a, b: np.linalg.lstsq(a, b)[0], fixed((4, 2), (4,)), full_rank, prims="solve",
          torch=lambda a, b: _torch().linalg.pinv(a) @ b),
     case("tensorinv", lambda a: np.linalg.tensorinv(a.reshape(2, 3, 6) if hasattr(a, "reshape") else a, ind=2),
@@ -781,6 +783,11 @@ def _special_cases() -> list[Case]:
         case("yv", lambda x: crs.yv(1.5, x), one(), uniform(0.8, 8), prims="yv"),
         case("iv", lambda x: crs.iv(on(x, np.array([1.0, 3.0])), x), fixed((3, 2)), uniform(-3, 3), prims="iv"),
         case("ive", lambda x: crs.ive(2.0, x), one(), nonzero(-4, 4, 0.3), prims="ive"),
+        # Box-Cox transforms of a constant lmbda (JAX's lax_scipy_special_functions_test differentiates them)
+        case("boxcox", lambda x: crs.boxcox(x, np.array([0.5, 0.0, -1.5])), fixed((2, 3)), uniform(0.3, 3),
+             prims="boxcox"),
+        case("boxcox1p", lambda x: crs.boxcox1p(x, np.array([0.5, 0.0, -1.5])), fixed((2, 3)), uniform(-0.5, 3),
+             prims="boxcox1p"),
         # (PyTorch's gammainc: a derivative in x only, and in reverse mode only; its Bessel j/y: no derivative)
         case("gammainc", lambda x: crs.gammainc(on(x, np.array([0.7, 2.5])), x), fixed((3, 2)), uniform(0.3, 4),
              prims="gammainc", tags=("torch_reverse_only",),

@@ -272,7 +272,8 @@ def _filled(values: Any, ax: int, side: int, shape: list[int], dtype: Any, like:
 
 @implements(np.pad)
 def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
-    """Pad with a constant (``constant_values``) or by ``edge``, ``reflect``, ``symmetric`` or ``wrap``.
+    """Pad with a constant (``constant_values``), by ``edge``, ``reflect``, ``symmetric`` or ``wrap``, by a statistic
+    (``maximum``, ``minimum``, ``mean``, ``median``, over ``stat_length``) or by ``linear_ramp``.
 
     Differentiable in ``array``; padded copies of an entry send their gradients back to it.
     """
@@ -305,9 +306,12 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             if len(parts) > 1:
                 x = shape_ops.concatenate(parts, axis=ax)
         return x
+    if mode in _STAT_MODES or mode == "linear_ramp":
+        return shape_ops.fresh(_pad_from_edges(array, widths, mode, kwargs), array)
     if mode not in _INDEX_MODES:
         raise NotImplementedError(
-            f"pad: mode {mode!r} has no derivative rule in chainrule; use 'constant' or one of {_INDEX_MODES}"
+            f"pad: mode {mode!r} has no derivative rule in chainrule; use 'constant' or one of "
+            f"{_INDEX_MODES + _STAT_MODES + ('linear_ramp',)} ('empty' leaves the padding undefined)"
         )
     extra = {"reflect_type": kwargs.pop("reflect_type")} if "reflect_type" in kwargs else {}
     _no_more("pad", kwargs)
@@ -330,6 +334,49 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
             idx = np.pad(np.arange(shape_of(x)[ax]), (before, after), mode=mode, **extra)
             x = shape_ops.take(x, idx, axis=ax)
     return shape_ops.fresh(x, array)
+
+
+_STAT_MODES = ("maximum", "minimum", "mean", "median")
+
+
+def _pad_from_edges(x: Any, widths: np.ndarray, mode: str, kwargs: dict[str, Any]) -> Any:
+    """NumPy's pad by a statistic of the ``stat_length`` entries at each end (``maximum``, ``minimum``, ``mean``,
+    ``median``) or by a ``linear_ramp`` from ``end_values`` to the edge entry; axis by axis, as NumPy (a later axis
+    reads the padding of the earlier ones). Every padded value is a function of the entries, so differentiable."""
+    nd = ndim_of(x)
+    key = "end_values" if mode == "linear_ramp" else "stat_length"
+    given = kwargs.pop(key, None)
+    _no_more("pad", kwargs)
+    if mode == "linear_ramp":
+        ends = np.broadcast_to(as_array(0.0 if given is None else raw(given), dtype=float), (nd, 2))
+    else:
+        lengths = None if given is None else np.broadcast_to(as_array(raw(given), dtype=np.int64), (nd, 2))
+    # through NumPy's dispatch to chainrule's reductions (statistics, where median lives, reads this module)
+    stat = {"maximum": np.max, "minimum": np.min, "mean": np.mean, "median": np.median}.get(mode)
+    for ax in range(nd):
+        n = shape_of(x)[ax]
+        pieces = {}
+        for side, width in enumerate(int(w) for w in widths[ax]):
+            if not width:
+                continue
+            if mode == "linear_ramp":  # end + (edge - end) * i / width, toward the array
+                edge = shape_ops.take(x, [0 if side == 0 else n - 1], axis=ax)
+                ramp = np.arange(width, dtype=float) / width
+                ramp = (ramp if side == 0 else ramp[::-1]).reshape((-1,) + (1,) * (nd - 1 - ax))
+                end = ends[ax, side]
+                pieces[side] = elementwise.add(end * (1 - ramp), elementwise.multiply(edge, ramp))
+            else:
+                k = n if lengths is None else min(int(lengths[ax, side]), n)
+                if k < 1:
+                    raise ValueError(f"pad: stat_length of 0 entries along axis {ax} has no {mode} (as NumPy)")
+                window = slice(0, k) if side == 0 else slice(n - k, n)
+                value = stat(shape_ops.getitem(x, (slice(None),) * ax + (window,)), axis=ax, keepdims=True)
+                shape = list(shape_of(x))
+                shape[ax] = width
+                pieces[side] = shape_ops.broadcast_to(value, tuple(shape))
+        if pieces:
+            x = shape_ops.concatenate([p for p in (pieces.get(0), x, pieces.get(1)) if p is not None], axis=ax)
+    return x
 
 
 def _no_more(name: str, kwargs: dict[str, Any]) -> None:

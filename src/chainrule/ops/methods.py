@@ -177,6 +177,15 @@ def _no_rule(what: str) -> TypeError:
     )
 
 
+def _ufunc_home(ufunc: Any) -> str:
+    """The namespace a ufunc is called from, for error messages: SciPy's special functions are ufuncs too."""
+    special = sys.modules.get("scipy.special")
+    if getattr(np, ufunc.__name__, None) is not ufunc and special is not None:
+        if getattr(special, ufunc.__name__.lstrip("_"), None) is not None:
+            return "scipy.special"
+    return "numpy"
+
+
 def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
     fn = NUMPY_UFUNCS.get(ufunc) if method == "__call__" else None
     if fn is None and method == "__call__" and _load_scipy_rules():
@@ -186,7 +195,7 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
     if method == "at":
         return _ufunc_at(ufunc, inputs)
     if _traced((inputs, kwargs)):  # keywords too: where=, out=, or any other route to a traced value
-        name = f"numpy.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
+        name = f"{_ufunc_home(ufunc)}.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
     out = kwargs.get("out")
     result = getattr(ufunc, method)(*_unwrap(inputs), **_unwrap(kwargs))

@@ -59,6 +59,23 @@ def ldexp(x: Any, n: Any) -> Any:
     return _ldexp(x, raw(n))
 
 
+@implements(np.frexp)
+def frexp(x: Any) -> Any:
+    """``(mantissa, exponent)`` with x = mantissa * 2**exponent; the mantissa is x * 2**-exponent, with derivative
+    2**-exponent (the exponent, an integer, is constant between powers of two)."""
+    exponent = np.frexp(raw(x))[1]
+    return _ldexp(x, -exponent), exponent
+
+
+@implements(np.unwrap)
+def unwrap(p: Any, discont: Any = None, axis: int = -1, *, period: float = 2 * _PI) -> Any:
+    """``p`` with jumps larger than ``discont`` replaced by their complement modulo ``period``: ``p`` plus a
+    piecewise-constant correction, so its derivative is the identity (as JAX's)."""
+    values = raw(p)
+    correction = np.unwrap(values, discont=discont, axis=axis, period=period) - values
+    return elementwise.add(p, correction)
+
+
 def _first_wins(x: Any, y: Any, larger: bool) -> Any:
     # PyTorch's fmax/fmin: x where it wins or ties (or y is NaN), else y; the gradient follows the pick
     xv, yv = raw(x), raw(y)

@@ -87,7 +87,8 @@ def _others_product(x: Any, axis: tuple[int, ...] | None) -> Any:
     keep = [a for a in range(nd) if a not in axes]
     moved = np.transpose(x, keep + list(axes))
     shape = np.shape(moved)
-    before, after = exclusive_products(moved.reshape(shape[: len(keep)] + (-1,)))
+    # the reduced axes as one, sized explicitly: -1 cannot be inferred when another axis is empty
+    before, after = exclusive_products(moved.reshape(shape[: len(keep)] + (int(np.prod(shape[len(keep):])),)))
     return np.transpose((before * after).reshape(shape), tuple(np.argsort(keep + list(axes)).tolist()))
 
 
@@ -180,25 +181,33 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
 
 
 @op(numpy=np.var, method=True, method_adapter=spread, cases="none")
-def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
-    """Variance over ``axis`` with ``ddof`` delta degrees of freedom.
+def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None, *,
+        where: Any = None, correction: Any = None) -> Any:
+    """Variance over ``axis`` with ``ddof`` delta degrees of freedom; ``where``: a mask of the entries taken.
 
     Over a single entry (ddof=0) the variance is identically 0: its derivatives of every order
     are 0. With no degrees of freedom left (count <= ddof) the value is NumPy's (nan or inf)
     and so is the gradient: it is undefined there, and says so.
     """
     _no_out("var", out)
+    ddof = _correction("var", ddof, correction)
     axes = normalize_axis(axis, ndim_of(x))
-    d = x - mean(x, axis=axes, keepdims=True)
+    d = x - mean(x, axis=axes, keepdims=True, where=where)
     if is_complex(d):  # NumPy's variance of complex numbers: mean of |d| ** 2, real
         d = np.abs(d)
-    v = sum(d * d, axis=axes, keepdims=keepdims) / (_count(shape_of(x), axes) - ddof)
+    if where is None:
+        count = _count(shape_of(x), axes)
+    else:  # the entries taken, per slice; the others add 0
+        count = np.sum(np.broadcast_to(raw(where), shape_of(x)), axis=axes, keepdims=keepdims)
+        d = elementwise.where(where, d, 0.0)
+    v = sum(d * d, axis=axes, keepdims=keepdims) / (count - ddof)
     return v if dtype is None else v.astype(dtype)
 
 
 @op(numpy=np.std, method=True, method_adapter=spread, cases="none")
-def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None) -> Any:
-    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom.
+def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: Any = None, out: Any = None, *,
+        where: Any = None, correction: Any = None) -> Any:
+    """Standard deviation over ``axis`` with ``ddof`` delta degrees of freedom; ``where``: a mask of the entries.
 
     Over a single entry the standard deviation is identically 0, with derivatives 0 of every
     order (not sqrt's NaN at 0). Where several entries are all equal it is not differentiable
@@ -210,9 +219,10 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
         array([0.])
     """
     _no_out("std", out)
+    ddof = _correction("std", ddof, correction)
     axes = normalize_axis(axis, ndim_of(x))
-    v = var(x, axis=axes, ddof=ddof, keepdims=keepdims)
-    if _count(shape_of(x), axes) == 1 and ddof == 0:
+    v = var(x, axis=axes, ddof=ddof, keepdims=keepdims, where=where)
+    if _count(shape_of(x), axes) == 1 and ddof == 0 and where is None:
         s = v  # one entry: var is 0 to every order
     else:  # 0 where the entries are all equal, with gradient 0 there (PyTorch's), not 0.5 / sqrt(0) * 0 = nan
         spread_out = v != 0
@@ -291,9 +301,20 @@ def _with_initial(name: str, x: Any, axis: Any, keepdims: bool, initial: Any, wh
     pick = elementwise.maximum if name == "max" else elementwise.minimum
     if where is not None:
         x = elementwise.where(where, x, -np.inf if name == "max" else np.inf)
+    axes = normalize_axis(axis, ndim_of(x))
+    if not np.size(raw(x)):  # nothing to compare: ``initial`` in the reduced shape (the empty sum sets the shape)
+        return elementwise.add(sum(x, axes, keepdims), initial)
     reduce = _max if name == "max" else _min
-    y = reduce(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims)) if np.size(raw(x)) else None
-    return initial if y is None else pick(y, initial)
+    return pick(reduce(x, axis=axes, keepdims=bool(keepdims)), initial)
+
+
+def _correction(name: str, ddof: Any, correction: Any) -> Any:
+    """The array API's ``correction=``, NumPy's other name for ``ddof`` (both given: NumPy's error)."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
+    return correction
 
 
 def _no_out(name: str, out: Any) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.device import as_array
 from ..tensor import Tensor
-from . import elementwise
+from . import elementwise, pointwise
 from . import shape as shape_ops
 from ._define import ndim_of, normalize_axis, raw, shape_of
 from .declare import implements, op
@@ -86,6 +86,22 @@ def extract(condition: Any, arr: Any) -> Any:
     return shape_ops.take(shape_ops.ravel(arr), np.flatnonzero(np.ravel(raw(condition))))
 
 
+def _periodic(x: Any, xp: Any, fp: Any, period: Any) -> tuple[Any, Any, Any]:
+    """NumPy's periodic interp as a plain one: x and the knots taken modulo ``period`` (derivative 1), the knots
+    sorted, and one knot wrapped around at each end."""
+    period = abs(float(raw(period)))
+    if period == 0:
+        raise ValueError("interp: period must be a non-zero value")
+    x, xp = pointwise.mod(x, period), pointwise.mod(xp, period)
+    order = np.argsort(as_array(raw(xp)), kind="stable")
+    xp, fp = shape_ops.take(xp, order), shape_ops.take(fp, order)
+    n = len(order)
+    xp = shape_ops.concatenate([elementwise.subtract(shape_ops.take(xp, [n - 1]), period), xp,
+                                elementwise.add(shape_ops.take(xp, [0]), period)])
+    fp = shape_ops.concatenate([shape_ops.take(fp, [n - 1]), fp, shape_ops.take(fp, [0])])
+    return x, xp, fp
+
+
 @implements(np.interp)
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
     """Piecewise-linear interpolation; differentiable in ``x``, ``xp``, ``fp``, ``left`` and ``right``.
@@ -94,7 +110,8 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     segment to its right; outside ``[xp[0], xp[-1]]`` it is 0.
     """
     if period is not None:
-        raise NotImplementedError("interp: 'period' is not supported on Tensors")
+        x, xp, fp = _periodic(x, xp, fp, period)
+        left = right = None  # as NumPy: a periodic x never falls outside
     knots = as_array(raw(xp), dtype=float)
     if knots.ndim != 1 or shape_of(fp) != knots.shape or knots.size == 0:
         raise ValueError(f"interp: xp and fp must be 1-D of one length, got shapes {knots.shape} and {shape_of(fp)}")

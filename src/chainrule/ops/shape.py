@@ -41,7 +41,8 @@ def _shape_args(shape: tuple[Any, ...]) -> Any:
 @op(primitive=_reshape, kind="linear", numpy=np.reshape, cases="none",
     method={"reshape": lambda self, *shape: reshape(self, _shape_args(shape))})
 def reshape(x: Any, shape: Any, *more: int, order: str = "C") -> Any:
-    """The same entries in a new shape (one dimension may be -1)."""
+    """The same entries in a new shape (one dimension may be -1), read and written in ``order``: "C" (last index
+    fastest), "F" (first index fastest) or "A" (F for an array laid out in F order only, as NumPy)."""
     if more:
         shape = (shape, *more)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
@@ -51,7 +52,26 @@ def reshape(x: Any, shape: Any, *more: int, order: str = "C") -> Any:
         raise ValueError(
             f"reshape: cannot reshape an array of shape {shape_of(x)} ({np.size(raw(x))} entries) into shape {shape}"
         ) from None
+    if str(order).upper() == "K":
+        raise ValueError("reshape: order 'K' is not permitted for reshaping (as NumPy)")
+    if _fortran("reshape", x, order):  # F order is C order on the reversed axes
+        return transpose(_reshape(transpose(x), shape=target[::-1]))
     return _reshape(x, shape=target)
+
+
+def _fortran(name: str, x: Any, order: Any) -> bool:
+    """Whether ``order`` reads the entries first index fastest; "A" and "K" as NumPy reads them on ``x``'s memory."""
+    order = "C" if order is None else str(order).upper()
+    if order in ("A", "K"):
+        flags = getattr(raw(x), "flags", None)
+        fortran_only = flags is not None and flags.f_contiguous and not flags.c_contiguous
+        if order == "K" and flags is not None and not (flags.c_contiguous or flags.f_contiguous):
+            raise NotImplementedError(f"{name}: order='K' of a non-contiguous tensor is not supported; pass "
+                                      "order='C' or 'F' (or make it contiguous first)")
+        return fortran_only
+    if order not in ("C", "F"):
+        raise ValueError(f"{name}: order must be one of 'C', 'F', 'A' or 'K', got {order!r}")
+    return order == "F"
 
 
 @op(primitive=_transpose, kind="linear", numpy=np.transpose, cases="none")
@@ -121,7 +141,9 @@ def squeeze(x: Any, axis: Any = None) -> Any:
 
 @op(primitive=_reshape, kind="linear", numpy=np.ravel, method=True, cases="none")
 def ravel(x: Any, order: str = "C") -> Any:
-    """Flatten to one dimension."""
+    """Flatten to one dimension, in ``order`` as ``reshape``."""
+    if _fortran("ravel", x, order):
+        return _reshape(transpose(x), shape=(int(np.size(raw(x))),))
     return _reshape(x, shape=(int(np.size(raw(x))),))
 
 
@@ -438,9 +460,20 @@ def _index_array(indices: Any) -> Any:
 
 @implements(np.take_along_axis)
 def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
-    """Pick entries along ``axis`` with an index array of matching shape."""
+    """Pick entries along ``axis`` with an index array of as many dimensions; the other dimensions broadcast
+    against ``x``'s, as in NumPy (``axis=None``: of the flattened ``x``)."""
     idx = _index_array(indices)
-    axis = normalize_axis(axis, ndim_of(x))[0]
-    grids = np.ogrid[tuple(slice(n) for n in idx.shape)]
+    if axis is None:
+        x, axis = ravel(x), 0
+    xshape = shape_of(x)
+    axis = normalize_axis(axis, len(xshape))[0]
+    if idx.ndim != len(xshape):
+        raise ValueError(f"take_along_axis: indices of shape {tuple(idx.shape)} for a tensor of shape {xshape}: "
+                         "they need as many dimensions (add axes with indices[..., None] or np.expand_dims)")
+    # every other axis: the broadcast length, read at position 0 of an axis of length 1
+    out = tuple(idx.shape[a] if a == axis else np.broadcast_shapes((xshape[a],), (idx.shape[a],))[0]
+                for a in range(idx.ndim))
+    idx = np.broadcast_to(idx, out) if isinstance(idx, np.ndarray) and idx.shape != out else idx
+    grids = np.ogrid[tuple(slice(n if xshape[a] != 1 else 1) for a, n in enumerate(out))]
     full = tuple(idx if a == axis else grids[a] for a in range(idx.ndim))
     return getitem(x, full)

@@ -43,22 +43,26 @@ def _no_out(name: str, out: Any, kw: dict[str, Any] | None = None) -> None:
 
 
 @implements(np.nansum)
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-    """Sum treating NaNs as 0."""
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None, **kw: Any) -> Any:
+    """Sum treating NaNs as 0; ``initial`` is added and ``where`` masks the entries taken, as in NumPy."""
     _no_out("nansum", out, kw)
-    return reductions.sum(_fill(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype)
+    return reductions.sum(_fill(a, 0.0), axis=axis, keepdims=keepdims, dtype=dtype, initial=initial, where=where)
 
 
 @implements(np.nanprod)
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-    """Product treating NaNs as 1."""
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+            where: Any = None, **kw: Any) -> Any:
+    """Product treating NaNs as 1; ``initial`` multiplies and ``where`` masks the entries taken, as in NumPy."""
     _no_out("nanprod", out, kw)
-    return reductions.prod(_fill(a, 1.0), axis=axis, keepdims=keepdims)
+    return reductions.prod(_fill(a, 1.0), axis=axis, keepdims=keepdims, dtype=dtype, initial=initial, where=where)
 
 
-def _count(a: Any, axis: Any, keepdims: bool) -> np.ndarray:
-    """How many entries are not NaN, in ``a``'s real float dtype (an int64 count would make float32 float64)."""
-    return np.sum(~_nan(a), axis=axis, keepdims=keepdims).astype(_real_float(a))
+def _count(a: Any, axis: Any, keepdims: bool, where: Any = None) -> np.ndarray:
+    """How many entries are not NaN (and taken by ``where``), in ``a``'s real float dtype (an int64 count would
+    make float32 float64)."""
+    taken = ~_nan(a) if where is None else ~_nan(a) & np.asarray(raw(where), dtype=bool)
+    return np.sum(taken, axis=axis, keepdims=keepdims).astype(_real_float(a))
 
 
 def _real_float(a: Any) -> np.dtype:
@@ -69,31 +73,33 @@ def _real_float(a: Any) -> np.dtype:
 
 
 @implements(np.nanmean)
-def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-    """Mean of the entries that are not NaN."""
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False, *,
+            where: Any = None, **kw: Any) -> Any:
+    """Mean of the entries that are not NaN (and taken by the mask ``where``)."""
     _no_out("nanmean", out, kw)
-    return elementwise.divide(nansum(a, axis=axis, keepdims=keepdims), _count(a, axis, keepdims))
+    return elementwise.divide(nansum(a, axis=axis, keepdims=keepdims, where=where), _count(a, axis, keepdims, where))
 
 
 @implements(np.nanvar)
-def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
-           **kw: Any) -> Any:
-    """Variance of the entries that are not NaN."""
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False, *,
+           where: Any = None, **kw: Any) -> Any:
+    """Variance of the entries that are not NaN (and taken by the mask ``where``)."""
     _no_out("nanvar", out, kw)
-    d = elementwise.subtract(a, nanmean(a, axis=axis, keepdims=True))
+    d = elementwise.subtract(a, nanmean(a, axis=axis, keepdims=True, where=where))
     d = _fill(d, 0.0) if _nan(a).any() else d
+    d = d if where is None else elementwise.where(where, d, 0.0)
     d = elementwise.abs(d) if is_complex(d) else d  # the variance of complex numbers: of |d| ** 2
     squares = reductions.sum(elementwise.multiply(d, d), axis=axis, keepdims=keepdims)
-    return elementwise.divide(squares, _count(a, axis, keepdims) - ddof)
+    return elementwise.divide(squares, _count(a, axis, keepdims, where) - ddof)
 
 
 @implements(np.nanstd)
-def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False,
-           **kw: Any) -> Any:
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: int = 0, keepdims: bool = False, *,
+           where: Any = None, **kw: Any) -> Any:
     """Standard deviation of the entries that are not NaN (0, with derivatives 0, over one entry)."""
     _no_out("nanstd", None, kw)
-    v = nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims)
-    single = (_count(a, axis, keepdims) == 1) & (ddof == 0)
+    v = nanvar(a, axis=axis, out=out, ddof=ddof, keepdims=keepdims, where=where)
+    single = (_count(a, axis, keepdims, where) == 1) & (ddof == 0)
     if not np.any(single):
         return elementwise.sqrt(v)
     # where one entry is left the variance is 0 to every order: keep it, and keep sqrt away from 0 there
@@ -101,17 +107,33 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: i
 
 
 @implements(np.nanmax)
-def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-    """Largest entry that is not NaN (ties share the gradient)."""
+def nanmax(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None, **kw: Any) -> Any:
+    """Largest entry that is not NaN (ties share the gradient); NaN over an all-NaN slice without ``initial``."""
     _no_out("nanmax", out, kw)
-    return reductions.max(_fill(a, -np.inf), axis=axis, keepdims=keepdims)
+    return _nan_extreme(reductions.max, -np.inf, a, axis, keepdims, initial, where)
 
 
 @implements(np.nanmin)
-def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, **kw: Any) -> Any:
-    """Smallest entry that is not NaN (ties share the gradient)."""
+def nanmin(a: Any, axis: Any = None, out: Any = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None, **kw: Any) -> Any:
+    """Smallest entry that is not NaN (ties share the gradient); NaN over an all-NaN slice without ``initial``."""
     _no_out("nanmin", out, kw)
-    return reductions.min(_fill(a, np.inf), axis=axis, keepdims=keepdims)
+    return _nan_extreme(reductions.min, np.inf, a, axis, keepdims, initial, where)
+
+
+def _nan_extreme(reduce: Any, loser: float, a: Any, axis: Any, keepdims: bool, initial: Any, where: Any) -> Any:
+    """max/min with NaNs replaced by the value that loses to every other; a slice with nothing else gives NaN (as
+    NumPy, which warns), not the -inf/inf left by the replacement, unless ``initial`` is given."""
+    kw = {} if initial is None and where is None else {"initial": initial, "where": where}
+    y = reduce(_fill(a, loser), axis=axis, keepdims=keepdims, **kw)
+    if initial is not None or not np.size(raw(a)):
+        return y
+    empty = np.all(_nan(a), axis=normalize_axis(axis, ndim_of(a)), keepdims=keepdims)
+    if not np.any(empty):
+        return y
+    warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
+    return elementwise.where(empty, np.nan, y)
 
 
 @implements(np.ptp)
@@ -286,9 +308,8 @@ def nanmedian(a: Any, axis: Any = None, out: Any = None, overwrite_input: bool =
 @implements(np.cov)
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
         fweights: Any = None, aweights: Any = None, *, dtype: Any = None) -> Any:
-    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``."""
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov: fweights and aweights are not supported on Tensors")
+    """Covariance matrix of the variables in the rows (``rowvar``) or columns of ``m``; ``fweights`` (integer
+    repeat counts) and ``aweights`` (observation weights) as NumPy's, differentiable in ``aweights`` too."""
     if ndim_of(m) > 2:
         raise ValueError(f"cov: m must be 1-D or 2-D, got shape {shape_of(m)}")
     x = shape_ops.atleast_2d(m)
@@ -302,9 +323,33 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     if ddof is None:
         ddof = 0 if bias else 1
     n = shape_of(x)[1]
-    d = elementwise.subtract(x, reductions.mean(x, axis=1, keepdims=True))
-    c = elementwise.divide(matmul(d, conj(shape_ops.transpose(d))), float(n - ddof))
+    if fweights is None and aweights is None:
+        d = elementwise.subtract(x, reductions.mean(x, axis=1, keepdims=True))
+        c = elementwise.divide(matmul(d, conj(shape_ops.transpose(d))), float(n - ddof))
+    else:
+        c = _weighted_cov(x, fweights, aweights, ddof)
     return shape_ops.squeeze(c) if shape_of(c) == (1, 1) else c
+
+
+def _weighted_cov(x: Any, fweights: Any, aweights: Any, ddof: int) -> Any:
+    """NumPy's weighted covariance: the weighted mean, then the weighted products over a corrected total."""
+    if fweights is not None and not np.issubdtype(np.asarray(raw(fweights)).dtype, np.integer):
+        raise TypeError("cov: fweights must be integer")
+    w = fweights if aweights is None else aweights if fweights is None else elementwise.multiply(fweights, aweights)
+    total = reductions.sum(w)
+    mean = elementwise.divide(reductions.sum(elementwise.multiply(x, w), axis=1, keepdims=True), total)
+    d = elementwise.subtract(x, mean)
+    if ddof == 0:
+        fact = total
+    elif aweights is None:
+        fact = elementwise.subtract(total, ddof)
+    else:
+        fact = elementwise.subtract(total, elementwise.divide(ddof * reductions.sum(elementwise.multiply(w, aweights)),
+                                                              total))
+    if np.all(as_array(raw(fact)) <= 0):  # as NumPy (which warns): no degrees of freedom left
+        warnings.warn("Degrees of freedom <= 0 for slice", RuntimeWarning, stacklevel=4)
+        fact = 0.0
+    return elementwise.divide(matmul(elementwise.multiply(d, w), conj(shape_ops.transpose(d))), fact)
 
 
 @implements(np.corrcoef)

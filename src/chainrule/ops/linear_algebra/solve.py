@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ...autodiff import batch_levels as _batching
 from ...autodiff.primitive import Primitive
 from ...core.device import as_array
 from ...tensor import Tensor
@@ -228,11 +229,49 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
         return np.linalg.pinv(a, **({"rcond": rcond} if rcond is not None else kw), hermitian=hermitian)
     if rcond is not None or rtol is not None:
         return _pinv_cut(a, rcond if rcond is not None else rtol)
+    if not is_complex(a) and not isinstance(raw(a), _batching.BATCHED) and _rank_deficient(raw(a)):
+        return _pinv_rank(a)
     require_full_rank("pinv", a)
     m, n = shape_of(a)[-2:]
     if m >= n:
         return solve(matmul(conj_transpose(a), a), conj_transpose(a))
     return conj_transpose(solve(matmul(a, conj_transpose(a)), a))
+
+
+def _rank_deficient(a: np.ndarray) -> bool:
+    return bool(np.any(np.linalg.matrix_rank(a) < min(a.shape[-2:])))
+
+
+def _pinv_rank_jvp(t: Any, ans: Any, a: Any) -> Any:
+    """The derivative of the pseudo-inverse where the rank stays constant (Golub and Pereyra; JAX's rule):
+    dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P."""
+    p, tt = ans, conj_transpose(t)
+    eye_m, eye_n = np.eye(shape_of(a)[-2]), np.eye(shape_of(a)[-1])
+    away_a = elementwise.subtract(eye_m, matmul(a, p))
+    away_p = elementwise.subtract(eye_n, matmul(p, a))
+    return elementwise.add(elementwise.add(
+        elementwise.negative(matmul(matmul(p, t), p)),
+        matmul(matmul(matmul(p, conj_transpose(p)), tt), away_a)),
+        matmul(matmul(away_p, tt), matmul(conj_transpose(p), p)))
+
+
+def _pinv_rank_vjp(g: Any, ans: Any, a: Any) -> Any:
+    """The transpose of the rule above: -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
+    p, gt = ans, conj_transpose(g)
+    eye_m, eye_n = np.eye(shape_of(a)[-2]), np.eye(shape_of(a)[-1])
+    away_a = elementwise.subtract(eye_m, matmul(a, p))
+    away_p = elementwise.subtract(eye_n, matmul(p, a))
+    pt = conj_transpose(p)
+    return elementwise.add(elementwise.add(
+        elementwise.negative(matmul(matmul(pt, g), pt)),
+        matmul(matmul(away_a, gt), matmul(p, pt))),
+        matmul(matmul(matmul(pt, p), gt), away_p))
+
+
+# NumPy's pinv of a real rank-deficient matrix (its default cutoff), differentiated as JAX does: the rank held fixed
+_pinv_rank = Primitive("pinv_constant_rank", lambda a: np.linalg.pinv(a), reads=("ans", 0))
+_pinv_rank.defvjp(_pinv_rank_vjp)
+_pinv_rank.defjvp(_pinv_rank_jvp)
 
 
 def _pinv_cut(a: Any, cutoff: Any) -> Any:

@@ -87,6 +87,39 @@ ndtri = elementwise_op("ndtri", _dsc.ndtri, lambda ans, x: _SQRT_2PI * np.exp(an
                        namespaces=("special",), domain="(0,1)", torch="torch.special.ndtri",
                        doc="Inverse of the standard normal CDF.")
 
+# More of SciPy's functions whose derivatives are closed forms (JAX's special-function tests differentiate them)
+erfcx = elementwise_op("erfcx", _dsc.erfcx, lambda ans, x: 2 * x * ans - 2 / _SQRT_PI, numpy=_sc.erfcx,
+                       namespaces=("special",), domain="(-2,4)", torch="torch.special.erfcx",
+                       doc="exp(x**2) * erfc(x), the scaled complementary error function; derivative 2 x erfcx(x) - "
+                           "2 / sqrt(pi).")
+dawsn = elementwise_op("dawsn", _dsc.dawsn, lambda ans, x: 1 - 2 * x * ans, numpy=_sc.dawsn, namespaces=("special",),
+                       domain="real",
+                       doc="Dawson's integral exp(-x**2) * int_0^x exp(t**2) dt; derivative 1 - 2 x D(x).")
+expi = elementwise_op("expi", _dsc.expi, lambda ans, x: np.exp(x) / x, numpy=_sc.expi, namespaces=("special",),
+                      domain="(0.2,3)", doc="The exponential integral Ei(x); derivative exp(x) / x.")
+exp1 = elementwise_op("exp1", _dsc.exp1, lambda ans, x: -np.exp(-x) / x, numpy=_sc.exp1, namespaces=("special",),
+                      domain="(0.2,3)", doc="The exponential integral E1(x) (x > 0); derivative -exp(-x) / x.")
+rel_entr = elementwise_op("rel_entr", _dsc.rel_entr, lambda ans, x, y: np.log(x / y) + 1, lambda ans, x, y: -x / y,
+                          numpy=_sc.rel_entr, namespaces=("special",), domain=("positive", "positive"),
+                          doc="x log(x / y) for x, y > 0 (0 at x = 0, inf elsewhere); derivatives log(x / y) + 1 "
+                              "in x and -x / y in y.")
+kl_div = elementwise_op("kl_div", _dsc.kl_div, lambda ans, x, y: np.log(x / y), lambda ans, x, y: 1 - x / y,
+                        numpy=_sc.kl_div, namespaces=("special",), domain=("positive", "positive"),
+                        doc="x log(x / y) - x + y for x, y > 0; derivatives log(x / y) in x and 1 - x / y in y.")
+poch = elementwise_op("poch", _dsc.poch, lambda ans, z, m: ans * (_polygamma(z + m, n=0) - _polygamma(z, n=0)),
+                      lambda ans, z, m: ans * _polygamma(z + m, n=0), numpy=_sc.poch, params=("z", "m"),
+                      namespaces=("special",), domain=("(0.5,3)", "(0.5,3)"),
+                      doc="The rising factorial Gamma(z + m) / Gamma(z); derivatives poch * (psi(z + m) - psi(z)) "
+                          "in z and poch * psi(z + m) in m.")
+boxcox = elementwise_op("boxcox", _dsc.boxcox, lambda ans, x, lmbda: x ** (lmbda - 1), None, numpy=_sc.boxcox,
+                        params=("x", "lmbda"), namespaces=("special",),
+                        doc="The Box-Cox transform (x**lmbda - 1) / lmbda (log x at lmbda = 0); derivative "
+                            "x**(lmbda - 1) in x (``lmbda`` is a constant).")
+boxcox1p = elementwise_op("boxcox1p", _dsc.boxcox1p, lambda ans, x, lmbda: (1 + x) ** (lmbda - 1), None,
+                          numpy=_sc.boxcox1p, params=("x", "lmbda"), namespaces=("special",),
+                          doc="The Box-Cox transform of 1 + x; derivative (1 + x)**(lmbda - 1) in x (``lmbda`` is a "
+                              "constant).")
+
 
 @implements(_sc.digamma, namespaces=("special",))
 def digamma(x: Any) -> Any:
