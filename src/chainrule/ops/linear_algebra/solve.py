@@ -246,7 +246,7 @@ def _pinv_rank_jvp(t: Any, ans: Any, a: Any) -> Any:
     """The derivative of the pseudo-inverse where the rank stays constant (Golub and Pereyra; JAX's rule):
     dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P."""
     p, tt = ans, conj_transpose(t)
-    eye_m, eye_n = np.eye(shape_of(a)[-2]), np.eye(shape_of(a)[-1])
+    eye_m, eye_n = (xp_where(a).eye(shape_of(a)[k]) for k in (-2, -1))  # where a is
     away_a = elementwise.subtract(eye_m, matmul(a, p))
     away_p = elementwise.subtract(eye_n, matmul(p, a))
     return elementwise.add(elementwise.add(
@@ -258,7 +258,7 @@ def _pinv_rank_jvp(t: Any, ans: Any, a: Any) -> Any:
 def _pinv_rank_vjp(g: Any, ans: Any, a: Any) -> Any:
     """The transpose of the rule above: -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
     p, gt = ans, conj_transpose(g)
-    eye_m, eye_n = np.eye(shape_of(a)[-2]), np.eye(shape_of(a)[-1])
+    eye_m, eye_n = (xp_where(a).eye(shape_of(a)[k]) for k in (-2, -1))  # where a is
     away_a = elementwise.subtract(eye_m, matmul(a, p))
     away_p = elementwise.subtract(eye_n, matmul(p, a))
     pt = conj_transpose(p)
