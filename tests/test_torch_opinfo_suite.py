@@ -73,6 +73,8 @@ SILENT = {
     "torch.std_mean(x, False)": (lambda lib, x: lib.std_mean(x, False), _MATRIX),
     "cumsum(0) of a 0-d stays 0-d": (lambda lib, x: x.cumsum(0), _SCALAR),
     "cumprod(-1) of a 0-d stays 0-d": (lambda lib, x: (x * 3).cumprod(-1), _SCALAR),
+    "take_along_dim broadcasts the indices": (lambda lib, x: lib.take_along_dim(x, lib.tensor([[0, 3]]), 1), _MATRIX),
+    "take_along_dim broadcasts the input": (lambda lib, x: x[:1].take_along_dim(lib.tensor([[0], [2]]), 1), _MATRIX),
 }
 
 
@@ -80,3 +82,8 @@ SILENT = {
 def test_silent_differences_agree_with_pytorch(case):
     body, *arrays = SILENT[case]
     _agree(body, *arrays)
+
+
+def test_take_along_axis_broadcasts_as_numpy():
+    x, idx = np.arange(12.0).reshape(3, 4), np.array([[3, 0]])
+    assert np.array_equal(np.take_along_axis(cr.Tensor(x), idx, 1).numpy(), np.take_along_axis(x, idx, 1))

@@ -441,6 +441,14 @@ def take_along_axis(x: Any, indices: Any, axis: int) -> Any:
     """Pick entries along ``axis`` with an index array of matching shape."""
     idx = _index_array(indices)
     axis = normalize_axis(axis, ndim_of(x))[0]
+    shape = shape_of(x)
+    if len(idx.shape) == len(shape) and any(i != n for a, (i, n) in enumerate(zip(idx.shape, shape)) if a != axis):
+        # NumPy's (and torch.take_along_dim's) broadcasting of the other axes: x (5, 5), indices (1, 2) -> (5, 2)
+        flat = [tuple(1 if a == axis else n for a, n in enumerate(s)) for s in (shape, idx.shape)]
+        others = np.broadcast_shapes(*flat)
+        idx = np.broadcast_to(idx, others[:axis] + (idx.shape[axis],) + others[axis + 1:])
+        if others[:axis] + others[axis + 1:] != shape[:axis] + shape[axis + 1:]:
+            x = broadcast_to(x, others[:axis] + (shape[axis],) + others[axis + 1:])
     grids = np.ogrid[tuple(slice(n) for n in idx.shape)]
     full = tuple(idx if a == axis else grids[a] for a in range(idx.ndim))
     return getitem(x, full)
