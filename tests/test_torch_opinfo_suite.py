@@ -87,3 +87,22 @@ def test_silent_differences_agree_with_pytorch(case):
 def test_take_along_axis_broadcasts_as_numpy():
     x, idx = np.arange(12.0).reshape(3, 4), np.array([[3, 0]])
     assert np.array_equal(np.take_along_axis(cr.Tensor(x), idx, 1).numpy(), np.take_along_axis(x, idx, 1))
+
+
+# PyTorch reads a 0-d Tensor as one entry along dim 0 (or -1): these raised IndexError/ValueError from inside
+ZERO_D = {
+    "gather": lambda lib, x: x.gather(0, lib.tensor([0, 0])),
+    "gather, 0-d index": lambda lib, x: x.gather(-1, lib.tensor(0)),
+    "index_select": lambda lib, x: x.index_select(0, lib.tensor([0])),
+    "index_add": lambda lib, x: x.index_add(0, lib.tensor([0]), x * x, alpha=2),
+    "index_fill": lambda lib, x: (x * x).index_fill(0, lib.tensor([0]), 1.5),
+    "quantile": lambda lib, x: (x * x).quantile(0.5, dim=0, keepdim=True),
+    "quantile of several q": lambda lib, x: x.quantile(lib.tensor(np.array([0.2, 0.5])), dim=-1),
+    "transpose": lambda lib, x: (x * x).transpose(0, -1),
+    "logsumexp": lambda lib, x: (x * x).logsumexp(0),
+}
+
+
+@pytest.mark.parametrize("case", ZERO_D)
+def test_zero_d_along_dim_0_agrees_with_pytorch(case):
+    _agree(ZERO_D[case], _SCALAR)

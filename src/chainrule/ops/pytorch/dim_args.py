@@ -107,6 +107,8 @@ def reduction(fn: Any) -> Any:
             if scalar_along(self, fn.__name__, dim):
                 return as_scalar(fn(self.reshape((1,)), axis=0, keepdims=False, **kw))
             axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
+        elif axis is not None and not _NUMPY_METHODS.get() and scalar_along(self, fn.__name__, axis):
+            return as_scalar(fn(self.reshape((1,)), axis=0, keepdims=False, **kw))  # t.logsumexp(0) of a 0-d
         return fn(self, axis=axis, keepdims=keepdims, **kw)
 
     method.__name__ = fn.__name__

@@ -83,6 +83,8 @@ def transpose(self: Tensor, *axes: Any, dim0: Any = None, dim1: Any = None) -> A
         return shape_ops.transpose(self, None)
     if len(axes) != 2:  # one sequence, or as many axes as dimensions: NumPy's permutation
         return shape_ops.transpose(self, tuple(_shape_args(axes)))
+    if self.ndim == 0 and scalar_along(self, "transpose", axes):  # PyTorch's swap of a 0-d's dims 0 and -1
+        return shape_ops.transpose(self, None)
     if self.ndim != 2:  # NumPy would need self.ndim axes: PyTorch's swap
         return shape_ops.swapaxes(self, axes[0], axes[1])
     if [int(a) % 2 for a in axes] == [0, 1] and not numpy_methods():  # PyTorch's swap (NumPy's: the identity)
@@ -270,6 +272,8 @@ def index_select(self: Tensor, dim: int, index: Any) -> Any:
     if isinstance(idx, (np.ndarray, list, tuple, int, np.integer)):  # (under vmap a batched index is checked there)
         axis = checked_axis(self, dim, "index_select")
         check_range("index_select", np.asarray(idx), axis, self.shape[axis] if self.ndim else 1)
+        if self.ndim == 0:  # PyTorch reads a 0-d Tensor as one entry, and gives a 0-d back
+            return shape_ops.take(self.reshape((1,)), np.zeros(np.shape(idx), dtype=np.int64), 0).reshape(())
     return shape_ops.take(self, index, dim)
 
 
