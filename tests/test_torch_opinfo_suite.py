@@ -106,3 +106,28 @@ ZERO_D = {
 @pytest.mark.parametrize("case", ZERO_D)
 def test_zero_d_along_dim_0_agrees_with_pytorch(case):
     _agree(ZERO_D[case], _SCALAR)
+
+
+# PyTorch's keywords of common ops that raised TypeError (unexpected keyword)
+KEYWORDS = {
+    "float(memory_format=)": lambda lib, x: x.float(memory_format=torch.preserve_format).double(),
+    "double(memory_format=)": lambda lib, x: x.double(memory_format=torch.preserve_format),
+    "clone(memory_format=)": lambda lib, x: x.clone(memory_format=torch.contiguous_format),
+    "contiguous(memory_format=)": lambda lib, x: x.contiguous(memory_format=torch.contiguous_format) * 2,
+    "to(memory_format=)": lambda lib, x: x.to(lib.float64, memory_format=torch.preserve_format) * 2,
+    "long(memory_format=)": lambda lib, x: x.long(memory_format=torch.preserve_format),
+    "softmax(dtype=)": lambda lib, x: x.float().softmax(1, dtype=lib.float64),
+    "log_softmax(dtype=)": lambda lib, x: lib.log_softmax(x.float(), 0, dtype=lib.float64),
+    "F.softmax(dtype=)": lambda lib, x: lib.nn.functional.softmax(x.float(), dim=-1, dtype=lib.float64),
+    "F.log_softmax(dtype=)": lambda lib, x: lib.nn.functional.log_softmax(x.float(), dim=0, dtype=lib.float64),
+    "fft.fft(dim=)": lambda lib, x: lib.fft.fft(x, dim=0).abs(),
+    "fft.rfft(n=, dim=)": lambda lib, x: lib.fft.rfft(x, n=5, dim=0).abs(),
+    "fft.irfft2(dim=)": lambda lib, x: lib.fft.irfft2(x, dim=(1, 0)),
+    "fft.fftn(dim=)": lambda lib, x: lib.fft.fftn(x, dim=(0,)).abs(),
+    "fft.fftshift(dim=)": lambda lib, x: lib.fft.fftshift(x, dim=0),
+}
+
+
+@pytest.mark.parametrize("case", KEYWORDS)
+def test_pytorch_keywords_agree_with_pytorch(case):
+    _agree(KEYWORDS[case], _MATRIX)

@@ -12,6 +12,7 @@ chainrule's complex convention (JAX's), so they match ``jax.numpy.fft``.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -23,11 +24,19 @@ _NORMS = (None, "backward", "ortho", "forward")
 
 
 def _numpy_for_plain(np_fn: Any) -> Any:
-    """Plain arrays and numbers go to NumPy's own FFT (exact and fast); Tensors and batched values to the rule."""
+    """Plain arrays and numbers go to NumPy's own FFT (exact and fast); Tensors and batched values to the rule.
+    PyTorch's ``dim=`` (``torch.fft.fft(x, dim=0)``, ``fft2(x, dim=(0, 1))``) is NumPy's ``axis=``/``axes=``, in the
+    same place among the positional arguments."""
 
     def wrap(fn: Any) -> Any:
+        axis_name = "axis" if "axis" in inspect.signature(fn).parameters else "axes"
+
         @functools.wraps(fn)
         def dispatch(a: Any, *args: Any, **kwargs: Any) -> Any:
+            if "dim" in kwargs:
+                if axis_name in kwargs:
+                    raise TypeError(f"fft.{fn.__name__}: got both dim= (PyTorch's name) and {axis_name}=; pass one")
+                kwargs[axis_name] = kwargs.pop("dim")
             if type(a) is np.ndarray or isinstance(a, (int, float, complex, np.generic)):
                 return np_fn(a, *args, **kwargs)
             return fn(a, *args, **kwargs)

@@ -184,6 +184,7 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bo
     """PyTorch's ``to``: ``to(dtype)``, ``to("cuda")``, ``to(device, dtype)``, ``to(other_tensor)`` (its device and
     dtype); a move between devices is differentiable (see ``chainrule.ops.device_ops``)."""
     kw.pop("non_blocking", None)
+    kw.pop("memory_format", None)  # PyTorch's strides (preserve_format, channels_last): the values are the same
     if kw:
         raise TypeError(f"to: chainrule does not support the keyword(s) {sorted(kw)} of Tensor.to")
     for a in args:
@@ -283,13 +284,13 @@ for _np_fn in (np.argmax, np.argmin, np.any, np.all):
 
 
 @tensor_method("clone")
-def clone(self: Tensor) -> Any:
+def clone(self: Tensor, *, memory_format: Any = None) -> Any:
     """PyTorch's ``clone``: a copy that stays in the graph."""
     return shape_ops.copy(self)
 
 
 @tensor_method("contiguous")
-def itself(self: Tensor) -> Tensor:
+def itself(self: Tensor, memory_format: Any = None) -> Tensor:
     """The tensor itself (PyTorch's ``contiguous()``)."""
     return self
 
@@ -307,19 +308,19 @@ def dim(self: Tensor) -> int:
 
 
 @tensor_method("float")
-def float32(self: Tensor) -> Any:
+def float32(self: Tensor, *, memory_format: Any = None) -> Any:  # (a PyTorch layout: the values are the same)
     """PyTorch's ``float()``: the values as float32."""
     return to(self, np.float32)
 
 
 @tensor_method("double")
-def float64(self: Tensor) -> Any:
+def float64(self: Tensor, *, memory_format: Any = None) -> Any:
     """PyTorch's ``double()``: the values as float64."""
     return to(self, np.float64)
 
 
 @tensor_method("long")
-def int64(self: Tensor) -> Tensor:
+def int64(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """PyTorch's ``long()``: the values as int64 (out of the graph, as integer tensors are)."""
     return Tensor._wrap(self._data.astype(np.int64))
 
