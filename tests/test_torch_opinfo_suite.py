@@ -125,6 +125,16 @@ KEYWORDS = {
     "fft.irfft2(dim=)": lambda lib, x: lib.fft.irfft2(x, dim=(1, 0)),
     "fft.fftn(dim=)": lambda lib, x: lib.fft.fftn(x, dim=(0,)).abs(),
     "fft.fftshift(dim=)": lambda lib, x: lib.fft.fftshift(x, dim=0),
+    "flip(dims=)": lambda lib, x: lib.flip(x, dims=(0,)),
+    "t.flip(dims=)": lambda lib, x: x.flip(dims=(0, 1)),
+    "diagflat(offset=)": lambda lib, x: lib.diagflat(x[0], offset=1),
+    "tensordot(dims=)": lambda lib, x: lib.tensordot(x, x.T, dims=1),
+    "trapezoid(dim=)": lambda lib, x: lib.trapezoid(x, dim=0),
+    "cross(dim=)": lambda lib, x: lib.cross(x[:, :3], x[:, 1:], dim=0),
+    "cov(correction=)": lambda lib, x: lib.cov(x, correction=0),
+    "linalg.norm(dim=, keepdim=)": lambda lib, x: lib.linalg.norm(x, dim=1, keepdim=True),
+    "linalg.vecdot(dim=)": lambda lib, x: lib.linalg.vecdot(x, x * x, dim=0),
+    "linalg.cross(dim=)": lambda lib, x: lib.linalg.cross(x[:, :3], x[:, 1:], dim=0),
 }
 
 

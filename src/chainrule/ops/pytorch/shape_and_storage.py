@@ -28,7 +28,11 @@ def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> Any:
 also_method("array_split", "tensor_split", tensor_split)
 
 
-def _flip(self: Tensor, *dims: Any) -> Any:
+def _flip(self: Tensor, *dims: Any, **named: Any) -> Any:
+    if "dims" in named and not dims:  # t.flip(dims=(0,))
+        dims = (named.pop("dims"),)
+    if named:
+        raise TypeError(f"flip() got unexpected keyword(s) {sorted(named)}; it takes dims")
     if not dims:
         raise TypeError("flip: give the dims to flip (PyTorch's t.flip(dims)); numpy.flip(t) flips every axis")
     if scalar_along(self, "flip", dims_tuple(dims)):
