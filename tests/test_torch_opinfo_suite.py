@@ -141,3 +141,24 @@ KEYWORDS = {
 @pytest.mark.parametrize("case", KEYWORDS)
 def test_pytorch_keywords_agree_with_pytorch(case):
     _agree(KEYWORDS[case], _MATRIX)
+
+
+# PyTorch's positional spellings of functions whose NumPy twin reads the same positions otherwise: they raised
+# TypeError from inside NumPy (a bool as argsort's kind; an int as select's choicelist)
+POSITIONAL = {
+    "torch.argsort(t, dim, descending)": lambda lib, x: np.asarray(lib.argsort(x, 0, True)),
+    "torch.argsort(t, descending=True)": lambda lib, x: np.asarray(lib.argsort(x, descending=True)),
+    "torch.select(t, dim, index)": lambda lib, x: lib.select(x, 1, 2),
+    "torch.select(t, -1, -1)": lambda lib, x: lib.select(x * x, -1, -1),
+}
+
+
+@pytest.mark.parametrize("case", POSITIONAL)
+def test_pytorch_positional_spellings_agree_with_pytorch(case):
+    _agree(POSITIONAL[case], _MATRIX)
+
+
+def test_numpy_select_keeps_numpys_meaning():
+    x = np.array([1.0, -2.0, 3.0])
+    ours = cr.select([cr.Tensor(x) > 0], [cr.Tensor(x) * 10], default=-1.0)
+    np.testing.assert_array_equal(np.asarray(ours), np.select([x > 0], [x * 10], default=-1.0))

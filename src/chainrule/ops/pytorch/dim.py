@@ -25,6 +25,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ...tensor import Tensor
 from .dim_args import numpy_methods
 
@@ -49,11 +51,17 @@ _NUMPY_KEYWORDS = {
 }
 
 
+_SORTS = ("sort", "argsort")
+
+
 def with_torch_dim(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn`` (NumPy's spelling) that also takes PyTorch's ``dim=`` and ``keepdim=``."""
 
     @functools.wraps(fn)
     def call(x: Any, *args: Any, **kw: Any) -> Any:
+        if (name in _SORTS and isinstance(x, Tensor) and not numpy_methods()
+                and (len(args) > 1 and isinstance(args[1], (bool, np.bool_)) or {"descending", "stable"} & set(kw))):
+            return getattr(x, name)(*args, **kw)  # torch.argsort(t, 0, True): descending (NumPy's kind is a str)
         if "dim" not in kw and "keepdim" not in kw:
             numpy_keywords = _NUMPY_KEYWORDS.get(name)
             if (numpy_keywords is not None and isinstance(x, Tensor) and not numpy_methods()
