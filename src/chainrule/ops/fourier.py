@@ -36,7 +36,8 @@ def _numpy_for_plain(np_fn: Any) -> Any:
             if "dim" in kwargs:
                 if axis_name in kwargs:
                     raise TypeError(f"fft.{fn.__name__}: got both dim= (PyTorch's name) and {axis_name}=; pass one")
-                kwargs[axis_name] = kwargs.pop("dim")
+                dim = kwargs.pop("dim")
+                kwargs[axis_name] = (dim,) if axis_name == "axes" and isinstance(dim, (int, np.integer)) else dim
             if type(a) is np.ndarray or isinstance(a, (int, float, complex, np.generic)):
                 return np_fn(a, *args, **kwargs)
             return fn(a, *args, **kwargs)
@@ -161,6 +162,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
 
 def _axes(a: Any, s: Sequence[int] | None, axes: Sequence[int] | None, name: str) -> tuple[list[Any], list[int]]:
     nd = np.ndim(a)
+    s, axes = ((v,) if isinstance(v, (int, np.integer)) else v for v in (s, axes))  # PyTorch's fftn(x, 3, dim=0)
     if axes is None:
         axes = list(range(nd)) if s is None else list(range(nd - len(s), nd))
     axes = [int(ax) for ax in axes]

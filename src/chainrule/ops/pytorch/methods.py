@@ -187,7 +187,12 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bo
     kw.pop("memory_format", None)  # PyTorch's strides (preserve_format, channels_last): the values are the same
     if kw:
         raise TypeError(f"to: chainrule does not support the keyword(s) {sorted(kw)} of Tensor.to")
-    for a in args:
+    flags = [a for a in args if isinstance(a, (bool, np.bool_))]  # PyTorch's to(dtype, non_blocking, copy)
+    if len(flags) > 2 or flags and not all(isinstance(a, (bool, np.bool_)) for a in args[len(args) - len(flags):]):
+        raise TypeError(f"to: takes (device, dtype, non_blocking, copy) positionally, got {args!r}")
+    if len(flags) == 2:
+        copy = bool(flags[1]) or copy
+    for a in args[:len(args) - len(flags)]:
         if isinstance(a, str) and a.split(":")[0] in _device_names() or _is_device(a):
             device = a
         elif isinstance(a, Tensor):
@@ -258,9 +263,15 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
 
 
 @tensor_method("repeat_interleave")
-def repeat_interleave(self: Tensor, repeats: Any, dim: Any = None) -> Any:
-    """PyTorch's ``repeat_interleave``: each entry ``repeats`` times along ``dim`` (NumPy's ``repeat``)."""
-    return arrays.repeat(self, repeats, dim)
+def repeat_interleave(self: Tensor, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Any:
+    """PyTorch's ``repeat_interleave``: each entry ``repeats`` times along ``dim`` (NumPy's ``repeat``);
+    ``output_size``, PyTorch's hint of the result's length along ``dim``, is checked."""
+    out = arrays.repeat(self, repeats, dim)
+    length = out.shape[dim] if dim is not None else out.size
+    if output_size is not None and int(output_size) != length:
+        raise ValueError(f"repeat_interleave: output_size={output_size} but the repeats give {length} entries; "
+                         f"pass output_size={length} or leave it out")
+    return out
 
 
 @tensor_method("index_select")
