@@ -157,6 +157,11 @@ POSITIONAL = {
     "torch.argsort(t, descending=True)": lambda lib, x: np.asarray(lib.argsort(x, descending=True)),
     "torch.select(t, dim, index)": lambda lib, x: lib.select(x, 1, 2),
     "torch.select(t, -1, -1)": lambda lib, x: lib.select(x * x, -1, -1),
+    "torch.transpose(t, dim0, dim1)": lambda lib, x: lib.transpose(x * x, 0, 1),
+    "torch.transpose of a 0-d": lambda lib, x: lib.transpose(x.sum() * 2, 0, -1),
+    "linalg.matrix_norm(t, ord, dim, keepdim)": lambda lib, x: lib.linalg.matrix_norm(x, "fro", (-2, -1), True),
+    "linalg.matrix_norm(t, 'nuc', dim=)": lambda lib, x: lib.linalg.matrix_norm(x[None], "nuc", dim=(2, 1)),
+    "linalg.vector_norm(t, ord, dim, keepdim)": lambda lib, x: lib.linalg.vector_norm(x, 3, 1, True),
 }
 
 

@@ -55,8 +55,13 @@ def reshape(x: Any, shape: Any, *more: int, order: str = "C") -> Any:
 
 
 @op(primitive=_transpose, kind="linear", numpy=np.transpose, cases="none")
-def transpose(x: Any, axes: Any = None) -> Any:
-    """Reverse (or permute by ``axes``) the dimensions."""
+def transpose(x: Any, axes: Any = None, dim1: Any = None) -> Any:
+    """Reverse (or permute by ``axes``) the dimensions; ``transpose(x, dim0, dim1)`` swaps two (PyTorch's
+    ``torch.transpose``: NumPy's ``axes`` is one sequence)."""
+    if dim1 is not None:
+        if ndim_of(x) == 0 and {int(axes), int(dim1)} <= {0, -1}:  # PyTorch reads a 0-d as having dim 0
+            return _transpose(x, axes=None)
+        return swapaxes(x, axes, dim1)
     if axes is not None:
         axes = tuple(int(a) % max(ndim_of(x), 1) for a in axes)
     return _transpose(x, axes=axes)
