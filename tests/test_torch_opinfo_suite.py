@@ -101,6 +101,10 @@ ZERO_D = {
     "quantile of several q": lambda lib, x: x.quantile(lib.tensor(np.array([0.2, 0.5])), dim=-1),
     "transpose": lambda lib, x: (x * x).transpose(0, -1),
     "logsumexp": lambda lib, x: (x * x).logsumexp(0),
+    "torch.logsumexp(t, 0)": lambda lib, x: lib.logsumexp(x * x, 0),
+    "torch.quantile(t, q, 0)": lambda lib, x: lib.quantile(x * x, 0.5, 0),
+    "torch.argsort(t, 0)": lambda lib, x: np.asarray(lib.argsort(x, 0)),
+    "t.argsort(0)": lambda lib, x: np.asarray(x.argsort(0)),
 }
 
 

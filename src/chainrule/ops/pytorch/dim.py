@@ -62,8 +62,9 @@ def with_torch_dim(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
         if (name in _SORTS and isinstance(x, Tensor) and not numpy_methods()
                 and (len(args) > 1 and isinstance(args[1], (bool, np.bool_)) or {"descending", "stable"} & set(kw))):
             return getattr(x, name)(*args, **kw)  # torch.argsort(t, 0, True): descending (NumPy's kind is a str)
-        if name in ("cumsum", "cumprod") and args and isinstance(x, Tensor) and x.ndim == 0 and not numpy_methods():
-            return getattr(x, name)(*args, **kw)  # torch.cumsum(t, 0) of a 0-d: 0-d (NumPy's flattens it: 1-d)
+        if (args and isinstance(args[0], (int, np.integer)) and not isinstance(args[0], bool) and isinstance(x, Tensor)
+                and x.ndim == 0 and not numpy_methods()):
+            return getattr(x, name)(*args, **kw)  # torch.cumsum(t, 0) of a 0-d: 0-d (NumPy's: 1-d, or an AxisError)
         if "dim" not in kw and "keepdim" not in kw:
             numpy_keywords = _NUMPY_KEYWORDS.get(name)
             if (numpy_keywords is not None and isinstance(x, Tensor) and not numpy_methods()

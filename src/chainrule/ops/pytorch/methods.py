@@ -255,7 +255,7 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
     if isinstance(kind, (bool, np.bool_)):  # PyTorch's second positional argument is descending, not a kind
         kind, descending = None, bool(kind) or descending
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
-    if scalar_along(self, "argsort", dim):
+    if scalar_along(self, "argsort", dim if dim is not None else axis):  # (t.argsort(0) of a 0-d too)
         return np.zeros((), dtype=np.int64)
     if kind is not None or axis is None:  # NumPy's argsort (a kind named, or the flattened array)
         return np.argsort(raw(self), axis=axis, kind=kind) if not descending else stable_order(raw(self), axis, True)
