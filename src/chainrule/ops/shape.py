@@ -154,7 +154,10 @@ def broadcast_to(x: Any, shape: Any) -> Any:
 
 
 def each_of(one: Any, arys: tuple[Any, ...]) -> Any:
-    """NumPy's ``atleast_*d(*arys)``: one array's result alone, several as a tuple."""
+    """NumPy's ``atleast_*d(*arys)``: one array's result alone, several as a tuple; PyTorch's one sequence of
+    Tensors (``torch.atleast_1d([a, b])``) as a tuple too."""
+    if len(arys) == 1 and isinstance(arys[0], (list, tuple)) and any(isinstance(x, Tensor) for x in arys[0]):
+        return tuple(one(x) for x in arys[0])
     return one(arys[0]) if len(arys) == 1 else tuple(one(x) for x in arys)
 
 

@@ -85,7 +85,7 @@ RENAMED = {
 }
 LINALG_RENAMED = {
     "norm": {"dim": "axis", "keepdim": "keepdims"}, "vecdot": {"dim": "axis"}, "cross": {"dim": "axis"},
-    "tensorsolve": {"dims": "axes"},
+    "tensorsolve": {"dims": "axes"}, "matrix_rank": {"atol": "tol"},
 }
 
 
