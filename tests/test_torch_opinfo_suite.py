@@ -298,3 +298,14 @@ def test_pytorch_op_db_agrees_with_chainrule_or_raises():
                 differences.append(f"{full}: {why} on {sample.summary() if hasattr(sample, 'summary') else sample}")
     assert checked > 900, checked
     assert not differences, "\n".join(differences)
+
+
+@pytest.mark.parametrize("fill", ["masked_fill", "index_fill"])
+def test_a_fill_value_that_requires_grad_gets_its_gradient_as_pytorchs(fill):
+    """It raised 'value must be a number'; PyTorch sums the filled entries' gradients into a 0-d value."""
+    def body(lib, x, v):
+        if fill == "masked_fill":
+            return x.masked_fill(lib.tensor([True, False, True, False]), v * v)
+        return x.index_fill(1, lib.tensor([0, 2]), v * v)
+
+    _agree(body, _MATRIX, _SCALAR)
