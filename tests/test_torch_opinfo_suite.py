@@ -309,3 +309,11 @@ def test_a_fill_value_that_requires_grad_gets_its_gradient_as_pytorchs(fill):
         return x.index_fill(1, lib.tensor([0, 2]), v * v)
 
     _agree(body, _MATRIX, _SCALAR)
+
+
+def test_masked_fill_value_carries_its_tangent_in_forward_mode():
+    """Found by the sweep's jvp check once the value could be a Tensor: a traced value's tangent was dropped."""
+    mask = np.array([True, False, True])
+    _, tangent = cr.jvp(lambda x, v: x.masked_fill(mask, v), (cr.tensor(np.arange(3.0)), cr.tensor(np.array(2.0))),
+                        (cr.tensor(np.ones(3)), cr.tensor(np.array(5.0))))
+    np.testing.assert_array_equal(np.asarray(tangent), [5.0, 1.0, 5.0])

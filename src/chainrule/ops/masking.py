@@ -62,15 +62,13 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
     """
     xr = raw(x) if isinstance(x, Tensor) else as_array(x)
     m = _bool_mask("masked_fill", mask, np.shape(xr))
-    if isinstance(value, Tensor):
-        if value._requires_grad:  # PyTorch's masked_fill(mask, value_tensor): the value's gradient sums the filled
-            if value.ndim != 0:
-                raise ValueError(f"masked_fill: value must be a 0-d Tensor, got shape {tuple(value.shape)}")
-            from . import elementwise, shape  # (they build on this module's neighbours; imported when needed)
+    if isinstance(value, Tensor):  # PyTorch's masked_fill(mask, value_tensor): the value's derivative (reverse
+        if value.ndim != 0:        # and forward, traced or not) sums over the filled entries
+            raise ValueError(f"masked_fill: value must be a 0-d Tensor, got shape {tuple(value.shape)}")
+        from . import elementwise, shape  # (they build on this module's neighbours; imported when needed)
 
-            fill = value if value.dtype == xr.dtype else shape.astype(value, xr.dtype)
-            return elementwise.where(m, fill, x)
-        value = value._data
+        fill = value if value.dtype == xr.dtype else shape.astype(value, xr.dtype)
+        return elementwise.where(m, fill, x)
     if np.ndim(value) != 0:
         raise ValueError(f"masked_fill: value must be a single number, got shape {np.shape(value)}")
     return _masked_fill(x if isinstance(x, Tensor) else xr, m, value=value)
