@@ -164,6 +164,9 @@ POSITIONAL = {
     "torch.ldexp(t, float exponent)": lambda lib, x: lib.ldexp(x, x.T.sum(1) / 3),
     "torch.atleast_2d([a, b])": lambda lib, x: lib.atleast_2d([x[0, 0] * 2, x]),
     "matrix_rank(atol=)": lambda lib, x: np.asarray(lib.linalg.matrix_rank(lib.diag(x[0, :3].detach()), atol=0.6)),
+    "searchsorted(right=, out_int32=)": lambda lib, x: np.asarray(lib.searchsorted(
+        lib.sort(x[0]).values if lib is torch else np.sort(x[0]), x, right=True, out_int32=True)).astype(np.int64),
+    "searchsorted of rows": lambda lib, x: np.asarray(lib.searchsorted(x.sort(1)[0], x[:, :2].contiguous())),
     "torch.transpose(t, dim0, dim1)": lambda lib, x: lib.transpose(x * x, 0, 1),
     "torch.transpose of a 0-d": lambda lib, x: lib.transpose(x.sum() * 2, 0, -1),
     "linalg.matrix_norm(t, ord, dim, keepdim)": lambda lib, x: lib.linalg.matrix_norm(x, "fro", (-2, -1), True),
