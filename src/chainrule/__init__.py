@@ -56,7 +56,9 @@ for _name in _torch_dim.NAMES:  # torch.sum(t, dim=1): PyTorch's dim= goes to th
     globals()[_name] = _torch_dim.with_torch_dim(globals()[_name], _name)
 for _name in _torch_keywords.UNARY + _torch_keywords.BINARY:  # torch.matmul(input=a, other=b, out=c)
     globals()[_name] = _torch_keywords.with_torch_keywords(globals()[_name], _name)
-del _name
+for _name, _renames in _torch_keywords.RENAMED.items():  # torch.flip(t, dims=...): NumPy's axis=
+    globals()[_name] = _torch_keywords.with_renamed_keywords(globals()[_name], _name, _renames)
+del _name, _renames
 # torch.cat, torch.clamp, torch.mm...: the Tensor methods (none hides an op: tests/test_torch_functions.py)
 globals().update(_torch_functions.FUNCTIONS)
 gradient = _torch_toplevel.gradient  # torch.gradient(t) is a tuple (NumPy's spellings keep NumPy's result)

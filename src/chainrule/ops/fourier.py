@@ -12,6 +12,7 @@ chainrule's complex convention (JAX's), so they match ``jax.numpy.fft``.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,11 +25,20 @@ _NORMS = (None, "backward", "ortho", "forward")
 
 
 def _numpy_for_plain(np_fn: Any) -> Any:
-    """Plain arrays and numbers go to NumPy's own FFT (exact and fast); Tensors and batched values to the rule."""
+    """Plain arrays and numbers go to NumPy's own FFT (exact and fast); Tensors and batched values to the rule.
+    PyTorch's ``dim=`` (``torch.fft.fft(x, dim=0)``, ``fft2(x, dim=(0, 1))``) is NumPy's ``axis=``/``axes=``, in the
+    same place among the positional arguments."""
 
     def wrap(fn: Any) -> Any:
+        axis_name = "axis" if "axis" in inspect.signature(fn).parameters else "axes"
+
         @functools.wraps(fn)
         def dispatch(a: Any, *args: Any, **kwargs: Any) -> Any:
+            if "dim" in kwargs:
+                if axis_name in kwargs:
+                    raise TypeError(f"fft.{fn.__name__}: got both dim= (PyTorch's name) and {axis_name}=; pass one")
+                dim = kwargs.pop("dim")
+                kwargs[axis_name] = (dim,) if axis_name == "axes" and isinstance(dim, (int, np.integer)) else dim
             if type(a) is np.ndarray or isinstance(a, (int, float, complex, np.generic)):
                 return np_fn(a, *args, **kwargs)
             return fn(a, *args, **kwargs)
@@ -154,6 +164,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None,
 
 def _axes(a: Any, s: Sequence[int] | None, axes: Sequence[int] | None, name: str) -> tuple[list[Any], list[int]]:
     nd = np.ndim(a)
+    s, axes = ((v,) if isinstance(v, (int, np.integer)) else v for v in (s, axes))  # PyTorch's fftn(x, 3, dim=0)
     if axes is None:
         axes = list(range(nd)) if s is None else list(range(nd - len(s), nd))
     axes = [int(ax) for ax in axes]

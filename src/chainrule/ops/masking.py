@@ -49,7 +49,8 @@ _masked_fill.declare_reads(())  # the mask (a constant) only: neither x nor the 
 
 @implements()
 def masked_fill(x: Any, mask: Any, value: float) -> Any:
-    """``x`` with ``value`` where the boolean ``mask`` is True; no gradient flows through filled entries.
+    """``x`` with ``value`` where the boolean ``mask`` is True; no gradient flows through filled entries into ``x``
+    (a 0-d ``value`` Tensor that requires grad gets theirs summed, as PyTorch's).
 
     As ``torch.Tensor.masked_fill``: the mask broadcasts to x's shape. Also ``x.masked_fill(mask, value)``.
 
@@ -61,10 +62,13 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
     """
     xr = raw(x) if isinstance(x, Tensor) else as_array(x)
     m = _bool_mask("masked_fill", mask, np.shape(xr))
-    if isinstance(value, Tensor):
-        if value._requires_grad:
-            raise TypeError("masked_fill: value must be a number (no gradient flows into it); pass float(value)")
-        value = value._data
+    if isinstance(value, Tensor):  # PyTorch's masked_fill(mask, value_tensor): the value's derivative (reverse
+        if value.ndim != 0:        # and forward, traced or not) sums over the filled entries
+            raise ValueError(f"masked_fill: value must be a 0-d Tensor, got shape {tuple(value.shape)}")
+        from . import elementwise, shape  # (they build on this module's neighbours; imported when needed)
+
+        fill = value if value.dtype == xr.dtype else shape.astype(value, xr.dtype)
+        return elementwise.where(m, fill, x)
     if np.ndim(value) != 0:
         raise ValueError(f"masked_fill: value must be a single number, got shape {np.shape(value)}")
     return _masked_fill(x if isinstance(x, Tensor) else xr, m, value=value)

@@ -55,8 +55,14 @@ _ldexp.defjvp(lambda t, ans, x, n: t * np.exp2(raw(n)).astype(np.result_type(raw
 
 @implements(np.ldexp)
 def ldexp(x: Any, n: Any) -> Any:
-    """x * 2**n for integer ``n`` (differentiable in ``x``)."""
-    return _ldexp(x, raw(n))
+    """x * 2**n for integer ``n`` (differentiable in ``x``); a floating ``n`` (PyTorch's ``ldexp`` takes one,
+    NumPy's refuses it) gives ``x * exp2(n)``, differentiable in both."""
+    exponent = raw(n)
+    if isinstance(exponent, float):  # (a Python float keeps x's dtype)
+        return elementwise.multiply(x, 2.0**exponent)
+    if getattr(exponent, "dtype", np.dtype(int)).kind in "fc":
+        return elementwise.multiply(x, elementwise.exp2(n))
+    return _ldexp(x, exponent)
 
 
 @implements(np.frexp)

@@ -45,7 +45,27 @@ nonzero = _on_values(np.nonzero)
 flatnonzero = _on_values(np.flatnonzero)
 nanargmax = _on_values(np.nanargmax)
 nanargmin = _on_values(np.nanargmin)
-searchsorted = _on_values(np.searchsorted)
+
+
+@implements(np.searchsorted, differentiable=False, namespaces=("ops",))
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, right: bool = False,
+                 out_int32: bool = False) -> Any:
+    """``numpy.searchsorted`` on the values (no gradient), and PyTorch's spelling: ``right=True``
+    (``side='right'``), ``out_int32=``, and a sorted sequence of several dimensions searched row by row."""
+    if traces.open:  # a jit trace checks the values read on replay
+        traces.reads_all("a NumPy query", (a, v, sorter))
+    side = "right" if right else side
+    seq, values, order = raw(a), raw(v), None if sorter is None else np.asarray(raw(sorter))
+    if np.ndim(seq) <= 1:
+        found = np.searchsorted(seq, values, side, order)
+    else:  # PyTorch's: each row of the sequence searched for the same row of values
+        seq, values = np.asarray(seq), np.asarray(values)
+        if seq.shape[:-1] != values.shape[:-1] or order is not None:
+            raise ValueError(f"searchsorted: a sorted sequence of shape {seq.shape} is searched row by row (as PyTorch)"
+                             f", so the values need its leading dimensions (and no sorter), got {values.shape}")
+        lines = zip(seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1]), strict=True)
+        found = np.array([np.searchsorted(s, x, side) for s, x in lines], dtype=np.int64).reshape(values.shape)
+    return np.asarray(found).astype(np.int32) if out_int32 else found
 digitize = _on_values(np.digitize)
 count_nonzero = _on_values(np.count_nonzero)
 allclose = _on_values(np.allclose)

@@ -281,15 +281,17 @@ _log_softmax.defjvp(lambda t, ans, x, axis: t - (np.exp(ans) * t).sum(axis=axis,
 
 @op(primitive=_softmax, kind="primitive", method=True, method_adapter=lambda fn: with_dim(fn, "softmax", -1),
     cases="none")
-def softmax(x: Any, axis: int = -1) -> Any:
-    """exp(x) / sum(exp(x)) along ``axis``, stable for large inputs."""
+def softmax(x: Any, axis: int = -1, *, dtype: Any = None) -> Any:
+    """exp(x) / sum(exp(x)) along ``axis``, stable for large inputs; ``dtype``: ``x`` cast to it first (PyTorch's)."""
+    x = x if dtype is None else shape_ops.astype(x, dtype)
     return _softmax(x, axis=normalize_axis(axis, ndim_of(x)))
 
 
 @op(primitive=_log_softmax, kind="primitive", method=True,
     method_adapter=lambda fn: with_dim(fn, "log_softmax", -1), cases="none")
-def log_softmax(x: Any, axis: int = -1) -> Any:
-    """x - logsumexp(x) along ``axis``, stable for large inputs."""
+def log_softmax(x: Any, axis: int = -1, *, dtype: Any = None) -> Any:
+    """x - logsumexp(x) along ``axis``, stable for large inputs; ``dtype``: ``x`` cast to it first (PyTorch's)."""
+    x = x if dtype is None else shape_ops.astype(x, dtype)
     return _log_softmax(x, axis=normalize_axis(axis, ndim_of(x)))
 
 

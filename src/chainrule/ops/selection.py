@@ -40,7 +40,10 @@ def sort(a: Any, axis: int | None = -1, kind: Any = None, order: Any = None, *, 
 
 @implements(np.select)
 def select(condlist: Any, choicelist: Any, default: Any = 0) -> Any:
-    """Entries of the first choice whose condition holds, else ``default`` (all broadcast)."""
+    """Entries of the first choice whose condition holds, else ``default`` (all broadcast). Given a Tensor and
+    two integers, PyTorch's ``select(input, dim, index)`` (NumPy's choices are never one integer)."""
+    if isinstance(choicelist, (int, np.integer)) and hasattr(condlist, "select") and np.ndim(raw(condlist)) > 0:
+        return condlist.select(choicelist, default)  # torch.select(t, dim, index): the Tensor method
     if len(condlist) != len(choicelist):
         raise ValueError(f"select: {len(condlist)} conditions but {len(choicelist)} choices; give one choice each")
     if not condlist:

@@ -75,8 +75,13 @@ def _fortran(name: str, x: Any, order: Any) -> bool:
 
 
 @op(primitive=_transpose, kind="linear", numpy=np.transpose, cases="none")
-def transpose(x: Any, axes: Any = None) -> Any:
-    """Reverse (or permute by ``axes``) the dimensions."""
+def transpose(x: Any, axes: Any = None, dim1: Any = None) -> Any:
+    """Reverse (or permute by ``axes``) the dimensions; ``transpose(x, dim0, dim1)`` swaps two (PyTorch's
+    ``torch.transpose``: NumPy's ``axes`` is one sequence)."""
+    if dim1 is not None:
+        if ndim_of(x) == 0 and {int(axes), int(dim1)} <= {0, -1}:  # PyTorch reads a 0-d as having dim 0
+            return _transpose(x, axes=None)
+        return swapaxes(x, axes, dim1)
     if axes is not None:
         axes = tuple(int(a) % max(ndim_of(x), 1) for a in axes)
     return _transpose(x, axes=axes)
@@ -171,7 +176,10 @@ def broadcast_to(x: Any, shape: Any) -> Any:
 
 
 def each_of(one: Any, arys: tuple[Any, ...]) -> Any:
-    """NumPy's ``atleast_*d(*arys)``: one array's result alone, several as a tuple."""
+    """NumPy's ``atleast_*d(*arys)``: one array's result alone, several as a tuple; PyTorch's one sequence of
+    Tensors (``torch.atleast_1d([a, b])``) as a tuple too."""
+    if len(arys) == 1 and isinstance(arys[0], (list, tuple)) and any(isinstance(x, Tensor) for x in arys[0]):
+        return tuple(one(x) for x in arys[0])
     return one(arys[0]) if len(arys) == 1 else tuple(one(x) for x in arys)
 
 

@@ -196,6 +196,9 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     if np.any(qs < 0) or np.any(qs > 1):
         raise ValueError(f"quantile: q must be in [0, 1], got {raw(q)!r}")
     nd = ndim_of(a)
+    if nd == 0 and axis is not None:  # PyTorch reads a 0-d as one entry along dim 0 (normalize_axis checks it)
+        normalize_axis(axis, 1)
+        return quantile(shape_ops.reshape(a, (1,)), q, 0, method=method)
     if axis is None:
         flat, ax = shape_ops.ravel(a), 0
     else:

@@ -88,7 +88,7 @@ def _implicit_dim(name: str, x: Any) -> int:
     return chosen
 
 
-def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
+def softmax(x: Any, axis: Any = None, *, dim: Any = None, dtype: Any = None) -> Any:
     """exp(x) / sum(exp(x)) along ``axis`` (PyTorch's ``dim``). Without one: the last axis of a 1-d or 2-d input,
     and PyTorch's deprecated choice beyond (axis 0 of a 3-d input, 1 of more), with its warning.
 
@@ -98,13 +98,13 @@ def softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
         array([[0.5, 0.5]])
     """
     axis, _ = resolve_dim("softmax", axis, dim)
-    return _reductions.softmax(x, _implicit_dim("softmax", x) if axis is None else axis)
+    return _reductions.softmax(x, _implicit_dim("softmax", x) if axis is None else axis, dtype=dtype)
 
 
-def log_softmax(x: Any, axis: Any = None, *, dim: Any = None) -> Any:
+def log_softmax(x: Any, axis: Any = None, *, dim: Any = None, dtype: Any = None) -> Any:
     """x - logsumexp(x) along ``axis`` (PyTorch's ``dim``; without one, as :func:`softmax` chooses)."""
     axis, _ = resolve_dim("log_softmax", axis, dim)
-    return _reductions.log_softmax(x, _implicit_dim("log_softmax", x) if axis is None else axis)
+    return _reductions.log_softmax(x, _implicit_dim("log_softmax", x) if axis is None else axis, dtype=dtype)
 
 
 # == linear: x @ w.T + b, one node ========================================================

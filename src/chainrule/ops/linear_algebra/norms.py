@@ -124,17 +124,35 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> A
 
 
 @implements(np_attr("linalg.vector_norm"), namespaces=("linalg",))
-def vector_norm(x: Any, /, *, axis: Any = None, keepdims: bool = False, ord: Any = 2) -> Any:  # noqa: A002
-    """The vector norm over ``axis`` (all axes by default, as one flat vector)."""
+def vector_norm(x: Any, /, ord: Any = 2, dim: Any = None, keepdim: Any = None, *, axis: Any = None,  # noqa: A002
+                keepdims: bool = False) -> Any:
+    """The vector norm over ``axis`` (all axes by default, as one flat vector); PyTorch's ``vector_norm(x, ord,
+    dim, keepdim)`` too (NumPy's takes only keywords)."""
+    axis, keepdims = _torch_dim("vector_norm", axis, dim, keepdims, keepdim)
     axes = None if axis is None else normalize_axis(axis, ndim_of(x))
     return _vector_norm(x, ord, axes, keepdims)
 
 
 @implements(np_attr("linalg.matrix_norm"), namespaces=("linalg",))
-def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: Any = "fro") -> Any:  # noqa: A002
-    """The matrix norm of the last two axes."""
+def matrix_norm(x: Any, /, ord: Any = "fro", dim: Any = None, keepdim: Any = None, *,  # noqa: A002
+                keepdims: bool = False) -> Any:
+    """The matrix norm of the last two axes; PyTorch's ``matrix_norm(x, ord, dim, keepdim)`` too (``dim``: the
+    two axes; NumPy's takes only keywords)."""
+    axis, keepdims = _torch_dim("matrix_norm", None, dim, keepdims, keepdim)
     nd = ndim_of(x)
-    return _matrix_norm(x, ord, (nd - 2, nd - 1), keepdims)
+    axes = (nd - 2, nd - 1) if axis is None else normalize_axis(axis, nd)
+    if len(axes) != 2 or axes[0] == axes[1]:
+        raise ValueError(f"matrix_norm: dim must name two different axes, got {dim!r}")
+    return _matrix_norm(x, ord, (axes[0], axes[1]), keepdims)
+
+
+def _torch_dim(name: str, axis: Any, dim: Any, keepdims: bool, keepdim: Any) -> tuple[Any, bool]:
+    """NumPy's ``axis``/``keepdims`` from PyTorch's ``dim``/``keepdim`` (one of each pair)."""
+    if dim is not None and axis is not None:
+        raise TypeError(f"linalg.{name}: got both axis= and dim= (PyTorch's name); pass one")
+    if keepdim is not None and keepdims:
+        raise TypeError(f"linalg.{name}: got both keepdims= and keepdim= (PyTorch's name); pass one")
+    return (axis if dim is None else dim), bool(keepdims if keepdim is None else keepdim)
 
 
 @implements(np.linalg.cond, namespaces=("linalg",))

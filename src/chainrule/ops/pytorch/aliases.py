@@ -175,6 +175,9 @@ def index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1
     (repeated indices add up)."""
     axis = checked_axis(self, dim, "index_add")
     idx = as_array(index._data if isinstance(index, Tensor) else index)
+    if self.ndim == 0:  # PyTorch reads a 0-d Tensor (and a 0-d source) as one entry, and gives a 0-d back
+        part = source.reshape((1,)) if isinstance(source, Tensor) else np.reshape(source, (1,))
+        return index_add(self.reshape((1,)), 0, idx.reshape(-1), part, alpha=alpha).reshape(())
     if idx.ndim != 1 or idx.dtype.kind not in "iu":
         raise ValueError(f"index_add: index must be a 1-D integer array, got shape {idx.shape} dtype {idx.dtype}")
     check_range("index_add", idx, axis, self.shape[axis])
@@ -186,6 +189,8 @@ def index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1
 def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     """PyTorch's ``index_fill``: the slices at ``index`` along ``dim`` set to ``value`` (no gradient there)."""
     axis = checked_axis(self, dim, "index_fill")
+    if self.ndim == 0:  # PyTorch reads a 0-d Tensor as one entry, and gives a 0-d back
+        return index_fill(self.reshape((1,)), 0, index, value).reshape(())
     idx = as_array(index._data if isinstance(index, Tensor) else index)
     mask = xp_of(self._data).zeros(self.shape[axis], dtype=bool)  # where the values are
     check_range("index_fill", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
@@ -276,6 +281,8 @@ def diag_embed(self: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) ->
 def _quantile_method(function_name: str) -> Any:
     def method(self: Tensor, q: Any, dim: int | None = None, keepdim: bool = False, *,
                interpolation: str = "linear") -> Any:
+        if scalar_along(self, function_name, dim):  # PyTorch reads a 0-d Tensor as one entry; keepdim keeps 0-d
+            return method(self.reshape((1,)), q, 0, False, interpolation=interpolation)
         return declared(function_name)(self, q._data if isinstance(q, Tensor) and not q.requires_grad else q,
                                        axis=dim, keepdims=keepdim, method=interpolation)
 

@@ -25,6 +25,8 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ...tensor import Tensor
 from .dim_args import numpy_methods
 
@@ -32,7 +34,7 @@ from .dim_args import numpy_methods
 NAMES = (
     "sum", "mean", "std", "var", "prod", "cumsum", "cumprod", "argmax", "argmin", "argsort", "sort", "softmax",
     "log_softmax", "logsumexp", "all", "any", "median", "nanmedian", "squeeze", "count_nonzero", "nansum", "nanmean",
-    "diff", "quantile", "nonzero", "equal",
+    "diff", "quantile", "nonzero", "equal", "nanquantile",
 )
 # the functions whose PyTorch meaning differs from NumPy's even without dim= (std and var: unbiased; median: the
 # lower of the two middle values, and a (values, indices) pair along a dim; sort: the pair; nonzero: index rows),
@@ -49,11 +51,20 @@ _NUMPY_KEYWORDS = {
 }
 
 
+_SORTS = ("sort", "argsort")
+
+
 def with_torch_dim(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
     """``fn`` (NumPy's spelling) that also takes PyTorch's ``dim=`` and ``keepdim=``."""
 
     @functools.wraps(fn)
     def call(x: Any, *args: Any, **kw: Any) -> Any:
+        if (name in _SORTS and isinstance(x, Tensor) and not numpy_methods()
+                and (len(args) > 1 and isinstance(args[1], (bool, np.bool_)) or {"descending", "stable"} & set(kw))):
+            return getattr(x, name)(*args, **kw)  # torch.argsort(t, 0, True): descending (NumPy's kind is a str)
+        if (args and isinstance(args[0], (int, np.integer)) and not isinstance(args[0], bool) and isinstance(x, Tensor)
+                and x.ndim == 0 and not numpy_methods()):
+            return getattr(x, name)(*args, **kw)  # torch.cumsum(t, 0) of a 0-d: 0-d (NumPy's: 1-d, or an AxisError)
         if "dim" not in kw and "keepdim" not in kw:
             numpy_keywords = _NUMPY_KEYWORDS.get(name)
             if (numpy_keywords is not None and isinstance(x, Tensor) and not numpy_methods()

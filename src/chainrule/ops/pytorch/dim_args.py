@@ -107,6 +107,8 @@ def reduction(fn: Any) -> Any:
             if scalar_along(self, fn.__name__, dim):
                 return as_scalar(fn(self.reshape((1,)), axis=0, keepdims=False, **kw))
             axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
+        elif axis is not None and not _NUMPY_METHODS.get() and scalar_along(self, fn.__name__, axis):
+            return as_scalar(fn(self.reshape((1,)), axis=0, keepdims=False, **kw))  # t.logsumexp(0) of a 0-d
         return fn(self, axis=axis, keepdims=keepdims, **kw)
 
     method.__name__ = fn.__name__
@@ -241,7 +243,13 @@ def spread(fn: Any) -> Any:
 
 def _positional_spread(name: str, args: tuple, axis: Any, dim: Any, unbiased: Any, ddof: Any, correction: Any,
                        keepdims: Any, keepdim: Any) -> tuple[Any, Any, Any, Any]:
-    """PyTorch's ``std(dim, unbiased, keepdim)`` read from positional arguments."""
+    """PyTorch's ``std(dim, unbiased, keepdim)`` read from positional arguments (``std(True)``: unbiased, PyTorch's
+    other overload; a bool is never a dim)."""
+    if isinstance(args[0], (bool, np.bool_)):
+        if len(args) > 1 or unbiased is not None or ddof is not None or correction is not None:
+            raise TypeError(f"{name}: a positional bool is PyTorch's unbiased (std(unbiased)), got {args!r} and "
+                            "ddof/unbiased/correction; pass dim=..., unbiased=... by name")
+        return dim, bool(args[0]), None, keepdim
     if len(args) > 3:
         raise TypeError(f"{name}: takes at most dim, unbiased and keepdim positionally, got {len(args)} arguments")
     if axis is not None or dim is not None:
@@ -271,6 +279,8 @@ def with_dim(fn: Any, name: str, default: Any = None) -> Any:
             if scalar_along(self, name, dim):
                 return as_scalar(fn(self.reshape((1,)), 0, *args, **kw))
             axis = dim
+        elif axis is not default and axis is not None and not _NUMPY_METHODS.get() and scalar_along(self, name, axis):
+            return as_scalar(fn(self.reshape((1,)), 0, *args, **kw))  # t.cumsum(0) of a 0-d: 0-d (NumPy: 1-d)
         return fn(self, axis, *args, **kw)
 
     method.__name__ = name

@@ -106,7 +106,7 @@ def std_mean(input: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:  # noqa:
 
 def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:  # noqa: A002,E501
     value = input if is_value(input) else Tensor(input)
-    dim = args[0] if args else kwargs.get("dim")
+    dim = args[0] if args and not isinstance(args[0], (bool, np.bool_)) else kwargs.get("dim")  # (True): unbiased
     keepdim = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
     mean = value.mean(dim=dim, keepdim=keepdim) if dim is not None or keepdim else value.mean()
     return getattr(value, name)(*args, **kwargs), mean

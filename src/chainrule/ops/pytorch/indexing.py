@@ -230,6 +230,9 @@ def gather(self: Tensor, dim: int, index: Any) -> Any:
     """PyTorch's ``gather``: ``out[i][j] = self[index[i][j]][j]`` along ``dim`` (``index`` may be smaller than
     ``self`` in the other dims); repeated indices add their gradients."""
     axis = checked_axis(self, dim, "gather")
+    if self.ndim == 0:  # PyTorch reads a 0-d Tensor as one entry: the result has the index's shape
+        idx = _index_array("gather", index)
+        return gather(self.reshape((1,)), 0, idx.reshape(-1)).reshape(idx.shape)
     idx, _, one = _zero_d_as_one(self, _index_array("gather", index))
     _check_index("gather", self, axis, idx)
     corner = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(idx.shape))

@@ -76,3 +76,35 @@ def write_out(name: str, result: Any, out: Any) -> Any:
     with no_grad():
         out.copy_(result)
     return out
+
+
+# PyTorch's names for NumPy's keywords of the same meaning (torch.flip(t, dims=...), torch.linalg.norm(keepdim=))
+RENAMED = {
+    "flip": {"dims": "axis"}, "diagflat": {"offset": "k"}, "tensordot": {"dims": "axes"},
+    "trapezoid": {"dim": "axis"}, "cross": {"dim": "axis"}, "cov": {"correction": "ddof"},
+}
+LINALG_RENAMED = {
+    "norm": {"dim": "axis", "keepdim": "keepdims"}, "vecdot": {"dim": "axis"}, "cross": {"dim": "axis"},
+    "tensorsolve": {"dims": "axes"}, "matrix_rank": {"atol": "tol"},
+}
+
+
+def with_renamed_keywords(fn: Callable[..., Any], name: str, renames: dict[str, str]) -> Callable[..., Any]:
+    """``fn`` that also takes PyTorch's names for its keywords (``renames``: PyTorch's name to NumPy's).
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.flip(cr.tensor([[1.0, 2.0]]), dims=(1,)).tolist()
+        [[2.0, 1.0]]
+    """
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kw: Any) -> Any:
+        for torch_name, numpy_name in renames.items():
+            if torch_name in kw:
+                if numpy_name in kw:
+                    raise TypeError(f"{name}(): got both {numpy_name}= and {torch_name}= (PyTorch's name); pass one")
+                kw[numpy_name] = kw.pop(torch_name)
+        return fn(*args, **kw)
+
+    return call

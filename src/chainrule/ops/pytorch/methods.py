@@ -83,6 +83,8 @@ def transpose(self: Tensor, *axes: Any, dim0: Any = None, dim1: Any = None) -> A
         return shape_ops.transpose(self, None)
     if len(axes) != 2:  # one sequence, or as many axes as dimensions: NumPy's permutation
         return shape_ops.transpose(self, tuple(_shape_args(axes)))
+    if self.ndim == 0 and scalar_along(self, "transpose", axes):  # PyTorch's swap of a 0-d's dims 0 and -1
+        return shape_ops.transpose(self, None)
     if self.ndim != 2:  # NumPy would need self.ndim axes: PyTorch's swap
         return shape_ops.swapaxes(self, axes[0], axes[1])
     if [int(a) % 2 for a in axes] == [0, 1] and not numpy_methods():  # PyTorch's swap (NumPy's: the identity)
@@ -182,9 +184,15 @@ def to(self: Tensor, *args: Any, dtype: Any = None, device: Any = None, copy: bo
     """PyTorch's ``to``: ``to(dtype)``, ``to("cuda")``, ``to(device, dtype)``, ``to(other_tensor)`` (its device and
     dtype); a move between devices is differentiable (see ``chainrule.ops.device_ops``)."""
     kw.pop("non_blocking", None)
+    kw.pop("memory_format", None)  # PyTorch's strides (preserve_format, channels_last): the values are the same
     if kw:
         raise TypeError(f"to: chainrule does not support the keyword(s) {sorted(kw)} of Tensor.to")
-    for a in args:
+    flags = [a for a in args if isinstance(a, (bool, np.bool_))]  # PyTorch's to(dtype, non_blocking, copy)
+    if len(flags) > 2 or flags and not all(isinstance(a, (bool, np.bool_)) for a in args[len(args) - len(flags):]):
+        raise TypeError(f"to: takes (device, dtype, non_blocking, copy) positionally, got {args!r}")
+    if len(flags) == 2:
+        copy = bool(flags[1]) or copy
+    for a in args[:len(args) - len(flags)]:
         if isinstance(a, str) and a.split(":")[0] in _device_names() or _is_device(a):
             device = a
         elif isinstance(a, Tensor):
@@ -247,7 +255,7 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
     if isinstance(kind, (bool, np.bool_)):  # PyTorch's second positional argument is descending, not a kind
         kind, descending = None, bool(kind) or descending
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
-    if scalar_along(self, "argsort", dim):
+    if scalar_along(self, "argsort", dim if dim is not None else axis):  # (t.argsort(0) of a 0-d too)
         return np.zeros((), dtype=np.int64)
     if kind is not None or axis is None:  # NumPy's argsort (a kind named, or the flattened array)
         return np.argsort(raw(self), axis=axis, kind=kind) if not descending else stable_order(raw(self), axis, True)
@@ -255,9 +263,15 @@ def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = N
 
 
 @tensor_method("repeat_interleave")
-def repeat_interleave(self: Tensor, repeats: Any, dim: Any = None) -> Any:
-    """PyTorch's ``repeat_interleave``: each entry ``repeats`` times along ``dim`` (NumPy's ``repeat``)."""
-    return arrays.repeat(self, repeats, dim)
+def repeat_interleave(self: Tensor, repeats: Any, dim: Any = None, *, output_size: Any = None) -> Any:
+    """PyTorch's ``repeat_interleave``: each entry ``repeats`` times along ``dim`` (NumPy's ``repeat``);
+    ``output_size``, PyTorch's hint of the result's length along ``dim``, is checked."""
+    out = arrays.repeat(self, repeats, dim)
+    length = out.shape[dim] if dim is not None else out.size
+    if output_size is not None and int(output_size) != length:
+        raise ValueError(f"repeat_interleave: output_size={output_size} but the repeats give {length} entries; "
+                         f"pass output_size={length} or leave it out")
+    return out
 
 
 @tensor_method("index_select")
@@ -270,6 +284,8 @@ def index_select(self: Tensor, dim: int, index: Any) -> Any:
     if isinstance(idx, (np.ndarray, list, tuple, int, np.integer)):  # (under vmap a batched index is checked there)
         axis = checked_axis(self, dim, "index_select")
         check_range("index_select", np.asarray(idx), axis, self.shape[axis] if self.ndim else 1)
+        if self.ndim == 0:  # PyTorch reads a 0-d Tensor as one entry, and gives a 0-d back
+            return shape_ops.take(self.reshape((1,)), np.zeros(np.shape(idx), dtype=np.int64), 0).reshape(())
     return shape_ops.take(self, index, dim)
 
 
@@ -279,13 +295,13 @@ for _np_fn in (np.argmax, np.argmin, np.any, np.all):
 
 
 @tensor_method("clone")
-def clone(self: Tensor) -> Any:
+def clone(self: Tensor, *, memory_format: Any = None) -> Any:
     """PyTorch's ``clone``: a copy that stays in the graph."""
     return shape_ops.copy(self)
 
 
 @tensor_method("contiguous")
-def itself(self: Tensor) -> Tensor:
+def itself(self: Tensor, memory_format: Any = None) -> Tensor:
     """The tensor itself (PyTorch's ``contiguous()``)."""
     return self
 
@@ -303,19 +319,19 @@ def dim(self: Tensor) -> int:
 
 
 @tensor_method("float")
-def float32(self: Tensor) -> Any:
+def float32(self: Tensor, *, memory_format: Any = None) -> Any:  # (a PyTorch layout: the values are the same)
     """PyTorch's ``float()``: the values as float32."""
     return to(self, np.float32)
 
 
 @tensor_method("double")
-def float64(self: Tensor) -> Any:
+def float64(self: Tensor, *, memory_format: Any = None) -> Any:
     """PyTorch's ``double()``: the values as float64."""
     return to(self, np.float64)
 
 
 @tensor_method("long")
-def int64(self: Tensor) -> Tensor:
+def int64(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """PyTorch's ``long()``: the values as int64 (out of the graph, as integer tensors are)."""
     return Tensor._wrap(self._data.astype(np.int64))
 

@@ -28,7 +28,11 @@ def tensor_split(self: Tensor, indices_or_sections: Any, dim: int = 0) -> Any:
 also_method("array_split", "tensor_split", tensor_split)
 
 
-def _flip(self: Tensor, *dims: Any) -> Any:
+def _flip(self: Tensor, *dims: Any, **named: Any) -> Any:
+    if "dims" in named and not dims:  # t.flip(dims=(0,))
+        dims = (named.pop("dims"),)
+    if named:
+        raise TypeError(f"flip() got unexpected keyword(s) {sorted(named)}; it takes dims")
     if not dims:
         raise TypeError("flip: give the dims to flip (PyTorch's t.flip(dims)); numpy.flip(t) flips every axis")
     if scalar_along(self, "flip", dims_tuple(dims)):
@@ -192,19 +196,19 @@ tensor_method("output_nr", property(lambda self: self._index or 0, doc="PyTorch'
 
 
 @tensor_method("half")
-def half(self: Tensor) -> Any:
+def half(self: Tensor, *, memory_format: Any = None) -> Any:  # (a PyTorch layout: the values are the same)
     """PyTorch's ``half()``: the values as float16."""
     return self if self.dtype == np.float16 else declared("astype")(self, np.float16)
 
 
 @tensor_method("int")
-def int32(self: Tensor) -> Tensor:
+def int32(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """PyTorch's ``int()``: the values as int32 (out of the graph, as integer tensors are)."""
     return Tensor._wrap(values_of(self, "int").astype(np.int32))
 
 
 @tensor_method("bool")
-def boolean(self: Tensor) -> Tensor:
+def boolean(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """PyTorch's ``bool()``: the values as booleans (out of the graph)."""
     return Tensor._wrap(values_of(self, "bool").astype(bool))
 
