@@ -296,13 +296,15 @@ def test_pinv_of_a_rank_deficient_matrix_has_the_constant_rank_derivative():
 
 @pytest.mark.oracle
 @pytest.mark.parametrize("shape, rank", [((3, 2), 1), ((2, 4), 1), ((4, 4), 2), ((2, 3, 3), 2)])
-def test_pinv_rank_deficient_matches_jax_to_second_order(shape, rank):
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+def test_pinv_rank_deficient_matches_jax_to_second_order(shape, rank, dtype):
     jax = _jax()
     rng = np.random.default_rng(0)
-    u, v = rng.normal(size=shape[:-1] + (rank,)), rng.normal(size=shape[:-2] + (rank, shape[-1]))
-    a, w = u @ v, rng.normal(size=shape[:-2] + (shape[-1], shape[-2]))
-    t = u @ rng.normal(size=v.shape) + rng.normal(size=u.shape) @ v
-    f = lambda m: (lambda x: m.sum(m.linalg.pinv(x) * w))  # noqa: E731
+    draw = lambda s: rng.normal(size=s) + (1j * rng.normal(size=s) if dtype == np.complex128 else 0)  # noqa: E731
+    u, v = draw(shape[:-1] + (rank,)), draw(shape[:-2] + (rank, shape[-1]))
+    a, w = u @ v, draw(shape[:-2] + (shape[-1], shape[-2]))
+    t = u @ draw(v.shape) + draw(u.shape) @ v
+    f = lambda m: (lambda x: m.real(m.sum(m.linalg.pinv(x) * w)))  # noqa: E731
     d = _second_order(f(np), a, t)
     jg = lambda x: jax.grad(f(jax.numpy))(x)  # noqa: E731
     np.testing.assert_allclose(d["rev"], jg(a), rtol=1e-8, atol=1e-12)
