@@ -19,7 +19,7 @@ import numpy as np
 
 from ...autodiff import batch_levels as _batching
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array
+from ...core.device import as_array, xp_of
 from ...tensor import Tensor
 from .. import elementwise, reductions
 from .. import shape as shape_ops
@@ -241,11 +241,19 @@ def _rank_deficient(a: np.ndarray) -> bool:
     return bool(np.any(np.linalg.matrix_rank(a) < min(a.shape[-2:])))
 
 
+def _eyes(p: Any) -> tuple[Any, Any]:
+    """Identities of the sizes of A P and P A (``p`` is n x m), made where ``p``'s values are (host or device)."""
+    values = raw(p)
+    xp = xp_of(values)
+    n, m = shape_of(p)[-2:]
+    return xp.eye(m, dtype=values.dtype), xp.eye(n, dtype=values.dtype)
+
+
 def _pinv_rank_jvp(t: Any, ans: Any, a: Any) -> Any:
     """The derivative of the pseudo-inverse where the rank stays constant (Golub and Pereyra; JAX's rule):
     dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P."""
     p, tt = ans, conj_transpose(t)
-    eye_m, eye_n = np.eye(shape_of(a)[-2]), np.eye(shape_of(a)[-1])
+    eye_m, eye_n = _eyes(p)
     away_a = elementwise.subtract(eye_m, matmul(a, p))
     away_p = elementwise.subtract(eye_n, matmul(p, a))
     return elementwise.add(elementwise.add(
@@ -258,7 +266,7 @@ def _pinv_rank_vjp(g: Any, ans: Any, a: Any) -> Any:
     """The transpose of the rule above (for complex values JAX's: the terms in dA^H transpose to conjugates):
     -P^T G P^T + conj((I - A P) G^T P P^H) + conj(P^H P G^T (I - P A))."""
     p, gt = ans, transpose_last(g)
-    eye_m, eye_n = np.eye(shape_of(a)[-2]), np.eye(shape_of(a)[-1])
+    eye_m, eye_n = _eyes(p)
     away_a = elementwise.subtract(eye_m, matmul(a, p))
     away_p = elementwise.subtract(eye_n, matmul(p, a))
     pt, ph = transpose_last(p), conj_transpose(p)
