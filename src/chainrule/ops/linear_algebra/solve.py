@@ -19,11 +19,11 @@ import numpy as np
 
 from ...autodiff import batch_levels as _batching
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array
+from ...core.device import as_array, xp_of
 from ...tensor import Tensor
 from .. import elementwise, reductions
 from .. import shape as shape_ops
-from .._define import is_complex, ndim_of, raw, shape_of, xp_where
+from .._define import conj, is_complex, ndim_of, raw, shape_of, xp_where
 from .._scans import exclusive_products
 from ..contraction import matmul
 from ..declare import implements
@@ -229,7 +229,7 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None
         return np.linalg.pinv(a, **({"rcond": rcond} if rcond is not None else kw), hermitian=hermitian)
     if rcond is not None or rtol is not None:
         return _pinv_cut(a, rcond if rcond is not None else rtol)
-    if not is_complex(a) and not isinstance(raw(a), _batching.BATCHED) and _rank_deficient(raw(a)):
+    if not isinstance(raw(a), _batching.BATCHED) and _rank_deficient(raw(a)):
         return _pinv_rank(a)
     require_full_rank("pinv", a)
     m, n = shape_of(a)[-2:]
@@ -242,11 +242,19 @@ def _rank_deficient(a: np.ndarray) -> bool:
     return bool(np.any(np.linalg.matrix_rank(a) < min(a.shape[-2:])))
 
 
+def _eyes(p: Any) -> tuple[Any, Any]:
+    """Identities of the sizes of A P and P A (``p`` is n x m), made where ``p``'s values are (host or device)."""
+    values = raw(p)
+    xp = xp_of(values)
+    n, m = shape_of(p)[-2:]
+    return xp.eye(m, dtype=values.dtype), xp.eye(n, dtype=values.dtype)
+
+
 def _pinv_rank_jvp(t: Any, ans: Any, a: Any) -> Any:
     """The derivative of the pseudo-inverse where the rank stays constant (Golub and Pereyra; JAX's rule):
     dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P."""
     p, tt = ans, conj_transpose(t)
-    eye_m, eye_n = (xp_where(a).eye(shape_of(a)[k]) for k in (-2, -1))  # where a is
+    eye_m, eye_n = _eyes(p)
     away_a = elementwise.subtract(eye_m, matmul(a, p))
     away_p = elementwise.subtract(eye_n, matmul(p, a))
     return elementwise.add(elementwise.add(
@@ -256,19 +264,21 @@ def _pinv_rank_jvp(t: Any, ans: Any, a: Any) -> Any:
 
 
 def _pinv_rank_vjp(g: Any, ans: Any, a: Any) -> Any:
-    """The transpose of the rule above: -P^T G P^T + (I - A P) G^T P P^T + P^T P G^T (I - P A)."""
-    p, gt = ans, conj_transpose(g)
-    eye_m, eye_n = (xp_where(a).eye(shape_of(a)[k]) for k in (-2, -1))  # where a is
+    """The transpose of the rule above (for complex values JAX's: the terms in dA^H transpose to conjugates):
+    -P^T G P^T + conj((I - A P) G^T P P^H) + conj(P^H P G^T (I - P A))."""
+    p, gt = ans, transpose_last(g)
+    eye_m, eye_n = _eyes(p)
     away_a = elementwise.subtract(eye_m, matmul(a, p))
     away_p = elementwise.subtract(eye_n, matmul(p, a))
-    pt = conj_transpose(p)
+    pt, ph = transpose_last(p), conj_transpose(p)
+    conjugated = conj if is_complex(p) or is_complex(g) else (lambda x: x)
     return elementwise.add(elementwise.add(
         elementwise.negative(matmul(matmul(pt, g), pt)),
-        matmul(matmul(away_a, gt), matmul(p, pt))),
-        matmul(matmul(matmul(pt, p), gt), away_p))
+        conjugated(matmul(matmul(away_a, gt), matmul(p, ph)))),
+        conjugated(matmul(matmul(matmul(ph, p), gt), away_p)))
 
 
-# NumPy's pinv of a real rank-deficient matrix (its default cutoff), differentiated as JAX does: the rank held fixed
+# NumPy's pinv of a rank-deficient matrix (its default cutoff), differentiated as JAX does: the rank held fixed
 _pinv_rank = Primitive("pinv_constant_rank", lambda a: np.linalg.pinv(a), reads=("ans", 0))
 _pinv_rank.defvjp(_pinv_rank_vjp)
 _pinv_rank.defjvp(_pinv_rank_jvp)
