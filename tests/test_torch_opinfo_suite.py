@@ -320,3 +320,9 @@ def test_masked_fill_value_carries_its_tangent_in_forward_mode():
     _, tangent = cr.jvp(lambda x, v: x.masked_fill(mask, v), (cr.tensor(np.arange(3.0)), cr.tensor(np.array(2.0))),
                         (cr.tensor(np.ones(3)), cr.tensor(np.array(5.0))))
     np.testing.assert_array_equal(np.asarray(tangent), [5.0, 1.0, 5.0])
+
+
+def test_tensorsolve_takes_pytorchs_dims():
+    a, b = np.random.default_rng(1).normal(size=(6, 2, 3)), np.random.default_rng(2).normal(size=(2, 3))
+    ours = cr.linalg.tensorsolve(cr.Tensor(a), cr.Tensor(b), dims=(0,))
+    np.testing.assert_allclose(ours.numpy(), np.linalg.tensorsolve(a, b, axes=(0,)), rtol=1e-10)
