@@ -22,16 +22,12 @@ from .ops.linear_algebra import linalg_trace as trace
 from .ops.linear_algebra.eig import EigResult
 from .ops.products import linalg_cross as cross
 from .ops.products import vecdot
-from .ops.pytorch.keywords import LINALG_RENAMED, with_renamed_keywords
 from .ops.queries import matrix_rank
 
 LinAlgError = __import__("numpy").linalg.LinAlgError
 
 # the functions declared public here (inv, det, eigh, svd, ...: ops/linear_algebra/), by their declarations
 globals().update(declared_in("linalg"))
-for _name, _renames in LINALG_RENAMED.items():  # torch.linalg.norm(a, dim=1, keepdim=True): NumPy's axis=, keepdims=
-    globals()[_name] = with_renamed_keywords(globals()[_name], f"linalg.{_name}", _renames)
-del _name, _renames
 
 __all__ = [
     "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cross", "diagonal", "matmul",

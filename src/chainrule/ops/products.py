@@ -66,8 +66,9 @@ def _broadcast(*xs: Any) -> list[Any]:
 
 
 @implements(np_attr("linalg.cross"), namespaces=())  # public as chainrule.linalg.cross
-def linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """Cross product of 3-vectors along ``axis`` (numpy.linalg.cross)."""
+def linalg_cross(x1: Any, x2: Any, /, *, axis: int = -1, dim: Any = None) -> Any:
+    """Cross product of 3-vectors along ``axis`` (numpy.linalg.cross; ``dim``: PyTorch's name for it)."""
+    axis = axis if dim is None else dim
     if shape_of(x1)[axis] != 3 or shape_of(x2)[axis] != 3:
         raise ValueError(f"linalg.cross: vectors must have 3 components, got shapes {shape_of(x1)} and {shape_of(x2)}")
     return cross(x1, x2, axis=axis)
@@ -82,9 +83,9 @@ def _vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
 
 
 @implements(np_attr("vecdot"), np_attr("linalg.vecdot"))
-def vecdot(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
-    """Dot product of vectors along ``axis`` (broadcasting the others)."""
-    return _vecdot(x1, x2, axis=axis)
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, dim: Any = None) -> Any:
+    """Dot product of vectors along ``axis`` (broadcasting the others; ``dim``: PyTorch's name for it)."""
+    return _vecdot(x1, x2, axis=axis if dim is None else dim)
 
 
 vecdot.ufunc_kwargs = frozenset({"axis"})  # type: ignore[attr-defined]

@@ -83,4 +83,21 @@ isposinf = _on_values(np.isposinf, wrap=True)
 isneginf = _on_values(np.isneginf, wrap=True)
 isreal = _on_values(np.isreal, wrap=True)
 iscomplex = _on_values(np.iscomplex, wrap=True)
-matrix_rank = _on_values(np.linalg.matrix_rank, namespaces=())  # public as chainrule.linalg.matrix_rank
+
+
+@implements(np.linalg.matrix_rank, differentiable=False, namespaces=())  # public as chainrule.linalg.matrix_rank
+def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any = None, atol: Any = None) -> Any:  # noqa: N803
+    """``numpy.linalg.matrix_rank`` on the values (no gradient); PyTorch's ``atol=`` (with ``rtol=``: singular
+    values above ``max(atol, rtol * largest)`` count)."""
+    if traces.open:  # a jit trace checks the values read on replay
+        traces.reads_all("a NumPy query", (A, tol, rtol, atol))
+    values = np.asarray(raw(A))
+    if atol is not None:
+        if tol is not None:
+            raise TypeError("linalg.matrix_rank: got both tol= and atol= (PyTorch's name); pass one")
+        if rtol is not None:  # PyTorch's rule for both
+            largest = np.linalg.svd(values, compute_uv=False, hermitian=hermitian).max(axis=-1, initial=0.0)
+            tol, rtol = np.maximum(atol, rtol * largest), None
+        else:
+            tol = atol
+    return np.linalg.matrix_rank(values, tol, hermitian, rtol=rtol)

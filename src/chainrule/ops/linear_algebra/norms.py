@@ -95,14 +95,17 @@ def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any
 
 
 @implements(np.linalg.norm, namespaces=("linalg",))
-def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A002
-    """Vector or matrix norm, as numpy.linalg.norm (the 2-norm has gradient 0 at the zero vector).
+def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False, *, dim: Any = None,  # noqa: A002
+         keepdim: Any = None) -> Any:
+    """Vector or matrix norm, as numpy.linalg.norm (the 2-norm has gradient 0 at the zero vector); PyTorch's
+    ``dim=``/``keepdim=`` too.
 
     Example:
         >>> import chainrule as cr, numpy as np
         >>> cr.grad(np.linalg.norm)(np.array([3.0, 4.0]))
         array([0.6, 0.8])
     """
+    axis, keepdims = _torch_dim("norm", axis, dim, keepdims, keepdim)
     nd = ndim_of(x)
     if axis is None:
         if ord is None:

@@ -336,8 +336,9 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
 
 
 @implements(np.linalg.tensorsolve, namespaces=("linalg",))
-def tensorsolve(a: Any, b: Any, axes: Any = None) -> Any:
-    """x with tensordot(a, x, x.ndim) = b."""
+def tensorsolve(a: Any, b: Any, axes: Any = None, *, dims: Any = None) -> Any:
+    """x with tensordot(a, x, x.ndim) = b (``dims``: PyTorch's name for ``axes``)."""
+    axes = axes if dims is None else dims
     if axes is not None:
         rest = [i for i in range(ndim_of(a)) if i not in [k % ndim_of(a) for k in axes]]
         a = shape_ops.transpose(a, rest + [k % ndim_of(a) for k in axes])

@@ -83,10 +83,6 @@ RENAMED = {
     "flip": {"dims": "axis"}, "diagflat": {"offset": "k"}, "tensordot": {"dims": "axes"},
     "trapezoid": {"dim": "axis"}, "cross": {"dim": "axis"}, "cov": {"correction": "ddof"},
 }
-LINALG_RENAMED = {
-    "norm": {"dim": "axis", "keepdim": "keepdims"}, "vecdot": {"dim": "axis"}, "cross": {"dim": "axis"},
-    "tensorsolve": {"dims": "axes"}, "matrix_rank": {"atol": "tol"},
-}
 
 
 def with_renamed_keywords(fn: Callable[..., Any], name: str, renames: dict[str, str]) -> Callable[..., Any]:
