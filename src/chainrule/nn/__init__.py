@@ -73,6 +73,10 @@ from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Upsample, Upsampli
 from .init import manual_seed
 from .language_model.generate import generate
 from .language_model.model import GPT, GPTConfig
+from .layers_more import *  # noqa: F403  (PReLU, PixelShuffle, Dropout2d, ZeroPad2d, CosineSimilarity, ...)
+from .layers_more import __all__ as _layers_more
+from .losses_more import *  # noqa: F403  (MarginRankingLoss, TripletMarginLoss, MultiMarginLoss, ...)
+from .losses_more import __all__ as _losses_more
 from .layers import MLP, Dropout, Embedding, Flatten, LayerNorm, Linear, RMSNorm, Unflatten
 from .losses import (
     BCELoss,
@@ -125,3 +129,4 @@ __all__ = [
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
 __all__ += ["parallel"]
+__all__ += [*_layers_more, *_losses_more]
