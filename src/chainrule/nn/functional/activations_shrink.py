@@ -86,8 +86,8 @@ def tanhshrink(input: Any) -> Any:  # noqa: A002
 
 
 def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
-    """``x`` where ``x > 0``, else ``weight * x``; ``weight`` has 1 entry or one per channel (dim 1; dim 0 of a
-    1-d input), as PyTorch's.
+    """``x`` where ``x > 0``, else ``weight * x``; ``weight`` has 1 entry or one per channel (dim 1; a 0-d or 1-d
+    input is one channel), as PyTorch's.
 
     Example:
         >>> import numpy as np
@@ -101,7 +101,7 @@ def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
     if len(wshape) > 1:
         raise ValueError(f"prelu: weight must be 0-d or 1-d, got shape {wshape}")
     if n != 1:
-        channels = shape[1] if len(shape) >= 2 else (shape[0] if shape else 1)
+        channels = shape[1] if len(shape) >= 2 else 1  # (a 1-d input is one channel, as PyTorch has it)
         if n != channels:
             raise ValueError(f"prelu: mismatch of parameter numbers and input channel size: found {n} parameters "
                              f"and channel size {channels} (input shape {shape}); pass 1 weight or one per channel")

@@ -7,7 +7,7 @@ Each follows PyTorch's formula, built from chainrule's ops; the hinge is ``max(0
 Example:
     >>> import numpy as np
     >>> import chainrule.nn.functional as F
-    >>> float(F.multi_margin_loss(np.array([[0.1, 0.2, 0.4, 0.8]]), np.array([3])))
+    >>> round(float(F.multi_margin_loss(np.array([[0.1, 0.2, 0.4, 0.8]]), np.array([3]))), 4)
     0.325
 """
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.device import as_array
+from ...core.device import as_array, is_off_host, of
 from ...ops import elementwise as ew
 from ...ops._define import on_device_of, raw
 from ...ops.reductions import sum as reduce_sum
@@ -36,6 +36,8 @@ def _hinge(z: Any) -> Any:
 def _classes(name: str, x: Any, target: Any) -> tuple[Any, np.ndarray, int]:
     shape = tuple(np.shape(raw(x)))
     t = as_array(raw(target))
+    if is_off_host(t):  # the class indices pick entries and build masks: one host copy (masks go back as constants)
+        t = of(t).to_host(t)
     if len(shape) not in (1, 2) or t.dtype.kind not in "iu":
         raise ValueError(f"{name}: expects input (N, C) or (C,) and integer class targets, got input {shape} and "
                          f"target of dtype {t.dtype}")
