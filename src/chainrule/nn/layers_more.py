@@ -3,7 +3,8 @@
 ``Tanhshrink``, ``Threshold``), channels (``PixelShuffle``, ``PixelUnshuffle``, ``ChannelShuffle``,
 ``Dropout1d/2d/3d``, ``AlphaDropout``, ``FeatureAlphaDropout``), padding (``ZeroPad``, ``ConstantPad``,
 ``ReflectionPad``, ``ReplicationPad``, ``CircularPad``, each 1d/2d/3d) and pairs (``CosineSimilarity``,
-``PairwiseDistance``, ``Bilinear``).
+``PairwiseDistance``, ``Bilinear``), windows (``Unfold``, ``Fold``, ``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``,
+``LocalResponseNorm``).
 
 Example:
     >>> import numpy as np
@@ -31,7 +32,8 @@ from .parameter import Parameter, resolve_dtype
 
 __all__ = ["PReLU", "RReLU", "Softmin", "Softmax2d", "Softshrink", "Hardshrink", "Tanhshrink", "Threshold",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
-           "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "Bilinear"]
+           "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "Bilinear", "Unfold", "Fold",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm"]
 
 
 def _simple(name: str, fn: Any, doc: str, *params: tuple[str, Any], show: str | None = None) -> type:
@@ -87,6 +89,22 @@ CosineSimilarity = _simple("CosineSimilarity", cosine_similarity, "``cosine_simi
                            ("dim", 1), ("eps", 1e-8), show="")
 PairwiseDistance = _simple("PairwiseDistance", FM.pairwise_distance, "``pairwise_distance`` over the last dim.",
                            ("p", 2.0), ("eps", 1e-6), ("keepdim", False), show="")
+
+Unfold = _simple("Unfold", FM.unfold, "``unfold`` (im2col): every window's entries as a column.",
+                 ("kernel_size", _REQUIRED), ("dilation", 1), ("padding", 0), ("stride", 1))
+Fold = _simple("Fold", FM.fold, "``fold`` (col2im): the columns summed back into an image.",
+               ("output_size", _REQUIRED), ("kernel_size", _REQUIRED), ("dilation", 1), ("padding", 0), ("stride", 1))
+AdaptiveMaxPool1d = _simple("AdaptiveMaxPool1d", FM.adaptive_max_pool1d, "``adaptive_max_pool1d``.",
+                            ("output_size", _REQUIRED), ("return_indices", False), show="output_size={output_size}")
+AdaptiveMaxPool2d = _simple("AdaptiveMaxPool2d", FM.adaptive_max_pool2d, "``adaptive_max_pool2d``.",
+                            ("output_size", _REQUIRED), ("return_indices", False), show="output_size={output_size}")
+LPPool1d = _simple("LPPool1d", FM.lp_pool1d, "``lp_pool1d``: the p-norm of each window.", ("norm_type", _REQUIRED),
+                   ("kernel_size", _REQUIRED), ("stride", None), ("ceil_mode", False))
+LPPool2d = _simple("LPPool2d", FM.lp_pool2d, "``lp_pool2d``: the p-norm of each window.", ("norm_type", _REQUIRED),
+                   ("kernel_size", _REQUIRED), ("stride", None), ("ceil_mode", False))
+LocalResponseNorm = _simple("LocalResponseNorm", FM.local_response_norm, "``local_response_norm`` over channels.",
+                            ("size", _REQUIRED), ("alpha", 1e-4), ("beta", 0.75), ("k", 1.0),
+                            show="{size}, alpha={alpha}, beta={beta}, k={k}")
 
 
 class Softmax2d(Module):

@@ -1,6 +1,6 @@
 """The later additions to ``chainrule.nn.functional``, gathered for its ``__init__`` (one import line there):
 activations (``activations_shrink``), channel rearrangements and dropouts (``channels``), distances
-(``distances``), multi-class losses (``losses_multiclass``) and PyTorch's deprecated ``upsample`` spellings."""
+(``distances``), multi-class losses (``losses_multiclass``), sliding windows (``windows``) and PyTorch's deprecated ``upsample`` spellings."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from .distances import *  # noqa: F403
 from .distances import __all__ as _distances
 from .losses_multiclass import *  # noqa: F403
 from .losses_multiclass import __all__ as _losses
+from .windows import *  # noqa: F403
+from .windows import __all__ as _windows
 
 
 def upsample(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",  # noqa: A002
@@ -38,4 +40,4 @@ def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) ->
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-__all__ = [*_activations, *_channels, *_distances, *_losses, "upsample", "upsample_nearest", "upsample_bilinear"]
+__all__ = [*_activations, *_channels, *_distances, *_losses, *_windows, "upsample", "upsample_nearest", "upsample_bilinear"]
