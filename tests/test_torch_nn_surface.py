@@ -208,7 +208,8 @@ def test_cosine_similarity_layer_matches_torch():
 # -- windows ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("shape, kw", [((2, 3, 7, 6), {"kernel_size": (2, 3), "dilation": (1, 2), "padding": 1,
                                                        "stride": 2}),
-                                       ((3, 4, 4), {"kernel_size": 2}), ((1, 2, 5, 5), {"kernel_size": 3, "padding": 1})])
+                                       ((3, 4, 4), {"kernel_size": 2}),
+                                       ((1, 2, 5, 5), {"kernel_size": 3, "padding": 1})])
 def test_unfold_and_fold_match_torch(shape, kw):
     _check(lambda a: F.unfold(a, **kw), lambda a: TF.unfold(a, **kw), [_x(*shape)], second=False)
     cols = TF.unfold(torch.tensor(_x(*shape)), **kw).numpy()
@@ -224,7 +225,8 @@ def test_unfold_and_fold_match_torch(shape, kw):
                                                ("adaptive_max_pool2d", (3, 5, 5), 2),
                                                ("adaptive_max_pool2d", (1, 2, 4, 6), (None, 4)),
                                                ("adaptive_max_pool1d", (2, 3, 9), 4),
-                                               ("adaptive_max_pool1d", (3, 7), 3), ("adaptive_max_pool1d", (2, 2, 6), 6)])
+                                               ("adaptive_max_pool1d", (3, 7), 3),
+                                               ("adaptive_max_pool1d", (2, 2, 6), 6)])
 def test_adaptive_max_pools_match_torch_with_indices_and_ties(name, shape, size):
     x = np.round(_x(*shape), 0)  # many ties: the first largest is kept, as PyTorch keeps it
     _check(lambda a: getattr(F, name)(a, size), lambda a: getattr(TF, name)(a, size), [x], second=False)

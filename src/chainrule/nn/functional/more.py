@@ -1,6 +1,7 @@
 """The later additions to ``chainrule.nn.functional``, gathered for its ``__init__`` (one import line there):
 activations (``activations_shrink``), channel rearrangements and dropouts (``channels``), distances
-(``distances``), multi-class losses (``losses_multiclass``), sliding windows (``windows``) and PyTorch's deprecated ``upsample`` spellings."""
+(``distances``), multi-class losses (``losses_multiclass``), sliding windows (``windows``) and PyTorch's
+deprecated ``upsample`` spellings."""
 
 from __future__ import annotations
 
@@ -40,4 +41,5 @@ def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) ->
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-__all__ = [*_activations, *_channels, *_distances, *_losses, *_windows, "upsample", "upsample_nearest", "upsample_bilinear"]
+__all__ = [*_activations, *_channels, *_distances, *_losses, *_windows,
+           "upsample", "upsample_nearest", "upsample_bilinear"]
