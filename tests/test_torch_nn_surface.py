@@ -261,6 +261,52 @@ def test_max_pool_with_indices_spellings_match_torch():
     np.testing.assert_array_equal(np.asarray(got[1]), want[1].numpy())
 
 
+# -- embedding bags ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("padding_idx", [None, 4])
+@pytest.mark.parametrize("include_last_offset", [False, True])
+def test_embedding_bag_matches_torch_with_offsets_padding_and_empty_bags(mode, padding_idx, include_last_offset):
+    w = np.round(_x(10, 3), 0)  # ties in the max
+    i, o = np.array([1, 2, 4, 5, 4, 3, 2, 9, 4]), np.array([0, 3, 3, 6, 9])
+    o = o if include_last_offset else o[:-1]
+    _check(lambda t: F.embedding_bag(i, t, o, mode=mode, padding_idx=padding_idx,
+                                     include_last_offset=include_last_offset),
+           lambda t: TF.embedding_bag(torch.tensor(i), t, torch.tensor(o), mode=mode, padding_idx=padding_idx,
+                                      include_last_offset=include_last_offset), [w], second=False)
+    rows = np.array([[1, 2, 4], [4, 4, 0]])
+    _check(lambda t: F.embedding_bag(rows, t, mode=mode, padding_idx=padding_idx),
+           lambda t: TF.embedding_bag(torch.tensor(rows), t, mode=mode, padding_idx=padding_idx), [w], second=False)
+
+
+def test_embedding_bag_per_sample_weights_and_the_layer_match_torch():
+    w, i, o, psw = _x(10, 3), np.array([1, 2, 4, 5]), np.array([0, 1]), _x(4, seed=1)
+    _check(lambda t, s: F.embedding_bag(i, t, o, mode="sum", per_sample_weights=s),
+           lambda t, s: TF.embedding_bag(torch.tensor(i), t, torch.tensor(o), mode="sum", per_sample_weights=s),
+           [w, psw], second=False)  # (torch has no second derivative of it)
+    theirs = torch.nn.EmbeddingBag(10, 3, mode="max", padding_idx=2, dtype=torch.float64)
+    ours = nn.EmbeddingBag(10, 3, mode="max", padding_idx=2, dtype=np.float64)
+    ours.load_state_dict({k: v.numpy() for k, v in theirs.state_dict().items()})
+    np.testing.assert_allclose(np.asarray(ours(i, o).detach().numpy()), theirs(torch.tensor(i), torch.tensor(o))
+                               .detach().numpy())
+    assert repr(ours) == repr(theirs)
+    with pytest.raises(ValueError, match="per_sample_weights is only supported for mode='sum'"):
+        F.embedding_bag(i, w, o, per_sample_weights=psw)
+    with pytest.raises(IndexError, match="index 10 is out of range"):
+        F.embedding_bag(np.array([10]), w, np.array([0]))
+
+
+def test_triplet_margin_with_distance_loss_takes_any_distance():
+    a, p, n = _x(4, 3), _x(4, 3, seed=1), _x(4, 3, seed=2)
+    def dist(u, v):
+        return 1 - F.cosine_similarity(u, v)
+
+    def tdist(u, v):
+        return 1 - TF.cosine_similarity(u, v)
+
+    _check(lambda *t: F.triplet_margin_with_distance_loss(*t, distance_function=dist, swap=True),
+           lambda *t: TF.triplet_margin_with_distance_loss(*t, distance_function=tdist, swap=True), [a, p, n])
+
+
 # -- losses -----------------------------------------------------------------------------------------------
 REDUCTIONS = ["mean", "sum", "none"]
 

@@ -33,7 +33,8 @@ from .parameter import Parameter, resolve_dtype
 __all__ = ["PReLU", "RReLU", "Softmin", "Softmax2d", "Softshrink", "Hardshrink", "Tanhshrink", "Threshold",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
            "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "Bilinear", "Unfold", "Fold",
-           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm"]
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm",
+           "EmbeddingBag"]
 
 
 def _simple(name: str, fn: Any, doc: str, *params: tuple[str, Any], show: str | None = None) -> type:
@@ -223,6 +224,55 @@ class Bilinear(Module):
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class EmbeddingBag(Module):
+    """A table of ``num_embeddings`` vectors (N(0, 1), the ``padding_idx`` row zero) read by bags:
+    ``embedding_bag``'s sum, mean or max of each bag's rows.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.EmbeddingBag(10, 3, mode="sum")(np.array([[1, 2], [3, 3]])).shape
+        (2, 3)
+    """
+
+    def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None, norm_type: float = 2.0,
+                 scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False, _weight: Any = None,
+                 include_last_offset: bool = False, padding_idx: int | None = None, device: Any = None,
+                 dtype: Any = None, *, rng: Any = None) -> None:
+        super().__init__()
+        self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
+        self.max_norm, self.norm_type, self.scale_grad_by_freq = max_norm, norm_type, scale_grad_by_freq
+        self.mode, self.sparse, self.include_last_offset = mode, sparse, include_last_offset
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise ValueError(f"EmbeddingBag: padding_idx {padding_idx} must be within num_embeddings "
+                                 f"{num_embeddings}")
+            padding_idx %= num_embeddings
+        self.padding_idx = padding_idx
+        table = init.generator(rng).standard_normal((num_embeddings, embedding_dim)) if _weight is None else _weight
+        table = np.array(table, dtype=float)
+        if padding_idx is not None and _weight is None:
+            table[padding_idx] = 0.0
+        self.weight = Parameter(table, dtype=resolve_dtype(dtype, "EmbeddingBag", device))
+        place(self, device)
+
+    def forward(self, input: Any, offsets: Any = None, per_sample_weights: Any = None) -> Any:  # noqa: A002
+        return FM.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                                self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                                self.padding_idx)
+
+    def extra_repr(self) -> str:
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
+        s += f", mode={self.mode!r}"
+        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
 
 # -- padding -----------------------------------------------------------------------------------------

@@ -16,10 +16,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ops import elementwise as ew
 from .functional import losses_margin as FL
 from .functional import more as FM
-from .functional.extras import _reduced
 from .module import Module
 
 __all__ = ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
@@ -94,19 +92,6 @@ MultiLabelMarginLoss = _loss("MultiLabelMarginLoss", FM.multilabel_margin_loss,
                              "``F.multilabel_margin_loss``: the multi-label hinge loss.")
 
 
-def triplet_margin_with_distance_loss(anchor: Any, positive: Any, negative: Any, *, distance_function: Any = None,
-                                      margin: float = 1.0, swap: bool = False, reduction: str = "mean") -> Any:
-    """``max(0, margin + d(a, p) - d(a, n))`` with any ``distance_function`` (``pairwise_distance`` by default)."""
-    if margin <= 0:
-        raise ValueError(f"triplet_margin_with_distance_loss: margin must be greater than 0, got {margin}")
-    d = FM.pairwise_distance if distance_function is None else distance_function
-    d_pos, d_neg = d(anchor, positive), d(anchor, negative)
-    if swap:
-        d_neg = ew.minimum(d_neg, d(positive, negative))
-    return _reduced("triplet_margin_with_distance_loss", ew.clip(ew.add(ew.subtract(d_pos, d_neg), margin), 0.0, None),
-                    reduction)
-
-
 class TripletMarginWithDistanceLoss(Module):
     """``triplet_margin_with_distance_loss`` with PyTorch's keyword-only constructor."""
 
@@ -118,5 +103,6 @@ class TripletMarginWithDistanceLoss(Module):
         self.distance_function, self.margin, self.swap, self.reduction = distance_function, margin, swap, reduction
 
     def forward(self, anchor: Any, positive: Any, negative: Any) -> Any:
-        return triplet_margin_with_distance_loss(anchor, positive, negative, distance_function=self.distance_function,
-                                                 margin=self.margin, swap=self.swap, reduction=self.reduction)
+        return FM.triplet_margin_with_distance_loss(anchor, positive, negative,
+                                                    distance_function=self.distance_function, margin=self.margin,
+                                                    swap=self.swap, reduction=self.reduction)
