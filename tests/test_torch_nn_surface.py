@@ -261,6 +261,24 @@ def test_max_pool_with_indices_spellings_match_torch():
     np.testing.assert_array_equal(np.asarray(got[1]), want[1].numpy())
 
 
+@pytest.mark.parametrize("shape, k, s, p, size", [((2, 3, 6, 6), 2, None, 0, None), ((3, 7, 5), 3, 2, 1, (7, 5)),
+                                                  ((2, 3, 5, 5), 2, 2, 0, (5, 5))])
+def test_max_unpool2d_matches_torch(shape, k, s, p, size):
+    pooled, idx = TF.max_pool2d(torch.tensor(_x(*shape)), k, s, p, return_indices=True)
+    size_arg = None if size is None else size
+    _check(lambda a: F.max_unpool2d(a, idx.numpy(), k, s, p, size_arg),
+           lambda a: TF.max_unpool2d(a, idx, k, s, p, size_arg), [pooled.numpy()], second=False,
+           grad_of=[] if s == 2 and k == 3 else None)  # (a position named twice: PyTorch sends g to both copies)
+    ours, theirs = nn.MaxUnpool2d(k, s, p), torch.nn.MaxUnpool2d(k, s, p)
+    np.testing.assert_array_equal(np.asarray(ours(pooled.numpy(), idx.numpy(), size_arg)),
+                                  theirs(pooled, idx, size_arg).numpy())
+    assert repr(ours) == repr(theirs)
+    pooled1, idx1 = TF.max_pool1d(torch.tensor(_x(*shape[:-1])), k, s, p, return_indices=True)
+    _check(lambda a: F.max_unpool1d(a, idx1.numpy(), k, s, p), lambda a: TF.max_unpool1d(a, idx1, k, s, p),
+           [pooled1.numpy()], second=False, grad_of=[] if s == 2 and k == 3 else None)
+    assert repr(nn.MaxUnpool1d(k, s, p)) == repr(torch.nn.MaxUnpool1d(k, s, p))
+
+
 # -- embedding bags ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", ["sum", "mean", "max"])
 @pytest.mark.parametrize("padding_idx", [None, 4])
@@ -460,6 +478,9 @@ def test_a_few_run_on_the_device_double_with_the_cpus_values():
              lambda a, b, m: F.unfold(a, 2, padding=1), lambda a, b, m: F.fold(a.reshape(2, 8, 4), (3, 3), 2),
              lambda a, b, m: F.adaptive_max_pool2d(a, (1, 2)), lambda a, b, m: F.local_response_norm(a, 3),
              lambda a, b, m: F.lp_pool2d(a * a + 0.1, 2.0, 2), lambda a, b, m: F.bilinear(a, b, m(np.ones((3, 2, 2)))),
+             lambda a, b, m: F.max_unpool2d(*F.max_pool2d(a, 2, return_indices=True), 2),
+             lambda a, b, m: F.max_unpool2d(*F.max_pool2d(a, 2, 1, return_indices=True), 2, 1),
+             lambda a, b, m: F.embedding_bag(m(classes), a.reshape(16, 4), m(np.array([0, 1])), mode="max"),
              lambda a, b, m: F.dropout2d(a, 0.5), lambda a, b, m: F.gumbel_softmax(a, hard=True, rng=0)]
     for k, fn in enumerate(cases):
         want = fn(cr.Tensor(x), cr.Tensor(y), cr.Tensor)

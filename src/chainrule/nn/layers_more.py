@@ -34,7 +34,7 @@ __all__ = ["PReLU", "RReLU", "Softmin", "Softmax2d", "Softshrink", "Hardshrink",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
            "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "Bilinear", "Unfold", "Fold",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm",
-           "EmbeddingBag"]
+           "EmbeddingBag", "MaxUnpool1d", "MaxUnpool2d"]
 
 
 def _simple(name: str, fn: Any, doc: str, *params: tuple[str, Any], show: str | None = None) -> type:
@@ -106,6 +106,40 @@ LPPool2d = _simple("LPPool2d", FM.lp_pool2d, "``lp_pool2d``: the p-norm of each 
 LocalResponseNorm = _simple("LocalResponseNorm", FM.local_response_norm, "``local_response_norm`` over channels.",
                             ("size", _REQUIRED), ("alpha", 1e-4), ("beta", 0.75), ("k", 1.0),
                             show="{size}, alpha={alpha}, beta={beta}, k={k}")
+
+
+
+class _MaxUnpool(Module):
+    fn: Any = None
+    dims = 1
+
+    def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0) -> None:
+        super().__init__()
+
+        def sizes(v: Any) -> tuple[int, ...]:  # PyTorch keeps them as tuples of the layer's dims
+            return (int(v),) * self.dims if isinstance(v, (int, np.integer)) else tuple(int(a) for a in v)
+
+        self.kernel_size = sizes(kernel_size)
+        self.stride, self.padding = sizes(kernel_size if stride is None else stride), sizes(padding)
+
+    def forward(self, input: Any, indices: Any, output_size: Any = None) -> Any:  # noqa: A002
+        return type(self).fn(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self) -> str:
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpool):
+    """``max_unpool1d``: undoes ``MaxPool1d(return_indices=True)``, zeros where no maximum was."""
+
+    fn = staticmethod(FM.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpool):
+    """``max_unpool2d``: undoes ``MaxPool2d(return_indices=True)``, zeros where no maximum was."""
+
+    fn = staticmethod(FM.max_unpool2d)
+    dims = 2
 
 
 class Softmax2d(Module):

@@ -1,7 +1,7 @@
 """``torch.nn.functional``'s sliding-window functions that the fused pooling ops do not cover: ``unfold`` /
 ``fold`` (im2col and its transpose), ``adaptive_max_pool1d`` / ``adaptive_max_pool2d`` (with
-``return_indices``), ``lp_pool1d`` / ``lp_pool2d``, ``local_response_norm`` and the ``max_pool1d_with_indices``
-/ ``max_pool2d_with_indices`` spellings.
+``return_indices``), ``lp_pool1d`` / ``lp_pool2d``, ``local_response_norm``, ``max_unpool1d`` / ``max_unpool2d`` and
+the ``max_pool1d_with_indices`` / ``max_pool2d_with_indices`` spellings.
 
 ``unfold`` and ``fold`` are one product with a 0/1 matrix of (window entry, position) pairs made on the host once
 per call and sent where the input is (linear: every derivative follows); the adaptive max pools gather each
@@ -22,17 +22,22 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.batch_levels import is_value
-from ...core.device import as_array
+from ...core.device import as_array, indices_outside, is_off_host, of
 from ...ops import elementwise as ew
 from ...ops._define import on_device_of, raw, xp_where
 from ...ops.arrays import pad as numpy_pad
 from ...ops.contraction import matmul
 from ...ops.fused.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from ...ops.pytorch.indexing import scatter, scatter_add
 from ...ops.reductions import sum as reduce_sum
 from ...tensor import Tensor
 
 __all__ = ["unfold", "fold", "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d",
-           "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices"]
+           "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
+
+
+def _host(a: Any) -> np.ndarray:
+    return of(a).to_host(a) if is_off_host(a) else np.asarray(a)
 
 
 def _tensor(x: Any) -> Any:
@@ -219,3 +224,53 @@ def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, pa
                             dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = True) -> Any:
     """``max_pool2d(..., return_indices=True)`` (PyTorch's name)."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def _unpool(name: str, x: Any, indices: Any, kernel: tuple[int, ...], stride: Any, padding: Any,
+            output_size: Any) -> Any:
+    x = _tensor(x)
+    d = len(kernel)
+    shape = tuple(np.shape(raw(x)))
+    if len(shape) not in (d + 1, d + 2) or tuple(np.shape(raw(indices))) != shape:
+        raise ValueError(f"{name}: expects a {d + 1}-d or {d + 2}-d input and indices of its shape, got input "
+                         f"{shape} and indices {tuple(np.shape(raw(indices)))}")
+    stride = kernel if stride is None else (stride,) * d if isinstance(stride, (int, np.integer)) else tuple(stride)
+    padding = (padding,) * d if isinstance(padding, (int, np.integer)) else tuple(padding)
+    size = tuple((n - 1) * s - 2 * p + k for n, s, p, k in zip(shape[-d:], stride, padding, kernel))
+    if output_size is not None:
+        size = tuple(int(v) for v in tuple(output_size)[-d:])
+    lead = shape[:-d]
+    plane = int(np.prod(size))
+    idx = as_array(raw(indices)).reshape(*lead, -1)
+    if indices_outside(idx, plane):
+        raise ValueError(f"{name}: found an invalid max index (the output has {plane} entries per plane, "
+                         f"output size {size}); pass the indices the max pool returned and its output_size")
+    dt = np.result_type(raw(x))
+    zeros = Tensor(xp_where(x).zeros((*lead, plane), dtype=dt))
+    values = x.reshape(*lead, -1)
+    host = _host(idx).reshape(-1, idx.shape[-1])
+    first = np.ones(host.shape, bool)  # overlapping windows may name one position twice (with the same value)
+    for row, picks in zip(first, host):
+        _, keep = np.unique(picks, return_index=True)
+        row[:] = False
+        row[keep] = True
+    if first.all():
+        return scatter(zeros, -1, idx, values).reshape(*lead, *size)
+    # each position written once: the first of its copies (PyTorch's gradient reaches every copy; here the first)
+    kept = ew.where(on_device_of(raw(x), first.reshape(idx.shape)), values, np.zeros((), dt))
+    return scatter_add(zeros, -1, idx, kept).reshape(*lead, *size)
+
+
+def max_unpool1d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool1d``: each value put back where ``indices`` says its maximum was, zeros
+    elsewhere."""
+    k = (int(kernel_size),) if isinstance(kernel_size, (int, np.integer)) else tuple(kernel_size)
+    return _unpool("max_unpool1d", input, indices, k, stride, padding, output_size)
+
+
+def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool2d``: each value put back at its flat (H, W) index, zeros elsewhere."""
+    k = _pair("max_unpool2d", "kernel_size", kernel_size)
+    return _unpool("max_unpool2d", input, indices, k, stride, padding, output_size)
