@@ -26,6 +26,7 @@ from . import init
 from .functional import more as FM
 from .functional import softmax
 from .functional.extras import cosine_similarity, pad, threshold
+from .layers import _input
 from .module import Module
 from .module_placement import place
 from .parameter import Parameter, resolve_dtype
@@ -253,7 +254,8 @@ class Bilinear(Module):
         place(self, device)
 
     def forward(self, x1: Any, x2: Any) -> Any:
-        return FM.bilinear(x1, x2, self.weight, self.bias)
+        dt = self.weight.dtype  # arrays become the layer's dtype; a Tensor of another float dtype is refused
+        return FM.bilinear(_input(x1, dt, "Bilinear"), _input(x2, dt, "Bilinear"), self.weight, self.bias)
 
     def extra_repr(self) -> str:
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
