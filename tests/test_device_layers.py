@@ -65,6 +65,9 @@ LAYERS = {
     "CausalSelfAttention": (lambda d: nn.CausalSelfAttention(8, 2, dtype=F64, device=d), lambda: [_x(1, 3, 8)]),
     "TransformerBlock": (lambda d: nn.TransformerBlock(8, 2, dtype=F64, device=d), lambda: [_x(1, 3, 8)]),
     "GPT": (lambda d: nn.GPT(TINY_GPT, seed=0, dtype=F64, device=d), lambda: [_tokens(2, 4)]),
+    "PReLU": (lambda d: nn.PReLU(3, dtype=F64, device=d), lambda: [_x(2, 3, 4)]),
+    "EmbeddingBag": (lambda d: nn.EmbeddingBag(10, 3, mode="max", dtype=F64, device=d), lambda: [_tokens(4, 3)]),
+    "Bilinear": (lambda d: nn.Bilinear(3, 2, 4, dtype=F64, device=d), lambda: [_x(5, 3), _x(5, 2, seed=1)]),
 }
 
 

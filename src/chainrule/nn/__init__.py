@@ -74,6 +74,8 @@ from .init import manual_seed
 from .language_model.generate import generate
 from .language_model.model import GPT, GPTConfig
 from .layers import MLP, Dropout, Embedding, Flatten, LayerNorm, Linear, RMSNorm, Unflatten
+from .layers_more import *  # noqa: F403  (PReLU, PixelShuffle, Dropout2d, ZeroPad2d, CosineSimilarity, ...)
+from .layers_more import __all__ as _layers_more
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -85,6 +87,8 @@ from .losses import (
     NLLLoss,
     SmoothL1Loss,
 )
+from .losses_more import *  # noqa: F403  (MarginRankingLoss, TripletMarginLoss, MultiMarginLoss, ...)
+from .losses_more import __all__ as _losses_more
 from .module import Module
 from .module_state import LoadResult, StateDictError
 from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d
@@ -125,3 +129,4 @@ __all__ = [
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
 __all__ += ["parallel"]
+__all__ += [*_layers_more, *_losses_more]

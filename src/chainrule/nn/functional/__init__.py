@@ -60,6 +60,8 @@ from .losses import cross_entropy, nll_loss
 from .losses_entrywise import binary_cross_entropy_with_logits, mse_loss
 from .losses_margin import *  # noqa: F403  (margin_ranking_loss, hinge_embedding_loss, triplet_margin_loss, ...)
 from .losses_margin import __all__ as _margin
+from .more import *  # noqa: F403  (softmin, prelu, pixel_shuffle, dropout2d, pairwise_distance, multi_margin_loss, ...)
+from .more import __all__ as _more
 
 __all__ = [
     "linear", "relu", "gelu", "silu", "tanh", "sigmoid", "softmax", "log_softmax",
@@ -71,7 +73,7 @@ __all__ = [
 # Ops declared public in nn.functional (ops/declare.py: relu, sigmoid, tanh, softplus...), by their declarations.
 globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
-__all__ += [name for name in _extras + _margin if name not in __all__]
+__all__ += [name for name in _extras + _margin + _more if name not in __all__]
 from .activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
 
 
