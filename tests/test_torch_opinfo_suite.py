@@ -196,6 +196,9 @@ KNOWN = {
                        "its symmetrised (g + g.T) / 2 (ops/linear_algebra/decompositions.py)",
     "linalg.eigh": "the same convention; eigenvectors' signs are LAPACK's choice",
     "linalg.eigvalsh": "the same convention (the samples are not symmetric)",
+    "nn.functional.max_unpool1d": "a position two windows name is written once: its gradient goes to that copy only "
+                                  "(PyTorch's gathers it into every copy, though only one value was written)",
+    "nn.functional.max_unpool2d": "the same",
     "linalg.eig": "complex eigenvectors are unique up to a phase; LAPACK's choice differs",
     "linalg.eigvals": "NumPy's dtype: real eigenvalues come back real (PyTorch's: always complex)",
     "linalg.pinv.hermitian": "the samples are not Hermitian: PyTorch reads one triangle, chainrule the whole matrix",
