@@ -398,6 +398,9 @@ class _Random:
     def uniform(self, low: float = 0.0, high: float = 1.0, size: Any = None, dtype: Any = float) -> StrictArray:
         return StrictArray(np.asarray(self._rng.uniform(low, high, size)).astype(dtype))
 
+    def standard_exponential(self, size: Any = None, dtype: Any = float) -> StrictArray:
+        return StrictArray(np.asarray(self._rng.standard_exponential(size)).astype(dtype))
+
     def normal(self, loc: float = 0.0, scale: float = 1.0, size: Any = None, dtype: Any = float) -> StrictArray:
         return StrictArray(np.asarray(self._rng.normal(loc, scale, size)).astype(dtype))
 

@@ -205,3 +205,18 @@ def test_a_value_that_changes_on_every_call_warns_once():
         for k in range(12):
             scale = float(k)
             assert float(f(x)) == 3.0 * k
+
+
+@pytest.mark.parametrize("name,fn", [
+    ("rrelu", lambda x: cr.nn.functional.rrelu(x, training=True)),
+    ("gumbel_softmax", lambda x: cr.nn.functional.gumbel_softmax(x, tau=0.5)),
+    ("alpha_dropout", lambda x: cr.nn.functional.alpha_dropout(x, 0.5, training=True)),
+    ("feature_alpha_dropout", lambda x: cr.nn.functional.feature_alpha_dropout(x, 0.5, training=True)),
+])
+def test_a_replay_draws_the_new_functions_random_values_afresh(name, fn):
+    # (their draws were NumPy constants in the trace: frozen, or a JitError for a value read)
+    cr.manual_seed(0)
+    x = cr.Tensor(np.linspace(-1.0, 1.0, 24).reshape(2, 3, 4), requires_grad=True)
+    f = cr.jit(lambda x: (fn(x) * np.arange(24.0).reshape(2, 3, 4)).sum())
+    outs = [float(f(x)) for _ in range(4)]
+    assert len(set(outs[1:])) == 3, (name, outs)

@@ -25,9 +25,9 @@ from ...core.device import as_array
 from ...core.errors import ChainruleWarning
 from ...ops import elementwise as ew
 from ...ops import reductions
-from ...ops._define import on_device_of, raw, xp_where
+from ...ops._define import raw, xp_where
 from ...tensor import Tensor
-from .. import init
+from .draws import drawn_like
 from .extras import _floating, _values, celu, elu, hardtanh, leaky_relu, selu, threshold
 
 __all__ = ["softmin", "softshrink", "hardshrink", "tanhshrink", "prelu", "rrelu", "gumbel_softmax",
@@ -123,8 +123,8 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
         return leaky_relu(input, (lower + upper) / 2)
     x = _floating("rrelu", input)
     v = _values(x)
-    slopes = init.generator(rng).uniform(lower, upper, np.shape(v)).astype(v.dtype)
-    return ew.where(v >= 0, x, ew.multiply(x, on_device_of(raw(x), slopes)))
+    slopes = drawn_like(x, rng, np.shape(v), v.dtype, _slope, lower, upper)  # (a replay draws new ones)
+    return ew.where(v >= 0, x, ew.multiply(x, slopes))
 
 
 def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float = 1e-10, dim: int = -1,
@@ -141,8 +141,8 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
     """
     x = _floating("gumbel_softmax", logits)
     v = _values(x)
-    gumbels = -np.log(init.generator(rng).exponential(1.0, np.shape(v))).astype(v.dtype)
-    soft = reductions.softmax(ew.divide(ew.add(x, on_device_of(raw(x), gumbels)), tau), dim)
+    gumbels = drawn_like(x, rng, np.shape(v), v.dtype, _gumbel, method="standard_exponential")  # (replays redraw)
+    soft = reductions.softmax(ew.divide(ew.add(x, gumbels), tau), dim)
     if not hard:
         return soft
     s = _values(soft)
@@ -152,6 +152,14 @@ def gumbel_softmax(logits: Any, tau: float = 1.0, hard: bool = False, eps: float
     xp = xp_where(soft)
     one_hot = (xp.arange(s.shape[ax]).reshape(plane) == xp.expand_dims(s.argmax(axis=ax), ax)).astype(s.dtype)
     return ew.add(ew.subtract(soft, soft.detach() if isinstance(soft, Tensor) else s), one_hot)
+
+
+def _slope(u: Any, lower: float, upper: float) -> Any:
+    return lower + (upper - lower) * u
+
+
+def _gumbel(e: Any) -> Any:
+    return -np.log(e)  # of an Exp(1) draw
 
 
 def _write_over(name: str, fn: Any) -> Any:

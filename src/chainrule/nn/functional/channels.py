@@ -22,10 +22,11 @@ import numpy as np
 from ...core.device import as_array
 from ...core.errors import ChainruleWarning
 from ...ops import elementwise as ew
-from ...ops._define import on_device_of, raw
+from ...ops._define import raw, xp_where
 from ...ops.fused.attention import masked_by_dropout
 from ...tensor import Tensor
 from .. import init
+from .draws import drawn_like
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout"]
@@ -81,10 +82,15 @@ def channel_shuffle(input: Any, groups: int) -> Any:  # noqa: A002
     return y.reshape(n, c, *rest)
 
 
-def _channel_dropout(name: str, x: Any, p: float, training: bool, batched: bool, rng: Any) -> Any:
+def _drops(name: str, p: float, training: bool) -> bool:
+    """Whether a dropout with probability ``p`` changes anything (a ``p`` outside [0, 1] raises)."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
+    return training and p != 0.0
+
+
+def _channel_dropout(name: str, x: Any, p: float, training: bool, batched: bool, rng: Any) -> Any:
+    if not _drops(name, p, training):
         return x
     x = _tensor(x)
     shape = tuple(np.shape(raw(x)))
@@ -94,9 +100,17 @@ def _channel_dropout(name: str, x: Any, p: float, training: bool, batched: bool,
     keep = 2 if batched else 1
     mask_shape = shape[:keep] + (1,) * (len(shape) - keep)
     if p == 1.0:
-        return ew.multiply(x, on_device_of(raw(x), np.zeros(mask_shape, dt)))
+        return ew.multiply(x, xp_where(x).zeros(mask_shape, dt))
     where = x._data if isinstance(x, Tensor) else None
     return ew.multiply(x, masked_by_dropout(where, init.generator(rng) if rng is None else rng, mask_shape, p, dt))
+
+
+def _out_of_place(name: str, inplace: bool, input: Any, fn: Any) -> Any:  # noqa: A002
+    """``fn(input)``. PyTorch's ``inplace=True`` is accepted as ``nn.Dropout``'s is: the same numbers, returned
+    computed out of place (the input itself is left as it was: chainrule records no in-place change in a graph)."""
+    if not isinstance(inplace, bool):
+        raise TypeError(f"{name}: inplace must be a bool, got {inplace!r}")
+    return fn(input)
 
 
 def _dims(name: str, x: Any, spatial: int) -> bool:
@@ -110,7 +124,8 @@ def _dims(name: str, x: Any, spatial: int) -> bool:
 def dropout1d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,  # noqa: A002
               rng: Any = None) -> Any:
     """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` with probability ``p``, scaling the rest by 1/(1-p)."""
-    return _channel_dropout("dropout1d", input, p, training, _dims("dropout1d", input, 1), rng)
+    return _out_of_place("dropout1d", inplace, input, lambda x: _channel_dropout(
+        "dropout1d", x, p, training, _dims("dropout1d", x, 1), rng))
 
 
 def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,  # noqa: A002
@@ -121,43 +136,48 @@ def dropout2d(input: Any, p: float = 0.5, training: bool = True, inplace: bool =
     if nd == 3:
         warnings.warn("dropout2d: received a 3-d input; taken as (N, C, L), channel-wise 1-d dropout (PyTorch's "
                       "behaviour); use dropout1d for that, or add a batch dim", ChainruleWarning, stacklevel=2)
-        return _channel_dropout("dropout2d", input, p, training, True, rng)
-    return _channel_dropout("dropout2d", input, p, training, _dims("dropout2d", input, 2), rng)
+        return _out_of_place("dropout2d", inplace, input, lambda x: _channel_dropout(
+            "dropout2d", x, p, training, True, rng))
+    return _out_of_place("dropout2d", inplace, input, lambda x: _channel_dropout(
+        "dropout2d", x, p, training, _dims("dropout2d", x, 2), rng))
 
 
 def dropout3d(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False,  # noqa: A002
               rng: Any = None) -> Any:
     """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` with probability ``p``."""
-    return _channel_dropout("dropout3d", input, p, training, _dims("dropout3d", input, 3), rng)
+    return _out_of_place("dropout3d", inplace, input, lambda x: _channel_dropout(
+        "dropout3d", x, p, training, _dims("dropout3d", x, 3), rng))
 
 
 def _alpha(name: str, x: Any, p: float, training: bool, mask_shape: Any, rng: Any) -> Any:
-    if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{name}: dropout probability has to be between 0 and 1, but got {p}")
-    if not training or p == 0.0:
+    if not _drops(name, p, training):
         return x
     x = _tensor(x)
     dt = np.result_type(raw(x))
     if p == 1.0:
-        return ew.multiply(x, on_device_of(raw(x), np.zeros((), dt)))
-    keep = (init.generator(rng).random(mask_shape) >= p).astype(dt)
+        return ew.multiply(x, xp_where(x).zeros((), dt))
     a = (1.0 / ((_SELU_ALPHA_PRIME ** 2 * p + 1) * (1 - p))) ** 0.5
     b = -a * _SELU_ALPHA_PRIME * p
-    # PyTorch's formula: (x * keep + alpha' * (1 - keep)) * a + b, computed as x * (a keep) + (a alpha' (1-keep) + b)
-    scale = on_device_of(raw(x), (a * keep).astype(dt))
-    shift = on_device_of(raw(x), (a * _SELU_ALPHA_PRIME * (1 - keep) + b).astype(dt))
-    return ew.add(ew.multiply(x, scale), shift)
+    # PyTorch's (x * keep + alpha' * (1 - keep)) * a + b, as (x - alpha') * (a keep) + (a alpha' + b): one drawn array
+    scale = drawn_like(x, rng, mask_shape, dt, _kept, p, a)
+    return ew.add(ew.multiply(ew.subtract(x, _SELU_ALPHA_PRIME), scale), a * _SELU_ALPHA_PRIME + b)
+
+
+def _kept(u: Any, p: float, scale: float) -> Any:
+    return (u >= p) * scale
 
 
 def alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False,  # noqa: A002
                   rng: Any = None) -> Any:
     """Dropout that keeps a SELU network's mean and variance: dropped entries take SELU's negative saturation,
     then all are scaled and shifted back."""
-    return _alpha("alpha_dropout", input, p, training, np.shape(raw(input)), rng)
+    return _out_of_place("alpha_dropout", inplace, input, lambda x: _alpha(
+        "alpha_dropout", x, p, training, np.shape(raw(x)), rng))
 
 
 def feature_alpha_dropout(input: Any, p: float = 0.5, training: bool = False, inplace: bool = False,  # noqa: A002
                           rng: Any = None) -> Any:
     """``alpha_dropout`` of whole channels (one draw per (sample, channel))."""
     shape = tuple(np.shape(raw(input)))
-    return _alpha("feature_alpha_dropout", input, p, training, shape[:2] + (1,) * (len(shape) - 2), rng)
+    return _out_of_place("feature_alpha_dropout", inplace, input, lambda x: _alpha(
+        "feature_alpha_dropout", x, p, training, shape[:2] + (1,) * (len(shape) - 2), rng))
