@@ -68,10 +68,13 @@ def test_a_kernel_cupy_cannot_fuse_falls_back_to_the_operations_with_one_warning
         np.testing.assert_allclose(call(x, x), got)  # no second warning, no second try
 
 
-def test_a_fused_kernel_computing_wider_gives_the_arrays_type():
+def test_a_fused_kernel_computing_wider_gives_the_unfused_operations_type():
     import scipy.special
 
     cupy, _ = _fake_cupy(lambda fn: lambda *a: fn(*a).astype(np.float64))
     call = _cupy_fused(cupy, scipy.special, "axpy", _axpy)
     x = np.arange(3, dtype=np.float32)
     assert call(x, x).dtype == np.float32
+    assert call(x, x.astype(np.float16)).dtype == np.float32  # the promotion of the arguments, not the first's
+    cupy, _ = _fake_cupy(lambda fn: lambda *a: fn(*a).astype(np.float32))
+    assert _cupy_fused(cupy, scipy.special, "axpy", _axpy)(x, x.astype(np.float64)).dtype == np.float64

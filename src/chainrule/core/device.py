@@ -232,8 +232,9 @@ def _cupy_fused(cupy: Any, special: Any, name: str, make: Callable[[Any, Any], C
                 warnings.warn(f"{name}: CuPy could not fuse it into one kernel ({type(e).__name__}: {e}); its "
                               "operations run one by one instead", ChainruleWarning, stacklevel=2)
                 fused.clear()
-            else:  # (a fused kernel may compute in a wider type than the arrays': their type, as unfused)
-                return out.astype(args[0].dtype, copy=False) if out.dtype != args[0].dtype else out
+            else:  # (a fused kernel may compute in a wider type than the arrays': the unfused operations' type)
+                want = np.result_type(*(getattr(a, "dtype", a) for a in args))
+                return out.astype(want, copy=False) if out.dtype != want else out
         return plain(*args)
 
     return call

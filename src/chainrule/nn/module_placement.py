@@ -25,10 +25,10 @@ def packed(values: list[Any], target: Any) -> list[Any]:
     by_dtype: dict[Any, list[int]] = {}
     for i, v in enumerate(values):
         by_dtype.setdefault(np.dtype(v.dtype), []).append(i)
-    for dtype, members in by_dtype.items():
+    for members in by_dtype.values():
         order = [i for i in members if values[i].ndim >= 2] + [i for i in members if values[i].ndim < 2]
         hosts = [of(values[i]).to_host(values[i]) for i in order]
-        whole = target.from_host(np.concatenate([h.reshape(-1) for h in hosts]) if hosts else np.empty(0, dtype))
+        whole = target.from_host(np.concatenate([h.reshape(-1) for h in hosts]))
         start = 0
         for i, h in zip(order, hosts, strict=True):
             out[i] = whole[start:start + h.size].reshape(h.shape)
