@@ -35,6 +35,7 @@ from ..core.node import Node
 from ..scalar import Scalar
 from ..tensor import LIFTED, Tensor
 from . import batch_levels as batching
+from .device_args import device_zero, host_scalars
 from .tangents import propagate_tangents
 
 Rule = Callable[..., Any]
@@ -231,19 +232,6 @@ def _shaped(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return np.broadcast_to(np.zeros((), dtype), shape)  # read-only, no memory per entry
 
 
-_DEVICE_ZEROS: dict[tuple[Any, str, Any], Any] = {}  # (array type, device, dtype) -> a 0-d zero made there once
-
-
-def _device_zero(like: Any, dtype: Any) -> Any:
-    """A 0-d zero of ``dtype`` on the device of ``like``, made once (each ``zeros`` is a kernel launch on a GPU;
-    the rules only read it, through a zero-stride view)."""
-    key = (like.__class__, str(getattr(like, "device", "")), dtype)
-    zero = _DEVICE_ZEROS.get(key)
-    if zero is None:
-        zero = _DEVICE_ZEROS[key] = _device_of(like).xp.zeros((), dtype)
-    return zero
-
-
 def with_shapes(node: Node, args: list[Any], like: Any = None) -> list[Any]:
     """``args`` with each argument the node did not keep replaced by a zero-stride array of its shape and dtype
     (on the device of ``like``, the output gradient, when that is not the CPU)."""
@@ -251,7 +239,7 @@ def with_shapes(node: Node, args: list[Any], like: Any = None) -> list[Any]:
     for argnum, _, _, shape, dtype in node.parents:
         if out[argnum] is None:
             if like is not None and like.__class__ in OFF_HOST:
-                out[argnum] = _device_of(like).xp.broadcast_to(_device_zero(like, dtype), shape)
+                out[argnum] = _device_of(like).xp.broadcast_to(device_zero(like, dtype), shape)
             else:
                 out[argnum] = _shaped(shape, dtype)
     return out
@@ -294,7 +282,7 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     try:
         data = prim.fn(*vals, **kw) if kw else prim.fn(*vals)
     except (TypeError, ValueError) as e:
-        scalars = _host_scalars(args)
+        scalars = host_scalars(args)
         if scalars is not None:
             return apply(prim, scalars, kw)
         raise _explain(prim, args, vals, e) from None
@@ -404,7 +392,7 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     try:
         data = prim.fn(xd, yd)
     except (TypeError, ValueError) as e:
-        scalars = _host_scalars((x, y))
+        scalars = host_scalars((x, y))
         if scalars is not None:
             return apply(prim, scalars, None)
         raise _explain(prim, (x, y), [xd, yd], e) from None
@@ -495,20 +483,6 @@ def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | 
         if node is not None and outs[0]._tangents:
             _keep_traced(node, outs, args)
     return outs
-
-
-def _host_scalars(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """``args`` with each 0-d host constant (a NumPy array, or a Tensor of one needing no gradient) as a NumPy
-    scalar, when a device's values are among them; None when nothing changes. PyTorch takes a 0-dim CPU tensor
-    with CUDA ones as a number; CuPy takes NumPy scalars, not 0-d arrays. (Tried only after a call failed.)"""
-    vals = [a._data if isinstance(a, Tensor) else a for a in args]
-    if not any(v.__class__ in OFF_HOST for v in vals):
-        return None
-    out, changed = list(args), False
-    for i, (a, v) in enumerate(zip(args, vals, strict=True)):
-        if v.__class__ is np.ndarray and v.ndim == 0 and not (isinstance(a, Tensor) and a._requires_grad):
-            out[i], changed = v[()], True
-    return tuple(out) if changed else None
 
 
 def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Exception) -> Exception:
