@@ -21,9 +21,10 @@ def _spd(n):
     return m @ m.T + n * np.eye(n)
 
 
-# NumPy's eigh, eigvalsh and cholesky read one triangle of the input; the derivatives are those of that
-# function: for an input that is not symmetric, finite differences move the result only through the
-# triangle read. The gradient used to be the symmetric part, which is not the derivative there.
+# NumPy's eigh, eigvalsh and cholesky read one triangle of the input; through NumPy's spelling the derivatives are
+# those of that function: for an input that is not symmetric, finite differences move the result only through the
+# triangle read. The gradient used to be the symmetric part, which is not the derivative there (chainrule.linalg's
+# spelling is PyTorch's and JAX's, the symmetric part: tests/test_torch_opinfo_suite.py).
 @pytest.mark.parametrize("name,fn,make", [
     ("eigvalsh", lambda a: np.linalg.eigvalsh(a) * np.arange(1.0, 5.0), lambda: RNG.normal(size=(4, 4))),
     ("eigvalsh_U", lambda a: np.linalg.eigvalsh(a, "U") * np.arange(1.0, 5.0), lambda: RNG.normal(size=(4, 4))),

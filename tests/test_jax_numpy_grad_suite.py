@@ -10,7 +10,8 @@ modes=["fwd", "rev"])`` does. Each test below pins one difference found, with th
 the ``oracle`` tests compare with JAX where it is installed.
 
 Left as they are, on purpose (chainrule follows NumPy's function or PyTorch's convention where JAX differs):
-``cholesky``/``eigh``/``eigvalsh`` differentiate the triangle NumPy reads (JAX symmetrizes its input), ties of
+``np.linalg.cholesky``/``eigh``/``eigvalsh`` differentiate the triangle NumPy reads (JAX symmetrizes its input, as
+``chainrule.linalg``'s spelling does), ties of
 ``fmax``/``fmin``/``clip`` go to the first argument/the input (PyTorch's), ``abs`` and ``std`` have gradient 0 at
 their kinks, ``xlogy(0, y)`` has gradient 0 in ``x`` (PyTorch's), entries that ``where=`` leaves out get gradient 0
 (JAX: NaN where no entry of the slice is taken). Where JAX itself is off, chainrule keeps the exact value: ``i0'(0)`` is

@@ -192,15 +192,12 @@ def test_numpy_select_keeps_numpys_meaning():
 # -- the sweep itself, kept as a guard: every op_db entry that maps onto chainrule, its first float64 samples -----
 # The entries with a known difference, and why it stays:
 KNOWN = {
-    "linalg.cholesky": "gradient convention: chainrule's is the derivative of the lower triangle read, PyTorch's "
-                       "its symmetrised (g + g.T) / 2 (ops/linear_algebra/decompositions.py)",
-    "linalg.eigh": "the same convention; eigenvectors' signs are LAPACK's choice",
-    "linalg.eigvalsh": "the same convention (the samples are not symmetric)",
+    "linalg.eigh": "eigenvectors' signs are LAPACK's choice (PyTorch's LAPACK is not NumPy's); the gradients are "
+                   "checked by test_symmetric_decompositions_gradients_are_pytorchs",
     "nn.functional.max_unpool1d": "a position two windows name is written once: its gradient goes to that copy only "
                                   "(PyTorch's gathers it into every copy, though only one value was written)",
     "nn.functional.max_unpool2d": "the same",
     "linalg.eig": "complex eigenvectors are unique up to a phase; LAPACK's choice differs",
-    "linalg.eigvals": "NumPy's dtype: real eigenvalues come back real (PyTorch's: always complex)",
     "linalg.pinv.hermitian": "the samples are not Hermitian: PyTorch reads one triangle, chainrule the whole matrix",
     "linalg.norm.subgradients_at_zero": "second derivative of a norm at 0 does not exist (PyTorch: NaN, chainrule 0)",
     "half": "PyTorch rounds the cotangent to float16 on the way back; chainrule keeps it exact",
@@ -345,3 +342,35 @@ if __name__ == "__main__":  # the sweep, run by the test above
     found = _sweep()
     print("\n".join(found))
     sys.exit(1 if found else 0)
+
+
+_SPD = _MATRIX[:, :3] @ _MATRIX[:, :3].T + 3 * np.eye(3)
+_SPD_NOISY_UPPER = _SPD + np.triu(_RNG.normal(size=(3, 3)), 1)  # the triangle not read differs
+
+
+@pytest.mark.parametrize("body", [
+    lambda lib, a: lib.linalg.cholesky(a) * lib.tensor(np.arange(9.0).reshape(3, 3)),
+    lambda lib, a: lib.linalg.cholesky(a, upper=True) ** 2,
+    lambda lib, a: lib.linalg.eigvalsh(a) ** 3,
+    lambda lib, a: lib.linalg.eigvalsh(a, UPLO="U") ** 3,
+    lambda lib, a: lib.linalg.eigh(a).eigenvectors ** 2 * lib.tensor(np.arange(9.0).reshape(3, 3)),
+    lambda lib, a: lib.linalg.eigh(a, UPLO="U")[1] ** 2,
+], ids=["cholesky", "cholesky_upper", "eigvalsh", "eigvalsh_U", "eigh_vectors", "eigh_U"])
+@pytest.mark.parametrize("a", [_SPD, _SPD_NOISY_UPPER], ids=["symmetric", "upper_noise"])
+def test_symmetric_decompositions_gradients_are_pytorchs(body, a):
+    """chainrule.linalg's cholesky, eigh and eigvalsh read one triangle and differentiate the function of the
+    symmetric part (PyTorch's and JAX's convention, to second order); they gave the derivative of the triangle read,
+    zero above the diagonal (numpy.linalg's spelling keeps that one: tests/test_autograd_suite.py)."""
+    _agree(body, a)
+
+
+def test_eig_and_eigvals_are_complex_always_as_pytorchs():
+    """chainrule.linalg.eig/eigvals of a matrix with real eigenvalues were real (NumPy's rule); PyTorch's and JAX's
+    are complex always. numpy.linalg.eig(tensor) keeps NumPy's rule."""
+    a = np.array([[2.0, 1.0], [0.5, 3.0]])
+    w, v = cr.linalg.eig(cr.tensor(a))
+    tw, tv = torch.linalg.eig(torch.tensor(a))
+    assert w.dtype == cr.complex128 and v.dtype == cr.complex128 and cr.linalg.eigvals(a).dtype == np.complex128
+    np.testing.assert_allclose(w.numpy(), tw.numpy(), atol=1e-12)
+    assert np.linalg.eig(cr.tensor(a)).eigenvalues.dtype == cr.float64
+    _agree(lambda lib, x: (lib.linalg.eigvals(x) ** 2).real, a)

@@ -174,14 +174,18 @@ globals().update({name: _batches_as_numpy(fn, _NUMPY_OF[name]) if name in _SEQUE
                   else _reads_lists(fn, _NUMPY_OF[name]) for name, fn in FUNCTIONS.items()})
 
 
-def _list_reading_namespace(module: Any, sequence_functions: frozenset[str]) -> Any:
+def _list_reading_namespace(module: Any, numpy_module: Any, sequence_functions: frozenset[str]) -> Any:
     """``module`` (chainrule.linalg, chainrule.fft) as ``cnp.linalg`` / ``cnp.fft``: its functions read lists of
-    Tensors as NumPy reads lists as arrays (``cnp.linalg.norm([x, y])``), as the other ``cnp`` functions do."""
+    Tensors as NumPy reads lists as arrays (``cnp.linalg.norm([x, y])``), as the other ``cnp`` functions do. A name
+    is the function ``numpy_module``'s function calls on a Tensor, where the two differ (``cnp.linalg.eigh`` is
+    ``numpy.linalg.eigh``'s: its gradient is that of the triangle read; ``chainrule.linalg.eigh``'s, PyTorch's)."""
     import types
 
     space = types.ModuleType(f"{__name__}.{module.__name__.rsplit('.', 1)[-1]}", module.__doc__)
     for name in dir(module):
         obj = getattr(module, name)
+        twin = getattr(numpy_module, name, None)
+        obj = _define.NUMPY_FUNCTIONS.get(twin, obj) if callable(twin) else obj
         if name.startswith("_") or isinstance(obj, types.ModuleType) or name in ("annotations", "declared_in"):
             continue
         wrap = callable(obj) and not isinstance(obj, type) and name not in sequence_functions
@@ -190,8 +194,8 @@ def _list_reading_namespace(module: Any, sequence_functions: frozenset[str]) -> 
     return space
 
 
-linalg = _list_reading_namespace(linalg, frozenset({"multi_dot"}))
-fft = _list_reading_namespace(fft, frozenset())
+linalg = _list_reading_namespace(linalg, _np.linalg, frozenset({"multi_dot"}))
+fft = _list_reading_namespace(fft, _np.fft, frozenset())
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
 
 

@@ -143,6 +143,11 @@ def table() -> list[OpInfo]:
             methods = decl.methods if decl is not None else ()
             scalar = decl is not None and decl.scalar is not None
             rows[prefix + name] = OpInfo(prefix + name, rev, fwd, names, kind, doc[0] if doc else "", methods, scalar)
+    for decl in DECLARATIONS.values():  # NumPy's spelling where it differs from chainrule's (numpy.linalg.eigh)
+        names = numpy_names(decl.function)
+        if id(decl.function) not in seen and names and decl.function not in NONDIFFERENTIABLE:
+            doc = (decl.function.__doc__ or "").strip().splitlines()
+            rows[names[0]] = OpInfo(names[0], True, True, names, "composite", doc[0] if doc else "", (), False)
     return [rows[k] for k in sorted(rows)]
 
 

@@ -40,11 +40,14 @@ def from_lower(t: Any) -> Any:
     return low + conj_transpose(low) + diag_embed(real_part(diag_part(t)))
 
 
-def to_lower(g: Any) -> Any:
-    """The adjoint of :func:`from_lower` (for the pairing real(sum(g * t)), JAX's): a gradient with respect to
-    the matrix read, as one with respect to the matrix passed (lower triangle; the entries above the diagonal
-    are never read, gradient 0)."""
-    return np.tril(g + conj_transpose(g), -1) + diag_embed(real_part(diag_part(g)))
+def hermitian_part(t: Any) -> Any:
+    """``(t + t^H) / 2``: the tangent, or the gradient, of a function that reads a symmetric (Hermitian) matrix.
+
+    cholesky, eigh and eigvalsh read one triangle of their input, but their derivatives are those of the
+    function of the symmetric part, as PyTorch's and JAX's: the gradient is symmetric (a gradient step keeps a
+    symmetric matrix symmetric) and agrees with finite differences along every symmetric direction, the only
+    ones in which a symmetric input can move."""
+    return (t + conj_transpose(t)) / 2
 
 
 def real_part(x: Any) -> Any:

@@ -9,14 +9,13 @@ derivatives of every order are exact.
 
 Assumptions (where the derivative does not exist or is not unique):
 
-- ``cholesky``, ``eigh``, ``eigvalsh``: only the lower triangle of the input is read (as NumPy's;
-  ``UPLO='U'``: the upper), and the derivatives are those of that function, as HIPS autograd's eigh:
-  the gradient is zero above the diagonal (those entries are never read) and the forward rule reads
-  the tangent's lower triangle. For a matrix built symmetric (``b + b.T``) this gives the same
-  gradient of ``b`` as differentiating with respect to a symmetric matrix would. PyTorch (and JAX,
-  which symmetrises the input) return that symmetric gradient for the matrix itself instead: it is
-  ``(g + g.T) / 2`` of this one (``g.mT`` conjugated for complex); unlike it, this one matches
-  finite differences in every direction;
+- ``cholesky``, ``eigh``, ``eigvalsh``: the value reads the lower triangle of the input (as NumPy's and
+  PyTorch's; ``UPLO='U'``/``upper=True``: the upper), and the derivatives are those of the function of the
+  symmetric part ``(a + a^H) / 2``, PyTorch's and JAX's convention: the gradient is symmetric (Hermitian),
+  so that a gradient step keeps a symmetric matrix symmetric, and it agrees with finite differences along
+  every symmetric direction (the only ones a symmetric input can move in; a finite-difference check of
+  ``f(a)`` should perturb ``(a + a.T) / 2``). For a matrix built symmetric (``b + b.T``) every convention
+  gives the same gradient of ``b``;
 - ``eigh`` vectors: eigenvalues are distinct (repeated ones give inf/NaN); ``svd`` vectors:
   singular values are distinct and non-zero. Eigenvalues or singular values alone
   (``eigvalsh``, ``svd(compute_uv=False)``, ``svdvals``) need only distinct values for first order;
@@ -58,11 +57,11 @@ from .common import (
     diag_embed,
     diag_part,
     from_lower,
+    hermitian_part,
     inverse_gaps,
     real_part,
     require_matrices,
     require_square,
-    to_lower,
     transpose_last,
 )
 
@@ -103,12 +102,12 @@ def _half_lower(x: Any) -> Any:
 
 def _chol_vjp(g: Any, ans: Any, a: Any) -> Any:
     linv = np.linalg.inv(ans)
-    return to_lower(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
+    return hermitian_part(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
 
 
 def _chol_jvp(t: Any, ans: Any, a: Any) -> Any:
     linv = np.linalg.inv(ans)
-    return ans @ _half_lower(linv @ from_lower(t) @ _T(linv))
+    return ans @ _half_lower(linv @ hermitian_part(t) @ _T(linv))
 
 
 def _cholesky_fn(a: np.ndarray) -> np.ndarray:
@@ -126,20 +125,42 @@ _cholesky.defvjp(_chol_vjp)
 _cholesky.defjvp(_chol_jvp)
 
 
-@implements(np.linalg.cholesky, namespaces=("linalg",))
+@implements(namespaces=("linalg",))
 def cholesky(a: Any, /, *, upper: bool = False) -> Any:
-    """Lower-triangular L with a = L @ L.T (upper=True: U = L.T) for symmetric positive-definite a."""
+    """Lower-triangular L with a = L @ L^H (upper=True: U = L^H) for symmetric positive-definite a.
+
+    The lower triangle is read (upper=True: the upper); the gradient is PyTorch's and JAX's, that of the function
+    of the symmetric part of ``a`` (``numpy.linalg.cholesky(tensor)`` differentiates the triangle read instead)."""
     require_square("cholesky", a)
-    if upper:  # NumPy's upper=True reads the upper triangle: the lower factor of a.T, transposed
+    if upper:  # the upper triangle read: the lower factor of a.T, transposed
         return _T(_cholesky(_T(a)))
     return _cholesky(a)
+
+
+@implements(np.linalg.cholesky, namespaces=())  # public as chainrule.numpy.linalg.cholesky
+def numpy_cholesky(a: Any, /, *, upper: bool = False) -> Any:
+    """numpy.linalg.cholesky: as :func:`cholesky`, differentiated as the function of the triangle it reads (HIPS
+    autograd's convention: it agrees with finite differences in every direction, not only symmetric ones)."""
+    require_square("cholesky", a)
+    if upper:
+        return _T(_cholesky(_T(_read_triangle(a, "U"))))
+    return _cholesky(_read_triangle(a))
+
+
+def _read_triangle(a: Any, uplo: str = "L") -> Any:
+    """The symmetric matrix NumPy's cholesky and eigh read from ``a`` (its lower triangle; ``uplo="U"``: upper),
+    built with traced ops so that derivatives through it are those of the triangle read (the rules of the
+    primitives are those of a symmetric input)."""
+    if type(a) is np.ndarray:
+        return a
+    return from_lower(a) if uplo == "L" else _T(from_lower(_T(a)))
 
 
 # -- symmetric eigendecomposition: one node, outputs (w, v) ------------------------------------------
 # dS (Hermitian) gives dw = real(diag(V^H dS V)) and dV = V (F * (V^H dS V)), F the inverse gaps (the gauge where
 # V^H dV has a zero diagonal); the reverse rule is its transpose for the pairing real(sum(g * t)), JAX's:
 # G_S = conj(V) (diag(gw) + F * (V^T gV)) V^T. For real matrices conj(V) = V and these are the familiar ones.
-def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
+def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any, UPLO: str) -> Any:  # noqa: N803
     gw, gv = g
     w, v = ans
     vc = conj(v)
@@ -150,7 +171,7 @@ def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any) -> Any:
         vtg = _T(v) @ gv
         _check_phase_free(vtg)
         parts.append(vc @ (inverse_gaps(w) * vtg) @ _T(v))
-    return to_lower(_total(parts, v))
+    return hermitian_part(_total(parts, v))
 
 
 def _check_phase_free(vtg: Any) -> None:
@@ -164,15 +185,20 @@ def _check_phase_free(vtg: Any) -> None:
             "phase-free function of them instead (np.abs(v), v @ v.conj().T, |v^H x|)")
 
 
-def _eigh_jvp(t: Any, ans: tuple[Any, Any], a: Any) -> tuple[Any, Any]:
+def _eigh_jvp(t: Any, ans: tuple[Any, Any], a: Any, UPLO: str) -> tuple[Any, Any]:  # noqa: N803
     w, v = ans
-    inner = conj_transpose(v) @ from_lower(t) @ v
+    inner = conj_transpose(v) @ hermitian_part(t) @ v
     with np.errstate(divide="ignore", invalid="ignore"):  # repeated eigenvalues: inf/NaN vector tangents only
         dv = v @ (inverse_gaps(w) * inner)
     return real_part(diag_part(inner)), dv
 
 
-_eigh = Primitive("eigh", lambda a: tuple(np.linalg.eigh(a)), n_outputs=2, reads=("ans",))
+def _eigh_fn(a: np.ndarray, UPLO: str) -> tuple[np.ndarray, np.ndarray]:  # noqa: N803
+    return tuple(np.linalg.eigh(a, UPLO=UPLO))
+
+
+# the triangle read (UPLO) is NumPy's and PyTorch's, so the values (eigenvectors' signs included) are theirs
+_eigh = Primitive("eigh", _eigh_fn, n_outputs=2, reads=("ans",))
 _eigh.defvjp(_eigh_vjp)
 _eigh.defjvp(_eigh_jvp)
 
@@ -182,27 +208,48 @@ class EighResult(NamedTuple):
     eigenvectors: Any
 
 
-def _lower(a: Any, uplo: str) -> Any:
+def _uplo(uplo: str) -> str:
     if uplo not in ("L", "U"):
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {uplo!r}")
-    return a if uplo == "L" else _T(a)
+    return uplo
 
 
-@implements(np.linalg.eigh, namespaces=("linalg",))
+@implements(namespaces=("linalg",))
 def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (distinct eigenvalues assumed)."""
+    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (distinct eigenvalues assumed).
+
+    One triangle is read (``UPLO``); the gradient is PyTorch's and JAX's, that of the function of the symmetric
+    part of ``a`` (``numpy.linalg.eigh(tensor)`` differentiates the triangle read instead)."""
     require_square("eigh", a)
-    w, v = _eigh(_lower(a, UPLO))
+    w, v = _eigh(a, UPLO=_uplo(UPLO))
     return EighResult(w, v)
 
 
-@implements(np.linalg.eigvalsh, namespaces=("linalg",))
+@implements(namespaces=("linalg",))
 def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
-    """Eigenvalues (ascending) of a symmetric matrix."""
+    """Eigenvalues (ascending) of a symmetric matrix (the gradient: as :func:`eigh`'s)."""
     require_square("eigvalsh", a)
     if type(a) is np.ndarray:
         return np.linalg.eigvalsh(a, UPLO=UPLO)
-    return _eigh(_lower(a, UPLO))[0]
+    return _eigh(a, UPLO=_uplo(UPLO))[0]
+
+
+@implements(np.linalg.eigh, namespaces=())  # public as chainrule.numpy.linalg.eigh
+def numpy_eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
+    """numpy.linalg.eigh: as :func:`eigh`, differentiated as the function of the triangle it reads (HIPS autograd's
+    convention: it agrees with finite differences in every direction, not only symmetric ones)."""
+    require_square("eigh", a)
+    w, v = _eigh(_read_triangle(a, _uplo(UPLO)), UPLO=UPLO)
+    return EighResult(w, v)
+
+
+@implements(np.linalg.eigvalsh, namespaces=())  # public as chainrule.numpy.linalg.eigvalsh
+def numpy_eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
+    """numpy.linalg.eigvalsh: as :func:`eigvalsh`, differentiated as the function of the triangle it reads."""
+    require_square("eigvalsh", a)
+    if type(a) is np.ndarray:
+        return np.linalg.eigvalsh(a, UPLO=UPLO)
+    return _eigh(_read_triangle(a, _uplo(UPLO)), UPLO=UPLO)[0]
 
 
 # -- singular value decomposition: one node, outputs (U, S, Vh) ------------------------------------------

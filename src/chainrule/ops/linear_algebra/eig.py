@@ -4,7 +4,8 @@ With ``a = V diag(w) V^-1`` and ``W = V^-1 da V``: ``dw = diag(W)`` and ``dV = V
 ``F[i, j] = 1 / (w[j] - w[i])`` off the diagonal, then projected onto NumPy's normalisation
 (LAPACK's: unit 2-norm, largest entry real). Eigenvalues must be distinct. Outputs are complex
 unless every eigenvalue is real (NumPy's rule); a real matrix gets the real part of a complex
-gradient. One primitive with two outputs (w, v) on one graph node; its rules read the
+gradient. ``chainrule.linalg.eig``/``eigvals`` are complex always (PyTorch's and JAX's rule).
+One primitive with two outputs (w, v) on one graph node; its rules read the
 outputs only. Reverse rules are the transposes of the forward ones (JAX's convention), written with
 differentiable ops, so every order works.
 """
@@ -91,25 +92,44 @@ class EigResult(NamedTuple):
     eigenvectors: Any
 
 
-@implements(np.linalg.eig, namespaces=("linalg",))
+@implements(namespaces=("linalg",))
 def eig(a: Any) -> EigResult:
-    """Eigenvalues and unit eigenvectors of a general square matrix (distinct eigenvalues).
+    """Eigenvalues and unit eigenvectors of a general square matrix (distinct eigenvalues), complex always, as
+    PyTorch's and JAX's (``numpy.linalg.eig`` of a Tensor keeps NumPy's rule: real when every eigenvalue is).
 
     Example:
         >>> import chainrule as cr, numpy as np
         >>> a = np.array([[2.0, 1.0], [0.0, 3.0]])
-        >>> cr.grad(lambda a: np.sum(np.linalg.eig(a).eigenvalues * np.array([1.0, 2.0])))(a)
+        >>> cr.grad(lambda a: np.sum(cr.linalg.eig(a).eigenvalues.real * np.array([1.0, 2.0])))(a)
         array([[1., 0.],
                [1., 2.]])
     """
+    w, v = numpy_eig(a)
+    return EigResult(_complex(w), _complex(v))
+
+
+@implements(namespaces=("linalg",))
+def eigvals(a: Any) -> Any:
+    """Eigenvalues of a general square matrix (distinct eigenvalues for derivatives), complex always."""
+    return _complex(numpy_eigvals(a))
+
+
+def _complex(x: Any) -> Any:
+    """``x`` as a complex value (a real one's gradient is the real part of the complex cotangent)."""
+    return x if is_complex(x) else x.astype(np.result_type(raw(x), np.complex64))
+
+
+@implements(np.linalg.eig, namespaces=())  # public as chainrule.numpy.linalg.eig
+def numpy_eig(a: Any) -> EigResult:
+    """numpy.linalg.eig: complex outputs unless every eigenvalue is real (NumPy's rule)."""
     require_square("eig", a)
     if type(a) is np.ndarray:
         return EigResult(*np.linalg.eig(a))
     return EigResult(*_eig(a))  # Tensors, and batched values under vmap
 
 
-@implements(np.linalg.eigvals, namespaces=("linalg",))
-def eigvals(a: Any) -> Any:
-    """Eigenvalues of a general square matrix (distinct eigenvalues for derivatives)."""
+@implements(np.linalg.eigvals, namespaces=())  # public as chainrule.numpy.linalg.eigvals
+def numpy_eigvals(a: Any) -> Any:
+    """numpy.linalg.eigvals: complex unless every eigenvalue is real (NumPy's rule)."""
     require_square("eigvals", a)
     return np.linalg.eigvals(a) if type(a) is np.ndarray else _eig(a)[0]
