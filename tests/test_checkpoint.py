@@ -56,7 +56,7 @@ def test_nn_sequential_gets_weight_gradients():
 
 
 def test_dropout_masks_are_replayed():
-    model = nn.Sequential(nn.Linear(3, 8, rng=0), nn.Dropout(0.5), nn.Linear(8, 1, rng=1)).to(np.float64)
+    model = nn.Sequential(nn.Linear(3, 8, rng=0), nn.Dropout(0.5, rng=5), nn.Linear(8, 1, rng=1)).to(np.float64)
     x = np.random.default_rng(1).normal(size=(6, 3))
     state = model[1].rng.bit_generator.state
     for block in (model, lambda v: model(v) * 2.0):
@@ -71,9 +71,20 @@ def test_dropout_masks_are_replayed():
             np.testing.assert_allclose(a, b, rtol=1e-13)
 
 
+def test_dropout_from_the_default_generator_is_replayed_as_pytorchs_preserve_rng_state():
+    """F.dropout without rng draws from the generator manual_seed resets; the recomputation draws the same mask
+    (it raised, the block called not deterministic, when masks came from an unseeded generator)."""
+    x = leaf(np.arange(1.0, 65.0))
+    cr.manual_seed(0)
+    cr.checkpoint(lambda v: F.dropout(v, 0.5) ** 2)(x).sum().backward()
+    cr.manual_seed(0)
+    expected = 2 * F.dropout(cr.Tensor(np.arange(1.0, 65.0)), 0.5).numpy() * 2
+    np.testing.assert_allclose(x.grad.numpy(), expected)
+
+
 def test_a_block_that_is_not_deterministic_raises():
     x = leaf(np.arange(1.0, 65.0))  # 64 entries: two independent masks agree with probability 2**-64
-    out = cr.checkpoint(lambda v: F.dropout(v, 0.5))(x)  # a fresh draw on every call
+    out = cr.checkpoint(lambda v: F.dropout(v, 0.5, rng=np.random.default_rng()))(x)  # a generator it does not hold
     with pytest.raises(RuntimeError, match=r"checkpoint\(<lambda>\): running the block again in backward gave other"):
         out.sum().backward()
 

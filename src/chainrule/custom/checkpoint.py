@@ -22,6 +22,7 @@ from ..autodiff.primitive import Primitive
 from ..core import pytree as _pytree
 from ..core import state
 from ..core.clock import tick as _tick
+from ..core.defaults import generator
 from ..core.device import as_array, xp_of
 from ..core.node import Node
 from ..core.state import grad_mode
@@ -153,11 +154,12 @@ def _filled(cell: Any) -> bool:
 
 
 class _RandomState:
-    """The random generators a block holds (an nn block's Dropout generators, NumPy's global one), as they
-    were before its first run, so the recomputation draws the same numbers."""
+    """The random generators a block may draw from (chainrule's default one, which ``manual_seed`` resets and
+    dropout without ``rng`` draws from; the generators its modules hold; NumPy's global one), as they were before
+    its first run, so the recomputation draws the same numbers (PyTorch's ``preserve_rng_state``)."""
 
     def __init__(self, block: Any) -> None:
-        gens: list[np.random.Generator] = []
+        gens: list[np.random.Generator] = [generator(None)]
         held = [block] + [c.cell_contents for c in getattr(block, "__closure__", None) or () if _filled(c)]
         code, names = getattr(block, "__code__", None), getattr(block, "__globals__", {})
         held += [names[n] for n in (code.co_names if code else ()) if n in names]  # module-level models too
@@ -168,7 +170,7 @@ class _RandomState:
             if callable(modules) and hasattr(obj, "parameters"):
                 for m in modules():
                     gens.extend(v for v in vars(m).values() if isinstance(v, np.random.Generator))
-        self.saved = [(g, g.bit_generator.state) for g in gens]
+        self.saved = [(g, g.bit_generator.state) for g in {id(g): g for g in gens}.values()]
         self.legacy = np.random.get_state()
 
     @contextmanager
@@ -235,8 +237,8 @@ class _Recompute(Primitive):
             raise RuntimeError(
                 f"{self.name}: running the block again in backward gave other values than the first run, so its "
                 "gradients would be wrong; the block must be deterministic (random numbers from a generator it "
-                "does not hold, e.g. F.dropout without rng, or state changed in between): give it a seeded rng "
-                "(nn.Dropout holds its own and is replayed), or do not checkpoint it"
+                "does not hold, e.g. a new numpy.random.default_rng(), or state changed in between): draw from "
+                "chainrule's generator (rng=None) or one the block holds, which are replayed, or do not checkpoint it"
             )
         if not flat._requires_grad:
             return [xp_of(flat._data).zeros(shape, dtype) for _, _, _, shape, dtype in edges]

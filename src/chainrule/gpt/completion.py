@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.defaults import generator
 from ..core.state import no_grad
 from ..nn.language_model.generate import sample_next, sampler
 from ..tensor import Tensor
@@ -92,7 +93,7 @@ def iter_tokens(model: Any, ids: Sequence[int], temperature: float = 0.0, top_k:
     """Sample tokens after ``ids`` for ever (the caller stops), as ``nn.generate`` does: the prompt
     once, then one token per step with the key/value cache; past the context the last
     ``context_length`` tokens run afresh. Temperature 0 is greedy."""
-    gen = np.random.default_rng(seed)
+    gen = generator(seed)  # None: the generator manual_seed resets, as PyTorch's sampling
     ctx = model.config.context_length
     seq = [int(i) for i in ids]
     if not seq:

@@ -241,7 +241,7 @@ class Dropout(Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"Dropout: probability p must be in [0, 1], got {p}")
         self.p = float(p)
-        self.rng = np.random.default_rng(init.generator(None).integers(2**63)) if rng is None else init.generator(rng)
+        self.rng = None if rng is None else init.generator(rng)  # None: the generator manual_seed resets, at each call
 
     def forward(self, x: Any) -> Any:
         return F.dropout(x, self.p, self.training, self.rng)

@@ -182,7 +182,7 @@ class RReLU(Module):
                  rng: Any = None) -> None:
         super().__init__()
         self.lower, self.upper, self.inplace = lower, upper, inplace
-        self.rng = np.random.default_rng(init.generator(None).integers(2**63)) if rng is None else init.generator(rng)
+        self.rng = None if rng is None else init.generator(rng)  # None: the generator manual_seed resets, at each call
 
     def forward(self, x: Any) -> Any:
         return FM.rrelu(x, self.lower, self.upper, self.training, rng=self.rng)
@@ -199,7 +199,7 @@ class _ChannelDropout(Module):
         if not 0.0 <= p <= 1.0:
             raise ValueError(f"{type(self).__name__}: dropout probability has to be between 0 and 1, but got {p}")
         self.p, self.inplace = float(p), bool(inplace)
-        self.rng = np.random.default_rng(init.generator(None).integers(2**63)) if rng is None else init.generator(rng)
+        self.rng = None if rng is None else init.generator(rng)  # None: the generator manual_seed resets, at each call
 
     def forward(self, x: Any) -> Any:
         return type(self).fn(x, self.p, self.training, rng=self.rng)

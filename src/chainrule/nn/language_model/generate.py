@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.defaults import generator
 from ...core.device import CPU, as_array, is_off_host, move, of
 from ...core.state import no_grad
 from ...runtime.blas import ONE_THREAD_BELOW, blas_threads_limited
@@ -125,7 +126,7 @@ def generate(model: Any, idx: Any, max_new_tokens: int, temperature: float = 1.0
         raise ValueError(f"generate: idx must be integer tokens of shape (batch, time>=1), got {idx.dtype} {idx.shape}")
     if int(max_new_tokens) < 0:
         raise ValueError(f"generate: max_new_tokens must be >= 0, got {max_new_tokens!r}")
-    gen = np.random.default_rng(seed)
+    gen = generator(seed)  # None: the generator manual_seed resets, as PyTorch's sampling
     ctx = model.config.context_length
     out = idx.astype(np.int64)
     was_training = model.training

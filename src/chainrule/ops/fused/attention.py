@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.primitive import Primitive
+from ...core.defaults import generator
 from ...core.device import OFF_HOST, as_array, contiguous, is_off_host, kernel, of, reduce_max, uniform_like, xp_of
 from ...core.traces import draw
 from ...runtime.blas import matmul as blas_matmul
@@ -279,9 +280,10 @@ def device_dropout_mask(device: Any, rng: Any, shape: tuple[int, ...], p: float,
 
 
 def dropout_mask(rng: Any, shape: tuple[int, ...], p: float, dt: np.dtype) -> np.ndarray:
-    """A dropout mask: 0 with probability ``p``, else 1 / (1 - p), from ``rng`` (a Generator, a seed or None).
-    Drawn through ``core.traces.draw``, so that a jit replay draws a new one, as each eager call does."""
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    """A dropout mask: 0 with probability ``p``, else 1 / (1 - p), from ``rng`` (a Generator, a seed, or None: the
+    generator ``manual_seed`` resets). Drawn through ``core.traces.draw``, so that a jit replay draws a new one, as
+    each eager call does."""
+    gen = generator(rng)
     return (gen.random(shape) >= p).astype(dt) * dt.type(1.0 / (1.0 - p))
 
 
