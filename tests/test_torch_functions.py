@@ -140,3 +140,20 @@ def test_the_aliases_hide_no_op_of_the_same_name():
 
     assert not [name for name in FUNCTIONS if hasattr(ops, name)]
     assert cr.masked_fill is ops.masked_fill and cr.concat is ops.concat  # the ops, as before
+
+
+@pytest.mark.oracle
+def test_cat_skips_an_empty_1d_tensor_beside_others_as_pytorchs():
+    """``out = torch.tensor([]); out = torch.cat([out, row])`` with 2-d rows: PyTorch skips the legacy empty 1-d
+    tensor (its dtype still counts); chainrule raised a shape mismatch."""
+    for lib in (torch, cr):
+        rows = lib.ones(2, 3, dtype=lib.float64, requires_grad=True)
+        grown = lib.cat([lib.tensor([]), rows])
+        assert tuple(grown.shape) == (2, 3) and grown.dtype == lib.float64
+        grown.sum().backward()
+        assert tuple(rows.grad.shape) == (2, 3)
+        assert tuple(lib.cat([lib.ones(2, 3), lib.tensor([], dtype=lib.float64)], dim=1).shape) == (2, 3)
+        assert lib.cat([lib.ones(2, 3), lib.tensor([], dtype=lib.float64)], dim=1).dtype == lib.float64
+        assert tuple(lib.cat([lib.tensor([]), lib.tensor([])]).shape) == (0,)
+        with pytest.raises((RuntimeError, ValueError)):
+            lib.cat([lib.zeros(2, 0), lib.ones(2, 3)])  # only the 1-d empty one is skipped

@@ -24,6 +24,7 @@ import numpy as np
 
 from ...autodiff.batch_levels import is_value
 from ...tensor import Tensor
+from .._define import where_is
 from ..shape import concatenate
 from .constructors import tensor
 from .keywords import write_out
@@ -61,10 +62,18 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {name: _method(name) for name in METH
 
 
 def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any:
-    """PyTorch's ``torch.cat(tensors, dim=0)``: ``concatenate`` along ``dim``."""
+    """PyTorch's ``torch.cat(tensors, dim=0)``: ``concatenate`` along ``dim``. As PyTorch's, an empty 1-d tensor
+    (``torch.tensor([])``, the usual start of a loop that appends) is skipped beside tensors of other ranks; its
+    dtype still takes part in the result's."""
     if axis is not None and dim != 0:
         raise TypeError(f"cat: got both dim={dim} and axis={axis}; pass one")
-    return concatenate(list(tensors), axis=dim if axis is None else axis)
+    parts = list(tensors)
+    kept = [t for t in parts if np.shape(where_is(t)) != (0,)]  # (shapes and dtypes: no value read)
+    if kept and len(kept) < len(parts) and any(np.ndim(where_is(t)) != 1 for t in kept):
+        out = concatenate(kept, axis=dim if axis is None else axis)
+        dtype = np.result_type(*(getattr(where_is(t), "dtype", t) for t in parts))
+        return out if out.dtype == dtype else out.astype(dtype)
+    return concatenate(parts, axis=dim if axis is None else axis)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
