@@ -198,7 +198,9 @@ KNOWN = {
                                   "(PyTorch's gathers it into every copy, though only one value was written)",
     "nn.functional.max_unpool2d": "the same",
     "linalg.eig": "complex eigenvectors are unique up to a phase; LAPACK's choice differs",
-    "linalg.pinv.hermitian": "the samples are not Hermitian: PyTorch reads one triangle, chainrule the whole matrix",
+    "linalg.pinv.hermitian": "the samples are not Hermitian: both read the lower triangle, but PyTorch's gradient "
+                             "mixes it with the full matrix (pinv_backward(grad, pinv(lower), A)); chainrule's is the "
+                             "general one at the matrix read, equal on a Hermitian input",
     "linalg.norm.subgradients_at_zero": "second derivative of a norm at 0 does not exist (PyTorch: NaN, chainrule 0)",
     "half": "PyTorch rounds the cotangent to float16 on the way back; chainrule keeps it exact",
     "split": "cr.split is NumPy's (sections); t.split(size) is PyTorch's and agrees",
@@ -374,3 +376,36 @@ def test_eig_and_eigvals_are_complex_always_as_pytorchs():
     np.testing.assert_allclose(w.numpy(), tw.numpy(), atol=1e-12)
     assert np.linalg.eig(cr.tensor(a)).eigenvalues.dtype == cr.float64
     _agree(lambda lib, x: (lib.linalg.eigvals(x) ** 2).real, a)
+
+
+_NEAR_SINGULAR = _SPD_NOISY_UPPER + _SPD_NOISY_UPPER.T - 4.5 * np.eye(3)
+
+
+@pytest.mark.parametrize("body,a", [
+    (lambda lib, a: lib.linalg.pinv(a, hermitian=True), _SPD_NOISY_UPPER + _SPD_NOISY_UPPER.T),
+    (lambda lib, a: lib.linalg.pinv(a, hermitian=True) ** 2, _NEAR_SINGULAR),
+    (lambda lib, a: lib.linalg.pinv(a, atol=1e-3), _SPD_NOISY_UPPER),
+    (lambda lib, a: lib.linalg.pinv(a, atol=1e-3, rtol=1e-4, hermitian=True), _SPD + _SPD.T),
+], ids=["hermitian", "hermitian_indefinite", "atol", "atol_rtol_hermitian"])
+def test_pinv_hermitian_and_atol_are_pytorchs(body, a):
+    """pinv(hermitian=True) inverted the whole matrix (PyTorch and NumPy read the lower triangle); atol= (PyTorch's
+    absolute cutoff) was refused."""
+    _agree(body, a)
+    ours = cr.linalg.pinv(cr.tensor(_SPD_NOISY_UPPER), hermitian=True).numpy()
+    np.testing.assert_allclose(ours, torch.linalg.pinv(torch.tensor(_SPD_NOISY_UPPER), hermitian=True).numpy(),
+                               rtol=1e-10)
+
+
+def test_pinv_with_a_cut_differentiates_the_truncated_inverse():
+    """With a singular value cut (atol above it), chainrule's gradient is the truncated SVD's, which finite
+    differences confirm; PyTorch's pinv_backward is the constant-rank formula of the untruncated matrix (it differs
+    there)."""
+    a, w, d = _SPD_NOISY_UPPER - 2.9 * np.eye(3), np.arange(9.0).reshape(3, 3), _RNG.normal(size=(3, 3))
+    assert np.sum(np.linalg.svd(a)[1] < 0.5) == 1
+
+    def f(m):
+        return np.sum(cr.linalg.pinv(m, atol=0.5) * w)
+
+    g = cr.grad(f)(a)
+    fd = (f(a + 1e-6 * d) - f(a - 1e-6 * d)) / 2e-6
+    np.testing.assert_allclose(np.sum(g * d), fd, rtol=1e-6)

@@ -50,6 +50,13 @@ def hermitian_part(t: Any) -> Any:
     return (t + conj_transpose(t)) / 2
 
 
+def hermitian_read(a: Any) -> Any:
+    """The Hermitian matrix read from ``a``'s lower triangle (its value: :func:`from_lower`), differentiated as
+    ``a`` itself: PyTorch's ``pinv(hermitian=True)`` reads one triangle and differentiates the general pseudo-inverse
+    (its ``pinv_backward``), which on a Hermitian input is this gradient."""
+    return a + (from_lower(a) - a).detach()
+
+
 def real_part(x: Any) -> Any:
     """The real part of a complex value (traced for Tensors); a real value itself."""
     return np.real(x) if is_complex(x) else x

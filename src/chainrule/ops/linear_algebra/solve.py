@@ -31,6 +31,7 @@ from .common import (
     checked_inv,
     conj_transpose,
     guarded,
+    hermitian_read,
     modulus,
     require_full_rank,
     require_square,
@@ -221,14 +222,21 @@ def matrix_power(a: Any, n: int) -> Any:
 
 
 @implements(np.linalg.pinv, namespaces=("linalg",))
-def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None) -> Any:
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = None, atol: Any = None) -> Any:
     """Moore-Penrose pseudo-inverse of a full-rank matrix; with ``rcond``/``rtol`` (a cutoff relative to the
-    largest singular value), through the SVD, the singular values at or below the cutoff dropped."""
+    largest singular value) or ``atol`` (PyTorch's absolute one), through the SVD, the singular values at or below
+    the cutoff dropped. ``hermitian``: the lower triangle is read, as NumPy's and PyTorch's (their eigh); the
+    gradient is PyTorch's, the general pseudo-inverse's."""
     if not isinstance(a, Tensor):
+        if atol is not None:
+            return _pinv_cut(a, rcond if rcond is not None else (rtol or 0.0), atol, hermitian)
         kw = {} if rtol is None else {"rtol": rtol}
         return np.linalg.pinv(a, **({"rcond": rcond} if rcond is not None else kw), hermitian=hermitian)
-    if rcond is not None or rtol is not None:
-        return _pinv_cut(a, rcond if rcond is not None else rtol)
+    if hermitian:
+        require_square("pinv", a)
+        a = hermitian_read(a)
+    if rcond is not None or rtol is not None or atol is not None:
+        return _pinv_cut(a, rcond if rcond is not None else (rtol or 0.0), atol)
     if not isinstance(raw(a), _batching.BATCHED) and _rank_deficient(raw(a)):
         return _pinv_rank(a)
     require_full_rank("pinv", a)
@@ -284,12 +292,18 @@ _pinv_rank.defvjp(_pinv_rank_vjp)
 _pinv_rank.defjvp(_pinv_rank_jvp)
 
 
-def _pinv_cut(a: Any, cutoff: Any) -> Any:
-    """``pinv`` with NumPy's cutoff: singular values ``<= cutoff * largest`` count as zero (all of them: zeros)."""
+def _pinv_cut(a: Any, cutoff: Any, atol: Any = None, hermitian: bool = False) -> Any:
+    """``pinv`` with NumPy's cutoff: singular values ``<= cutoff * largest`` (or ``<= atol``, PyTorch's absolute
+    one, whichever is larger) count as zero (all of them: zeros)."""
     from .decompositions import svd
 
+    if hermitian and not isinstance(a, Tensor):
+        a = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2).conj()  # the lower triangle read
     u, s, vh = svd(a, full_matrices=False)
-    kept = raw(s) > np.asarray(raw(cutoff))[..., None] * raw(s).max(axis=-1, keepdims=True)
+    limit = np.asarray(raw(cutoff))[..., None] * raw(s).max(axis=-1, keepdims=True)
+    if atol is not None:
+        limit = np.maximum(limit, np.asarray(raw(atol))[..., None])
+    kept = raw(s) > limit
     inverse = elementwise.where(kept, elementwise.divide(1.0, elementwise.where(kept, s, 1.0)), 0.0)
     scaled = elementwise.multiply(conj_transpose(vh), shape_ops.expand_dims(inverse, -2))
     return matmul(scaled, conj_transpose(u))
