@@ -276,8 +276,10 @@ def test_numpy_meanings_of_shared_names_are_kept():
     assert float(x.median()) == float(cr.median(x)) == 2.0  # PyTorch's method (and torch.median): the lower middle
     np.testing.assert_array_equal(x.repeat(2, axis=0).data, np.repeat(x.data, 2))  # ndarray's repeat with axis=
     np.testing.assert_array_equal(x.repeat(2, 1).data, np.tile(x.data, (2, 1)))  # only PyTorch reads it: a tile
-    with pytest.raises(ValueError, match=r"repeat\(2,\) of a Tensor of shape \(4,\) reads differently in NumPy"):
-        x.repeat(2)  # NumPy repeats each entry, PyTorch the whole vector: neither is guessed
+    np.testing.assert_array_equal(x.repeat(2).data, np.tile(x.data, 2))  # both read it: the object API's, PyTorch's
+    np.testing.assert_array_equal(Tensor(A).repeat(2, 1).data, np.tile(A, (2, 1)))  # (NumPy: axis 1)
+    inside = cr.grad(lambda v: (v.repeat(2) * np.arange(8.0)).sum())(np.array([4.0, 1.0, 3.0, 2.0]))  # NumPy values
+    np.testing.assert_array_equal(inside, [1.0, 5.0, 9.0, 13.0])
     np.testing.assert_allclose(float(x.std()), np.std(x.data, ddof=1))  # the object API: PyTorch's unbiased
     np.testing.assert_allclose(float(x.var(axis=0)), np.var(x.data))  # NumPy's axis=: ddof=0
     np.testing.assert_allclose(float(np.std(x)), np.std(x.data))  # NumPy's function on a Tensor: NumPy's meaning

@@ -17,7 +17,7 @@ from . import contraction, elementwise
 from . import shape as shape_ops
 from ._define import ndim_of, normalize_axis, np_attr, on_device_of, raw, shape_of, where_is
 from .declare import implements, op
-from .pytorch.dim_args import resolve_dim
+from .pytorch.dim_args import numpy_methods, resolve_dim
 
 
 def _axis(name: str, axis: Any, ndim: int) -> int:
@@ -204,8 +204,9 @@ def tile(a: Any, reps: Any) -> Any:
 
 def _repeat_method(self: Any, *args: Any, axis: Any = None, repeats: Any = None) -> Any:
     """``t.repeat``: NumPy's ``repeat(repeats, axis=)`` or PyTorch's ``repeat(*sizes)`` (a tile), by which reading
-    the call allows; a call both read differently (``t.repeat(3)`` of a vector, ``t.repeat(2, 1)`` of a matrix)
-    is refused: NumPy repeats each entry, PyTorch the whole tensor."""
+    the call allows; a call both read differently (``t.repeat(3)`` of a vector, ``t.repeat(2, 1)`` of a matrix) is
+    PyTorch's, as the object API's methods are, except inside a transform given NumPy values, where methods keep
+    NumPy's meaning (each entry repeated)."""
     if repeats is not None or axis is not None:
         if repeats is not None and args:
             raise TypeError("repeat: got repeats both positionally and as a keyword; pass one")
@@ -221,15 +222,7 @@ def _repeat_method(self: Any, *args: Any, axis: Any = None, repeats: Any = None)
             return repeat(self, args[0], None)
         raise TypeError(f"repeat: expected integer sizes, got {args!r}")
     numpy_reads = len(args) == 1 or (len(args) == 2 and nd >= 1 and -nd <= int(args[1]) < nd)
-    torch_reads = len(args) >= nd
-    same = len(args) == 1 and (int(args[0]) == 1 or int(np.prod(shape_of(self))) <= 1)  # both read it alike
-    if numpy_reads and torch_reads and not same:
-        np_form = f"t.repeat({args[0]}, axis={args[1]})" if len(args) == 2 else f"t.repeat({args[0]}, axis=0)"
-        raise ValueError(
-            f"repeat{tuple(args)!r} of a Tensor of shape {shape_of(self)} reads differently in NumPy (each entry "
-            f"repeated: {np_form}, or t.repeat_interleave) and in PyTorch (the whole tensor tiled: "
-            f"t.tile({tuple(int(a) for a in args)!r})); say which"
-        )
+    torch_reads = len(args) >= nd and not (numpy_reads and numpy_methods())
     if torch_reads:
         return tile(self, _torch_sizes(args, nd))
     if numpy_reads:
