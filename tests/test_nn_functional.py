@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import chainrule as cr
 import chainrule.nn.functional as F
 from chainrule import Tensor
 from chainrule.autodiff.backprop import grad
@@ -339,7 +340,7 @@ def test_dropout_masks_and_scales():
     (lambda: F.cross_entropy(X, TARGET, reduction="avg"), ValueError, "reduction must be one of"),
     (lambda: F.cross_entropy(X, TARGET, label_smoothing=1.5), ValueError, r"label_smoothing must be in \[0, 1\]"),
     (lambda: F.cross_entropy(X, Tensor(LABELS01, requires_grad=True)), TypeError, "target must be a constant"),
-    (lambda: F.mse_loss(X, X[:, :1]), ValueError, r"input of shape \(5, 7\) and target of shape \(5, 1\)"),
+    (lambda: F.mse_loss(X, X[:, :2]), ValueError, r"input of shape \(5, 7\) and target of shape \(5, 2\) do not"),
     (lambda: F.binary_cross_entropy_with_logits(X, X[0]), ValueError, "same shape"),
     (lambda: F.linear(X, W.T), ValueError, r"input of shape \(5, 7\) does not fit weight of shape \(7, 4\)"),
     (lambda: F.linear(X, W, B[:2]), ValueError, r"bias must have shape \(4,\)"),
@@ -380,3 +381,23 @@ def test_chainrule_gradcheck_both_modes_second_order(name):
         pytest.skip("chainrule.gradcheck is not available")
     fn, arrays = GC_CASES[name]
     assert gradcheck(fn, *arrays, modes=("rev", "fwd"), order=2, rtol=1e-5, atol=1e-6) is True
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss"])
+def test_regression_losses_broadcast_a_target_of_another_shape_with_pytorchs_warning(name):
+    """A column of predictions against a row of targets: PyTorch broadcasts them (an (N, N) matrix of losses) and
+    warns; chainrule raised. Now the same numbers, gradients to second order, and a ChainruleWarning."""
+    pred, target = np.linspace(-1.0, 1.0, 3).reshape(3, 1), np.array([0.3, -0.2, 0.9])
+    results = []
+    for lib, functional, warning in ((torch, torch.nn.functional, UserWarning), (cr, F, cr.ChainruleWarning)):
+        x = lib.tensor(pred, requires_grad=True)
+        with pytest.warns(warning, match="(?i)target size"):
+            loss = getattr(functional, name)(x * x, lib.tensor(target))
+        (g,) = lib.autograd.grad(loss, [x], create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), [x])
+        results.append([loss.detach().numpy(), g.detach().numpy(), h.numpy()])
+    for ours, theirs in zip(results[1], results[0]):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-14)
+    with pytest.raises(ValueError, match=rf"{name}: input of shape \(3, 2\) and target of shape \(3,\) do not"):
+        getattr(F, name)(cr.ones(3, 2), cr.ones(3))

@@ -29,7 +29,7 @@ from ...ops.reductions import mean
 from ...ops.reductions import sum as reduce_sum
 from ...ops.shape import broadcast_to
 from ...tensor import Tensor
-from .losses import float_target
+from .losses import broadcast_target, float_target
 from .losses_binary import bce_terms
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -171,9 +171,7 @@ def _reduced(name: str, losses: Any, reduction: str) -> Any:
 
 
 def _difference(name: str, x: Any, y: Any) -> Any:
-    if np.shape(raw(x)) != np.shape(raw(y)):
-        raise ValueError(f"{name}: input of shape {np.shape(raw(x))} and target of shape {np.shape(raw(y))} must "
-                         "have the same shape")
+    broadcast_target(name, x, y, stacklevel=5)  # (the user's call, above the loss and this helper)
     return ew.subtract(x, float_target(x, y))
 
 
@@ -206,7 +204,9 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction:
     to second order (``nn/functional/losses_binary.py``): ``(p - y) / max(p (1 - p), 1e-12)``, and a second derivative
     that departs from the exact one where ``p`` or ``1 - p`` is tiny. For logits use
     ``binary_cross_entropy_with_logits``."""
-    _difference("binary_cross_entropy", input, target)  # (checks the shapes)
+    if np.shape(raw(input)) != np.shape(raw(target)):  # (PyTorch refuses to broadcast these)
+        raise ValueError(f"binary_cross_entropy: input of shape {np.shape(raw(input))} and target of shape "
+                         f"{np.shape(raw(target))} must have the same shape")
     v = _values(input)
     if not is_batched(v) and v.size and (np.nanmin(v) < 0 or np.nanmax(v) > 1):
         raise ValueError("binary_cross_entropy: input must hold probabilities in [0, 1]; for logits use "

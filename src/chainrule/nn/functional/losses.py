@@ -11,6 +11,7 @@ Example:
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -19,7 +20,8 @@ from ...autodiff.batch_levels import is_batched
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
 from ...core.device import OFF_HOST, add_at, as_array, indices_outside, reduce_max, xp_of
-from ...ops._define import raw
+from ...core.errors import ChainruleWarning
+from ...ops._define import raw, where_is
 from ...ops._saved import Saved
 from ...ops.elementwise import multiply
 from ...ops.reductions import log_softmax, mean
@@ -257,6 +259,23 @@ def float_target(input: Any, target: Any) -> Any:  # noqa: A002  (PyTorch's name
         if dt.kind in "fc":
             return Tensor._wrap(target._data.astype(dt))  # an integer tensor carries no gradient
     return target
+
+
+def broadcast_target(name: str, input: Any, target: Any, stacklevel: int = 3) -> None:  # noqa: A002
+    """A regression loss's shapes, checked as PyTorch checks them: a target of another shape that broadcasts with
+    the input is used broadcast, with PyTorch's warning (a column of predictions against a row of targets gives a
+    matrix of losses: usually a bug); one that does not broadcast raises, naming both shapes."""
+    si, st = np.shape(where_is(input)), np.shape(where_is(target))  # (shapes only: no value read)
+    if si == st:
+        return
+    try:
+        np.broadcast_shapes(si, st)
+    except ValueError:
+        raise ValueError(f"{name}: input of shape {si} and target of shape {st} do not broadcast; give them the "
+                         "same shape") from None
+    warnings.warn(f"{name}: using a target size {st} that is different to the input size {si}; this will likely "
+                  "lead to incorrect results due to broadcasting: give them the same shape (e.g. "
+                  "target.reshape(-1, 1) or input.squeeze(-1))", ChainruleWarning, stacklevel=stacklevel)
 
 
 def _check_reduction(name: str, reduction: str) -> None:

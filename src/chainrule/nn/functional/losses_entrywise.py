@@ -19,7 +19,7 @@ from ...autodiff.primitive import Primitive
 from ...core.device import as_array
 from ...ops._define import raw
 from ...ops.elementwise import sigmoid, square
-from .losses import _check_reduction, _reduce, float_target
+from .losses import _check_reduction, _reduce, broadcast_target, float_target
 
 __all__ = ["binary_cross_entropy_with_logits", "mse_loss"]
 
@@ -88,7 +88,7 @@ def binary_cross_entropy_with_logits(
 
 # == mean squared error ======================================================================
 def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: A002
-    """Mean (or sum) of squared differences; ``input`` and ``target`` must have the same shape.
+    """Mean (or sum) of squared differences (a target of another shape is broadcast, with PyTorch's warning).
 
     Example:
         >>> import numpy as np
@@ -97,12 +97,7 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Any:  # noqa: 
         2.5
     """
     _check_reduction("mse_loss", reduction)
-    si, st = np.shape(raw(input)), np.shape(raw(target))
-    if si != st:
-        raise ValueError(
-            f"mse_loss: input of shape {si} and target of shape {st} must have the same shape "
-            "(broadcasting them is usually a bug; reshape one, e.g. target.reshape(-1, 1))"
-        )
+    broadcast_target("mse_loss", input, target)
     if not is_value(target):
         target = as_array(target, dtype=np.result_type(raw(input)))
     target = float_target(input, target)
