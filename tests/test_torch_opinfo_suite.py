@@ -409,3 +409,16 @@ def test_pinv_with_a_cut_differentiates_the_truncated_inverse():
     g = cr.grad(f)(a)
     fd = (f(a + 1e-6 * d) - f(a - 1e-6 * d)) / 2e-6
     np.testing.assert_allclose(np.sum(g * d), fd, rtol=1e-6)
+
+
+def test_lstsq_names_its_results_as_pytorch_and_takes_a_driver():
+    """``torch.linalg.lstsq(a, b).solution`` raised AttributeError (a plain tuple), and ``driver=`` a TypeError."""
+    a, b = _MATRIX.T, _RNG.normal(size=(4, 2))
+    ours = cr.linalg.lstsq(cr.tensor(a), cr.tensor(b), driver="gelsd")
+    np.testing.assert_allclose(ours.solution.numpy(), torch.linalg.lstsq(torch.tensor(a), torch.tensor(b)).solution,
+                               rtol=1e-10)
+    x, residuals, rank, singular_values = np.linalg.lstsq(cr.tensor(a), b, rcond=None)  # NumPy's order, unpacked
+    assert rank == 3 and residuals.shape == (2,) and singular_values.shape == (3,)
+    _agree(lambda lib, m: lib.linalg.lstsq(m, m[:, :2] ** 2).solution, a)
+    with pytest.raises(ValueError, match="lstsq: driver must be one of"):
+        cr.linalg.lstsq(a, b, driver="fast")

@@ -20,6 +20,7 @@ from .ops.linear_algebra import EighResult, QRResult, SlogdetResult, SVDResult
 from .ops.linear_algebra import linalg_diagonal as diagonal
 from .ops.linear_algebra import linalg_trace as trace
 from .ops.linear_algebra.eig import EigResult
+from .ops.linear_algebra.solve import LstsqResult
 from .ops.products import linalg_cross as cross
 from .ops.products import vecdot
 from .ops.queries import matrix_rank
@@ -30,7 +31,7 @@ LinAlgError = __import__("numpy").linalg.LinAlgError
 globals().update(declared_in("linalg"))
 
 __all__ = [
-    "EigResult", "EighResult", "LinAlgError", "QRResult", "SVDResult", "SlogdetResult", "cross", "diagonal", "matmul",
-    "matrix_rank", "matrix_transpose", "outer", "tensordot", "trace", "vecdot",
+    "EigResult", "EighResult", "LinAlgError", "LstsqResult", "QRResult", "SVDResult", "SlogdetResult", "cross",
+    "diagonal", "matmul", "matrix_rank", "matrix_transpose", "outer", "tensordot", "trace", "vecdot",
 ]
 __all__ += sorted(declared_in("linalg"))

@@ -309,9 +309,25 @@ def _pinv_cut(a: Any, cutoff: Any, atol: Any = None, hermitian: bool = False) ->
     return matmul(scaled, conj_transpose(u))
 
 
+class LstsqResult(NamedTuple):
+    """``lstsq``'s four results, by NumPy's order and PyTorch's names (``.solution``)."""
+
+    solution: Any
+    residuals: Any
+    rank: Any
+    singular_values: Any
+
+
+_DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
+
+
 @implements(np.linalg.lstsq, namespaces=("linalg",))
-def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
-    """Least-squares solution (x, residuals, rank, singular values) for a full-rank ``a``."""
+def lstsq(a: Any, b: Any, rcond: Any = None, *, driver: str | None = None) -> LstsqResult:
+    """Least-squares solution (x, residuals, rank, singular values) for a full-rank ``a``; the fields are named as
+    PyTorch's (``lstsq(a, b).solution``). ``driver`` (PyTorch's LAPACK choice) is accepted: on a full-rank ``a``
+    every driver gives the same solution; the residuals and singular values are NumPy's (always computed)."""
+    if driver not in _DRIVERS:
+        raise ValueError(f"lstsq: driver must be one of {_DRIVERS[1:]} (or None), got {driver!r}")
     if ndim_of(a) != 2:
         raise np.linalg.LinAlgError(f"lstsq: a must be 2-D, got shape {shape_of(a)}")
     require_full_rank("lstsq", a)
@@ -324,7 +340,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Any, Any, Any, Any]:
         residuals = shape_ops.reshape(residuals, (1,)) if ndim_of(residuals) == 0 else residuals
     else:
         residuals = np.empty((0,), dtype=np.result_type(raw(a)))
-    return x, residuals, min(m, n), svdvals(a)  # full rank was required above (also per example under vmap)
+    return LstsqResult(x, residuals, min(m, n), svdvals(a))  # full rank was required above (also under vmap)
 
 
 @implements(np.linalg.multi_dot, namespaces=("linalg",))
