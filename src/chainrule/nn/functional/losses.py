@@ -316,12 +316,13 @@ def cross_entropy(
         1000.0
     """
     _check_reduction("cross_entropy", reduction)
-    if _batched(logits, target, weight):
-        return _vmapped_cross_entropy(logits, target, weight, ignore_index, float(label_smoothing), reduction)
     if not 0.0 <= float(label_smoothing) <= 1.0:
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
-    if isinstance(target, Tensor) and target._requires_grad:
-        raise TypeError("cross_entropy: target must be a constant (no gradient flows into it); pass target.detach()")
+    if _batched(logits, target, weight) or (isinstance(target, Tensor) and target._requires_grad):
+        if isinstance(target, Tensor) and target.dtype.kind == "f" and target.shape != np.shape(where_is(logits)):
+            raise ValueError(f"cross_entropy: probability targets (float) must have the logits' shape "
+                             f"{np.shape(where_is(logits))}, got {target.shape}")
+        return _composed_cross_entropy(logits, target, weight, ignore_index, float(label_smoothing), reduction)
     if not isinstance(logits, Tensor):
         logits = as_array(logits)
     xr = logits._data if isinstance(logits, Tensor) else logits
@@ -387,10 +388,11 @@ def _batched(*values: Any) -> bool:
     return any(is_batched(v) for v in values)
 
 
-def _vmapped_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, smoothing: float,
-                           reduction: str) -> Any:
-    """``cross_entropy`` inside ``vmap``, from ops that batch (log_softmax, take_along_axis, where): the fused
-    node reads the target's values, which differ between examples."""
+def _composed_cross_entropy(x: Any, target: Any, weight: Any, ignore_index: int, smoothing: float,
+                            reduction: str) -> Any:
+    """``cross_entropy`` from ops that batch and differentiate in every argument (log_softmax, take_along_axis,
+    where): inside ``vmap`` (the fused node reads the target's values, which differ between examples), and for
+    probability targets that require a gradient (PyTorch's: ``-log_softmax(x)`` per class)."""
     axis = 0 if x.ndim == 1 else 1
     c = x.shape[axis]
     logp = log_softmax(x, axis=axis)
