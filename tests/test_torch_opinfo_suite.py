@@ -422,3 +422,20 @@ def test_lstsq_names_its_results_as_pytorch_and_takes_a_driver():
     _agree(lambda lib, m: lib.linalg.lstsq(m, m[:, :2] ** 2).solution, a)
     with pytest.raises(ValueError, match="lstsq: driver must be one of"):
         cr.linalg.lstsq(a, b, driver="fast")
+
+
+_SINGULAR = np.array([[2.0, 2.0, 1.0], [1.0, -1.0, 1.0], [0.0, 0.0, 0.0]])  # a zero singular value
+
+
+@pytest.mark.parametrize("body", [
+    lambda lib, a: lib.linalg.svdvals(a) ** 2,
+    lambda lib, a: lib.linalg.svdvals(a.T),
+    lambda lib, a: lib.linalg.matrix_norm(a, "nuc"),
+], ids=["svdvals", "svdvals_T", "nuclear"])
+def test_square_matrix_with_a_zero_singular_value_has_finite_second_derivatives(body):
+    """The reverse and forward rules of svd divided the parts outside the singular vectors' span by s even for a
+    square matrix, where those parts are zero: 0/0 gave NaN second derivatives (PyTorch's are finite)."""
+    _agree(body, _SINGULAR)
+    _, tangent = cr.jvp(lambda a: cr.grad(lambda b: (cr.linalg.svdvals(b) ** 2).sum())(a), (_SINGULAR,),
+                        (np.ones((3, 3)),))
+    assert np.all(np.isfinite(tangent))

@@ -277,6 +277,13 @@ def _svd_reduced(g: Any, ans: Any) -> tuple[Any, Any, Any, Any, Any, Any]:
     return gu, gs, gvh, u, s, vh
 
 
+def _beyond_span(u: Any, s: Any, vh: Any) -> tuple[bool, bool]:
+    """Whether the (reduced) U has more rows than columns (a tall matrix) and Vh more columns than rows (a wide one):
+    only then do the derivatives have parts outside the singular vectors' span, which divide by s."""
+    k = shape_of(s)[-1]
+    return shape_of(u)[-2] > k, shape_of(vh)[-1] > k
+
+
 def _svd_vjp(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> Any:
     gu, gs, gvh, u, s, vh = _svd_reduced(g, ans)
     v = _T(vh)
@@ -285,16 +292,22 @@ def _svd_vjp(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any, full_ma
         parts.append((u * np.expand_dims(gs, -2)) @ vh)
     if gu is not None or gvh is not None:
         f = inverse_gaps(s * s)  # needs distinct singular values, and non-zero ones below
+    # the parts outside the span of U (tall) or V (wide) divide by s: only there, so that a square matrix with a
+    # zero singular value keeps finite derivatives (as PyTorch's), since those parts are zero for it
+    tall, wide = _beyond_span(u, s, vh)
     if gu is not None:
         ut_g = _T(u) @ gu
-        inner = (f * (ut_g - _T(ut_g))) * np.expand_dims(s, -2)
-        outside = (gu - u @ ut_g) / np.expand_dims(s, -2)
-        parts.append((u @ inner + outside) @ vh)
+        part = u @ ((f * (ut_g - _T(ut_g))) * np.expand_dims(s, -2))
+        if tall:
+            part = part + (gu - u @ ut_g) / np.expand_dims(s, -2)
+        parts.append(part @ vh)
     if gvh is not None:
         gv = gvh @ v  # gvh is d/dVh (k, n); d/dV is its transpose
         inner = np.expand_dims(s, -1) * (f * (_T(gv) - gv))
-        outside = (gvh - gv @ vh) / np.expand_dims(s, -1)
-        parts.append(u @ (inner @ vh + outside))
+        part = inner @ vh
+        if wide:
+            part = part + (gvh - gv @ vh) / np.expand_dims(s, -1)
+        parts.append(u @ part)
     return _total(parts, u @ vh)
 
 
@@ -306,8 +319,13 @@ def _svd_jvp(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> 
     row, col = np.expand_dims(s, -2), np.expand_dims(s, -1)
     with np.errstate(divide="ignore", invalid="ignore"):  # repeated or zero singular values: inf/NaN U, V tangents
         f = inverse_gaps(s * s)
-        du = u @ (f * (dp * row + col * _T(dp))) + (tv - u @ dp) / row
-        dv = v @ (f * (col * dp + _T(dp) * row)) + (_T(t) @ u - v @ _T(dp)) / row
+        du = u @ (f * (dp * row + col * _T(dp)))
+        dv = v @ (f * (col * dp + _T(dp) * row))
+        tall, wide = _beyond_span(u, s, vh)
+        if tall:
+            du = du + (tv - u @ dp) / row
+        if wide:
+            dv = dv + (_T(t) @ u - v @ _T(dp)) / row
     dvh = _T(dv)
     m, n, k = shape_of(ans[0])[-2], shape_of(ans[2])[-1], shape_of(s)[-1]
     if shape_of(ans[0])[-1] > k:  # full_matrices, tall: the extra columns of U are not unique
@@ -331,19 +349,24 @@ def _svd_vjp_complex(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any,
     if gu is not None or gvh is not None:
         f = inverse_gaps(s * s)  # needs distinct singular values, and non-zero ones below
         drift = 0.0
+        tall, wide = _beyond_span(u, s, vh)
     if gu is not None:
         k_u = _T(u) @ gu
         drift = np.imag(diag_part(as_array(raw(k_u))))
         inner = (f * (k_u - conj_transpose(k_u))) * row + diag_embed(1j * np.imag(diag_part(k_u)) / s)
-        outside = gu / row
-        parts.append(uc @ inner @ _T(v) + (outside - uc @ (_T(u) @ outside)) @ _T(v))
+        parts.append(uc @ inner @ _T(v))
+        if tall:
+            outside = gu / row
+            parts.append((outside - uc @ (_T(u) @ outside)) @ _T(v))
     if gvh is not None:
         x_v = conj_transpose(gvh)  # the cotangent of V
         k_v = _T(v) @ x_v
         drift = drift + np.imag(diag_part(as_array(raw(k_v))))
         inner = col * (f * (k_v - conj_transpose(k_v)))
-        outside_h = conj_transpose(x_v / row)
-        parts.append(uc @ inner @ _T(v) + uc @ (outside_h - (outside_h @ conj(v)) @ _T(v)))
+        parts.append(uc @ inner @ _T(v))
+        if wide:
+            outside_h = conj_transpose(x_v / row)
+            parts.append(uc @ (outside_h - (outside_h @ conj(v)) @ _T(v)))
     if gu is not None or gvh is not None:
         scale = 1.0 + max(float(np.max(np.abs(raw(x)))) for x in (gu, gvh) if x is not None)
         if np.size(drift) and np.max(np.abs(drift)) > 1e-8 * scale:
@@ -363,8 +386,13 @@ def _svd_jvp_complex(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: b
     row, col = np.expand_dims(s, -2), np.expand_dims(s, -1)
     with np.errstate(divide="ignore", invalid="ignore"):  # repeated or zero singular values: inf/NaN U, V tangents
         f = inverse_gaps(s * s)
-        du = u @ (f * (dp * row + col * dph) + diag_embed(1j * np.imag(diag_part(dp)) / s)) + (tv - u @ dp) / row
-        dv = v @ (f * (col * dp + dph * row)) + (conj_transpose(t) @ u - v @ dph) / row
+        du = u @ (f * (dp * row + col * dph) + diag_embed(1j * np.imag(diag_part(dp)) / s))
+        dv = v @ (f * (col * dp + dph * row))
+        tall, wide = _beyond_span(u, s, vh)
+        if tall:
+            du = du + (tv - u @ dp) / row
+        if wide:
+            dv = dv + (conj_transpose(t) @ u - v @ dph) / row
     dvh = conj_transpose(dv)
     m, n, k = shape_of(ans[0])[-2], shape_of(ans[2])[-1], shape_of(s)[-1]
     if shape_of(ans[0])[-1] > k:
