@@ -57,8 +57,8 @@ def manual_seed(seed: int) -> None:
         >>> bool((a == b).all())
         True
     """
-    global _generator
-    _generator = np.random.default_rng(seed)
+    # reseeded in place: layers and dropouts that hold the default generator (rng=None at build time) see it too
+    _generator.bit_generator.state = np.random.default_rng(seed).bit_generator.state
     seed_all(seed)  # and every device's own generator (dropout masks drawn on a GPU)
 
 

@@ -91,8 +91,8 @@ class _RNNBase(Module):
                 if bias:
                     setattr(self, f"bias_ih_l{layer}{suffix}", uniform_parameter(gen, (rows,), hidden_size, dt))
                     setattr(self, f"bias_hh_l{layer}{suffix}", uniform_parameter(gen, (rows,), hidden_size, dt))
-        # dropout masks between layers, from ``.rng`` as nn.Dropout's (checkpoints save a module's .rng)
-        self.rng = np.random.default_rng(gen.integers(2**63)) if rng is None else gen
+        # dropout masks between layers, from ``.rng`` as nn.Dropout's (None: the generator manual_seed resets)
+        self.rng = None if rng is None else gen
         place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     def reset_parameters(self, rng: Any = None) -> None:
