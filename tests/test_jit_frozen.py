@@ -23,8 +23,8 @@ RANDOM_OPS = {
     "rand_like": lambda: cr.rand_like(np.zeros(3)),
     "randn_like": lambda: cr.randn_like(np.zeros(3)),
     "randn(rng=)": lambda: cr.randn(3, dtype=np.float64, rng=GEN[0]),
-    "dropout": lambda: F.dropout(cr.Tensor(np.ones(3)), 0.5, True, GEN[0]),
-    "dropout(seed)": lambda: F.dropout(cr.Tensor(np.ones(50)), 0.5, True, 7)[:3],  # a seed: one mask, as eager
+    "dropout": lambda: F.dropout(cr.Tensor(np.ones(3)), 0.5, True, rng=GEN[0]),
+    "dropout(seed)": lambda: F.dropout(cr.Tensor(np.ones(50)), 0.5, True, rng=7)[:3],  # a seed: one mask, as eager
 }
 GEN = [np.random.default_rng(0)]
 

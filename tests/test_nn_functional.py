@@ -420,3 +420,16 @@ def test_cross_entropy_differentiates_a_probability_target_as_pytorch(kw):
         results.append([v.detach().numpy() for v in (loss, gx, gs, hx, hs)])
     for ours, theirs in zip(results[1], results[0]):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-14)
+
+
+def test_dropout_takes_pytorchs_positional_inplace_flag():
+    """``F.dropout(x, p, training, inplace)`` is PyTorch's order; the fourth argument was chainrule's rng, so a
+    PyTorch program passing ``False`` there failed."""
+    x = Tensor(np.ones(64))
+    cr.manual_seed(0)
+    y = F.dropout(x, 0.5, True, False)
+    cr.manual_seed(0)
+    np.testing.assert_array_equal(y.data, F.dropout(x, 0.5, True, inplace=True).data)
+    assert sorted(set(y.data.tolist())) == [0.0, 2.0]
+    with pytest.raises(TypeError, match="fourth argument is PyTorch's inplace flag"):
+        F.dropout(x, 0.5, True, 7)

@@ -244,7 +244,7 @@ class Dropout(Module):
         self.rng = None if rng is None else init.generator(rng)  # None: the generator manual_seed resets, at each call
 
     def forward(self, x: Any) -> Any:
-        return F.dropout(x, self.p, self.training, self.rng)
+        return F.dropout(x, self.p, self.training, rng=self.rng)
 
     def extra_repr(self) -> str:
         return f"p={self.p}"

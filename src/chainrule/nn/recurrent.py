@@ -192,7 +192,7 @@ class _RNNBase(Module):
         layer_input = x
         for layer in range(self.num_layers):
             if layer and self.dropout and self.training:
-                layer_input = F.dropout(layer_input, self.dropout, True, self.rng)
+                layer_input = F.dropout(layer_input, self.dropout, True, rng=self.rng)
             outs = []
             for direction in range(self.num_directions):
                 w_ih, w_hh, b_ih, b_hh = self._weights(layer, direction)

@@ -269,7 +269,7 @@ class MultiheadAttention(Module):
             probs = softmax(scores if bias is None else scores + bias, axis=-1)
             weights = probs
             if p:
-                probs = F.dropout(probs, p, True, self._rng)
+                probs = F.dropout(probs, p, True, rng=self._rng)
             y = probs @ v
         else:
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias, dropout_p=p, rng=self._rng)

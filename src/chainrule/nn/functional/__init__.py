@@ -284,10 +284,12 @@ def rms_norm(x: Any, normalized_shape: Any, weight: Any = None, eps: float | Non
 
 
 # == dropout and embedding =====================================================================
-def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> Any:
+def dropout(x: Any, p: float = 0.5, training: bool = True, inplace: bool = False, rng: Any = None) -> Any:
     """Zero each entry with probability ``p`` and scale the rest by 1 / (1 - p) (identity when not training).
 
-    ``rng``: a ``numpy.random.Generator`` or a seed, for reproducible masks.
+    ``inplace``: PyTorch's flag (its fourth argument), accepted; the result is the same numbers, computed out of
+    place, as ``nn.Dropout``'s. ``rng``: a ``numpy.random.Generator`` or a seed, for reproducible masks (None: the
+    generator ``manual_seed`` resets).
 
     Example:
         >>> import numpy as np
@@ -296,6 +298,9 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, rng: Any = None) -> A
         >>> sorted(set(y.tolist())) in ([0.0, 2.0], [2.0], [0.0])
         True
     """
+    if not isinstance(inplace, bool):
+        raise TypeError(f"dropout: the fourth argument is PyTorch's inplace flag, got {type(inplace).__name__}; "
+                        "pass the generator or seed as rng=")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
     if not training or p == 0.0:
