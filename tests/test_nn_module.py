@@ -350,12 +350,16 @@ def test_state_dict_values_are_tensors_so_nanogpt_style_loading_works_as_in_pyto
     theirs.load_state_dict({k: torch.tensor(v) for k, v in ours.state_dict().items()})  # (DLPack)
 
 
+def _applied(module, call):
+    return lambda x: call(module, x[0])
+
+
 @pytest.mark.parametrize("make", [
     lambda: nn.Dropout(0.5), lambda: nn.Dropout2d(0.5), lambda: nn.RReLU(),
     lambda: (lambda x: cr.nn.functional.dropout(x, 0.5)),
-    lambda: (lambda x, m=nn.MultiheadAttention(4, 2, dropout=0.5, batch_first=True): m(x[0], x[0], x[0])[0]),
-    lambda: (lambda x, m=nn.LSTM(4, 4, num_layers=2, dropout=0.5): m(x[0])[0]),
-    lambda: (lambda x, m=nn.TransformerEncoderLayer(4, 2, 8, dropout=0.5): m(x[0])),
+    lambda: _applied(nn.MultiheadAttention(4, 2, dropout=0.5, batch_first=True), lambda m, x: m(x, x, x)[0]),
+    lambda: _applied(nn.LSTM(4, 4, num_layers=2, dropout=0.5), lambda m, x: m(x)[0]),
+    lambda: _applied(nn.TransformerEncoderLayer(4, 2, 8, dropout=0.5), lambda m, x: m(x)),
 ], ids=["Dropout", "Dropout2d", "RReLU", "F.dropout", "MultiheadAttention", "LSTM", "TransformerEncoderLayer"])
 def test_manual_seed_makes_dropout_reproducible_as_pytorchs(make):
     """Without rng, the draws come from the generator manual_seed resets, at each call (as PyTorch's global one):
