@@ -8,7 +8,8 @@ Tensor engine: :class:`Module`, :class:`Parameter`, ``Linear``, ``Embedding``, `
 transformers: ``MultiheadAttention``, PyTorch's ``Transformer`` and its encoder and decoder (layers),
 ``CausalSelfAttention``, ``TransformerBlock``, and a small
 language model ``GPT`` / ``GPTConfig`` with seeded sampling (``generate``, key/value cache);
-``nn.functional`` (as ``torch.nn.functional``); ``nn.init``. Scalar engine: ``nn.scalar``
+``nn.functional`` (as ``torch.nn.functional``); ``nn.init``; ``jax.nn``'s functions with JAX's signatures
+(``nn.relu``, ``nn.gelu``, ``nn.softmax(x, axis=-1)``, ``nn.one_hot``: :mod:`.jax_nn`). Scalar engine: ``nn.scalar``
 (``Neuron``, ``Layer``, ``MLP``, micrograd's API). Saving: ``save`` / ``load`` /
 ``save_checkpoint`` / ``load_checkpoint`` (``.npz``, never unpickled).
 
@@ -71,6 +72,8 @@ from .conv import (
 )
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
 from .init import manual_seed
+from .jax_nn import *  # noqa: F403  (jax.nn's functions: relu, gelu, softmax(x, axis=-1), one_hot, ...)
+from .jax_nn import __all__ as _jax_nn
 from .language_model.generate import generate
 from .language_model.model import GPT, GPTConfig
 from .layers import MLP, Dropout, Embedding, Flatten, LayerNorm, Linear, RMSNorm, Unflatten
@@ -129,4 +132,4 @@ __all__ = [
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
 __all__ += ["parallel"]
-__all__ += [*_layers_more, *_losses_more]
+__all__ += [*_layers_more, *_losses_more, *_jax_nn]
