@@ -66,10 +66,18 @@ from .conv import (
     AvgPool2d,
     Conv1d,
     Conv2d,
+    Conv3d,
     MaxPool1d,
     MaxPool2d,
 )
-from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .conv_transpose import (
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from .init import manual_seed
 from .language_model.generate import generate
 from .language_model.model import GPT, GPTConfig
@@ -130,3 +138,4 @@ __all__ = [
 ]
 __all__ += ["parallel"]
 __all__ += [*_layers_more, *_losses_more]
+__all__ += ["Conv3d", "ConvTranspose3d"]

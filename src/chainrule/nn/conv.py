@@ -1,5 +1,5 @@
 """Convolution and pooling layers with PyTorch's names, arguments, defaults and parameter layouts:
-``Conv1d``, ``Conv2d``, ``MaxPool1d``, ``MaxPool2d``, ``AvgPool1d``, ``AvgPool2d``,
+``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool1d``, ``MaxPool2d``, ``AvgPool1d``, ``AvgPool2d``,
 ``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``.
 
 A ``Conv2d`` holds ``weight`` (out_channels, in_channels / groups, kh, kw) and ``bias``
@@ -82,7 +82,7 @@ class _ConvNd(Module):
     def forward(self, x: Any) -> Any:
         w = self.weight
         x = _input(x, w.dtype, type(self).__name__)
-        conv = F.conv1d if self._d == 1 else F.conv2d
+        conv = getattr(F, f"conv{self._d}d")
         if self.padding_mode == "zeros":
             return conv(x, w, self.bias, self.stride, self.padding, self.dilation, self.groups)
         lead = len(shape_of(x)) - self._d
@@ -138,6 +138,25 @@ class Conv2d(_ConvNd):
     """
 
     _d = 2
+
+
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W) (as ``torch.nn.Conv3d``): weight
+    (out_channels, in_channels / groups, kd, kh, kw), PyTorch's initialisation; ``padding`` an int, a
+    tuple, ``"same"`` or ``"valid"``; ``padding_mode`` one of ``"zeros"``, ``"reflect"``,
+    ``"replicate"``, ``"circular"``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> conv = nn.Conv3d(2, 4, 3, padding=1, rng=0)
+        >>> conv
+        Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1))
+        >>> conv(np.ones((1, 2, 4, 5, 6))).shape
+        (1, 4, 4, 5, 6)
+    """
+
+    _d = 3
 
 
 class _MaxPoolNd(Module):

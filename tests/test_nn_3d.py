@@ -1,0 +1,175 @@
+"""The 3-D layers (convolution, transposed convolution, pooling, batch and instance norm) against PyTorch 2.13 as
+the oracle: values, gradients of every argument and second order (the gradient of the gradient's squared norm);
+the modules with PyTorch's parameters, state dicts and reprs; finite differences; the strict device double; and
+the errors for inputs of the wrong shape. Shapes are small: each 3-D case is a few hundred entries."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import chainrule as cr
+import chainrule.nn.functional as F
+from chainrule import nn
+
+
+@pytest.fixture(scope="module")
+def torch():
+    return pytest.importorskip("torch", reason="PyTorch is the oracle for these tests (pip install torch)")
+
+
+def _x(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def _close(a, b, rtol=1e-9, atol=1e-10):
+    np.testing.assert_allclose(np.asarray(getattr(a, "data", a)), b, rtol=rtol, atol=atol)
+
+
+def compare_orders(torch, fn, tfn, arrays, second=True, grad_of=None):
+    """fn vs tfn: the value, the gradients of <out, u> with respect to ``arrays[grad_of]`` (default: all), and
+    (``second``) the gradient of that gradient's squared norm."""
+    grad_of = tuple(range(len(arrays))) if grad_of is None else tuple(grad_of)
+    tx = [torch.tensor(a, requires_grad=k in grad_of) for k, a in enumerate(arrays)]
+    cx = [cr.Tensor(a, requires_grad=k in grad_of) for k, a in enumerate(arrays)]
+    ty, cy = tfn(*tx), fn(*cx)
+    _close(cy, ty.detach().numpy())
+    up = np.random.default_rng(1).normal(size=tuple(ty.shape))
+    tg = torch.autograd.grad((ty * torch.tensor(up)).sum(), [tx[k] for k in grad_of], create_graph=second)
+    cg = cr.autograd.grad((cy * up).sum(), [cx[k] for k in grad_of], create_graph=second)
+    for got, want in zip(cg, tg):
+        _close(got, want.detach().numpy())
+    if not second:
+        return
+    t2 = torch.autograd.grad(sum((g**2).sum() for g in tg), [tx[k] for k in grad_of], allow_unused=True)
+    c2 = cr.autograd.grad(sum((g * g).sum() for g in cg), [cx[k] for k in grad_of], allow_unused=True)
+    for got, want in zip(c2, t2):
+        want = 0.0 if want is None else want.numpy()
+        _close(0.0 if got is None else got, want, rtol=1e-8, atol=1e-9)
+
+
+# -- convolution -----------------------------------------------------------------------------------------
+CONVS = [  # (input shape, weight shape, keyword arguments)
+    ((2, 2, 4, 5, 4), (3, 2, 2, 3, 2), {}),
+    ((1, 4, 5, 6, 5), (6, 2, 3, 2, 3), {"stride": (2, 1, 2), "padding": (1, 0, 2), "dilation": (1, 2, 1),
+                                        "groups": 2}),
+    ((1, 2, 4, 5, 4), (2, 2, 3, 2, 3), {"padding": "same", "dilation": (1, 2, 1)}),
+    ((2, 4, 5, 4), (3, 2, 2, 2, 2), {"padding": "valid", "stride": 2}),  # unbatched
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.filterwarnings("ignore:Using padding='same'")
+@pytest.mark.parametrize("xs, ws, kw", CONVS, ids=[str(c[2]) for c in CONVS])
+def test_conv3d_values_gradients_and_second_order_equal_torch(torch, xs, ws, kw):
+    x, w, b = _x(*xs), _x(*ws, seed=1), _x(ws[0], seed=2)
+    compare_orders(torch, lambda x, w, b: F.conv3d(x, w, b, **kw),
+                   lambda x, w, b: torch.nn.functional.conv3d(x, w, b, **kw), [x, w, b])
+
+
+TRANSPOSED = [
+    ((1, 2, 3, 2, 3), (2, 3, 2, 2, 2), {"stride": 2}),
+    ((2, 4, 2, 3, 2), (4, 1, 3, 2, 2), {"stride": (2, 1, 3), "padding": (1, 0, 1), "output_padding": (1, 0, 2),
+                                        "groups": 2, "dilation": (1, 2, 1)}),
+    ((2, 3, 2, 2), (2, 2, 2, 3, 2), {"padding": 1}),  # unbatched
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("xs, ws, kw", TRANSPOSED, ids=[str(c[2]) for c in TRANSPOSED])
+def test_conv_transpose3d_values_gradients_and_second_order_equal_torch(torch, xs, ws, kw):
+    groups = kw.get("groups", 1)
+    x, w, b = _x(*xs), _x(*ws, seed=1), _x(ws[1] * groups, seed=2)
+    compare_orders(torch, lambda x, w, b: F.conv_transpose3d(x, w, b, **kw),
+                   lambda x, w, b: torch.nn.functional.conv_transpose3d(x, w, b, **kw), [x, w, b])
+
+
+def test_conv3d_is_the_sum_over_its_windows_and_passes_finite_differences():
+    x, w = _x(1, 2, 4, 3, 4), _x(2, 2, 2, 2, 3, seed=1)
+    y = F.conv3d(x, w, stride=(1, 1, 2))
+    want = np.zeros((1, 2, 3, 2, 1))
+    for o in range(2):
+        for i in range(3):
+            for j in range(2):
+                want[0, o, i, j, 0] = np.sum(x[0, :, i:i + 2, j:j + 2, 0:3] * w[o])
+    _close(y, want, atol=1e-12)
+    assert cr.gradcheck(lambda x, w: F.conv3d(x, w, padding=1, stride=2), x, w, modes=("rev", "fwd"), order=2)
+    assert cr.gradcheck(lambda x, w: F.conv_transpose3d(x, w, stride=(2, 1, 1)), x, w, modes=("rev", "fwd"), order=2)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
+def test_conv3d_layer_padding_modes_state_dict_and_repr_equal_torch(torch, mode):
+    for shape, kw in (((2, 4, 4, 5, 4), {"padding": (1, 2, 1), "dilation": (2, 1, 1), "groups": 2}),
+                      ((4, 4, 5, 4), {"padding": "same", "bias": False})):
+        ref = torch.nn.Conv3d(4, 6, 3, padding_mode=mode, **kw).double()
+        mine = nn.Conv3d(4, 6, 3, padding_mode=mode, dtype=np.float64, **kw)
+        assert repr(mine) == repr(ref)
+        assert {k: v.shape for k, v in mine.state_dict().items()} == {k: tuple(v.shape) for k, v in
+                                                                       ref.state_dict().items()}
+        mine.load_state_dict({k: v.numpy() for k, v in ref.state_dict().items()})
+        x = _x(*shape)
+        tx = torch.tensor(x, requires_grad=True)
+        ty = ref(tx)
+        _close(mine(x), ty.detach().numpy())
+        (want,) = torch.autograd.grad(ty.sum(), tx)
+        _close(cr.grad(lambda x: np.sum(mine(x)))(x), want.numpy())
+
+
+@pytest.mark.oracle
+def test_conv_transpose3d_layer_output_size_and_repr_equal_torch(torch):
+    ref = torch.nn.ConvTranspose3d(4, 2, 3, stride=2, padding=1, groups=2).double()
+    mine = nn.ConvTranspose3d(4, 2, 3, stride=2, padding=1, groups=2, dtype=np.float64)
+    assert repr(mine) == repr(ref)
+    mine.load_state_dict({k: v.numpy() for k, v in ref.state_dict().items()})
+    x = _x(1, 4, 2, 3, 2)
+    for size in (None, (4, 6, 4), (1, 2, 3, 5, 4)):
+        _close(mine(x, output_size=size), ref(torch.tensor(x), output_size=size).detach().numpy())
+    bound = 1 / np.sqrt(1 * 27)  # PyTorch's fan_in: weight.shape[1] * kernel
+    fresh = nn.ConvTranspose3d(4, 2, 3, groups=2, rng=0)
+    assert fresh.weight.shape == (4, 1, 3, 3, 3) and np.abs(fresh.weight.data).max() <= bound
+
+
+# -- the strict device double ----------------------------------------------------------------------------------
+def on_the_device_double(cases, x):
+    """Each ``case(x, m)`` (``m`` puts a constant where x is) gives on the strict device double the CPU's value and
+    the CPU's gradient of its squared sum, and keeps both on the device."""
+    from device_setup import backend, host, on_device, to_device
+
+    backend()
+    for k, fn in enumerate(cases):
+        xc = cr.Tensor(x, requires_grad=True)
+        want = fn(xc, cr.Tensor)
+        (want_g,) = cr.autograd.grad((want * want).sum(), [xc])
+        xd = cr.Tensor(to_device(x), requires_grad=True)
+        got = fn(xd, lambda c: cr.Tensor(to_device(c)))
+        assert on_device(got), k
+        np.testing.assert_allclose(host(got), want.numpy(), rtol=1e-12, atol=1e-12, err_msg=str(k))
+        (g,) = cr.autograd.grad((got * got).sum(), [xd])
+        assert on_device(g), k
+        np.testing.assert_allclose(host(g), want_g.numpy(), rtol=1e-12, atol=1e-12, err_msg=str(k))
+
+
+def test_conv3d_and_conv_transpose3d_run_on_the_device_double_with_the_cpus_values():
+    w = _x(3, 2, 2, 2, 2, seed=1)
+    on_the_device_double([lambda a, m: F.conv3d(a, m(w), stride=2, padding=1),
+                          lambda a, m: F.conv_transpose3d(a, m(w[:2]), stride=(1, 2, 1))], _x(1, 2, 3, 4, 3))
+
+
+# -- errors ------------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("call, message", [
+    (lambda: F.conv3d(np.ones((2, 4, 4, 4)), np.ones((2, 1, 2, 2))), r"conv3d: weight must be 5-D"),
+    (lambda: F.conv3d(np.ones((4, 4, 4)), np.ones((2, 1, 2, 2, 2))), r"conv3d: expected a 4-D .* or 5-D"),
+    (lambda: F.conv3d(np.ones((1, 3, 4, 4, 4)), np.ones((2, 2, 2, 2, 2))), "input with 3 channels does not fit"),
+    (lambda: F.conv3d(np.ones((1, 1, 4, 4, 4)), np.ones((2, 1, 2, 2, 2)), stride=(1, 2)),
+     r"stride must be an int or a tuple of 3 ints"),
+    (lambda: F.conv_transpose3d(np.ones((1, 2, 2, 2, 2)), np.ones((2, 1, 2, 2, 2)), output_padding=1),
+     "output_padding .* must be smaller than the stride"),
+    (lambda: nn.Conv3d(3, 4, 3, groups=2), r"divisible by groups \(2\)"),
+    (lambda: nn.Conv3d(3, 4, 3, stride=2, padding="same"), "padding='same' is not supported for strided"),
+    (lambda: nn.ConvTranspose3d(3, 4, 3, padding_mode="reflect"), "only padding_mode='zeros'"),
+    (lambda: nn.Conv3d(1, 1, 2)(np.ones((1, 4, 4))), r"conv3d: expected a 4-D .* or 5-D"),
+])
+def test_3d_errors_name_the_function_the_argument_and_the_fix(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
