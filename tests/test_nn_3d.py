@@ -130,6 +130,108 @@ def test_conv_transpose3d_layer_output_size_and_repr_equal_torch(torch):
     assert fresh.weight.shape == (4, 1, 3, 3, 3) and np.abs(fresh.weight.data).max() <= bound
 
 
+# -- pooling ---------------------------------------------------------------------------------------------------
+POOLS = [
+    ("max_pool3d", (2, 2, 5, 4, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("max_pool3d", (1, 2, 5, 6, 5), {"kernel_size": (2, 3, 2), "stride": (1, 2, 2), "padding": 1,
+                                     "dilation": (2, 1, 1), "ceil_mode": True}),
+    ("max_pool3d", (2, 4, 4, 3), {"kernel_size": 2}),  # unbatched
+    ("avg_pool3d", (2, 2, 5, 4, 5), {"kernel_size": 3, "stride": 2, "padding": 1}),
+    ("avg_pool3d", (1, 2, 5, 6, 5), {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True,
+                                     "count_include_pad": False}),
+    ("avg_pool3d", (2, 4, 5, 3), {"kernel_size": (2, 3, 2), "stride": (1, 2, 1), "padding": 1,
+                                  "divisor_override": 5}),
+    ("adaptive_avg_pool3d", (2, 2, 5, 4, 6), {"output_size": (3, None, 4)}),
+    ("adaptive_avg_pool3d", (2, 3, 4, 5), {"output_size": 2}),
+    ("adaptive_max_pool3d", (2, 2, 5, 4, 6), {"output_size": (3, 4, 4)}),
+    ("adaptive_max_pool3d", (2, 3, 4, 5), {"output_size": (7, None, 2)}),
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("ties", [False, True], ids=["distinct", "ties"])
+@pytest.mark.parametrize("name, shape, kw", POOLS, ids=[f"{p[0]}-{p[2]}" for p in POOLS])
+def test_pool3d_values_gradients_second_order_and_indices_equal_torch(torch, name, shape, kw, ties):
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 3, size=shape).astype(float) if ties else rng.normal(size=shape)  # ties: few values
+    compare_orders(torch, lambda x: getattr(F, name)(x, **kw), lambda x: getattr(torch.nn.functional, name)(x, **kw),
+                   [x])
+    if "max" in name:
+        _, want = getattr(torch.nn.functional, name)(torch.tensor(x), **kw, return_indices=True)
+        _, got = getattr(F, name)(x, **kw, return_indices=True)
+        np.testing.assert_array_equal(got, want.numpy())
+        _, got = getattr(F, f"{name}_with_indices")(x, **kw)
+        np.testing.assert_array_equal(got, want.numpy())
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("p, kw", [(2.0, {"kernel_size": 2}), (3.0, {"kernel_size": (2, 3, 2), "stride": (1, 2, 1),
+                                                                      "ceil_mode": True})])
+def test_lp_pool3d_values_gradients_and_second_order_equal_torch(torch, p, kw):
+    x = np.abs(_x(2, 2, 4, 5, 4)) + 0.1
+    compare_orders(torch, lambda x: F.lp_pool3d(x, p, **kw), lambda x: torch.nn.functional.lp_pool3d(x, p, **kw), [x])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("kw", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 2, "padding": 1},
+                                {"kernel_size": 2, "stride": 1}])  # (overlapping windows: a maximum twice)
+def test_max_unpool3d_undoes_max_pool3d_as_torch(torch, kw):
+    x = _x(2, 2, 4, 5, 4)
+    y, idx = F.max_pool3d(x, **kw, return_indices=True)
+    ty, t_idx = torch.nn.functional.max_pool3d(torch.tensor(x), **kw, return_indices=True)
+    pool_kw = {k: v for k, v in kw.items() if k != "dilation"}
+    want = torch.nn.functional.max_unpool3d(ty, t_idx, **pool_kw, output_size=x.shape[-3:])
+    _close(F.max_unpool3d(y, idx, **pool_kw, output_size=x.shape[-3:]), want.numpy())
+    layer, ref = nn.MaxUnpool3d(**pool_kw), torch.nn.MaxUnpool3d(**pool_kw)
+    assert repr(layer) == repr(ref)
+    _close(layer(y, idx, output_size=x.shape), ref(ty, t_idx, output_size=x.shape).numpy())
+    if "stride" not in kw:  # (overlapping windows may name a maximum twice: PyTorch's gradient reaches each copy)
+        up = _x(*want.shape, seed=4)
+        tyg = ty.clone().requires_grad_(True)
+        (t_g,) = torch.autograd.grad((torch.nn.functional.max_unpool3d(tyg, t_idx, **pool_kw, output_size=x.shape[-3:])
+                                      * torch.tensor(up)).sum(), tyg)
+        got = cr.grad(lambda v: np.sum(F.max_unpool3d(v, idx, **pool_kw, output_size=x.shape[-3:]) * up))(y)
+        _close(got, t_g.numpy())
+
+
+def test_max_pool3d_sends_the_gradient_of_tied_entries_to_the_first_in_row_major_order():
+    x = np.zeros((1, 1, 2, 2, 2))
+    x[0, 0, 1, 0, 1] = x[0, 0, 1, 1, 0] = 1.0  # two maxima: (1, 0, 1) comes first
+    g = cr.grad(lambda x: np.sum(F.max_pool3d(x, 2)))(x)
+    assert g[0, 0, 1, 0, 1] == 1.0 and g.sum() == 1.0
+    assert int(F.max_pool3d(x, 2, return_indices=True)[1].item()) == 5
+
+
+def test_3d_pools_pass_finite_differences_to_second_order():
+    x = np.abs(_x(1, 2, 3, 4, 3)) + 0.5
+    for fn in (lambda x: F.avg_pool3d(x, 2, 1, 1, ceil_mode=True, count_include_pad=False),
+               lambda x: F.adaptive_avg_pool3d(x, (2, 3, 2)),
+               lambda x: F.lp_pool3d(x, 3.0, (2, 2, 1)),
+               lambda x: F.max_pool3d(x, 2, 1),
+               lambda x: F.adaptive_max_pool3d(x, 2)):
+        assert cr.gradcheck(fn, x, modes=("rev", "fwd"), order=2)
+
+
+@pytest.mark.oracle
+def test_pool3d_layers_print_and_compute_like_torch(torch):
+    x = _x(2, 2, 5, 4, 5)
+    for cls, args, kw in (("MaxPool3d", (3,), {"stride": 2, "padding": 1, "ceil_mode": True}),
+                          ("AvgPool3d", (2,), {"padding": 1, "count_include_pad": False, "divisor_override": None}),
+                          ("AvgPool3d", ((2, 3, 2),), {"stride": 1, "divisor_override": 4}),
+                          ("AdaptiveAvgPool3d", ((2, None, 3),), {}),
+                          ("AdaptiveMaxPool3d", (2,), {}),
+                          ("LPPool3d", (2.0, 2), {"stride": 1})):
+        mine, ref = getattr(nn, cls)(*args, **kw), getattr(torch.nn, cls)(*args, **kw)
+        assert repr(mine) == repr(ref)
+        _close(mine(np.abs(x)), ref(torch.tensor(np.abs(x))).numpy())
+    y, idx = nn.MaxPool3d(2, return_indices=True)(x)
+    ty, t_idx = torch.nn.MaxPool3d(2, return_indices=True)(torch.tensor(x))
+    np.testing.assert_array_equal(idx, t_idx.numpy())
+    y, idx = nn.AdaptiveMaxPool3d((3, 2, 2), return_indices=True)(x)
+    ty, t_idx = torch.nn.AdaptiveMaxPool3d((3, 2, 2), return_indices=True)(torch.tensor(x))
+    np.testing.assert_array_equal(idx, t_idx.numpy())
+
+
 # -- the strict device double ----------------------------------------------------------------------------------
 def on_the_device_double(cases, x):
     """Each ``case(x, m)`` (``m`` puts a constant where x is) gives on the strict device double the CPU's value and
@@ -156,6 +258,18 @@ def test_conv3d_and_conv_transpose3d_run_on_the_device_double_with_the_cpus_valu
                           lambda a, m: F.conv_transpose3d(a, m(w[:2]), stride=(1, 2, 1))], _x(1, 2, 3, 4, 3))
 
 
+def test_3d_pools_run_on_the_device_double_with_the_cpus_values():
+    on_the_device_double([lambda a, m: F.max_pool3d(a, 2, 1, ceil_mode=True),
+                          lambda a, m: F.avg_pool3d(a, 3, 2, 1, count_include_pad=False),
+                          lambda a, m: F.avg_pool3d(a, 2, divisor_override=3),
+                          lambda a, m: F.adaptive_avg_pool3d(a, (2, 3, 2)),
+                          lambda a, m: F.adaptive_max_pool3d(a, (2, 3, 2)),
+                          lambda a, m: F.lp_pool3d(a * a + 0.1, 2.0, 2),
+                          lambda a, m: F.max_unpool3d(*F.max_pool3d(a, 2, return_indices=True), 2),
+                          lambda a, m: nn.AvgPool3d(2, 1)(a)],
+                         _x(2, 2, 4, 4, 4))
+
+
 # -- errors ------------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("call, message", [
     (lambda: F.conv3d(np.ones((2, 4, 4, 4)), np.ones((2, 1, 2, 2))), r"conv3d: weight must be 5-D"),
@@ -169,6 +283,17 @@ def test_conv3d_and_conv_transpose3d_run_on_the_device_double_with_the_cpus_valu
     (lambda: nn.Conv3d(3, 4, 3, stride=2, padding="same"), "padding='same' is not supported for strided"),
     (lambda: nn.ConvTranspose3d(3, 4, 3, padding_mode="reflect"), "only padding_mode='zeros'"),
     (lambda: nn.Conv3d(1, 1, 2)(np.ones((1, 4, 4))), r"conv3d: expected a 4-D .* or 5-D"),
+    (lambda: F.max_pool3d(np.ones((4, 4, 4)), 2), r"max_pool3d: expected a 4-D .* or 5-D"),
+    (lambda: F.max_pool3d(np.ones((1, 4, 4, 4)), 2, padding=2), "padding should be at most half of the kernel"),
+    (lambda: F.avg_pool3d(np.ones((1, 1, 4, 4, 4, 4)), 2), r"avg_pool3d: expected a 4-D .* or 5-D"),
+    (lambda: F.avg_pool3d(np.ones((1, 4, 4, 4)), 2, divisor_override=0), "divisor_override must be a non-zero"),
+    (lambda: F.avg_pool3d(np.ones((1, 1, 4, 4)), 2), "input of spatial shape .* is too small"),
+    (lambda: F.adaptive_avg_pool3d(np.ones((4, 4)), 2), r"adaptive_avg_pool3d: expected a 4-D .* or 5-D"),
+    (lambda: F.adaptive_avg_pool3d(np.ones((1, 4, 4, 4)), (2, 2)), "output_size must be an int or a tuple of 3"),
+    (lambda: F.adaptive_max_pool3d(np.ones((4, 4, 4)), 2), "adaptive_max_pool3d: expects a 4-d .* or 5-d input"),
+    (lambda: F.lp_pool3d(np.ones((1, 4, 4, 4)), 2, (2, 2)), r"lp_pool3d: kernel_size must be an int or a tuple of 3"),
+    (lambda: F.max_unpool3d(np.ones((1, 2, 2, 2)), np.zeros((1, 2, 2), int), 2), "max_unpool3d: expects a 4-d"),
+    (lambda: F.max_unpool3d(np.ones((1, 1, 1, 1)), np.full((1, 1, 1, 1), 8), 2), "found an invalid max index"),
 ])
 def test_3d_errors_name_the_function_the_argument_and_the_fix(call, message):
     with pytest.raises(ValueError, match=message):

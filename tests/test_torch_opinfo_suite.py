@@ -199,6 +199,7 @@ KNOWN = {
     "nn.functional.max_unpool1d": "a position two windows name is written once: its gradient goes to that copy only "
                                   "(PyTorch's gathers it into every copy, though only one value was written)",
     "nn.functional.max_unpool2d": "the same",
+    "nn.functional.max_unpool3d": "the same",
     "linalg.eig": "complex eigenvectors are unique up to a phase; LAPACK's choice differs",
     "linalg.eigvals": "NumPy's dtype: real eigenvalues come back real (PyTorch's: always complex)",
     "linalg.pinv.hermitian": "the samples are not Hermitian: PyTorch reads one triangle, chainrule the whole matrix",

@@ -62,13 +62,16 @@ from .containers import ModuleDict, ModuleList, Sequential
 from .conv import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     Conv1d,
     Conv2d,
     Conv3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
 )
 from .conv_transpose import (
     ConvTranspose1d,
@@ -138,4 +141,4 @@ __all__ = [
 ]
 __all__ += ["parallel"]
 __all__ += [*_layers_more, *_losses_more]
-__all__ += ["Conv3d", "ConvTranspose3d"]
+__all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d"]

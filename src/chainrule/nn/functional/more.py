@@ -35,6 +35,11 @@ def adaptive_max_pool2d_with_indices(input: Any, output_size: Any, return_indice
     return adaptive_max_pool2d(input, output_size, return_indices=True)  # noqa: F405
 
 
+def adaptive_max_pool3d_with_indices(input: Any, output_size: Any, return_indices: bool = True) -> Any:  # noqa: A002
+    """``adaptive_max_pool3d(..., return_indices=True)`` (PyTorch's name)."""
+    return adaptive_max_pool3d(input, output_size, return_indices=True)  # noqa: F405
+
+
 native_channel_shuffle = channel_shuffle  # noqa: F405  (PyTorch's name of the same)
 
 
@@ -73,4 +78,5 @@ def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) ->
 
 __all__ = [*_activations, *_channels, *_distances, *_losses, *_windows, "embedding_bag",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "native_channel_shuffle",
-           "triplet_margin_with_distance_loss", "upsample", "upsample_nearest", "upsample_bilinear"]
+           "triplet_margin_with_distance_loss", "upsample", "upsample_nearest", "upsample_bilinear",
+           "adaptive_max_pool3d_with_indices"]
