@@ -72,6 +72,9 @@ LAYERS = {
                lambda: [_x(1, 2, 3, 3, 2)]),
     "ConvTranspose3d": (lambda d: nn.ConvTranspose3d(2, 3, 2, stride=2, dtype=F64, device=d),
                         lambda: [_x(1, 2, 2, 2, 2)]),
+    "BatchNorm3d": (lambda d: nn.BatchNorm3d(3, dtype=F64, device=d), lambda: [_x(2, 3, 2, 2, 2)]),
+    "InstanceNorm3d": (lambda d: nn.InstanceNorm3d(3, affine=True, track_running_stats=True, dtype=F64, device=d),
+                       lambda: [_x(2, 3, 2, 3, 2)]),
 }
 
 

@@ -232,6 +232,61 @@ def test_pool3d_layers_print_and_compute_like_torch(torch):
     np.testing.assert_array_equal(idx, t_idx.numpy())
 
 
+# -- batch and instance norm ---------------------------------------------------------------------------------
+@pytest.mark.oracle
+@pytest.mark.parametrize("training", [True, False])
+def test_batch_norm_and_instance_norm_of_5d_inputs_equal_torch_to_second_order(torch, training):
+    x, w, b = _x(2, 3, 2, 3, 2), _x(3, seed=1), _x(3, seed=2)
+    mean, var = _x(3, seed=3), np.abs(_x(3, seed=4)) + 0.5
+    compare_orders(torch, lambda x, w, b: F.batch_norm(x, mean.copy(), var.copy(), w, b, training, 0.3, 1e-3),
+                   lambda x, w, b: torch.nn.functional.batch_norm(x, torch.tensor(mean), torch.tensor(var), w, b,
+                                                                  training, 0.3, 1e-3), [x, w, b])
+    compare_orders(torch, lambda x, w, b: F.instance_norm(x, mean.copy(), var.copy(), w, b, training, 0.3, 1e-3),
+                   lambda x, w, b: torch.nn.functional.instance_norm(x, torch.tensor(mean), torch.tensor(var), w, b,
+                                                                     training, 0.3, 1e-3), [x, w, b])
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("momentum", [0.1, None])
+@pytest.mark.parametrize("affine, track", [(True, True), (False, True), (True, False)])
+def test_batchnorm3d_and_instancenorm3d_train_and_eval_like_torch(torch, momentum, affine, track):
+    rng = np.random.default_rng(5)
+    for cls, shape in (("BatchNorm3d", (3, 3, 2, 3, 2)), ("InstanceNorm3d", (2, 3, 3, 2, 3)),
+                       ("InstanceNorm3d", (3, 2, 3, 2))):
+        mine = getattr(nn, cls)(3, momentum=momentum, affine=affine, track_running_stats=track, dtype=np.float64)
+        ref = getattr(torch.nn, cls)(3, momentum=momentum, affine=affine, track_running_stats=track).double()
+        assert repr(mine) == repr(ref)
+        if affine:
+            w = rng.normal(size=3)
+            mine.weight.data[...] = w
+            ref.weight.data[...] = torch.tensor(w)
+        assert sorted(mine.state_dict()) == sorted(ref.state_dict())
+        for _ in range(3):
+            x = rng.normal(size=shape) * 2 + 1
+            tx = torch.tensor(x, requires_grad=True)
+            ty = ref(tx)
+            cx = cr.Tensor(x, requires_grad=True)
+            cy = mine(cx)  # (one forward each: a training forward updates the running statistics)
+            _close(cy, ty.detach().numpy(), atol=1e-9)
+            (want,) = torch.autograd.grad((ty**3).sum(), tx)
+            (got,) = cr.autograd.grad((cy**3).sum(), [cx])
+            _close(got, want.numpy(), rtol=1e-8, atol=1e-8)
+        for key, value in ref.state_dict().items():
+            _close(mine.state_dict()[key], value.numpy(), atol=1e-12)
+        mine.eval()
+        ref.eval()
+        x = rng.normal(size=shape)
+        _close(mine(x), ref(torch.tensor(x)).detach().numpy(), atol=1e-9)
+
+
+def test_batchnorm3d_passes_finite_differences_to_second_order():
+    bn = nn.BatchNorm3d(2, dtype=np.float64)
+    assert cr.gradcheck(lambda x: F.batch_norm(x, None, None, training=True), _x(2, 2, 2, 2, 1),
+                        modes=("rev", "fwd"), order=2)
+    assert cr.gradcheck(lambda x: F.instance_norm(x), _x(1, 2, 2, 2, 2), modes=("rev", "fwd"), order=2)
+    assert bn(_x(2, 2, 2, 2, 2)).shape == (2, 2, 2, 2, 2)
+
+
 # -- the strict device double ----------------------------------------------------------------------------------
 def on_the_device_double(cases, x):
     """Each ``case(x, m)`` (``m`` puts a constant where x is) gives on the strict device double the CPU's value and
@@ -294,6 +349,9 @@ def test_3d_pools_run_on_the_device_double_with_the_cpus_values():
     (lambda: F.lp_pool3d(np.ones((1, 4, 4, 4)), 2, (2, 2)), r"lp_pool3d: kernel_size must be an int or a tuple of 3"),
     (lambda: F.max_unpool3d(np.ones((1, 2, 2, 2)), np.zeros((1, 2, 2), int), 2), "max_unpool3d: expects a 4-d"),
     (lambda: F.max_unpool3d(np.ones((1, 1, 1, 1)), np.full((1, 1, 1, 1), 8), 2), "found an invalid max index"),
+    (lambda: nn.BatchNorm3d(3)(np.ones((2, 3, 4, 4))), r"BatchNorm3d: expected 5D input \(got 4D input\)"),
+    (lambda: nn.InstanceNorm3d(3)(np.ones((3, 4, 4))), r"InstanceNorm3d: expected 4D \(unbatched\) or 5D"),
+    (lambda: nn.InstanceNorm3d(3, affine=True)(np.ones((1, 2, 4, 4, 4))), "expected input with 3 channels"),
 ])
 def test_3d_errors_name_the_function_the_argument_and_the_fix(call, message):
     with pytest.raises(ValueError, match=message):

@@ -57,7 +57,7 @@ from .activations import (
     Tanh,
     activation,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import (
     AdaptiveAvgPool1d,
@@ -102,7 +102,7 @@ from .losses_more import *  # noqa: F403  (MarginRankingLoss, TripletMarginLoss,
 from .losses_more import __all__ as _losses_more
 from .module import Module
 from .module_state import LoadResult, StateDictError
-from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d
+from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
@@ -141,4 +141,4 @@ __all__ = [
 ]
 __all__ += ["parallel"]
 __all__ += [*_layers_more, *_losses_more]
-__all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d"]
+__all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm3d", "InstanceNorm3d"]
