@@ -6,10 +6,12 @@ their own).
 are the corner pixels' centres, else their outer edges), folds it back inside by ``padding_mode`` (``border``
 clamps, ``reflection`` mirrors at the edges), then reads the input there: ``bilinear`` (trilinear for 5-D)
 weighs the 2^d neighbours by products of the coordinates' fractional parts, ``nearest`` takes the closest one
-(halves rounded to even, as PyTorch). The neighbours' positions are constants found on the values; the weights
-are arithmetic on the grid, and the reads are gathers of the input: gradients of every order with respect to
-both follow, with PyTorch's conventions where the map is not differentiable (a clamp's or a mirror's edge gives
-the coordinate a zero gradient; ``nearest`` gives the grid a zero one).
+(halves rounded to even, as PyTorch), ``bicubic`` (4-D only) weighs 4 x 4 neighbours by cubic polynomials of the
+fractional parts (PyTorch's: the point is not folded, each neighbour is). The neighbours' positions are
+constants found on the values; the weights are arithmetic on the grid, and the reads are gathers of the input:
+gradients of every order with respect to both follow, with PyTorch's conventions where the map is not
+differentiable (a clamp's or a mirror's edge gives the coordinate a zero gradient; ``nearest`` gives the grid a
+zero one).
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from ..declare import declare_function
 from ..shape import reshape, swapaxes, take_along_axis
 from .convolution import as_float_input
 
-_MODES = ("bilinear", "nearest")
+_MODES = ("bilinear", "nearest", "bicubic")
+_A = -0.75  # the cubic convolution's parameter (PyTorch's, as OpenCV's)
 _PADDINGS = ("zeros", "border", "reflection")
 _DEFAULT = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0 (as "
             "PyTorch warns); pass align_corners=True for the old behaviour, or False to keep this one")
@@ -130,13 +133,38 @@ def _source(c: Any, size: int, padding_mode: str, corners: bool) -> Any:
     return c
 
 
+def _cubic_weights(t: Any) -> list[Any]:
+    """The four taps' weights (at -1, 0, 1, 2 from the floor) of the cubic convolution at fraction t."""
+
+    def near(u: Any) -> Any:  # |u| <= 1
+        return ((_A + 2) * u - (_A + 3)) * u * u + 1
+
+    def far(u: Any) -> Any:  # 1 < |u| < 2
+        return ((_A * u - 5 * _A) * u + 8 * _A) * u - 4 * _A
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _fold_taps(v: Any, size: int, padding_mode: str, corners: bool) -> Any:
+    """Integer tap positions (as floats) folded inside by ``padding_mode`` (bicubic pads each tap, not the point)."""
+    xp = xp_where(v)
+    if padding_mode == "zeros":
+        return v
+    if padding_mode == "reflection":
+        twice_low, twice_high = (0, 2 * (size - 1)) if corners else (-1, 2 * size - 1)
+        if twice_low == twice_high:
+            return xp.zeros_like(v)
+        low, span = twice_low / 2, (twice_high - twice_low) / 2
+        distance = xp.abs(v - low)
+        flips = xp.floor(distance / span)
+        extra = distance - flips * span
+        v = xp.where(flips % 2 == 0, extra + low, span - extra + low)
+    return xp.clip(v, 0, size - 1)
+
+
 def _check(name: str, x: Any, grid: Any, mode: str, padding_mode: str) -> int:
-    if mode == "bicubic":
-        raise NotImplementedError(f"{name}: mode='bicubic' is not supported by chainrule; use mode='bilinear' or "
-                                  "'nearest' (or PyTorch's grid_sample for bicubic)")
     if mode not in _MODES:
-        raise ValueError(f"{name}: expected mode to be 'bilinear' or 'nearest' (chainrule has no 'bicubic'), but got "
-                         f"{mode!r}")
+        raise ValueError(f"{name}: expected mode to be 'bilinear', 'nearest' or 'bicubic', but got {mode!r}")
     if padding_mode not in _PADDINGS:
         raise ValueError(f"{name}: expected padding_mode to be 'zeros', 'border' or 'reflection', but got "
                          f"{padding_mode!r}")
@@ -147,6 +175,9 @@ def _check(name: str, x: Any, grid: Any, mode: str, padding_mode: str) -> int:
     if len(sg) != d + 2 or sg[-1] != d:
         raise ValueError(f"{name}: a {d + 2}-D input needs a grid of shape (N, *out, {d}) ({d + 2}-D, its last axis "
                          f"the {d} coordinates x, y{', z' if d == 3 else ''}), got grid of shape {sg}")
+    if mode == "bicubic" and d != 2:
+        raise ValueError(f"{name}: mode='bicubic' takes a 4-D input (N, C, H, W) only (as PyTorch), got shape {sx}; "
+                         "use mode='bilinear' (trilinear) for a volume")
     if sg[0] != sx[0]:
         raise ValueError(f"{name}: input and grid must have the same batch size, got input {sx} and grid {sg}")
     if min(sx[2:]) <= 0:
@@ -159,8 +190,9 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     """The input read at the grid's points (as ``torch.nn.functional.grid_sample``): input (N, C, H, W) and grid
     (N, Ho, Wo, 2) give (N, C, Ho, Wo); input (N, C, D, H, W) and grid (N, Do, Ho, Wo, 3) give (N, C, Do, Ho, Wo).
     grid[..., 0] is x (along W), grid[..., 1] is y (along H), in [-1, 1]; ``mode`` ``"bilinear"`` (trilinear for
-    5-D) or ``"nearest"``; ``padding_mode`` ``"zeros"``, ``"border"`` or ``"reflection"``. Differentiable in
-    both the input and the grid (the grid's gradient is zero for ``"nearest"``); ``"bicubic"`` is refused.
+    5-D), ``"nearest"`` or ``"bicubic"`` (4-D only: PyTorch's cubic convolution, A = -0.75, over 4 x 4 taps,
+    each padded); ``padding_mode`` ``"zeros"``, ``"border"`` or ``"reflection"``. Differentiable in both the input
+    and the grid (the grid's gradient is zero for ``"nearest"``).
 
     Example:
         >>> import numpy as np
@@ -184,7 +216,18 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     values = reshape(x, (n, c, math.prod(spatial)))
     dt = np.result_type(raw(x), raw(g))
     strides = [math.prod(spatial[a + 1:]) for a in range(d)]
-    if mode == "nearest":
+    if mode == "bicubic":  # 4 x 4 taps around each point, each padded; the point itself is not folded
+        raw_coords = [((flat_grid[:, :, 1 - a] + 1) * ((spatial[a] - 1) / 2) if corners
+                       else ((flat_grid[:, :, 1 - a] + 1) * spatial[a] - 1) / 2) for a in range(2)]
+        floors = [xp.floor(raw(k)) for k in raw_coords]
+        weights = [_cubic_weights(k - f.astype(dt)) for k, f in zip(raw_coords, floors)]
+        corners_ = []
+        for i, j in itertools.product(range(4), repeat=2):
+            taps = [floors[0] + (i - 1), floors[1] + (j - 1)]
+            at = [xp.rint(_fold_taps(v, spatial[a], padding_mode, corners)).astype(np.int64)
+                  for a, v in enumerate(taps)]
+            corners_.append((at, weights[0][i] * weights[1][j]))
+    elif mode == "nearest":
         near = [xp.rint(raw(k)).astype(np.int64) for k in coords]
         # a weight of one that depends on the grid: PyTorch's grid gets a zero gradient here, not none
         one = _where(xp.ones(near[0].shape, bool), dt.type(1), coords[0])
