@@ -123,9 +123,14 @@ def _reflect(c: Any, twice_low: int, twice_high: int) -> Any:
     return _where(flips % 2 == 0, extra + low, (span + low) - extra)
 
 
+def _unnormalize(c: Any, size: int, corners: bool) -> Any:
+    """A grid coordinate in [-1, 1] as the input's pixel coordinate."""
+    return (c + 1) * ((size - 1) / 2) if corners else ((c + 1) * size - 1) / 2
+
+
 def _source(c: Any, size: int, padding_mode: str, corners: bool) -> Any:
     """A grid coordinate in [-1, 1] as the input's pixel coordinate, folded inside by ``padding_mode``."""
-    c = (c + 1) * ((size - 1) / 2) if corners else ((c + 1) * size - 1) / 2
+    c = _unnormalize(c, size, corners)
     if padding_mode == "border":
         c = _clip(c, size)
     elif padding_mode == "reflection":
@@ -185,6 +190,37 @@ def _check(name: str, x: Any, grid: Any, mode: str, padding_mode: str) -> int:
     return d
 
 
+Taps = list[tuple[list[Any], Any]]  # (integer position per spatial axis, weight) per neighbour read
+
+
+def _nearest_taps(coords: list[Any], xp: Any, dt: Any) -> Taps:
+    near = [xp.rint(raw(k)).astype(np.int64) for k in coords]  # halves to even, as PyTorch's nearbyint
+    # a weight of one that depends on the grid: PyTorch's grid gets a zero gradient here, not none
+    return [(near, _where(xp.ones(near[0].shape, bool), dt.type(1), coords[0]))]
+
+
+def _bilinear_taps(coords: list[Any], xp: Any, dt: Any) -> Taps:
+    low = [xp.floor(raw(k)) for k in coords]
+    far = [k - f.astype(dt) for k, f in zip(coords, low)]  # the far neighbour's weight on each axis
+    taps = []
+    for pick in itertools.product((0, 1), repeat=len(coords)):
+        weight = math.prod(far[a] if p else 1 - far[a] for a, p in enumerate(pick))
+        taps.append(([lo.astype(np.int64) + p for lo, p in zip(low, pick)], weight))
+    return taps
+
+
+def _bicubic_taps(coords: list[Any], spatial: tuple[int, ...], padding_mode: str, corners: bool, xp: Any,
+                  dt: Any) -> Taps:
+    low = [xp.floor(raw(k)) for k in coords]
+    weights = [_cubic_weights(k - f.astype(dt)) for k, f in zip(coords, low)]
+    taps = []
+    for i, j in itertools.product(range(4), repeat=2):
+        at = [xp.rint(_fold_taps(low[a] + (k - 1), spatial[a], padding_mode, corners)).astype(np.int64)
+              for a, k in enumerate((i, j))]
+        taps.append((at, weights[0][i] * weights[1][j]))
+    return taps
+
+
 def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str = "zeros",  # noqa: A002
                 align_corners: bool | None = None) -> Any:
     """The input read at the grid's points (as ``torch.nn.functional.grid_sample``): input (N, C, H, W) and grid
@@ -210,42 +246,19 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     n, c, spatial, out = sx[0], sx[1], sx[2:], sg[1:-1]
     points = math.prod(out)
     flat_grid = reshape(g, (n, points, d))
-    # spatial axis a reads grid component d - 1 - a (x is the last axis)
-    coords = [_source(flat_grid[:, :, d - 1 - a], spatial[a], padding_mode, corners) for a in range(d)]
     xp = xp_where(raw(x))
-    values = reshape(x, (n, c, math.prod(spatial)))
     dt = np.result_type(raw(x), raw(g))
-    strides = [math.prod(spatial[a + 1:]) for a in range(d)]
-    if mode == "bicubic":  # 4 x 4 taps around each point, each padded; the point itself is not folded
-        raw_coords = [((flat_grid[:, :, 1 - a] + 1) * ((spatial[a] - 1) / 2) if corners
-                       else ((flat_grid[:, :, 1 - a] + 1) * spatial[a] - 1) / 2) for a in range(2)]
-        floors = [xp.floor(raw(k)) for k in raw_coords]
-        weights = [_cubic_weights(k - f.astype(dt)) for k, f in zip(raw_coords, floors)]
-        corners_ = []
-        for i, j in itertools.product(range(4), repeat=2):
-            taps = [floors[0] + (i - 1), floors[1] + (j - 1)]
-            at = [xp.rint(_fold_taps(v, spatial[a], padding_mode, corners)).astype(np.int64)
-                  for a, v in enumerate(taps)]
-            corners_.append((at, weights[0][i] * weights[1][j]))
-    elif mode == "nearest":
-        near = [xp.rint(raw(k)).astype(np.int64) for k in coords]
-        # a weight of one that depends on the grid: PyTorch's grid gets a zero gradient here, not none
-        one = _where(xp.ones(near[0].shape, bool), dt.type(1), coords[0])
-        corners_ = [(near, one)]
+    axes = [flat_grid[:, :, d - 1 - a] for a in range(d)]  # spatial axis a reads grid component d - 1 - a
+    if mode == "bicubic":  # the point itself is not folded: each of its taps is
+        taps = _bicubic_taps([_unnormalize(k, n_a, corners) for k, n_a in zip(axes, spatial)], spatial,
+                             padding_mode, corners, xp, dt)
     else:
-        low = [xp.floor(raw(k)).astype(np.int64) for k in coords]
-        high_w = [k - xp.floor(raw(k)).astype(dt) for k in coords]  # the far neighbour's weight on each axis
-        low_w = [1 - w for w in high_w]
-        corners_ = []
-        for pick in itertools.product((0, 1), repeat=d):
-            at = [lo + p for lo, p in zip(low, pick)]
-            weight = None
-            for a, p in enumerate(pick):
-                w = high_w[a] if p else low_w[a]
-                weight = w if weight is None else weight * w
-            corners_.append((at, weight))
+        coords = [_source(k, n_a, padding_mode, corners) for k, n_a in zip(axes, spatial)]
+        taps = (_nearest_taps if mode == "nearest" else _bilinear_taps)(coords, xp, dt)
     total = None
-    for at, weight in corners_:
+    values = reshape(x, (n, c, math.prod(spatial)))
+    strides = [math.prod(spatial[a + 1:]) for a in range(d)]
+    for at, weight in taps:  # a gather of the input per tap, weighted (0 outside the input)
         inside = xp.ones(at[0].shape, bool)
         index = xp.zeros(at[0].shape, np.int64)
         for a in range(d):
