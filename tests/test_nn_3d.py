@@ -287,6 +287,38 @@ def test_batchnorm3d_passes_finite_differences_to_second_order():
     assert bn(_x(2, 2, 2, 2, 2)).shape == (2, 2, 2, 2, 2)
 
 
+# -- a small 3-D network ------------------------------------------------------------------------------------------
+@pytest.mark.oracle
+def test_a_small_3d_cnn_trains_three_steps_like_torch_from_its_state_dict(torch):
+    from chainrule import optim
+
+    def build(lib, **kw):
+        return lib.Sequential(lib.Conv3d(2, 4, 3, padding=1, padding_mode="replicate", **kw), lib.BatchNorm3d(4, **kw),
+                              lib.ReLU(), lib.MaxPool3d(2), lib.ConvTranspose3d(4, 3, 2, stride=2, **kw),
+                              lib.InstanceNorm3d(3, affine=True, **kw), lib.AvgPool3d(2, padding=1),
+                              lib.AdaptiveAvgPool3d(1), lib.Flatten(), lib.Linear(3, 2, **kw))
+
+    torch.manual_seed(0)
+    ref = build(torch.nn, dtype=torch.float64)
+    mine = build(nn, dtype=np.float64)
+    mine.load_state_dict({k: v.numpy() for k, v in ref.state_dict().items()})
+    t_opt, opt = torch.optim.SGD(ref.parameters(), lr=0.1), optim.SGD(mine.parameters(), lr=0.1)
+    rng = np.random.default_rng(6)
+    for _ in range(3):
+        x, y = rng.normal(size=(3, 2, 4, 4, 4)), rng.integers(0, 2, size=3)
+        t_loss = torch.nn.functional.cross_entropy(ref(torch.tensor(x)), torch.tensor(y))
+        t_opt.zero_grad()
+        t_loss.backward()
+        t_opt.step()
+        loss = F.cross_entropy(mine(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        _close(float(loss), t_loss.item())
+    for key, value in ref.state_dict().items():
+        _close(mine.state_dict()[key], value.numpy(), rtol=1e-8, atol=1e-10)
+
+
 # -- the strict device double ----------------------------------------------------------------------------------
 def on_the_device_double(cases, x):
     """Each ``case(x, m)`` (``m`` puts a constant where x is) gives on the strict device double the CPU's value and
