@@ -126,6 +126,16 @@ def test_grid_sample_and_affine_grid_run_on_the_device_double_with_the_cpus_valu
     on_the_device_double([lambda a, m: F.affine_grid(a, (2, 1, 2, 3), False)], _x(2, 2, 3))
 
 
+def test_grid_sample_under_vmap_batches_the_input_and_refuses_a_batched_grid_clearly():
+    from chainrule.batching.value import ConcreteValueError
+
+    xs, g = _x(3, 1, 2, 3, 4), _grid(1, 2, 2, 2)
+    got = cr.vmap(lambda x: F.grid_sample(x, g, "bilinear", "reflection", False))(xs)
+    np.testing.assert_allclose(got, np.stack([F.grid_sample(x, g, "bilinear", "reflection", False) for x in xs]))
+    with pytest.raises(ConcreteValueError, match="vmap: a batched value was converted to a NumPy array"):
+        cr.vmap(lambda g: F.grid_sample(xs[0], g, "bilinear", "zeros", False))(np.stack([g] * 3))
+
+
 def test_the_default_align_corners_warns_as_torch_and_is_false():
     x, g = _x(1, 1, 3, 4), _grid(1, 2, 2, 2)
     with pytest.warns(ChainruleWarning, match="align_corners=False"):

@@ -287,6 +287,27 @@ def test_batchnorm3d_passes_finite_differences_to_second_order():
     assert bn(_x(2, 2, 2, 2, 2)).shape == (2, 2, 2, 2, 2)
 
 
+# -- resampling volumes ---------------------------------------------------------------------------------------
+@pytest.mark.oracle
+@pytest.mark.parametrize("kw", [{"size": (4, 6, 3)}, {"scale_factor": 2}, {"scale_factor": (1.5, 2, 0.5),
+                                                                          "mode": "nearest-exact"},
+                                {"size": (5, 3, 7), "mode": "trilinear", "align_corners": True},
+                                {"scale_factor": 1.7, "mode": "trilinear"}, {"size": (2, 3, 2), "mode": "area"}],
+                         ids=str)
+def test_interpolate_of_volumes_equals_torch_with_gradients(torch, kw):
+    compare_orders(torch, lambda x: F.interpolate(x, **kw), lambda x: torch.nn.functional.interpolate(x, **kw),
+                   [_x(2, 2, 3, 4, 5)], second=False)  # (linear in x: no second order)
+    up = nn.Upsample(**kw)
+    _close(up(_x(1, 2, 3, 4, 5)), torch.nn.Upsample(**kw)(torch.tensor(_x(1, 2, 3, 4, 5))).numpy())
+
+
+def test_interpolate_refuses_a_mode_of_another_dimension():
+    with pytest.raises(ValueError, match=r"mode 'trilinear' takes a 5-D input"):
+        F.interpolate(np.ones((1, 1, 4, 4)), scale_factor=2, mode="trilinear")
+    with pytest.raises(ValueError, match=r"mode 'bilinear' takes a 4-D input"):
+        F.interpolate(np.ones((1, 1, 2, 4, 4)), scale_factor=2, mode="bilinear")
+
+
 # -- a small 3-D network ------------------------------------------------------------------------------------------
 @pytest.mark.oracle
 def test_a_small_3d_cnn_trains_three_steps_like_torch_from_its_state_dict(torch):

@@ -140,7 +140,7 @@ class ConvTranspose3d(_ConvTransposeNd):
 
 class Upsample(Module):
     """Resample the spatial axes (as ``torch.nn.Upsample``): to ``size`` or by ``scale_factor``, ``mode``
-    ``"nearest"`` (default), ``"nearest-exact"``, ``"linear"``, ``"bilinear"`` or ``"area"``; see
+    ``"nearest"`` (default), ``"nearest-exact"``, ``"linear"``, ``"bilinear"``, ``"trilinear"`` or ``"area"``; see
     ``nn.functional.interpolate``.
 
     Example:

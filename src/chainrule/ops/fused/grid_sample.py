@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.device import as_array
 from ...core.errors import ChainruleWarning
 from .. import elementwise as ew
 from .._define import on_device_of, raw, shape_of, xp_where
@@ -102,23 +103,28 @@ def _where(mask: Any, a: Any, b: Any) -> Any:
     return ew.where(mask, a, b)
 
 
+def _values(c: Any) -> Any:
+    """The array of a coordinate, read to place its neighbours (under vmap: refused, naming vmap)."""
+    return as_array(raw(c))
+
+
 def _clip(c: Any, size: int) -> Any:
     """c clamped to [0, size - 1]; its gradient 0 at and beyond the edges (PyTorch: the borders count as out)."""
-    v = raw(c)
+    v = _values(c)
     return _where(v <= 0, v.dtype.type(0), _where(v >= size - 1, v.dtype.type(size - 1), c))
 
 
 def _reflect(c: Any, twice_low: int, twice_high: int) -> Any:
     """c mirrored at twice_low / 2 and twice_high / 2 until inside (PyTorch's ``reflect_coordinates``)."""
-    v = raw(c)
+    v = _values(c)
     if twice_low == twice_high:  # one pixel, corners aligned: every point is at 0
         return c * 0
     low, span = twice_low / 2, (twice_high - twice_low) / 2
     shifted = c - low
-    flip = raw(shifted) < 0
+    flip = _values(shifted) < 0
     distance = _where(flip, -shifted, shifted)
     xp = xp_where(v)
-    flips = xp.floor(raw(distance) / span)
+    flips = xp.floor(_values(distance) / span)
     extra = distance - flips * span
     return _where(flips % 2 == 0, extra + low, (span + low) - extra)
 
@@ -194,13 +200,13 @@ Taps = list[tuple[list[Any], Any]]  # (integer position per spatial axis, weight
 
 
 def _nearest_taps(coords: list[Any], xp: Any, dt: Any) -> Taps:
-    near = [xp.rint(raw(k)).astype(np.int64) for k in coords]  # halves to even, as PyTorch's nearbyint
+    near = [xp.rint(_values(k)).astype(np.int64) for k in coords]  # halves to even, as PyTorch's nearbyint
     # a weight of one that depends on the grid: PyTorch's grid gets a zero gradient here, not none
     return [(near, _where(xp.ones(near[0].shape, bool), dt.type(1), coords[0]))]
 
 
 def _bilinear_taps(coords: list[Any], xp: Any, dt: Any) -> Taps:
-    low = [xp.floor(raw(k)) for k in coords]
+    low = [xp.floor(_values(k)) for k in coords]
     far = [k - f.astype(dt) for k, f in zip(coords, low)]  # the far neighbour's weight on each axis
     taps = []
     for pick in itertools.product((0, 1), repeat=len(coords)):
@@ -211,7 +217,7 @@ def _bilinear_taps(coords: list[Any], xp: Any, dt: Any) -> Taps:
 
 def _bicubic_taps(coords: list[Any], spatial: tuple[int, ...], padding_mode: str, corners: bool, xp: Any,
                   dt: Any) -> Taps:
-    low = [xp.floor(raw(k)) for k in coords]
+    low = [xp.floor(_values(k)) for k in coords]
     weights = [_cubic_weights(k - f.astype(dt)) for k, f in zip(coords, low)]
     taps = []
     for i, j in itertools.product(range(4), repeat=2):

@@ -212,12 +212,22 @@ def _adaptive(name: str, d: int, input: Any, output_size: Any) -> Any:
     if any(not isinstance(o, (int, np.integer)) or o < 1 for o in out):
         raise ValueError(f"{name}: output_size must hold positive ints (or None), got {output_size!r}")
     dt = np.result_type(raw(x))
-    y = matmul(x, on_device_of(x, _averaging_matrix(size[-1], out[-1], dt).T))
-    for i in range(d - 2, -1, -1):  # each earlier axis: a product from the left, the later axes as one
-        lead, rest = shape_of(y)[:2 + i], shape_of(y)[3 + i:]
-        rows = reshape(y, (*lead, size[i], math.prod(rest)))
-        y = reshape(matmul(on_device_of(x, _averaging_matrix(size[i], out[i], dt)), rows), (*lead, out[i], *rest))
-    return _unbatch(y, unbatched)
+    return _unbatch(per_axis(x, [_averaging_matrix(n, o, dt) for n, o in zip(size, out)]), unbatched)
+
+
+def per_axis(x: Any, matrices: list[np.ndarray]) -> Any:
+    """x with each of its trailing ``len(matrices)`` axes taken through its (out, in) matrix: one ``matmul`` per
+    axis (the last from the right; each earlier one from the left, the later axes as one), so that every
+    derivative is the products'."""
+    d = len(matrices)
+    y = matmul(x, on_device_of(x, matrices[-1].T))
+    for i in range(d - 2, -1, -1):
+        shape = shape_of(y)
+        at = len(shape) - d + i
+        lead, rest = shape[:at], shape[at + 1:]
+        rows = reshape(y, (*lead, shape[at], math.prod(rest)))
+        y = reshape(matmul(on_device_of(x, matrices[i]), rows), (*lead, matrices[i].shape[0], *rest))
+    return y
 
 
 def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
