@@ -253,6 +253,9 @@ def grid_sample(input: Any, grid: Any, mode: str = "bilinear", padding_mode: str
     points = math.prod(out)
     flat_grid = reshape(g, (n, points, d))
     xp = xp_where(raw(x))
+    if not bool(xp.isfinite(_values(g)).all()):  # (PyTorch's answers there differ by mode and padding)
+        raise ValueError(f"{name}: the grid holds NaN or infinite coordinates; chainrule samples finite points "
+                         "only (make them finite first, e.g. with nan_to_num or clip)")
     dt = np.result_type(raw(x), raw(g))
     axes = [flat_grid[:, :, d - 1 - a] for a in range(d)]  # spatial axis a reads grid component d - 1 - a
     if mode == "bicubic":  # the point itself is not folded: each of its taps is
