@@ -68,6 +68,13 @@ LAYERS = {
     "PReLU": (lambda d: nn.PReLU(3, dtype=F64, device=d), lambda: [_x(2, 3, 4)]),
     "EmbeddingBag": (lambda d: nn.EmbeddingBag(10, 3, mode="max", dtype=F64, device=d), lambda: [_tokens(4, 3)]),
     "Bilinear": (lambda d: nn.Bilinear(3, 2, 4, dtype=F64, device=d), lambda: [_x(5, 3), _x(5, 2, seed=1)]),
+    "Conv3d": (lambda d: nn.Conv3d(2, 3, 2, padding=1, padding_mode="circular", dtype=F64, device=d),
+               lambda: [_x(1, 2, 3, 3, 2)]),
+    "ConvTranspose3d": (lambda d: nn.ConvTranspose3d(2, 3, 2, stride=2, dtype=F64, device=d),
+                        lambda: [_x(1, 2, 2, 2, 2)]),
+    "BatchNorm3d": (lambda d: nn.BatchNorm3d(3, dtype=F64, device=d), lambda: [_x(2, 3, 2, 2, 2)]),
+    "InstanceNorm3d": (lambda d: nn.InstanceNorm3d(3, affine=True, track_running_stats=True, dtype=F64, device=d),
+                       lambda: [_x(2, 3, 2, 3, 2)]),
 }
 
 

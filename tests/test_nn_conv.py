@@ -303,7 +303,8 @@ def test_conv2d_init_draws_from_torchs_bounds_and_the_layers_print_like_torch():
     assert 0.9 * bound < np.abs(conv.weight.data).max() <= bound and np.abs(conv.bias.data).max() <= bound
     assert repr(conv) == "Conv2d(6, 8, kernel_size=(3, 5), stride=(1, 1), groups=2)"
     assert repr(nn.MaxPool2d(3, 2)) == "MaxPool2d(kernel_size=3, stride=2, padding=0, dilation=1, ceil_mode=False)"
-    assert repr(nn.BatchNorm2d(4)) == "BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)"
+    assert repr(nn.BatchNorm2d(4)) == ("BatchNorm2d(4, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+                                       "track_running_stats=True)")
     assert repr(nn.AdaptiveAvgPool2d((1, 1))) == "AdaptiveAvgPool2d(output_size=(1, 1))"
 
 

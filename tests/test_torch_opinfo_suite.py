@@ -197,6 +197,10 @@ KNOWN = {
     "nn.functional.max_unpool1d": "a position two windows name is written once: its gradient goes to that copy only "
                                   "(PyTorch's gathers it into every copy, though only one value was written)",
     "nn.functional.max_unpool2d": "the same",
+    "nn.functional.max_unpool3d": "the same",
+    "nn.functional.ctc_loss": "PyTorch's kernel returns the gradient in the logits under log_softmax (exp(log_probs) "
+                              "more than chainrule's derivative in log_probs); equal through log_softmax "
+                              "(tests/test_ctc_loss.py)",
     "linalg.eig": "complex eigenvectors are unique up to a phase; LAPACK's choice differs",
     "linalg.pinv.hermitian": "the samples are not Hermitian: both read the lower triangle, but PyTorch's gradient "
                              "mixes it with the full matrix (pinv_backward(grad, pinv(lower), A)); chainrule's is the "

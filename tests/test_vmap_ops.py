@@ -29,6 +29,8 @@ CONCRETE = {
     "piecewise": "np.piecewise([_vals(x) < 0, ...]) reads the values",
     "piecewise_default": "np.piecewise([_vals(x) > 1], ...) reads the values",
     "nn_max_pool2d": "max_pool2d finds each window's maximum on the values",
+    "nn_max_pool3d": "max_pool3d finds each window's maximum on the values",
+    "nn_grid_sample": "grid_sample places each point's neighbours by the grid's values (a batched input alone works)",
     "nn_max_pool1d_ceil": "max_pool1d finds each window's maximum on the values",
 }
 UNBATCHED: dict[str, str] = {}  # op cases whose op is declared with no batching rule (none today)

@@ -58,19 +58,30 @@ from .activations import (
     Tanh,
     activation,
 )
-from .batchnorm import BatchNorm1d, BatchNorm2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
 from .containers import ModuleDict, ModuleList, Sequential
 from .conv import (
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
     AvgPool1d,
     AvgPool2d,
+    AvgPool3d,
     Conv1d,
     Conv2d,
+    Conv3d,
     MaxPool1d,
     MaxPool2d,
+    MaxPool3d,
 )
-from .conv_transpose import ConvTranspose1d, ConvTranspose2d, Upsample, UpsamplingBilinear2d, UpsamplingNearest2d
+from .conv_transpose import (
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+    Upsample,
+    UpsamplingBilinear2d,
+    UpsamplingNearest2d,
+)
 from .init import manual_seed
 from .jax_nn import *  # noqa: F403  (jax.nn's functions: relu, gelu, softmax(x, axis=-1), one_hot, ...)
 from .jax_nn import __all__ as _jax_nn
@@ -94,7 +105,7 @@ from .losses_more import *  # noqa: F403  (MarginRankingLoss, TripletMarginLoss,
 from .losses_more import __all__ as _losses_more
 from .module import Module
 from .module_state import LoadResult, StateDictError
-from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d
+from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
@@ -133,3 +144,4 @@ __all__ = [
 ]
 __all__ += ["parallel"]
 __all__ += [*_layers_more, *_losses_more, *_jax_nn]
+__all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm3d", "InstanceNorm3d"]

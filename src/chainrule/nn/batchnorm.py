@@ -1,5 +1,6 @@
 """Batch normalisation layers with PyTorch's names, arguments, parameters and buffers:
-``BatchNorm1d`` (input (N, C) or (N, C, L)) and ``BatchNorm2d`` (input (N, C, H, W)).
+``BatchNorm1d`` (input (N, C) or (N, C, L)), ``BatchNorm2d`` (input (N, C, H, W)) and ``BatchNorm3d`` (input
+(N, C, D, H, W)).
 
 ``weight`` (ones) and ``bias`` (zeros) when ``affine``; buffers ``running_mean`` (zeros),
 ``running_var`` (ones) and ``num_batches_tracked`` (an int64 count) when ``track_running_stats``.
@@ -50,9 +51,10 @@ class _BatchNorm(Module):
     _dims: tuple[int, ...] = ()
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
-                 track_running_stats: bool = True, device: Any = None, dtype: Any = None) -> None:
+                 track_running_stats: bool = True, device: Any = None, dtype: Any = None, *,
+                 bias: bool = True) -> None:
         super().__init__()
-        set_up_statistics(self, num_features, eps, momentum, affine, track_running_stats, device, dtype)
+        set_up_statistics(self, num_features, eps, momentum, affine, track_running_stats, device, dtype, bias)
 
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batches tracked."""
@@ -80,7 +82,7 @@ class _BatchNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")  # (PyTorch 2.13's)
 
 
 class BatchNorm1d(_BatchNorm):
@@ -113,3 +115,18 @@ class BatchNorm2d(_BatchNorm):
     """
 
     _dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation over (N, C, D, H, W) (as ``torch.nn.BatchNorm3d``): per channel, over the batch
+    and the three spatial axes.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> bn = nn.BatchNorm3d(3)
+        >>> bn(np.ones((2, 3, 2, 4, 4))).shape, bn.running_var.shape
+        ((2, 3, 2, 4, 4), (3,))
+    """
+
+    _dims = (5,)

@@ -1,6 +1,6 @@
 """Convolution and pooling layers with PyTorch's names, arguments, defaults and parameter layouts:
-``Conv1d``, ``Conv2d``, ``MaxPool1d``, ``MaxPool2d``, ``AvgPool1d``, ``AvgPool2d``,
-``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``.
+``Conv1d``, ``Conv2d``, ``Conv3d``, ``MaxPool1d``, ``MaxPool2d``, ``MaxPool3d``, ``AvgPool1d``, ``AvgPool2d``,
+``AvgPool3d``, ``AdaptiveAvgPool1d``, ``AdaptiveAvgPool2d``, ``AdaptiveAvgPool3d``.
 
 A ``Conv2d`` holds ``weight`` (out_channels, in_channels / groups, kh, kw) and ``bias``
 (out_channels,), drawn as PyTorch draws them (Kaiming-uniform with a = sqrt(5): U(-b, b) with
@@ -82,7 +82,7 @@ class _ConvNd(Module):
     def forward(self, x: Any) -> Any:
         w = self.weight
         x = _input(x, w.dtype, type(self).__name__)
-        conv = F.conv1d if self._d == 1 else F.conv2d
+        conv = getattr(F, f"conv{self._d}d")
         if self.padding_mode == "zeros":
             return conv(x, w, self.bias, self.stride, self.padding, self.dilation, self.groups)
         lead = len(shape_of(x)) - self._d
@@ -140,6 +140,25 @@ class Conv2d(_ConvNd):
     _d = 2
 
 
+class Conv3d(_ConvNd):
+    """3-D convolution over (N, C, D, H, W) or (C, D, H, W) (as ``torch.nn.Conv3d``): weight
+    (out_channels, in_channels / groups, kd, kh, kw), PyTorch's initialisation; ``padding`` an int, a
+    tuple, ``"same"`` or ``"valid"``; ``padding_mode`` one of ``"zeros"``, ``"reflect"``,
+    ``"replicate"``, ``"circular"``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> conv = nn.Conv3d(2, 4, 3, padding=1, rng=0)
+        >>> conv
+        Conv3d(2, 4, kernel_size=(3, 3, 3), stride=(1, 1, 1), padding=(1, 1, 1))
+        >>> conv(np.ones((1, 2, 4, 5, 6))).shape
+        (1, 4, 4, 5, 6)
+    """
+
+    _d = 3
+
+
 class _MaxPoolNd(Module):
     _d = 0
 
@@ -151,7 +170,7 @@ class _MaxPoolNd(Module):
         self.return_indices, self.ceil_mode = bool(return_indices), bool(ceil_mode)
 
     def forward(self, x: Any) -> Any:
-        pool = F.max_pool1d if self._d == 1 else F.max_pool2d
+        pool = getattr(F, f"max_pool{self._d}d")
         return pool(x, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
                     self.return_indices)
 
@@ -190,6 +209,20 @@ class MaxPool2d(_MaxPoolNd):
     _d = 2
 
 
+class MaxPool3d(_MaxPoolNd):
+    """Maximum over windows of the last three axes (as ``torch.nn.MaxPool3d``; ``stride`` defaults to
+    ``kernel_size``). Ties: the gradient goes to the first maximum in row-major order, as PyTorch.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.MaxPool3d(2, return_indices=True)(np.ones((1, 3, 4, 4, 2)))[1].shape
+        (1, 3, 2, 2, 1)
+    """
+
+    _d = 3
+
+
 class AvgPool1d(Module):
     """Mean over windows of the last axis (as ``torch.nn.AvgPool1d``).
 
@@ -223,6 +256,8 @@ class AvgPool2d(Module):
         (1, 3, 4, 4)
     """
 
+    _d = 2
+
     def __init__(self, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True, divisor_override: Any = None) -> None:
         super().__init__()
@@ -231,11 +266,26 @@ class AvgPool2d(Module):
         self.divisor_override = divisor_override
 
     def forward(self, x: Any) -> Any:
-        return F.avg_pool2d(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
-                            self.divisor_override)
+        pool = getattr(F, f"avg_pool{self._d}d")
+        return pool(x, self.kernel_size, self.stride, self.padding, self.ceil_mode, self.count_include_pad,
+                    self.divisor_override)
 
     def extra_repr(self) -> str:
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool3d(AvgPool2d):
+    """Mean over windows of the last three axes (as ``torch.nn.AvgPool3d``): ``count_include_pad``,
+    ``divisor_override`` and ``ceil_mode`` as PyTorch's.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.AvgPool3d(2, padding=1, count_include_pad=False)(np.ones((1, 3, 4, 4, 4))).shape
+        (1, 3, 3, 3, 3)
+    """
+
+    _d = 3
 
 
 class AdaptiveAvgPool1d(Module):
@@ -279,3 +329,18 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self) -> str:
         return f"output_size={self.output_size}"
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """Mean over an ``output_size`` grid of windows covering the last three axes (as
+    ``torch.nn.AdaptiveAvgPool3d``); ``None`` keeps that axis's size.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.AdaptiveAvgPool3d((1, None, 2))(np.ones((2, 3, 7, 5, 4))).shape
+        (2, 3, 1, 5, 2)
+    """
+
+    def forward(self, x: Any) -> Any:
+        return F.adaptive_avg_pool3d(x, self.output_size)

@@ -1,5 +1,6 @@
 """Transposed convolutions and upsampling with PyTorch's names, arguments and parameter layouts:
-``ConvTranspose1d``, ``ConvTranspose2d``, ``Upsample``, ``UpsamplingNearest2d``, ``UpsamplingBilinear2d``.
+``ConvTranspose1d``, ``ConvTranspose2d``, ``ConvTranspose3d``, ``Upsample``, ``UpsamplingNearest2d``,
+``UpsamplingBilinear2d``.
 
 A ``ConvTranspose2d`` holds ``weight`` (in_channels, out_channels / groups, kh, kw) and ``bias``
 (out_channels,), drawn as PyTorch draws them, so a PyTorch model's ``state_dict`` converted to NumPy loads
@@ -69,7 +70,7 @@ class _ConvTransposeNd(Module):
     def forward(self, x: Any, output_size: Any = None) -> Any:
         w = self.weight
         x = _input(x, w._data.dtype, type(self).__name__)
-        conv = F.conv_transpose1d if self._d == 1 else F.conv_transpose2d
+        conv = getattr(F, f"conv_transpose{self._d}d")
         return conv(x, w, self.bias, self.stride, self.padding, self._output_padding(x, output_size), self.groups,
                     self.dilation)
 
@@ -120,9 +121,26 @@ class ConvTranspose2d(_ConvTransposeNd):
     _d = 2
 
 
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C, D, H, W) or (C, D, H, W) (as ``torch.nn.ConvTranspose3d``):
+    weight (in_channels, out_channels / groups, kd, kh, kw); ``forward(x, output_size=None)``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> up = nn.ConvTranspose3d(4, 2, kernel_size=2, stride=2, rng=0)
+        >>> up
+        ConvTranspose3d(4, 2, kernel_size=(2, 2, 2), stride=(2, 2, 2))
+        >>> up(np.ones((1, 4, 2, 3, 4))).shape
+        (1, 2, 4, 6, 8)
+    """
+
+    _d = 3
+
+
 class Upsample(Module):
     """Resample the spatial axes (as ``torch.nn.Upsample``): to ``size`` or by ``scale_factor``, ``mode``
-    ``"nearest"`` (default), ``"nearest-exact"``, ``"linear"``, ``"bilinear"`` or ``"area"``; see
+    ``"nearest"`` (default), ``"nearest-exact"``, ``"linear"``, ``"bilinear"``, ``"trilinear"`` or ``"area"``; see
     ``nn.functional.interpolate``.
 
     Example:

@@ -3,8 +3,8 @@
 ``Tanhshrink``, ``Threshold``), channels (``PixelShuffle``, ``PixelUnshuffle``, ``ChannelShuffle``,
 ``Dropout1d/2d/3d``, ``AlphaDropout``, ``FeatureAlphaDropout``), padding (``ZeroPad``, ``ConstantPad``,
 ``ReflectionPad``, ``ReplicationPad``, ``CircularPad``, each 1d/2d/3d) and pairs (``CosineSimilarity``,
-``PairwiseDistance``, ``Bilinear``), windows (``Unfold``, ``Fold``, ``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``,
-``LocalResponseNorm``).
+``PairwiseDistance``, ``Bilinear``), windows (``Unfold``, ``Fold``, ``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``,
+``LocalResponseNorm``, ``MaxUnpool1d/2d/3d``).
 
 Example:
     >>> import numpy as np
@@ -35,7 +35,7 @@ __all__ = ["PReLU", "RReLU", "Softmin", "Softmax2d", "Softshrink", "Hardshrink",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
            "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "Bilinear", "Unfold", "Fold",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm",
-           "EmbeddingBag", "MaxUnpool1d", "MaxUnpool2d"]
+           "EmbeddingBag", "MaxUnpool1d", "MaxUnpool2d", "AdaptiveMaxPool3d", "LPPool3d", "MaxUnpool3d"]
 
 
 def _simple(name: str, fn: Any, doc: str, *params: tuple[str, Any], show: str | None = None) -> type:
@@ -104,6 +104,10 @@ LPPool1d = _simple("LPPool1d", FM.lp_pool1d, "``lp_pool1d``: the p-norm of each 
                    ("kernel_size", _REQUIRED), ("stride", None), ("ceil_mode", False))
 LPPool2d = _simple("LPPool2d", FM.lp_pool2d, "``lp_pool2d``: the p-norm of each window.", ("norm_type", _REQUIRED),
                    ("kernel_size", _REQUIRED), ("stride", None), ("ceil_mode", False))
+AdaptiveMaxPool3d = _simple("AdaptiveMaxPool3d", FM.adaptive_max_pool3d, "``adaptive_max_pool3d``.",
+                            ("output_size", _REQUIRED), ("return_indices", False), show="output_size={output_size}")
+LPPool3d = _simple("LPPool3d", FM.lp_pool3d, "``lp_pool3d``: the p-norm of each window.", ("norm_type", _REQUIRED),
+                   ("kernel_size", _REQUIRED), ("stride", None), ("ceil_mode", False))
 LocalResponseNorm = _simple("LocalResponseNorm", FM.local_response_norm, "``local_response_norm`` over channels.",
                             ("size", _REQUIRED), ("alpha", 1e-4), ("beta", 0.75), ("k", 1.0),
                             show="{size}, alpha={alpha}, beta={beta}, k={k}")
@@ -141,6 +145,13 @@ class MaxUnpool2d(_MaxUnpool):
 
     fn = staticmethod(FM.max_unpool2d)
     dims = 2
+
+
+class MaxUnpool3d(_MaxUnpool):
+    """``max_unpool3d``: undoes ``MaxPool3d(return_indices=True)``, zeros where no maximum was."""
+
+    fn = staticmethod(FM.max_unpool3d)
+    dims = 3
 
 
 class Softmax2d(Module):

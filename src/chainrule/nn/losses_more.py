@@ -1,7 +1,8 @@
 """More of PyTorch's loss layers, over ``nn.functional``'s losses: ``MarginRankingLoss``, ``HingeEmbeddingLoss``,
 ``SoftMarginLoss``, ``MultiLabelSoftMarginLoss``, ``CosineEmbeddingLoss``, ``TripletMarginLoss``,
 ``TripletMarginWithDistanceLoss``, ``PoissonNLLLoss``, ``GaussianNLLLoss``, ``MultiMarginLoss``,
-``MultiLabelMarginLoss``. PyTorch's legacy ``size_average=`` and ``reduce=`` are read as PyTorch reads them.
+``MultiLabelMarginLoss``, ``CTCLoss``. PyTorch's legacy ``size_average=`` and ``reduce=`` are read as PyTorch
+reads them.
 
 Example:
     >>> import numpy as np
@@ -22,7 +23,7 @@ from .module import Module
 
 __all__ = ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
            "CosineEmbeddingLoss", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelMarginLoss"]
+           "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "CTCLoss"]
 
 
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
@@ -106,3 +107,24 @@ class TripletMarginWithDistanceLoss(Module):
         return FM.triplet_margin_with_distance_loss(anchor, positive, negative,
                                                     distance_function=self.distance_function, margin=self.margin,
                                                     swap=self.swap, reduction=self.reduction)
+
+
+class CTCLoss(Module):
+    """The connectionist temporal classification loss (as ``torch.nn.CTCLoss``): ``forward(log_probs, targets,
+    input_lengths, target_lengths)``, see ``nn.functional.ctc_loss``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> log_probs = np.log(np.full((2, 1, 2), 0.5))
+        >>> round(float(nn.CTCLoss(reduction="sum")(log_probs, np.array([[1]]), [2], [1])), 6)
+        0.287682
+    """
+
+    def __init__(self, blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> None:
+        super().__init__()
+        self.blank, self.reduction, self.zero_infinity = int(blank), reduction, bool(zero_infinity)
+
+    def forward(self, log_probs: Any, targets: Any, input_lengths: Any, target_lengths: Any) -> Any:
+        return FM.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                           self.zero_infinity)

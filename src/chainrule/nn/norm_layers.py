@@ -1,5 +1,5 @@
 """Group and instance normalisation layers with PyTorch's names, arguments, parameters and buffers:
-``GroupNorm``, ``InstanceNorm1d``, ``InstanceNorm2d``."""
+``GroupNorm``, ``InstanceNorm1d``, ``InstanceNorm2d``, ``InstanceNorm3d``."""
 
 from __future__ import annotations
 
@@ -82,7 +82,7 @@ class _InstanceNorm(Module):
 
     def extra_repr(self) -> str:
         return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"track_running_stats={self.track_running_stats}")
+                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")  # (PyTorch 2.13's)
 
 
 class InstanceNorm1d(_InstanceNorm):
@@ -112,3 +112,17 @@ class InstanceNorm2d(_InstanceNorm):
     """
 
     _d = 2
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Normalise each channel of each example over its depth, height and width (as ``torch.nn.InstanceNorm3d``):
+    input (N, C, D, H, W) or (C, D, H, W); with ``track_running_stats=True`` eval mode uses the running statistics.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.InstanceNorm3d(3, affine=True)(np.ones((2, 3, 2, 4, 4))).shape
+        (2, 3, 2, 4, 4)
+    """
+
+    _d = 3

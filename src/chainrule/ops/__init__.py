@@ -38,6 +38,7 @@ from .declare import DECLARATIONS, declared_in
 from .fused import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)
 from .fused import conv_transpose as _conv_transpose  # noqa: F401  (nn.functional.conv_transpose1d, 2d)
 from .fused import convolution as _convolution  # noqa: F401  (nn.functional.conv1d, conv2d)
+from .fused import grid_sample as _grid_sample  # noqa: F401  (nn.functional.grid_sample, affine_grid)
 from .fused import group_norm as _group_norm  # noqa: F401  (nn.functional.group_norm, instance_norm)
 from .fused import interpolate as _interpolate  # noqa: F401  (nn.functional.interpolate)
 from .fused import pooling as _pooling  # noqa: F401  (nn.functional.max_pool2d, avg_pool2d, ...)

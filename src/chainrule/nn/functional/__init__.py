@@ -9,11 +9,11 @@ gradient, stable for large logits), ``binary_cross_entropy_with_logits``, ``laye
 ``dropout``, ...) are built from existing ops. This file holds linear, softmax, normalisation,
 dropout and embedding; the activations live in ``functional_activations`` and the losses in
 ``functional_losses`` and ``functional_entry_losses``, and every name is importable from here.
-Convolution, pooling and normalisation (``conv1d``, ``conv2d``, ``conv_transpose1d/2d``, ``max_pool1d/2d``,
-``avg_pool1d/2d``, ``adaptive_avg_pool1d/2d``, ``batch_norm``, ``group_norm``, ``instance_norm``,
-``interpolate``) are declared in ``ops/fused/convolution.py``, ``ops/fused/conv_transpose.py``,
-``ops/fused/pooling.py``,
-``ops/fused/batch_norm.py``, ``ops/fused/group_norm.py`` and ``ops/fused/interpolate.py`` and published here.
+Convolution, pooling, normalisation and sampling (``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``,
+``max_pool1d/2d/3d``, ``avg_pool1d/2d/3d``, ``adaptive_avg_pool1d/2d/3d``, ``batch_norm``, ``group_norm``,
+``instance_norm``, ``interpolate``, ``grid_sample``, ``affine_grid``) are declared in ``ops/fused/convolution.py``,
+``ops/fused/conv_transpose.py``, ``ops/fused/pooling.py``, ``ops/fused/batch_norm.py``, ``ops/fused/group_norm.py``,
+``ops/fused/interpolate.py`` and ``ops/fused/grid_sample.py`` and published here.
 
 Example:
     >>> import numpy as np

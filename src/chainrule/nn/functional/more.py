@@ -1,7 +1,7 @@
 """The later additions to ``chainrule.nn.functional``, gathered for its ``__init__`` (one import line there):
 activations (``activations_shrink``), channel rearrangements and dropouts (``channels``), distances
-(``distances``), multi-class losses (``losses_multiclass``), sliding windows (``windows``) and PyTorch's
-deprecated ``upsample`` spellings."""
+(``distances``), multi-class losses (``losses_multiclass``), the CTC loss (``losses_ctc``), sliding windows
+(``windows``) and PyTorch's deprecated ``upsample`` spellings."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from .distances import *  # noqa: F403
 from .distances import __all__ as _distances
 from .embedding_bag import embedding_bag
 from .extras import _reduced
+from .losses_ctc import ctc_loss
 from .losses_multiclass import *  # noqa: F403
 from .losses_multiclass import __all__ as _losses
 from .windows import *  # noqa: F403
@@ -33,6 +34,11 @@ def adaptive_max_pool1d_with_indices(input: Any, output_size: Any, return_indice
 def adaptive_max_pool2d_with_indices(input: Any, output_size: Any, return_indices: bool = True) -> Any:  # noqa: A002
     """``adaptive_max_pool2d(..., return_indices=True)`` (PyTorch's name)."""
     return adaptive_max_pool2d(input, output_size, return_indices=True)  # noqa: F405
+
+
+def adaptive_max_pool3d_with_indices(input: Any, output_size: Any, return_indices: bool = True) -> Any:  # noqa: A002
+    """``adaptive_max_pool3d(..., return_indices=True)`` (PyTorch's name)."""
+    return adaptive_max_pool3d(input, output_size, return_indices=True)  # noqa: F405
 
 
 native_channel_shuffle = channel_shuffle  # noqa: F405  (PyTorch's name of the same)
@@ -73,4 +79,5 @@ def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) ->
 
 __all__ = [*_activations, *_channels, *_distances, *_losses, *_windows, "embedding_bag",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "native_channel_shuffle",
-           "triplet_margin_with_distance_loss", "upsample", "upsample_nearest", "upsample_bilinear"]
+           "triplet_margin_with_distance_loss", "upsample", "upsample_nearest", "upsample_bilinear",
+           "adaptive_max_pool3d_with_indices", "ctc_loss"]

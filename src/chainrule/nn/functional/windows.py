@@ -1,7 +1,7 @@
 """``torch.nn.functional``'s sliding-window functions that the fused pooling ops do not cover: ``unfold`` /
-``fold`` (im2col and its transpose), ``adaptive_max_pool1d`` / ``adaptive_max_pool2d`` (with
-``return_indices``), ``lp_pool1d`` / ``lp_pool2d``, ``local_response_norm``, ``max_unpool1d`` / ``max_unpool2d`` and
-the ``max_pool1d_with_indices`` / ``max_pool2d_with_indices`` spellings.
+``fold`` (im2col and its transpose), ``adaptive_max_pool1d`` / ``2d`` / ``3d`` (with ``return_indices``),
+``lp_pool1d`` / ``2d`` / ``3d``, ``local_response_norm``, ``max_unpool1d`` / ``2d`` / ``3d`` and the
+``max_pool1d_with_indices`` / ``2d`` / ``3d`` spellings.
 
 ``unfold`` and ``fold`` are one product with a 0/1 matrix of (window entry, position) pairs made on the host once
 per call and sent where the input is (linear: every derivative follows); the adaptive max pools gather each
@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -27,13 +28,15 @@ from ...ops import elementwise as ew
 from ...ops._define import on_device_of, raw, xp_where
 from ...ops.arrays import pad as numpy_pad
 from ...ops.contraction import matmul
-from ...ops.fused.pooling import avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from ...ops.fused.convolution import tuple_arg
+from ...ops.fused.pooling import avg_pool1d, avg_pool2d, avg_pool3d, max_pool1d, max_pool2d, max_pool3d
 from ...ops.pytorch.indexing import scatter, scatter_add
 from ...ops.reductions import sum as reduce_sum
 from ...tensor import Tensor
 
 __all__ = ["unfold", "fold", "adaptive_max_pool1d", "adaptive_max_pool2d", "lp_pool1d", "lp_pool2d",
-           "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
+           "local_response_norm", "max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d",
+           "adaptive_max_pool3d", "lp_pool3d", "max_pool3d_with_indices", "max_unpool3d"]
 
 
 def _host(a: Any) -> np.ndarray:
@@ -130,17 +133,17 @@ def _adaptive_max(name: str, x: Any, output_size: tuple[int | None, ...], return
     if min(outs) <= 0:
         raise ValueError(f"{name}: output_size must be positive, got {output_size}")
     windows = [_adaptive_windows(s, o) for s, o in zip(spatial, outs)]
-    if d == 1:
-        (idx, valid), = windows
-        gathered = x[..., on_device_of(raw(x), idx)]  # (..., O, K)
-        ok, flat = valid, idx
-    else:
-        (ih, vh), (iw, vw) = windows
-        rows, cols = ih[:, None, :, None], iw[None, :, None, :]
-        gathered = x[..., on_device_of(raw(x), rows), on_device_of(raw(x), cols)]  # (..., Oh, Ow, Kh, Kw)
-        gathered = gathered.reshape(*shape[:-2], outs[0], outs[1], -1)
-        ok = (vh[:, None, :, None] & vw[None, :, None, :]).reshape(outs[0], outs[1], -1)
-        flat = (rows * spatial[1] + cols).reshape(outs[0], outs[1], -1)
+    # axis k's (out, width) index array placed at positions k (the output) and d + k (the window), so that one
+    # gather gives (..., *outs, *widths)
+    picks, ok, flat = [], np.ones((1,) * 2 * d, bool), np.zeros((1,) * 2 * d, np.int64)
+    for k, (idx, valid) in enumerate(windows):
+        at = [1] * 2 * d
+        at[k], at[d + k] = idx.shape
+        picks.append(on_device_of(raw(x), idx.reshape(at)))
+        ok = ok & valid.reshape(at)
+        flat = flat * spatial[k] + idx.reshape(at)  # the flat (row-major) index into the spatial axes
+    gathered = x[(Ellipsis, *picks)].reshape(*shape[:-d], *outs, -1)  # (..., *outs, entries of the window)
+    ok, flat = ok.reshape(*outs, -1), flat.reshape(*outs, -1)
     xp = xp_where(x)
     g = raw(gathered)
     ok_d = on_device_of(raw(x), ok)
@@ -170,6 +173,21 @@ def adaptive_max_pool2d(input: Any, output_size: Any, return_indices: bool = Fal
     return _adaptive_max("adaptive_max_pool2d", input, size, return_indices)
 
 
+def adaptive_max_pool3d(input: Any, output_size: Any, return_indices: bool = False) -> Any:  # noqa: A002
+    """Max over ``output_size`` (an int, a triple, None keeps that size) windows of the last three dims; indices
+    are flat over (D, H, W), as PyTorch's.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> y, i = F.adaptive_max_pool3d(np.arange(24.0).reshape(1, 2, 3, 4), (1, 2, None), return_indices=True)
+        >>> y.shape, i[0, 0].tolist()
+        ((1, 1, 2, 4), [[16, 17, 18, 19], [20, 21, 22, 23]])
+    """
+    size = (output_size,) * 3 if not isinstance(output_size, (tuple, list)) else tuple(output_size)
+    return _adaptive_max("adaptive_max_pool3d", input, size, return_indices)
+
+
 def _lp(name: str, pooled: Any, norm_type: float, count: int) -> Any:
     p = float(norm_type)
     v = raw(pooled)
@@ -193,6 +211,23 @@ def lp_pool2d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None
     kh, kw = _pair("lp_pool2d", "kernel_size", kernel_size)
     pooled = avg_pool2d(ew.power(x, float(norm_type)), (kh, kw), stride, 0, ceil_mode)
     return _lp("lp_pool2d", pooled, norm_type, kh * kw)
+
+
+def lp_pool3d(input: Any, norm_type: float, kernel_size: Any, stride: Any = None,  # noqa: A002
+              ceil_mode: bool = False) -> Any:
+    """``(sum over each window of x**p) ** (1/p)`` over the last three dims, as PyTorch's (through ``avg_pool3d``).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> y = F.lp_pool3d(np.full((1, 1, 2, 2, 2), 3.0), 2, 2)  # sqrt(8 * 3**2)
+        >>> y.shape, round(y.item(), 4)
+        ((1, 1, 1, 1, 1), 8.4853)
+    """
+    x = _tensor(input)
+    kernel = tuple_arg("lp_pool3d", "kernel_size", kernel_size, 3)
+    pooled = avg_pool3d(ew.power(x, float(norm_type)), kernel, stride, 0, ceil_mode)
+    return _lp("lp_pool3d", pooled, norm_type, math.prod(kernel))
 
 
 def local_response_norm(input: Any, size: int, alpha: float = 1e-4, beta: float = 0.75,  # noqa: A002
@@ -224,6 +259,12 @@ def max_pool2d_with_indices(input: Any, kernel_size: Any, stride: Any = None, pa
                             dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = True) -> Any:
     """``max_pool2d(..., return_indices=True)`` (PyTorch's name)."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
+
+
+def max_pool3d_with_indices(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                            dilation: Any = 1, ceil_mode: bool = False, return_indices: bool = True) -> Any:
+    """``max_pool3d(..., return_indices=True)`` (PyTorch's name)."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
 def _unpool(name: str, x: Any, indices: Any, kernel: tuple[int, ...], stride: Any, padding: Any,
@@ -274,3 +315,18 @@ def max_unpool2d(input: Any, indices: Any, kernel_size: Any, stride: Any = None,
     """The inverse of ``max_pool2d``: each value put back at its flat (H, W) index, zeros elsewhere."""
     k = _pair("max_unpool2d", "kernel_size", kernel_size)
     return _unpool("max_unpool2d", input, indices, k, stride, padding, output_size)
+
+
+def max_unpool3d(input: Any, indices: Any, kernel_size: Any, stride: Any = None, padding: Any = 0,  # noqa: A002
+                 output_size: Any = None) -> Any:
+    """The inverse of ``max_pool3d``: each value put back at its flat (D, H, W) index, zeros elsewhere.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> y, i = F.max_pool3d(np.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> F.max_unpool3d(y, i, 2).reshape(-1).tolist()
+        [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 7.0]
+    """
+    k = tuple_arg("max_unpool3d", "kernel_size", kernel_size, 3)
+    return _unpool("max_unpool3d", input, indices, k, stride, padding, output_size)

@@ -1,5 +1,5 @@
-"""Transposed convolution (PyTorch's ``conv_transpose1d`` / ``conv_transpose2d``): the input gradient of a
-convolution, read as a layer.
+"""Transposed convolution (PyTorch's ``conv_transpose1d`` / ``conv_transpose2d`` / ``conv_transpose3d``): the
+input gradient of a convolution, read as a layer.
 
 A transposed convolution of x with w is the gradient of the convolution ``conv(y, w)`` with respect to
 its input y, given x as the output's gradient: the primitive ``nn.conv_input_grad`` of
@@ -91,8 +91,23 @@ def conv_transpose2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1,
                            dilation)
 
 
-for _fn in (conv_transpose1d, conv_transpose2d):
+def conv_transpose3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0,
+                     output_padding: Any = 0, groups: int = 1, dilation: Any = 1) -> Any:
+    """3-D transposed convolution (as ``torch.nn.functional.conv_transpose3d``): input (N, C_in, D, H, W) or
+    (C_in, D, H, W), weight (C_in, C_out / groups, kd, kh, kw).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> F.conv_transpose3d(np.ones((1, 3, 2, 3, 4)), np.ones((3, 2, 2, 2, 2)), stride=2).shape
+        (1, 2, 4, 6, 8)
+    """
+    return _conv_transpose("conv_transpose3d", 3, input, weight, bias, stride, padding, output_padding, groups,
+                           dilation)
+
+
+for _fn in (conv_transpose1d, conv_transpose2d, conv_transpose3d):
     declare_function(_fn, primitive=conv_input_grad_primitive, arity=2, namespaces=("ops", "nn.functional"),
                      cases="none", torch=f"torch.nn.functional.{_fn.__name__}")
 
-__all__ = ["conv_transpose1d", "conv_transpose2d"]
+__all__ = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]

@@ -1,4 +1,4 @@
-"""Convolution (PyTorch's ``conv1d`` / ``conv2d``: cross-correlation) as three bilinear primitives.
+"""Convolution (PyTorch's ``conv1d`` / ``conv2d`` / ``conv3d``: cross-correlation) as three bilinear primitives.
 
 The convolution is the trilinear form ``T(x, w, g) = <conv(x, w), g>`` read three ways:
 
@@ -292,9 +292,25 @@ def conv2d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: 
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
 
-for _fn in (conv1d, conv2d):
+def conv3d(input: Any, weight: Any, bias: Any = None, stride: Any = 1, padding: Any = 0, dilation: Any = 1,
+           groups: int = 1) -> Any:
+    """3-D convolution (cross-correlation, as ``torch.nn.functional.conv3d``): input (N, C, D, H, W) or
+    (C, D, H, W), weight (out_channels, C / groups, kd, kh, kw); padding an int, a tuple, ``"same"`` or
+    ``"valid"``. The same d-dimensional primitives as ``conv2d``, so every order of gradient follows.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> y = F.conv3d(np.ones((1, 2, 4, 4, 4)), np.ones((3, 2, 2, 2, 2)), stride=2)
+        >>> y.shape, float(y.max())
+        ((1, 3, 2, 2, 2), 16.0)
+    """
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+for _fn in (conv1d, conv2d, conv3d):
     declare_function(_fn, primitive=conv_primitive, arity=2,
                      namespaces=("ops", "nn.functional"),
                      cases="none", torch=f"torch.nn.functional.{_fn.__name__}")
 
-__all__ = ["conv1d", "conv2d"]
+__all__ = ["conv1d", "conv2d", "conv3d"]

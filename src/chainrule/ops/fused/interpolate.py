@@ -1,5 +1,5 @@
 """Resampling (PyTorch's ``interpolate``): modes ``nearest``, ``nearest-exact``, ``linear`` (N, C, L),
-``bilinear`` (N, C, H, W) and ``area``, by ``size`` or ``scale_factor``.
+``bilinear`` (N, C, H, W), ``trilinear`` (N, C, D, H, W) and ``area``, by ``size`` or ``scale_factor``.
 
 Each spatial axis is resampled by a constant matrix (out, in) whose rows hold the interpolation weights
 (one 1 for nearest, two weights for linear), applied with ``matmul``: gradients of every order come from
@@ -14,13 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from .._define import on_device_of, raw, shape_of
-from ..contraction import matmul
+from .._define import raw, shape_of
 from ..declare import declare_function
 from .convolution import as_float_input
-from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d
+from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, per_axis
 
-_MODES = {"nearest": (1, 2), "nearest-exact": (1, 2), "linear": (1,), "bilinear": (2,), "area": (1, 2)}
+_MODES = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,), "bilinear": (2,), "trilinear": (3,),
+          "area": (1, 2, 3)}
 
 
 def _matrix(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: bool, dt: np.dtype) -> np.ndarray:
@@ -47,9 +47,10 @@ def _matrix(mode: str, n_in: int, n_out: int, scale: float | None, align_corners
 def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: str = "nearest",
                 align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
                 antialias: bool = False) -> Any:
-    """Resample the spatial axes of input (N, C, L) or (N, C, H, W) to ``size``, or to
+    """Resample the spatial axes of input (N, C, L), (N, C, H, W) or (N, C, D, H, W) to ``size``, or to
     floor(in * ``scale_factor``) (as ``torch.nn.functional.interpolate``). ``mode``: ``"nearest"``,
-    ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"`` (4-D input) or ``"area"``;
+    ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"`` (4-D input), ``"trilinear"`` (5-D input) or
+    ``"area"``;
     ``align_corners`` (linear modes only): the corner pixels' centres line up.
 
     Example:
@@ -69,7 +70,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if d not in _MODES[mode]:
         raise ValueError(f"{name}: mode {mode!r} takes a {' or '.join(str(k + 2) for k in _MODES[mode])}-D input "
                          f"(N, C, *spatial), got shape {sx}")
-    if align_corners is not None and mode not in ("linear", "bilinear"):
+    if align_corners is not None and mode not in ("linear", "bilinear", "trilinear"):
         raise ValueError(f"{name}: align_corners can only be set with the linear modes, not mode={mode!r}")
     if antialias:
         raise NotImplementedError(f"{name}: antialias=True is not supported")
@@ -91,13 +92,10 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         if not recompute_scale_factor:
             scales = tuple(float(f) for f in factors)
     if mode == "area":
-        return (adaptive_avg_pool1d if d == 1 else adaptive_avg_pool2d)(x, out)
+        return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[d - 1](x, out)
     dt = np.result_type(raw(x))
     corners = bool(align_corners)
-    y = matmul(x, on_device_of(x, _matrix(mode, spatial[-1], out[-1], scales[-1], corners, dt).T))
-    if d == 2:
-        y = matmul(on_device_of(x, _matrix(mode, spatial[0], out[0], scales[0], corners, dt)), y)
-    return y
+    return per_axis(x, [_matrix(mode, n, o, f, corners, dt) for n, o, f in zip(spatial, out, scales)])
 
 
 declare_function(interpolate, namespaces=("ops", "nn.functional"), cases="none",

@@ -1,13 +1,13 @@
 """Pooling with PyTorch's names and arguments, built from differentiable ops (no rules of their own).
 
-- ``max_pool1d`` / ``max_pool2d``: the position of each window's maximum is found on the values
+- ``max_pool1d`` / ``max_pool2d`` / ``max_pool3d``: the position of each window's maximum is found on the values
   (NumPy), then the output is ``take_along_axis`` of the input at those positions: its gradient goes
   to that one entry. Ties go to the first maximum in the window (row-major order), as PyTorch's CPU
-  kernel; the indices are PyTorch's (into each flattened (H, W) plane).
-- ``avg_pool1d`` / ``avg_pool2d``: a window sum (the ``nn.conv`` primitive with a kernel of ones, one
-  channel per plane) divided by a constant array of divisors (PyTorch's, ``ceil_mode`` and
+  kernel; the indices are PyTorch's (into each flattened (H, W) plane, or (D, H, W) volume).
+- ``avg_pool1d`` / ``avg_pool2d`` / ``avg_pool3d``: a window sum (the ``nn.conv`` primitive with a kernel of
+  ones, one channel per plane) divided by a constant array of divisors (PyTorch's, ``ceil_mode`` and
   ``count_include_pad`` included).
-- ``adaptive_avg_pool1d`` / ``adaptive_avg_pool2d``: products with averaging matrices (PyTorch's
+- ``adaptive_avg_pool1d`` / ``2d`` / ``3d``: products with averaging matrices, one per axis (PyTorch's
   windows: from floor(i * L / out) to ceil((i + 1) * L / out)).
 """
 
@@ -212,10 +212,22 @@ def _adaptive(name: str, d: int, input: Any, output_size: Any) -> Any:
     if any(not isinstance(o, (int, np.integer)) or o < 1 for o in out):
         raise ValueError(f"{name}: output_size must hold positive ints (or None), got {output_size!r}")
     dt = np.result_type(raw(x))
-    y = matmul(x, on_device_of(x, _averaging_matrix(size[-1], out[-1], dt).T))
-    if d == 2:
-        y = matmul(on_device_of(x, _averaging_matrix(size[0], out[0], dt)), y)
-    return _unbatch(y, unbatched)
+    return _unbatch(per_axis(x, [_averaging_matrix(n, o, dt) for n, o in zip(size, out)]), unbatched)
+
+
+def per_axis(x: Any, matrices: list[np.ndarray]) -> Any:
+    """x with each of its trailing ``len(matrices)`` axes taken through its (out, in) matrix: one ``matmul`` per
+    axis (the last from the right; each earlier one from the left, the later axes as one), so that every
+    derivative is the products'."""
+    d = len(matrices)
+    y = matmul(x, on_device_of(x, matrices[-1].T))
+    for i in range(d - 2, -1, -1):
+        shape = shape_of(y)
+        at = len(shape) - d + i
+        lead, rest = shape[:at], shape[at + 1:]
+        rows = reshape(y, (*lead, shape[at], math.prod(rest)))
+        y = reshape(matmul(on_device_of(x, matrices[i]), rows), (*lead, matrices[i].shape[0], *rest))
+    return y
 
 
 def adaptive_avg_pool1d(input: Any, output_size: Any) -> Any:
@@ -243,8 +255,55 @@ def adaptive_avg_pool2d(input: Any, output_size: Any) -> Any:
     return _adaptive("adaptive_avg_pool2d", 2, input, output_size)
 
 
-for _fn in (max_pool1d, max_pool2d, avg_pool1d, avg_pool2d, adaptive_avg_pool1d, adaptive_avg_pool2d):
+def max_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, dilation: Any = 1,
+               ceil_mode: bool = False, return_indices: bool = False) -> Any:
+    """Maximum over windows of the last three axes (as ``torch.nn.functional.max_pool3d``); ``stride``
+    defaults to ``kernel_size``. The gradient goes to the first maximum of each window in row-major order
+    (PyTorch's choice among ties); ``return_indices`` gives PyTorch's indices into each D * H * W volume.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> y, i = F.max_pool3d(np.arange(8.0).reshape(1, 1, 2, 2, 2), 2, return_indices=True)
+        >>> y.shape, float(y.max()), int(i.max())
+        ((1, 1, 1, 1, 1), 7.0, 7)
+    """
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def avg_pool3d(input: Any, kernel_size: Any, stride: Any = None, padding: Any = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True, divisor_override: Any = None) -> Any:
+    """Mean over windows of the last three axes (as ``torch.nn.functional.avg_pool3d``); ``stride``
+    defaults to ``kernel_size``; ``count_include_pad=False`` divides by the entries inside the input only;
+    ``divisor_override`` replaces every window's divisor.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> F.avg_pool3d(np.arange(8.0).reshape(1, 1, 2, 2, 2), 2)
+        array([[[[[3.5]]]]])
+    """
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def adaptive_avg_pool3d(input: Any, output_size: Any) -> Any:
+    """Mean over an ``output_size`` grid of windows that covers the last three axes (as
+    ``torch.nn.functional.adaptive_avg_pool3d``; ``None`` keeps that axis's size).
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> F.adaptive_avg_pool3d(np.ones((2, 3, 4, 5, 6)), (1, None, 2)).shape
+        (2, 3, 1, 5, 2)
+    """
+    return _adaptive("adaptive_avg_pool3d", 3, input, output_size)
+
+
+for _fn in (max_pool1d, max_pool2d, max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, adaptive_avg_pool1d,
+            adaptive_avg_pool2d, adaptive_avg_pool3d):
     declare_function(_fn, namespaces=("ops", "nn.functional"), cases="none",
                      torch=f"torch.nn.functional.{_fn.__name__}")
 
-__all__ = ["max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool2d"]
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d"]
