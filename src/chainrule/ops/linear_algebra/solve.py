@@ -318,16 +318,30 @@ class LstsqResult(NamedTuple):
     singular_values: Any
 
 
-_DRIVERS = (None, "gels", "gelsy", "gelsd", "gelss")
+_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
-@implements(np.linalg.lstsq, namespaces=("linalg",))
+@implements(namespaces=("linalg",))
 def lstsq(a: Any, b: Any, rcond: Any = None, *, driver: str | None = None) -> LstsqResult:
-    """Least-squares solution (x, residuals, rank, singular values) for a full-rank ``a``; the fields are named as
-    PyTorch's (``lstsq(a, b).solution``). ``driver`` (PyTorch's LAPACK choice) is accepted: on a full-rank ``a``
-    every driver gives the same solution; the residuals and singular values are NumPy's (always computed)."""
-    if driver not in _DRIVERS:
-        raise ValueError(f"lstsq: driver must be one of {_DRIVERS[1:]} (or None), got {driver!r}")
+    """Least-squares solution of ``a @ x = b`` for a full-rank ``a``, as PyTorch's ``linalg.lstsq``: the fields
+    hold what PyTorch's ``driver`` computes (``gelsy``, its default on a CPU: the solution and the rank; ``gels``:
+    the solution and the residuals; ``gelsd``/``gelss``: everything), the others are empty.
+    ``numpy.linalg.lstsq(tensor)`` gives NumPy's four results instead."""
+    if driver is not None and driver not in _DRIVERS:
+        raise ValueError(f"lstsq: driver must be one of {_DRIVERS} (or None: gelsy), got {driver!r}")
+    driver = driver or "gelsy"
+    x, residuals, rank, singular_values = numpy_lstsq(a, b, rcond)
+    dt = np.result_type(raw(a))
+    empty = xp_where(a).empty((0,), dtype=dt)
+    return LstsqResult(x, residuals if driver != "gelsy" else empty,
+                       np.asarray(rank, dtype=np.int64) if driver != "gels" else np.empty((0,), dtype=np.int64),
+                       singular_values if driver in ("gelsd", "gelss") else empty)
+
+
+@implements(np.linalg.lstsq, namespaces=())  # public as chainrule.numpy.linalg.lstsq
+def numpy_lstsq(a: Any, b: Any, rcond: Any = None) -> LstsqResult:
+    """numpy.linalg.lstsq: the least-squares solution, residuals, rank and singular values of a full-rank ``a``
+    (named as PyTorch's fields: ``.solution``)."""
     if ndim_of(a) != 2:
         raise np.linalg.LinAlgError(f"lstsq: a must be 2-D, got shape {shape_of(a)}")
     require_full_rank("lstsq", a)
@@ -413,7 +427,7 @@ def polyfit(x: Any, y: Any, deg: int, rcond: Any = None, full: bool = False, w: 
         rhs = elementwise.multiply(rhs, w if ndim_of(y) == 1 else shape_ops.reshape(w, (-1, 1)))
     scale = elementwise.sqrt(reductions.sum(elementwise.multiply(lhs, lhs), axis=0))
     lhs = elementwise.divide(lhs, scale)
-    c, resids, rank, s = lstsq(lhs, rhs)
+    c, resids, rank, s = numpy_lstsq(lhs, rhs)
     c = elementwise.divide(c, scale if ndim_of(y) == 1 else shape_ops.reshape(scale, (-1, 1)))
     if full:
         return c, resids, rank, s, rcond
