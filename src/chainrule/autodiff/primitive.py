@@ -67,7 +67,7 @@ class Primitive:
 
     __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only",
                  "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps",
-                 "inline")
+                 "inline", "promotes", "floating")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True, *,
                  reads: Iterable[int | str] | None = None, n_outputs: int = 1) -> None:
@@ -91,6 +91,10 @@ class Primitive:
         # optional: ``inline(ans, args, kw) -> Inlined | None``, the same NumPy calls as ``fn`` and the reverse
         # rules written out for a jit replay's generated code (chainrule.replay.program), for traced arguments
         self.inline: Callable[..., Any] | None = None
+        # PyTorch's type promotion (ops/promoting.py): the argument positions it casts to one dtype (None: the
+        # op's own NumPy rule), and whether the op gives floats for integer inputs (true division, sqrt, ...)
+        self.promotes: tuple[int, ...] | None = None
+        self.floating = False
         self.declare_reads(reads)
         if register:
             REGISTRY[name] = self
@@ -259,8 +263,14 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     When an argument requires grad and grad mode is on, the outputs get one graph node that keeps
     what the primitive's reverse rules read (see ``Primitive(reads=...)``). Every primitive call comes
     here (``apply1`` and ``apply2`` too, while a trace runs): a trace of this thread or task (``jit``'s
-    recording, see ``core/traces.py``) is asked to do the call its way.
+    recording, see ``core/traces.py``) is asked to do the call its way. PyTorch's type promotion comes first
+    (``PROMOTE``, ops/promoting.py): its casts are primitive calls too, so eager calls, a jit trace, vmap and
+    forward mode all see the same dtypes.
     """
+    if prim.promotes is not None:
+        promoted = PROMOTE[0](prim, args)
+        if promoted is not None:
+            args = promoted
     if traces.open:  # a trace (or a vmap) runs somewhere in the process: this thread's (task's) trace decides
         trace = _current_trace()
         if trace is not None:
@@ -343,6 +353,8 @@ def apply1(prim: Primitive, x: Any) -> Any:
     if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x,), None)
     xd = x._data
+    if prim.floating and xd.dtype.kind in "biu":  # sqrt(int_tensor): float32 as PyTorch (ops/promoting.py)
+        return apply(prim, (x,), None)
     try:
         data = prim.fn(xd)
     except (TypeError, ValueError) as e:
@@ -389,6 +401,8 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         return apply(prim, (x, y), None)
     xd = x._data
     yd = y._data
+    if xd.dtype is not yd.dtype and prim.promotes is not None or prim.floating and xd.dtype.kind in "biu":
+        return apply(prim, (x, y), None)  # mixed dtypes: PyTorch's promotion (ops/promoting.py)
     try:
         data = prim.fn(xd, yd)
     except (TypeError, ValueError) as e:
@@ -518,6 +532,9 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
     return e
 
 
+# ``promote(prim, args) -> args | None``: PyTorch's type promotion, installed by ops/promoting.py (None: NumPy's
+# rule gives PyTorch's dtype, nothing to cast)
+PROMOTE: list[Callable[..., Any]] = [lambda prim, args: None]
 _new = object.__new__
 _grad_enabled = state.grad_enabled
 _forward_levels = state.forward_levels
