@@ -395,14 +395,22 @@ def apply1(prim: Primitive, x: Any) -> Any:
 def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     """``apply(prim, (x, y), None)``: the generated two-argument op functions and operators call this.
 
-    The same result as ``apply``, unrolled for a plain call on two Tensors; anything else goes to ``apply``.
+    The same result as ``apply``, unrolled for a plain call on two Tensors, or a float Tensor and a Python number;
+    anything else goes to ``apply``. Mixed dtypes go there too, for PyTorch's promotion (ops/promoting.py).
     """
-    if traces.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+    if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x, y), None)
     xd = x._data
-    yd = y._data
-    if xd.dtype is not yd.dtype and prim.promotes is not None or prim.floating and xd.dtype.kind in "biu":
-        return apply(prim, (x, y), None)  # mixed dtypes: PyTorch's promotion (ops/promoting.py)
+    if isinstance(y, Tensor):
+        yd = y._data
+        if xd.dtype is not yd.dtype and prim.promotes is not None or prim.floating and xd.dtype.kind in "biu":
+            return apply(prim, (x, y), None)
+        yg = y._requires_grad
+    elif y.__class__ in _REAL_NUMBERS and xd.dtype.kind in "fc":  # x * 0.5: NumPy's dtype is PyTorch's
+        yd = y
+        yg = False
+    else:
+        return apply(prim, (x, y), None)
     try:
         data = prim.fn(xd, yd)
     except (TypeError, ValueError) as e:
@@ -419,7 +427,6 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     out._grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
     xg = x._requires_grad
-    yg = y._requires_grad
     if (xg or yg) and _grad_enabled():
         node = out._node = _new(Node)
         node.prim = prim
@@ -535,6 +542,7 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
 # ``promote(prim, args) -> args | None``: PyTorch's type promotion, installed by ops/promoting.py (None: NumPy's
 # rule gives PyTorch's dtype, nothing to cast)
 PROMOTE: list[Callable[..., Any]] = [lambda prim, args: None]
+_REAL_NUMBERS = frozenset((float, int))
 _new = object.__new__
 _grad_enabled = state.grad_enabled
 _forward_levels = state.forward_levels
