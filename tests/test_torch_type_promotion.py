@@ -147,3 +147,16 @@ def test_in_place_ops_that_would_downcast_raise_as_in_torch():
         a += 1j
     a += cr.tensor(np.arange(3))  # float32 += int64 stays float32 (torch too)
     assert a.dtype == np.float32
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", ["remainder", "fmod", "floor_divide"])
+@pytest.mark.parametrize("other", [2.5, 3, "int32", "float64_0d"])
+def test_composite_quotients_match_torch(name, other):
+    torch = pytest.importorskip("torch")
+    x = np.array([-3, 1, 2, 7])
+    y = {"int32": np.array([2, 3, 4, 5], np.int32), "float64_0d": np.array(0.75)}.get(other, other)
+    ours = getattr(cr, name)(cr.tensor(x), cr.tensor(y) if isinstance(y, np.ndarray) else y)
+    theirs = getattr(torch, name)(torch.tensor(x), torch.tensor(y) if isinstance(y, np.ndarray) else y).numpy()
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_allclose(ours._data, theirs, rtol=1e-6)
