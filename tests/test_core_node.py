@@ -252,10 +252,11 @@ def test_apply2_with_a_python_number_records_the_node_apply_records(name, number
 
     prim = REGISTRY[name]
     x = cr.Tensor(np.array([[1.0, 2.0]], dtype=np.float32), requires_grad=True)
-    fast, slow = apply2(prim, x, number), apply(prim, (x, number), None)
-    np.testing.assert_array_equal(fast.data, slow.data)
-    assert fast.dtype == slow.dtype == np.float32 and fast._index is None and fast._stamp == fast._node.stamp
-    assert _record(fast._node) == _record(slow._node)
+    for args in ((x, number), (number, x)):
+        fast, slow = apply2(prim, *args), apply(prim, args, None)
+        np.testing.assert_array_equal(fast.data, slow.data)
+        assert fast.dtype == slow.dtype == np.float32 and fast._index is None and fast._stamp == fast._node.stamp
+        assert _record(fast._node) == _record(slow._node)
 
 
 @pytest.mark.parametrize("name", ["tanh", "exp", "negative", "sqrt"])

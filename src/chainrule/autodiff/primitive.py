@@ -395,20 +395,30 @@ def apply1(prim: Primitive, x: Any) -> Any:
 def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     """``apply(prim, (x, y), None)``: the generated two-argument op functions and operators call this.
 
-    The same result as ``apply``, unrolled for a plain call on two Tensors, or a float Tensor and a Python number;
-    anything else goes to ``apply``. Mixed dtypes go there too, for PyTorch's promotion (ops/promoting.py).
+    The same result as ``apply``, unrolled for a plain call on two Tensors, or a float Tensor and a Python number
+    (either side); anything else goes to ``apply``. Mixed dtypes go there too, for PyTorch's promotion
+    (ops/promoting.py).
     """
-    if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
+    if traces.open or prim.n_outputs != 1:
         return apply(prim, (x, y), None)
-    xd = x._data
-    if isinstance(y, Tensor):
-        yd = y._data
-        if xd.dtype is not yd.dtype and prim.promotes is not None or prim.floating and xd.dtype.kind in "biu":
+    if isinstance(x, Tensor):
+        xd = x._data
+        xg = x._requires_grad
+        if isinstance(y, Tensor):
+            yd = y._data
+            if xd.dtype is not yd.dtype and prim.promotes is not None or prim.floating and xd.dtype.kind in "biu":
+                return apply(prim, (x, y), None)
+            yg = y._requires_grad
+        elif y.__class__ in _REAL_NUMBERS and xd.dtype.kind in "fc":  # x * 0.5: NumPy's dtype is PyTorch's
+            yd = y
+            yg = False
+        else:
             return apply(prim, (x, y), None)
+    elif x.__class__ in _REAL_NUMBERS and isinstance(y, Tensor) and y._data.dtype.kind in "fc":  # 0.5 * x
+        xd = x
+        xg = False
+        yd = y._data
         yg = y._requires_grad
-    elif y.__class__ in _REAL_NUMBERS and xd.dtype.kind in "fc":  # x * 0.5: NumPy's dtype is PyTorch's
-        yd = y
-        yg = False
     else:
         return apply(prim, (x, y), None)
     try:
@@ -426,7 +436,6 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     out._data = data
     out._grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
-    xg = x._requires_grad
     if (xg or yg) and _grad_enabled():
         node = out._node = _new(Node)
         node.prim = prim

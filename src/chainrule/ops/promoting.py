@@ -31,6 +31,7 @@ FLOATING = ("divide", "arctan2", "sqrt", "rsqrt", "cbrt", "reciprocal", "exp", "
             "arccosh", "arctanh", "sigmoid", "erf", "sinc")
 
 _NUMBERS = (bool, int, float, complex)
+_REAL_NUMBERS = frozenset((int, float))
 _INT_NUMBERS = frozenset((bool, int))  # the Python numbers NumPy 2 promotes as PyTorch with arrays of each kind
 _FLOAT_NUMBERS = frozenset((bool, int, float))
 _ALL_NUMBERS = frozenset(_NUMBERS)
@@ -46,9 +47,13 @@ def promote(prim: primitive.Primitive, args: tuple[Any, ...]) -> tuple[Any, ...]
         dtype('float32')
     """
     n = len(args)
-    if n == 2 and args[1].__class__ is float:  # the common case: a float Tensor and a Python float (NumPy agrees)
-        a = args[0]
-        if a.__class__ is Tensor and a._data.dtype.kind in "fc":
+    if n == 2:  # the common case: a float Tensor and a Python number (NumPy agrees)
+        a, b = args
+        if a.__class__ in _REAL_NUMBERS:
+            a = b
+        elif b.__class__ not in _REAL_NUMBERS:
+            a = None
+        if isinstance(a, Tensor) and a._data.dtype.kind in "fc":
             return None
     traced = (Tensor, *batch_levels.BATCHED)  # (a vmap's Batched value: set once chainrule.batching is imported)
     picked = [args[i] for i in prim.promotes if i < n]
