@@ -160,3 +160,15 @@ def test_composite_quotients_match_torch(name, other):
     theirs = getattr(torch, name)(torch.tensor(x), torch.tensor(y) if isinstance(y, np.ndarray) else y).numpy()
     assert ours.dtype == theirs.dtype
     np.testing.assert_allclose(ours._data, theirs, rtol=1e-6)
+
+
+@pytest.mark.oracle
+def test_integer_statistics():
+    torch = pytest.importorskip("torch")
+    x = np.array([3, 1, 2, 7, 5, 4])
+    got, want = cr.median(cr.tensor(x)), torch.median(torch.tensor(x)).numpy()
+    assert got.dtype == want.dtype == np.int64 and got.item() == want.item()  # the lower middle entry itself
+    # torch refuses the mean of integers; chainrule gives NumPy's float64 (the division inside is not promoted)
+    for name in ("mean", "nanmean", "quantile"):
+        args = (0.5,) if name == "quantile" else ()
+        assert getattr(cr, name)(cr.tensor(x), *args).dtype == np.float64, name
