@@ -123,3 +123,38 @@ def test_same_dtypes_take_no_cast():
     x = cr.tensor(np.ones(3, np.float32), requires_grad=True)
     y = x * 2.0 + x
     assert y._node.prim.name == "add" and y._node.parents[0][1].prim.name == "multiply"
+
+
+def test_jit_step_trains_as_the_eager_step_with_mixed_dtypes():
+    def run(jit):
+        model = cr.nn.Linear(3, 2, rng=0)
+        opt = cr.optim.SGD(model.parameters(), lr=0.1)
+        i, s = cr.tensor(np.array([1, 2])), cr.tensor(np.float64(0.5))
+
+        def loss(x):
+            return ((model(x) * i + s) / 2).sum() + (model(x) - i).pow(2).mean()
+
+        step = cr.jit_step(loss, opt) if jit else None
+        x = cr.tensor(np.ones((4, 3), np.float32))
+        for _ in range(3):
+            if jit:
+                out = step(x)
+            else:
+                opt.zero_grad()
+                out = loss(x)
+                out.backward()
+                opt.step()
+        assert out.dtype == model.weight.dtype == np.float32
+        return float(out), model.weight._data.copy()
+
+    (eager_loss, eager_w), (jit_loss, jit_w) = run(False), run(True)
+    assert eager_loss == pytest.approx(jit_loss, rel=1e-6)
+    np.testing.assert_allclose(eager_w, jit_w, rtol=1e-6)
+
+
+def test_jacfwd_and_vmap_of_grad_keep_float32():
+    i = cr.tensor(np.arange(3))
+    x = cr.tensor(np.ones(3, np.float32))
+    assert cr.jacfwd(lambda x: x * i / 2)(x).dtype == np.float32
+    xs = cr.tensor(np.ones((2, 3), np.float32))
+    assert cr.vmap(cr.grad(lambda x: (x * i * cr.tensor(np.float64(2.0))).sum()))(xs).dtype == np.float32
