@@ -353,11 +353,11 @@ def apply1(prim: Primitive, x: Any) -> Any:
     if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x,), None)
     xd = x._data
-    if prim.floating and xd.dtype.kind in "biu":  # sqrt(int_tensor): float32 as PyTorch (ops/promoting.py)
-        return apply(prim, (x,), None)
     try:
         data = prim.fn(xd)
     except (TypeError, ValueError) as e:
+        if prim.floating and xd.dtype.kind in "biu":  # (sigmoid of bools: cast first, see below)
+            return apply(prim, (x,), None)
         raise _explain(prim, (x,), [xd], e) from None
     if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:
         if data is None:
@@ -383,6 +383,8 @@ def apply1(prim: Primitive, x: Any) -> Any:
         node.args = [xd]
         out._requires_grad = True
     else:
+        if prim.floating and xd.dtype.kind in "biu":  # sqrt(int_tensor): float32 as PyTorch (ops/promoting.py);
+            return apply(prim, (x,), None)  # (checked here only: a Tensor that requires grad is a float one)
         out._node = None
         out._requires_grad = False
     if _forward_levels():
@@ -403,21 +405,26 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         return apply(prim, (x, y), None)
     if isinstance(x, Tensor):
         xd = x._data
+        xt = xd.dtype  # (read once: the edges below use them too)
         xg = x._requires_grad
         if isinstance(y, Tensor):
             yd = y._data
-            if xd.dtype is not yd.dtype and prim.promotes is not None or prim.floating and xd.dtype.kind in "biu":
+            yt = yd.dtype
+            if xt is not yt and prim.promotes is not None or prim.floating and xt.kind in "biu":
                 return apply(prim, (x, y), None)
             yg = y._requires_grad
-        elif y.__class__ in _REAL_NUMBERS and xd.dtype.kind in "fc":  # x * 0.5: NumPy's dtype is PyTorch's
+        elif y.__class__ in _REAL_NUMBERS and xt.kind in "fc":  # x * 0.5: NumPy's dtype is PyTorch's
             yd = y
             yg = False
         else:
             return apply(prim, (x, y), None)
-    elif x.__class__ in _REAL_NUMBERS and isinstance(y, Tensor) and y._data.dtype.kind in "fc":  # 0.5 * x
+    elif x.__class__ in _REAL_NUMBERS and isinstance(y, Tensor):  # 0.5 * x
+        yd = y._data
+        yt = yd.dtype
+        if yt.kind not in "fc":
+            return apply(prim, (x, y), None)
         xd = x
         xg = False
-        yd = y._data
         yg = y._requires_grad
     else:
         return apply(prim, (x, y), None)
@@ -441,15 +448,15 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         node.prim = prim
         if xg:
             parent = x._node
-            edge = (0, x if parent is None else parent, x._index, xd.shape, xd.dtype)
+            edge = (0, x if parent is None else parent, x._index, xd.shape, xt)
             if yg:
                 parent = y._node
-                node.parents = (edge, (1, y if parent is None else parent, y._index, yd.shape, yd.dtype))
+                node.parents = (edge, (1, y if parent is None else parent, y._index, yd.shape, yt))
             else:
                 node.parents = (edge,)
         else:
             parent = y._node
-            node.parents = ((1, y if parent is None else parent, y._index, yd.shape, yd.dtype),)
+            node.parents = ((1, y if parent is None else parent, y._index, yd.shape, yt),)
         node.stamp = stamp
         node.kw = node.outputs = node.lifted = None
         keep = prim.keep_args
