@@ -268,7 +268,7 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     forward mode all see the same dtypes.
     """
     if prim.promotes is not None:
-        promoted = PROMOTE[0](prim, args)
+        promoted = PROMOTE(prim, args)
         if promoted is not None:
             args = promoted
     if traces.open:  # a trace (or a vmap) runs somewhere in the process: this thread's (task's) trace decides
@@ -557,7 +557,11 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
 
 # ``promote(prim, args) -> args | None``: PyTorch's type promotion, installed by ops/promoting.py (None: NumPy's
 # rule gives PyTorch's dtype, nothing to cast)
-PROMOTE: list[Callable[..., Any]] = [lambda prim, args: None]
+def _numpys_rule(prim: Primitive, args: tuple[Any, ...]) -> None:
+    return None
+
+
+PROMOTE: Callable[..., tuple[Any, ...] | None] = _numpys_rule
 _REAL_NUMBERS = frozenset((float, int))
 _new = object.__new__
 _grad_enabled = state.grad_enabled

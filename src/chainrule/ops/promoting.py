@@ -31,7 +31,6 @@ FLOATING = ("divide", "arctan2", "sqrt", "rsqrt", "cbrt", "reciprocal", "exp", "
             "arccosh", "arctanh", "sigmoid", "erf", "sinc")
 
 _NUMBERS = (bool, int, float, complex)
-_REAL_NUMBERS = frozenset((int, float))
 _INT_NUMBERS = frozenset((bool, int))  # the Python numbers NumPy 2 promotes as PyTorch with arrays of each kind
 _FLOAT_NUMBERS = frozenset((bool, int, float))
 _ALL_NUMBERS = frozenset(_NUMBERS)
@@ -46,25 +45,40 @@ def promote(prim: primitive.Primitive, args: tuple[Any, ...]) -> tuple[Any, ...]
         >>> (cr.tensor(np.ones(2, np.float32)) + cr.tensor(np.arange(2))).dtype
         dtype('float32')
     """
+    # The common cases first, in one loop: Tensors of one dtype and Python numbers that do not raise its
+    # category (x * 0.5, where(mask, x, 0.0)): NumPy's rule gives PyTorch's dtype, nothing to cast
     n = len(args)
-    if n == 2:  # the common case: a float Tensor and a Python number (NumPy agrees)
-        a, b = args
-        if a.__class__ in _REAL_NUMBERS:
-            a = b
-        elif b.__class__ not in _REAL_NUMBERS:
-            a = None
-        if isinstance(a, Tensor) and a._data.dtype.kind in "fc":
+    dtype = None
+    rank = 0  # the Python numbers seen: 0 bool or int, 1 float, 2 complex
+    for i in prim.promotes:
+        if i >= n:
+            break
+        v = args[i]
+        c = v.__class__
+        if c in _ALL_NUMBERS:
+            if c is float:
+                rank = rank or 1
+            elif c is complex:
+                rank = 2
+            continue
+        if not isinstance(v, Tensor):
+            break  # a NumPy value or a vmap's Batched one: the whole rule
+        d = v._data.dtype
+        if dtype is None:
+            dtype = d
+        elif d is not dtype:
+            break
+    else:
+        if dtype is None:
+            return None  # numbers only
+        kind = dtype.kind
+        if rank <= 2 if kind == "c" else rank <= 1 if kind == "f" else rank == 0 and not prim.floating:
             return None
     traced = (Tensor, *batch_levels.BATCHED)  # (a vmap's Batched value: set once chainrule.batching is imported)
     picked = [args[i] for i in prim.promotes if i < n]
     if not any(isinstance(v, traced) for v in picked) or numpy_methods():
         return None
     floating = prim.floating
-    first = picked[0].dtype if isinstance(picked[0], traced) else None
-    if first is not None and (first.kind in "fc" or not floating):
-        numbers = _FLOAT_NUMBERS if first.kind == "f" else _ALL_NUMBERS if first.kind == "c" else _INT_NUMBERS
-        if all(v.__class__ in numbers or isinstance(v, traced) and v.dtype is first for v in picked):
-            return None  # one dtype, and Python numbers that do not raise its category: NumPy agrees
     for v in picked:
         if not (isinstance(v, (*traced, np.ndarray, np.generic)) or v.__class__ in _NUMBERS):
             return None  # not numbers (the op explains its own error)
@@ -91,4 +105,4 @@ for _name in FLOATING:
     REGISTRY[_name].promotes = REGISTRY[_name].promotes or (0,)
     REGISTRY[_name].floating = True
 REGISTRY["where"].promotes = (1, 2)
-primitive.PROMOTE[0] = promote
+primitive.PROMOTE = promote
