@@ -353,11 +353,11 @@ def apply1(prim: Primitive, x: Any) -> Any:
     if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x,), None)
     xd = x._data
+    if prim.floating and not x._requires_grad and xd.dtype.kind in "biu":  # sqrt(int_tensor): float32 as
+        return apply(prim, (x,), None)  # PyTorch (ops/promoting.py); a Tensor that requires grad is a float one
     try:
         data = prim.fn(xd)
     except (TypeError, ValueError) as e:
-        if prim.floating and xd.dtype.kind in "biu":  # (sigmoid of bools: cast first, see below)
-            return apply(prim, (x,), None)
         raise _explain(prim, (x,), [xd], e) from None
     if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:
         if data is None:
@@ -383,8 +383,6 @@ def apply1(prim: Primitive, x: Any) -> Any:
         node.args = [xd]
         out._requires_grad = True
     else:
-        if prim.floating and xd.dtype.kind in "biu":  # sqrt(int_tensor): float32 as PyTorch (ops/promoting.py);
-            return apply(prim, (x,), None)  # (checked here only: a Tensor that requires grad is a float one)
         out._node = None
         out._requires_grad = False
     if _forward_levels():
