@@ -238,11 +238,25 @@ def test_apply2_records_the_node_apply_records(name, grads):
 
     prim = REGISTRY[name]
     x = cr.Tensor(np.array([[1.0, 2.0]]), requires_grad=grads[0])
-    y = cr.Tensor(np.array([[0.5], [3.0]], dtype=np.float32), requires_grad=grads[1])
+    y = cr.Tensor(np.array([[0.5], [3.0]]), requires_grad=grads[1])  # (one dtype: mixed ones promote first)
     fast, slow = apply2(prim, x, y), apply(prim, (x, y), None)
     np.testing.assert_array_equal(fast.data, slow.data)
     assert fast.dtype == slow.dtype and fast._index is None and fast._stamp == fast._node.stamp
     assert _record(fast._node) == _record(slow._node)
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "maximum", "arctan2", "power"])
+@pytest.mark.parametrize("number", [0.5, 3])
+def test_apply2_with_a_python_number_records_the_node_apply_records(name, number):
+    from chainrule.autodiff.primitive import REGISTRY, apply, apply2
+
+    prim = REGISTRY[name]
+    x = cr.Tensor(np.array([[1.0, 2.0]], dtype=np.float32), requires_grad=True)
+    for args in ((x, number), (number, x)):
+        fast, slow = apply2(prim, *args), apply(prim, args, None)
+        np.testing.assert_array_equal(fast.data, slow.data)
+        assert fast.dtype == slow.dtype == np.float32 and fast._index is None and fast._stamp == fast._node.stamp
+        assert _record(fast._node) == _record(slow._node)
 
 
 @pytest.mark.parametrize("name", ["tanh", "exp", "negative", "sqrt"])

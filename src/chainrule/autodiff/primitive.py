@@ -67,7 +67,7 @@ class Primitive:
 
     __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only",
                  "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps",
-                 "inline")
+                 "inline", "promotes", "floating")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True, *,
                  reads: Iterable[int | str] | None = None, n_outputs: int = 1) -> None:
@@ -91,6 +91,10 @@ class Primitive:
         # optional: ``inline(ans, args, kw) -> Inlined | None``, the same NumPy calls as ``fn`` and the reverse
         # rules written out for a jit replay's generated code (chainrule.replay.program), for traced arguments
         self.inline: Callable[..., Any] | None = None
+        # PyTorch's type promotion (ops/promoting.py): the argument positions it casts to one dtype (None: the
+        # op's own NumPy rule), and whether the op gives floats for integer inputs (true division, sqrt, ...)
+        self.promotes: tuple[int, ...] | None = None
+        self.floating = False
         self.declare_reads(reads)
         if register:
             REGISTRY[name] = self
@@ -259,8 +263,14 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     When an argument requires grad and grad mode is on, the outputs get one graph node that keeps
     what the primitive's reverse rules read (see ``Primitive(reads=...)``). Every primitive call comes
     here (``apply1`` and ``apply2`` too, while a trace runs): a trace of this thread or task (``jit``'s
-    recording, see ``core/traces.py``) is asked to do the call its way.
+    recording, see ``core/traces.py``) is asked to do the call its way. PyTorch's type promotion comes first
+    (``PROMOTE``, ops/promoting.py): its casts are primitive calls too, so eager calls, a jit trace, vmap and
+    forward mode all see the same dtypes.
     """
+    if prim.promotes is not None:
+        promoted = PROMOTE(prim, args)
+        if promoted is not None:
+            args = promoted
     if traces.open:  # a trace (or a vmap) runs somewhere in the process: this thread's (task's) trace decides
         trace = _current_trace()
         if trace is not None:
@@ -343,6 +353,8 @@ def apply1(prim: Primitive, x: Any) -> Any:
     if traces.open or prim.n_outputs != 1 or not isinstance(x, Tensor):
         return apply(prim, (x,), None)
     xd = x._data
+    if prim.floating and not x._requires_grad and xd.dtype.kind in "biu":  # sqrt(int_tensor): float32 as
+        return apply(prim, (x,), None)  # PyTorch (ops/promoting.py); a Tensor that requires grad is a float one
     try:
         data = prim.fn(xd)
     except (TypeError, ValueError) as e:
@@ -383,12 +395,37 @@ def apply1(prim: Primitive, x: Any) -> Any:
 def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     """``apply(prim, (x, y), None)``: the generated two-argument op functions and operators call this.
 
-    The same result as ``apply``, unrolled for a plain call on two Tensors; anything else goes to ``apply``.
+    The same result as ``apply``, unrolled for a plain call on two Tensors, or a float Tensor and a Python number
+    (either side); anything else goes to ``apply``. Mixed dtypes go there too, for PyTorch's promotion
+    (ops/promoting.py).
     """
-    if traces.open or prim.n_outputs != 1 or not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+    if traces.open or prim.n_outputs != 1:
         return apply(prim, (x, y), None)
-    xd = x._data
-    yd = y._data
+    if isinstance(x, Tensor):
+        xd = x._data
+        xt = xd.dtype  # (read once: the edges below use them too)
+        xg = x._requires_grad
+        if isinstance(y, Tensor):
+            yd = y._data
+            yt = yd.dtype
+            if xt is not yt and prim.promotes is not None or prim.floating and xt.kind in "biu":
+                return apply(prim, (x, y), None)
+            yg = y._requires_grad
+        elif y.__class__ in _REAL_NUMBERS and xt.kind in "fc":  # x * 0.5: NumPy's dtype is PyTorch's
+            yd = y
+            yg = False
+        else:
+            return apply(prim, (x, y), None)
+    elif x.__class__ in _REAL_NUMBERS and isinstance(y, Tensor):  # 0.5 * x
+        yd = y._data
+        yt = yd.dtype
+        if yt.kind not in "fc":
+            return apply(prim, (x, y), None)
+        xd = x
+        xg = False
+        yg = y._requires_grad
+    else:
+        return apply(prim, (x, y), None)
     try:
         data = prim.fn(xd, yd)
     except (TypeError, ValueError) as e:
@@ -404,22 +441,20 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
     out._data = data
     out._grad = out._label = out._tangents = out._index = None
     stamp = out._stamp = _tick()
-    xg = x._requires_grad
-    yg = y._requires_grad
     if (xg or yg) and _grad_enabled():
         node = out._node = _new(Node)
         node.prim = prim
         if xg:
             parent = x._node
-            edge = (0, x if parent is None else parent, x._index, xd.shape, xd.dtype)
+            edge = (0, x if parent is None else parent, x._index, xd.shape, xt)
             if yg:
                 parent = y._node
-                node.parents = (edge, (1, y if parent is None else parent, y._index, yd.shape, yd.dtype))
+                node.parents = (edge, (1, y if parent is None else parent, y._index, yd.shape, yt))
             else:
                 node.parents = (edge,)
         else:
             parent = y._node
-            node.parents = ((1, y if parent is None else parent, y._index, yd.shape, yd.dtype),)
+            node.parents = ((1, y if parent is None else parent, y._index, yd.shape, yt),)
         node.stamp = stamp
         node.kw = node.outputs = node.lifted = None
         keep = prim.keep_args
@@ -518,6 +553,14 @@ def _explain(prim: Primitive, args: tuple[Any, ...], vals: list[Any], e: Excepti
     return e
 
 
+# ``promote(prim, args) -> args | None``: PyTorch's type promotion, installed by ops/promoting.py (None: NumPy's
+# rule gives PyTorch's dtype, nothing to cast)
+def _numpys_rule(prim: Primitive, args: tuple[Any, ...]) -> None:
+    return None
+
+
+PROMOTE: Callable[..., tuple[Any, ...] | None] = _numpys_rule
+_REAL_NUMBERS = frozenset((float, int))
 _new = object.__new__
 _grad_enabled = state.grad_enabled
 _forward_levels = state.forward_levels

@@ -33,6 +33,7 @@ from . import (  # noqa: F401
 from . import fourier as _fft  # noqa: F401  (registers numpy.fft)
 from . import linear_algebra as _linalg  # noqa: F401  (registers numpy.linalg)
 from . import methods as _methods  # noqa: F401  (Tensor methods that are not ops; NumPy's dispatch)
+from . import promoting as _promoting  # noqa: F401  (PyTorch's dtype promotion for Tensor operands)
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
 from .declare import DECLARATIONS, declared_in
 from .fused import batch_norm as _batch_norm  # noqa: F401  (nn.functional.batch_norm)

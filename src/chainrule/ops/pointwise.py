@@ -20,10 +20,12 @@ import numpy as np
 
 from ..autodiff.primitive import Primitive
 from ..core.device import as_array
+from ..core.promotion import result_dtype
 from ..tensor import Tensor
 from . import elementwise
 from ._define import is_complex, raw, wrap_like
 from .declare import elementwise_op, implements, linear_primitive, op
+from .pytorch.dim_args import numpy_methods
 from .shape import astype
 
 _PI = float(np.pi)
@@ -176,7 +178,12 @@ def fmod(x: Any, y: Any) -> Any:
 
 
 def _const(fn: Any, *args: Any) -> Any:
-    return fn(*[raw(a) for a in args])
+    """``fn`` of the values, in PyTorch's result dtype when a Tensor is among them (``int_tensor % 2.5`` is
+    float32, ops/promoting.py): NumPy's float64 quotient would otherwise decide the dtype of the result."""
+    out = fn(*[raw(a) for a in args])
+    if any(isinstance(a, Tensor) for a in args) and not numpy_methods():
+        out = out.astype(result_dtype(list(args)), copy=False)
+    return out
 
 
 @op(numpy=np.floor_divide, method=("__floordiv__", "__rfloordiv__"), cases="none")

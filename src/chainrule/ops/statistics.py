@@ -77,7 +77,15 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdi
             where: Any = None, **kw: Any) -> Any:
     """Mean of the entries that are not NaN (and taken by the mask ``where``)."""
     _no_out("nanmean", out, kw)
+    a = _integers_as_float64(a)
     return elementwise.divide(nansum(a, axis=axis, keepdims=keepdims, where=where), _count(a, axis, keepdims, where))
+
+
+def _integers_as_float64(a: Any) -> Any:
+    """Integer (and bool) entries as float64: NumPy's statistics of integers, as ``mean`` gives (PyTorch refuses
+    them); PyTorch's promotion would make the division inside float32."""
+    dtype = getattr(a, "dtype", None)
+    return shape_ops.astype(a, np.float64) if dtype is not None and np.dtype(dtype).kind in "biu" else a
 
 
 @implements(np.nanvar)
@@ -195,6 +203,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: Any = None, overwrite_input:
     qs = as_array(raw(q), dtype=float)
     if np.any(qs < 0) or np.any(qs > 1):
         raise ValueError(f"quantile: q must be in [0, 1], got {raw(q)!r}")
+    a = _integers_as_float64(a)
     nd = ndim_of(a)
     if nd == 0 and axis is not None:  # PyTorch reads a 0-d as one entry along dim 0 (normalize_axis checks it)
         normalize_axis(axis, 1)

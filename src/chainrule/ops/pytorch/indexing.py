@@ -140,7 +140,10 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         if flat.shape[0] == 0:
             raise ValueError("median: the Tensor is empty")
         order = np.argsort(raw(flat), kind="stable")  # raw: a jit trace checks the values read
-        value = flat._data[order[(flat.shape[0] - 1) // 2]]
+        middle = int(order[(flat.shape[0] - 1) // 2])
+        if flat.dtype.kind in "biu":
+            return flat[middle]  # the entry itself, in its dtype, as PyTorch's (no gradient to share)
+        value = flat._data[middle]
         tied = (flat._data == value).astype(flat.dtype)
         total = declared("sum")(declared("multiply")(flat, tied))
         return declared("divide")(total, tied.sum())  # = value; d/dx = tied / count
