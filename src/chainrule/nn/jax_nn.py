@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..ops import reductions
+from ..ops.elementwise import softplus  # log(1 + exp(x)), the op itself (JAX's has no beta)
 from . import functional as F
 
 __all__ = [
@@ -76,11 +77,6 @@ def soft_sign(x: Any) -> Any:
 def gelu(x: Any, approximate: bool = True) -> Any:
     """GELU; JAX's default is the tanh approximation (``approximate=False``: the exact one, with erf)."""
     return F.gelu(x, approximate="tanh" if approximate else "none")
-
-
-def softplus(x: Any) -> Any:
-    """``log(1 + exp(x))``."""
-    return np.logaddexp(x, 0.0)
 
 
 def hard_tanh(x: Any) -> Any:
