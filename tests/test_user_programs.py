@@ -305,7 +305,7 @@ def test_stack_and_concatenate_take_pytorchs_dim_and_torch_cat_is_concatenate():
 
 
 @pytest.mark.oracle
-def test_pytorchs_in_place_methods_work_under_no_grad_and_are_refused_in_the_graph():
+def test_pytorchs_in_place_methods_work_under_no_grad_and_are_recorded_in_the_graph():
     torch = pytest.importorskip("torch", reason="torch is not installed")
     calls = [("relu_", ()), ("sigmoid_", ()), ("clamp_min_", (0.5,)), ("lerp_", ([1.0, 1.0, 1.0], 0.25)),
              ("masked_fill_", ([True, False, True], 9.0)), ("index_fill_", (0, [1], -1.0)), ("round_", ())]
@@ -316,9 +316,11 @@ def test_pytorchs_in_place_methods_work_under_no_grad_and_are_refused_in_the_gra
             assert getattr(x, name)(*(np.array(a) if isinstance(a, list) else a for a in args)) is x
             getattr(t, name)(*(torch.tensor(np.array(a)) if isinstance(a, list) else a for a in args))
         np.testing.assert_array_equal(x.data, t.detach().numpy())
-    h = cr.Tensor([1.0, -2.0], requires_grad=True) * 1
-    with pytest.raises(RuntimeError, match="relu_: in-place change of a tensor in the graph is not recorded"):
-        h.relu_()
+    leaf = cr.Tensor([1.0, -2.0], requires_grad=True)
+    h = leaf * 1
+    h.relu_()  # recorded, as in PyTorch
+    h.sum().backward()
+    assert leaf.grad.tolist() == [1.0, 0.0]
     x, w = cr.Tensor([1.0, -2.0], requires_grad=True), cr.Tensor([3.0, -4.0])
     y = (x * w).sum()
     w.relu_()  # w was saved by the product: backward must see the change

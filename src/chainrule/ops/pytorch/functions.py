@@ -26,6 +26,7 @@ from ...autodiff.batch_levels import is_value
 from ...tensor import Tensor
 from ..shape import concatenate
 from .constructors import tensor
+from .in_place_methods import TOPLEVEL as IN_PLACE
 from .keywords import write_out
 from .toplevel import FUNCTIONS as TOPLEVEL
 
@@ -57,7 +58,7 @@ def _method(name: str) -> Callable[..., Any]:
     return call
 
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {name: _method(name) for name in METHODS}
+FUNCTIONS: dict[str, Callable[..., Any]] = {name: _method(name) for name in METHODS + IN_PLACE}
 
 
 def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any:
