@@ -45,6 +45,7 @@ def set_default_dtype(dtype: Any) -> None:
 
 
 _generator = np.random.default_rng(0)
+_seed = 0  # the seed of _generator (torch.initial_seed)
 
 
 def manual_seed(seed: int) -> None:
@@ -57,9 +58,14 @@ def manual_seed(seed: int) -> None:
         >>> bool((a == b).all())
         True
     """
-    global _generator
-    _generator = np.random.default_rng(seed)
+    global _generator, _seed
+    _generator, _seed = np.random.default_rng(seed), int(seed)
     seed_all(seed)  # and every device's own generator (dropout masks drawn on a GPU)
+
+
+def initial_seed() -> int:
+    """The seed the default generator started from (``manual_seed``'s; 0 until it is called)."""
+    return _seed
 
 
 class Generator:

@@ -106,22 +106,28 @@ def _fitted(name: str, self: Tensor, result: Any) -> Tensor:
     return result
 
 
-def in_place_of(name: str) -> Callable[..., Tensor]:
-    """``Tensor.<name>_``: the method ``<name>`` written into the tensor itself (recorded in the graph)."""
+def in_place_by(name: str, fn: Callable[..., Any]) -> Callable[..., Tensor]:
+    """``name(t, *args)``: ``fn(t, *args)`` (out of place) written into ``t`` itself, recorded in the graph."""
 
     def on_values(values: np.ndarray, *args: Any, **kw: Any) -> Any:
         with no_grad():
-            return getattr(Tensor._wrap(values), name)(*args, **kw)._data
+            return fn(Tensor._wrap(values), *args, **kw)
 
-    values_path = in_place(f"{name}_", on_values)
+    values_path = in_place(name, on_values)
 
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
-        values_of(self, f"{name}_")
+        values_of(self, name)
         operand = traced_operand(args, kw)
         if state.grad_enabled() and (self._requires_grad or operand is not None):
-            return record(self, f"{name}_", lambda old: getattr(old, name)(*args, **kw), operand)
+            return record(self, name, lambda old: fn(old, *args, **kw), operand)
         return values_path(self, *args, **kw)
 
+    return method
+
+
+def in_place_of(name: str) -> Callable[..., Tensor]:
+    """``Tensor.<name>_``: the method ``<name>`` written into the tensor itself (recorded in the graph)."""
+    method = in_place_by(f"{name}_", lambda t, *args, **kw: getattr(t, name)(*args, **kw))
     method.__doc__ = (f"In place: ``t.{name}(...)`` written into ``t`` (PyTorch's ``{name}_``; recorded in the graph "
                       "as in PyTorch, see chainrule.ops.pytorch.in_place_methods).")
     return method
