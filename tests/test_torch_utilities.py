@@ -61,6 +61,10 @@ def test_spellings_of_existing_ops_follow_pytorch():
     np.testing.assert_array_equal(v.ger(v).data, tv.ger(tv).numpy())
     np.testing.assert_array_equal(cr.ger(v, v).data, torch.ger(tv, tv).numpy())
     np.testing.assert_array_equal(cr.row_stack([v, v]).data, torch.row_stack([tv, tv]).numpy())
+    counts = np.array([0, 2, 2, 5])
+    np.testing.assert_array_equal(Tensor(counts).bincount(minlength=7).data,
+                                  torch.tensor(counts).bincount(minlength=7).numpy())
+    np.testing.assert_array_equal(v.histc(4, -1.0, 1.0).data, tv.histc(4, -1.0, 1.0).numpy())
 
 
 @pytest.mark.oracle

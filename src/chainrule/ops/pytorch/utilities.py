@@ -30,7 +30,7 @@ from ...core.traces import draw
 from ...tensor import Tensor
 from ..declare import TENSOR_METHODS, tensor_method
 from .common import also_method, as_array, checked_axis, declared, dims_tuple, in_place, values_of
-from .toplevel import msort
+from .toplevel import bincount, histc, msort
 
 # -- facts ----------------------------------------------------------------------------------------------
 tensor_method("is_cpu", property(lambda self: not is_off_host(self._data),
@@ -134,6 +134,10 @@ tensor_method("split_with_sizes", lambda self, split_sizes, dim=0: self.split(li
 TENSOR_METHODS["split_with_sizes"].__doc__ = "PyTorch's ``split_with_sizes(sizes, dim=0)``: ``split(list(sizes))``."
 tensor_method("msort", lambda self: msort(self))
 TENSOR_METHODS["msort"].__doc__ = "PyTorch's ``msort()``: sorted along the first dim (``torch.msort``)."
+tensor_method("bincount", lambda self, weights=None, minlength=0: bincount(self, weights, minlength))
+TENSOR_METHODS["bincount"].__doc__ = "PyTorch's ``bincount(weights=None, minlength=0)`` (``torch.bincount``)."
+tensor_method("histc", lambda self, bins=100, min=0.0, max=0.0: histc(self, bins, min, max))  # noqa: A006
+TENSOR_METHODS["histc"].__doc__ = "PyTorch's ``histc(bins=100, min=0, max=0)`` (``torch.histc``)."
 also_method("corrcoef", "corrcoef", lambda self: declared("corrcoef")(self))
 also_method("outer", "ger", lambda self, vec2: declared("outer")(self, vec2))
 TENSOR_METHODS["ger"].__doc__ = "PyTorch's ``ger(vec2)``: the outer product (``outer``)."
