@@ -204,3 +204,20 @@ def test_under_jit_an_in_place_change_in_the_graph_is_refused_clearly():
     x = Tensor([0.5, 1.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="exp_: an in-place change of a tensor in the graph inside jit"):
         cr.jit(f)(x)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name, args", [("relu_", ()), ("elu_", ()), ("leaky_relu_", (0.1,)), ("hardtanh_", ()),
+                                        ("selu_", ()), ("celu_", ()), ("threshold_", (0.6, -1.0))])
+def test_nn_functional_in_place_activations_are_recorded_as_pytorchs(name, args):
+    torch = _torch()
+    F, tF = cr.nn.functional, torch.nn.functional
+    x = np.array([-1.0, 0.5, 2.0])
+    leaf, tleaf = Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    h, th = leaf * 2, tleaf * 2
+    assert getattr(F, name)(h, *args) is h
+    getattr(tF, name)(th, *args)
+    (h * h).sum().backward()
+    (th * th).sum().backward()
+    np.testing.assert_allclose(h.data, th.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(leaf.grad.data, tleaf.grad.numpy(), rtol=1e-12)
