@@ -34,6 +34,20 @@ def test_facts_follow_pytorch():
             bad.is_nonzero()
 
 
+@pytest.mark.oracle
+def test_dtype_conversions_follow_pytorch():
+    torch = _torch()
+    x = np.array([-1.5, 0.5, 300.0])
+    for name in ("byte", "char", "short", "cfloat", "cdouble"):
+        got, expected = getattr(Tensor(x), name)(), getattr(torch.tensor(x), name)()
+        assert str(got.dtype) == str(expected.dtype).replace("torch.", ""), name
+        if name in ("cfloat", "cdouble", "short"):
+            np.testing.assert_array_equal(got.data, expected.numpy())
+    w = Tensor(x, requires_grad=True)
+    w.cdouble().real.sum().backward()
+    assert w.grad.tolist() == [1.0, 1.0, 1.0]
+
+
 def test_legacy_new_makes_a_size_or_values_in_this_dtype():
     t = Tensor(np.ones(2, dtype=np.float32))
     assert t.new(2, 3).shape == (2, 3) and t.new(2, 3).dtype == np.float32

@@ -125,6 +125,30 @@ def new(self: Tensor, *args: Any, dtype: Any = None, device: Any = None) -> Tens
     return self.new_tensor(args[0], dtype=dtype, device=device)
 
 
+# -- dtype conversions PyTorch names (integers: out of the graph, as integer tensors are) ------------------------
+def _integer(name: str, dtype: Any) -> None:
+    def convert(self: Tensor, *, memory_format: Any = None) -> Tensor:
+        return Tensor._wrap(values_of(self, name).astype(dtype))
+
+    convert.__doc__ = f"PyTorch's ``{name}()``: the values as {np.dtype(dtype).name} (out of the graph)."
+    tensor_method(name, convert)
+
+
+def _complex(name: str, dtype: Any) -> None:
+    def convert(self: Tensor, *, memory_format: Any = None) -> Any:
+        return self if self.dtype == dtype else declared("astype")(self, dtype)
+
+    convert.__doc__ = f"PyTorch's ``{name}()``: the values as {np.dtype(dtype).name} (differentiable)."
+    tensor_method(name, convert)
+
+
+_integer("byte", np.uint8)
+_integer("char", np.int8)
+_integer("short", np.int16)
+_complex("cfloat", np.complex64)
+_complex("cdouble", np.complex128)
+
+
 # -- spellings of existing ops ----------------------------------------------------------------------------
 also_method("diagflat", "diagflat", lambda self, offset=0: declared("diagflat")(self, offset))
 for _name in ("dsplit", "hsplit", "vsplit"):
