@@ -221,3 +221,30 @@ def test_nn_functional_in_place_activations_are_recorded_as_pytorchs(name, args)
     (th * th).sum().backward()
     np.testing.assert_allclose(h.data, th.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(leaf.grad.data, tleaf.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("index", [0, (slice(None), 1), "mask", "pairs", (Ellipsis, slice(0, 2))],
+                         ids=["int", "column", "mask", "pairs", "slice"])
+def test_item_assignment_in_the_graph_follows_pytorch(index):
+    torch = _torch()
+    x = RNG.normal(size=(2, 3))
+    if index == "mask":
+        index, tindex = Tensor(x > 0), torch.tensor(x > 0)
+    elif index == "pairs":
+        index, tindex = (np.array([0, 1]), np.array([2, 0])), (torch.tensor([0, 1]), torch.tensor([2, 0]))
+    else:
+        tindex = index
+    leaf, tleaf = Tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    h, th = leaf * 2, tleaf * 2
+    shape = tuple(th[tindex].shape)
+    v = RNG.normal(size=shape[-1:] if shape else ())
+    value, tvalue = Tensor(v, requires_grad=True), torch.tensor(v, requires_grad=True)
+    h[index] = value * 3
+    th[tindex] = tvalue * 3
+    weights = RNG.normal(size=x.shape)
+    (h * h * Tensor(weights)).sum().backward()
+    (th * th * torch.tensor(weights)).sum().backward()
+    np.testing.assert_allclose(h.data, th.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(leaf.grad.data, tleaf.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(value.grad.data, tvalue.grad.numpy(), rtol=1e-12)

@@ -2,8 +2,8 @@
 
 PyTorch's rules: an in-place change is allowed under ``no_grad`` and on tensors outside the
 graph; it is refused on a leaf that requires grad. In the graph (or with an operand that is), ``add_``,
-``copy_`` and ``h += x`` are recorded by the ops layer (``IN_GRAPH``, from
-``chainrule.ops.pytorch.in_place_methods``), the others (``t[i] = v``, ``fill_``) refused, since writing
+``copy_``, ``t[i] = v`` and ``h += x`` are recorded by the ops layer (``IN_GRAPH``, from
+``chainrule.ops.pytorch.in_place_methods``), the others (``fill_``, ``h //= x``) refused, since writing
 over a value would lose what its gradient needs. Every change is recorded on the version
 clock (:mod:`chainrule.core.clock`) against the memory written, so a graph that saved the old
 values refuses to differentiate them.
@@ -73,6 +73,10 @@ class InPlaceMethods:
         )
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        if self._in_graph("__setitem__", value):  # h[i] = v in the graph: recorded (h.at[i].set(v) into h)
+            at = _raw_index(index)
+            IN_GRAPH["record"](self, "__setitem__", lambda old: IN_GRAPH["__setitem__"](old, at, value), value)
+            return
         self._inplace_guard("__setitem__", value)
         self._data[_raw_index(index)] = value._data if isinstance(value, InPlaceMethods) else value
         clock.record_change(self._data)

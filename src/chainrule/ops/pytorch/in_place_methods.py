@@ -72,7 +72,8 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
         raise RuntimeError(f"{name}: an in-place change of a tensor in the graph inside jit is not recorded by the "
                            f"trace; write it out of place (h = h.{name[:-1]}(...))")
     if _shared(self):
-        fix = "h = h + b" if name.startswith("__i") else f"h = h.{name[:-1]}(...)"
+        fix = ("h = h.at[index].set(v), or cr.where(mask, v, h)" if name == "__setitem__" else "h = h + b"
+               if name.startswith("__i") else f"h = h.{name[:-1]}(...)")
         raise RuntimeError(
             f"{name}: in-place change of a tensor in the graph whose memory is shared (a view of it or of its base, "
             f"another Tensor, or a value an earlier op saved for its gradient): chainrule does not carry the change "
@@ -187,6 +188,11 @@ def _sub(old: Tensor, other: Any, alpha: Any) -> Any:
     return old - (other if alpha == 1 else other * alpha)
 
 
+def _set_at(old: Tensor, index: Any, value: Any) -> Any:
+    """``h[index] = value`` as a new value: ``h.at[index].set(value)`` (JAX's update; differentiable in both)."""
+    return old.at[index].set(value)
+
+
 def _mul(old: Tensor, other: Any, alpha: Any) -> Any:
     return old * other
 
@@ -207,7 +213,7 @@ def _copy(old: Tensor, other: Any, alpha: Any) -> Any:
 # the in-place methods of ``tensor/inplace.py`` (``add_``, ``t += x``, ``copy_``) record through this in the graph
 _tensor_inplace.IN_GRAPH.update(
     record=record, add_=_add, sub_=_sub, __iadd__=_add, __isub__=_sub, mul_=_mul, __imul__=_mul, div_=_div,
-    __itruediv__=_div, pow_=_pow, __ipow__=_pow, copy_=_copy)
+    __itruediv__=_div, pow_=_pow, __ipow__=_pow, copy_=_copy, __setitem__=_set_at)
 
 
 # torch.relu_(t), torch.exp_(t), ...: PyTorch's top-level in-place functions, the methods on their first argument
