@@ -159,6 +159,12 @@ def test_top_level_in_place_functions_are_the_methods():
         np.testing.assert_allclose(t.data, tt.numpy(), rtol=1e-12, err_msg=name)
 
 
+def test_float_power_in_place_needs_a_double_as_pytorchs():
+    with pytest.raises(RuntimeError, match="float_power_: the base has dtype float32 but the operation's result "
+                                           "requires dtype float64"):
+        cr.ones(2).float_power_(2.0)
+
+
 def test_a_tensor_whose_memory_is_shared_is_refused_in_the_graph():
     x = Tensor([0.5, 1.0, 2.0], requires_grad=True)
     h = x * 2

@@ -166,7 +166,7 @@ VALUE_METHODS = (
     # with operands
     "clamp", "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv", "masked_fill", "index_fill", "index_add",
     "scatter", "scatter_add", "index_put", "fmod", "remainder", "atan2", "arctan2", "hypot", "copysign", "xlogy",
-    "true_divide", "multiply", "subtract", "divide", "float_power", "floor_divide", "heaviside", "logaddexp",
+    "true_divide", "multiply", "subtract", "divide", "floor_divide", "heaviside", "logaddexp",
     "addmm", "addbmm", "addmv", "addr", "baddbmm", "cumsum", "cumprod", "tril", "triu",
     # comparisons and logic (1 or 0 written in the tensor's dtype, as PyTorch)
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
@@ -178,6 +178,17 @@ for _name in VALUE_METHODS:
     tensor_method(f"{_name}_", in_place_of(_name))
 for _name in SHAPE_METHODS:
     tensor_method(f"{_name}_", reshaped_in_place(_name))
+_float_power_ = in_place_of("float_power")
+
+
+@tensor_method("float_power_")
+def float_power_(self: Tensor, exponent: Any) -> Tensor:
+    """In place: ``t.float_power(exponent)``, computed in double precision, so ``t`` must be float64 (or
+    complex128), as PyTorch requires."""
+    if np.dtype(self.dtype) not in (np.float64, np.complex128):
+        raise RuntimeError(f"float_power_: the base has dtype {self.dtype} but the operation's result requires "
+                           "dtype float64 (PyTorch's rule); convert first (t = t.double()) or write it out of place")
+    return _float_power_(self, exponent)
 
 
 def _add(old: Tensor, other: Any, alpha: Any) -> Any:
