@@ -75,6 +75,15 @@ def test_spellings_of_existing_ops_follow_pytorch():
     np.testing.assert_array_equal(v.ger(v).data, tv.ger(tv).numpy())
     np.testing.assert_array_equal(cr.ger(v, v).data, torch.ger(tv, tv).numpy())
     np.testing.assert_array_equal(cr.row_stack([v, v]).data, torch.row_stack([tv, tv]).numpy())
+    for name, args in [("unsafe_chunk", (2,)), ("unsafe_split", (3, 1)), ("unsafe_split_with_sizes", ([2, 4], 1))]:
+        for g, e in zip(getattr(t, name)(*args), getattr(tt, name)(*args)):
+            np.testing.assert_array_equal(g.data, e.numpy())
+    z = np.array([1.0, 2.0 + 1e-3j, 3.0 + 0j])
+    np.testing.assert_array_equal(Tensor(z).isreal().data, torch.tensor(z).isreal().numpy())
+    np.testing.assert_array_equal(cr.isreal(Tensor(z)).data, torch.isreal(torch.tensor(z)).numpy())
+    zc, tzc = Tensor(z.copy()), torch.tensor(z.copy())
+    assert zc.conj_physical_() is zc
+    np.testing.assert_array_equal(zc.data, tzc.conj_physical_().numpy())
     counts = np.array([0, 2, 2, 5])
     np.testing.assert_array_equal(Tensor(counts).bincount(minlength=7).data,
                                   torch.tensor(counts).bincount(minlength=7).numpy())

@@ -171,6 +171,7 @@ VALUE_METHODS = (
     # comparisons and logic (1 or 0 written in the tensor's dtype, as PyTorch)
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not",
+    "conj_physical",
 )
 SHAPE_METHODS = ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims")
 

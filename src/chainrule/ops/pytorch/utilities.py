@@ -156,6 +156,12 @@ for _name in ("dsplit", "hsplit", "vsplit"):
     TENSOR_METHODS[_name].__doc__ = f"PyTorch's ``{_name}(sections)``: NumPy's ``{_name}``, as a tuple."
 tensor_method("split_with_sizes", lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim))
 TENSOR_METHODS["split_with_sizes"].__doc__ = "PyTorch's ``split_with_sizes(sizes, dim=0)``: ``split(list(sizes))``."
+tensor_method("unsafe_chunk", lambda self, chunks, dim=0: self.chunk(chunks, dim))
+tensor_method("unsafe_split", lambda self, split_size, dim=0: self.split(split_size, dim))
+tensor_method("unsafe_split_with_sizes", lambda self, split_sizes, dim=0: self.split(list(split_sizes), dim))
+for _name in ("unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes"):
+    TENSOR_METHODS[_name].__doc__ = f"PyTorch's ``{_name}``: ``{_name[7:]}`` (the pieces are new values here)."
+also_method("isreal", "isreal")  # (torch.isreal is the op: chainrule.isreal)
 tensor_method("msort", lambda self: msort(self))
 TENSOR_METHODS["msort"].__doc__ = "PyTorch's ``msort()``: sorted along the first dim (``torch.msort``)."
 tensor_method("bincount", lambda self, weights=None, minlength=0: bincount(self, weights, minlength))
@@ -503,4 +509,4 @@ FUNCTIONS: dict[str, Callable[..., Any]] = {
 # torch.<name>(input, ...) is input.<name>(...) for these (functions.py makes them)
 METHODS = ("is_same_size", "is_signed", "get_device", "is_nonzero", "is_inference", "adjoint", "resolve_conj",
            "resolve_neg", "conj_physical", "is_conj", "is_neg", "split_with_sizes", "unique_consecutive", "ger",
-           "detach", "prelu", "hardshrink")
+           "detach", "prelu", "hardshrink", "unsafe_chunk", "unsafe_split", "unsafe_split_with_sizes")
