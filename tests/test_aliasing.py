@@ -171,7 +171,8 @@ def test_transform_results_are_not_the_callers_arrays():
 # methods it gives the tensor itself back from (contiguous, cpu, to and double when nothing changes); in-place
 # methods (a trailing underscore) return the tensor itself.
 VIEW_METHODS = {"conj", "conjugate", "contiguous", "cpu", "double", "flatten", "positive", "ravel", "reshape",
-                "squeeze", "t", "to", "transpose", "unbind", "view"}
+                "squeeze", "t", "to", "transpose", "unbind", "view",
+                "adjoint", "conj_physical", "resolve_conj", "resolve_neg"}  # (a real tensor's: PyTorch's share too)
 
 
 @pytest.mark.parametrize("dtype", [float, int])

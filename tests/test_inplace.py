@@ -107,21 +107,22 @@ def test_a_leaf_that_requires_grad_is_refused_with_pytorchs_error(name, change, 
     np.testing.assert_array_equal(w.data, [1.0, 2.0])
 
 
-def test_a_non_leaf_in_the_graph_is_refused_clearly():
+def test_a_non_leaf_in_the_graph_is_changed_as_in_pytorch_unless_its_memory_is_shared():
     x = Tensor([1.0, 2.0], requires_grad=True)
     h = x * 2
-    with pytest.raises(RuntimeError, match=r"add_: in-place change of a tensor in the graph is not recorded.*"
-                                           r"h = h \+ b"):
-        h.add_(1)  # a method's result may be dropped: it cannot give h a new value
-    alias = h  # another name refers to h: h += 1 would change it in PyTorch, so it is refused here
-    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph.*another name"):
-        h += 1
+    assert h.add_(1) is h  # recorded: h takes the add's node (ops/pytorch/in_place_methods.py)
+    alias = h  # another name refers to h: h += 1 changes it too, as in PyTorch
+    h += 1
+    assert alias is h and h.tolist() == [4.0, 6.0]
     del alias
-    view = h[1:]  # a view of h's memory
-    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph.*a view"):
+    view = h[1:]  # a view of h's memory: the change would not reach the view's graph
+    with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph whose memory is "
+                                           r"shared \(a view.*h = h \+ b"):
         h += 1
     del view
-    np.testing.assert_array_equal(h.data, [2.0, 4.0])
+    np.testing.assert_array_equal(h.data, [4.0, 6.0])
+    h.sum().backward()
+    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
 
 
 def test_augmented_assignment_in_the_graph_is_pytorchs():
@@ -281,8 +282,8 @@ def test_in_place_methods_refuse_a_result_of_another_shape_and_leave_the_values(
 
 
 def test_under_grad_a_refused_non_leaf_is_not_said_to_share_the_callers_memory():
-    """Only the input itself may share memory with the caller's array; a value computed inside is refused for
-    being in the graph (and only when something else refers to it)."""
+    """Only the input itself may share memory with the caller's array; a value computed inside is changed in the
+    graph (another name for it sees the change, as in PyTorch), or refused when a view shares its memory."""
 
     def f(x):
         h = x * 2
@@ -290,6 +291,14 @@ def test_under_grad_a_refused_non_leaf_is_not_said_to_share_the_callers_memory()
         h += 1
         return (h + kept).sum()
 
+    np.testing.assert_array_equal(cr.grad(f)(np.array([1.0, 2.0])), [4.0, 4.0])
+
+    def viewed(x):
+        h = x * 2
+        kept = h[1:]
+        h += 1
+        return (h.sum() + kept.sum())
+
     with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph") as caught:
-        cr.grad(f)(np.array([1.0, 2.0]))
+        cr.grad(viewed)(np.array([1.0, 2.0]))
     assert "caller's array" not in str(caught.value)

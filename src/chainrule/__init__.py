@@ -105,7 +105,17 @@ _LAZY = {
     # PyTorch's names with nothing to do here: stand-ins that say so (amp.py, backends.py, replay/compiling.py)
     "autocast": "amp", "compile": "replay.compiling", "use_deterministic_algorithms": "backends",
     "are_deterministic_algorithms_enabled": "backends",
+    "range": "ops.pytorch.legacy_range",  # torch.range (end included): lazy, so `import *` keeps the builtin
 }
+# torch.layer_norm, torch.embedding(weight, indices), torch.celu_, ...: nn.functional's ops at PyTorch's top level
+_LAZY.update(dict.fromkeys((
+    "embedding", "dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout", "layer_norm", "rms_norm",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "celu", "selu", "rrelu",
+    "bilinear", "cosine_similarity", "pairwise_distance", "pdist", "kl_div", "margin_ranking_loss",
+    "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
+    "binary_cross_entropy_with_logits", "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices",
+    "threshold", "celu_", "selu_", "rrelu_", "threshold_", "dropout_", "alpha_dropout_", "feature_dropout_",
+    "feature_alpha_dropout_"), "nn.functional.torch_toplevel"))
 # PyTorch's other dtype names (torch.long, torch.float, ...): NumPy's types. Served by __getattr__, so that
 # `from chainrule import *` does not shadow the builtins float, int and bool.
 _DTYPES = {
@@ -156,6 +166,46 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
     from .devices import device
     from .graph import draw, explain, render, to_dot, to_networkx
     from .nn import load, save
+    from .nn.functional.torch_toplevel import (
+        adaptive_max_pool1d,
+        alpha_dropout,
+        alpha_dropout_,
+        bilinear,
+        binary_cross_entropy_with_logits,
+        celu,
+        celu_,
+        channel_shuffle,
+        constant_pad_nd,
+        cosine_embedding_loss,
+        cosine_similarity,
+        dropout,
+        dropout_,
+        embedding,
+        feature_alpha_dropout,
+        feature_alpha_dropout_,
+        feature_dropout,
+        feature_dropout_,
+        hinge_embedding_loss,
+        kl_div,
+        layer_norm,
+        margin_ranking_loss,
+        max_pool1d_with_indices,
+        native_channel_shuffle,
+        pairwise_distance,
+        pdist,
+        pixel_shuffle,
+        pixel_unshuffle,
+        poisson_nll_loss,
+        rms_norm,
+        rrelu,
+        rrelu_,
+        selu,
+        selu_,
+        threshold,
+        threshold_,
+        triplet_margin_loss,
+    )
+    from .ops.pytorch.legacy_range import range
     from .optimize import minimize
     from .replay import JitError, jit, jit_step
     from .replay.compiling import compile

@@ -45,6 +45,7 @@ def set_default_dtype(dtype: Any) -> None:
 
 
 _generator = np.random.default_rng(0)
+_seed = 0  # the seed of _generator (torch.initial_seed)
 
 
 def manual_seed(seed: int) -> None:
@@ -57,9 +58,16 @@ def manual_seed(seed: int) -> None:
         >>> bool((a == b).all())
         True
     """
+    global _seed
     # reseeded in place: layers and dropouts that hold the default generator (rng=None at build time) see it too
     _generator.bit_generator.state = np.random.default_rng(seed).bit_generator.state
+    _seed = int(seed)
     seed_all(seed)  # and every device's own generator (dropout masks drawn on a GPU)
+
+
+def initial_seed() -> int:
+    """The seed the default generator started from (``manual_seed``'s; 0 until it is called)."""
+    return _seed
 
 
 class Generator:

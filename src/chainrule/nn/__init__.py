@@ -90,6 +90,19 @@ from .language_model.model import GPT, GPTConfig
 from .layers import MLP, Dropout, Embedding, Flatten, LayerNorm, Linear, RMSNorm, Unflatten
 from .layers_more import *  # noqa: F403  (PReLU, PixelShuffle, Dropout2d, ZeroPad2d, CosineSimilarity, ...)
 from .layers_more import __all__ as _layers_more
+from .lazy import (  # PyTorch's lazy layers: the input size read from the first input
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyLinear,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 from .losses import (
     BCELoss,
     BCEWithLogitsLoss,
@@ -107,9 +120,11 @@ from .module import Module
 from .module_state import LoadResult, StateDictError
 from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .param_containers import ParameterDict, ParameterList
-from .parameter import Parameter, get_default_dtype, set_default_dtype
+from .parameter import Buffer, Parameter, get_default_dtype, set_default_dtype
 from .progress import progress
 from .recurrent import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNCell
+from .recurrent import _RNNBase as RNNBase  # PyTorch's names of the recurrent layers' and cells' bases
+from .recurrent_cells import _CellBase as RNNCellBase
 from .serialize import DamagedFileError, UnsafeFileError, load, load_checkpoint, save, save_checkpoint
 from .transformer import CausalSelfAttention, KVCache, MultiheadAttention, TransformerBlock
 from .transformer_layers import (
@@ -143,5 +158,8 @@ __all__ = [
     "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder", "TransformerDecoderLayer",
 ]
 __all__ += ["parallel"]
+__all__ += ["Buffer", "RNNBase", "RNNCellBase", "UninitializedParameter", "UninitializedBuffer", "LazyLinear",
+            "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d",
+            "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d"]
 __all__ += [*_layers_more, *_losses_more, *_jax_nn]
 __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm3d", "InstanceNorm3d"]

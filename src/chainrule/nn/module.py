@@ -19,7 +19,7 @@ from ..tensor import Tensor
 from . import module_hooks
 from .module_placement import Placement
 from .module_state import StateDict, dotted
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 
 
 class Module(Placement, StateDict):
@@ -63,6 +63,9 @@ class Module(Placement, StateDict):
 
     def __setattr__(self, name: str, value: Any) -> None:
         d = self.__dict__
+        if isinstance(value, Buffer):  # PyTorch's nn.Buffer: registered as a buffer, as a plain Tensor
+            self.register_buffer(name, Tensor._wrap(value._data), persistent=value.persistent)
+            return
         if isinstance(value, Parameter):
             table = self._registry("_parameters", name)
             self._forget(name, keep="_parameters")

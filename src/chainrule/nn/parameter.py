@@ -67,3 +67,24 @@ class Parameter(Tensor):
         if not self._requires_grad:
             extra += ", requires_grad=False"
         return f"Parameter({body}{extra})"
+
+
+class Buffer(Tensor):
+    """PyTorch's ``nn.Buffer(data, persistent=True)``: assigned to a module attribute, it is registered as a buffer
+    (``register_buffer``; saved in ``state_dict`` unless ``persistent=False``).
+
+    Example:
+        >>> from chainrule import nn
+        >>> class Scaled(nn.Module):
+        ...     def __init__(self):
+        ...         super().__init__()
+        ...         self.scale = nn.Buffer([2.0, 3.0])
+        >>> list(Scaled().state_dict())
+        ['scale']
+    """
+
+    __slots__ = ("persistent",)
+
+    def __init__(self, data: Any = None, *, persistent: bool = True) -> None:
+        super().__init__(np.zeros(0, dtype=get_default_dtype()) if data is None else data)
+        self.persistent = bool(persistent)

@@ -1,5 +1,5 @@
-"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, LBFGS), learning-rate
-schedules and gradient clipping, for Tensor and Scalar parameters.
+"""Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD, Adafactor,
+LBFGS), learning-rate schedules and gradient clipping, for Tensor and Scalar parameters.
 
 The update arithmetic lives in :mod:`chainrule.optim.rules` (plain functions on arrays, shared
 with ``chainrule.optimize.minimize``).
@@ -17,6 +17,7 @@ from . import (
     lr_scheduler,  # PyTorch's path: optim.lr_scheduler.StepLR
     rules,
 )
+from .adafactor import Adafactor
 from .adam_variants import Adamax, NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
@@ -25,10 +26,12 @@ from .lbfgs import LBFGS
 from .lr_scheduler import *  # noqa: F403  (the schedules, also under PyTorch's optim.lr_scheduler path)
 from .optimizers import SGD, Adam, AdamW, Optimizer
 from .params import ScalarSlot, ScalarVector, Slot, TensorSlot
+from .sign_and_averaging import ASGD, Rprop
 
 __all__ = [
     "Optimizer", "SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "lr_scheduler",
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
     "weight_decay_groups", "rules", *lr_scheduler.__all__,
     "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
+    "Rprop", "ASGD", "Adafactor",
 ]

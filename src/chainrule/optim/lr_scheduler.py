@@ -12,6 +12,7 @@ from .schedules import (
     LambdaLR,
     LinearLR,
     LRScheduler,
+    MultiplicativeLR,
     MultiStepLR,
     StepLR,
     WarmupCosineLR,
@@ -20,5 +21,5 @@ from .schedules import (
 __all__ = [
     "LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR", "LinearLR",
     "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler",
-    "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR",
+    "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR", "MultiplicativeLR",
 ]

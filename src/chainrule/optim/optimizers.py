@@ -171,6 +171,10 @@ class Optimizer:
         """What ``_update`` receives as ``group``: the group itself, or its values read once per step."""
         return group
 
+    def _state_shape(self, key: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """The shape of the state array ``key`` of a parameter of ``shape`` (its own, unless a rule keeps less)."""
+        return shape
+
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         """Move ``p`` in place by one step from gradient ``g`` (never written to); ``group`` is what ``_hyper``
         made of the parameter group, ``state`` this slot's state."""
@@ -224,7 +228,7 @@ class Optimizer:
                 if is_off_host(v):
                     v = of(v).to_host(v)
                 if isinstance(v, np.ndarray) and (v.ndim > 0 or (slot.shape == () and key not in SCALAR_STATE)):
-                    if v.shape != slot.shape:
+                    if v.shape != self._state_shape(key, slot.shape):
                         raise ValueError(
                             f"{name}.load_state_dict: state '{key}' of parameter {i} has shape {v.shape} but the "
                             f"parameter has shape {slot.shape}"
@@ -438,11 +442,12 @@ def _checked_hyperparameter(name: str, g: int, key: str, value: Any, group: dict
         if key in ("lr", "eps", "weight_decay", "momentum") and value < 0:
             raise ValueError(f"{where} must be >= 0, got {value}")
         return type(current)(value) if isinstance(current, (int, float)) else value
-    if isinstance(current, tuple):
+    if isinstance(current, tuple):  # (an entry that is None may stay None: Adafactor's eps)
         if (not isinstance(value, (list, tuple)) or len(value) != len(current)
-                or not all(_is_number(v) and np.isfinite(v) for v in value)):
+                or not all((v is None and c is None) or (_is_number(v) and np.isfinite(v))
+                           for v, c in zip(value, current))):
             raise TypeError(f"{where} must be {len(current)} finite numbers, got {value!r:.60}")
-        return tuple(float(v) for v in value)
+        return tuple(None if v is None else float(v) for v in value)
     if isinstance(current, str) and not isinstance(value, str):
         raise TypeError(f"{where} must be a string, got {type(value).__name__} {value!r:.40}")
     return value

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..core.device import as_array
+from ..nn.lazy import UninitializedParameter
 from ..nn.parameter import Parameter
 from ..scalar import Scalar
 from ..tensor import Tensor
@@ -153,6 +154,12 @@ def make_slots(params: Iterable[Any], where: str) -> list[Slot]:
     scalars: list[Scalar] = []
     for i, p in enumerate(params):
         if isinstance(p, Tensor):
+            if isinstance(p, UninitializedParameter):
+                raise ValueError(
+                    f"{where}: parameter {i} is an UninitializedParameter of a lazy layer (nn.LazyLinear, ...), whose "
+                    "size is known after its first forward; call the model once on an example input before building "
+                    "the optimiser (PyTorch sizes its state later; chainrule sizes it here)"
+                )
             if p._data.dtype.kind != "f":
                 raise TypeError(
                     f"{where}: parameter {i} has dtype {p._data.dtype}; only floating tensors can be trained"

@@ -133,6 +133,40 @@ class LambdaLR(LRScheduler):
         return [base * f(epoch) for base, f in zip(self.base_lrs, self._lambdas, strict=True)]
 
 
+class MultiplicativeLR(LambdaLR):
+    """PyTorch's ``MultiplicativeLR``: each step multiplies the rate by ``lr_lambda(step)`` (one function, or one
+    per parameter group): ``lr = base_lr * lr_lambda(1) * ... * lr_lambda(step)``, kept as a closed form of the
+    step (the products are remembered, so resuming from ``state_dict`` is exact).
+
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> opt = optim.SGD([Tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = optim.lr_scheduler.MultiplicativeLR(opt, lambda k: 0.5)
+        >>> for _ in range(3):
+        ...     opt.step(); sched.step()
+        >>> sched.get_last_lr()
+        [0.125]
+    """
+
+    def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
+        self._products: list[list[float]] = []  # the products of the factors up to each step, per group
+        super().__init__(optimizer, lr_lambda, last_epoch)
+
+    def lr_at(self, base_lr: float, epoch: int) -> float:
+        return base_lr * self._product(0, epoch)
+
+    def _product(self, g: int, epoch: int) -> float:
+        while len(self._products) <= g:
+            self._products.append([1.0])
+        products = self._products[g]
+        while len(products) <= epoch:
+            products.append(products[-1] * float(self._lambdas[g](len(products))))
+        return products[max(epoch, 0)]
+
+    def _rates_at(self, epoch: int) -> list[float]:
+        return [base * self._product(g, epoch) for g, base in enumerate(self.base_lrs)]
+
+
 class StepLR(LRScheduler):
     """Multiply the rate by ``gamma`` every ``step_size`` steps."""
 

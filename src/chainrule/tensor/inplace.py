@@ -1,8 +1,10 @@
 """In-place changes of a Tensor (``t += x``, ``p.add_(g, alpha=-lr)``, ``t[i] = v``), a mixin of ``Tensor``.
 
 PyTorch's rules: an in-place change is allowed under ``no_grad`` and on tensors outside the
-graph; it is refused (not recorded) on a tensor in the graph, or with an operand that is, since
-writing over a value would lose what its gradient needs. Every change is recorded on the version
+graph; it is refused on a leaf that requires grad. In the graph (or with an operand that is), ``add_``,
+``copy_``, ``t[i] = v`` and ``h += x`` are recorded by the ops layer (``IN_GRAPH``, from
+``chainrule.ops.pytorch.in_place_methods``), the others (``fill_``, ``h //= x``) refused, since writing
+over a value would lose what its gradient needs. Every change is recorded on the version
 clock (:mod:`chainrule.core.clock`) against the memory written, so a graph that saved the old
 values refuses to differentiate them.
 """
@@ -32,7 +34,9 @@ class InPlaceMethods:
         """Record an in-place change of this tensor's memory on the version clock (``_version`` grows)."""
         clock.record_change(self._data)
 
-    def _inplace_guard(self, what: str, value: Any = None) -> None:
+    def _inplace_guard(self, what: str, value: Any = None, recorded: bool = False) -> None:
+        """Refuse an in-place change PyTorch refuses; ``recorded``: the caller records it in the graph, so a tensor
+        in the graph is allowed (a leaf that requires grad is not)."""
         other_traced = isinstance(value, InPlaceMethods) and state.is_traced(value)
         if self._tangents and state.any_visible(self._tangents) or (
             other_traced and not (value._requires_grad and state.grad_enabled())
@@ -54,6 +58,8 @@ class InPlaceMethods:
                 "refuses this too). For an update step, wrap it in chainrule.no_grad(): "
                 "`with cr.no_grad(): p -= lr * p.grad`; otherwise write it out of place (p = p - x)"
             )
+        if recorded:
+            return
         fix = ("h = cr.where(mask, value, h) or h.masked_fill(mask, value) for a mask, cr.add_at(h, index, v) "
                "to add at indices, or build the pieces and cr.concatenate/cr.stack them" if what == "__setitem__"
                else "h = h + b")
@@ -67,6 +73,10 @@ class InPlaceMethods:
         )
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        if self._in_graph("__setitem__", value):  # h[i] = v in the graph: recorded (h.at[i].set(v) into h)
+            at = _raw_index(index)
+            IN_GRAPH["record"](self, "__setitem__", lambda old: IN_GRAPH["__setitem__"](old, at, value), value)
+            return
         self._inplace_guard("__setitem__", value)
         self._data[_raw_index(index)] = value._data if isinstance(value, InPlaceMethods) else value
         clock.record_change(self._data)
@@ -109,9 +119,18 @@ class InPlaceMethods:
             result = result.astype(self._data.dtype)
         return result
 
-    def _inplace(self, name: str, ufunc: Any, other: Any) -> Any:
+    def _in_graph(self, name: str, other: Any, *operands: Any) -> bool:
+        """Is this change one the graph records (ops/pytorch/in_place_methods.py, registered in IN_GRAPH)?"""
+        return name in IN_GRAPH and state.grad_enabled() and (self._requires_grad or isinstance(
+            other, InPlaceMethods) and other._requires_grad)
+
+    def _inplace(self, name: str, ufunc: Any, other: Any, alpha: Any = 1) -> Any:
         if ufunc in _OUT_OF_PLACE and self._rebinds(name, other):
             return self._rebound(name, ufunc, other)
+        if self._in_graph(name, other):
+            rule = IN_GRAPH[name]
+            return IN_GRAPH["record"](self, name, lambda old: rule(old, other, alpha), other)
+        other = other if alpha == 1 else _scaled(other, alpha)
         self._inplace_guard(name, other)
         other_data = other._data if isinstance(other, InPlaceMethods) else other
         try:
@@ -197,11 +216,11 @@ class InPlaceMethods:
             >>> p.add_(cr.Tensor([1.0, 1.0]), alpha=0.5)
             Tensor([1.5, 2.5])
         """
-        return self._inplace("add_", np.add, other if alpha == 1 else _scaled(other, alpha))
+        return self._inplace("add_", np.add, other, alpha)
 
     def sub_(self, other: Any, alpha: float = 1) -> Any:
         """In place: self -= alpha * other."""
-        return self._inplace("sub_", np.subtract, other if alpha == 1 else _scaled(other, alpha))
+        return self._inplace("sub_", np.subtract, other, alpha)
 
     def mul_(self, other: Any) -> Any:
         """In place: self *= other."""
@@ -217,6 +236,8 @@ class InPlaceMethods:
 
     def copy_(self, other: Any) -> Any:
         """In place: overwrite the values with ``other``'s (broadcast to this shape)."""
+        if self._in_graph("copy_", other):
+            return IN_GRAPH["record"](self, "copy_", lambda old: IN_GRAPH["copy_"](old, other, 1), other)
         self._inplace_guard("copy_", other)
         np.copyto(self._data, other._data if isinstance(other, InPlaceMethods) else other)
         clock.record_change(self._data)
@@ -239,6 +260,11 @@ _SYMBOL = {
     "__imod__": "%", "__ipow__": "**", "__iand__": "&", "__ior__": "|", "__ixor__": "^",
     "add_": "+", "sub_": "-", "mul_": "*", "div_": "/", "pow_": "**",
 }
+
+
+# in the graph, ``h.add_(x)``, ``h += x`` (when h cannot be rebound) and ``h.copy_(x)`` are recorded by the ops layer:
+# IN_GRAPH["record"] and the out-of-place rule of each name, registered by chainrule.ops.pytorch.in_place_methods
+IN_GRAPH: dict[str, Any] = {}
 
 
 # the out-of-place operators a Python augmented assignment (``t += x``) falls back to in the graph

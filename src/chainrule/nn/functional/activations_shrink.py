@@ -23,9 +23,11 @@ import numpy as np
 
 from ...core.device import as_array
 from ...core.errors import ChainruleWarning
+from ...core.state import is_grad_enabled
 from ...ops import elementwise as ew
 from ...ops import reductions
 from ...ops._define import raw, xp_where
+from ...ops.pytorch.in_place_methods import record, traced_operand
 from ...tensor import Tensor
 from .draws import drawn_like
 from .extras import _floating, _values, celu, elu, hardtanh, leaky_relu, selu, threshold
@@ -172,18 +174,20 @@ def _write_over(name: str, fn: Any) -> Any:
                 return input
             raise TypeError(f"{name}: writes in place into a Tensor or an array, got {type(input).__name__}; "
                             f"use {name[:-1]} for a new value")
+        if input._requires_grad and is_grad_enabled():  # in the graph: recorded, as PyTorch records it
+            return record(input, name, lambda old: fn(old, *args, **kw), traced_operand(args, kw))
         input._inplace_guard(name)
         input._data[...] = raw(fn(input._data, *args, **kw))
         input._bump_version()
         return input
 
     inplace.__name__ = inplace.__qualname__ = name
-    inplace.__doc__ = (f"In place: ``{name[:-1]}`` written into the Tensor (allowed under no_grad or outside the "
-                       "graph, as in PyTorch).")
+    inplace.__doc__ = (f"In place: ``{name[:-1]}`` written into the Tensor (recorded in the graph, as in PyTorch; "
+                       "see chainrule.ops.pytorch.in_place_methods).")
     return inplace
 
 
-relu_ = _write_over("relu_", lambda x: np.maximum(x, _zero(x)))
+relu_ = _write_over("relu_", lambda x: x.relu() if isinstance(x, Tensor) else np.maximum(x, _zero(x)))
 elu_ = _write_over("elu_", elu)
 leaky_relu_ = _write_over("leaky_relu_", leaky_relu)
 hardtanh_ = _write_over("hardtanh_", hardtanh)

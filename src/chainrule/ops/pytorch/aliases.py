@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from ...core.device import as_array, index_on, xp_of
-from ...core.state import no_grad
 from ...tensor import Tensor
 from ..declare import tensor_method
 from ..numeric import add_at
@@ -27,7 +26,6 @@ from .common import (
     check_range,
     checked_axis,
     declared,
-    in_place,
     overwrite_at,
     scaled,
     values_of,
@@ -242,25 +240,6 @@ def fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
     np.fill_diagonal(self._data, fill_value, wrap=wrap)
     self._bump_version()
     return self
-
-
-# -- in place: PyTorch's ``t.relu_()``, ``t.masked_fill_(m, v)``, ... (allowed under no_grad or outside the graph)
-def _in_place_of(name: str) -> Any:
-    """``t.<name>_(...)``: the out-of-place method ``t.<name>(...)`` on the values (no graph), written over them."""
-    def on_values(values: np.ndarray, *args: Any, **kw: Any) -> np.ndarray:
-        with no_grad():
-            return as_array(getattr(Tensor._wrap(values), name)(*args, **kw)._data)
-
-    return in_place(f"{name}_", on_values)
-
-
-for _name in ("relu", "sigmoid", "tanh", "log", "log1p", "log2", "log10", "expm1", "exp2", "sin", "cos", "tan",
-              "sinh", "cosh", "asin", "acos", "atan", "erf", "reciprocal", "rsqrt", "floor", "ceil", "round",
-              "trunc", "frac", "sign", "sgn", "clamp_min", "clamp_max", "clip", "lerp", "addcmul", "addcdiv",
-              "masked_fill", "index_fill", "index_add", "scatter", "scatter_add", "fmod", "remainder", "atan2",
-              "hypot", "copysign", "nan_to_num", "logit", "xlogy", "true_divide", "multiply", "subtract", "divide",
-              "tril", "triu", "absolute", "negative", "logaddexp", "index_put"):
-    tensor_method(f"{_name}_", _in_place_of(_name))
 
 
 @tensor_method("diag_embed")

@@ -22,6 +22,7 @@ Example:
 # each module adds its methods when imported, in this order (a declaration lists its methods in that order)
 from . import aliases as _aliases  # noqa: F401
 from . import arithmetic as _arithmetic  # noqa: F401
+from . import in_place_methods as _in_place_methods  # noqa: F401
 from . import indexing as _selection  # noqa: F401
 from . import shape_and_storage as _shape_and_storage  # noqa: F401
 

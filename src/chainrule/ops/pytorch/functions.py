@@ -27,8 +27,11 @@ from ...tensor import Tensor
 from .._define import where_is
 from ..shape import concatenate
 from .constructors import tensor
+from .in_place_methods import TOPLEVEL as IN_PLACE
 from .keywords import write_out
 from .toplevel import FUNCTIONS as TOPLEVEL
+from .utilities import FUNCTIONS as UTILITIES
+from .utilities import METHODS as UTILITY_METHODS
 
 # torch.<name>(input, *args, **kwargs) == input.<name>(*args, **kwargs) for each of these
 METHODS = (
@@ -58,7 +61,7 @@ def _method(name: str) -> Callable[..., Any]:
     return call
 
 
-FUNCTIONS: dict[str, Callable[..., Any]] = {name: _method(name) for name in METHODS}
+FUNCTIONS: dict[str, Callable[..., Any]] = {name: _method(name) for name in METHODS + IN_PLACE + UTILITY_METHODS}
 
 
 def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any:
@@ -123,4 +126,5 @@ def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[
 
 FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor, var_mean=var_mean,
                  std_mean=std_mean)
+FUNCTIONS.update(UTILITIES)  # broadcast_shapes, promote_types, windows, the generator's state...
 FUNCTIONS.update(TOPLEVEL)  # randperm, normal, tril_indices, cdist...: PyTorch's functions that are not methods

@@ -10,7 +10,7 @@ import numpy as np
 from ...core.device import backend, check_cpu, move, of
 from ...tensor import Tensor
 from ..declare import TENSOR_METHODS, tensor_method
-from .common import also_method, as_array, checked_axis, declared, dims_tuple, in_place, values_of
+from .common import also_method, as_array, checked_axis, declared, dims_tuple, values_of
 from .dim_args import scalar_along
 
 also_method("moveaxis", "movedim", lambda self, source, destination: declared("moveaxis")(self, source, destination))
@@ -103,18 +103,7 @@ def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, device: Any = None
     return _new("new_tensor", values, device, requires_grad, self)
 
 
-# -- in place (PyTorch's rules: refused in the graph, allowed under no_grad and outside it) -----------
-def _clamped(d: np.ndarray, min: Any = None, max: Any = None) -> np.ndarray:  # noqa: A002
-    if min is None and max is None:
-        raise ValueError("clamp_: give min, max or both")
-    return np.clip(d, min, max)
-
-
-for _method, _np in [("neg_", np.negative), ("sqrt_", np.sqrt), ("exp_", np.exp), ("abs_", np.abs),
-                     ("square_", np.square), ("clamp_", _clamped)]:
-    tensor_method(_method, in_place(_method, _np))
-
-
+# -- in place (the methods made from ops are in in_place_methods.py) ----------------------------------------
 @tensor_method("detach_")
 def detach_(self: Tensor) -> Tensor:
     """PyTorch's ``detach_``: cut this Tensor from the graph, in place (it becomes a leaf without gradient)."""
