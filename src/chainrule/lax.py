@@ -40,10 +40,10 @@ from typing import Any
 import numpy as np
 
 from . import numpy as cnp
-from . import special
 from .autodiff.batch_levels import is_batched
 from .core import traces
 from .custom import stop_gradient
+from .ops import elementwise as _elementwise
 from .ops import index_update as _index_update
 from .ops._define import raw
 from .tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
@@ -301,9 +301,22 @@ sinh, cosh, tanh = cnp.sinh, cnp.cosh, cnp.tanh
 floor, ceil, round = cnp.floor, cnp.ceil, cnp.round  # noqa: A001
 add, sub, mul, pow = cnp.add, cnp.subtract, cnp.multiply, cnp.power  # noqa: A001
 max, min = cnp.maximum, cnp.minimum  # noqa: A001  (lax.max is elementwise)
-logistic, erf, erfc, erf_inv = special.expit, special.erf, special.erfc, special.erfinv
-lgamma, digamma = special.gammaln, special.digamma
+logistic, erf = _elementwise.sigmoid, _elementwise.erf
 select = cnp.where
+
+
+def _scipy(name: str) -> Callable[[Any], Any]:
+    def special_function(x: Any) -> Any:
+        from . import special  # on first use: it needs SciPy (pip install chainrule[scipy])
+
+        return getattr(special, name)(x)
+
+    special_function.__name__ = special_function.__qualname__ = name
+    special_function.__doc__ = f"SciPy's ``special.{name}``, differentiable (needs SciPy)."
+    return special_function
+
+
+erfc, erf_inv, lgamma, digamma = _scipy("erfc"), _scipy("erfinv"), _scipy("gammaln"), _scipy("digamma")
 
 
 def rsqrt(x: Any) -> Any:
