@@ -140,6 +140,29 @@ def test_while_loop_under_vmap_runs_each_example_its_own_number_of_times():
     np.testing.assert_allclose(cr.vmap(cr.grad(lambda x: program(*OURS)(x)[0]))(starts), jac, rtol=1e-10)
 
 
+def test_fori_loop_with_batched_bounds_under_vmap_as_jax():
+    def program(L, N):
+        return lambda n, x: L.fori_loop(0, n, lambda i, v: v * N.sin(x) + i, x)
+
+    ns, xs = np.array([0, 3, 1, 5]), np.array([0.3, -0.7, 1.1, 0.4])
+    np.testing.assert_allclose(cr.vmap(program(*OURS))(ns, xs), jax.vmap(program(*THEIRS))(ns, xs), rtol=1e-12)
+    np.testing.assert_allclose(cr.vmap(cr.grad(program(*OURS), argnums=1))(ns, xs),
+                               jax.vmap(jax.jacfwd(program(*THEIRS), argnums=1))(ns, xs), rtol=1e-10)
+
+
+def test_a_jitted_while_loop_whose_count_changes_raises_rather_than_replaying_the_old_count():
+    jitted = cr.jit(lambda x: lax.while_loop(lambda v: v < 10.0, lambda v: v * 2.0, x))
+    assert float(jitted(np.array(3.0))) == 12.0
+    assert float(jitted(np.array(3.5))) == 14.0  # the same count (2): the replay holds
+    with pytest.raises(cr.JitError, match="read a tensor's value"):
+        jitted(np.array(1.0))
+
+
+def test_cond_branches_must_agree_when_both_run():
+    with pytest.raises(TypeError, match="lax.cond: the branches must output the same structure"):
+        cr.vmap(lambda x: lax.cond(x > 0, lambda: (x, x), lambda: x))(np.array([1.0, -1.0]))
+
+
 def test_switch_clamps_the_index_as_jax():
     branches = [lambda x: x + 1.0, lambda x: x * 10.0, lambda x: -x]
     for index in (-3, 0, 1, 2, 9):
@@ -160,7 +183,7 @@ def test_scan_returns_none_ys_as_jax():
 
 
 @pytest.mark.parametrize("loop, match", [
-    (lambda: lax.scan(lambda c, x: ((c, c), x), 0.0, np.ones(3)), "lax.scan: f's carry must keep the structure"),
+    (lambda: lax.scan(lambda c, x: ((c, c), x), 0.0, np.ones(3)), "lax.scan: f's carry must keep the structure of the carry"),
     (lambda: lax.scan(lambda c, x: (c * x, x), 0.0, np.ones((3, 2))), r"lax.scan: .*leaf 0 was f\[\].*float64\[2\]"),
     (lambda: lax.fori_loop(0, 3, lambda i, v: v + 0.5, 0), "lax.fori_loop: body_fun must keep each leaf's shape"),
     (lambda: lax.fori_loop(0, 3, lambda i, v: {"a": v["a"]}, {"a": 1.0, "b": 2.0}), "lax.fori_loop: body_fun"),

@@ -77,7 +77,7 @@ def _every_branch(pred: Any) -> bool:
 
 def _select(pred: Any, on_true: Any, on_false: Any, name: str) -> Any:
     """Leaf by leaf ``where(pred, on_true, on_false)``: a batched predicate under vmap runs both sides."""
-    _check_same(on_false, on_true, name, "the branches' outputs")
+    _check_same(on_false, on_true, name, "the branches", "output the same structure as each other")
     return tree_map(lambda a, b: cnp.where(pred, a, b), on_true, on_false)
 
 
@@ -136,17 +136,16 @@ def _same_type(old: Any, new: Any) -> bool:
     return d0 == d1
 
 
-def _check_same(old: Any, new: Any, name: str, what: str) -> None:
-    """The carry's structure, shapes and dtypes must stay: JAX's error, naming the leaf."""
+def _check_same(old: Any, new: Any, name: str, what: str, rule: str = "keep the structure of the carry") -> None:
+    """The carry's structure, shapes and dtypes must stay (a cond's branches must agree): JAX's error, naming
+    the leaf."""
     if tree_structure(old) != tree_structure(new):
-        raise TypeError(f"lax.{name}: {what} must keep the structure of the carry: it was {tree_structure(old)}, "
-                        f"the function returned {tree_structure(new)}")
+        raise TypeError(f"lax.{name}: {what} must {rule}: {tree_structure(old)} and {tree_structure(new)}")
     for k, (a, b) in enumerate(zip(tree_leaves(old), tree_leaves(new))):
         if not _same_type(a, b):
             (s0, d0), (s1, d1) = _aval(a), _aval(b)
             raise TypeError(f"lax.{name}: {what} must keep each leaf's shape and dtype: leaf {k} was {d0}{list(s0)}, "
-                            f"the function returned {d1}{list(s1)}; cast it back (x.astype(...)) or change the "
-                            "initial value")
+                            f"then {d1}{list(s1)}; cast it (x.astype(...)) or change the initial value")
 
 
 def _whole(v: Any) -> np.ndarray:
@@ -191,12 +190,19 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[int, Any], Any], init_val: Any, *,
               unroll: Any = None) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)`` (``i`` a Python int); returns ``val``.
+    Under vmap with batched bounds it is a ``while_loop`` (each example runs its own count), as JAX's.
 
     Example:
         >>> from chainrule import lax
         >>> lax.fori_loop(0, 4, lambda i, v: v + i, 0)
         6
     """
+    if is_batched(lower) or is_batched(upper):
+        def step(state: tuple[Any, Any]) -> tuple[Any, Any]:
+            i, v = state
+            return i + 1, body_fun(i, v)
+
+        return while_loop(lambda state: state[0] < upper, step, (lower, init_val))[1]
     val = init_val
     for i in range(int(lower), int(upper)):
         new = body_fun(i, val)
