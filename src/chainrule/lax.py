@@ -76,14 +76,16 @@ def _every_branch(pred: Any) -> bool:
 
 
 def _select(pred: Any, on_true: Any, on_false: Any, name: str) -> Any:
-    """Leaf by leaf ``where(pred, on_true, on_false)``: a batched predicate under vmap runs both sides."""
+    """Leaf by leaf ``where(pred, on_true, on_false)``, the two sides checked to agree."""
     _check_same(on_false, on_true, name, "the branches", "output the same structure as each other")
     return tree_map(lambda a, b: cnp.where(pred, a, b), on_true, on_false)
 
 
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
-    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; only the branch taken runs
-    (under vmap with a batched ``pred`` both do, and each example gets its own).
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``; only the branch taken runs, except
+    under vmap with a batched ``pred`` and under jit with a traced one: both run and each example (each replay)
+    gets its own, as JAX's vmap does (so the other branch must compute too: a NaN there, e.g. a ``log`` of a
+    negative number, gives a NaN gradient through the selection, as in JAX).
 
     Example:
         >>> from chainrule import lax
