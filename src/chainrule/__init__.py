@@ -106,6 +106,10 @@ _LAZY = {
     "autocast": "amp", "compile": "replay.compiling", "use_deterministic_algorithms": "backends",
     "are_deterministic_algorithms_enabled": "backends",
     "range": "ops.pytorch.legacy_range",  # torch.range (end included): lazy, so `import *` keeps the builtin
+    # JAX's top-level helpers (jax.eval_shape, jax.disable_jit, ...)
+    "eval_shape": "transforms.jax_extras", "ShapeDtypeStruct": "transforms.jax_extras",
+    "linear_transpose": "transforms.jax_extras", "device_put": "transforms.jax_extras",
+    "block_until_ready": "transforms.jax_extras", "disable_jit": "replay.disabling",
 }
 # torch.layer_norm, torch.embedding(weight, indices), torch.celu_, ...: nn.functional's ops at PyTorch's top level
 _LAZY.update(dict.fromkeys((
@@ -131,6 +135,7 @@ _SUBMODULES = {
     "utils",  # torch.utils.data's path: chainrule.utils.data is chainrule.data
     "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
     "accelerator",  # torch.accelerator.is_available(), current_accelerator()
+    "lax", "random",  # jax.lax's control flow and names, jax.random's keys
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -145,12 +150,14 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         fft,
         func,
         graph,
+        lax,
         linalg,
         nn,
         numpy,
         optim,
         optimize,
         plot,
+        random,
         special,
         transforms,
         tree,
@@ -209,6 +216,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
     from .optimize import minimize
     from .replay import JitError, jit, jit_step
     from .replay.compiling import compile
+    from .replay.disabling import disable_jit
     from .runtime.allocator import allocator_info, release_memory, set_allocator
     from .runtime.blas import blas_threads_info, set_blas_spin
     from .transforms import (
@@ -227,6 +235,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         vjp,
     )
     from .transforms.checking import GradcheckError, gradcheck
+    from .transforms.jax_extras import ShapeDtypeStruct, block_until_ready, device_put, eval_shape, linear_transpose
 
 
 # PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look

@@ -17,6 +17,7 @@ from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled, transform_depth
 from ..ops.pytorch.dim_args import numpy_methods_for
 from ..tensor import Tensor
+from .disabling import disabled as jit_disabled
 from .guards import Guards
 from .program import Program, ReplayNode
 from .recording import Recorder
@@ -95,6 +96,8 @@ class Jitted:
         return self._program.source if self._program is not None else ""
 
     def __call__(self, *args: Any) -> Any:
+        if jit_disabled():  # inside disable_jit(): the function as it is
+            return self.fn(*args)
         if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
             return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
         if self._arrays_in_arrays_out and any(_is_array(a) for a in args) and not any(
