@@ -730,6 +730,9 @@ LINALG = [
     *[case(f"matrix_power_{n}", lambda a, n=n: np.linalg.matrix_power(a, n), square(), well_conditioned,
            prims="matmul" if n > 1 else ("inv" if n < 0 else "multiply"),
            torch=lambda a, n=n: _torch().linalg.matrix_power(a, n)) for n in (0, 3, -2)],
+    case("matrix_exp", lambda a: cr.linalg.matrix_exp(a), square(), prims="matrix_exp", torch=T("linalg.matrix_exp")),
+    case("matrix_exp_large_norm", lambda a: cr.matrix_exp(a * 4.0), square(min_n=2, batch=False), prims="matrix_exp",
+         torch=lambda a: _torch().linalg.matrix_exp(a * 4.0), tol=10),  # (scaled and squared)
     case("pinv", lambda a: np.linalg.pinv(a), rectangular(batch=False), distinct_singular, prims="solve",
          torch=T("linalg.pinv"), tol=10),
     # a rank-1 product, kept rank 1 by every perturbation of its factors (the derivative holds the rank fixed)

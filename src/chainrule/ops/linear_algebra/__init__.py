@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from .common import require_square
 from .decompositions import EighResult, QRResult, SVDResult, cholesky, eigh, eigvalsh, qr, svd, svdvals
+from .matrix_exp import matrix_exp
 from .norms import cond, linalg_diagonal, linalg_trace, matrix_norm, norm, vector_norm
 from .solve import (
     SlogdetResult,
@@ -43,6 +44,6 @@ from .solve import (
 
 __all__ = [
     "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "det", "eigh", "eigvalsh", "inv",
-    "linalg_diagonal", "linalg_trace", "lstsq", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr",
-    "require_square", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm",
+    "linalg_diagonal", "linalg_trace", "lstsq", "matrix_exp", "matrix_norm", "matrix_power", "multi_dot", "norm",
+    "pinv", "qr", "require_square", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm",
 ]
