@@ -42,6 +42,7 @@ METHODS = (
     "diag_embed", "erfc", "erfinv", "index_add", "index_fill", "index_put", "is_complex", "is_floating_point",
     "logcumsumexp", "mode", "scatter_add", "sgn", "swapdims", "take_along_dim", "tensor_split", "unflatten",
     "unique",
+    "index_copy", "index_reduce", "masked_scatter", "scatter_reduce",
 )
 
 
