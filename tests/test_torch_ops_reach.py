@@ -165,3 +165,79 @@ def test_in_place_and_top_level_spellings_give_the_method(name, args):
     leaf = Tensor(X.copy(), requires_grad=True)
     with pytest.raises(RuntimeError, match=f"{name}_"):
         getattr(leaf, f"{name}_")(*args)
+
+
+# -- unfold, the *_scatter ops, block_diag, renorm -------------------------------------------------------
+CUBE = RNG.normal(size=(3, 4, 5))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dim, size, step", [(0, 2, 1), (2, 2, 2), (1, 4, 1), (2, 0, 3), (-1, 3, 2), (1, 1, 5)])
+def test_unfold_matches_pytorch(dim, size, step):
+    _oracle(lambda L, x: x.unfold(dim, size, step), [CUBE])
+
+
+def test_unfold_gradcheck_zero_d_and_refusals():
+    assert cr.gradcheck(lambda x: cr.as_tensor(x).unfold(1, 3, 1), CUBE)  # overlapping windows
+    assert Tensor(2.0).unfold(0, 1, 1).shape == (1,)
+    with pytest.raises(ValueError, match="unfold: size 6 does not fit dimension 2 of size 5"):
+        Tensor(CUBE).unfold(2, 6, 1)
+    with pytest.raises(ValueError, match="unfold: step must be positive, got 0"):
+        Tensor(CUBE).unfold(2, 2, 0)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("offset, dim1, dim2", [(0, 0, 1), (1, 0, 1), (-2, 1, 2), (1, 2, 0), (-1, -1, 0)])
+def test_diagonal_scatter_matches_pytorch(offset, dim1, dim2):
+    torch = _torch()
+    src = RNG.normal(size=tuple(torch.tensor(CUBE).diagonal(offset, dim1, dim2).shape))
+    _oracle(lambda L, x, s: x.diagonal_scatter(s, offset, dim1, dim2), [CUBE, src])
+
+
+@pytest.mark.oracle
+def test_select_and_slice_scatter_match_pytorch():
+    _oracle(lambda L, x, s: x.select_scatter(s, 1, -2), [CUBE, RNG.normal(size=(3, 5))])
+    _oracle(lambda L, x, s: x.slice_scatter(s, 2, 1, None, 2), [CUBE, RNG.normal(size=(3, 4, 2))])
+    _oracle(lambda L, x, s: x.slice_scatter(s), [CUBE, RNG.normal(size=(3, 4, 5))])
+
+
+def test_scatter_views_gradcheck_and_refusals():
+    assert cr.gradcheck(lambda x, s: cr.diagonal_scatter(x, s, 1, 2, 0), CUBE, RNG.normal(size=(4, 2)))
+    assert cr.gradcheck(lambda x, s: cr.slice_scatter(x, s, dim=1, start=1, end=3), CUBE, RNG.normal(size=(3, 2, 5)))
+    assert cr.gradcheck(lambda x, s: cr.select_scatter(x, s, 0, 1), CUBE, RNG.normal(size=(4, 5)))
+    with pytest.raises(ValueError, match=r"select_scatter: src has shape \(4,\); the part .* has shape \(4, 5\)"):
+        Tensor(CUBE).select_scatter(Tensor(np.ones(4)), 0, 1)
+    with pytest.raises(IndexError, match="select_scatter: index 3 is out of range for dim 0 of size 3"):
+        Tensor(CUBE).select_scatter(Tensor(np.ones((4, 5))), 0, 3)
+    with pytest.raises(ValueError, match="diagonal_scatter: dim1 and dim2 must differ"):
+        Tensor(CUBE).diagonal_scatter(Tensor(np.ones(3)), 0, 1, -2)
+
+
+@pytest.mark.oracle
+def test_block_diag_matches_pytorch():
+    torch = _torch()
+    blocks = [RNG.normal(size=(2, 3)), RNG.normal(size=(3,)), np.array(1.5), RNG.normal(size=(1, 2))]
+    _oracle(lambda L, *bs: (cr if L is cr.tensor else torch).block_diag(*bs), blocks)
+    assert cr.block_diag().shape == tuple(torch.block_diag().shape)
+    mixed = cr.block_diag(cr.ones(1, 1, dtype=np.float32), np.ones((1, 1), dtype=np.int64))
+    assert mixed.dtype == np.float32 and torch.block_diag(torch.ones(1, 1), torch.ones(1, 1, dtype=torch.int64)
+                                                          ).dtype == torch.float32
+    with pytest.raises(ValueError, match="block_diag: block 0 has 3 dimensions"):
+        cr.block_diag(np.ones((1, 1, 1)))
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("p, dim, maxnorm", [(2, 0, 1.0), (1, 1, 1.5), (3.0, 2, 0.8), (2, -1, 100.0)])
+def test_renorm_matches_pytorch(p, dim, maxnorm):
+    _oracle(lambda L, x: x.renorm(p, dim, maxnorm), [CUBE])
+
+
+def test_renorm_gradcheck_in_place_and_refusals():
+    assert cr.gradcheck(lambda x: cr.renorm(x, 2, 1, 1.0), CUBE)
+    t = Tensor(CUBE.copy())
+    assert t.renorm_(2, 0, 1.0) is t
+    np.testing.assert_allclose(np.linalg.norm(t.numpy().reshape(3, -1), axis=1), 1.0, rtol=1e-6)
+    with pytest.raises(ValueError, match="renorm: p must be positive, got 0"):
+        Tensor(CUBE).renorm(0, 0, 1.0)
+    with pytest.raises(ValueError, match="renorm: needs at least 2 dimensions"):
+        Tensor(np.ones(3)).renorm(2, 0, 1.0)

@@ -23,7 +23,9 @@ Example:
 from . import aliases as _aliases  # noqa: F401
 from . import arithmetic as _arithmetic  # noqa: F401
 from . import indexing as _selection  # noqa: F401
+from . import renorm as _renorm  # noqa: F401
 from . import scatter_reduce as _scatter_reduce  # noqa: F401
+from . import scatter_views as _scatter_views  # noqa: F401
 from . import shape_and_storage as _shape_and_storage  # noqa: F401
 
 

@@ -25,6 +25,7 @@ import numpy as np
 from ...autodiff.batch_levels import is_value
 from ...tensor import Tensor
 from ..shape import concatenate
+from .block_diag import block_diag
 from .constructors import tensor
 from .keywords import write_out
 from .toplevel import FUNCTIONS as TOPLEVEL
@@ -42,7 +43,8 @@ METHODS = (
     "diag_embed", "erfc", "erfinv", "index_add", "index_fill", "index_put", "is_complex", "is_floating_point",
     "logcumsumexp", "mode", "scatter_add", "sgn", "swapdims", "take_along_dim", "tensor_split", "unflatten",
     "unique",
-    "index_copy", "index_reduce", "masked_scatter", "scatter_reduce",
+    "index_copy", "index_reduce", "masked_scatter", "scatter_reduce", "diagonal_scatter", "select_scatter",
+    "slice_scatter", "renorm",
 )
 
 
@@ -113,6 +115,7 @@ def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[
     return getattr(value, name)(*args, **kwargs), mean
 
 
+FUNCTIONS.update(block_diag=block_diag)
 FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor, var_mean=var_mean,
                  std_mean=std_mean)
 FUNCTIONS.update(TOPLEVEL)  # randperm, normal, tril_indices, cdist...: PyTorch's functions that are not methods
