@@ -30,6 +30,9 @@ CONCRETE = {
     "piecewise_default": "np.piecewise([_vals(x) > 1], ...) reads the values",
     "nn_max_pool2d": "max_pool2d finds each window's maximum on the values",
     "nn_max_pool1d_ceil": "max_pool1d finds each window's maximum on the values",
+    "lu_factor": "lu_factor chooses its pivots on the values",
+    "lu_factors": "linalg.lu chooses its pivots on the values",
+    "lu_solve": "lu_factor chooses its pivots on the values",
 }
 UNBATCHED: dict[str, str] = {}  # op cases whose op is declared with no batching rule (none today)
 

@@ -44,7 +44,7 @@ METHODS = (
     "logcumsumexp", "mode", "scatter_add", "sgn", "swapdims", "take_along_dim", "tensor_split", "unflatten",
     "unique",
     "index_copy", "index_reduce", "masked_scatter", "scatter_reduce", "diagonal_scatter", "select_scatter",
-    "slice_scatter", "renorm",
+    "slice_scatter", "renorm", "svd", "qr", "cholesky", "lu", "lu_solve",
 )
 
 
