@@ -194,6 +194,8 @@ def test_numpy_select_keeps_numpys_meaning():
 KNOWN = {
     "linalg.cholesky": "gradient convention: chainrule's is the derivative of the lower triangle read, PyTorch's "
                        "its symmetrised (g + g.T) / 2 (ops/linear_algebra/decompositions.py)",
+    "cholesky": "linalg.cholesky's convention (the older spelling calls it)",
+    "linalg.cholesky_ex": "linalg.cholesky's convention (it calls it)",
     "linalg.eigh": "the same convention; eigenvectors' signs are LAPACK's choice",
     "linalg.eigvalsh": "the same convention (the samples are not symmetric)",
     "nn.functional.max_unpool1d": "a position two windows name is written once: its gradient goes to that copy only "

@@ -241,3 +241,80 @@ def test_renorm_gradcheck_in_place_and_refusals():
         Tensor(CUBE).renorm(0, 0, 1.0)
     with pytest.raises(ValueError, match="renorm: needs at least 2 dimensions"):
         Tensor(np.ones(3)).renorm(2, 0, 1.0)
+
+
+# -- numeric methods: special functions, integer ops, histogram, unravel_index -----------------------------
+POS = RNG.uniform(0.6, 3.0, size=(2, 3))
+
+
+@pytest.mark.oracle
+def test_special_function_methods_match_pytorch():
+    pytest.importorskip("scipy")
+    # (PyTorch's trigamma series is good to about 1e-9; SciPy's to the last digits)
+    _oracle(lambda L, x: x.polygamma(1), [POS], rtol=1e-8)
+    _oracle(lambda L, x: (cr if L is cr.tensor else _torch()).polygamma(2, x), [POS], rtol=1e-8)
+    _oracle(lambda L, x: x.mvlgamma(3), [POS + 1.0], rtol=1e-8)
+    _oracle(lambda L, x: x.i0(), [POS - 1.5], rtol=1e-8)
+    _oracle(lambda L, x: L(POS).igamma(x), [POS[::-1].copy()], rtol=1e-8)  # (a gradient in x only, as PyTorch's)
+    _oracle(lambda L, x: L(POS).igammac(x), [POS[::-1].copy()], rtol=1e-8)
+    _oracle(lambda L, x: x.ldexp(L([[1, 2, 3], [0, 1, 2]])), [X[:2]])  # (torch: 0 gradient for a negative one)
+
+
+def test_special_function_methods_gradcheck_and_refusals():
+    pytest.importorskip("scipy")
+    assert cr.gradcheck(lambda x: cr.mvlgamma(x, 2), POS + 1.0)
+    assert cr.gradcheck(lambda x: cr.polygamma(1, x), POS)
+    with pytest.raises(ValueError, match=r"mvlgamma: all entries must be greater than \(p - 1\) / 2 = 1.0"):
+        Tensor(POS).mvlgamma(3)
+
+
+@pytest.mark.oracle
+def test_frexp_nextafter_and_integer_ops_match_pytorch():
+    torch = _torch()
+    m, e = Tensor(X).frexp()
+    tm, te = torch.tensor(X).frexp()
+    np.testing.assert_array_equal(m.numpy(), tm.numpy())
+    assert e.dtype == np.int32 and e.tolist() == te.tolist()
+    np.testing.assert_array_equal(cr.nextafter(Tensor(X), Tensor(SRC[:4])).numpy(),
+                                  torch.nextafter(torch.tensor(X), torch.tensor(SRC[:4])).numpy())
+    a, b = np.array([[12, -18, 0], [7, 5, -3]]), np.array([[8, 27, 5], [1, 2, 3]])
+    for name in ("gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift",
+                 "bitwise_right_shift"):
+        assert getattr(cr, name)(cr.tensor(a), cr.tensor(b)).tolist() == getattr(torch, name)(
+            torch.tensor(a), torch.tensor(b)).tolist(), name
+    assert cr.bitwise_not(cr.tensor(a)).tolist() == torch.bitwise_not(torch.tensor(a)).tolist()
+    assert (cr.tensor(a) << 2).tolist() == (torch.tensor(a) << 2).tolist()
+    assert (cr.tensor(a) >> cr.tensor(b)).tolist() == (torch.tensor(a) >> torch.tensor(b)).tolist()
+    assert cr.bitwise_xor(cr.tensor([True, False]), cr.tensor([True, True])).tolist() == [False, True]
+
+
+def test_ops_without_derivative_refuse_what_they_cannot_do():
+    with pytest.raises(NotImplementedError, match=r"nextafter: has no derivative .* t.detach\(\)"):
+        cr.nextafter(Tensor(X, requires_grad=True), Tensor(X))
+    with cr.no_grad():
+        assert cr.nextafter(Tensor(X, requires_grad=True), Tensor(X)).shape == X.shape
+    with pytest.raises(TypeError, match="gcd: needs integer Tensors .* got dtype float64"):
+        cr.gcd(Tensor(X), Tensor(X))
+    with pytest.raises(TypeError, match="bitwise_and: needs integer or boolean Tensors"):
+        Tensor(X).bitwise_and(Tensor(X))
+
+
+@pytest.mark.oracle
+def test_histogram_and_unravel_index_match_pytorch():
+    torch = _torch()
+    values = RNG.normal(size=(5, 4))
+    for args, kw in [((7,), {}), ((3,), {"range": (-1.0, 1.0), "density": True}),
+                     ((np.array([-2.0, 0.0, 0.5, 3.0]),), {"weight": np.abs(values)})]:
+        ours = cr.histogram(Tensor(values), *[Tensor(a) if isinstance(a, np.ndarray) else a for a in args],
+                            **{k: Tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()})
+        theirs = torch.histogram(torch.tensor(values), *[torch.tensor(a) if isinstance(a, np.ndarray) else a
+                                                         for a in args],
+                                 **{k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()})
+        for o, t in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-12)
+    flat = np.array([[0, 5], [7, -1]])
+    ours = cr.unravel_index(cr.tensor(flat), (2, 4))
+    theirs = torch.unravel_index(torch.tensor(flat), (2, 4))
+    assert [o.tolist() for o in ours] == [t.tolist() for t in theirs]
+    with pytest.raises(IndexError, match=r"unravel_index: an index is out of range for shape \(2, 4\)"):
+        cr.unravel_index(cr.tensor([8]), (2, 4))

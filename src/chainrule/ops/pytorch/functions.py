@@ -28,6 +28,7 @@ from ..shape import concatenate
 from .block_diag import block_diag
 from .constructors import tensor
 from .keywords import write_out
+from .numeric_methods import FUNCTIONS as NUMERIC
 from .toplevel import FUNCTIONS as TOPLEVEL
 
 # torch.<name>(input, *args, **kwargs) == input.<name>(*args, **kwargs) for each of these
@@ -44,7 +45,9 @@ METHODS = (
     "logcumsumexp", "mode", "scatter_add", "sgn", "swapdims", "take_along_dim", "tensor_split", "unflatten",
     "unique",
     "index_copy", "index_reduce", "masked_scatter", "scatter_reduce", "diagonal_scatter", "select_scatter",
-    "slice_scatter", "renorm", "svd", "qr", "cholesky", "lu", "lu_solve",
+    "slice_scatter", "renorm", "svd", "qr", "cholesky", "lu", "lu_solve", "mvlgamma", "i0", "igamma", "igammac",
+    "nextafter", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift",
 )
 
 
@@ -116,6 +119,7 @@ def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[
 
 
 FUNCTIONS.update(block_diag=block_diag)
+FUNCTIONS.update(NUMERIC)  # polygamma(n, input), histogram, unravel_index
 FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor, var_mean=var_mean,
                  std_mean=std_mean)
 FUNCTIONS.update(TOPLEVEL)  # randperm, normal, tril_indices, cdist...: PyTorch's functions that are not methods
