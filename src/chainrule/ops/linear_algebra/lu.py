@@ -153,15 +153,17 @@ def lu(A: Any, *, pivot: bool = True) -> LUResult:  # noqa: N803
 
 def _perm_of_pivots(pivots: Any) -> Any:
     """The row order ``perm`` that LAPACK's 1-based row swaps make."""
-    swaps = np.asarray(raw(pivots)) - 1
+    values = raw(pivots)
+    xp = xp_of(values)
+    swaps = xp.asarray(values).astype(np.int64) - 1
     n = swaps.shape[-1]
     flat = swaps.reshape(-1, n)
-    perm = np.tile(np.arange(n), (flat.shape[0], 1))
-    rows = np.arange(flat.shape[0])
+    perm = xp.tile(xp.arange(n), (flat.shape[0], 1))
+    rows = xp.arange(flat.shape[0])
     for k in range(n):
         p = flat[:, k]
         perm[rows, k], perm[rows, p] = perm[rows, p], perm[rows, k].copy()
-    return xp_of(raw(pivots)).asarray(perm.reshape(swaps.shape))
+    return perm.reshape(swaps.shape)
 
 
 def lu_unpack(LU_data: Any, LU_pivots: Any, unpack_data: bool = True, unpack_pivots: bool = True) -> LUResult:  # noqa: N803

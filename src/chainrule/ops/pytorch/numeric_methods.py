@@ -153,12 +153,13 @@ def histogram(self: Tensor, bins: Any = 100, *, range: Any = None, weight: Any =
               density: bool = False) -> HistogramResult:
     """PyTorch's ``histogram``: ``(hist, bin_edges)`` of the values, in their float dtype (no derivative).
     ``bins``: a count or the edges (a Tensor); ``range``: ``(min, max)``; ``weight``: one per entry."""
-    values = np.asarray(as_array(self))
+    values = as_array(self)
     if values.dtype.kind != "f":
         raise TypeError(f"histogram: needs a floating-point Tensor (as PyTorch's), got dtype {values.dtype}")
-    edges = bins if isinstance(bins, (int, np.integer)) else np.asarray(as_array(bins))
-    w = None if weight is None else np.asarray(as_array(weight)).ravel()
-    hist, bin_edges = np.histogram(values.ravel(), bins=edges, range=range, weights=w, density=density)
+    xp = xp_of(values)
+    edges = bins if isinstance(bins, (int, np.integer)) else xp.asarray(as_array(bins))
+    w = None if weight is None else xp.asarray(as_array(weight)).ravel()
+    hist, bin_edges = xp.histogram(values.ravel(), bins=edges, range=range, weights=w, density=density)
     return HistogramResult(Tensor._wrap(hist.astype(values.dtype)), Tensor._wrap(bin_edges.astype(values.dtype)))
 
 
@@ -172,8 +173,9 @@ def unravel_index(indices: Any, shape: Any) -> tuple[Tensor, ...]:
     size = int(np.prod(dims))
     if idx.size and (int(idx.min()) < -size or int(idx.max()) >= size):
         raise IndexError(f"unravel_index: an index is out of range for shape {dims} ({size} entries)")
-    coords = np.unravel_index(np.asarray(idx) % max(size, 1), dims)  # (PyTorch's negative indices count from the end)
-    return tuple(Tensor._wrap(np.asarray(c, dtype=np.int64)) for c in coords)
+    xp = xp_of(idx)
+    coords = xp.unravel_index(idx % max(size, 1), dims)  # (PyTorch's negative indices count from the end)
+    return tuple(Tensor._wrap(c.astype(np.int64)) for c in coords)
 
 
 def histogram_function(input: Any, *args: Any, **kwargs: Any) -> HistogramResult:  # noqa: A002
