@@ -36,7 +36,7 @@ from ...tensor import Tensor
 from ..declare import tensor_method
 from ..numeric import add_at
 from .common import as_array, check_range, checked_axis, declared, in_place, operand_shape, overwrite_at
-from .indexing import _check_index, _index_array, _positions, _src_part, _zero_d_as_one
+from .indexing import _check_index, _index_array, _src_part, _zero_d_as_one
 
 _SCATTER_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
@@ -45,7 +45,9 @@ _INDEX_REDUCTIONS = ("prod", "mean", "amax", "amin")
 def _flat_positions(idx: Any, axis: int) -> tuple[Any, ...]:
     """The position in ``self`` of each entry of ``idx`` (``idx`` along ``axis``, its own place elsewhere)."""
     xp = xp_of(idx)
-    return tuple(xp.broadcast_to(p, idx.shape).reshape(-1) for p in _positions(idx, axis))
+    grids = [idx if d == axis else xp.arange(n).reshape((1,) * d + (n,) + (1,) * (idx.ndim - d - 1))
+             for d, n in enumerate(idx.shape)]  # (made where idx is)
+    return tuple(xp.broadcast_to(g, idx.shape).reshape(-1) for g in grids)
 
 
 def _ranks(positions: tuple[Any, ...], shape: tuple[int, ...]) -> Any:
@@ -55,8 +57,7 @@ def _ranks(positions: tuple[Any, ...], shape: tuple[int, ...]) -> Any:
     target = xp.ravel_multi_index(positions, shape) if positions[0].size else positions[0]
     order = xp.argsort(target)
     ordered = target[order]
-    starts = xp.concatenate([xp.ones(min(ordered.size, 1), dtype=bool), ordered[1:] != ordered[:-1]])
-    first = xp.maximum.accumulate(xp.where(starts, xp.arange(ordered.size), 0)) if ordered.size else ordered
+    first = xp.searchsorted(ordered, ordered, side="left")  # where each entry's group starts, once sorted
     ranks = xp.empty_like(order)
     ranks[order] = xp.arange(ordered.size) - first
     return ranks
