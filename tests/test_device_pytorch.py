@@ -65,6 +65,14 @@ CALLS = {
     "solve_triangular": lambda t, i: cr.linalg.solve_triangular((t(3, 3) * 0.1).matrix_exp(), t(3, 2), upper=False),
     "cholesky_inverse": lambda t, i: cr.cholesky_inverse((t(3, 3) * 0.1).matrix_exp().tril()),
     "svd_older": lambda t, i: t(3, 2).svd()[1],
+    "linalg_lu": lambda t, i: cr.linalg.lu((t(2, 3, 3) * 0.1).matrix_exp()),
+    "inv_ex": lambda t, i: cr.linalg.inv_ex((t(3, 3) * 0.1).matrix_exp()),
+    "cholesky_solve": lambda t, i: cr.cholesky_solve(t(3, 2), (t(3, 3) * 0.1).matrix_exp().tril()),
+    "triangular_solve": lambda t, i: cr.triangular_solve(t(3, 2), (t(3, 3) * 0.1).matrix_exp()),
+    "select_scatter": lambda t, i: t(3, 4).select_scatter(t(4), 0, 1),
+    "histogram": lambda t, i: t(10).detach().histogram(4),
+    "gcd_shift": lambda t, i: (i([12, 18]).gcd(i([8, 27])), i([1, 2]) << i([2, 1])),
+    "unravel_index": lambda t, i: cr.unravel_index(i([5, 7]), (2, 4)),
 }
 
 
