@@ -730,6 +730,18 @@ LINALG = [
     *[case(f"matrix_power_{n}", lambda a, n=n: np.linalg.matrix_power(a, n), square(), well_conditioned,
            prims="matmul" if n > 1 else ("inv" if n < 0 else "multiply"),
            torch=lambda a, n=n: _torch().linalg.matrix_power(a, n)) for n in (0, 3, -2)],
+    case("matrix_exp", lambda a: cr.linalg.matrix_exp(a), square(), prims="matrix_exp", torch=T("linalg.matrix_exp")),
+    case("matrix_exp_large_norm", lambda a: cr.matrix_exp(a * 4.0), square(min_n=2, batch=False), prims="matrix_exp",
+         torch=lambda a: _torch().linalg.matrix_exp(a * 4.0), tol=10),  # (scaled and squared)
+    case("lu_factor", lambda a: cr.linalg.lu_factor(a).LU, square(), well_conditioned, prims="lu_unpivoted",
+         torch=lambda a: _torch().linalg.lu_factor(a)[0]),
+    case("lu_factors", lambda a: list(cr.linalg.lu(a))[1:], square(), well_conditioned, prims="lu_unpivoted",
+         torch=lambda a: list(_torch().linalg.lu(a))[1:]),
+    case("lu_solve", lambda a, b: cr.linalg.lu_solve(*cr.linalg.lu_factor(a), b), fixed((2, 3, 3), (3, 2)),
+         well_conditioned, prims=("lu_unpivoted", "solve"),
+         torch=lambda a, b: _torch().linalg.lu_solve(*_torch().linalg.lu_factor(a), b.expand(2, 3, 2))),
+    case("solve_triangular", lambda a, b: cr.linalg.solve_triangular(a, b, upper=True), fixed((2, 3, 3), (2, 3, 2)),
+         well_conditioned, prims="solve", torch=lambda a, b: _torch().linalg.solve_triangular(a, b, upper=True)),
     case("pinv", lambda a: np.linalg.pinv(a), rectangular(batch=False), distinct_singular, prims="solve",
          torch=T("linalg.pinv"), tol=10),
     # a rank-1 product, kept rank 1 by every perturbation of its factors (the derivative holds the rank fixed)

@@ -47,6 +47,32 @@ CALLS = {
     "kl_div": lambda t, i: F.kl_div(t(3, 4).log_softmax(1), t(3, 4).softmax(1), reduction="batchmean"),
     "cosine_embedding": lambda t, i: F.cosine_embedding_loss(t(3, 4), t(3, 4), i([1, -1, 1])),
     "host_scalar_tensor": lambda t, i: t(3) * cr.tensor(2.0) + cr.tensor(np.float64(1.5)),
+    "scatter_reduce_prod": lambda t, i: t(3, 4).scatter_reduce(1, i([[0, 0], [1, 2], [3, 3]]), t(3, 2), "prod"),
+    "scatter_reduce_amax": lambda t, i: t(3, 4).scatter_reduce(0, i([[0, 1, 1, 2]]), t(1, 4), "amax",
+                                                               include_self=False),
+    "index_reduce_mean": lambda t, i: t(3, 4).index_reduce(0, i([0, 2, 0]), t(3, 4), "mean"),
+    "index_copy": lambda t, i: t(3, 4).index_copy(1, i([3, 0]), t(3, 2)),
+    "masked_scatter": lambda t, i: t(3, 4).masked_scatter(t(3, 4) > 0, t(12)),
+    "unfold": lambda t, i: t(3, 5).unfold(1, 2, 2),
+    "diagonal_scatter": lambda t, i: t(3, 4).diagonal_scatter(t(3), 1),
+    "slice_scatter": lambda t, i: t(3, 4).slice_scatter(t(3, 2), 1, 0, None, 2),
+    "renorm": lambda t, i: t(3, 4).renorm(2, 0, 1.0),
+    "block_diag": lambda t, i: cr.block_diag(t(2, 2), t(3)),
+    "matrix_exp": lambda t, i: t(2, 3, 3).matrix_exp(),
+    # (the exponential of a small matrix: invertible, its triangles too)
+    "lu_solve": lambda t, i: (lambda a: cr.linalg.lu_solve(*cr.linalg.lu_factor(a), t(3, 2)))(
+        (t(3, 3) * 0.1).matrix_exp()),
+    "solve_triangular": lambda t, i: cr.linalg.solve_triangular((t(3, 3) * 0.1).matrix_exp(), t(3, 2), upper=False),
+    "cholesky_inverse": lambda t, i: cr.cholesky_inverse((t(3, 3) * 0.1).matrix_exp().tril()),
+    "svd_older": lambda t, i: t(3, 2).svd()[1],
+    "linalg_lu": lambda t, i: cr.linalg.lu((t(2, 3, 3) * 0.1).matrix_exp()),
+    "inv_ex": lambda t, i: cr.linalg.inv_ex((t(3, 3) * 0.1).matrix_exp()),
+    "cholesky_solve": lambda t, i: cr.cholesky_solve(t(3, 2), (t(3, 3) * 0.1).matrix_exp().tril()),
+    "triangular_solve": lambda t, i: cr.triangular_solve(t(3, 2), (t(3, 3) * 0.1).matrix_exp()),
+    "select_scatter": lambda t, i: t(3, 4).select_scatter(t(4), 0, 1),
+    "histogram": lambda t, i: t(10).detach().histogram(4),
+    "gcd_shift": lambda t, i: (i([12, 18]).gcd(i([8, 27])), i([1, 2]) << i([2, 1])),
+    "unravel_index": lambda t, i: cr.unravel_index(i([5, 7]), (2, 4)),
 }
 
 

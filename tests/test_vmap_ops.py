@@ -32,6 +32,9 @@ CONCRETE = {
     "nn_max_pool3d": "max_pool3d finds each window's maximum on the values",
     "nn_grid_sample": "grid_sample places each point's neighbours by the grid's values (a batched input alone works)",
     "nn_max_pool1d_ceil": "max_pool1d finds each window's maximum on the values",
+    "lu_factor": "lu_factor chooses its pivots on the values",
+    "lu_factors": "linalg.lu chooses its pivots on the values",
+    "lu_solve": "lu_factor chooses its pivots on the values",
 }
 UNBATCHED: dict[str, str] = {}  # op cases whose op is declared with no batching rule (none today)
 

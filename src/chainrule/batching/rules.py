@@ -386,7 +386,7 @@ ELEMENTWISE = (
     "to_device"
 ).split()
 REDUCTIONS = "sum mean max min prod logsumexp softmax log_softmax cumsum cumprod norm2 nn.masked_softmax".split()
-STACKED_LINALG = "inv det slogdet cholesky eigh svd qr eig pinv_constant_rank".split()
+STACKED_LINALG = "inv det slogdet cholesky eigh svd qr eig pinv_constant_rank matrix_exp lu_unpivoted".split()
 LOOPED = ("scatter_add", "nn.cross_entropy")
 UNBATCHED: tuple[str, ...] = ()  # ops that raise a clear error under vmap (none today)
 

@@ -26,6 +26,9 @@ from __future__ import annotations
 
 from .common import require_square
 from .decompositions import EighResult, QRResult, SVDResult, cholesky, eigh, eigvalsh, qr, svd, svdvals
+from .legacy import CholeskyExResult, SVDLegacyResult, cholesky_ex
+from .lu import InvExResult, LUFactorResult, LUResult, inv_ex, lu, lu_factor, lu_solve, lu_unpack
+from .matrix_exp import matrix_exp
 from .norms import cond, linalg_diagonal, linalg_trace, matrix_norm, norm, vector_norm
 from .solve import (
     SlogdetResult,
@@ -40,9 +43,13 @@ from .solve import (
     tensorinv,
     tensorsolve,
 )
+from .triangular import TriangularSolveResult, cholesky_inverse, cholesky_solve, solve_triangular, triangular_solve
 
 __all__ = [
     "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "det", "eigh", "eigvalsh", "inv",
-    "linalg_diagonal", "linalg_trace", "lstsq", "matrix_norm", "matrix_power", "multi_dot", "norm", "pinv", "qr",
-    "require_square", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm",
+    "linalg_diagonal", "linalg_trace", "lstsq", "matrix_exp", "matrix_norm", "matrix_power", "multi_dot", "norm",
+    "pinv", "qr", "require_square", "slogdet", "solve", "svd", "svdvals", "tensorinv", "tensorsolve", "vector_norm",
+    "CholeskyExResult", "SVDLegacyResult", "cholesky_ex", "InvExResult", "LUFactorResult", "LUResult", "inv_ex",
+    "lu", "lu_factor", "lu_solve", "lu_unpack",
+    "TriangularSolveResult", "cholesky_inverse", "cholesky_solve", "solve_triangular", "triangular_solve",
 ]

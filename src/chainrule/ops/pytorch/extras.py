@@ -24,6 +24,9 @@ from . import aliases as _aliases  # noqa: F401
 from . import arithmetic as _arithmetic  # noqa: F401
 from . import in_place_methods as _in_place_methods  # noqa: F401
 from . import indexing as _selection  # noqa: F401
+from . import renorm as _renorm  # noqa: F401
+from . import scatter_reduce as _scatter_reduce  # noqa: F401
+from . import scatter_views as _scatter_views  # noqa: F401
 from . import shape_and_storage as _shape_and_storage  # noqa: F401
 
 

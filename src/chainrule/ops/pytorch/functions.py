@@ -26,9 +26,11 @@ from ...autodiff.batch_levels import is_value
 from ...tensor import Tensor
 from .._define import where_is
 from ..shape import concatenate
+from .block_diag import block_diag
 from .constructors import tensor
 from .in_place_methods import TOPLEVEL as IN_PLACE
 from .keywords import write_out
+from .numeric_methods import FUNCTIONS as NUMERIC
 from .toplevel import FUNCTIONS as TOPLEVEL
 from .utilities import FUNCTIONS as UTILITIES
 from .utilities import METHODS as UTILITY_METHODS
@@ -46,6 +48,10 @@ METHODS = (
     "diag_embed", "erfc", "erfinv", "index_add", "index_fill", "index_put", "is_complex", "is_floating_point",
     "logcumsumexp", "mode", "scatter_add", "sgn", "swapdims", "take_along_dim", "tensor_split", "unflatten",
     "unique",
+    "index_copy", "index_reduce", "masked_scatter", "scatter_reduce", "diagonal_scatter", "select_scatter",
+    "slice_scatter", "renorm", "svd", "qr", "cholesky", "lu", "lu_solve", "mvlgamma", "i0", "igamma", "igammac",
+    "nextafter", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+    "bitwise_right_shift",
 )
 
 
@@ -124,6 +130,8 @@ def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[
     return getattr(value, name)(*args, **kwargs), mean
 
 
+FUNCTIONS.update(block_diag=block_diag)
+FUNCTIONS.update(NUMERIC)  # polygamma(n, input), histogram, unravel_index
 FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor, var_mean=var_mean,
                  std_mean=std_mean)
 FUNCTIONS.update(UTILITIES)  # broadcast_shapes, promote_types, windows, the generator's state...
