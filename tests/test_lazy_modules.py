@@ -23,6 +23,10 @@ CASES = [
     ("LazyInstanceNorm1d", (1e-3, 0.1, False), {}, (3, 5, 7), "InstanceNorm1d", {"num_features": 5}),
     ("LazyInstanceNorm2d", (), {"track_running_stats": False}, (2, 3, 4, 4), "InstanceNorm2d",
      {"num_features": 3}),
+    ("LazyConv3d", (2, 2), {"padding": 1}, (1, 3, 3, 4, 3), "Conv3d", {"in_channels": 3}),
+    ("LazyConvTranspose3d", (2, 2), {"stride": 2}, (1, 3, 2, 2, 2), "ConvTranspose3d", {"in_channels": 3}),
+    ("LazyBatchNorm3d", (), {}, (2, 3, 2, 2, 2), "BatchNorm3d", {"num_features": 3}),
+    ("LazyInstanceNorm3d", (), {}, (2, 3, 2, 3, 2), "InstanceNorm3d", {"num_features": 3, "affine": True}),
 ]
 IDS = [f"{c[0]}-{len(c[3])}d" for c in CASES]
 

@@ -93,12 +93,16 @@ from .layers_more import __all__ as _layers_more
 from .lazy import (  # PyTorch's lazy layers: the input size read from the first input
     LazyBatchNorm1d,
     LazyBatchNorm2d,
+    LazyBatchNorm3d,
     LazyConv1d,
     LazyConv2d,
+    LazyConv3d,
     LazyConvTranspose1d,
     LazyConvTranspose2d,
+    LazyConvTranspose3d,
     LazyInstanceNorm1d,
     LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
     LazyLinear,
     UninitializedBuffer,
     UninitializedParameter,
@@ -160,6 +164,7 @@ __all__ = [
 __all__ += ["parallel"]
 __all__ += ["Buffer", "RNNBase", "RNNCellBase", "UninitializedParameter", "UninitializedBuffer", "LazyLinear",
             "LazyConv1d", "LazyConv2d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyBatchNorm1d",
-            "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d"]
+            "LazyBatchNorm2d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyConv3d", "LazyConvTranspose3d",
+            "LazyBatchNorm3d", "LazyInstanceNorm3d"]
 __all__ += [*_layers_more, *_losses_more, *_jax_nn]
 __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm3d", "InstanceNorm3d"]

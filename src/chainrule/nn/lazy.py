@@ -25,12 +25,12 @@ import numpy as np
 
 from ..core import defaults
 from ..tensor import Tensor
-from .batchnorm import BatchNorm1d, BatchNorm2d
-from .conv import Conv1d, Conv2d
-from .conv_transpose import ConvTranspose1d, ConvTranspose2d
+from .batchnorm import BatchNorm1d, BatchNorm2d, BatchNorm3d
+from .conv import Conv1d, Conv2d, Conv3d
+from .conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .layers import Linear
 from .module import Module
-from .norm_layers import InstanceNorm1d, InstanceNorm2d
+from .norm_layers import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d
 from .parameter import Parameter
 
 
@@ -180,3 +180,12 @@ LazyInstanceNorm1d = _lazy(InstanceNorm1d, "num_features", _channels, """PyTorch
 LazyInstanceNorm2d = _lazy(InstanceNorm2d, "num_features", _channels, """PyTorch's ``LazyInstanceNorm2d(eps, momentum,
 ...)``: an ``InstanceNorm2d`` whose ``num_features`` is the first input's channels; ``affine`` and
 ``track_running_stats`` on by default (PyTorch's).""", 4, _TRACKED)
+LazyConv3d = _lazy(Conv3d, "in_channels", _channels, """PyTorch's ``LazyConv3d(out_channels, kernel_size, ...)``: a
+``Conv3d`` whose ``in_channels`` is the first input's channels.""", 5)
+LazyConvTranspose3d = _lazy(ConvTranspose3d, "in_channels", _channels, """PyTorch's ``LazyConvTranspose3d(out_channels,
+kernel_size, ...)``: a ``ConvTranspose3d`` sized by the first input's channels.""", 5)
+LazyBatchNorm3d = _lazy(BatchNorm3d, "num_features", _dim1, """PyTorch's ``LazyBatchNorm3d(eps, momentum, ...)``: a
+``BatchNorm3d`` whose ``num_features`` is the first input's channels.""")
+LazyInstanceNorm3d = _lazy(InstanceNorm3d, "num_features", _channels, """PyTorch's ``LazyInstanceNorm3d(eps, momentum,
+...)``: an ``InstanceNorm3d`` whose ``num_features`` is the first input's channels; ``affine`` and
+``track_running_stats`` on by default (PyTorch's).""", 5, _TRACKED)
