@@ -433,3 +433,30 @@ def test_dropout_takes_pytorchs_positional_inplace_flag():
     assert sorted(set(y.data.tolist())) == [0.0, 2.0]
     with pytest.raises(TypeError, match="fourth argument is PyTorch's inplace flag"):
         F.dropout(x, 0.5, True, 7)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name, params", [("relu", ()), ("relu6", ()), ("selu", ()), ("silu", ()), ("hardswish", ()),
+                                          ("hardsigmoid", ()), ("mish", ()), ("elu", (0.7,)), ("celu", (1.3,)),
+                                          ("leaky_relu", (0.2,)), ("hardtanh", (-0.5, 0.5))])
+def test_activations_take_pytorchs_inplace_flag_and_write_into_the_input(name, params):
+    """``F.relu(x, inplace=True)`` (and the flag given positionally) was a TypeError; now it writes into ``x`` as
+    PyTorch's does, recorded in the graph: the same gradients."""
+    grads, values = [], []
+    for lib in (torch, cr):
+        w = lib.tensor(np.linspace(-2.0, 2.0, 7), requires_grad=True)
+        h = w * 1.5
+        out = getattr(lib.nn.functional, name)(h, *params, True)
+        assert out is h
+        (g,) = lib.autograd.grad((h * h).sum(), [w])
+        grads.append(g.numpy())
+        values.append(h.detach().numpy())
+    # (PyTorch's in-place celu_ and hardsigmoid_ round their constants to float32 on float64 tensors)
+    np.testing.assert_allclose(values[1], values[0], rtol=1e-7)
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-7)
+    x = cr.tensor(np.linspace(-2.0, 2.0, 7))
+    before = x.numpy().copy()
+    out = getattr(F, name)(x, *params, inplace=False)
+    assert out is not x and np.array_equal(x.numpy(), before)
+    with pytest.raises(TypeError, match="inplace must be True or False"):
+        getattr(F, name)(x, *params, inplace="yes")

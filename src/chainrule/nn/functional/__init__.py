@@ -75,6 +75,13 @@ globals().update(declared_in("nn.functional"))
 __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
 __all__ += [name for name in _extras + _margin + _more if name not in __all__]
 from .activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
+from .inplace_flags import taking_inplace  # noqa: E402
+
+# PyTorch's inplace= flag (after each one's parameters): the result written into the input, as F.relu_ does
+relu, relu6, selu, silu, hardswish, hardsigmoid, mish = (
+    taking_inplace(f, 0) for f in (relu, relu6, selu, silu, hardswish, hardsigmoid, mish))  # noqa: F405
+elu, celu, leaky_relu = (taking_inplace(f, 1) for f in (elu, celu, leaky_relu))  # noqa: F405
+hardtanh = taking_inplace(hardtanh, 2)  # noqa: F405
 
 
 def _implicit_dim(name: str, x: Any) -> int:
