@@ -460,3 +460,21 @@ def test_activations_take_pytorchs_inplace_flag_and_write_into_the_input(name, p
     assert out is not x and np.array_equal(x.numpy(), before)
     with pytest.raises(TypeError, match="inplace must be True or False"):
         getattr(F, name)(x, *params, inplace="yes")
+
+
+@pytest.mark.parametrize("name, args", [("dropout", (0.5, True)), ("dropout2d", (0.5, True)),
+                                        ("feature_alpha_dropout", (0.5, True)), ("alpha_dropout", (0.5, True)),
+                                        ("threshold", (0.1, 2.0)), ("rrelu", (0.1, 0.3, True))])
+def test_inplace_true_writes_into_the_input_as_pytorchs_and_layers_do_not(name, args):
+    """One rule for the flag: nn.functional's ``inplace=True`` writes the result into the input, as PyTorch's (these
+    computed out of place and left the input unchanged); a layer's flag computes out of place (the same numbers)."""
+    x = cr.tensor(np.linspace(-1.0, 1.0, 32).reshape(2, 4, 2, 2))
+    cr.manual_seed(0)
+    out = getattr(F, name)(x, *args, inplace=True)
+    cr.manual_seed(0)
+    fresh = getattr(F, name)(cr.tensor(np.linspace(-1.0, 1.0, 32).reshape(2, 4, 2, 2)), *args)
+    assert out is x and np.array_equal(x.numpy(), fresh.numpy())
+    h = cr.tensor(np.linspace(-1.0, 1.0, 32).reshape(2, 4, 2, 2), requires_grad=True) * 2
+    assert getattr(F, name)(h, *args, inplace=True) is h  # in the graph: recorded
+    y = cr.tensor(np.ones((2, 4)))
+    assert cr.nn.Dropout(0.5, inplace=True)(y) is not y and np.array_equal(y.numpy(), np.ones((2, 4)))

@@ -76,12 +76,13 @@ __all__ += sorted(set(declared_in("nn.functional")) - set(__all__))
 __all__ += [name for name in _extras + _margin + _more if name not in __all__]
 from .activations import softplus  # noqa: E402, F401  (PyTorch's beta=, threshold=; over the declared op)
 from .inplace_flags import taking_inplace  # noqa: E402
+from .writes import written_over  # noqa: E402
 
 # PyTorch's inplace= flag (after each one's parameters): the result written into the input, as F.relu_ does
 relu, relu6, selu, silu, hardswish, hardsigmoid, mish = (
     taking_inplace(f, 0) for f in (relu, relu6, selu, silu, hardswish, hardsigmoid, mish))  # noqa: F405
 elu, celu, leaky_relu = (taking_inplace(f, 1) for f in (elu, celu, leaky_relu))  # noqa: F405
-hardtanh = taking_inplace(hardtanh, 2)  # noqa: F405
+hardtanh, threshold = taking_inplace(hardtanh, 2), taking_inplace(threshold, 2)  # noqa: F405
 
 
 def _implicit_dim(name: str, x: Any) -> int:
@@ -294,9 +295,9 @@ def rms_norm(x: Any, normalized_shape: Any, weight: Any = None, eps: float | Non
 def dropout(x: Any, p: float = 0.5, training: bool = True, inplace: bool = False, rng: Any = None) -> Any:
     """Zero each entry with probability ``p`` and scale the rest by 1 / (1 - p) (identity when not training).
 
-    ``inplace``: PyTorch's flag (its fourth argument), accepted; the result is the same numbers, computed out of
-    place, as ``nn.Dropout``'s. ``rng``: a ``numpy.random.Generator`` or a seed, for reproducible masks (None: the
-    generator ``manual_seed`` resets).
+    ``inplace``: PyTorch's flag (its fourth argument): the result written into ``x``, as PyTorch's (recorded in
+    the graph; ``nn.Dropout(inplace=True)`` computes out of place). ``rng``: a ``numpy.random.Generator`` or a
+    seed, for reproducible masks (None: the generator ``manual_seed`` resets).
 
     Example:
         >>> import numpy as np
@@ -310,6 +311,8 @@ def dropout(x: Any, p: float = 0.5, training: bool = True, inplace: bool = False
                         "pass the generator or seed as rng=")
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"dropout: probability p must be in [0, 1], got {p}")
+    if inplace and training and p > 0.0:
+        return written_over("dropout_", lambda v: dropout(v, p, training, rng=rng))(x)
     if not training or p == 0.0:
         return x
     dt = np.result_type(raw(x))  # (shapes and dtypes only: a jit trace need not check the values)

@@ -23,14 +23,13 @@ import numpy as np
 
 from ...core.device import as_array
 from ...core.errors import ChainruleWarning
-from ...core.state import is_grad_enabled
 from ...ops import elementwise as ew
 from ...ops import reductions
 from ...ops._define import raw, xp_where
-from ...ops.pytorch.in_place_methods import record, traced_operand
 from ...tensor import Tensor
 from .draws import drawn_like
 from .extras import _floating, _values, celu, elu, hardtanh, leaky_relu, selu, threshold
+from .writes import written_over
 
 __all__ = ["softmin", "softshrink", "hardshrink", "tanhshrink", "prelu", "rrelu", "gumbel_softmax",
            "relu_", "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_"]
@@ -120,7 +119,7 @@ def rrelu(input: Any, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: 
     if not 0 <= lower <= upper:
         raise ValueError(f"rrelu: needs 0 <= lower <= upper, got lower={lower}, upper={upper}")
     if inplace:
-        return rrelu_(input, lower, upper, training)
+        return rrelu_(input, lower, upper, training, rng=rng)
     if not training:
         return leaky_relu(input, (lower + upper) / 2)
     x = _floating("rrelu", input)
@@ -164,34 +163,14 @@ def _gumbel(e: Any) -> Any:
     return -np.log(e)  # of an Exp(1) draw
 
 
-def _write_over(name: str, fn: Any) -> Any:
-    """PyTorch's in-place ``F.name``: ``fn``'s values written into the Tensor, where PyTorch allows it."""
-
-    def inplace(input: Any, *args: Any, **kw: Any) -> Any:  # noqa: A002
-        if not isinstance(input, Tensor):
-            if isinstance(input, np.ndarray):
-                input[...] = as_array(fn(input, *args, **kw))
-                return input
-            raise TypeError(f"{name}: writes in place into a Tensor or an array, got {type(input).__name__}; "
-                            f"use {name[:-1]} for a new value")
-        if input._requires_grad and is_grad_enabled():  # in the graph: recorded, as PyTorch records it
-            return record(input, name, lambda old: fn(old, *args, **kw), traced_operand(args, kw))
-        input._inplace_guard(name)
-        input._data[...] = raw(fn(input._data, *args, **kw))
-        input._bump_version()
-        return input
-
-    inplace.__name__ = inplace.__qualname__ = name
-    inplace.__doc__ = (f"In place: ``{name[:-1]}`` written into the Tensor (recorded in the graph, as in PyTorch; "
-                       "see chainrule.ops.pytorch.in_place_methods).")
-    return inplace
 
 
-relu_ = _write_over("relu_", lambda x: x.relu() if isinstance(x, Tensor) else np.maximum(x, _zero(x)))
-elu_ = _write_over("elu_", elu)
-leaky_relu_ = _write_over("leaky_relu_", leaky_relu)
-hardtanh_ = _write_over("hardtanh_", hardtanh)
-selu_ = _write_over("selu_", selu)
-celu_ = _write_over("celu_", celu)
-threshold_ = _write_over("threshold_", threshold)
-rrelu_ = _write_over("rrelu_", lambda x, lower=1.0 / 8, upper=1.0 / 3, training=False: rrelu(x, lower, upper, training))
+relu_ = written_over("relu_", lambda x: x.relu() if isinstance(x, Tensor) else np.maximum(x, _zero(x)))
+elu_ = written_over("elu_", elu)
+leaky_relu_ = written_over("leaky_relu_", leaky_relu)
+hardtanh_ = written_over("hardtanh_", hardtanh)
+selu_ = written_over("selu_", selu)
+celu_ = written_over("celu_", celu)
+threshold_ = written_over("threshold_", threshold)
+rrelu_ = written_over("rrelu_", lambda x, lower=1.0 / 8, upper=1.0 / 3, training=False, rng=None: rrelu(
+    x, lower, upper, training, rng=rng))

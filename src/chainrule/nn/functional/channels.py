@@ -27,6 +27,7 @@ from ...ops.fused.attention import masked_by_dropout
 from ...tensor import Tensor
 from .. import init
 from .draws import drawn_like
+from .writes import written_over
 
 __all__ = ["pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "dropout1d", "dropout2d", "dropout3d",
            "alpha_dropout", "feature_alpha_dropout"]
@@ -106,11 +107,11 @@ def _channel_dropout(name: str, x: Any, p: float, training: bool, batched: bool,
 
 
 def _out_of_place(name: str, inplace: bool, input: Any, fn: Any) -> Any:  # noqa: A002
-    """``fn(input)``. PyTorch's ``inplace=True`` is accepted as ``nn.Dropout``'s is: the same numbers, returned
-    computed out of place (the input itself is left as it was: chainrule records no in-place change in a graph)."""
+    """``fn(input)``; with PyTorch's ``inplace=True`` written into the input, as PyTorch's (recorded in the graph:
+    nn/functional/writes.py). The layers' flag (``nn.Dropout2d(inplace=True)``) computes out of place."""
     if not isinstance(inplace, bool):
         raise TypeError(f"{name}: inplace must be a bool, got {inplace!r}")
-    return fn(input)
+    return written_over(f"{name}_", fn)(input) if inplace else fn(input)
 
 
 def _dims(name: str, x: Any, spatial: int) -> bool:

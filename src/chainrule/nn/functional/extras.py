@@ -102,9 +102,9 @@ def relu6(x: Any) -> Any:
     return hardtanh(x, 0.0, 6.0)
 
 
-def threshold(x: Any, threshold: float, value: float, inplace: bool = False) -> Any:
+def threshold(x: Any, threshold: float, value: float) -> Any:
     """PyTorch's ``F.threshold``: ``x`` where ``x > threshold``, else ``value`` (derivative 1 above, 0 at and
-    below). ``inplace=True`` gives the same values out of place (chainrule does not record in-place changes)."""
+    below); nn.functional's adds PyTorch's ``inplace`` flag (nn/functional/inplace_flags.py)."""
     x = _floating("threshold", x)
     v = _values(x)
     return ew.where(v > threshold, x, np.full((), value, v.dtype))

@@ -20,13 +20,13 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from .activations_shrink import _write_over
+from .writes import written_over
 
 
 def taking_inplace(fn: Callable[..., Any], n_params: int) -> Callable[..., Any]:
     """``fn(input, *params)`` with PyTorch's ``inplace`` flag after its ``n_params`` parameters (positional too)."""
     name = fn.__name__
-    write = _write_over(f"{name}_", fn)
+    write = written_over(f"{name}_", fn)
 
     @functools.wraps(fn)
     def call(input: Any, *args: Any, inplace: bool = False, **kw: Any) -> Any:  # noqa: A002  (PyTorch's name)
