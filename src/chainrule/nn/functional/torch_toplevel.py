@@ -18,11 +18,10 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
-from ...ops.pytorch.in_place_methods import in_place_by
 from .. import functional as F
+from .writes import written_over
 
 # the same as nn.functional's
 layer_norm, rms_norm, pixel_shuffle, pixel_unshuffle, channel_shuffle = (
@@ -151,19 +150,11 @@ def selu(input: Any) -> Any:  # noqa: A002
     return F.selu(input)
 
 
-def _in_place(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
-    method = in_place_by(name, fn)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = (f"PyTorch's ``torch.{name}(input, ...)``: ``{name[:-1]}`` written into ``input`` (recorded in "
-                      "the graph, as PyTorch's in-place ops).")
-    return method
-
-
-celu_, selu_, rrelu_, threshold_ = (_in_place("celu_", celu), _in_place("selu_", selu), _in_place("rrelu_", rrelu),
-                                    _in_place("threshold_", threshold))
-dropout_, alpha_dropout_ = _in_place("dropout_", dropout), _in_place("alpha_dropout_", alpha_dropout)
-feature_dropout_ = _in_place("feature_dropout_", feature_dropout)
-feature_alpha_dropout_ = _in_place("feature_alpha_dropout_", feature_alpha_dropout)
+celu_, selu_, rrelu_, threshold_ = (written_over("celu_", celu), written_over("selu_", selu),
+                                    written_over("rrelu_", rrelu), written_over("threshold_", threshold))
+dropout_, alpha_dropout_ = written_over("dropout_", dropout), written_over("alpha_dropout_", alpha_dropout)
+feature_dropout_ = written_over("feature_dropout_", feature_dropout)
+feature_alpha_dropout_ = written_over("feature_alpha_dropout_", feature_alpha_dropout)
 
 NAMES = (
     "embedding", "dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout", "layer_norm", "rms_norm",
