@@ -24,8 +24,15 @@ from typing import Any
 import numpy as np
 
 from ..ops import reductions
-from ..ops.elementwise import softplus  # log(1 + exp(x)), the op itself (JAX's has no beta)
+from ..ops.elementwise import (
+    relu,
+    sigmoid,
+    softplus,  # log(1 + exp(x)), the op itself (JAX's has no beta)
+    tanh,
+)
 from . import functional as F
+from .functional.activations import silu
+from .functional.extras import hardsigmoid, hardswish, logsigmoid, mish, relu6
 
 __all__ = [
     "celu", "elu", "gelu", "glu", "hard_sigmoid", "hard_silu", "hard_swish", "hard_tanh", "identity", "leaky_relu",
@@ -33,10 +40,10 @@ __all__ = [
     "soft_sign", "softmax", "softplus", "squareplus", "standardize", "swish", "tanh",
 ]
 
-# the same functions as nn.functional's, with the same derivatives at their kinks (relu'(0) = 0, as JAX's)
-relu, relu6, silu, mish, sigmoid, tanh = F.relu, F.relu6, F.silu, F.mish, F.sigmoid, F.tanh
+# the same functions as nn.functional's (without PyTorch's inplace flag), with the same derivatives at their kinks
+# (relu'(0) = 0, as JAX's)
 swish = silu
-hard_sigmoid, hard_silu, log_sigmoid = F.hardsigmoid, F.hardswish, F.logsigmoid
+hard_sigmoid, hard_silu, log_sigmoid = hardsigmoid, hardswish, logsigmoid
 hard_swish = hard_silu
 
 

@@ -155,13 +155,3 @@ celu_, selu_, rrelu_, threshold_ = (written_over("celu_", celu), written_over("s
 dropout_, alpha_dropout_ = written_over("dropout_", dropout), written_over("alpha_dropout_", alpha_dropout)
 feature_dropout_ = written_over("feature_dropout_", feature_dropout)
 feature_alpha_dropout_ = written_over("feature_alpha_dropout_", feature_alpha_dropout)
-
-NAMES = (
-    "embedding", "dropout", "alpha_dropout", "feature_dropout", "feature_alpha_dropout", "layer_norm", "rms_norm",
-    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle", "celu", "selu", "rrelu",
-    "bilinear", "cosine_similarity", "pairwise_distance", "pdist", "kl_div", "margin_ranking_loss",
-    "hinge_embedding_loss", "cosine_embedding_loss", "triplet_margin_loss", "poisson_nll_loss",
-    "binary_cross_entropy_with_logits", "constant_pad_nd", "adaptive_max_pool1d", "max_pool1d_with_indices",
-    "threshold", "celu_", "selu_", "rrelu_", "threshold_", "dropout_", "alpha_dropout_", "feature_dropout_",
-    "feature_alpha_dropout_",
-)
