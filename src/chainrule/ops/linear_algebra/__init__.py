@@ -6,7 +6,8 @@ recorded too. The functions live by job, each module stating its assumptions:
 
 - :mod:`.solve`: inv, det, slogdet, solve, matrix_power, pinv, lstsq, multi_dot,
   tensorinv, tensorsolve (non-singular or full-rank matrices; ``det`` also at singular ones);
-- :mod:`.decompositions`: cholesky, eigh, eigvalsh, svd, svdvals, qr, each decomposition one
+- :mod:`.decompositions` (svd, svdvals, qr) and :mod:`.symmetric` (cholesky, eigh, eigvalsh, with PyTorch's and
+  NumPy's gradient conventions): each decomposition one
   primitive with several outputs (symmetric input, distinct eigenvalues / singular values for
   the vectors, no gradient to the columns ``full_matrices`` / ``mode='complete'`` add);
 - :mod:`.norms`: norm, vector_norm, matrix_norm, cond, trace, diagonal;
@@ -25,7 +26,7 @@ Example:
 from __future__ import annotations
 
 from .common import require_square
-from .decompositions import EighResult, QRResult, SVDResult, cholesky, eigh, eigvalsh, qr, svd, svdvals
+from .decompositions import QRResult, SVDResult, qr, svd, svdvals
 from .legacy import CholeskyExResult, SVDLegacyResult, cholesky_ex
 from .lu import InvExResult, LUFactorResult, LUResult, inv_ex, lu, lu_factor, lu_solve, lu_unpack
 from .matrix_exp import matrix_exp
@@ -43,6 +44,7 @@ from .solve import (
     tensorinv,
     tensorsolve,
 )
+from .symmetric import EighResult, cholesky, eigh, eigvalsh
 from .triangular import TriangularSolveResult, cholesky_inverse, cholesky_solve, solve_triangular, triangular_solve
 
 __all__ = [

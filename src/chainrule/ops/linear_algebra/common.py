@@ -136,3 +136,14 @@ def require_full_rank(name: str, a: Any) -> None:
     if np.any(np.linalg.matrix_rank(whole) < min(s[-2], s[-1])):
         raise np.linalg.LinAlgError(f"{name}: the {s[-2]}x{s[-1]} matrix is rank-deficient; chainrule's {name} needs "
                                     "full rank (its derivative does not exist where the rank changes)")
+
+
+def total_of(parts: list[Any], like: Any) -> Any:
+    """The sum of the gradient contributions of the outputs that got a cotangent (zeros if none did)."""
+    if not parts:
+        values = raw(like)
+        return xp_of(values).zeros(np.shape(values), dtype=np.result_type(values))  # where like is
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + p
+    return out

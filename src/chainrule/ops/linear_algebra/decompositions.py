@@ -1,4 +1,5 @@
-"""``numpy.linalg``'s decompositions, differentiable: cholesky, eigh, eigvalsh, svd, svdvals, qr.
+"""``numpy.linalg``'s decompositions, differentiable: svd, svdvals, qr (cholesky, eigh and eigvalsh, which read
+one triangle: :mod:`.symmetric`).
 
 Each decomposition is one primitive with several outputs (``eigh``: w, v; ``svd``: U, S, Vh;
 ``qr``: Q, R): one factorisation per call, kept on the graph node with the outputs (no cache);
@@ -9,13 +10,7 @@ derivatives of every order are exact.
 
 Assumptions (where the derivative does not exist or is not unique):
 
-- ``cholesky``, ``eigh``, ``eigvalsh``: the value reads the lower triangle of the input (as NumPy's and
-  PyTorch's; ``UPLO='U'``/``upper=True``: the upper), and the derivatives are those of the function of the
-  symmetric part ``(a + a^H) / 2``, PyTorch's and JAX's convention: the gradient is symmetric (Hermitian),
-  so that a gradient step keeps a symmetric matrix symmetric, and it agrees with finite differences along
-  every symmetric direction (the only ones a symmetric input can move in; a finite-difference check of
-  ``f(a)`` should perturb ``(a + a.T) / 2``). For a matrix built symmetric (``b + b.T``) every convention
-  gives the same gradient of ``b``;
+- ``cholesky``, ``eigh``, ``eigvalsh``: which triangle is read, and the two gradient conventions: :mod:`.symmetric`;
 - ``eigh`` vectors: eigenvalues are distinct (repeated ones give inf/NaN); ``svd`` vectors:
   singular values are distinct and non-zero. Eigenvalues or singular values alone
   (``eigvalsh``, ``svd(compute_uv=False)``, ``svdvals``) need only distinct values for first order;
@@ -53,29 +48,16 @@ from ..declare import implements
 from .common import (
     checked_inv,
     conj_transpose,
-    describe,
     diag_embed,
     diag_part,
-    from_lower,
-    hermitian_part,
     inverse_gaps,
     real_part,
     require_matrices,
-    require_square,
+    total_of,
     transpose_last,
 )
 
 _T = transpose_last
-
-
-def _total(parts: list[Any], like: Any) -> Any:
-    """The sum of the gradient contributions of the outputs that got a cotangent (zeros if none did)."""
-    if not parts:
-        return np.zeros(np.shape(raw(like)), dtype=np.result_type(raw(like)))
-    out = parts[0]
-    for p in parts[1:]:
-        out = out + p
-    return out
 
 
 def _no_gradient_beyond(g: Any, keep: tuple[Any, ...], what: str, fix: str) -> Any:
@@ -92,164 +74,6 @@ def _nan_beyond(x: Any, extra: tuple[int, ...], axis: int) -> Any:
     """``x`` with NaN tangents appended along ``axis`` for outputs that are not unique."""
     pad = xp_where(x).full(extra, np.nan, dtype=np.result_type(raw(x)))  # where x is
     return shape_ops.concatenate([x, pad], axis=axis)
-
-
-# -- Cholesky -----------------------------------------------------------------------------------------
-def _half_lower(x: Any) -> Any:
-    """The lower triangle with the diagonal halved."""
-    return np.tril(x) - diag_embed(diag_part(x)) / 2
-
-
-def _chol_vjp(g: Any, ans: Any, a: Any) -> Any:
-    linv = np.linalg.inv(ans)
-    return hermitian_part(_T(linv) @ _half_lower(_T(ans) @ g) @ linv)
-
-
-def _chol_jvp(t: Any, ans: Any, a: Any) -> Any:
-    linv = np.linalg.inv(ans)
-    return ans @ _half_lower(linv @ hermitian_part(t) @ _T(linv))
-
-
-def _cholesky_fn(a: np.ndarray) -> np.ndarray:
-    try:
-        return np.linalg.cholesky(a)
-    except np.linalg.LinAlgError:
-        raise np.linalg.LinAlgError(
-            f"cholesky: {describe(a)} is not positive definite, so it has no Cholesky factor; check that it is "
-            "symmetric with positive eigenvalues (e.g. add eps * I), or use eigh"
-        ) from None
-
-
-_cholesky = Primitive("cholesky", _cholesky_fn, reads=("ans",))
-_cholesky.defvjp(_chol_vjp)
-_cholesky.defjvp(_chol_jvp)
-
-
-@implements(namespaces=("linalg",))
-def cholesky(a: Any, /, *, upper: bool = False) -> Any:
-    """Lower-triangular L with a = L @ L^H (upper=True: U = L^H) for symmetric positive-definite a.
-
-    The lower triangle is read (upper=True: the upper); the gradient is PyTorch's and JAX's, that of the function
-    of the symmetric part of ``a`` (``numpy.linalg.cholesky(tensor)`` differentiates the triangle read instead)."""
-    require_square("cholesky", a)
-    if upper:  # the upper triangle read: the lower factor of a.T, transposed
-        return _T(_cholesky(_T(a)))
-    return _cholesky(a)
-
-
-@implements(np.linalg.cholesky, namespaces=())  # public as chainrule.numpy.linalg.cholesky
-def numpy_cholesky(a: Any, /, *, upper: bool = False) -> Any:
-    """numpy.linalg.cholesky: as :func:`cholesky`, differentiated as the function of the triangle it reads (HIPS
-    autograd's convention: it agrees with finite differences in every direction, not only symmetric ones)."""
-    require_square("cholesky", a)
-    if upper:
-        return _T(_cholesky(_T(_read_triangle(a, "U"))))
-    return _cholesky(_read_triangle(a))
-
-
-def _read_triangle(a: Any, uplo: str = "L") -> Any:
-    """The symmetric matrix NumPy's cholesky and eigh read from ``a`` (its lower triangle; ``uplo="U"``: upper),
-    built with traced ops so that derivatives through it are those of the triangle read (the rules of the
-    primitives are those of a symmetric input)."""
-    if type(a) is np.ndarray:
-        return a
-    return from_lower(a) if uplo == "L" else _T(from_lower(_T(a)))
-
-
-# -- symmetric eigendecomposition: one node, outputs (w, v) ------------------------------------------
-# dS (Hermitian) gives dw = real(diag(V^H dS V)) and dV = V (F * (V^H dS V)), F the inverse gaps (the gauge where
-# V^H dV has a zero diagonal); the reverse rule is its transpose for the pairing real(sum(g * t)), JAX's:
-# G_S = conj(V) (diag(gw) + F * (V^T gV)) V^T. For real matrices conj(V) = V and these are the familiar ones.
-def _eigh_vjp(g: tuple[Any, Any], ans: tuple[Any, Any], a: Any, UPLO: str) -> Any:  # noqa: N803
-    gw, gv = g
-    w, v = ans
-    vc = conj(v)
-    parts = []
-    if gw is not None:  # d w_i = v_i^H da v_i
-        parts.append((vc * np.expand_dims(gw, -2)) @ _T(v))
-    if gv is not None:  # needs distinct eigenvalues (inverse_gaps)
-        vtg = _T(v) @ gv
-        _check_phase_free(vtg)
-        parts.append(vc @ (inverse_gaps(w) * vtg) @ _T(v))
-    return hermitian_part(_total(parts, v))
-
-
-def _check_phase_free(vtg: Any) -> None:
-    """Complex eigenvectors are unique only up to a phase each; a loss that depends on those phases has no
-    derivative (moving v_j to v_j e^(i t) changes it by t imag((V^T gV)_jj), which must be 0)."""
-    drift = np.imag(np.diagonal(as_array(raw(vtg)), axis1=-2, axis2=-1))
-    if drift.size and np.max(np.abs(drift)) > 1e-8 * (1.0 + np.max(np.abs(raw(vtg)))):
-        raise TypeError(
-            "eigh: the derivative is not defined for complex eigenvectors through their phases: each eigenvector is "
-            "unique only up to a factor e^(i phi), and this function of them depends on it. Differentiate a "
-            "phase-free function of them instead (np.abs(v), v @ v.conj().T, |v^H x|)")
-
-
-def _eigh_jvp(t: Any, ans: tuple[Any, Any], a: Any, UPLO: str) -> tuple[Any, Any]:  # noqa: N803
-    w, v = ans
-    inner = conj_transpose(v) @ hermitian_part(t) @ v
-    with np.errstate(divide="ignore", invalid="ignore"):  # repeated eigenvalues: inf/NaN vector tangents only
-        dv = v @ (inverse_gaps(w) * inner)
-    return real_part(diag_part(inner)), dv
-
-
-def _eigh_fn(a: np.ndarray, UPLO: str) -> tuple[np.ndarray, np.ndarray]:  # noqa: N803
-    return tuple(np.linalg.eigh(a, UPLO=UPLO))
-
-
-# the triangle read (UPLO) is NumPy's and PyTorch's, so the values (eigenvectors' signs included) are theirs
-_eigh = Primitive("eigh", _eigh_fn, n_outputs=2, reads=("ans",))
-_eigh.defvjp(_eigh_vjp)
-_eigh.defjvp(_eigh_jvp)
-
-
-class EighResult(NamedTuple):
-    eigenvalues: Any
-    eigenvectors: Any
-
-
-def _uplo(uplo: str) -> str:
-    if uplo not in ("L", "U"):
-        raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {uplo!r}")
-    return uplo
-
-
-@implements(namespaces=("linalg",))
-def eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix (distinct eigenvalues assumed).
-
-    One triangle is read (``UPLO``); the gradient is PyTorch's and JAX's, that of the function of the symmetric
-    part of ``a`` (``numpy.linalg.eigh(tensor)`` differentiates the triangle read instead)."""
-    require_square("eigh", a)
-    w, v = _eigh(a, UPLO=_uplo(UPLO))
-    return EighResult(w, v)
-
-
-@implements(namespaces=("linalg",))
-def eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
-    """Eigenvalues (ascending) of a symmetric matrix (the gradient: as :func:`eigh`'s)."""
-    require_square("eigvalsh", a)
-    if type(a) is np.ndarray:
-        return np.linalg.eigvalsh(a, UPLO=UPLO)
-    return _eigh(a, UPLO=_uplo(UPLO))[0]
-
-
-@implements(np.linalg.eigh, namespaces=())  # public as chainrule.numpy.linalg.eigh
-def numpy_eigh(a: Any, UPLO: str = "L") -> EighResult:  # noqa: N803
-    """numpy.linalg.eigh: as :func:`eigh`, differentiated as the function of the triangle it reads (HIPS autograd's
-    convention: it agrees with finite differences in every direction, not only symmetric ones)."""
-    require_square("eigh", a)
-    w, v = _eigh(_read_triangle(a, _uplo(UPLO)), UPLO=UPLO)
-    return EighResult(w, v)
-
-
-@implements(np.linalg.eigvalsh, namespaces=())  # public as chainrule.numpy.linalg.eigvalsh
-def numpy_eigvalsh(a: Any, UPLO: str = "L") -> Any:  # noqa: N803
-    """numpy.linalg.eigvalsh: as :func:`eigvalsh`, differentiated as the function of the triangle it reads."""
-    require_square("eigvalsh", a)
-    if type(a) is np.ndarray:
-        return np.linalg.eigvalsh(a, UPLO=UPLO)
-    return _eigh(_read_triangle(a, _uplo(UPLO)), UPLO=UPLO)[0]
 
 
 # -- singular value decomposition: one node, outputs (U, S, Vh) ------------------------------------------
@@ -308,7 +132,7 @@ def _svd_vjp(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any, full_ma
         if wide:
             part = part + (gvh - gv @ vh) / np.expand_dims(s, -1)
         parts.append(u @ part)
-    return _total(parts, u @ vh)
+    return total_of(parts, u @ vh)
 
 
 def _svd_jvp(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
@@ -374,7 +198,7 @@ def _svd_vjp_complex(g: tuple[Any, Any, Any], ans: tuple[Any, Any, Any], a: Any,
                 "svd: the derivative is not defined for complex singular vectors through their phases: each pair "
                 "(u_j, v_j) is unique only up to a common factor e^(i phi), and this function of them depends on it. "
                 "Differentiate a phase-free function of them instead (np.abs(u), u @ u.conj().T, U S Vh)")
-    return _total(parts, uc @ _T(v))
+    return total_of(parts, uc @ _T(v))
 
 
 def _svd_jvp_complex(t: Any, ans: tuple[Any, Any, Any], a: Any, full_matrices: bool) -> tuple[Any, Any, Any]:
@@ -515,7 +339,6 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     return r if mode == "r" else QRResult(q, r)
 
 
-# Rules derived for real symmetric / real matrices; complex (Hermitian, unitary) ones need other formulas
-# (eigh's and svd's are written for complex matrices too).
-for _prim in (_cholesky, _qr):
-    _prim.no_complex("the rule is derived for real matrices")
+# QR's rules are derived for real matrices; complex (unitary) ones need other formulas (svd's are written for
+# complex matrices too).
+_qr.no_complex("the rule is derived for real matrices")

@@ -22,8 +22,9 @@ from ...tensor import Tensor
 from .._define import raw, shape_of
 from ..declare import declare_function, tensor_method
 from .common import conj_transpose, require_square
-from .decompositions import cholesky, qr, svd
+from .decompositions import qr, svd
 from .lu import lu_factor, lu_solve, values_of
+from .symmetric import cholesky
 
 
 class SVDLegacyResult(NamedTuple):
