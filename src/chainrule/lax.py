@@ -43,22 +43,14 @@ from . import numpy as cnp
 from .autodiff.batch_levels import is_batched
 from .core import traces
 from .custom import stop_gradient
-from .ops import elementwise as _elementwise
-from .ops import index_update as _index_update
+from .lax_ops import *  # noqa: F403  (lax's names for chainrule's ops: exp, reduce_sum, dot_general, pad, ...)
+from .lax_ops import __all__ as _lax_ops
+from .lax_ops import dtype_of
 from .ops._define import raw
 from .tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
-__all__ = [
-    "abs", "acos", "add", "argmax", "argmin", "asin", "associative_scan", "atan", "atan2", "broadcast_in_dim",
-    "ceil", "clamp", "concatenate", "cond", "convert_element_type", "cos", "cosh", "cumprod", "cumsum", "digamma",
-    "div", "dot", "dot_general", "dynamic_slice", "dynamic_update_slice", "erf", "erf_inv", "erfc", "exp", "exp2",
-    "expand_dims", "expm1", "floor", "fori_loop", "full", "full_like", "integer_pow", "iota", "lgamma", "log",
-    "log1p", "logistic", "map", "max", "min", "mul", "neg", "pad", "pow", "reduce_max", "reduce_min", "reduce_prod",
-    "reduce_sum", "reshape", "rev", "round", "rsqrt", "scan", "select", "sign", "sin", "sinh", "slice", "sqrt",
-    "square", "squeeze", "stop_gradient", "sub", "switch", "tan", "tanh", "transpose", "while_loop",
-]
-
-_map = builtins.map
+__all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "stop_gradient", "switch", "while_loop"]
+__all__ += _lax_ops  # lax's names for chainrule's ops
 
 
 # ---------------------------------------------------------------- control flow
@@ -228,14 +220,10 @@ def _length(xs: Any, length: int | None, name: str) -> int:
 
 def _stack(ys: list[Any], example: Any) -> Any:
     if not ys:  # no step ran: empty leaves of each output's shape, as JAX's
-        return tree_map(lambda y: np.zeros((0, *np.shape(y)), dtype=_dtype(y)), example)
+        return tree_map(lambda y: np.zeros((0, *np.shape(y)), dtype=dtype_of(y)), example)
     leaves, treedef = tree_flatten(ys[0])
     columns = [tree_leaves(y) for y in ys]
     return tree_unflatten(treedef, [cnp.stack([c[k] for c in columns]) for k in range(len(leaves))])
-
-
-def _dtype(x: Any) -> Any:
-    return getattr(x, "dtype", None) or np.result_type(x)
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
@@ -260,7 +248,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         _check_same(carry, new, "scan", "f's carry")
         carry = new
     if n == 0:  # JAX traces f to learn the outputs' shapes: run it on zeros, for the shapes only
-        zeros = tree_map(lambda leaf: np.zeros(np.shape(leaf)[1:], dtype=_dtype(leaf)), xs)
+        zeros = tree_map(lambda leaf: np.zeros(np.shape(leaf)[1:], dtype=dtype_of(leaf)), xs)
         return carry, _stack([], f(init, zeros)[1])
     return carry, _stack(ys, ys[0])
 
@@ -298,237 +286,3 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
         out[i] = acc
     stacked = tree_leaves(_stack(out, out[0]))
     return tree_unflatten(treedef, [cnp.moveaxis(leaf, 0, axis) for leaf in stacked])
-
-
-# ---------------------------------------------------------------- elementwise and reductions: chainrule's ops
-
-abs, sign, neg, square, sqrt = cnp.abs, cnp.sign, cnp.negative, cnp.square, cnp.sqrt  # noqa: A001
-exp, exp2, expm1, log, log1p = cnp.exp, cnp.exp2, cnp.expm1, cnp.log, cnp.log1p
-sin, cos, tan, asin, acos, atan, atan2 = cnp.sin, cnp.cos, cnp.tan, cnp.arcsin, cnp.arccos, cnp.arctan, cnp.arctan2
-sinh, cosh, tanh = cnp.sinh, cnp.cosh, cnp.tanh
-floor, ceil, round = cnp.floor, cnp.ceil, cnp.round  # noqa: A001
-add, sub, mul, pow = cnp.add, cnp.subtract, cnp.multiply, cnp.power  # noqa: A001
-max, min = cnp.maximum, cnp.minimum  # noqa: A001  (lax.max is elementwise)
-logistic, erf = _elementwise.sigmoid, _elementwise.erf
-select = cnp.where
-
-
-def _scipy(name: str) -> Callable[[Any], Any]:
-    def special_function(x: Any) -> Any:
-        from . import special  # on first use: it needs SciPy (pip install chainrule[scipy])
-
-        return getattr(special, name)(x)
-
-    special_function.__name__ = special_function.__qualname__ = name
-    special_function.__doc__ = f"SciPy's ``special.{name}``, differentiable (needs SciPy)."
-    return special_function
-
-
-erfc, erf_inv, lgamma, digamma = _scipy("erfc"), _scipy("erfinv"), _scipy("gammaln"), _scipy("digamma")
-
-
-def rsqrt(x: Any) -> Any:
-    """``1 / sqrt(x)``."""
-    return 1.0 / cnp.sqrt(x)
-
-
-def div(x: Any, y: Any) -> Any:
-    """``x / y``; integers divide rounding toward zero, as C and JAX (NumPy's ``//`` rounds down)."""
-    if np.result_type(_dtype(x), _dtype(y)).kind in "iu":
-        return cnp.sign(x) * cnp.sign(y) * (cnp.abs(x) // cnp.abs(y))
-    return cnp.divide(x, y)
-
-
-def integer_pow(x: Any, y: int) -> Any:
-    """``x ** y`` for a Python int ``y``."""
-    return x ** int(y)
-
-
-def clamp(min: Any, x: Any, max: Any) -> Any:  # noqa: A002  (JAX's argument order: clamp(min, x, max))
-    """``x`` clipped into ``[min, max]``."""
-    return cnp.clip(x, min, max)
-
-
-def reduce_sum(operand: Any, axes: Sequence[int]) -> Any:
-    return cnp.sum(operand, axis=tuple(axes))
-
-
-def reduce_max(operand: Any, axes: Sequence[int]) -> Any:
-    return cnp.max(operand, axis=tuple(axes))
-
-
-def reduce_min(operand: Any, axes: Sequence[int]) -> Any:
-    return cnp.min(operand, axis=tuple(axes))
-
-
-def reduce_prod(operand: Any, axes: Sequence[int]) -> Any:
-    return cnp.prod(operand, axis=tuple(axes))
-
-
-def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    return cnp.flip(cnp.cumsum(cnp.flip(operand, axis), axis), axis) if reverse else cnp.cumsum(operand, axis)
-
-
-def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    return cnp.flip(cnp.cumprod(cnp.flip(operand, axis), axis), axis) if reverse else cnp.cumprod(operand, axis)
-
-
-def argmax(operand: Any, axis: int, index_dtype: Any = np.int32) -> Any:
-    return cnp.argmax(operand, axis=axis).astype(index_dtype)
-
-
-def argmin(operand: Any, axis: int, index_dtype: Any = np.int32) -> Any:
-    return cnp.argmin(operand, axis=axis).astype(index_dtype)
-
-
-def convert_element_type(operand: Any, new_dtype: Any) -> Any:
-    return cnp.asarray(operand).astype(new_dtype) if isinstance(operand, (int, float, bool, complex)) \
-        else operand.astype(new_dtype)
-
-
-def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """Vector and matrix products (``lhs @ rhs`` for ranks 1 and 2)."""
-    return cnp.dot(lhs, rhs)
-
-
-def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
-                preferred_element_type: Any = None) -> Any:
-    """``((lhs_contracting, rhs_contracting), (lhs_batch, rhs_batch))``: the result's axes are the batch axes,
-    then ``lhs``'s free axes, then ``rhs``'s, as JAX's (an ``einsum``).
-
-    Example:
-        >>> import numpy as np
-        >>> from chainrule import lax
-        >>> lax.dot_general(np.ones((2, 3, 4)), np.ones((2, 4, 5)), (((2,), (1,)), ((0,), (0,)))).shape
-        (2, 3, 5)
-    """
-    (lc, rc), (lb, rb) = dimension_numbers
-    lc, rc, lb, rb = (tuple(int(a) for a in axes) for axes in (lc, rc, lb, rb))
-    letters = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    left = [next(letters) for _ in range(np.ndim(lhs))]
-    right = [next(letters) for _ in range(np.ndim(rhs))]
-    for a, b in zip(lc + lb, rc + rb):
-        right[b] = left[a]
-    batch = [left[a] for a in lb]
-    free_l = [c for k, c in enumerate(left) if k not in lc + lb]
-    free_r = [c for k, c in enumerate(right) if k not in rc + rb]
-    return cnp.einsum(f"{''.join(left)},{''.join(right)}->{''.join(batch + free_l + free_r)}", lhs, rhs)
-
-
-def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
-    """``operand``'s axis ``k`` becomes axis ``broadcast_dimensions[k]`` of a result of ``shape``."""
-    kept = [1] * len(shape)
-    for k, d in enumerate(broadcast_dimensions):
-        kept[d] = np.shape(operand)[k]
-    return cnp.broadcast_to(cnp.reshape(operand, tuple(kept)), tuple(shape))
-
-
-def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None) -> Any:
-    """``operand`` transposed by ``dimensions`` (if given), then reshaped (row-major) to ``new_sizes``."""
-    if dimensions is not None:
-        operand = cnp.transpose(operand, tuple(dimensions))
-    return cnp.reshape(operand, tuple(new_sizes))
-
-
-def transpose(operand: Any, permutation: Sequence[int]) -> Any:
-    return cnp.transpose(operand, tuple(permutation))
-
-
-def concatenate(operands: Sequence[Any], dimension: int) -> Any:
-    return cnp.concatenate(list(operands), axis=dimension)
-
-
-def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
-    return cnp.expand_dims(array, tuple(dimensions))
-
-
-def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
-    return cnp.squeeze(array, tuple(dimensions))
-
-
-def rev(operand: Any, dimensions: Sequence[int]) -> Any:
-    return cnp.flip(operand, tuple(dimensions))
-
-
-def iota(dtype: Any, size: int) -> np.ndarray:
-    return np.arange(size, dtype=dtype)
-
-
-def full(shape: Sequence[int], fill_value: Any, dtype: Any = None) -> Any:
-    return cnp.broadcast_to(cnp.asarray(fill_value) if dtype is None else cnp.asarray(fill_value).astype(dtype),
-                            tuple(shape)) * 1
-
-
-def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Sequence[int] | None = None) -> Any:
-    return full(np.shape(x) if shape is None else shape, fill_value, _dtype(x) if dtype is None else dtype)
-
-
-def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],  # noqa: A001
-          strides: Sequence[int] | None = None) -> Any:
-    """``operand[start:limit:stride, ...]`` on every axis."""
-    strides = strides or [1] * len(start_indices)
-    return operand[tuple(_map(builtins.slice, start_indices, limit_indices, strides))]
-
-
-def _starts(operand: Any, start_indices: Sequence[Any], sizes: Sequence[int], name: str,
-            allow_negative_indices: Any) -> list[int]:
-    """JAX's start indices: a negative one counts from the end (where allowed), then each is clamped so that the
-    block fits in the operand."""
-    if len(start_indices) != np.ndim(operand):
-        raise TypeError(f"lax.{name}: {len(start_indices)} start indices for an operand of rank {np.ndim(operand)}")
-    shape = np.shape(operand)
-    negative = (allow_negative_indices if isinstance(allow_negative_indices, (list, tuple))
-                else [allow_negative_indices] * len(shape))
-    starts = [int(s) + n if ok and int(s) < 0 else int(s) for s, n, ok in zip(start_indices, shape, negative)]
-    return [builtins.min(builtins.max(s, 0), n - k) for s, n, k in zip(starts, shape, sizes)]
-
-
-def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
-                  allow_negative_indices: Any = True) -> Any:
-    """The block of ``slice_sizes`` at ``start_indices`` (negative: from the end), clamped to fit as JAX does.
-
-    Example:
-        >>> import numpy as np
-        >>> from chainrule import lax
-        >>> lax.dynamic_slice(np.arange(5.0), (4,), (2,)).tolist()  # the start is clamped to 3
-        [3.0, 4.0]
-    """
-    starts = _starts(operand, start_indices, slice_sizes, "dynamic_slice", allow_negative_indices)
-    return operand[tuple(builtins.slice(s, s + k) for s, k in zip(starts, slice_sizes))]
-
-
-def _set(x: Any, index: Any, values: Any) -> Any:
-    return x.at[index].set(values) if hasattr(x, "at") else _index_update._updated(x, index, values, None)
-
-
-def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
-                         allow_negative_indices: Any = True) -> Any:
-    """``operand`` with ``update`` written at ``start_indices`` (negative: from the end; clamped to fit, as JAX)."""
-    starts = _starts(operand, start_indices, np.shape(update), "dynamic_update_slice", allow_negative_indices)
-    return _set(operand, tuple(builtins.slice(s, s + k) for s, k in zip(starts, np.shape(update))), update)
-
-
-def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
-    """JAX's ``lax.pad``: for each axis ``(low, high, interior)``: ``interior`` values between entries, then
-    ``low`` before and ``high`` after (negative: that many entries cut off).
-
-    Example:
-        >>> import numpy as np
-        >>> from chainrule import lax
-        >>> lax.pad(np.array([1.0, 2.0, 3.0]), 0.0, [(1, -1, 1)]).tolist()
-        [0.0, 1.0, 0.0, 2.0, 0.0]
-    """
-    config = [tuple(int(c) for c in axis) for axis in padding_config]
-    if len(config) != np.ndim(operand) or any(i < 0 for _, _, i in config):
-        raise ValueError(f"lax.pad: padding_config needs one (low, high, interior >= 0) per axis of the operand of "
-                         f"shape {np.shape(operand)}, got {padding_config}")
-    shape = [builtins.max(n + (n - 1) * i, 0) + builtins.max(lo, 0) + builtins.max(hi, 0)
-             for n, (lo, hi, i) in zip(np.shape(operand), config)]
-    out = full(shape, padding_value, _dtype(operand)) if np.ndim(padding_value) == 0 else None
-    if out is None:
-        raise ValueError(f"lax.pad: padding_value must be a scalar, got shape {np.shape(padding_value)}")
-    spread = tuple(builtins.slice(builtins.max(lo, 0), builtins.max(lo, 0) + (n - 1) * (i + 1) + 1, i + 1)
-                   for n, (lo, _, i) in zip(np.shape(operand), config))
-    out = _set(out, spread, operand)
-    return out[tuple(builtins.slice(builtins.max(-lo, 0), n - builtins.max(-hi, 0))
-                     for n, (lo, hi, _) in zip(shape, config))]
