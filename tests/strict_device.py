@@ -475,13 +475,16 @@ def special() -> Any:
 
 
 class _UfuncsOnly:
-    """What ``cupy.fuse`` can put in one kernel: a module's elementwise functions (its ufuncs), nothing else."""
+    """What ``cupy.fuse`` can put in one kernel: a module's elementwise functions (its ufuncs) and a sum or a
+    maximum over axes (CuPy fuses the elementwise operations before it and scalar arithmetic after it)."""
 
     def __init__(self, module: Any) -> None:
         self._module = module
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._module, name)
+        if name in ("sum", "max") and self._module is np:
+            return fn
         if not isinstance(fn, np.ufunc):
             raise TypeError(f"strict device double: {name} is not elementwise: cupy.fuse cannot fuse it")
         return fn
@@ -495,7 +498,8 @@ def fuse(name: str, make: Any) -> Any:
 
     def call(*args: Any) -> Any:
         _launch(f"fused:{name}")
-        return _wrap(np.asarray(body(*_unwrap(args))))
+        out = body(*_unwrap(args))
+        return None if out is None else _wrap(np.asarray(out))  # (None: it updated its arguments in place)
 
     return call
 

@@ -233,6 +233,8 @@ def _cupy_fused(cupy: Any, special: Any, name: str, make: Callable[[Any, Any], C
                               "operations run one by one instead", ChainruleWarning, stacklevel=2)
                 fused.clear()
             else:  # (a fused kernel may compute in a wider type than the arrays': the unfused operations' type)
+                if out is None:  # a kernel that updates its arguments in place
+                    return None
                 want = np.result_type(*(getattr(a, "dtype", a) for a in args))
                 return out.astype(want, copy=False) if out.dtype != want else out
         return plain(*args)

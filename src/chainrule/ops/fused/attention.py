@@ -60,10 +60,8 @@ def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
         # one query (sampling with a cache): the scores are k (q scale)^T, with no copy of the keys transposed
         qs = (q * scale).reshape(*q.shape[:-2], q.shape[-1], 1)
         s = np.swapaxes(blas_matmul(k, qs), -1, -2)
-    elif q.__class__ in OFF_HOST and k.__class__ in OFF_HOST and bias.__class__ in OFF_HOST:
-        # a device's: the scaling and the mask one kernel where CuPy fuses
-        scores = kernel(q, f"masked_scores_{scale!r}", lambda xp, special: lambda s, b: s * scale + b)
-        return _softmax_inplace(scores(blas_matmul(q, _t(k)), bias))
+    elif q.__class__ in OFF_HOST and k.__class__ in OFF_HOST and (bias is None or bias.__class__ in OFF_HOST):
+        return _device_softmax(blas_matmul(q, _t(k)), bias, scale)
     else:
         s = blas_matmul(q * scale, _t(k))
     if bias is not None:
@@ -72,21 +70,48 @@ def _probabilities(q: Any, k: Any, bias: Any, scale: float) -> Any:
 
 
 def _softmax_inplace(s: np.ndarray) -> np.ndarray:
-    if s.__class__ is not np.ndarray:  # a device's: the shift and the exponential one kernel where CuPy fuses
-        s = kernel(s, "exp_shifted", _exp_shifted)(s, reduce_max(s, axis=-1, keepdims=True))
-    else:
-        s -= reduce_max(s, axis=-1, keepdims=True)
-        np.exp(s, out=s)
+    if s.__class__ is not np.ndarray:
+        return _device_softmax(s, None, 1.0)
+    s -= reduce_max(s, axis=-1, keepdims=True)
+    np.exp(s, out=s)
     s /= np.add.reduce(s, axis=-1, keepdims=True)
     return s
 
 
-def _exp_shifted(xp: Any, special: Any) -> Any:
-    return lambda s, top: xp.exp(s - top)
+def _device_softmax(s: Any, bias: Any, scale: float) -> Any:
+    """softmax(s * scale + bias) over the last axis of a device's scores: three kernels where CuPy fuses (the
+    rows' maxima, the sums of their shifted exponentials, the quotients), the scaled scores never written out."""
+    name = f"{scale!r}_masked" if bias is not None else f"{scale!r}"
+    top_of, total_of, quotient = (kernel(s, f"softmax_{part}_{name}", make)
+                                  for part, make in zip(("max", "total", "quotient"), _softmax_kernels(scale, bias)))
+    args = (s,) if bias is None else (s, bias)
+    rows = (*s.shape[:-1], 1)
+    top = top_of(*args).reshape(rows)
+    total = total_of(*args, top).reshape(rows)
+    return quotient(*args, top, total)
+
+
+def _softmax_kernels(scale: float, bias: Any) -> tuple[Any, Any, Any]:
+    """The three kernels' bodies (``make(xp, special)`` each), for scores with or without an additive mask."""
+    if bias is None:
+        return (lambda xp, special: lambda s: xp.max(s * scale, axis=-1),
+                lambda xp, special: lambda s, top: xp.sum(xp.exp(s * scale - top), axis=-1),
+                lambda xp, special: lambda s, top, total: xp.exp(s * scale - top) / total)
+    return (lambda xp, special: lambda s, b: xp.max(s * scale + b, axis=-1),
+            lambda xp, special: lambda s, b, top: xp.sum(xp.exp(s * scale + b - top), axis=-1),
+            lambda xp, special: lambda s, b, top, total: xp.exp(s * scale + b - top) / total)
 
 
 def _score_grad(xp: Any, special: Any) -> Any:
     return lambda dp, rows, p: (dp - rows) * p
+
+
+def _scaled_score_grad(scale: float) -> Any:
+    return lambda xp, special: lambda dp, rows, p: (dp - rows) * p * scale
+
+
+def _rows_dot(xp: Any, special: Any) -> Any:
+    return lambda g, out: xp.sum(g * out, axis=-1)
 
 
 def _sdpa_fn(q: Any, k: Any, v: Any, bias: Any = None, *, scale: float, drop: Any, saved: Saved) -> Any:
@@ -119,19 +144,30 @@ def _sdpa_grads(wanted: tuple[int, ...], g: Any, out: Any, q: Any, k: Any, v: An
     dp = blas_matmul(g, _t(v))
     if drop is not None:
         dp = dp * drop
-    rows = np.sum(g * out, axis=-1, keepdims=True)  # = rowsum(dP * P): no score-sized temporary
-    if fast and dp.__class__ is not np.ndarray:  # a device's: one kernel where CuPy fuses
+    if fast and dp.__class__ is not np.ndarray:  # a device's: a kernel each where CuPy fuses
+        rows = kernel(g, "rows_dot", _rows_dot)(g, out).reshape(*g.shape[:-1], 1)
+        if 3 not in wanted:  # (the scale goes into dS, not into each of dQ and dK)
+            ds = kernel(dp, f"score_grad_{scale!r}", _scaled_score_grad(scale))(dp, rows, p)
+            return _query_key_grads(wanted, grads, ds, q, k, 1.0)
         ds = kernel(dp, "score_grad", _score_grad)(dp, rows, p)
-    elif fast:
+        return _query_key_grads(wanted, grads, ds, q, k, scale)
+    rows = np.sum(g * out, axis=-1, keepdims=True)  # = rowsum(dP * P): no score-sized temporary
+    if fast:
         dp -= rows
         dp *= p
         ds = dp
     else:
         ds = (dp - rows) * p
+    return _query_key_grads(wanted, grads, ds, q, k, scale)
+
+
+def _query_key_grads(wanted: tuple[int, ...], grads: dict[int, Any], ds: Any, q: Any, k: Any,
+                     scale: float) -> dict[int, Any]:
+    """dQ = dS k scale, dK = (q^T dS)^T scale and the mask's dS, into ``grads`` (``scale`` 1: already in dS)."""
     if 0 in wanted:
-        grads[0] = blas_matmul(ds, k) * scale
+        grads[0] = blas_matmul(ds, k) * scale if scale != 1.0 else blas_matmul(ds, k)
     if 1 in wanted:
-        grads[1] = np.swapaxes(blas_matmul(_t(q * scale), ds), -1, -2)
+        grads[1] = np.swapaxes(blas_matmul(_t(q * scale if scale != 1.0 else q), ds), -1, -2)
     if 3 in wanted:
         grads[3] = ds
     return grads

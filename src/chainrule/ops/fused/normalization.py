@@ -170,43 +170,87 @@ def _dnorm(t: Any, xhat: Any, rstd: Any, axes: tuple[int, ...], centred: bool) -
 
 def _device_grads(wanted: tuple[int, ...], g: Any, w: Any, xhat: Any, rstd: Any, axes: tuple[int, ...],
                   centred: bool) -> dict[int, Any]:
-    """The wanted gradients on a device's arrays (x's shape): a dozen array operations for all three, where
-    recomputing the normalisation once per argument took three times as many (each a kernel launch)."""
+    """The wanted gradients on a device's arrays (x's shape): one pass for all three, each row mean or column sum
+    one kernel with the products before it (see :func:`_row_mean`), where recomputing the normalisation once per
+    argument took three times as many launches."""
     grads: dict[int, Any] = {}
     rows = tuple(range(g.ndim - len(axes)))
     if 1 in wanted:
-        grads[1] = (g * xhat).sum(axis=rows)
+        grads[1] = _reduce(g, rows, None, "sum_product", lambda xp: lambda g, xhat: xp.sum(g * xhat, axis=rows))(
+            g, xhat)
     if 2 in wanted:
         grads[2] = g.sum(axis=rows)
-    if 0 in wanted:  # _dnorm, its last four operations one kernel
-        t = g * w if w is not None else g
-        a = np.mean(t * xhat, axis=axes, keepdims=True)
-        if centred:
-            grads[0] = kernel(g, "dnorm", _dnorm_kernel)(t, xhat, a, np.mean(t, axis=axes, keepdims=True), rstd)
+    if 0 in wanted:  # _dnorm: its two row means and its last four operations, three kernels
+        n = math.prod(g.shape[a] for a in axes)
+        if w is not None:
+            a = _row_mean(g, axes, "mean_weighted_product", lambda xp: lambda g, w, xhat, n: xp.sum(
+                g * w * xhat, axis=axes) / n)(g, w, xhat, n)
+            if centred:
+                m = _row_mean(g, axes, "mean_weighted", lambda xp: lambda g, w, n: xp.sum(g * w, axis=axes) / n)(
+                    g, w, n)
+                grads[0] = kernel(g, "dnorm_weighted", _dnorm_weighted)(g, w, xhat, a, m, rstd)
+            else:
+                grads[0] = kernel(g, "dnorm_weighted_uncentred", _dnorm_weighted_uncentred)(g, w, xhat, a, rstd)
         else:
-            grads[0] = kernel(g, "dnorm_uncentred", _dnorm_uncentred)(t, xhat, a, rstd)
+            a = _row_mean(g, axes, "mean_product", lambda xp: lambda g, xhat, n: xp.sum(g * xhat, axis=axes) / n)(
+                g, xhat, n)
+            if centred:
+                m = _row_mean(g, axes, "mean", lambda xp: lambda g, n: xp.sum(g, axis=axes) / n)(g, n)
+                grads[0] = kernel(g, "dnorm", _dnorm_kernel)(g, xhat, a, m, rstd)
+            else:
+                grads[0] = kernel(g, "dnorm_uncentred", _dnorm_uncentred)(g, xhat, a, rstd)
     return grads
 
 
 # -- a device's kernels (each fused into one launch where the device fuses: CuPy) -----------------
-def _device_stats(x: Any, axes: tuple[int, ...], eps: float, centred: bool) -> tuple[Any, Any, Any]:
-    """(mean or None, x centred, 1 / sqrt(mean square + eps)) of a device's array."""
-    mean = np.mean(x, axis=axes, keepdims=True) if centred else None
-    xc = x - mean if centred else x
-    square = np.mean(xc * xc, axis=axes, keepdims=True)
-    return mean, xc, kernel(x, f"rsqrt_plus_{eps!r}", lambda xp, special: lambda v: (v + eps) ** -0.5)(square)
+def _reduce(like: Any, axes: tuple[int, ...], keep: Any, name: str, body: Any) -> Any:
+    """``body(xp)``: elementwise operations, one sum over ``axes``, scalar arithmetic after it (what ``cupy.fuse``
+    puts in one reduction kernel), as a kernel for ``like``'s device; ``keep``: the kept axes' shape, or None."""
+    fn = kernel(like, f"{name}_{axes}", lambda xp, special: body(xp))
+    return fn if keep is None else lambda *args: fn(*args).reshape(keep)
 
 
-def _norm_affine(xp: Any, special: Any) -> Any:
-    return lambda xc, rstd, w, b: xc * rstd * w + b
+def _row_mean(x: Any, axes: tuple[int, ...], name: str, body: Any) -> Any:
+    """:func:`_reduce` over the normalised axes, the result shaped as ``np.mean(..., keepdims=True)``'s."""
+    return _reduce(x, axes, tuple(1 if i in axes else d for i, d in enumerate(x.shape)), name, body)
 
 
-def _norm_scale(xp: Any, special: Any) -> Any:
-    return lambda xc, rstd, w: xc * rstd * w
+def _device_stats(x: Any, axes: tuple[int, ...], eps: float, centred: bool) -> tuple[Any, Any]:
+    """(the rows' means or None, their 1 / sqrt(mean square + eps)) of a device's array: a kernel each."""
+    n = math.prod(x.shape[a] for a in axes)
+    if not centred:
+        return None, _row_mean(x, axes, f"rsqrt_mean_square_{eps!r}", lambda xp: lambda x, n: (
+            xp.sum(x * x, axis=axes) / n + eps) ** -0.5)(x, n)
+    mean = _row_mean(x, axes, "mean", lambda xp: lambda x, n: xp.sum(x, axis=axes) / n)(x, n)
+    return mean, _row_mean(x, axes, f"rsqrt_variance_{eps!r}", lambda xp: lambda x, m, n: (
+        xp.sum((x - m) * (x - m), axis=axes) / n + eps) ** -0.5)(x, mean, n)
 
 
-def _centre_scale(xp: Any, special: Any) -> Any:
-    return lambda x, mean, rstd: (x - mean) * rstd
+def _normalised(x: Any, mean: Any, rstd: Any, w: Any, b: Any) -> Any:
+    """``(x - mean) * rstd * w + b`` (the parts that are there) on a device: one kernel."""
+    key = (mean is not None, w is not None, b is not None)
+    args = [a for a in (x, mean, rstd, w, b) if a is not None]
+    return kernel(x, "normalised_" + "".join("1" if k else "0" for k in key), _NORMALISED[key])(*args)
+
+
+_NORMALISED = {  # (centred, scaled, shifted): the normalisation's elementwise step
+    (True, True, True): lambda xp, special: lambda x, m, r, w, b: (x - m) * r * w + b,
+    (True, True, False): lambda xp, special: lambda x, m, r, w: (x - m) * r * w,
+    (True, False, True): lambda xp, special: lambda x, m, r, b: (x - m) * r + b,
+    (True, False, False): lambda xp, special: lambda x, m, r: (x - m) * r,
+    (False, True, True): lambda xp, special: lambda x, r, w, b: x * r * w + b,
+    (False, True, False): lambda xp, special: lambda x, r, w: x * r * w,
+    (False, False, True): lambda xp, special: lambda x, r, b: x * r + b,
+    (False, False, False): lambda xp, special: lambda x, r: x * r,
+}
+
+
+def _dnorm_weighted(xp: Any, special: Any) -> Any:
+    return lambda g, w, xhat, a, m, rstd: (g * w - xhat * a - m) * rstd
+
+
+def _dnorm_weighted_uncentred(xp: Any, special: Any) -> Any:
+    return lambda g, w, xhat, a, rstd: (g * w - xhat * a) * rstd
 
 
 def _dnorm_kernel(xp: Any, special: Any) -> Any:
@@ -236,13 +280,11 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
                 return y
             y = xhat * w.reshape(-1) if w is not None else xhat.copy()
             return (y + b.reshape(-1) if b is not None else y).reshape(x.shape)
-        if is_off_host(x) and x.dtype.kind == "f":  # a device's arrays: fused kernels where CuPy fuses
-            mean, xc, rstd = _device_stats(x, axes, eps, centred)
+        if is_off_host(x) and x.dtype.kind == "f":  # a device's arrays: three kernels where CuPy fuses
+            mean, rstd = _device_stats(x, axes, eps, centred)
             if saved.wanted:  # the row statistics (small) for the reverse rule
                 saved.values["mean"], saved.values["rstd"] = mean, rstd
-            if w is not None and b is not None:
-                return kernel(x, "norm_affine", _norm_affine)(xc, rstd, w, b)
-            return kernel(x, "norm_scale", _norm_scale)(xc, rstd, w) if w is not None else xc * rstd
+            return _normalised(x, mean, rstd, w, b)
         xc, mean, rstd = _stats(x, axes, eps, centred)
         xhat = xc * rstd
         y = xhat * w if w is not None else xhat
@@ -254,8 +296,7 @@ def _norm_primitive(name: str, centred: bool) -> Primitive:
             return saved.values["xhat"], saved.values["rstd"], True
         if on_values(x) and "rstd" in saved.values:  # a device's forward kept the row statistics
             mean, rstd = saved.values["mean"], saved.values["rstd"]
-            xhat = kernel(x, "centre_scale", _centre_scale)(x, mean, rstd) if mean is not None else x * rstd
-            return xhat, rstd, False
+            return _normalised(x, mean, rstd, None, None), rstd, False
         if on_values(x) and isinstance(x, np.ndarray) and x.dtype.kind == "f":
             xhat, rstd = (_ln_forward if centred else _rms_forward)(x, axes, eps)
             return xhat, rstd, True
