@@ -44,9 +44,9 @@ def test_a_gpt_layer_costs_a_bounded_number_of_launches():
     one, two = _launches(1), _launches(2)
     per_layer = {k: two[k] - one[k] for k in one}
     # at the time of writing: forward 23, backward 34, update 0 (a packed module's groups are updated in place);
-    # before the norms' and softmax's reductions went into their kernels: 31, 43, 0; before packing: 32, 46, 12 (the copy back of 12 parameters); before fused kernels (layer norm, GELU,
-    # softmax) and one-reduction index checks: 43, 67, 12; before one vector per group and the layer norm's
-    # single reverse pass: 43, 105 and 208
+    # before the norms' and softmax's reductions went into their kernels: 31, 43, 0; before packing: 32, 46, 12
+    # (the copy back of 12 parameters); before fused kernels (layer norm, GELU, softmax) and one-reduction index
+    # checks: 43, 67, 12; before one vector per group and the layer norm's single reverse pass: 43, 105 and 208
     assert per_layer["forward"] <= 25, per_layer
     assert per_layer["backward"] <= 37, per_layer
     assert per_layer["update"] <= 2, per_layer
