@@ -86,3 +86,19 @@ def test_an_adam_step_is_one_kernel_per_group_with_the_cpu_step_s_results_bit_fo
         assert sum(v for k, v in LAUNCHES.items() if k.startswith("fused:adam")) == 1, LAUNCHES
         for p, q in zip(host, dev):
             np.testing.assert_array_equal(backend.to_host(q.detach()._data), p.detach().numpy())
+
+
+def test_a_training_step_checks_its_token_ids_and_its_targets_once_each():
+    """Each range check is a reduction and a read on the host (a sync with a GPU): the GPT's ids are checked by
+    its token embedding only, cross-entropy's targets by cross_entropy only (its primitive checks them again
+    only in a jit replay)."""
+    device_setup.backend()
+    model = nn.GPT(nn.GPTConfig(vocab_size=64, context_length=16, d_model=32, n_heads=4, n_layers=1), seed=0,
+                   dtype=np.float32).to("strict")
+    x = cr.devices.move(np.ones((2, 8), dtype=np.int64), cr.devices.backend("strict"))
+    LAUNCHES.clear()
+    lm_loss(model, x, x)
+    # the token ids, the positions (the position embedding's check), the targets, and the log-sum-exp's maximum
+    assert LAUNCHES["max"] == 4, LAUNCHES
+    with pytest.raises(ValueError, match=r"GPT: token ids must be in \[0, 64\), got 64\.\.64"):
+        lm_loss(model, x * 64, x)

@@ -124,7 +124,8 @@ def _ce_fn(
         count, valid = n, None
     else:
         t, valid, count = _ce_rows(target, ignore_index)
-        if _classes_outside(t, c):  # (cross_entropy checked this call's targets; a jit replay did not)
+        checked = saved is not None and saved.values.pop("classes_checked", False)
+        if not checked and _classes_outside(t, c):  # (cross_entropy checked its call's targets; a replay did not)
             raise _class_error(t, c)
         picked = _row_starts(n, c, t) + t  # s[arange(n), t] on the flat array: one index, reused by the reverse rule
         if keep and s.flags.c_contiguous:
@@ -376,8 +377,10 @@ def cross_entropy(
         return out
     # None: no target can be the ignored index, so no row is looked at for it
     ignored = None if in_range and not 0 <= ignore_index < c else int(ignore_index)
+    saved = Saved(x)
+    saved.values["classes_checked"] = True  # (a second check is a second sync with a GPU; a replay's is fresh)
     out = _cross_entropy(x, t2, ignore_index=ignored, smoothing=float(label_smoothing), reduction=reduction,
-                         saved=Saved(x))
+                         saved=saved)
     if reduction == "none":
         out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
     return out

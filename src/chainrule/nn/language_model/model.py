@@ -178,10 +178,11 @@ class GPT(Module):
 
     def forward(self, idx: Any, caches: list[KVCache] | None = None) -> Any:
         idx = as_array(idx)
-        b, t = self._check_tokens(idx)
+        b, t = self._check_tokens(idx, ids=False)
         start = caches[0].length if caches else 0
         positions = xp_of(idx).arange(start, start + t)  # where idx is
-        x = self.wte(idx) if self.wpe is None else self.wte(idx) + self.wpe(positions)
+        x = self._token_embedding(idx)
+        x = x if self.wpe is None else x + self.wpe(positions)
         x = self.drop(x)
         for i, block in enumerate(self.blocks):
             cache = caches[i] if caches else None
@@ -225,7 +226,19 @@ class GPT(Module):
         return [KVCache(batch, c.kv_heads, c.context_length, hd, dt, xp) for _ in range(c.n_layers)]
 
     # -- details -----------------------------------------------------------------------------------
-    def _check_tokens(self, idx: np.ndarray) -> tuple[int, int]:
+    def _token_embedding(self, idx: Any) -> Any:
+        """``wte(idx)``, whose range check of the ids is the model's (one check: on a GPU each is a sync)."""
+        try:
+            return self.wte(idx)
+        except IndexError as e:
+            raise self._ids_error(idx) from e
+
+    def _ids_error(self, idx: Any) -> ValueError:
+        return ValueError(f"GPT: token ids must be in [0, {self.config.vocab_size}), got {int(idx.min())}.."
+                          f"{int(idx.max())}")
+
+    def _check_tokens(self, idx: np.ndarray, ids: bool = True) -> tuple[int, int]:
+        """(batch, time) of ``idx``, checked: its type, its length, and (``ids``) the range of its ids."""
         c = self.config
         if idx.ndim != 2 or idx.dtype.kind not in "iu":
             raise ValueError(f"GPT: idx must be an integer array of shape (batch, time), got {idx.dtype} {idx.shape}")
@@ -234,8 +247,8 @@ class GPT(Module):
                 f"GPT: {idx.shape[1]} tokens exceed context_length={c.context_length}; "
                 f"pass idx[:, -{c.context_length}:]"
             )
-        if indices_outside(idx, c.vocab_size):
-            raise ValueError(f"GPT: token ids must be in [0, {c.vocab_size}), got {int(idx.min())}..{int(idx.max())}")
+        if ids and indices_outside(idx, c.vocab_size):
+            raise self._ids_error(idx)
         return idx.shape
 
     def _init_weights(self, gen: np.random.Generator) -> None:

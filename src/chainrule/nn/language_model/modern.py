@@ -230,10 +230,13 @@ def modern_layout(model: Any) -> bool:
 
 def forward_arrays(model: Any, idx: np.ndarray, caches: list[KVCache] | None = None) -> np.ndarray:
     """``model(idx, caches)``'s logits as an array, on the parameters' arrays (no Tensor per op)."""
-    b, t = model._check_tokens(idx)
+    b, t = model._check_tokens(idx, ids=False)
     start = caches[0].length if caches else 0
     positions = np.arange(start, start + t)
-    x = F.embedding(idx, model.wte.weight._data)
+    try:
+        x = F.embedding(idx, model.wte.weight._data)  # (its range check of the ids is the model's)
+    except IndexError as e:
+        raise model._ids_error(idx) from e
     if model.wpe is not None:
         x = x + F.embedding(positions, model.wpe.weight._data)
     for i, block in enumerate(model.blocks):
