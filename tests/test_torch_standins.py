@@ -95,3 +95,25 @@ def test_star_import_does_not_shadow_compile():
     namespace: dict = {}
     exec("from chainrule import *", namespace)
     assert "compile" not in namespace
+
+
+def test_float32_matmul_precision_is_remembered_and_checked():
+    assert cr.get_float32_matmul_precision() == "highest"
+    cr.set_float32_matmul_precision("high")  # nanoGPT's line: accepted, products stay float32
+    try:
+        assert cr.get_float32_matmul_precision() == "high"
+        a = cr.tensor(np.full((2, 2), 1 + 2.0**-20, dtype=np.float32))
+        assert float((a @ a)[0, 0]) == np.float32(2 * (1 + 2.0**-20) ** 2)  # (TF32 would round the inputs)
+        with pytest.raises(ValueError, match="one of"):
+            cr.set_float32_matmul_precision("fast")
+    finally:
+        cr.set_float32_matmul_precision("highest")
+
+
+def test_cuda_backend_is_built_exactly_when_the_device_is_there():
+    assert cr.backends.cuda.is_built() == cr.cuda.is_available()
+
+
+def test_pin_memory_returns_the_host_tensor():
+    x = cr.tensor([1.0, 2.0], requires_grad=True)
+    assert x.pin_memory() is x and not x.is_pinned()

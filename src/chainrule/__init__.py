@@ -104,7 +104,8 @@ _LAZY = {
     "get_default_dtype": "core.defaults", "set_default_dtype": "core.defaults",  # float32 unless set
     # PyTorch's names with nothing to do here: stand-ins that say so (amp.py, backends.py, replay/compiling.py)
     "autocast": "amp", "compile": "replay.compiling", "use_deterministic_algorithms": "backends",
-    "are_deterministic_algorithms_enabled": "backends",
+    "are_deterministic_algorithms_enabled": "backends", "set_float32_matmul_precision": "backends",
+    "get_float32_matmul_precision": "backends",
     "range": "ops.pytorch.legacy_range",  # torch.range (end included): lazy, so `import *` keeps the builtin
     # JAX's top-level helpers (jax.eval_shape, jax.disable_jit, ...)
     "eval_shape": "transforms.jax_extras", "ShapeDtypeStruct": "transforms.jax_extras",
@@ -166,7 +167,12 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
     )
     from .accelerator import get_default_device, set_default_device
     from .amp import autocast
-    from .backends import are_deterministic_algorithms_enabled, use_deterministic_algorithms
+    from .backends import (
+        are_deterministic_algorithms_enabled,
+        get_float32_matmul_precision,
+        set_float32_matmul_precision,
+        use_deterministic_algorithms,
+    )
     from .batching import vmap
     from .core.defaults import Generator, get_default_dtype, manual_seed, set_default_dtype
     from .custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient

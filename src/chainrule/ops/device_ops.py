@@ -61,3 +61,19 @@ tensor_method("device", property(lambda self: of(self._data).device(self._data),
                                  doc="PyTorch's ``device``: where the values are (``device(type='cpu')``, ...)."))
 tensor_method("is_cuda", property(lambda self: of(self._data).name == "cuda",
                                   doc="PyTorch's ``is_cuda``: True for a Tensor on the GPU."))
+
+
+@tensor_method("pin_memory")
+def pin_memory(self: Tensor, device: Any = None) -> Tensor:
+    """PyTorch's ``pin_memory()``: page-locked host memory speeds up copies to a GPU there; here a copy to the GPU
+    goes through CuPy from any host array, so this is the Tensor itself (on the host; a device's is refused)."""
+    if of(self._data) is not CPU:
+        raise DeviceError(f"pin_memory(): only a Tensor on the host can be pinned, this one is on {self.device}; "
+                          "call it before moving the Tensor to the device")
+    return self
+
+
+@tensor_method("is_pinned")
+def is_pinned(self: Tensor, device: Any = None) -> bool:
+    """PyTorch's ``is_pinned()``: False (chainrule keeps no page-locked memory; see :func:`pin_memory`)."""
+    return False
