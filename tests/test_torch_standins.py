@@ -117,3 +117,27 @@ def test_cuda_backend_is_built_exactly_when_the_device_is_there():
 def test_pin_memory_returns_the_host_tensor():
     x = cr.tensor([1.0, 2.0], requires_grad=True)
     assert x.pin_memory() is x and not x.is_pinned()
+
+
+def test_bfloat16_can_be_named_but_an_array_of_it_is_refused_with_the_fix():
+    table = {"float32": cr.float32, "bfloat16": cr.bfloat16, "float16": cr.float16}  # nanoGPT's setup line
+    assert repr(table["bfloat16"]) == "chainrule.bfloat16" and table["bfloat16"] != cr.float32
+    assert not cr.cuda.is_bf16_supported()
+    x = cr.ones(2, requires_grad=True)
+    for make in (lambda: cr.zeros(2, dtype=cr.bfloat16), lambda: x.to(cr.bfloat16), lambda: x.bfloat16(),
+                 lambda: cr.nn.Linear(2, 2).to(cr.bfloat16), lambda: cr.nn.Linear(2, 2).bfloat16(),
+                 lambda: cr.tensor([1.0], dtype=cr.bfloat16), lambda: np.zeros(2, dtype=cr.bfloat16)):
+        with pytest.raises(TypeError, match="no bfloat16 type; use chainrule.float32"):
+            make()
+
+
+def test_torch_cuda_amp_is_the_amp_stand_in():
+    scaler = cr.cuda.amp.GradScaler(enabled=False)  # nanoGPT: torch.cuda.amp.GradScaler(enabled=(dtype == ...))
+    w = cr.tensor([1.0, 2.0], requires_grad=True)
+    opt = cr.optim.SGD([w], lr=0.5)
+    scaler.scale((w * w).sum()).backward()
+    scaler.unscale_(opt)
+    scaler.step(opt)
+    scaler.update()
+    np.testing.assert_allclose(w.detach().numpy(), [0.0, 0.0])
+    assert cr.cuda.amp.autocast is cr.amp.autocast

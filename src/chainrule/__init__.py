@@ -256,9 +256,10 @@ def __getattr__(name: str) -> Any:
         return importlib.import_module(f".{name}", __name__)
     if name in _DTYPES:
         return _DTYPES[name]
-    if name == "bfloat16":
-        raise AttributeError("module 'chainrule' has no attribute 'bfloat16': NumPy, chainrule's engine, has no "
-                             "bfloat16 type; use chainrule.float32 (or chainrule.float16 for half precision)")
+    if name == "bfloat16":  # a name only: making an array of it raises, saying what to use
+        from .core.absent_dtype import bfloat16
+
+        return bfloat16
     if name in _TORCH_NAMES:
         raise AttributeError(f"module 'chainrule' has no attribute {name!r}: chainrule's functions follow NumPy; "
                              f"use {_TORCH_NAMES[name]}")

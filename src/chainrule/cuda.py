@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+from . import amp  # noqa: F401  torch.cuda.amp.GradScaler / autocast (PyTorch's older spelling): chainrule.amp's stand-ins
 from .core import device as _device
 
 
@@ -21,6 +22,11 @@ def is_available() -> bool:
 def device_count() -> int:
     """The number of GPUs CuPy sees (0 without CuPy)."""
     return _device.device_count("cuda")
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """False: neither NumPy nor CuPy has a bfloat16 type (``chainrule.bfloat16`` is a name only)."""
+    return False
 
 
 def synchronize() -> None:

@@ -123,6 +123,12 @@ class Placement:
         """Parameters in float64."""
         return self.to(np.float64)
 
+    def bfloat16(self) -> Any:
+        """PyTorch's ``bfloat16()``: refused with a TypeError saying what to use (NumPy has no bfloat16 type)."""
+        from ..core.absent_dtype import bfloat16
+
+        return self.to(bfloat16)
+
 
 _DEVICES = ("cpu", "cuda", "mps", "xpu", "meta")
 _DTYPE_NAMES = {"float": "float32", "double": "float64", "half": "float16"}

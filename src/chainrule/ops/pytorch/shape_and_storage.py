@@ -190,6 +190,14 @@ def half(self: Tensor, *, memory_format: Any = None) -> Any:  # (a PyTorch layou
     return self if self.dtype == np.float16 else declared("astype")(self, np.float16)
 
 
+@tensor_method("bfloat16")
+def bfloat16(self: Tensor, *, memory_format: Any = None) -> Any:
+    """PyTorch's ``bfloat16()``: refused with a TypeError saying what to use (NumPy has no bfloat16 type)."""
+    from ...core.absent_dtype import bfloat16 as absent
+
+    return absent.dtype  # (raises)
+
+
 @tensor_method("int")
 def int32(self: Tensor, *, memory_format: Any = None) -> Tensor:
     """PyTorch's ``int()``: the values as int32 (out of the graph, as integer tensors are)."""
