@@ -104,3 +104,18 @@ def test_multinomial_without_replacement_ends_with_zero_weights():
     want = torch.multinomial(torch.tensor(probs), 4, False).tolist()
     got = cr.multinomial(cr.tensor(probs), 4).tolist()
     assert got[0] == want[0] == 1 and sorted(got) == sorted(want) == [0, 1, 2, 3]
+
+
+def test_the_random_constructors_take_a_generator_as_pytorchs():
+    # makemore: g = torch.Generator().manual_seed(2147483647); C = torch.randn((27, 10), generator=g)
+    def draws(g):
+        return [cr.randn((3, 2), generator=g), cr.rand(4, generator=g), cr.randint(0, 5, (6,), generator=g),
+                cr.randn_like(cr.zeros(2), generator=g), cr.rand_like(cr.zeros(2), generator=g)]
+
+    first, again = draws(cr.Generator().manual_seed(2147483647)), draws(cr.Generator().manual_seed(2147483647))
+    for a, b in zip(first, again):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    other = draws(cr.Generator().manual_seed(1))
+    assert not np.array_equal(first[0].numpy(), other[0].numpy())
+    t = cr.randint(0, 5, (2,), dtype=cr.float32, requires_grad=True)  # PyTorch's keyword, a float dtype
+    assert t.requires_grad and t.dtype == np.float32

@@ -254,3 +254,36 @@ def test_item_assignment_in_the_graph_follows_pytorch(index):
     np.testing.assert_allclose(h.data, th.detach().numpy(), rtol=1e-12)
     np.testing.assert_allclose(leaf.grad.data, tleaf.grad.numpy(), rtol=1e-12)
     np.testing.assert_allclose(value.grad.data, tvalue.grad.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("make", [lambda x: cr.nn.functional.softmax(x, 1), lambda x: x.exp(), lambda x: x.sigmoid()],
+                         ids=["softmax", "exp", "sigmoid"])
+def test_a_change_of_an_output_its_op_kept_for_its_rule_hands_that_op_the_old_values(make):
+    # Karpathy's makemore exercise: dlogits = F.softmax(logits, 1); dlogits[range(n), Yb] -= 1 (logits in the graph)
+    rng = np.random.default_rng(0)
+    x0, w = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    rows, cols = [0, 1, 2], [2, 0, 3]
+    x = Tensor(x0, requires_grad=True)
+    h = make(x)
+    assert h._node.ans is h._data  # (kept: the case under test)
+    h[rows, cols] -= 1
+    h /= 3
+    h[0] = 0.5
+    (h * Tensor(w)).sum().backward()
+    x2 = Tensor(x0, requires_grad=True)  # the same function written out of place
+    h2 = make(x2)
+    h2 = h2.at[rows, cols].add(-1) / 3
+    h2 = h2.at[0].set(0.5)
+    (h2 * Tensor(w)).sum().backward()
+    np.testing.assert_allclose(h.detach().numpy(), h2.detach().numpy())
+    np.testing.assert_allclose(x.grad.numpy(), x2.grad.numpy(), rtol=1e-12)
+
+
+def test_a_kept_output_also_read_by_a_later_op_is_still_refused():
+    x = Tensor([0.5, 1.0], requires_grad=True)
+    h = x.exp()
+    y = h * x  # the product keeps h's values for x's gradient
+    with pytest.raises(RuntimeError, match="whose memory is shared"):
+        h[0] = 0.0
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.exp([0.5, 1.0]) * (1 + np.array([0.5, 1.0])))

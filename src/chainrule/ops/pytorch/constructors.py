@@ -176,8 +176,9 @@ def linspace(start: Any, end: Any, steps: int | None = None, dtype: Any = None, 
     return _make(arr.astype(_dtype(dtype)), requires_grad, device, "linspace")
 
 
-def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
-    """Uniform random values in [0, 1) (from the generator of ``nn.init.manual_seed``, or ``rng``).
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None,
+         generator: Any = None) -> Tensor:
+    """Uniform random values in [0, 1) (from the generator ``manual_seed`` seeds, or ``generator``/``rng``).
 
     Example:
         >>> import chainrule as cr
@@ -185,11 +186,13 @@ def rand(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = 
         (2, 3)
     """
     _xp("rand", device)
+    rng = generator if generator is not None else rng  # (PyTorch's name for it)
     return _make(draw(_drawn, "random", rng, (_shape("rand", size),), _dtype(dtype)), requires_grad, device, "rand")
 
 
-def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
-    """Standard normal random values (from the generator of ``nn.init.manual_seed``, or ``rng``).
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None,
+          generator: Any = None) -> Tensor:
+    """Standard normal random values (from the generator ``manual_seed`` seeds, or ``generator``/``rng``).
 
     Example:
         >>> import chainrule as cr
@@ -197,12 +200,13 @@ def randn(*size: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
         True
     """
     _xp("randn", device)
+    rng = generator if generator is not None else rng  # (PyTorch's name for it)
     return _make(draw(_drawn, "standard_normal", rng, (_shape("randn", size),), _dtype(dtype)), requires_grad, device,
                  "randn")
 
 
 def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any = None, rng: Any = None,
-            device: Any = None) -> Tensor:
+            device: Any = None, generator: Any = None, requires_grad: bool = False) -> Tensor:
     """Random integers in [low, high) (PyTorch's ``randint(high, size)`` or ``randint(low, high, size)``), int64.
 
     Example:
@@ -212,6 +216,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any =
         ((2, 3), dtype('int64'), True)
     """
     _xp("randint", device)
+    rng = generator if generator is not None else rng  # (PyTorch's name for it)
     if size is None and isinstance(high, (tuple, list)):  # randint(high, size)
         low, high, size = 0, low, high
     elif high is None and size is not None:  # randint(high, size=(1,)), as the data tutorial draws an index
@@ -220,7 +225,7 @@ def randint(low: int, high: int | None = None, size: Any = None, *, dtype: Any =
         raise TypeError("randint: give randint(high, size) or randint(low, high, size), with size a tuple "
                         "such as (2, 3)")
     values = draw(_drawn, "integers", rng, (low, high, _shape("randint", tuple(size))), _dtype(dtype, "i"))
-    return _make(values, False, device, "randint")
+    return _make(values, requires_grad, device, "randint")
 
 
 def _like(x: Any) -> Any:
@@ -233,7 +238,8 @@ def _where(like: Any, device: Any) -> Any:
     return device if device is not None else of(like).name
 
 
-def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
+def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None,
+              generator: Any = None) -> Tensor:
     """Uniform random values in [0, 1) of the shape of ``x``, in its dtype (floating ``x``) or ``dtype``.
 
     Example:
@@ -242,12 +248,14 @@ def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
         (2, 3)
     """
     _xp("rand_like", device)
+    rng = generator if generator is not None else rng  # (PyTorch's name for it)
     like = _like(x)
     dtype = dtype if dtype is not None else _float_like(like)
     return _make(draw(_drawn, "random", rng, (like.shape,), dtype), requires_grad, _where(like, device), "rand_like")
 
 
-def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None) -> Tensor:
+def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None,
+               generator: Any = None) -> Tensor:
     """Standard normal values of the shape of ``x``, in its dtype (floating ``x``) or ``dtype``.
 
     Example:
@@ -256,6 +264,7 @@ def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any 
         dtype('float64')
     """
     _xp("randn_like", device)
+    rng = generator if generator is not None else rng  # (PyTorch's name for it)
     like = _like(x)
     dtype = dtype if dtype is not None else _float_like(like)
     values = draw(_drawn, "standard_normal", rng, (like.shape,), dtype)

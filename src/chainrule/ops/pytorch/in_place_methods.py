@@ -10,8 +10,10 @@ the out-of-place method of the same name, and recorded in the graph as PyTorch r
   through the change, as in PyTorch.
 
 PyTorch's checks hold: a leaf that requires grad refuses (outside ``no_grad``); a value an earlier op saved and that
-the change overwrites makes that op's backward raise (the version clock). One more refusal: a tensor whose memory
-another one shares (a view of it, or it a view of another's memory, or a value an earlier op kept for its rule)
+the change overwrites makes that op's backward raise (the version clock). Where the op that made the tensor kept
+its own output for its rule (``dlogits = F.softmax(logits, 1); dlogits[range(n), y] -= 1``), it is handed the old
+values instead, so its backward is right (PyTorch's would refuse). One more refusal: a tensor whose memory
+another one shares (a view of it, or it a view of another's memory, or a value a later op kept for its rule)
 is not changed in the graph, since chainrule does not carry the change over to the others (PyTorch rebases views);
 the error says to write it out of place. Shape methods (``squeeze_``, ``t_``, ``transpose_``) change the tensor's
 shape, not its values.
@@ -65,12 +67,31 @@ def _shared(self: Tensor) -> bool:
     return False
 
 
+def _free_kept_output(self: Tensor) -> Any:
+    """When the op that made ``self`` kept its output for its rule (softmax, exp): that op is handed a copy of the
+    old values, which its rule then reads (the change overwrites only ``self``'s memory); returns the copy, or None
+    when the op kept nothing of ``self``. PyTorch's backward would refuse such a graph later; here it is right."""
+    node = self._node
+    if node is None:
+        return None
+    ans = node.ans
+    if ans is self._data:
+        node.ans = self._data.copy()
+        return node.ans
+    if isinstance(ans, tuple) and any(a is self._data for a in ans):
+        kept = self._data.copy()
+        node.ans = tuple(kept if a is self._data else a for a in ans)
+        return kept
+    return None
+
+
 def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: Any = None) -> Tensor:
     """``self`` becomes ``compute(old)`` in the graph: the values written over its memory, the node taken on."""
     self._inplace_guard(name, operand, recorded=True)  # a leaf that requires grad, a tangent, inside a transform
     if traces.current() is not None:
         raise RuntimeError(f"{name}: an in-place change of a tensor in the graph inside jit is not recorded by the "
                            f"trace; write it out of place (h = h.{name[:-1]}(...))")
+    kept = _free_kept_output(self)
     if _shared(self):
         fix = ("h = h.at[index].set(v), or cr.where(mask, v, h)" if name == "__setitem__" else "h = h + b"
                if name.startswith("__i") else f"h = h.{name[:-1]}(...)")
@@ -79,8 +100,8 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
             f"another Tensor, or a value an earlier op saved for its gradient): chainrule does not carry the change "
             f"over to them. Write it out of place ({fix}), or wrap it in "
             "chainrule.no_grad() if no gradient should flow through it")
-    old = (Tensor._linked(self._data.copy(), self._node, self._index) if self._node is not None
-           else Tensor._wrap(self._data.copy()))
+    kept = self._data.copy() if kept is None else kept
+    old = Tensor._linked(kept, self._node, self._index) if self._node is not None else Tensor._wrap(kept)
     result = _fitted(name, self, compute(old))
     retained = self.retains_grad
     if retained:  # the grad kept is the new value's (PyTorch's): the old node stops writing it
