@@ -19,7 +19,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("values", ("chainrule.tensor", "chainrule.scalar")),
     ("autodiff", ("chainrule.autodiff",)),
     ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special", "chainrule.fft",
-             "chainrule.random", "chainrule.lax_ops")),
+             "chainrule.random", "chainrule.lax_ops", "chainrule.scipy")),
     ("transforms", ("chainrule.transforms", "chainrule.batching", "chainrule.custom", "chainrule.autograd",
                     "chainrule.lax")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.utils",
