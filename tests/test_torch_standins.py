@@ -114,9 +114,12 @@ def test_cuda_backend_is_built_exactly_when_the_device_is_there():
     assert cr.backends.cuda.is_built() == cr.cuda.is_available()
 
 
-def test_pin_memory_returns_the_host_tensor():
+def test_pin_memory_returns_a_copy_in_the_graph_as_pytorchs():
     x = cr.tensor([1.0, 2.0], requires_grad=True)
-    assert x.pin_memory() is x and not x.is_pinned()
+    y = x.pin_memory()
+    assert y is not x and not np.shares_memory(y.detach().numpy(), x.detach().numpy()) and not y.is_pinned()
+    (y * 3).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [3.0, 3.0])
 
 
 def test_bfloat16_can_be_named_but_an_array_of_it_is_refused_with_the_fix():

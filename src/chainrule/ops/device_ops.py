@@ -65,12 +65,12 @@ tensor_method("is_cuda", property(lambda self: of(self._data).name == "cuda",
 
 @tensor_method("pin_memory")
 def pin_memory(self: Tensor, device: Any = None) -> Tensor:
-    """PyTorch's ``pin_memory()``: page-locked host memory speeds up copies to a GPU there; here a copy to the GPU
-    goes through CuPy from any host array, so this is the Tensor itself (on the host; a device's is refused)."""
+    """PyTorch's ``pin_memory()``: a copy (differentiable, as PyTorch's) in host memory; page-locked memory speeds up
+    copies to a GPU there, here a copy to the GPU goes through CuPy from any host array. A device's is refused."""
     if of(self._data) is not CPU:
         raise DeviceError(f"pin_memory(): only a Tensor on the host can be pinned, this one is on {self.device}; "
                           "call it before moving the Tensor to the device")
-    return self
+    return self.clone()
 
 
 @tensor_method("is_pinned")
