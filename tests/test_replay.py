@@ -346,3 +346,30 @@ def test_a_vmap_in_another_thread_does_not_stop_replays_here():
     finally:
         release.set()
         worker.join(10)
+
+
+def test_jit_takes_parameter_pytrees_of_arrays_as_jax_and_replays_with_new_values():
+    import warnings
+
+    def predict(params, x):
+        h = x
+        for w, b in params["layers"]:
+            h = np.tanh(h @ w.T + b)
+        return {"sum": (h ** 2).sum() * params["scale"], "h": h}
+
+    fast = cr.jit(predict)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 2))
+
+    def params(k):
+        return {"layers": [(rng.standard_normal((3, 2)) * k, rng.standard_normal(3))], "scale": float(k)}
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # traced and replayed, not run as it is
+        for p in (params(1.0), params(2.0), params(0.5)):
+            got, want = fast(p, x), predict(p, x)
+            assert isinstance(got["h"], np.ndarray)
+            np.testing.assert_allclose(got["h"], want["h"])
+            np.testing.assert_allclose(got["sum"], want["sum"])
+    (inner, _), = fast._by_structure.values()
+    assert inner.traces == 1

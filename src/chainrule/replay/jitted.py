@@ -17,6 +17,7 @@ from ..core.node import Node
 from ..core.state import forward_levels, grad_enabled, transform_depth
 from ..ops.pytorch.dim_args import numpy_methods_for
 from ..tensor import Tensor
+from ..tree_util import tree_flatten, tree_unflatten
 from .disabling import disabled as jit_disabled
 from .guards import Guards
 from .program import Program, ReplayNode
@@ -30,6 +31,14 @@ _ARRAYS = (np.ndarray, float, np.floating)  # JAX's traced arguments (integers s
 def _is_array(a: Any) -> bool:
     """A traced argument: a NumPy array, a float, or a device's array (CuPy's)."""
     return a.__class__ in ARRAY_TYPES or isinstance(a, _ARRAYS)
+
+
+def _arrays_in_containers(args: tuple) -> bool:
+    """Arguments holding arrays inside lists, tuples or dicts (JAX's parameter pytrees), and no Tensor anywhere."""
+    if not any(isinstance(a, (list, tuple, dict)) for a in args):
+        return False
+    leaves = tree_flatten(args)[0]
+    return any(_is_array(v) for v in leaves) and not any(isinstance(v, Tensor) for v in leaves)
 
 
 def under_vmap(args: tuple) -> bool:
@@ -86,6 +95,7 @@ class Jitted:
         self._parents: list[int] = []
         self._array_signature: list[tuple] = []  # the NumPy arguments of a trace on arrays, as given
         self._eager = False  # called on array arguments and could not be traced: runs as it is (see _call_on_arrays)
+        self._by_structure: dict[Any, tuple[Jitted, list[Any]]] = {}  # arrays in containers (see _call_on_pytrees)
         self._guards = Guards()  # what the trace read by name (closed-over values, globals, modules' settings)
         self.traces = 0  # how many times the function was traced (again when a guard's value changed)
         self.traces_again = 0  # of them, for a changed value
@@ -100,6 +110,8 @@ class Jitted:
             return self.fn(*args)
         if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
             return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
+        if self._arrays_in_arrays_out and _arrays_in_containers(args):
+            return self._call_on_pytrees(args)
         if self._arrays_in_arrays_out and any(_is_array(a) for a in args) and not any(
             isinstance(a, Tensor) for a in args
         ):
@@ -120,6 +132,25 @@ class Jitted:
                           f"trace it: {e}", PerformanceWarning, stacklevel=3)
             self._eager = True
             return self.fn(*args)
+
+    def _call_on_pytrees(self, args: tuple) -> Any:
+        """JAX's ``jit(update)(params, x)`` with ``params`` a list, tuple or dict of arrays: the function of the
+        arguments' leaves is jitted (one per structure of the arguments), and its results rebuilt as returned."""
+        leaves, structure = tree_flatten(args)
+        flat = self._by_structure.get(structure)
+        if flat is None:
+            returned: list[Any] = [None]  # the structure of the results, noted when the function runs
+
+            def on_leaves(*given: Any) -> tuple:
+                result = self.fn(*tree_unflatten(structure, list(given)))
+                out, returned[0] = tree_flatten(result)
+                return tuple(out)
+
+            on_leaves.__name__ = self.name
+            flat = self._by_structure[structure] = (Jitted(on_leaves), returned)
+        jitted, returned = flat
+        out = jitted(*leaves)
+        return tree_unflatten(returned[0], list(out))
 
     def _call_on_arrays(self, args: tuple) -> Any:
         """JAX's ``jit(f)(array)``: NumPy arguments are traced as Tensors (ops on bare arrays would record
