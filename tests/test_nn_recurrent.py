@@ -299,10 +299,13 @@ def test_errors_name_the_layer_and_the_fix():
 
 
 @pytest.mark.oracle
-def test_a_packed_sequence_is_refused_with_what_to_do_instead():
+def test_torchs_packed_sequence_is_refused_with_what_to_do_instead():
     packed = torch.nn.utils.rnn.pack_padded_sequence(torch.zeros(5, 2, 3), [5, 3])
-    with pytest.raises(TypeError, match=r"LSTM: PackedSequence inputs are not supported; pass the padded batch"):
+    with pytest.raises(TypeError, match=r"LSTM: got another library's PackedSequence \(torch.*pack_padded_sequence"):
         nn.LSTM(3, 4)(packed)
+    ours = nn.utils.rnn.pack_padded_sequence(np.zeros((5, 2, 3), dtype=np.float32), [5, 3])
+    out, (h, c) = nn.LSTM(3, 4)(ours)  # (tests/test_packed_sequences.py checks the values)
+    assert out.data.shape == (8, 4) and h.shape == (1, 2, 4)
 
 
 def test_jit_step_replays_a_recurrent_model_bit_for_bit():

@@ -48,6 +48,7 @@ from .recurrent_cells import (
     state_input,
     uniform_parameter,
 )
+from .utils.rnn import PackedSequence, run_packed
 
 __all__ = ["RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"]
 
@@ -167,13 +168,11 @@ class _RNNBase(Module):
 
     def _forward(self, input: Any, hx: Any) -> tuple[Any, list[Any]]:  # noqa: A002
         where = type(self).__name__
+        if isinstance(input, PackedSequence):  # each sequence for its own length (nn.utils.rnn)
+            return run_packed(self, input, hx)
         if type(input).__name__ == "PackedSequence":
-            raise TypeError(
-                f"{where}: PackedSequence inputs are not supported; pass the padded batch as one array (L, N, "
-                "input_size) and read each sequence's result at its own length: output[lengths - 1, arange(N)] "
-                "(h_n is then the state after the padding, and a bidirectional layer's reverse direction reads the "
-                "padding first: run sequences of one length together where that matters)"
-            )
+            raise TypeError(f"{where}: got another library's PackedSequence ({type(input).__module__}); pack the "
+                            "batch with chainrule.nn.utils.rnn.pack_padded_sequence (or pack_sequence)")
         dt = self.weight_ih_l0.dtype
         x = _input(input, dt, where)
         shape = shape_of(x)

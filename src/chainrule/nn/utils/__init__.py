@@ -1,5 +1,6 @@
 """``chainrule.nn.utils``: where PyTorch keeps ``clip_grad_norm_``, ``clip_grad_value_`` and
-``parameters_to_vector`` / ``vector_to_parameters`` (the clipping lives in ``chainrule.optim``).
+``parameters_to_vector`` / ``vector_to_parameters`` (the clipping lives in ``chainrule.optim``), and ``rnn``: padded
+and packed sequences (:mod:`chainrule.nn.utils.rnn`).
 
 Example:
     >>> import numpy as np
@@ -14,25 +15,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..core.device import as_array
-from ..core.state import no_grad
-from ..ops.shape import concatenate, reshape
-from ..tensor import Tensor
+from ...core.device import as_array
+from ...core.state import no_grad
+from ...ops.shape import concatenate, reshape
+from ...tensor import Tensor
+from . import rnn
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
 
 
 def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
                     error_if_nonfinite: bool = False) -> float:
     """``chainrule.optim.clip_grad_norm_``: scale the gradients so their total norm is at most ``max_norm``."""
-    from ..optim.clip import clip_grad_norm_ as clip  # (optim imports nn: imported when called)
+    from ...optim.clip import clip_grad_norm_ as clip  # (optim imports nn: imported when called)
 
     return clip(parameters, max_norm, norm_type, error_if_nonfinite)
 
 
 def clip_grad_value_(parameters: Any, clip_value: float) -> None:
     """``chainrule.optim.clip_grad_value_``: clip each gradient entry to ``[-clip_value, clip_value]``."""
-    from ..optim.clip import clip_grad_value_ as clip
+    from ...optim.clip import clip_grad_value_ as clip
 
     clip(parameters, clip_value)
 
