@@ -15,16 +15,16 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 # (a new package or root module fails test_every_module_has_a_layer until it is placed).
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("core", ("chainrule.core", "chainrule.runtime", "chainrule.tree_util", "chainrule.devices", "chainrule.cuda",
-              "chainrule.tree", "chainrule.accelerator", "chainrule.amp")),
+              "chainrule.tree", "chainrule.accelerator", "chainrule.amp", "chainrule.debug")),
     ("values", ("chainrule.tensor", "chainrule.scalar")),
     ("autodiff", ("chainrule.autodiff",)),
     ("ops", ("chainrule.ops", "chainrule.numpy", "chainrule.linalg", "chainrule.special", "chainrule.fft",
-             "chainrule.random", "chainrule.lax_ops", "chainrule.scipy")),
+             "chainrule.random", "chainrule.lax_ops", "chainrule.scipy", "chainrule.flatten_util")),
     ("transforms", ("chainrule.transforms", "chainrule.batching", "chainrule.custom", "chainrule.autograd",
                     "chainrule.lax")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.utils",
                   "chainrule.gpt", "chainrule.distributed", "chainrule.func", "chainrule.replay",
-                  "chainrule.backends")),
+                  "chainrule.backends", "chainrule.config")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),
     ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule.gpt.cli", "chainrule")),
 ]

@@ -109,6 +109,7 @@ _LAZY = {
     "range": "ops.pytorch.legacy_range",  # torch.range (end included): lazy, so `import *` keeps the builtin
     # JAX's top-level helpers (jax.eval_shape, jax.disable_jit, ...)
     "eval_shape": "transforms.jax_extras", "ShapeDtypeStruct": "transforms.jax_extras",
+    "Array": "transforms.jax_extras",  # jax.Array: the functional API's arrays (NumPy's)
     "linear_transpose": "transforms.jax_extras", "device_put": "transforms.jax_extras",
     "block_until_ready": "transforms.jax_extras", "disable_jit": "replay.disabling",
 }
@@ -137,6 +138,7 @@ _SUBMODULES = {
     "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
     "accelerator",  # torch.accelerator.is_available(), current_accelerator()
     "lax", "random",  # jax.lax's control flow and names, jax.random's keys
+    "scipy", "config", "flatten_util", "debug",  # jax.scipy, jax.config.update(...), ravel_pytree, debug.print
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -146,9 +148,12 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         autograd,
         backends,
         batching,
+        config,
         custom,
         data,
+        debug,
         fft,
+        flatten_util,
         func,
         graph,
         lax,
@@ -159,6 +164,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         optimize,
         plot,
         random,
+        scipy,
         special,
         transforms,
         tree,
@@ -241,7 +247,14 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         vjp,
     )
     from .transforms.checking import GradcheckError, gradcheck
-    from .transforms.jax_extras import ShapeDtypeStruct, block_until_ready, device_put, eval_shape, linear_transpose
+    from .transforms.jax_extras import (
+        Array,
+        ShapeDtypeStruct,
+        block_until_ready,
+        device_put,
+        eval_shape,
+        linear_transpose,
+    )
 
 
 # PyTorch's names that chainrule spells NumPy's way (or as a Tensor method): the error says where to look

@@ -34,8 +34,9 @@ from . import numpy as cnp
 from .autodiff.primitive import Primitive, apply
 from .core.defaults import get_default_dtype
 
-__all__ = ["PRNGKey", "bernoulli", "categorical", "choice", "exponential", "fold_in", "gumbel", "key", "key_data",
-           "normal", "permutation", "randint", "split", "truncated_normal", "uniform"]
+__all__ = ["PRNGKey", "bernoulli", "beta", "categorical", "cauchy", "choice", "dirichlet", "exponential", "fold_in",
+           "gamma", "gumbel", "key", "key_data", "laplace", "logistic", "multivariate_normal", "normal", "permutation",
+           "poisson", "randint", "split", "t", "truncated_normal", "uniform"]
 
 _MASK = 0xFFFFFFFF
 _SPLIT, _FOLD = 1, 2  # what each derivation appends to the key before hashing it (a draw appends nothing)
@@ -104,7 +105,16 @@ _SAMPLERS = {
     "categorical": _categorical, "choice": _choice, "truncated_normal": _truncated_normal,
     "permutation": lambda rng, shape: rng.permutation(shape[0]),
     "integers": lambda rng, shape, low, high: rng.integers(low, high, size=shape),
+    "standard_gamma": lambda rng, shape, a: rng.standard_gamma(np.broadcast_to(a, shape)),
+    "beta": lambda rng, shape, a, b: rng.beta(np.broadcast_to(a, shape), np.broadcast_to(b, shape)),
+    "poisson": lambda rng, shape, lam: rng.poisson(np.broadcast_to(lam, shape)),
+    "dirichlet": lambda rng, shape, alpha: _normalised(rng.standard_gamma(np.broadcast_to(alpha, shape))),
+    "t": lambda rng, shape, df: rng.standard_t(np.broadcast_to(df, shape)),
 }
+
+
+def _normalised(g: np.ndarray) -> np.ndarray:
+    return g / g.sum(axis=-1, keepdims=True)
 
 
 # Ops of the key (no derivative: a key is integers): a jit replay runs them on its own key, vmap on each one's.
@@ -118,8 +128,9 @@ def _integer_draws_only(argnum: int, g: Any, ans: Any, *args: Any, **kw: Any) ->
     draw's parameters here are read as values, so their derivative would be wrong: it raises instead."""
     if np.dtype(kw["dtype"]).kind in "iub":
         return 0.0 * args[argnum]
-    raise TypeError(f"random: the draw ({kw['method']}) is not differentiable in its parameters; pass them as "
-                    "constants (JAX's truncated_normal is, through its bounds)")
+    raise TypeError(f"random: the draw ({kw['method']}) is not differentiable in its parameters here (JAX's "
+                    "truncated_normal, gamma, beta and dirichlet are); pass them as constants, or draw a "
+                    "reparameterised form (loc + scale * normal(key), minval + (maxval - minval) * uniform(key))")
 
 
 _SAMPLE_OP.defvjp_argnum(_integer_draws_only)
@@ -187,6 +198,80 @@ def exponential(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Any:
     """Standard Gumbel (location 0, scale 1)."""
     return _draw(key, "gumbel", "gumbel", shape, _float(dtype))
+
+
+def laplace(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Standard Laplace (location 0, scale 1)."""
+    return _draw(key, "laplace", "laplace", shape, _float(dtype))
+
+
+def logistic(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Standard logistic (location 0, scale 1)."""
+    return _draw(key, "logistic", "logistic", shape, _float(dtype))
+
+
+def cauchy(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Standard Cauchy."""
+    return _draw(key, "cauchy", "standard_cauchy", shape, _float(dtype))
+
+
+def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+    """Gamma with shape ``a`` and scale 1 (``a`` read as a value: no gradient flows to it)."""
+    shape = np.shape(a) if shape is None else _shape(shape)
+    return _draw(key, "gamma", "standard_gamma", shape, _float(dtype), a)
+
+
+def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+    """Beta with parameters ``a``, ``b`` (read as values)."""
+    shape = np.broadcast_shapes(np.shape(a), np.shape(b)) if shape is None else _shape(shape)
+    return _draw(key, "beta", "beta", shape, _float(dtype), a, b)
+
+
+def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+    """Dirichlet with concentrations ``alpha`` (its last axis; read as values): shape ``shape + alpha.shape[-1:]``.
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import random
+        >>> x = random.dirichlet(random.PRNGKey(0), np.array([1.0, 2.0, 3.0]), (4,))
+        >>> x.shape, np.allclose(x.sum(axis=-1), 1.0)
+        ((4, 3), True)
+    """
+    k = np.shape(alpha)[-1]
+    shape = np.shape(alpha)[:-1] if shape is None else _shape(shape)
+    return _draw(key, "dirichlet", "dirichlet", (*shape, k), _float(dtype), alpha)
+
+
+def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = np.int32) -> Any:
+    """Poisson counts with rates ``lam`` (read as values)."""
+    shape = np.shape(lam) if shape is None else _shape(shape)
+    return _draw(key, "poisson", "poisson", shape, np.dtype(dtype), lam)
+
+
+def t(key: Any, df: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
+    """Student's t with ``df`` degrees of freedom (read as values)."""
+    shape = np.shape(df) if shape == () and np.ndim(df) else _shape(shape)
+    return _draw(key, "t", "t", shape, _float(dtype), df)
+
+
+def multivariate_normal(key: Any, mean: Any, cov: Any, shape: Sequence[int] | None = None, dtype: Any = None,
+                        method: str = "cholesky") -> Any:
+    """Normal with ``mean`` (..., n) and covariance ``cov`` (..., n, n): ``mean + L z``, ``L`` the Cholesky factor
+    (or ``method="eigh"``/``"svd"``: ``V sqrt(w)``), differentiable in ``mean`` and ``cov``."""
+    from . import linalg
+
+    n = np.shape(mean)[-1]
+    batch = np.broadcast_shapes(np.shape(mean)[:-1], np.shape(cov)[:-2])
+    shape = batch if shape is None else _shape(shape)
+    z = normal(key, (*shape, n), dtype)
+    if method == "cholesky":
+        factor = linalg.cholesky(cov)
+    elif method in ("eigh", "svd"):
+        w, v = linalg.eigh(cov)
+        factor = v * cnp.sqrt(cnp.maximum(w, 0.0))[..., None, :]
+    else:
+        raise ValueError(f"random.multivariate_normal: method must be 'cholesky', 'eigh' or 'svd', got {method!r}")
+    return mean + cnp.einsum("...ij,...j->...i", factor, z)
 
 
 def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None) -> Any:

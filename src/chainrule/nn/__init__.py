@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import sys as _sys
 
-from . import functional, init, parallel, utils
+from . import functional, init, initializers, parallel, utils
 from . import scalar_nn as scalar
 from .activations import (
     CELU,
@@ -151,7 +151,7 @@ __all__ = [
     "MSELoss", "CrossEntropyLoss", "BCEWithLogitsLoss", "L1Loss", "SmoothL1Loss", "HuberLoss", "KLDivLoss", "BCELoss",
     "LeakyReLU", "ELU", "SELU", "CELU", "Hardtanh", "ReLU6", "Softsign", "LogSigmoid", "Mish", "Hardswish",
     "Hardsigmoid", "GLU", "Softplus",
-    "functional", "init", "utils", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
+    "functional", "init", "initializers", "utils", "scalar", "manual_seed", "get_default_dtype", "set_default_dtype",
     "save", "load", "save_checkpoint", "load_checkpoint", "UnsafeFileError", "DamagedFileError", "progress",
     "Conv1d", "Conv2d", "MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
     "BatchNorm1d", "BatchNorm2d",

@@ -29,7 +29,10 @@ from ..tensor import Tensor
 from ..tree_util import tree_leaves, tree_map
 from .reverse import vjp
 
-__all__ = ["ShapeDtypeStruct", "block_until_ready", "device_put", "eval_shape", "linear_transpose"]
+__all__ = ["Array", "ShapeDtypeStruct", "block_until_ready", "device_put", "eval_shape", "linear_transpose"]
+
+Array = np.ndarray
+"""JAX's ``jax.Array``, the type of the functional API's arrays: NumPy's (a device's are CuPy's ``ndarray``)."""
 
 
 class ShapeDtypeStruct:
