@@ -139,6 +139,7 @@ _SUBMODULES = {
     "accelerator",  # torch.accelerator.is_available(), current_accelerator()
     "lax", "random",  # jax.lax's control flow and names, jax.random's keys
     "scipy", "config", "flatten_util", "debug",  # jax.scipy, jax.config.update(...), ravel_pytree, debug.print
+    "example_libraries",  # jax.example_libraries.optimizers
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -152,6 +153,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         custom,
         data,
         debug,
+        example_libraries,
         fft,
         flatten_util,
         func,
