@@ -373,3 +373,15 @@ def test_jit_takes_parameter_pytrees_of_arrays_as_jax_and_replays_with_new_value
             np.testing.assert_allclose(got["sum"], want["sum"])
     (inner, _), = fast._by_structure.values()
     assert inner.traces == 1
+
+
+def test_backward_inside_a_jitted_function_is_still_refused():
+    w = cr.Tensor([1.0, 2.0], requires_grad=True)
+
+    def step(x):
+        loss = (w * x).sum()
+        loss.backward()  # fills w.grad: a side effect a replay would not repeat
+        return loss
+
+    with pytest.warns(cr.PerformanceWarning, match="calls backward"):
+        cr.jit(step)(np.ones(2))
