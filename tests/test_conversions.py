@@ -145,7 +145,9 @@ def test_reading_values_keeps_working():
 def test_format_specs_format_the_value_of_a_one_element_tensor():
     loss = Tensor(1.23456, requires_grad=True) * 1.0
     assert f"{loss:.3f}" == "1.235" and f"{Tensor([2.5]):>6.2f}" == "  2.50"
-    assert f"{loss}" == str(loss)
+    assert f"{loss}" == "1.23456" and f"{Tensor([1, 2])}" == str(Tensor([1, 2]))  # a 0-d one: its value (PyTorch's)
+    assert f"{cr.tensor([3.0, 7.0]).argmax()}" == "1"
+    assert cr.grad(lambda x: x * len(f"{x}"))(0.5) > 0  # a value being differentiated is shown, not read
     with pytest.raises(ValueError, match=r"item\(\): only a one-element Tensor"):
         f"{Tensor([1.0, 2.0]):.2f}"
     with pytest.raises(TypeError, match=r"item\(\) of a Tensor being differentiated"):

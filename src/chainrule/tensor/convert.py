@@ -240,7 +240,13 @@ class ConversionMethods:
     __hash__ = object.__hash__
 
     def __format__(self, spec: str) -> str:
-        """``f"{loss:.4f}"`` formats a one-element Tensor's value (as PyTorch); no spec gives ``str(t)``."""
+        """``f"{loss:.4f}"`` formats a one-element Tensor's value; a 0-d Tensor with no spec is its value, as
+        PyTorch's (``f"{t.argmax()}"`` is ``7``); other Tensors with no spec give ``str(t)``."""
         if not spec:
-            return str(self)
+            if self._data.ndim:
+                return str(self)
+            try:
+                return format(self.item(), "")
+            except TypeError:  # a value being differentiated (inside grad): shown, not read
+                return str(self)
         return format(self.item(), spec)
