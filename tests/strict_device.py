@@ -475,15 +475,16 @@ def special() -> Any:
 
 
 class _UfuncsOnly:
-    """What ``cupy.fuse`` can put in one kernel: a module's elementwise functions (its ufuncs) and a sum or a
-    maximum over axes (CuPy fuses the elementwise operations before it and scalar arithmetic after it)."""
+    """What ``cupy.fuse`` can put in one kernel: a module's elementwise functions (its ufuncs) and a sum over axes
+    (CuPy fuses the elementwise operations before it and scalar arithmetic after it; the arrays' ``max`` and ``sum``
+    methods likewise)."""
 
     def __init__(self, module: Any) -> None:
         self._module = module
 
     def __getattr__(self, name: str) -> Any:
         fn = getattr(self._module, name)
-        if name in ("sum", "max") and self._module is np:
+        if name == "sum" and self._module is np:
             return fn
         if not isinstance(fn, np.ufunc):
             raise TypeError(f"strict device double: {name} is not elementwise: cupy.fuse cannot fuse it")
