@@ -171,3 +171,16 @@ def test_lstsq_under_vmap_equals_the_loop_and_refuses_a_rank_deficient_example()
     a[1, :, 1] = a[1, :, 0]
     with pytest.raises(np.linalg.LinAlgError, match="lstsq: the 3x2 matrix is rank-deficient"):
         cr.vmap(solve)(a)
+
+
+def test_an_integer_cast_and_a_comparison_with_a_tensor_batch_inside_vmap():
+    # found by the distributions work: astype to an integer dtype recursed without end on a batched value, and a
+    # comparison of a batched value with a Tensor tried to read the batch as one array
+    np.testing.assert_array_equal(cr.vmap(lambda x: x.astype(np.int64))(np.arange(3)), [0, 1, 2])
+    assert cr.vmap(lambda x: (x * 1.5).astype(np.int32))(np.arange(3.0)).dtype == np.int32
+    np.testing.assert_array_equal(cr.vmap(cr.vmap(lambda x: x.astype(bool)))(np.eye(2)), np.eye(2, dtype=bool))
+    t = cr.tensor([0.5, 1.5, 2.5])
+    x = np.array([[0.5, 0.0, 2.5], [1.0, 2.0, 3.0]])
+    np.testing.assert_array_equal(cr.vmap(lambda v: v <= t)(x), x <= t.numpy())
+    np.testing.assert_array_equal(cr.vmap(lambda v: (v == t).sum())(x), [2, 0])
+    np.testing.assert_allclose(cr.vmap(lambda v: cr.where(v <= t, v, t))(x), np.where(x <= t.numpy(), x, t.numpy()))

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.batch_levels import is_batched
 from ..core import traces
 from ..core.device import ARRAY_TYPES, as_array, constant_on, xp_of
 from ..tensor import Tensor
@@ -106,8 +107,9 @@ def xp_where(x: Any) -> Any:
 
 
 def wrap_like(value: Any, *inputs: Any) -> Any:
-    """Wrap a non-differentiable result as a Tensor if any input was a Tensor."""
-    if any(isinstance(i, Tensor) for i in inputs):
+    """Wrap a non-differentiable result as a Tensor if any input was a Tensor (a batched one, inside vmap, stays
+    as it is: its examples are its own)."""
+    if any(isinstance(i, Tensor) for i in inputs) and not is_batched(value):
         out = Tensor._wrap(as_array(value))
         if traces.open:  # a jit trace records comparisons as ops, and checks other such values on replay
             trace = traces.current()

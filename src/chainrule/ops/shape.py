@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.batch_levels import is_batched
 from ..autodiff.primitive import Primitive
 from ..core.device import add_at, as_array, index_on, xp_of
 from ..core.sparse import SliceGrad
@@ -213,6 +214,8 @@ def astype(x: Any, dtype: Any) -> Any:
     """
     dtype = np.dtype(dtype)
     if dtype.kind not in "fc":
+        if is_batched(x):  # one example of a vmap: its whole batch cast (out of the graph, as any integer cast)
+            return type(x)(astype(x.value, dtype), x.level)
         return wrap_like(raw(x).astype(dtype), x)
     return _astype(x, dtype=dtype)
 
