@@ -154,8 +154,7 @@ def test_multihead_attention_with_kdim_and_vdim():
                      m, torch.nn.Module) else pad)[0])
     with pytest.raises(ValueError, match=r"\(S, N, 5\)"):
         cm(_normal(3, 2, 8), _normal(4, 2, 8), _normal(4, 2, 3))
-    with pytest.raises(NotImplementedError, match="add_bias_kv"):
-        nn.MultiheadAttention(8, 2, add_bias_kv=True)
+    assert nn.MultiheadAttention(8, 2, add_bias_kv=True).bias_k.shape == (1, 1, 8)  # (tests/test_torch_module_suite)
 
 
 def test_transformer_rejects_bad_arguments_with_what_to_do():

@@ -37,14 +37,6 @@ VALUES_ONLY = {
     "CTCLoss": "PyTorch's kernel returns the gradient in the logits under log_softmax (exp(log_probs) more than the "
                "derivative in log_probs, which chainrule's is); equal through log_softmax (tests/test_ctc_loss.py)",
 }
-# samples chainrule refuses on purpose, with an error naming the fix (tested below), and why
-REFUSED = {
-    "LSTM": (lambda kw: kw.get("proj_size"), "PyTorch's projected LSTM is not in chainrule: "
-                                              "test_lstm_proj_size_is_refused_naming_the_fix"),
-    "MultiheadAttention": (lambda kw: kw.get("add_bias_kv") or kw.get("add_zero_attn"),
-                           "not in chainrule: test_attention_extra_key_value_is_refused_naming_it"),
-}
-
 
 # -- the samples, drawn in a child process ---------------------------------------------------------------------
 def _draw_samples() -> list[dict]:
@@ -82,9 +74,6 @@ def _cases() -> list:
     for s in samples:
         name, id_ = s["name"], f"{s['name']}-{'train' if s['training'] else 'eval'}-{s['index']}"
         if name in LEFT_OUT:
-            continue
-        refused = REFUSED.get(name)
-        if refused and refused[0](s["constructor"][1]):
             continue
         cases.append(pytest.param(s, id=id_))
     return cases
@@ -409,6 +398,60 @@ def test_linear_cross_entropy_agrees_with_pytorch(out_features, bias, probabilit
     with pytest.raises(ValueError, match="ignore_index cannot be given when target holds class probabilities"):
         cr.nn.functional.linear_cross_entropy(cr.tensor(x), cr.tensor(rng.normal(size=(3, 5))),
                                               cr.tensor(np.full((4, 3), 1 / 3)), ignore_index=0)
+
+
+@pytest.mark.parametrize("add_bias_kv,add_zero_attn", [(True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("need_weights", [True, False])
+def test_attention_with_an_extra_key_and_value_agrees_with_pytorch(add_bias_kv, add_zero_attn, need_weights):
+    """MultiheadAttention(add_bias_kv=True or add_zero_attn=True) raised NotImplementedError: PyTorch appends the
+    learned bias_k/bias_v, then a zero key and value, after the projection, and pads the masks."""
+    rng = np.random.default_rng(7)
+    q, kv = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    mask, pad = rng.random((3, 5)) < 0.3, np.array([[False] * 4 + [True], [False] * 5])
+    results, state = [], {}
+    for lib in (torch, cr):
+        torch.manual_seed(0)
+        mha = lib.nn.MultiheadAttention(4, 2, batch_first=True, add_bias_kv=add_bias_kv,
+                                        add_zero_attn=add_zero_attn).double()
+        if lib is cr:
+            mha.load_state_dict(state)
+        state = {k: v.detach().numpy().copy() for k, v in mha.state_dict().items()}
+        xs = [lib.tensor(a, requires_grad=True) for a in (q, kv)]
+        out, weights = mha(xs[0], xs[1], xs[1], attn_mask=lib.tensor(mask), key_padding_mask=lib.tensor(pad),
+                           need_weights=need_weights)
+        grads = lib.autograd.grad((out * out).sum(), [*xs, *mha.parameters()])
+        results.append([out.detach().numpy(), *(() if weights is None else (weights.detach().numpy(),)),
+                        *[g.numpy() for g in grads]])
+    for c, t in zip(*results[::-1]):
+        np.testing.assert_allclose(c, t, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("bidirectional,batch_first,bias,state", [(False, False, True, False),
+                                                                   (True, True, False, True)])
+def test_projected_lstm_agrees_with_pytorch(bidirectional, batch_first, bias, state):
+    """LSTM(proj_size=P) raised ValueError; PyTorch's projected LSTM multiplies each new state by weight_hr_l{k}
+    (P, hidden_size): the output, h0 and h_n have P values, c0 and c_n hidden_size."""
+    rng = np.random.default_rng(8)
+    d = 2 if bidirectional else 1
+    x = rng.normal(size=(2, 4, 3) if batch_first else (4, 2, 3))
+    hx = (rng.normal(size=(2 * d, 2, 2)), rng.normal(size=(2 * d, 2, 5)))
+    results, state_dict = [], {}
+    for lib in (torch, cr):
+        torch.manual_seed(0)
+        lstm = lib.nn.LSTM(3, 5, num_layers=2, bias=bias, batch_first=batch_first, bidirectional=bidirectional,
+                           proj_size=2).double()
+        if lib is cr:
+            lstm.load_state_dict(state_dict)
+        state_dict = {k: v.detach().numpy().copy() for k, v in lstm.state_dict().items()}
+        leaves = [lib.tensor(a, requires_grad=True) for a in (x, *hx)]
+        out, (h, c) = lstm(leaves[0], tuple(leaves[1:]) if state else None)
+        total = (out * out).sum() + (h * h).sum() + (c * c * c).sum()
+        grads = lib.autograd.grad(total, [*leaves[:3 if state else 1], *lstm.parameters()])
+        results.append([a.detach().numpy() for a in (out, h, c, *grads)])
+    assert "weight_hr_l1" in state_dict and state_dict["weight_hr_l1"].shape == (2, 5)
+    for ours, theirs in zip(*results[::-1]):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
 
 
 if __name__ == "__main__":  # the child process: module_db's samples, pickled to stdout
