@@ -28,10 +28,7 @@ SAMPLES_PER_MODULE = 4  # the first samples of each entry (and mode, where train
 SECOND_ORDER_SAMPLES = 2  # of which the second-order gradients are compared for the first ones
 
 # entries left out of the sweep, and why
-LEFT_OUT = {
-    "FractionalMaxPool2d": "not in chainrule (PyTorch's random pooling regions)",
-    "FractionalMaxPool3d": "not in chainrule (PyTorch's random pooling regions)",
-}
+LEFT_OUT: dict[str, str] = {}
 # entries whose gradients are left out of the sweep (their values are compared), and why
 VALUES_ONLY = {
     "CTCLoss": "PyTorch's kernel returns the gradient in the logits under log_softmax (exp(log_probs) more than the "
@@ -452,6 +449,42 @@ def test_projected_lstm_agrees_with_pytorch(bidirectional, batch_first, bias, st
     for ours, theirs in zip(*results[::-1]):
         assert ours.shape == theirs.shape
         np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("d,shape,kernel,size", [(2, (2, 3, 7, 9), (2, 3), (4, 3)), (3, (2, 2, 6, 7, 8), (2, 2, 3),
+                                                                                       (3, 4, 2)),
+                                                 (2, (3, 5, 5), 2, None)])
+def test_fractional_max_pool_agrees_with_pytorch(d, shape, kernel, size):
+    """FractionalMaxPool2d/3d and their functions were missing. With PyTorch's samples (one per plane and axis,
+    read width first in 2-d, time first in 3-d) the windows, values, indices and gradients are PyTorch's."""
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=shape)
+    u = rng.random((1 if len(shape) == d + 1 else shape[0], shape[-d - 1], d))
+    results = []
+    for lib in (torch, cr):
+        xs = lib.tensor(x, requires_grad=True)
+        pool = getattr(lib.nn, f"FractionalMaxPool{d}d")(kernel, output_size=size, output_ratio=None if size else 0.5,
+                                                          return_indices=True, _random_samples=lib.tensor(u))
+        out, indices = pool(xs)
+        (g,) = lib.autograd.grad((out * out * out).sum(), [xs])
+        results.append([out.detach().numpy(), np.asarray(indices), g.numpy()])
+        assert list(pool.state_dict()) == ["_random_samples"]
+    for ours, theirs in zip(*results[::-1]):
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_fractional_max_pool_draws_its_windows_without_samples():
+    x = cr.tensor(np.random.default_rng(10).normal(size=(2, 3, 9, 9)), requires_grad=True)
+    pool = cr.nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.6), rng=0)
+    out = pool(x)
+    assert out.shape == (2, 3, 4, 5) and list(pool.state_dict()) == []
+    out.sum().backward()
+    assert x.grad.numpy().sum() == 2 * 3 * 4 * 5  # each output's gradient reaches one input
+    with pytest.raises(ValueError, match="FractionalMaxPool2d: pass output_size or output_ratio"):
+        cr.nn.FractionalMaxPool2d(2)
+    with pytest.raises(ValueError, match="does not fit input"):
+        cr.nn.functional.fractional_max_pool2d(x, 3, output_size=8)
 
 
 if __name__ == "__main__":  # the child process: module_db's samples, pickled to stdout
