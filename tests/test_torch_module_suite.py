@@ -299,6 +299,25 @@ def test_weighted_losses_take_pytorchs_positional_order_and_legacy_reduction(bui
     np.testing.assert_allclose(cg, tg, rtol=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore:size_average and reduce args will be deprecated:UserWarning")
+@pytest.mark.parametrize("name,args,kwargs", [("MSELoss", (), {"size_average": False}), ("L1Loss", (None, False), {}),
+                                              ("SmoothL1Loss", (None, None, "sum", 0.5), {}),
+                                              ("KLDivLoss", (None, None, "batchmean", True), {}),
+                                              ("HuberLoss", ("sum", 0.3), {})])
+def test_pointwise_losses_take_pytorchs_positional_order_and_legacy_reduction(name, args, kwargs):
+    """MSELoss, L1Loss, SmoothL1Loss and KLDivLoss refused size_average=/reduce= and read their first positional
+    argument as reduction (PyTorch's is size_average): now PyTorch's order, and a reduction there raises."""
+    rng = np.random.default_rng(12)
+    x, t = rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    theirs = getattr(torch.nn, name)(*args, **kwargs)(torch.tensor(x), torch.tensor(t)).numpy()
+    ours = getattr(cr.nn, name)(*args, **kwargs)(cr.tensor(x), cr.tensor(t)).numpy()
+    assert ours.shape == theirs.shape
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+    if name != "HuberLoss":
+        with pytest.raises(TypeError, match=rf"{name}: the first argument is size_average .* pass reduction='sum'"):
+            getattr(cr.nn, name)("sum")
+
+
 @pytest.mark.parametrize("layer", ["Softmax", "LogSoftmax", "Softmin"])
 @pytest.mark.parametrize("dim", [0, -1])
 def test_softmax_of_a_0d_input_along_dim_0_or_minus_1(layer, dim):
@@ -488,6 +507,28 @@ def test_fractional_max_pool_draws_its_windows_without_samples():
         cr.nn.FractionalMaxPool2d(2)
     with pytest.raises(ValueError, match="does not fit input"):
         cr.nn.functional.fractional_max_pool2d(x, 3, output_size=8)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_embedding_takes_pytorchs_scale_grad_by_freq_sparse_weight_and_freeze(sparse):
+    """Embedding(scale_grad_by_freq=, sparse=, _weight=, _freeze=) raised TypeError (F.embedding's two flags
+    NotImplementedError): each row's gradient is divided by its index's count; sparse is PyTorch's storage of the
+    same gradient (dense here)."""
+    table, idx = np.random.default_rng(11).normal(size=(5, 3)), np.array([[0, 2, 2], [4, 2, 0]])
+    grads = []
+    for lib in (torch, cr):
+        emb = lib.nn.Embedding(5, 3, padding_idx=4, scale_grad_by_freq=not sparse, sparse=sparse,
+                               _weight=lib.tensor(table))
+        out = emb(lib.tensor(idx))
+        (out * out * lib.tensor(np.arange(3.0))).sum().backward()
+        g = emb.weight.grad
+        grads.append(g.to_dense().numpy() if getattr(g, "is_sparse", False) else g.numpy())
+        np.testing.assert_array_equal(np.asarray(out.detach().numpy()), table[idx])
+        assert not lib.nn.Embedding(5, 3, _weight=lib.tensor(table), _freeze=True).weight.requires_grad
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+    assert grads[1][2, 1] != 0 and not grads[1][4].any()  # (the padding row has no gradient)
+    with pytest.raises(ValueError, match="scale_grad_by_freq is not supported with sparse gradients"):
+        cr.nn.Embedding(5, 3, scale_grad_by_freq=True, sparse=True)(np.array([1, 1]))
 
 
 if __name__ == "__main__":  # the child process: module_db's samples, pickled to stdout

@@ -27,20 +27,6 @@ __all__ = [
 ]
 
 
-class MSELoss(Module):
-    """Mean squared error (``reduction``: 'mean', 'sum' or 'none')."""
-
-    def __init__(self, reduction: str = "mean") -> None:
-        super().__init__()
-        self.reduction = reduction
-
-    def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
-        return mse_loss(input, target, reduction=self.reduction)
-
-    def extra_repr(self) -> str:
-        return f"reduction={self.reduction!r}"
-
-
 def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
     """PyTorch's reading of the deprecated ``size_average`` and ``reduce``: either given overrides ``reduction``."""
     if size_average is None and reduce is None:
@@ -120,25 +106,42 @@ class BCEWithLogitsLoss(Module):
 
 
 class _ReducedLoss(Module):
-    """A loss layer ``fn(input, target, reduction=..., **options)`` with PyTorch's name and arguments."""
+    """A loss layer ``fn(input, target, reduction=..., **options)`` with PyTorch's name and arguments, in its order:
+    ``size_average``, ``reduce`` (deprecated spellings of ``reduction``; not in ``HuberLoss``), ``reduction``, then
+    the options."""
 
     fn: Any = None
     options: dict[str, Any] = {}
+    legacy = True
 
-    def __init__(self, reduction: str = "mean", **options: Any) -> None:
+    def __init__(self, *args: Any, **kw: Any) -> None:
         super().__init__()
-        unknown = set(options) - set(self.options)
+        name = type(self).__name__
+        names = (["size_average", "reduce"] if self.legacy else []) + ["reduction", *self.options]
+        if len(args) > len(names):
+            raise TypeError(f"{name}: takes at most {len(names)} arguments ({', '.join(names)}), got {len(args)}")
+        unknown = set(kw) - set(names)
         if unknown:
-            raise TypeError(f"{type(self).__name__}: unexpected arguments {sorted(unknown)}; it takes "
-                            f"{['reduction', *self.options]}")
-        self.reduction = reduction
-        self.settings = {**self.options, **options}
+            raise TypeError(f"{name}: unexpected arguments {sorted(unknown)}; it takes {names}")
+        values = {"size_average": None, "reduce": None, "reduction": "mean", **self.options,
+                  **dict(zip(names, args, strict=False)), **kw}
+        if isinstance(values["size_average"], str):  # a reduction where PyTorch has size_average: a misplaced name
+            raise TypeError(f"{name}: the first argument is size_average (as PyTorch's), got "
+                            f"{values['size_average']!r}; pass reduction={values['size_average']!r}")
+        self.reduction = _legacy_reduction(values.pop("size_average"), values.pop("reduce"), values.pop("reduction"))
+        self.settings = values
 
     def forward(self, input: Any, target: Any) -> Any:  # noqa: A002
         return type(self).fn(input, target, reduction=self.reduction, **self.settings)
 
     def extra_repr(self) -> str:
         return ", ".join([f"reduction={self.reduction!r}", *(f"{k}={v}" for k, v in self.settings.items())])
+
+
+class MSELoss(_ReducedLoss):
+    """Mean squared error (``reduction``: 'mean', 'sum' or 'none')."""
+
+    fn = staticmethod(mse_loss)
 
 
 class L1Loss(_ReducedLoss):
@@ -159,6 +162,7 @@ class HuberLoss(_ReducedLoss):
 
     fn = staticmethod(FX.huber_loss)
     options = {"delta": 1.0}
+    legacy = False
 
 
 class KLDivLoss(_ReducedLoss):
