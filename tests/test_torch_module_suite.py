@@ -531,5 +531,21 @@ def test_embedding_takes_pytorchs_scale_grad_by_freq_sparse_weight_and_freeze(sp
         cr.nn.Embedding(5, 3, scale_grad_by_freq=True, sparse=True)(np.array([1, 1]))
 
 
+@pytest.mark.parametrize("name,args", [("Linear", (3, 4, False, "cpu")), ("LayerNorm", (4, 1e-5, True, False, "cpu")),
+                                       ("RMSNorm", (4, None, True, "cpu")),
+                                       ("MultiheadAttention", (4, 2, 0.0, True, True, True, 3, 5, True, "cpu"))])
+def test_layers_take_pytorchs_positional_order(name, args):
+    """Linear's, LayerNorm's and RMSNorm's positional order had dtype where PyTorch has device, and
+    MultiheadAttention's batch_first where PyTorch has add_bias_kv: MultiheadAttention(8, 2, 0.0, True, True) was
+    silently batch-first."""
+    theirs = getattr(torch.nn, name)(*args, torch.float64)
+    ours = getattr(cr.nn, name)(*args, cr.float64)
+    assert {k: tuple(v.shape) for k, v in ours.state_dict().items()} == {
+        k: tuple(v.shape) for k, v in theirs.state_dict().items()}
+    assert all(p.dtype == np.float64 for p in ours.parameters())
+    if name == "MultiheadAttention":
+        assert ours.batch_first and ours.add_zero_attn and (ours.kdim, ours.vdim) == (3, 5)
+
+
 if __name__ == "__main__":  # the child process: module_db's samples, pickled to stdout
     sys.stdout.buffer.write(pickle.dumps(_draw_samples()))

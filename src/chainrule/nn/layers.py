@@ -62,8 +62,8 @@ class Linear(Module):
         ((4, 2), dtype('float32'))
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, rng: Any = None,
-                 *, device: Any = None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None,
+                 *, rng: Any = None):
         super().__init__()
         if in_features <= 0 or out_features <= 0:
             raise ValueError(
@@ -178,7 +178,7 @@ class LayerNorm(Module):
 
     def __init__(
         self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-        dtype: Any = None, *, device: Any = None,
+        device: Any = None, dtype: Any = None,
     ) -> None:
         super().__init__()
         dt = resolve_dtype(dtype, "LayerNorm", device)
@@ -210,8 +210,8 @@ class RMSNorm(Module):
     """
 
     def __init__(
-        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, dtype: Any = None,
-        *, device: Any = None,
+        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         dt = resolve_dtype(dtype, "RMSNorm", device)

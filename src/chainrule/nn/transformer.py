@@ -191,9 +191,9 @@ class MultiheadAttention(Module):
     """
 
     def __init__(
-        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = False,
-        dtype: Any = None, rng: Any = None, *, device: Any = None, kdim: int | None = None, vdim: int | None = None,
-        add_bias_kv: bool = False, add_zero_attn: bool = False,
+        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, add_bias_kv: bool = False,
+        add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
+        device: Any = None, dtype: Any = None, *, rng: Any = None,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
