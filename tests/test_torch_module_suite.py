@@ -328,6 +328,27 @@ def test_softmax_of_a_0d_input_along_dim_0_or_minus_1(layer, dim):
     np.testing.assert_allclose(cg, tg, atol=1e-15)
 
 
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice:UserWarning")
+@pytest.mark.parametrize("layer", ["Softmax", "LogSoftmax"])
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (2, 3, 4), (2, 3, 4, 2)])
+def test_softmax_layer_without_dim_takes_pytorchs_implicit_dim(layer, shape):
+    """nn.Softmax() normalised the last axis always; PyTorch's implicit choice (F.softmax's in chainrule too) is
+    axis 0 of a 3-d input and 1 of a 4-d one: the layer silently differed there. Now it warns as F.softmax does."""
+    x = np.random.default_rng(13).normal(size=shape)
+    theirs = getattr(torch.nn, layer)()(torch.tensor(x)).numpy()
+    if len(shape) > 2:
+        with pytest.warns(UserWarning, match="implicit dimension choice"):
+            ours = getattr(cr.nn, layer)()(cr.tensor(x)).numpy()
+    else:
+        ours = getattr(cr.nn, layer)()(cr.tensor(x)).numpy()
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_identity_ignores_its_arguments_as_pytorchs():
+    """nn.Identity(54, unused_argument1=0.1) (PyTorch's documented example) raised TypeError."""
+    assert cr.nn.Identity(54, unused_argument1=0.1, unused_argument2=False)(cr.tensor([1.0])).tolist() == [1.0]
+
+
 def test_batch_norm_of_an_empty_batch_in_training():
     """It raised 'expected more than 1 value per channel'; PyTorch gives the empty output and keeps the running
     statistics (one value per channel still raises)."""
