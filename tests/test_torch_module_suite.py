@@ -568,5 +568,26 @@ def test_layers_take_pytorchs_positional_order(name, args):
         assert ours.batch_first and ours.add_zero_attn and (ours.kdim, ours.vdim) == (3, 5)
 
 
+@pytest.mark.parametrize("kwargs", [{"scale_factor": 2}, {"scale_factor": 1.7}, {"size": (7, 3)},
+                                    {"scale_factor": (2.5, 0.6)}, {"size": 1},
+                                    {"scale_factor": 1.7, "recompute_scale_factor": True}],
+                         ids=["x2", "x1.7", "size", "per_axis", "size_1", "recomputed"])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bicubic_upsampling_agrees_with_pytorch(kwargs, align_corners):
+    """interpolate(mode='bicubic') and Upsample(mode='bicubic') raised NotImplementedError: PyTorch's cubic kernel
+    (a = -0.75, the neighbours clamped to the edge, source positions not clamped at 0) as one matrix per axis."""
+    x = np.random.default_rng(14).normal(size=(2, 3, 5, 4))
+    results = []
+    for lib in (torch, cr):
+        xs = lib.tensor(x, requires_grad=True)
+        out = lib.nn.Upsample(mode="bicubic", align_corners=align_corners, **kwargs)(xs)
+        (g,) = lib.autograd.grad((out * out).sum(), [xs], create_graph=True)
+        (h,) = lib.autograd.grad((g * g).sum(), [xs])
+        results.append([out.detach().numpy(), g.detach().numpy(), h.numpy()])
+    for ours, theirs in zip(*results[::-1]):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
+
+
 if __name__ == "__main__":  # the child process: module_db's samples, pickled to stdout
     sys.stdout.buffer.write(pickle.dumps(_draw_samples()))
