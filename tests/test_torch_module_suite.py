@@ -589,5 +589,13 @@ def test_bicubic_upsampling_agrees_with_pytorch(kwargs, align_corners):
         np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
 
 
+def test_containers_take_pytorchs_none_and_argument_names():
+    """ModuleList(None) and ParameterList(None) raised TypeError (PyTorch's default is None), and
+    ParameterDict(parameters=...) (PyTorch's keyword) was refused."""
+    assert len(cr.nn.ModuleList(None)) == len(torch.nn.ModuleList(None)) == 0
+    assert len(cr.nn.ParameterList(None)) == len(torch.nn.ParameterList(None)) == 0
+    assert list(cr.nn.ParameterDict(parameters={"w": np.ones(2)})) == ["w"]
+
+
 if __name__ == "__main__":  # the child process: module_db's samples, pickled to stdout
     sys.stdout.buffer.write(pickle.dumps(_draw_samples()))
