@@ -37,6 +37,7 @@ VALUES_ONLY = {
                "derivative in log_probs, which chainrule's is); equal through log_softmax (tests/test_ctc_loss.py)",
 }
 
+
 # -- the samples, drawn in a child process ---------------------------------------------------------------------
 def _draw_samples() -> list[dict]:
     from torch.testing._internal.common_modules import module_db  # (freezes torch.backends: child process only)
