@@ -75,6 +75,9 @@ LAYERS = {
     "BatchNorm3d": (lambda d: nn.BatchNorm3d(3, dtype=F64, device=d), lambda: [_x(2, 3, 2, 2, 2)]),
     "InstanceNorm3d": (lambda d: nn.InstanceNorm3d(3, affine=True, track_running_stats=True, dtype=F64, device=d),
                        lambda: [_x(2, 3, 2, 3, 2)]),
+    "LinearCrossEntropyLoss": (lambda d: nn.LinearCrossEntropyLoss(3, 4, out_features=(2,), bias=True, dtype=F64,
+                                                                   device=d),
+                               lambda: [_x(5, 3), _tokens(5, 2) % 4]),
 }
 
 

@@ -269,8 +269,10 @@ def test_float32_stays_float32_and_a_float64_input_is_refused():
 
 
 def test_errors_name_the_layer_and_the_fix():
-    with pytest.raises(ValueError, match=r"LSTM: proj_size=3 .* is not supported; pass proj_size=0"):
-        nn.LSTM(2, 4, proj_size=3)
+    with pytest.raises(ValueError, match=r"LSTM: proj_size=4 must be smaller than hidden_size=4"):
+        nn.LSTM(2, 4, proj_size=4)
+    with pytest.raises(ValueError, match=r"LSTM: proj_size must be an int >= 0 \(0: no projection\), got -1"):
+        nn.LSTM(2, 4, proj_size=-1)
     with pytest.raises(ValueError, match=r"RNN: nonlinearity must be 'tanh' or 'relu', got 'gelu'"):
         nn.RNN(2, 4, nonlinearity="gelu")
     with pytest.raises(ValueError, match=r"GRU: num_layers must be a positive int, got 0"):

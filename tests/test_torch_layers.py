@@ -154,8 +154,7 @@ def test_multihead_attention_with_kdim_and_vdim():
                      m, torch.nn.Module) else pad)[0])
     with pytest.raises(ValueError, match=r"\(S, N, 5\)"):
         cm(_normal(3, 2, 8), _normal(4, 2, 8), _normal(4, 2, 3))
-    with pytest.raises(NotImplementedError, match="add_bias_kv"):
-        nn.MultiheadAttention(8, 2, add_bias_kv=True)
+    assert nn.MultiheadAttention(8, 2, add_bias_kv=True).bias_k.shape == (1, 1, 8)  # (tests/test_torch_module_suite)
 
 
 def test_transformer_rejects_bad_arguments_with_what_to_do():
@@ -245,8 +244,10 @@ def test_upsampling_shorthands_and_linear_mode():
     _compare(torch.nn.UpsamplingNearest2d(size=5), nn.UpsamplingNearest2d(size=5), [_normal(1, 2, 3, 3)])
     _compare(torch.nn.Upsample(scale_factor=3, mode="linear"), nn.Upsample(scale_factor=3, mode="linear"),
              [_normal(2, 2, 4)])
-    with pytest.raises(NotImplementedError, match="bicubic"):
-        nn.functional.interpolate(_normal(1, 1, 2, 2), scale_factor=2, mode="bicubic")
+    _compare(torch.nn.Upsample(scale_factor=2, mode="bicubic"), nn.Upsample(scale_factor=2, mode="bicubic"),
+             [_normal(1, 2, 3, 3)])  # (more in tests/test_torch_module_suite.py)
+    with pytest.raises(NotImplementedError, match="antialias"):
+        nn.functional.interpolate(_normal(1, 1, 2, 2), scale_factor=2, mode="bicubic", antialias=True)
     with pytest.raises(ValueError, match="4-D"):
         nn.functional.interpolate(_normal(1, 1, 2), scale_factor=2, mode="bilinear")
 

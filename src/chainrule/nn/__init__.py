@@ -114,6 +114,7 @@ from .losses import (
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    LinearCrossEntropyLoss,
     MSELoss,
     NLLLoss,
     SmoothL1Loss,
@@ -168,3 +169,4 @@ __all__ += ["Buffer", "RNNBase", "RNNCellBase", "UninitializedParameter", "Unini
             "LazyBatchNorm3d", "LazyInstanceNorm3d"]
 __all__ += [*_layers_more, *_losses_more, *_jax_nn]
 __all__ += ["Conv3d", "ConvTranspose3d", "MaxPool3d", "AvgPool3d", "AdaptiveAvgPool3d", "BatchNorm3d", "InstanceNorm3d"]
+__all__ += ["LinearCrossEntropyLoss"]

@@ -26,7 +26,10 @@ __all__ = [
 
 
 class Identity(Module):
-    """Returns its input unchanged."""
+    """Returns its input unchanged (any constructor arguments are ignored, as PyTorch's)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__()
 
     def forward(self, x: Any) -> Any:
         return x
@@ -83,13 +86,14 @@ class Sigmoid(Module):
 
 
 class Softmax(Module):
-    """softmax along ``dim`` (PyTorch's name) or ``axis``; the last axis by default."""
+    """softmax along ``dim`` (PyTorch's name) or ``axis``; without either, PyTorch's implicit choice (the last
+    axis of a 1-d or 2-d input; axis 0 of a 3-d one, 1 beyond, with its deprecation warning), as ``F.softmax``."""
 
     def __init__(self, dim: int | None = None, *, axis: int | None = None) -> None:
         super().__init__()
         if dim is not None and axis is not None:
             raise TypeError(f"{type(self).__name__}: got both dim={dim} and axis={axis}; pass one")
-        self.axis = next((a for a in (dim, axis) if a is not None), -1)
+        self.axis = dim if dim is not None else axis
 
     def forward(self, x: Any) -> Any:
         return softmax(x, axis=self.axis)

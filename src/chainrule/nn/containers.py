@@ -27,9 +27,9 @@ class ModuleList(Module):
         (3, 6)
     """
 
-    def __init__(self, modules: Iterable[Module] = ()) -> None:
+    def __init__(self, modules: Iterable[Module] | None = None) -> None:
         super().__init__()
-        for m in modules:
+        for m in modules or ():  # (None: empty, as PyTorch's)
             self.append(m)
 
     def append(self, module: Module) -> ModuleList:

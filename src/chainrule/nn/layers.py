@@ -62,8 +62,8 @@ class Linear(Module):
         ((4, 2), dtype('float32'))
     """
 
-    def __init__(self, in_features: int, out_features: int, bias: bool = True, dtype: Any = None, rng: Any = None,
-                 *, device: Any = None):
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device: Any = None, dtype: Any = None,
+                 *, rng: Any = None):
         super().__init__()
         if in_features <= 0 or out_features <= 0:
             raise ValueError(
@@ -88,8 +88,9 @@ class Linear(Module):
 
 
 class Embedding(Module):
-    """A table of ``num_embeddings`` vectors of size ``embedding_dim``, drawn from N(0, 1);
-    ``emb(indices)`` picks rows (indices of any shape).
+    """A table of ``num_embeddings`` vectors of size ``embedding_dim``, drawn from N(0, 1) (or PyTorch's
+    ``_weight``; ``_freeze``: not trained); ``emb(indices)`` picks rows (indices of any shape); PyTorch's
+    ``scale_grad_by_freq`` and ``sparse`` as ``F.embedding`` reads them.
 
     Example:
         >>> import numpy as np
@@ -100,20 +101,29 @@ class Embedding(Module):
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
-                 max_norm: float | None = None, norm_type: float = 2.0, *,
+                 max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
+                 sparse: bool = False, _weight: Any = None, _freeze: bool = False, *,
                  dtype: Any = None, rng: Any = None, device: Any = None) -> None:
         super().__init__()
         dt = resolve_dtype(dtype, "Embedding", device)
         self.num_embeddings, self.embedding_dim = int(num_embeddings), int(embedding_dim)
-        table = init.generator(rng).standard_normal((num_embeddings, embedding_dim))
-        if padding_idx is not None:  # PyTorch's padding row: zeros, and it gets no gradient
-            if not -num_embeddings <= padding_idx < num_embeddings:
-                raise ValueError(f"Embedding: padding_idx {padding_idx} is out of range for {num_embeddings} rows")
-            padding_idx %= num_embeddings
-            table[padding_idx] = 0.0
+        if padding_idx is not None and not -num_embeddings <= padding_idx < num_embeddings:
+            raise ValueError(f"Embedding: padding_idx {padding_idx} is out of range for {num_embeddings} rows")
+        padding_idx = None if padding_idx is None else padding_idx % num_embeddings
+        if _weight is None:
+            table = init.generator(rng).standard_normal((num_embeddings, embedding_dim))
+            if padding_idx is not None:  # PyTorch's padding row: zeros, and it gets no gradient
+                table[padding_idx] = 0.0
+        else:  # PyTorch's initial table, taken as given
+            table = np.array(_weight._data if isinstance(_weight, Tensor) else _weight)
+            if table.shape != (num_embeddings, embedding_dim):
+                raise ValueError(f"Embedding: _weight must have shape ({num_embeddings}, {embedding_dim}), got "
+                                 f"{table.shape}")
+            dt = dt if dtype is not None or table.dtype.kind != "f" else table.dtype
         self.padding_idx = padding_idx
         self.max_norm, self.norm_type = max_norm, float(norm_type)
-        self.weight = Parameter(table, dtype=dt)
+        self.scale_grad_by_freq, self.sparse = bool(scale_grad_by_freq), bool(sparse)  # (sparse: a dense gradient)
+        self.weight = Parameter(table, dtype=dt, requires_grad=not _freeze)
         place(self, device)  # PyTorch's device=: built here on the host, then moved
 
     @classmethod
@@ -130,20 +140,19 @@ class Embedding(Module):
             >>> emb(np.array([1])).numpy(), emb.weight.requires_grad
             (array([[3., 4.]]), False)
         """
-        if scale_grad_by_freq or sparse:
-            raise NotImplementedError("Embedding.from_pretrained: scale_grad_by_freq and sparse are not supported")
         table = embeddings._data if isinstance(embeddings, Tensor) else np.asarray(embeddings)
         if table.ndim != 2:
             raise ValueError(f"Embedding.from_pretrained: embeddings must be 2-D (rows, embedding_dim), got shape "
                              f"{table.shape}")
-        emb = cls(table.shape[0], table.shape[1], padding_idx, max_norm, norm_type,
+        emb = cls(table.shape[0], table.shape[1], padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
                   dtype=table.dtype if table.dtype.kind == "f" else None, rng=0)
         emb.weight = Parameter(table, dtype=emb.weight._data.dtype, requires_grad=not freeze)
         return emb
 
     def forward(self, indices: Any) -> Any:
         # (the padding row gets no gradient; max_norm rescales the picked rows of the table in place, as PyTorch)
-        return F.embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type)
+        return F.embedding(indices, self.weight, self.padding_idx, self.max_norm, self.norm_type,
+                           self.scale_grad_by_freq, self.sparse)
 
     def extra_repr(self) -> str:
         pad = "" if self.padding_idx is None else f", padding_idx={self.padding_idx}"
@@ -169,7 +178,7 @@ class LayerNorm(Module):
 
     def __init__(
         self, normalized_shape: Any, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
-        dtype: Any = None, *, device: Any = None,
+        device: Any = None, dtype: Any = None,
     ) -> None:
         super().__init__()
         dt = resolve_dtype(dtype, "LayerNorm", device)
@@ -201,8 +210,8 @@ class RMSNorm(Module):
     """
 
     def __init__(
-        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, dtype: Any = None,
-        *, device: Any = None,
+        self, normalized_shape: Any, eps: float | None = None, elementwise_affine: bool = True, device: Any = None,
+        dtype: Any = None,
     ) -> None:
         super().__init__()
         dt = resolve_dtype(dtype, "RMSNorm", device)

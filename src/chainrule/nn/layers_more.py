@@ -35,7 +35,8 @@ __all__ = ["PReLU", "RReLU", "Softmin", "Softmax2d", "Softshrink", "Hardshrink",
            "PixelShuffle", "PixelUnshuffle", "ChannelShuffle", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
            "FeatureAlphaDropout", "CosineSimilarity", "PairwiseDistance", "Bilinear", "Unfold", "Fold",
            "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "LPPool1d", "LPPool2d", "LocalResponseNorm",
-           "EmbeddingBag", "MaxUnpool1d", "MaxUnpool2d", "AdaptiveMaxPool3d", "LPPool3d", "MaxUnpool3d"]
+           "EmbeddingBag", "MaxUnpool1d", "MaxUnpool2d", "AdaptiveMaxPool3d", "LPPool3d", "MaxUnpool3d",
+           "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 def _simple(name: str, fn: Any, doc: str, *params: tuple[str, Any], show: str | None = None) -> type:
@@ -320,6 +321,55 @@ class EmbeddingBag(Module):
             s += f", scale_grad_by_freq={self.scale_grad_by_freq}"
         s += f", mode={self.mode!r}"
         return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
+
+
+class _FractionalMaxPool(Module):
+    """PyTorch's ``FractionalMaxPool<d>d(kernel_size, output_size=None, output_ratio=None, return_indices=False,
+    _random_samples=None)``: max over pseudo-random windows (``F.fractional_max_pool2d``), new ones at each call
+    unless ``_random_samples`` (a buffer, as PyTorch's) fixes them; ``rng``: the generator of the draws."""
+
+    _d = 2
+
+    def __init__(self, kernel_size: Any, output_size: Any = None, output_ratio: Any = None,
+                 return_indices: bool = False, _random_samples: Any = None, *, rng: Any = None) -> None:
+        super().__init__()
+        name = type(self).__name__
+        if (output_size is None) == (output_ratio is None):
+            raise ValueError(f"{name}: pass output_size or output_ratio (exactly one of them), got output_size="
+                             f"{output_size!r}, output_ratio={output_ratio!r}")
+        ratios = (output_ratio,) * self._d if np.ndim(output_ratio) == 0 else tuple(output_ratio)
+        if output_ratio is not None and not all(0 < float(r) < 1 for r in ratios):
+            raise ValueError(f"{name}: output_ratio must be in (0, 1), got {output_ratio!r}")
+        self.kernel_size, self.output_size, self.output_ratio = kernel_size, output_size, output_ratio
+        self.return_indices, self.rng = bool(return_indices), rng
+        self.register_buffer("_random_samples", _random_samples)
+
+    def forward(self, input: Any) -> Any:  # noqa: A002
+        fn = FM.fractional_max_pool2d if self._d == 2 else FM.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  self._random_samples, rng=self.rng)
+
+    def extra_repr(self) -> str:
+        size = f"output_size={self.output_size}" if self.output_size is not None else \
+            f"output_ratio={self.output_ratio}"
+        return f"kernel_size={self.kernel_size}, {size}"
+
+
+class FractionalMaxPool2d(_FractionalMaxPool):
+    """``fractional_max_pool2d`` as a layer (see :class:`_FractionalMaxPool` for the arguments).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn
+        >>> nn.FractionalMaxPool2d(2, output_ratio=0.5, rng=0)(np.ones((1, 3, 8, 6))).shape
+        (1, 3, 4, 3)
+    """
+
+
+class FractionalMaxPool3d(_FractionalMaxPool):
+    """``fractional_max_pool3d`` as a layer (see :class:`_FractionalMaxPool` for the arguments)."""
+
+    _d = 3
 
 
 # -- padding -----------------------------------------------------------------------------------------

@@ -114,9 +114,12 @@ class LazyModuleMixin(Module):
         for name, p in real._parameters.items():
             mine = self._parameters.get(name)
             if isinstance(mine, UninitializedParameter) and p is not None:
-                mine.materialize(p.shape, dtype=p.dtype)
+                mine.materialize(p.shape, dtype=mine._data.dtype)  # (the placeholder's: to(float64) moved it)
                 mine._data[...] = p._data
         for name, b in real._buffers.items():
+            mine = self._buffers.get(name)
+            if b is not None and mine is not None and b.dtype.kind == mine.dtype.kind == "f":
+                b = b.astype(mine.dtype, copy=False)
             self._buffers[name] = b
             object.__setattr__(self, name, b)
         _copy_settings(real, self)

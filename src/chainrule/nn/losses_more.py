@@ -19,6 +19,7 @@ from typing import Any
 
 from .functional import losses_margin as FL
 from .functional import more as FM
+from .losses import _legacy_reduction, _register_weights
 from .module import Module
 
 __all__ = ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLabelSoftMarginLoss",
@@ -26,19 +27,12 @@ __all__ = ["MarginRankingLoss", "HingeEmbeddingLoss", "SoftMarginLoss", "MultiLa
            "GaussianNLLLoss", "MultiMarginLoss", "MultiLabelMarginLoss", "CTCLoss"]
 
 
-def _legacy_reduction(size_average: Any, reduce: Any, reduction: str) -> str:
-    """PyTorch's reading of the deprecated ``size_average`` and ``reduce``: either given overrides ``reduction``."""
-    if size_average is None and reduce is None:
-        return reduction
-    size_average = True if size_average is None else size_average
-    reduce = True if reduce is None else reduce
-    return "none" if not reduce else ("mean" if size_average else "sum")
-
-
 def _loss(name: str, fn: Any, doc: str, *options: tuple[str, Any], weighted: bool = False) -> type:
     """A loss layer ``fn(*inputs, <options>, reduction=...)`` with PyTorch's constructor (options first, then
-    ``size_average``, ``reduce``, ``reduction``; ``weight`` first where PyTorch has it)."""
+    ``size_average``, ``reduce``, ``reduction``; ``weight`` first where PyTorch has it, or where ``options`` puts
+    it); the weight is a buffer, as PyTorch's."""
     names = (["weight"] if weighted else []) + [n for n, _ in options] + ["size_average", "reduce", "reduction"]
+    weighted = "weight" in names
     defaults = {**({"weight": None} if weighted else {}), **dict(options), "size_average": None, "reduce": None,
                 "reduction": "mean"}
 
@@ -52,7 +46,7 @@ def _loss(name: str, fn: Any, doc: str, *options: tuple[str, Any], weighted: boo
         values = {**defaults, **dict(zip(names, args, strict=False)), **kw}
         self.reduction = _legacy_reduction(values.pop("size_average"), values.pop("reduce"), values.pop("reduction"))
         if weighted:
-            self.register_buffer("weight", values.pop("weight"))
+            _register_weights(self, weight=values.pop("weight"))
         self.settings = values
 
     def forward(self: Module, *inputs: Any) -> Any:
@@ -88,7 +82,8 @@ GaussianNLLLoss = _loss("GaussianNLLLoss", FM.gaussian_nll_loss,
                         "``F.gaussian_nll_loss(input, target, var)``: Gaussian negative log-likelihood.",
                         ("full", False), ("eps", 1e-6))
 MultiMarginLoss = _loss("MultiMarginLoss", FM.multi_margin_loss,
-                        "``F.multi_margin_loss``: the multi-class hinge loss.", ("p", 1), ("margin", 1.0))
+                        "``F.multi_margin_loss``: the multi-class hinge loss.", ("p", 1), ("margin", 1.0),
+                        ("weight", None))
 MultiLabelMarginLoss = _loss("MultiLabelMarginLoss", FM.multilabel_margin_loss,
                              "``F.multilabel_margin_loss``: the multi-label hinge loss.")
 

@@ -8,6 +8,7 @@ modules does so with an explicit stack, never by recursion.
 from __future__ import annotations
 
 import copy
+import inspect
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -225,6 +226,8 @@ class Module(Placement, StateDict):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if traces.open:  # a jit trace guards the module's mode and settings (traced again when they change)
             traces.called(self)
+        if "input" in kwargs and not args:
+            args, kwargs = _input_by_keyword(type(self), kwargs)
         hooks = self.__dict__.get("_call_hooks")
         if not hooks:
             return self.forward(*args, **kwargs)
@@ -369,6 +372,25 @@ class Module(Placement, StateDict):
             stack.append(("", None, depth))
             stack.extend((name, m, depth + 1) for name, m in reversed(kids))
         return "\n".join(lines)
+
+
+_FIRST_NAMES: dict[type, str | None] = {}
+
+
+def _input_by_keyword(cls: type, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """PyTorch's layers name their first input ``input``: ``layer(input=x)`` is ``layer(x)`` where ``forward``
+    calls it something else (``x``)."""
+    if cls not in _FIRST_NAMES:
+        params = list(inspect.signature(cls.forward).parameters.values())[1:]
+        takes = any(p.name == "input" or p.kind is p.VAR_KEYWORD for p in params)
+        first = params[0] if params else None
+        _FIRST_NAMES[cls] = (None if takes or first is None or first.kind not in (first.POSITIONAL_ONLY,
+                                                                                  first.POSITIONAL_OR_KEYWORD)
+                             else first.name)
+    if _FIRST_NAMES[cls] is None:
+        return (), kwargs
+    rest = dict(kwargs)
+    return (rest.pop("input"),), rest
 
 
 def _as_buffer(value: Any, name: str) -> np.ndarray:

@@ -19,7 +19,8 @@ from .parameter import Parameter, resolve_dtype
 
 class GroupNorm(Module):
     """Normalise each example over groups of channels (as ``torch.nn.GroupNorm``): ``num_channels`` split
-    into ``num_groups`` groups; ``weight`` (ones) and ``bias`` (zeros) per channel when ``affine``.
+    into ``num_groups`` groups; ``weight`` (ones) and ``bias`` (zeros) per channel when ``affine`` (no ``bias``
+    with PyTorch's ``bias=False``).
 
     Example:
         >>> import numpy as np
@@ -30,7 +31,7 @@ class GroupNorm(Module):
     """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True,
-                 device: Any = None, dtype: Any = None) -> None:
+                 device: Any = None, dtype: Any = None, *, bias: bool = True) -> None:
         super().__init__()
         if num_groups <= 0 or num_channels % num_groups:
             raise ValueError(f"GroupNorm: num_channels ({num_channels}) must be divisible by num_groups "
@@ -39,7 +40,7 @@ class GroupNorm(Module):
         self.num_groups, self.num_channels, self.eps, self.affine = int(num_groups), int(num_channels), float(eps), \
             bool(affine)
         self.weight = Parameter(np.ones(num_channels), dtype=dt) if affine else None
-        self.bias = Parameter(np.zeros(num_channels), dtype=dt) if affine else None
+        self.bias = Parameter(np.zeros(num_channels), dtype=dt) if affine and bias else None
         self._dtype = dt
         place(self, device)  # PyTorch's device=: built here on the host, then moved
 

@@ -27,9 +27,9 @@ class ParameterList(Module):
         (4, ['0', '1', '2', '3'], (4,))
     """
 
-    def __init__(self, values: Iterable[Any] = ()) -> None:
+    def __init__(self, values: Iterable[Any] | None = None) -> None:
         super().__init__()
-        for v in values:
+        for v in values or ():  # (None: empty, as PyTorch's)
             self.append(v)
 
     def append(self, value: Any) -> ParameterList:
@@ -74,10 +74,10 @@ class ParameterDict(Module):
         (['w', 'b'], ['w', 'b'], True)
     """
 
-    def __init__(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
-        super().__init__()
-        if values is not None:
-            self.update(values)
+    def __init__(self, parameters: Mapping[str, Any] | Iterable[tuple[str, Any]] | None = None) -> None:
+        super().__init__()  # (``parameters``: PyTorch's name of the argument)
+        if parameters is not None:
+            self.update(parameters)
 
     def update(self, values: Mapping[str, Any] | Iterable[tuple[str, Any]]) -> None:
         pairs = values.items() if isinstance(values, Mapping) else values

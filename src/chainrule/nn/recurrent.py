@@ -6,7 +6,9 @@ Parameters are ``weight_ih_l{k}``, ``weight_hh_l{k}``, ``bias_ih_l{k}``, ``bias_
 ``state_dict`` converted to NumPy loads with ``load_state_dict``. The input of each layer is projected
 for all time steps in one matrix product; then a Python loop over time applies the recurrence to the
 whole batch at once. Built from existing differentiable ops, so gradients of gradients and forward mode
-work. Not supported: ``proj_size`` and ``PackedSequence`` (each raises, saying what to do instead).
+work. ``LSTM(proj_size=P)`` is PyTorch's projected LSTM (``weight_hr_l{k}`` maps each new state to P values,
+which are the output and the state fed back). Not supported: ``PackedSequence`` (it raises, saying what to do
+instead).
 
 Example:
     >>> import numpy as np
@@ -65,12 +67,11 @@ class _RNNBase(Module):
             raise ValueError(f"{where}: num_layers must be a positive int, got {num_layers!r}")
         if isinstance(dropout, bool) or not isinstance(dropout, (int, float)) or not 0 <= dropout <= 1:
             raise ValueError(f"{where}: dropout must be a number in [0, 1], got {dropout!r}")
-        if proj_size:
-            raise ValueError(
-                f"{where}: proj_size={proj_size} (PyTorch's projected LSTM, which feeds the projection back into the "
-                "recurrence) is not supported; pass proj_size=0. A smaller output from a plain LSTM is "
-                "nn.Linear(hidden_size, proj_size) applied to its output, which is a different model"
-            )
+        if isinstance(proj_size, bool) or not isinstance(proj_size, (int, np.integer)) or proj_size < 0:
+            raise ValueError(f"{where}: proj_size must be an int >= 0 (0: no projection), got {proj_size!r}")
+        if proj_size >= hidden_size:
+            raise ValueError(f"{where}: proj_size={proj_size} must be smaller than hidden_size={hidden_size} (the "
+                             "projection maps each state to fewer values)")
         if dropout > 0 and num_layers == 1:
             warnings.warn(
                 f"{where}: dropout={dropout} is applied between recurrent layers only (after every layer but the "
@@ -80,18 +81,21 @@ class _RNNBase(Module):
         self.mode = mode
         self.input_size, self.hidden_size, self.num_layers = int(input_size), int(hidden_size), int(num_layers)
         self.bias, self.batch_first, self.bidirectional = bool(bias), bool(batch_first), bool(bidirectional)
-        self.dropout, self.proj_size = float(dropout), 0
+        self.dropout, self.proj_size = float(dropout), int(proj_size)
         rows = GATES[mode] * self.hidden_size
         directions = 2 if bidirectional else 1
+        out_size = self.proj_size or self.hidden_size  # what each step outputs and feeds back
         for layer in range(self.num_layers):
-            fan_in = self.input_size if layer == 0 else self.hidden_size * directions
-            for suffix in ("", "_reverse")[:directions]:  # PyTorch's order: w_ih, w_hh, b_ih, b_hh per direction
+            fan_in = self.input_size if layer == 0 else out_size * directions
+            for suffix in ("", "_reverse")[:directions]:  # PyTorch's order: w_ih, w_hh, b_ih, b_hh(, w_hr)
                 setattr(self, f"weight_ih_l{layer}{suffix}", uniform_parameter(gen, (rows, fan_in), hidden_size, dt))
-                setattr(self, f"weight_hh_l{layer}{suffix}",
-                        uniform_parameter(gen, (rows, self.hidden_size), hidden_size, dt))
+                setattr(self, f"weight_hh_l{layer}{suffix}", uniform_parameter(gen, (rows, out_size), hidden_size, dt))
                 if bias:
                     setattr(self, f"bias_ih_l{layer}{suffix}", uniform_parameter(gen, (rows,), hidden_size, dt))
                     setattr(self, f"bias_hh_l{layer}{suffix}", uniform_parameter(gen, (rows,), hidden_size, dt))
+                if self.proj_size:
+                    setattr(self, f"weight_hr_l{layer}{suffix}",
+                            uniform_parameter(gen, (self.proj_size, self.hidden_size), hidden_size, dt))
         # dropout masks between layers, from ``.rng`` as nn.Dropout's (None: the generator manual_seed resets)
         self.rng = None if rng is None else gen
         place(self, device)  # PyTorch's device=: built here on the host, then moved
@@ -112,8 +116,9 @@ class _RNNBase(Module):
 
     @property
     def all_weights(self) -> list[list[Any]]:
-        """PyTorch's ``all_weights``: per layer and direction, ``[weight_ih, weight_hh(, bias_ih, bias_hh)]``."""
-        return [[p for p in self._weights(layer, d) if p is not None]
+        """PyTorch's ``all_weights``: per layer and direction, ``[weight_ih, weight_hh(, bias_ih, bias_hh)
+        (, weight_hr)]``."""
+        return [[p for p in (*self._weights(layer, d), self._projection(layer, d)) if p is not None]
                 for layer in range(self.num_layers) for d in range(self.num_directions)]
 
     def _weights(self, layer: int, direction: int) -> tuple[Any, Any, Any, Any]:
@@ -121,14 +126,19 @@ class _RNNBase(Module):
         p = self._parameters
         return p[f"weight_ih_{s}"], p[f"weight_hh_{s}"], p.get(f"bias_ih_{s}"), p.get(f"bias_hh_{s}")
 
+    def _projection(self, layer: int, direction: int) -> Any:
+        """The projected LSTM's ``weight_hr`` (None without ``proj_size``)."""
+        return self._parameters.get(f"weight_hr_l{layer}" + ("_reverse" if direction else ""))
+
     def _states(self, hx: Any, n: int, unbatched: bool, dt: np.dtype) -> list[list[Any]]:
         """The initial states as lists (one per layer and direction) of (N, hidden) arrays or Tensors."""
         where = type(self).__name__
         count = self.num_layers * self.num_directions
         names = ("h0", "c0") if self.mode == "LSTM" else ("h0",)
+        sizes = (self.proj_size or self.hidden_size, self.hidden_size)  # h0's (the projection's), c0's
         if hx is None:
-            zeros = xp_of(self.weight_ih_l0._data).zeros((n, self.hidden_size), dtype=dt)  # on the weights' device
-            return [[zeros] * count for _ in names]
+            xp = xp_of(self.weight_ih_l0._data)  # on the weights' device
+            return [[xp.zeros((n, size), dtype=dt)] * count for _, size in zip(names, sizes)]
         if self.mode == "LSTM":
             if not isinstance(hx, (tuple, list)) or len(hx) != 2:
                 raise TypeError(f"LSTM: the initial state must be a pair (h0, c0), got {type(hx).__name__}")
@@ -137,26 +147,29 @@ class _RNNBase(Module):
             if isinstance(hx, (tuple, list)):
                 raise TypeError(f"{where}: the initial state is one array h0 (a pair (h0, c0) is for LSTM)")
             given = [hx]
-        want = (count, self.hidden_size) if unbatched else (count, n, self.hidden_size)
         out = []
-        for name, h in zip(names, given, strict=True):
+        for name, h, size in zip(names, given, sizes[:len(names)], strict=True):
+            want = (count, size) if unbatched else (count, n, size)
             h = state_input(h, dt, where)
             if shape_of(h) != want:
+                what = "proj_size" if size != self.hidden_size else "hidden_size"
                 raise ValueError(
                     f"{where}: {name} must have shape {want} (num_layers * num_directions"
-                    + ("" if unbatched else ", batch") + f", hidden_size), got {shape_of(h)}"
+                    + ("" if unbatched else ", batch") + f", {what}), got {shape_of(h)}"
                 )
             out.append([getitem(h, (k, None) if unbatched else k) for k in range(count)])
         return out
 
-    def _run(self, xw: Any, states: list[Any], w_hh: Any, b_hh: Any, reverse: bool) -> tuple[Any, list[Any]]:
-        """One direction of one layer: the outputs (L, N, hidden) in time order and the final states."""
+    def _run(self, xw: Any, states: list[Any], w_hh: Any, b_hh: Any, reverse: bool,
+             w_hr: Any = None) -> tuple[Any, list[Any]]:
+        """One direction of one layer: the outputs (L, N, hidden or proj_size) in time order and the final states."""
         steps = range(shape_of(xw)[0])
         outs = []
         for t in reversed(steps) if reverse else steps:
             x_t = getitem(xw, t)
             if self.mode == "LSTM":
-                states = list(lstm_step(x_t, states[0], states[1], w_hh, b_hh, self.hidden_size))
+                h, c = lstm_step(x_t, states[0], states[1], w_hh, b_hh, self.hidden_size)
+                states = [h if w_hr is None else F.linear(h, w_hr), c]
             elif self.mode == "GRU":
                 states = [gru_step(x_t, states[0], w_hh, b_hh, self.hidden_size)]
             else:
@@ -200,7 +213,8 @@ class _RNNBase(Module):
                 if layer == 0:  # the input's own layout as (L, N, gates): the first op on it involves a weight (jit)
                     xw = getitem(xw, (slice(None), None)) if unbatched else swapaxes(xw, 0, 1) if self.batch_first \
                         else xw
-                out, last = self._run(xw, [s[k] for s in init_states], w_hh, b_hh, reverse=direction == 1)
+                out, last = self._run(xw, [s[k] for s in init_states], w_hh, b_hh, reverse=direction == 1,
+                                      w_hr=self._projection(layer, direction))
                 outs.append(out)
                 for f, s in zip(finals, last, strict=True):
                     f.append(s)
@@ -228,6 +242,8 @@ class _RNNBase(Module):
             s += f", dropout={self.dropout}"
         if self.bidirectional:
             s += ", bidirectional=True"
+        if self.proj_size:
+            s += f", proj_size={self.proj_size}"
         return s
 
 
@@ -263,7 +279,9 @@ class RNN(_RNNBase):
 
 class LSTM(_RNNBase):
     """PyTorch's ``nn.LSTM`` (gates i, f, g, o stacked in the weights' rows). ``lstm(input, hx=None)`` with
-    ``hx = (h0, c0)`` returns ``(output, (h_n, c_n))``; shapes as :class:`RNN`.
+    ``hx = (h0, c0)`` returns ``(output, (h_n, c_n))``; shapes as :class:`RNN`. With ``proj_size=P`` (PyTorch's
+    projected LSTM) each new state is multiplied by ``weight_hr_l{k}`` (P, hidden_size): the output, ``h0`` and
+    ``h_n`` have P values, ``c0`` and ``c_n`` keep hidden_size.
 
     Example:
         >>> import numpy as np

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from ..core.device import as_array, check_cpu
+from ..core.device import as_array, check_cpu, xp_of
 from ..ops.reductions import softmax
-from ..ops.shape import getitem
+from ..ops.shape import broadcast_to, concatenate, getitem
 from ..tensor import Tensor
 from . import functional as F
 from . import init
@@ -174,7 +174,9 @@ class MultiheadAttention(Module):
     ``(output, weights)``; inputs are (L, N, E), or (N, L, E) with ``batch_first=True``, or (L, E)
     unbatched. With ``kdim`` / ``vdim`` (key and value sizes other than ``embed_dim``) the input projection is
     three matrices ``q_proj_weight`` (E, E), ``k_proj_weight`` (E, kdim), ``v_proj_weight`` (E, vdim), as
-    PyTorch's. Boolean masks mean True = *not allowed* (PyTorch's convention here); float masks are
+    PyTorch's; ``add_bias_kv`` appends the learned ``bias_k``/``bias_v`` (1, 1, E) to the keys and values, and
+    ``add_zero_attn`` a zero key and value, after the projection, as PyTorch's. Boolean masks mean True = *not
+    allowed* (PyTorch's convention here); float masks are
     added to the scores. ``weights`` (averaged over heads unless ``average_attn_weights=False``)
     is None with ``need_weights=False``, which takes the fused attention path.
 
@@ -189,9 +191,9 @@ class MultiheadAttention(Module):
     """
 
     def __init__(
-        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, batch_first: bool = False,
-        dtype: Any = None, rng: Any = None, *, device: Any = None, kdim: int | None = None, vdim: int | None = None,
-        add_bias_kv: bool = False, add_zero_attn: bool = False,
+        self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True, add_bias_kv: bool = False,
+        add_zero_attn: bool = False, kdim: int | None = None, vdim: int | None = None, batch_first: bool = False,
+        device: Any = None, dtype: Any = None, *, rng: Any = None,
     ) -> None:
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0 or embed_dim % num_heads:
@@ -204,9 +206,6 @@ class MultiheadAttention(Module):
         gen = init.generator(rng)
         self.embed_dim, self.num_heads, self.head_dim = int(embed_dim), int(num_heads), embed_dim // num_heads
         self.dropout, self.batch_first = float(dropout), bool(batch_first)
-        if add_bias_kv or add_zero_attn:
-            raise NotImplementedError("MultiheadAttention: add_bias_kv and add_zero_attn are not supported; append a "
-                                      "learned (or zero) key/value position to key and value before the call")
         self.kdim = embed_dim if kdim is None else int(kdim)
         self.vdim = embed_dim if vdim is None else int(vdim)
         self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
@@ -219,6 +218,12 @@ class MultiheadAttention(Module):
                 setattr(self, f"{name}_proj_weight",
                         init.xavier_uniform_(Parameter(np.zeros((embed_dim, dim)), dtype=dt), rng=gen))
         self.in_proj_bias = Parameter(np.zeros(3 * embed_dim), dtype=dt) if bias else None
+        if add_bias_kv:  # PyTorch's learned key and value appended to every sequence's keys and values
+            self.bias_k, self.bias_v = (init.xavier_normal_(Parameter(np.zeros((1, 1, embed_dim)), dtype=dt), rng=gen)
+                                        for _ in range(2))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = bool(add_zero_attn)
         self.out_proj = Linear(embed_dim, embed_dim, bias=bias, dtype=dt, rng=gen)
         if bias:
             self.out_proj.bias._data[...] = 0.0
@@ -261,8 +266,11 @@ class MultiheadAttention(Module):
             q, k, v = (F.linear(x, getitem(w, slice(i * e, (i + 1) * e)),
                                 None if b is None else getitem(b, slice(i * e, (i + 1) * e))).reshape(n, -1, h, hd)
                        for i, x in enumerate((q_in, k_in, v_in)))
+        k, v, extra = self._extra_keys(k, v, n)
         q, k, v = (t.transpose(0, 2, 1, 3) for t in (q, k, v))  # (N, H, L or S, hd)
         bias = self._bias(attn_mask, key_padding_mask, is_causal, n, L, s, dt)
+        if extra and bias is not None:  # the appended keys are allowed everywhere (PyTorch pads its masks with 0)
+            bias = concatenate([bias, xp_of(_array(bias)).zeros((*np.shape(_array(bias))[:-1], extra), dt)], axis=-1)
         p = self.dropout if self.training else 0.0
         if need_weights:  # the probabilities are wanted: scores, softmax, product, as PyTorch does here
             scores = (q * dt.type(1.0 / np.sqrt(hd))) @ k.swapaxes(-1, -2)
@@ -285,6 +293,21 @@ class MultiheadAttention(Module):
             if unbatched:
                 weights = weights[0]
         return y, weights
+
+    def _extra_keys(self, k: Any, v: Any, n: int) -> tuple[Any, Any, int]:
+        """Keys and values (N, S, H, hd) with PyTorch's ``bias_k``/``bias_v`` position, then a zero one
+        (``add_zero_attn``), appended; and how many were."""
+        extra = 0
+        shape = (n, 1, self.num_heads, self.head_dim)
+        if self.bias_k is not None:
+            k, v = (concatenate([t, broadcast_to(b.reshape(1, 1, self.num_heads, self.head_dim), shape)], axis=1)
+                    for t, b in ((k, self.bias_k), (v, self.bias_v)))
+            extra += 1
+        if self.add_zero_attn:
+            zero = xp_of(_array(k)).zeros(shape, self.out_proj.weight._data.dtype)  # (where the keys are)
+            k, v = concatenate([k, zero], axis=1), concatenate([v, zero], axis=1)
+            extra += 1
+        return k, v, extra
 
     def _bias(self, attn_mask: Any, key_padding_mask: Any, is_causal: bool, n: int, L: int, s: int,
               dt: np.dtype) -> Any:

@@ -86,7 +86,8 @@ class TransformerEncoderLayer(Module):
         super().__init__()
         check_cpu(type(self).__name__, device)
         gen = init.generator(rng)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen)
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first=batch_first, dtype=dtype,
+                                            rng=gen)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, rng=gen)
         self.dropout = Dropout(dropout, rng=gen)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, rng=gen)
@@ -136,8 +137,9 @@ class TransformerDecoderLayer(Module):
         super().__init__()
         check_cpu(type(self).__name__, device)
         gen = init.generator(rng)
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, batch_first, dtype, gen)
+        attention = {"batch_first": batch_first, "dtype": dtype, "rng": gen}
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout, bias, **attention)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout, bias, **attention)
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype, rng=gen)
         self.dropout = Dropout(dropout, rng=gen)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype, rng=gen)

@@ -279,12 +279,17 @@ _log_softmax.defvjp(lambda g, ans, x, axis: g - np.exp(ans) * g.sum(axis=axis, k
 _log_softmax.defjvp(lambda t, ans, x, axis: t - (np.exp(ans) * t).sum(axis=axis, keepdims=True))
 
 
+def _whole_0d(axis: Any, x: Any) -> bool:
+    """Whether ``x`` is 0-d and ``axis`` 0 or -1: its one entry is normalised (PyTorch's)."""
+    return ndim_of(x) == 0 and isinstance(axis, (int, np.integer)) and axis in (0, -1)
+
+
 @op(primitive=_softmax, kind="primitive", method=True, method_adapter=lambda fn: with_dim(fn, "softmax", -1),
     cases="none")
 def softmax(x: Any, axis: int = -1, *, dtype: Any = None) -> Any:
     """exp(x) / sum(exp(x)) along ``axis``, stable for large inputs; ``dtype``: ``x`` cast to it first (PyTorch's)."""
     x = x if dtype is None else shape_ops.astype(x, dtype)
-    return _softmax(x, axis=normalize_axis(axis, ndim_of(x)))
+    return _softmax(x, axis=None if _whole_0d(axis, x) else normalize_axis(axis, ndim_of(x)))
 
 
 @op(primitive=_log_softmax, kind="primitive", method=True,
@@ -292,7 +297,7 @@ def softmax(x: Any, axis: int = -1, *, dtype: Any = None) -> Any:
 def log_softmax(x: Any, axis: int = -1, *, dtype: Any = None) -> Any:
     """x - logsumexp(x) along ``axis``, stable for large inputs; ``dtype``: ``x`` cast to it first (PyTorch's)."""
     x = x if dtype is None else shape_ops.astype(x, dtype)
-    return _log_softmax(x, axis=normalize_axis(axis, ndim_of(x)))
+    return _log_softmax(x, axis=None if _whole_0d(axis, x) else normalize_axis(axis, ndim_of(x)))
 
 
 def _with_initial(name: str, x: Any, axis: Any, keepdims: bool, initial: Any, where: Any) -> Any:

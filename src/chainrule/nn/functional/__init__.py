@@ -39,7 +39,7 @@ from ...autodiff.primitive import Primitive
 from ...core.device import as_array, indices_outside, is_off_host, xp_of
 from ...core.errors import ChainruleWarning
 from ...ops import reductions as _reductions
-from ...ops._define import raw
+from ...ops._define import on_device_of, raw
 from ...ops._saved import Saved
 from ...ops.declare import declared_in
 from ...ops.elementwise import relu, sigmoid, tanh
@@ -328,7 +328,8 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
     """Rows of ``weight`` (num_embeddings, dim) picked by integer ``indices`` of any shape; the row
     ``padding_idx`` (PyTorch's) is picked without its gradient. ``max_norm``: as PyTorch, each picked row whose
     ``norm_type``-norm exceeds it is first multiplied by ``max_norm / (norm + 1e-7)``, in place in ``weight``
-    (outside the graph).
+    (outside the graph). ``scale_grad_by_freq``: each row's gradient is divided by how often its index occurs in
+    ``indices``. ``sparse`` (PyTorch's sparse gradient) gives the same gradient, kept dense.
 
     Example:
         >>> import numpy as np
@@ -347,14 +348,20 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
     if indices_outside(idx, n):
         bad = idx[(idx < 0) | (idx >= n)].flat[0]
         raise IndexError(f"embedding: index {int(bad)} is out of range for an embedding table of {n} rows")
-    if scale_grad_by_freq or sparse:
-        raise NotImplementedError(
-            f"embedding: scale_grad_by_freq={scale_grad_by_freq}, sparse={sparse} are not supported; pass False "
-            "(a dense gradient; scale it yourself by the index counts if needed)"
-        )
+    if scale_grad_by_freq and sparse:
+        raise ValueError("embedding: scale_grad_by_freq is not supported with sparse gradients (PyTorch refuses it "
+                         "too); pass sparse=False")
+    if scale_grad_by_freq and batched:
+        raise NotImplementedError("embedding: scale_grad_by_freq= has no batching rule under vmap; call it outside "
+                                  "vmap, or without it")
     if max_norm is not None:
         _renormalize_rows(weight, np.unique(idx), float(max_norm), float(norm_type))
     out = getitem(weight, indices if batched else idx)
+    if scale_grad_by_freq and isinstance(out, Tensor) and out.requires_grad:
+        # each row's gradient divided by how often its index occurs (PyTorch's): the values stay, exactly
+        _, where, counts = np.unique(idx, return_inverse=True, return_counts=True)
+        scale = on_device_of(raw(out), (1.0 / counts[where.reshape(idx.shape)])[..., None].astype(out.dtype))
+        out = out.detach() + (out - out.detach()) * scale
     if padding_idx is None:
         return out
     if not -n <= int(padding_idx) < n:

@@ -108,6 +108,8 @@ def prelu(input: Any, weight: Any) -> Any:  # noqa: A002
                              f"and channel size {channels} (input shape {shape}); pass 1 weight or one per channel")
         if len(shape) >= 2:
             weight = weight.reshape((n,) + (1,) * (len(shape) - 2))
+    else:
+        weight = weight.reshape(())  # (one slope: the output has the input's shape, a 0-d input's too)
     v = _values(x)
     return ew.where(v > 0, x, ew.multiply(weight, x))
 

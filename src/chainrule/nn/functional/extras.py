@@ -219,16 +219,17 @@ def binary_cross_entropy(input: Any, target: Any, weight: Any = None, reduction:
 
 def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Any:  # noqa: A002
     """PyTorch's ``kl_div``: ``input`` holds log-probabilities; pointwise ``target * (log target - input)``
-    (0 where the target is 0), or ``exp(t) * (t - input)`` with ``log_target``. ``reduction="batchmean"``
-    divides the sum by the batch size (the true KL divergence); "mean" averages over every entry."""
+    (0 where the target is 0; NaN where it is negative, as PyTorch's), or ``exp(t) * (t - input)`` with
+    ``log_target``. ``reduction="batchmean"`` divides the sum by the batch size (the true KL divergence); "mean"
+    averages over every entry."""
     if log_target:
         pointwise = ew.multiply(ew.exp(target), ew.subtract(target, input))
     else:
         t = _values(target)
-        positive = t > 0
-        safe_log = ew.log(ew.where(positive, target, np.ones((), t.dtype)))
-        pointwise = ew.where(positive, ew.multiply(target, ew.subtract(safe_log, input)),
-                             ew.multiply(ew.negative(target), input))
+        zero = t == 0  # PyTorch's xlogy(t, t): 0 log 0 is 0; a negative or NaN target gives NaN, as there
+        safe_log = ew.log(ew.where(zero, np.ones((), t.dtype), target))
+        pointwise = ew.where(zero, ew.multiply(ew.negative(target), input),
+                             ew.multiply(target, ew.subtract(safe_log, input)))
     if reduction == "batchmean":
         n = np.shape(raw(input))[0] if np.ndim(raw(input)) else 1
         return ew.divide(reduce_sum(pointwise), float(n))

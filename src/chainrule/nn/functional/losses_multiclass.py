@@ -1,5 +1,5 @@
 """More of ``torch.nn.functional``'s losses: ``multi_margin_loss``, ``multilabel_margin_loss`` (the multi-class
-hinge losses) and ``gaussian_nll_loss``.
+hinge losses), ``gaussian_nll_loss`` and ``linear_cross_entropy`` (a linear layer's logits' cross-entropy).
 
 Each follows PyTorch's formula, built from chainrule's ops; the hinge is ``max(0, z)`` with derivative 0 at
 ``z = 0``, as PyTorch's kernels take it.
@@ -21,11 +21,14 @@ import numpy as np
 from ...core.device import as_array, is_off_host, of
 from ...ops import elementwise as ew
 from ...ops._define import on_device_of, raw
+from ...ops.contraction import matmul
 from ...ops.reductions import sum as reduce_sum
+from ...ops.shape import reshape, swapaxes
 from .extras import _reduced, _values
+from .losses import cross_entropy
 from .losses_margin import _tensor
 
-__all__ = ["multi_margin_loss", "multilabel_margin_loss", "gaussian_nll_loss"]
+__all__ = ["multi_margin_loss", "multilabel_margin_loss", "gaussian_nll_loss", "linear_cross_entropy"]
 
 
 def _hinge(z: Any) -> Any:
@@ -101,7 +104,8 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps
                       reduction: str = "mean") -> Any:
     """``(log(max(var, eps)) + (input - target)**2 / max(var, eps)) / 2`` (plus ``log(2 pi) / 2`` with ``full``);
     as in PyTorch the clamp at ``eps`` changes the values only, the gradient flows to ``var`` unclamped.
-    ``var`` has input's shape, or one dim fewer or a last dim of 1 (one variance per sample), or is a number.
+    ``var`` has input's shape, or one dim fewer, or input's shape with 1 in one dim (PyTorch's rule: one variance
+    shared along that dim), or is a number.
 
     Example:
         >>> import numpy as np
@@ -116,9 +120,9 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps
     if sv != sx and sv:
         if sx[:-1] == sv:
             v = v.reshape(*sv, 1)
-        elif not (sx[:-1] == sv[:-1] and sv[-1] == 1):
+        elif not (len(sv) == len(sx) and [b for a, b in zip(sx, sv) if a != b] == [1]):
             raise ValueError(f"gaussian_nll_loss: var of shape {sv} does not fit input of shape {sx}: it must have "
-                             "input's shape, or one dim fewer, or a last dim of 1")
+                             "input's shape, or one dim fewer, or input's shape with one dim of 1")
     vv = _values(v)
     if (vv < 0).any():
         raise ValueError("gaussian_nll_loss: var has negative entry/entries")
@@ -128,3 +132,42 @@ def gaussian_nll_loss(input: Any, target: Any, var: Any, full: bool = False, eps
     if full:
         losses = ew.add(losses, 0.5 * math.log(2 * math.pi))
     return _reduced("gaussian_nll_loss", losses, reduction)
+
+
+def linear_cross_entropy(input: Any, linear_weight: Any, target: Any, *, linear_bias: Any = None,  # noqa: A002
+                         weight: Any = None, reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Any:
+    """PyTorch's ``linear_cross_entropy``: ``cross_entropy`` of the logits ``input @ linear_weight.T + linear_bias``,
+    ``linear_weight`` of shape ``(C, *out_features, in_features)`` (a K-dimensional loss beyond ``(C, in)``).
+    ``input`` is ``(N, in)`` or ``(in,)``; ``ignore_index`` None is -100 for class indices (and must be None for
+    class probabilities). PyTorch's ``options`` choose how its kernel splits the work into chunks, which changes
+    memory, not values: chainrule computes the logits at once and takes any ``options``.
+
+    Example:
+        >>> import numpy as np
+        >>> import chainrule.nn.functional as F
+        >>> round(float(F.linear_cross_entropy(np.ones((2, 3)), np.zeros((4, 3)), np.array([0, 1]))), 4)
+        1.3863
+    """
+    del options  # (a memory plan of PyTorch's chunked kernel: the values are the same)
+    x, w = _tensor(input), _tensor(linear_weight)
+    sx, sw = tuple(np.shape(raw(x))), tuple(np.shape(raw(w)))
+    if len(sx) not in (1, 2) or len(sw) < 2 or sx[-1] != sw[-1]:
+        raise ValueError(f"linear_cross_entropy: expects input (N, in_features) or (in_features,) and linear_weight "
+                         f"(C, *out_features, in_features) with the same in_features, got {sx} and {sw}")
+    classes, out_features = sw[0], sw[1:-1]
+    if linear_bias is not None and tuple(np.shape(raw(linear_bias))) != sw[:-1]:
+        raise ValueError(f"linear_cross_entropy: linear_bias must have shape {sw[:-1]}, got "
+                         f"{tuple(np.shape(raw(linear_bias)))}")
+    if out_features and len(sx) == 1:
+        raise ValueError(f"linear_cross_entropy: a K-dimensional loss (linear_weight {sw}) needs a batch: input "
+                         f"(N, {sx[-1]}), got {sx}")
+    logits_shape = (*sx[:-1], classes, *out_features)
+    if tuple(np.shape(raw(target))) == logits_shape and ignore_index is not None:
+        raise ValueError("linear_cross_entropy: ignore_index cannot be given when target holds class probabilities")
+    flat = int(np.prod(sw[:-1]))
+    logits = matmul(x, swapaxes(reshape(w, (flat, sw[-1])), 0, 1))
+    if linear_bias is not None:
+        logits = ew.add(logits, reshape(_tensor(linear_bias), (flat,)))
+    return cross_entropy(reshape(logits, logits_shape), target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)

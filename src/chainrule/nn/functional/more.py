@@ -1,7 +1,7 @@
 """The later additions to ``chainrule.nn.functional``, gathered for its ``__init__`` (one import line there):
 activations (``activations_shrink``), channel rearrangements and dropouts (``channels``), distances
 (``distances``), multi-class losses (``losses_multiclass``), the CTC loss (``losses_ctc``), sliding windows
-(``windows``) and PyTorch's deprecated ``upsample`` spellings."""
+(``windows``), fractional max pooling (``fractional_pool``) and PyTorch's deprecated ``upsample`` spellings."""
 
 from __future__ import annotations
 
@@ -19,6 +19,8 @@ from .distances import *  # noqa: F403
 from .distances import __all__ as _distances
 from .embedding_bag import embedding_bag
 from .extras import _reduced
+from .fractional_pool import *  # noqa: F403
+from .fractional_pool import __all__ as _fractional
 from .losses_ctc import ctc_loss
 from .losses_multiclass import *  # noqa: F403
 from .losses_multiclass import __all__ as _losses
@@ -77,7 +79,7 @@ def upsample_bilinear(input: Any, size: Any = None, scale_factor: Any = None) ->
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
-__all__ = [*_activations, *_channels, *_distances, *_losses, *_windows, "embedding_bag",
+__all__ = [*_activations, *_channels, *_distances, *_losses, *_windows, *_fractional, "embedding_bag",
            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "native_channel_shuffle",
            "triplet_margin_with_distance_loss", "upsample", "upsample_nearest", "upsample_bilinear",
            "adaptive_max_pool3d_with_indices", "ctc_loss"]

@@ -64,13 +64,16 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
         if p is not None and tuple(shape_of(p)) != (c,):
             raise ValueError(f"{name}: {what} must have shape ({c},) (one per channel), got {tuple(shape_of(p))}")
     if training:
-        count = int(np.prod(sx)) // c
-        if count <= 1:
+        count = int(np.prod(sx)) // c if c else 0
+        if count == 1:
             raise ValueError(f"{name}: expected more than 1 value per channel when training, got input of shape {sx}")
-        rows = reshape(swapaxes(x, 0, 1), (c, count))  # (C, N * spatial): one row per channel
-        normal = layer_norm_primitive(rows, None, None, axes=(1,), eps=float(eps), saved=Saved(rows))
-        y = swapaxes(reshape(normal, (c, sx[0], *sx[2:])), 0, 1)
-        if running_mean is not None or running_var is not None:
+        if count == 0:  # an empty batch: an empty output, the running statistics kept (PyTorch's)
+            y = x * 0
+        else:
+            rows = reshape(swapaxes(x, 0, 1), (c, count))  # (C, N * spatial): one row per channel
+            normal = layer_norm_primitive(rows, None, None, axes=(1,), eps=float(eps), saved=Saved(rows))
+            y = swapaxes(reshape(normal, (c, sx[0], *sx[2:])), 0, 1)
+        if count and (running_mean is not None or running_var is not None):
             values = as_array(raw(x))
             axes = (0, *range(2, len(sx)))
             if running_mean is not None:

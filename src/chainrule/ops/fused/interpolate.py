@@ -1,8 +1,10 @@
 """Resampling (PyTorch's ``interpolate``): modes ``nearest``, ``nearest-exact``, ``linear`` (N, C, L),
-``bilinear`` (N, C, H, W), ``trilinear`` (N, C, D, H, W) and ``area``, by ``size`` or ``scale_factor``.
+``bilinear`` and ``bicubic`` (N, C, H, W), ``trilinear`` (N, C, D, H, W) and ``area``, by ``size`` or
+``scale_factor``.
 
 Each spatial axis is resampled by a constant matrix (out, in) whose rows hold the interpolation weights
-(one 1 for nearest, two weights for linear), applied with ``matmul``: gradients of every order come from
+(one 1 for nearest, two weights for linear, four for cubic: Keys' kernel with a = -0.75 over the neighbours
+clamped to the edge, as PyTorch's), applied with ``matmul``: gradients of every order come from
 the matrix product's rules, and the source positions are PyTorch's (``align_corners``, and 1 / scale_factor
 as the step when a scale factor is given).
 """
@@ -20,7 +22,21 @@ from .convolution import as_float_input
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, per_axis
 
 _MODES = {"nearest": (1, 2, 3), "nearest-exact": (1, 2, 3), "linear": (1,), "bilinear": (2,), "trilinear": (3,),
-          "area": (1, 2, 3)}
+          "area": (1, 2, 3), "bicubic": (2,)}
+_LINEAR = ("linear", "bilinear", "trilinear", "bicubic")  # the modes that take align_corners
+
+
+def _cubic_weights(t: np.ndarray) -> np.ndarray:
+    """PyTorch's cubic convolution weights (a = -0.75) of the neighbours at -1, 0, 1, 2 for offsets ``t``."""
+    a = -0.75
+
+    def near(x: np.ndarray) -> np.ndarray:  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x: np.ndarray) -> np.ndarray:  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return np.stack([far(t + 1), near(t), near(1 - t), far(2 - t)], axis=-1)
 
 
 def _matrix(mode: str, n_in: int, n_out: int, scale: float | None, align_corners: bool, dt: np.dtype) -> np.ndarray:
@@ -35,7 +51,13 @@ def _matrix(mode: str, n_in: int, n_out: int, scale: float | None, align_corners
     if align_corners:
         src = dst * ((n_in - 1) / (n_out - 1) if n_out > 1 else 0.0)
     else:
-        src = np.maximum((dst + 0.5) * step - 0.5, 0.0)
+        src = (dst + 0.5) * step - 0.5
+        src = src if mode == "bicubic" else np.maximum(src, 0.0)  # (PyTorch clamps at 0 for the linear modes only)
+    if mode == "bicubic":
+        lo = np.floor(src).astype(np.int64)
+        taps = np.clip(lo[:, None] + np.arange(-1, 3), 0, n_in - 1)  # the neighbours, clamped to the edge
+        np.add.at(m, (np.repeat(np.arange(n_out), 4), taps.ravel()), _cubic_weights(src - lo).ravel())
+        return m
     lo = np.minimum(np.floor(src).astype(np.int64), n_in - 1)
     hi = np.minimum(lo + 1, n_in - 1)
     frac = src - lo
@@ -49,9 +71,8 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
                 antialias: bool = False) -> Any:
     """Resample the spatial axes of input (N, C, L), (N, C, H, W) or (N, C, D, H, W) to ``size``, or to
     floor(in * ``scale_factor``) (as ``torch.nn.functional.interpolate``). ``mode``: ``"nearest"``,
-    ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"`` (4-D input), ``"trilinear"`` (5-D input) or
-    ``"area"``;
-    ``align_corners`` (linear modes only): the corner pixels' centres line up.
+    ``"nearest-exact"``, ``"linear"`` (3-D input), ``"bilinear"`` or ``"bicubic"`` (4-D input), ``"trilinear"``
+    (5-D input) or ``"area"``; ``align_corners`` (linear and cubic modes only): the corner pixels' centres line up.
 
     Example:
         >>> import numpy as np
@@ -70,7 +91,7 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
     if d not in _MODES[mode]:
         raise ValueError(f"{name}: mode {mode!r} takes a {' or '.join(str(k + 2) for k in _MODES[mode])}-D input "
                          f"(N, C, *spatial), got shape {sx}")
-    if align_corners is not None and mode not in ("linear", "bilinear", "trilinear"):
+    if align_corners is not None and mode not in _LINEAR:
         raise ValueError(f"{name}: align_corners can only be set with the linear modes, not mode={mode!r}")
     if antialias:
         raise NotImplementedError(f"{name}: antialias=True is not supported")
