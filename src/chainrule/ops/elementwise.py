@@ -269,7 +269,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
         return np.nonzero(raw(condition))
     if x is None or y is None:
         raise TypeError("where: arguments 'x' and 'y' must both be given (numbers or arrays), or neither")
-    return _where(raw(condition), x, y)
+    return wrap_like(_where(raw(condition), x, y), condition)  # a Tensor condition gives a Tensor, as PyTorch's
 
 
 declare_function(where, primitive=_where, numpy=np.where, cases="none")

@@ -249,17 +249,18 @@ def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False, stable: b
 
 
 def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
-                  descending: bool = False, stable: Any = None) -> np.ndarray:
+                  descending: bool = False, stable: Any = None) -> Any:
     """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``; PyTorch's
-    positional ``argsort(dim, descending)`` too)."""
+    positional ``argsort(dim, descending)`` too): an int64 Tensor, as PyTorch's (and ``argmax``'s); NumPy's
+    spelling (a ``kind``, or ``axis=None``) gives NumPy's array."""
     if isinstance(kind, (bool, np.bool_)):  # PyTorch's second positional argument is descending, not a kind
         kind, descending = None, bool(kind) or descending
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
     if scalar_along(self, "argsort", dim if dim is not None else axis):  # (t.argsort(0) of a 0-d too)
-        return np.zeros((), dtype=np.int64)
+        return Tensor._wrap(np.zeros((), dtype=np.int64))
     if kind is not None or axis is None:  # NumPy's argsort (a kind named, or the flattened array)
         return np.argsort(raw(self), axis=axis, kind=kind) if not descending else stable_order(raw(self), axis, True)
-    return torch_order(as_array(raw(self)), axis, descending, bool(stable))
+    return Tensor._wrap(torch_order(as_array(raw(self)), axis, descending, bool(stable)))
 
 
 @tensor_method("repeat_interleave")
