@@ -13,7 +13,7 @@ from ...core.device import DeviceError, is_off_host, of
 from ...tensor import Tensor
 from .. import tie_order
 from .._define import literal_on, raw
-from ..declare import TENSOR_METHODS, tensor_method
+from ..declare import tensor_method
 from ..numeric import add_at
 from .common import (
     also_method,
