@@ -172,7 +172,7 @@ def logcumsumexp(self: Tensor, dim: int) -> Any:
     Example:
         >>> import chainrule as cr
         >>> cr.tensor([0.0, 100.0]).logcumsumexp(0)
-        Tensor([  0., 100.])
+        Tensor([  0., 100.], dtype=float32)
     """
     if scalar_along(self, "logcumsumexp", dim):
         return as_scalar(logcumsumexp(self.reshape((1,)), 0))
