@@ -189,6 +189,45 @@ def test_scatter_reduce_keyword(reduce, src):
     _same(cr.Tensor(x).scatter(1, cr.tensor(idx), ours_src, reduce=reduce), theirs)
 
 
+@pytest.mark.oracle
+def test_max_pool_indices_of_a_tensor_are_a_tensor():
+    torch = _torch()
+    x = RNG.normal(size=(2, 3, 6, 6)).astype(np.float32)
+    ours = cr.nn.functional.max_pool2d(cr.Tensor(x), 2, return_indices=True)[1]
+    theirs = torch.nn.functional.max_pool2d(torch.tensor(x), 2, return_indices=True)[1]
+    assert isinstance(ours, cr.Tensor)
+    _same(ours.int(), theirs.int())
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("dtype", ["int32", "int16", "uint8", "float16", "int64"])
+def test_view_as_another_dtype_reads_the_same_bytes(dtype):
+    torch = _torch()
+    x = RNG.normal(size=(3, 4)).astype(np.float32)
+    ours, theirs = cr.Tensor(x).view(getattr(cr, dtype)), torch.tensor(x).view(getattr(torch, dtype))
+    np.testing.assert_array_equal(ours._data, theirs.numpy())
+    with pytest.raises(NotImplementedError, match="view: reading the bits .* has no derivative"):
+        cr.Tensor(x, requires_grad=True).view(cr.float16)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("pads", [(1, -2, 2, -1), (-1, 2, 2, -1), (0, 0, 0, -4), (2, 2, -1, -1)])
+def test_pad_with_negative_sizes_crops_first_in_every_mode(mode, pads):
+    torch = _torch()
+    x = RNG.normal(size=(1, 1, 5, 6)).astype(np.float32)
+    theirs = torch.nn.functional.pad(torch.tensor(x), pads, mode=mode)
+    _same(cr.nn.functional.pad(cr.Tensor(x), pads, mode=mode), theirs)
+
+
+@pytest.mark.parametrize("mode,pads", [("reflect", (3, -3, 0, -3)), ("circular", (3, -5, 1, -4)),
+                                       ("reflect", (0, 0, 5, 0))])
+def test_pad_past_what_is_left_to_reflect_raises(mode, pads):
+    # (PyTorch reads outside the cropped input there, or uninitialised memory, and refuses it uncropped)
+    with pytest.raises(ValueError, match=f"pad: mode='{mode}' pads dim .* the padding can be at most"):
+        cr.nn.functional.pad(cr.ones(1, 1, 5, 6), pads, mode=mode)
+
+
 # -- a sample of the suite's cases chainrule passes: forward values and the gradients of .sum() ----------------
 # (name, shapes, the op written once for both libraries; it may call `lib`, chainrule or torch)
 PASSING = [

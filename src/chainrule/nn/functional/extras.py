@@ -242,7 +242,8 @@ _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
 def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
     """PyTorch's ``pad``: ``pad`` lists (before, after) pairs starting from the LAST dimension, e.g.
     ``(1, 2)`` pads the last dim by 1 and 2, ``(1, 1, 0, 3)`` also the one before it. ``mode`` 'constant'
-    (with ``value``; a negative size crops, as PyTorch), 'reflect', 'replicate' or 'circular'."""
+    (with ``value``), 'reflect', 'replicate' or 'circular'; a negative size crops, as PyTorch (which, for the other
+    modes, crops before it pads)."""
     from ...ops.arrays import pad as numpy_pad
 
     if mode not in _PAD_MODES:
@@ -251,9 +252,6 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
     nd = np.ndim(raw(input))
     if len(sizes) % 2 or len(sizes) // 2 > nd:
         raise ValueError(f"pad: needs (before, after) pairs for at most {nd} dims, got {tuple(sizes)}")
-    if any(n < 0 for n in sizes) and mode != "constant":
-        raise NotImplementedError(f"pad: negative padding (cropping) is only for mode='constant' (as PyTorch), got "
-                                  f"{tuple(sizes)} with mode={mode!r}; slice the input instead")
     widths, crop = [(0, 0)] * nd, [slice(None)] * nd
     shape = np.shape(raw(input))
     for k in range(len(sizes) // 2):
@@ -271,6 +269,15 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
         return out[tuple(crop)] if any(c != slice(None) for c in crop) else out
     if value is not None:
         raise ValueError(f"pad: value is only for mode='constant', got mode={mode!r}")
+    cropped = any(c != slice(None) for c in crop)
+    if cropped:  # PyTorch crops first, then pads what is left (circular wraps that)
+        x = x[tuple(slice(c.start, None if c.stop is None else c.stop - w[0] - w[1]) for c, w in zip(crop, widths))]
+    for axis, ((before, after), n) in enumerate(zip(widths, np.shape(raw(x)))):
+        limit = {"reflect": n - 1, "circular": n}.get(mode, np.inf if n else 0)  # beyond: NumPy would reflect again
+        if (before or after) and max(before, after) > limit:
+            raise ValueError(f"pad: mode={mode!r} pads dim {axis} by {(before, after)}, but it has {n} entries"
+                             f"{' after cropping' if cropped else ''}; the padding can be at most {limit} there "
+                             "(PyTorch's rule)")
     return numpy_pad(x, tuple(widths), mode=_PAD_MODES[mode])
 
 
