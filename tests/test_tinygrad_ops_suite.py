@@ -228,6 +228,19 @@ def test_pad_past_what_is_left_to_reflect_raises(mode, pads):
         cr.nn.functional.pad(cr.ones(1, 1, 5, 6), pads, mode=mode)
 
 
+@pytest.mark.oracle
+@pytest.mark.parametrize("size", [(10, 10), (5, 13), (100, 70)])
+@pytest.mark.parametrize("align_corners", [None, True])
+def test_bilinear_interpolation_of_uint8_images(size, align_corners):
+    torch = _torch()
+    x = RNG.uniform(0, 255, (2, 3, 64, 64)).astype(np.uint8)
+    ours = cr.nn.functional.interpolate(cr.Tensor(x), size=size, mode="bilinear", align_corners=align_corners)
+    theirs = torch.nn.functional.interpolate(torch.tensor(x), size=size, mode="bilinear", align_corners=align_corners)
+    assert ours.dtype == np.uint8
+    # (the weights used to be made in uint8, hence 0: every entry came out 0); PyTorch rounds fixed-point passes
+    np.testing.assert_allclose(ours._data.astype(int), theirs.numpy().astype(int), atol=1)
+
+
 # -- a sample of the suite's cases chainrule passes: forward values and the gradients of .sum() ----------------
 # (name, shapes, the op written once for both libraries; it may call `lib`, chainrule or torch)
 PASSING = [
