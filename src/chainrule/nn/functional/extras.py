@@ -242,8 +242,8 @@ _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
 def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
     """PyTorch's ``pad``: ``pad`` lists (before, after) pairs starting from the LAST dimension, e.g.
     ``(1, 2)`` pads the last dim by 1 and 2, ``(1, 1, 0, 3)`` also the one before it. ``mode`` 'constant'
-    (with ``value``), 'reflect', 'replicate' or 'circular'; a negative size crops, as PyTorch (which, for the other
-    modes, crops before it pads)."""
+    (with ``value``), 'reflect', 'replicate' or 'circular'; a negative size crops, as PyTorch (after padding; in
+    circular mode before, so that what is left wraps)."""
     from ...ops.arrays import pad as numpy_pad
 
     if mode not in _PAD_MODES:
@@ -270,15 +270,17 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
     if value is not None:
         raise ValueError(f"pad: value is only for mode='constant', got mode={mode!r}")
     cropped = any(c != slice(None) for c in crop)
-    if cropped:  # PyTorch crops first, then pads what is left (circular wraps that)
+    wraps = mode == "circular" and cropped
+    if wraps:  # PyTorch's circular mode crops first and wraps what is left; reflect and replicate read the edge
         x = x[tuple(slice(c.start, None if c.stop is None else c.stop - w[0] - w[1]) for c, w in zip(crop, widths))]
     for axis, ((before, after), n) in enumerate(zip(widths, np.shape(raw(x)))):
         limit = {"reflect": n - 1, "circular": n}.get(mode, np.inf if n else 0)  # beyond: NumPy would reflect again
         if (before or after) and max(before, after) > limit:
             raise ValueError(f"pad: mode={mode!r} pads dim {axis} by {(before, after)}, but it has {n} entries"
-                             f"{' after cropping' if cropped else ''}; the padding can be at most {limit} there "
+                             f"{' after cropping' if wraps else ''}; the padding can be at most {limit} there "
                              "(PyTorch's rule)")
-    return numpy_pad(x, tuple(widths), mode=_PAD_MODES[mode])
+    out = numpy_pad(x, tuple(widths), mode=_PAD_MODES[mode])
+    return out[tuple(crop)] if cropped and not wraps else out
 
 
 # -- vectors ------------------------------------------------------------------------------------------
