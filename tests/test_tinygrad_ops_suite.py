@@ -172,6 +172,8 @@ def test_einsum_takes_the_operands_as_one_list(subscripts, shapes):
     xs = [RNG.normal(size=s) for s in shapes]
     _same(cr.einsum(subscripts, [cr.Tensor(x) for x in xs]), torch.einsum(subscripts, [torch.tensor(x) for x in xs]))
     assert float(cr.einsum("i->", [1.0, 2.0])) == 3.0  # one list of numbers stays NumPy's array operand
+    with pytest.raises(ValueError, match="einsum: subscripts 'ij,jk->ij' name 2 operands, got 3"):
+        cr.einsum("ij,jk->ij", [cr.Tensor(x) for x in (np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 2)))])
 
 
 @pytest.mark.oracle
