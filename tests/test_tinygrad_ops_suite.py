@@ -252,6 +252,60 @@ def test_bilinear_interpolation_of_uint8_images(size, align_corners):
     np.testing.assert_allclose(ours._data.astype(int), theirs.numpy().astype(int), atol=1)
 
 
+INDEX_CASES = [  # an integer beside integer arrays: PyTorch applies it first, NumPy counts it among the arrays
+    lambda ix: (1, slice(None), slice(3, 11, 2), ix([[0, 1], [2, 3]]), slice(0, 2)),
+    lambda ix: (slice(None), ix([1, 0]), slice(None), 1),
+    lambda ix: (1, Ellipsis, ix([1, 0])),
+    lambda ix: (1, None, ix([1, 0])),
+    lambda ix: (0, slice(None), 2, ix([1, 0])),
+    lambda ix: (1, slice(None), ix([True, False, True, False, True, False])),
+    lambda ix: (1, ix([[1], [3]]), slice(None), ix([[0, 1], [2, 3]])),  # arrays apart: both put them first
+]
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("case", range(len(INDEX_CASES)))
+def test_indexing_with_an_integer_beside_arrays_reads_as_pytorch(case):
+    torch = _torch()
+    x = RNG.normal(size=(2, 5, 6, 5, 3, 4))
+    ours, mine = cr.Tensor(x, requires_grad=True), INDEX_CASES[case](cr.tensor)
+    theirs, key = torch.tensor(x, requires_grad=True), INDEX_CASES[case](torch.tensor)
+    out, want = ours[mine], theirs[key]
+    _same(out, want)
+    w = RNG.normal(size=out.shape)
+    (out * cr.Tensor(w)).sum().backward()
+    (want * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(ours.grad._data, theirs.grad.numpy())
+
+
+@pytest.mark.oracle
+def test_writing_with_an_integer_beside_arrays_reads_as_pytorch():
+    torch = _torch()
+    x, v = RNG.normal(size=(2, 3, 3)), RNG.normal(size=(3, 3))
+    plain, theirs = cr.Tensor(x.copy()), torch.tensor(x)
+    plain[1, :, cr.tensor([2, 0, 1])] = cr.Tensor(v)  # (NumPy's reading writes v transposed: same shape)
+    theirs[1, :, torch.tensor([2, 0, 1])] = torch.tensor(v)
+    _same(plain, theirs)
+    w, value = cr.Tensor(x, requires_grad=True), cr.Tensor(v, requires_grad=True)
+    tw, tv = torch.tensor(x, requires_grad=True), torch.tensor(v, requires_grad=True)
+    h, th = w * 1, tw * 1
+    h[1, :, cr.tensor([2, 0, 1])] = value * 2  # in the graph: recorded
+    th[1, :, torch.tensor([2, 0, 1])] = tv * 2
+    (h * h).sum().backward()
+    (th * th).sum().backward()
+    _same(h, th)
+    np.testing.assert_allclose(w.grad._data, tw.grad.numpy())
+    np.testing.assert_allclose(value.grad._data, tv.grad.numpy())
+
+
+def test_indexing_numpy_values_keeps_numpy_reading():
+    x = np.arange(12.0).reshape(2, 2, 3)
+    picked = cr.grad(lambda a: a[1, :, np.array([0, 2])][0, 1])(x)  # NumPy's: the array's axis first
+    assert picked[1, 1, 0] == 1 and picked.sum() == 1
+    assert cr.Tensor(x)[1, :, np.array([0, 2])].shape == (2, 2)
+    assert cr.Tensor(x)[1, :, np.array([0, 2])][0, 1] == x[1, 0, 2]  # a Tensor: PyTorch's (the array's axis in place)
+
+
 # -- a sample of the suite's cases chainrule passes: forward values and the gradients of .sum() ----------------
 # (name, shapes, the op written once for both libraries; it may call `lib`, chainrule or torch)
 PASSING = [
