@@ -306,6 +306,18 @@ def test_indexing_numpy_values_keeps_numpy_reading():
     assert cr.Tensor(x)[1, :, np.array([0, 2])][0, 1] == x[1, 0, 2]  # a Tensor: PyTorch's (the array's axis in place)
 
 
+@pytest.mark.parametrize("pick", [lambda x: x[x.nonzero()[:, 0]].sum(), lambda x: x[x.argsort(dim=0)][0]],
+                         ids=["nonzero", "argsort"])
+def test_jit_replays_a_function_that_reads_an_index_tensor(pick):
+    # a replay compares what the function read with what the trace read: Tensors too (it asked bool() of ==)
+    fn = cr.jit(lambda x: pick(x) * 1)
+    first = np.array([1.0, 0.0, 2.0])
+    assert float(fn(cr.Tensor(first, requires_grad=True))) == float(pick(cr.Tensor(first)))
+    assert float(fn(cr.Tensor(first, requires_grad=True))) == float(pick(cr.Tensor(first)))  # replayed
+    with pytest.raises(cr.JitError, match="during the trace the function read a tensor's value"):
+        fn(cr.Tensor(np.array([0.0, 3.0, -1.0]), requires_grad=True))
+
+
 # -- a sample of the suite's cases chainrule passes: forward values and the gradients of .sum() ----------------
 # (name, shapes, the op written once for both libraries; it may call `lib`, chainrule or torch)
 PASSING = [
