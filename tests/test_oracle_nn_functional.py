@@ -112,8 +112,8 @@ def test_pad_with_negative_sizes_crops_as_pytorch():
     x = np.arange(24.0).reshape(2, 3, 4) / 7
     for pads in [(-1, 2), (1, -4), (0, 0, -1, 1), (-2, 3, 0, 0, 1, -1)]:
         assert_same_as_torch(lambda F, T, a: (F.pad(a, pads, value=1.5) ** 2).sum(), x)
-    with pytest.raises(NotImplementedError, match="pad: negative padding .cropping. is only for mode='constant'"):
-        CF.pad(cr.Tensor(x), (-1, 1), mode="replicate")
+    for mode in ("replicate", "reflect", "circular"):  # these crop first, then pad what is left
+        assert_same_as_torch(lambda F, T, a, mode=mode: (F.pad(a, (-1, 2, 1, -1), mode=mode) ** 2).sum(), x)
 
 
 A = np.array([[0.5, -1.0, 0.0], [2.0, 0.0, 0.0], [1.0, 1.0, -1.0]])

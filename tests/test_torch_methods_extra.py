@@ -250,8 +250,8 @@ def test_errors_say_what_to_do():
         x.split([1, 1])
     with pytest.raises(ValueError, match="scatter: index writes some positions more than once.*use scatter_add"):
         x.scatter(0, IDX, Tensor(B))
-    with pytest.raises(ValueError, match="scatter: reduce='multiply' is not supported"):
-        x.scatter(0, IDX, Tensor(B), reduce="multiply")
+    with pytest.raises(ValueError, match="scatter: reduce must be 'add' or 'multiply'.*got 'max'.*scatter_reduce"):
+        x.scatter(0, IDX, Tensor(B), reduce="max")
     with pytest.raises(ValueError, match=r"mm: mat2 must be 2-D, got shape \(4,\); use matmul to broadcast"):
         x.mm(Tensor(V4))
     with pytest.raises(ValueError, match="bmm: batch sizes differ"):

@@ -110,6 +110,8 @@ def flip(m: Any, axis: Any = None) -> Any:
     """Reverse the order of entries along ``axis`` (all axes by default)."""
     nd = ndim_of(m)
     axes = range(nd) if axis is None else normalize_axis(axis, nd)
+    if len(set(axes)) != len(axes):  # flipped twice would be no flip: NumPy and PyTorch refuse it too
+        raise ValueError(f"flip: axis {axis} names an axis more than once; name each axis to reverse once")
     index = [slice(None)] * nd
     for a in axes:
         index[a] = slice(None, None, -1)

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.batch_levels import is_value
 from ..autodiff.primitive import Primitive
 from ..core.device import as_array, xp_of
 from ..runtime.blas import matmul as blas_matmul
@@ -203,6 +204,10 @@ def einsum(subscripts: Any, *operands: Any, **kwargs: Any) -> Any:
         subscripts, operands = _from_sublists((subscripts, *operands))
     if not isinstance(subscripts, str):
         raise TypeError(f"einsum: argument 'subscripts' must be a string, got {type(subscripts).__name__}")
+    listed = operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) and operands[0] else ()
+    if listed and all(hasattr(o, "shape") for o in listed) and (
+            all(is_value(o) for o in listed) or subscripts.split("->")[0].count(",") + 1 == len(listed)):
+        operands = tuple(listed)  # PyTorch's einsum("ij,jk", [a, b]): the operands as one list
     unsupported = sorted(k for k, v in kwargs.items() if k != "optimize" and v is not None)  # optimize: a speed hint
     if unsupported:  # out=, dtype=, casting=, order= would otherwise be silently ignored
         raise TypeError(f"einsum: chainrule does not support the keyword(s) {unsupported} on Tensors")

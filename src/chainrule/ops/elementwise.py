@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.batch_levels import is_value
 from ..autodiff.inlined import Inlined
 from ..autodiff.primitive import REGISTRY, Primitive, apply
 from ..core.device import OFF_HOST
@@ -269,7 +270,8 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
         return np.nonzero(raw(condition))
     if x is None or y is None:
         raise TypeError("where: arguments 'x' and 'y' must both be given (numbers or arrays), or neither")
-    return _where(raw(condition), x, y)
+    out = _where(raw(condition), x, y)
+    return out if is_value(out) else wrap_like(out, condition)  # a Tensor condition gives a Tensor, as PyTorch's
 
 
 declare_function(where, primitive=_where, numpy=np.where, cases="none")

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -200,7 +201,12 @@ def var(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
     else:  # the entries taken, per slice; the others add 0
         count = np.sum(np.broadcast_to(raw(where), shape_of(x)), axis=axes, keepdims=keepdims)
         d = elementwise.where(where, d, 0.0)
-    v = sum(d * d, axis=axes, keepdims=keepdims) / (count - ddof)
+    dof = np.maximum(count - ddof, 0)  # none left: divide by 0 (nan or inf, as NumPy and PyTorch), never by < 0
+    if np.any(dof == 0):
+        warnings.warn(f"var: degrees of freedom <= 0 (ddof={ddof} for {count} entries): the result is nan or inf, "
+                      f"as NumPy's and PyTorch's", RuntimeWarning, stacklevel=2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        v = sum(d * d, axis=axes, keepdims=keepdims) / dof
     return v if dtype is None else v.astype(dtype)
 
 

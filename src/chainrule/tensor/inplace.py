@@ -73,12 +73,21 @@ class InPlaceMethods:
         )
 
     def __setitem__(self, index: Any, value: Any) -> None:
+        at = _raw_index(index)
+        split = INDEX_PARTS.get("torch")  # t[1, :, idx] = v writes t[1][:, idx], as PyTorch (ops/shape.py)
+        parts = split(at) if split is not None else None
         if self._in_graph("__setitem__", value):  # h[i] = v in the graph: recorded (h.at[i].set(v) into h)
-            at = _raw_index(index)
-            IN_GRAPH["record"](self, "__setitem__", lambda old: IN_GRAPH["__setitem__"](old, at, value), value)
+            set_at = IN_GRAPH["__setitem__"]
+            rule = (lambda old: set_at(old, at, value)) if parts is None else (
+                lambda old: set_at(old, parts[0], set_at(old[parts[0]], parts[1], value)))
+            IN_GRAPH["record"](self, "__setitem__", rule, value)
             return
         self._inplace_guard("__setitem__", value)
-        self._data[_raw_index(index)] = value._data if isinstance(value, InPlaceMethods) else value
+        written = value._data if isinstance(value, InPlaceMethods) else value
+        if parts is None:
+            self._data[at] = written
+        else:
+            self._data[parts[0]][parts[1]] = written  # (the integers alone give a view: the write lands in self)
         clock.record_change(self._data)
 
     def _rebinds(self, name: str, other: Any) -> bool:
@@ -265,6 +274,8 @@ _SYMBOL = {
 # in the graph, ``h.add_(x)``, ``h += x`` (when h cannot be rebound) and ``h.copy_(x)`` are recorded by the ops layer:
 # IN_GRAPH["record"] and the out-of-place rule of each name, registered by chainrule.ops.pytorch.in_place_methods
 IN_GRAPH: dict[str, Any] = {}
+# how PyTorch splits an index that NumPy reads otherwise (integers first): registered by chainrule.ops.shape
+INDEX_PARTS: dict[str, Any] = {}
 
 
 # the out-of-place operators a Python augmented assignment (``t += x``) falls back to in the graph

@@ -243,7 +243,8 @@ _PAD_MODES = {"constant": "constant", "reflect": "reflect", "replicate": "edge",
 def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None) -> Any:  # noqa: A002
     """PyTorch's ``pad``: ``pad`` lists (before, after) pairs starting from the LAST dimension, e.g.
     ``(1, 2)`` pads the last dim by 1 and 2, ``(1, 1, 0, 3)`` also the one before it. ``mode`` 'constant'
-    (with ``value``; a negative size crops, as PyTorch), 'reflect', 'replicate' or 'circular'."""
+    (with ``value``), 'reflect', 'replicate' or 'circular'; a negative size crops, as PyTorch (after padding; in
+    circular mode before, so that what is left wraps)."""
     from ...ops.arrays import pad as numpy_pad
 
     if mode not in _PAD_MODES:
@@ -252,9 +253,6 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
     nd = np.ndim(raw(input))
     if len(sizes) % 2 or len(sizes) // 2 > nd:
         raise ValueError(f"pad: needs (before, after) pairs for at most {nd} dims, got {tuple(sizes)}")
-    if any(n < 0 for n in sizes) and mode != "constant":
-        raise NotImplementedError(f"pad: negative padding (cropping) is only for mode='constant' (as PyTorch), got "
-                                  f"{tuple(sizes)} with mode={mode!r}; slice the input instead")
     widths, crop = [(0, 0)] * nd, [slice(None)] * nd
     shape = np.shape(raw(input))
     for k in range(len(sizes) // 2):
@@ -272,7 +270,18 @@ def pad(input: Any, pad: Any, mode: str = "constant", value: float | None = None
         return out[tuple(crop)] if any(c != slice(None) for c in crop) else out
     if value is not None:
         raise ValueError(f"pad: value is only for mode='constant', got mode={mode!r}")
-    return numpy_pad(x, tuple(widths), mode=_PAD_MODES[mode])
+    cropped = any(c != slice(None) for c in crop)
+    wraps = mode == "circular" and cropped
+    if wraps:  # PyTorch's circular mode crops first and wraps what is left; reflect and replicate read the edge
+        x = x[tuple(slice(c.start, None if c.stop is None else c.stop - w[0] - w[1]) for c, w in zip(crop, widths))]
+    for axis, ((before, after), n) in enumerate(zip(widths, np.shape(raw(x)))):
+        limit = {"reflect": n - 1, "circular": n}.get(mode, np.inf if n else 0)  # beyond: NumPy would reflect again
+        if (before or after) and max(before, after) > limit:
+            raise ValueError(f"pad: mode={mode!r} pads dim {axis} by {(before, after)}, but it has {n} entries"
+                             f"{' after cropping' if wraps else ''}; the padding can be at most {limit} there "
+                             "(PyTorch's rule)")
+    out = numpy_pad(x, tuple(widths), mode=_PAD_MODES[mode])
+    return out[tuple(crop)] if cropped and not wraps else out
 
 
 # -- vectors ------------------------------------------------------------------------------------------

@@ -116,6 +116,11 @@ def interpolate(input: Any, size: Any = None, scale_factor: Any = None, mode: st
         return (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[d - 1](x, out)
     dt = np.result_type(raw(x))
     corners = bool(align_corners)
+    if dt.kind in "iub" and mode not in ("nearest", "nearest-exact"):
+        # integer images (uint8): the fractional weights in float32 (in the input's dtype they were 0), the result
+        # rounded back; PyTorch's uint8 kernel rounds fixed-point passes, so an entry may differ from it by 1
+        weights = [_matrix(mode, n, o, f, corners, np.dtype(np.float32)) for n, o, f in zip(spatial, out, scales)]
+        return np.rint(per_axis(x.astype(np.float32), weights)).astype(dt)
     return per_axis(x, [_matrix(mode, n, o, f, corners, dt) for n, o, f in zip(spatial, out, scales)])
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from ...core.device import as_array, xp_of
-from .._define import on_device_of, raw, shape_of
+from .._define import on_device_of, raw, shape_of, wrap_like
 from ..contraction import matmul
 from ..declare import declare_function
 from ..shape import reshape
@@ -90,8 +90,8 @@ def _max_pool(name: str, d: int, input: Any, kernel_size: Any, stride: Any, padd
     flat = reshape(x, (sx[0], sx[1], -1))
     y = reshape(np.take_along_axis(flat, idx.reshape(sx[0], sx[1], -1), axis=2), (sx[0], sx[1], *out))
     y = _unbatch(y, unbatched)
-    if return_indices:
-        return y, (idx[0] if unbatched else idx)
+    if return_indices:  # a Tensor input's indices are a Tensor, as PyTorch's
+        return y, wrap_like(idx[0] if unbatched else idx, input)
     return y
 
 

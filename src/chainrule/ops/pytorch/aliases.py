@@ -127,14 +127,20 @@ def aminmax(self: Tensor, *, dim: Any = None, keepdim: bool = False) -> Any:
 
 
 def _running_extreme(name: str, larger: bool) -> Any:
-    def method(self: Tensor, dim: int) -> ValuesIndices:
+    def method(self: Tensor, dim: Any = None, *, axis: Any = None) -> ValuesIndices:
+        if (dim is None) == (axis is None):  # axis=: PyTorch's alias of dim
+            raise TypeError(f"{name}: pass the dim to scan along, once (dim= or its alias axis=), got dim={dim!r} "
+                            f"and axis={axis!r}")
+        dim = axis if dim is None else dim
         if scalar_along(self, name, dim):
             return as_scalar(method(self.reshape((1,)), 0))
         axis = checked_axis(self, dim, name)
         data = np.moveaxis(self._data, axis, -1)
-        idx = xp_of(data).empty(data.shape, dtype=np.int64)  # where the values are
+        idx = xp_of(data).zeros(data.shape, dtype=np.int64)  # where the values are
+        if data.shape[-1] == 0:  # nothing to scan: empty values and indices, as PyTorch's
+            return ValuesIndices(declared("take_along_axis")(self, np.moveaxis(idx, -1, axis), axis),
+                                 Tensor._wrap(np.moveaxis(idx, -1, axis)))
         best = data[..., :1].copy()
-        idx[..., 0] = 0
         nan = data.dtype.kind in "fc"
         for i in range(1, data.shape[-1]):  # PyTorch's rule: a tie or a NaN takes the later index, NaN stays
             col = data[..., i]
@@ -157,14 +163,27 @@ also_method("take_along_axis", "cummin", _running_extreme("cummin", False))
 
 @tensor_method("logcumsumexp")
 def logcumsumexp(self: Tensor, dim: int) -> Any:
-    """PyTorch's ``logcumsumexp``: ``log(cumsum(exp(x)))`` along ``dim``, computed stably."""
+    """PyTorch's ``logcumsumexp``: ``log(cumsum(exp(x)))`` along ``dim``, computed stably.
+
+    A scan of ``logaddexp`` (log2(n) steps, each entry combined with the one ``k`` before it), so every partial
+    sum is exact to rounding however far apart the entries are (one shift by the maximum underflowed the early
+    entries: ``[0, 100]`` in float32 gave 0.017, not 0), and its derivatives of every order are logaddexp's.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.tensor([0.0, 100.0]).logcumsumexp(0)
+        Tensor([  0., 100.], dtype=float32)
+    """
     if scalar_along(self, "logcumsumexp", dim):
         return as_scalar(logcumsumexp(self.reshape((1,)), 0))
     axis = checked_axis(self, dim, "logcumsumexp")
-    top = np.max(self._data, axis=axis, keepdims=True) if self.size else np.zeros(())
-    shift = np.where(np.isfinite(top), top, 0.0).astype(self.dtype)  # a constant: the gradient is exact
-    running = declared("cumsum")(declared("exp")(declared("subtract")(self, shift)), axis)
-    return declared("add")(declared("log")(running), shift)
+    before = (slice(None),) * axis
+    running, n, k = self, self.shape[axis], 1
+    while k < n:
+        combined = declared("logaddexp")(running[before + (slice(k, None),)], running[before + (slice(None, n - k),)])
+        running = declared("concatenate")([running[before + (slice(None, k),)], combined], axis)
+        k *= 2
+    return running if running is not self else declared("multiply")(self, 1)  # (new memory, as every op)
 
 
 @tensor_method("index_add")

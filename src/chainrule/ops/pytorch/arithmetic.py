@@ -23,7 +23,13 @@ def div(self: Tensor, other: Any, *, rounding_mode: str | None = None) -> Any:
     if rounding_mode == "floor":
         return declared("floor_divide")(self, other)
     if rounding_mode == "trunc":
-        return declared("trunc")(declared("divide")(self, other))
+        quotient = declared("floor_divide")(self, other)
+        if np.dtype(quotient.dtype).kind not in "iu":
+            return declared("trunc")(declared("divide")(self, other))
+        # integers stay integers, as in PyTorch: floor rounded a negative inexact quotient down, so step it back up
+        rounded_down = declared("logical_and")(declared("not_equal")(declared("multiply")(quotient, other), self),
+                                               declared("less")(quotient, 0))
+        return declared("add")(quotient, declared("astype")(rounded_down, quotient.dtype))
     raise ValueError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
 
 

@@ -279,8 +279,9 @@ def with_dim(fn: Any, name: str, default: Any = None) -> Any:
             if scalar_along(self, name, dim):
                 return as_scalar(fn(self.reshape((1,)), 0, *args, **kw))
             axis = dim
-        elif axis is not default and axis is not None and not _NUMPY_METHODS.get() and scalar_along(self, name, axis):
-            return as_scalar(fn(self.reshape((1,)), 0, *args, **kw))  # t.cumsum(0) of a 0-d: 0-d (NumPy: 1-d)
+        elif axis is not None and not _NUMPY_METHODS.get() and scalar_along(self, name, axis):
+            # t.cumsum(0) of a 0-d: 0-d (NumPy: 1-d); t.softmax(-1) (or its default -1) of a 0-d: 1, as PyTorch's
+            return as_scalar(fn(self.reshape((1,)), 0, *args, **kw))
         return fn(self, axis, *args, **kw)
 
     method.__name__ = name

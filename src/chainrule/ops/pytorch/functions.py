@@ -124,6 +124,12 @@ def std_mean(input: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:  # noqa:
 
 def _spread_and_mean(name: str, input: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[Any, Any]:  # noqa: A002,E501
     value = input if is_value(input) else Tensor(input)
+    kwargs = dict(kwargs)  # PyTorch's aliases axis= and keepdims= mean its dim= and keepdim= here (unbiased std)
+    for alias, torch_name in (("axis", "dim"), ("keepdims", "keepdim")):
+        if alias in kwargs:
+            if torch_name in kwargs:
+                raise TypeError(f"{name}_mean: got both {torch_name}= and its alias {alias}=; pass one")
+            kwargs[torch_name] = kwargs.pop(alias)
     dim = args[0] if args and not isinstance(args[0], (bool, np.bool_)) else kwargs.get("dim")  # (True): unbiased
     keepdim = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
     mean = value.mean(dim=dim, keepdim=keepdim) if dim is not None or keepdim else value.mean()

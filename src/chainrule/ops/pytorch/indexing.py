@@ -13,7 +13,7 @@ from ...core.device import DeviceError, is_off_host, of
 from ...tensor import Tensor
 from .. import tie_order
 from .._define import literal_on, raw
-from ..declare import TENSOR_METHODS, tensor_method
+from ..declare import tensor_method
 from ..numeric import add_at
 from .common import (
     also_method,
@@ -270,13 +270,22 @@ def scatter_add(self: Tensor, dim: int, index: Any, src: Any) -> Any:
 def scatter(self: Tensor, dim: int, index: Any, src: Any = None, *, value: Any = None, reduce: Any = None) -> Any:
     """PyTorch's ``scatter``: ``self`` with ``src`` (a Tensor, or ``value``) written at ``index`` along ``dim``.
 
-    Repeated positions are refused (PyTorch leaves which write wins unspecified); ``reduce=`` is not supported.
+    Repeated positions are refused (PyTorch leaves which write wins unspecified); ``reduce="add"`` and
+    ``"multiply"`` (PyTorch's older spelling) are ``scatter_add`` and ``scatter_reduce(..., "prod")``.
     """
-    if reduce is not None:
-        raise ValueError(f"scatter: reduce={reduce!r} is not supported; use scatter_add (reduce='add' is its sum)")
     if (src is None) == (value is None):
         raise TypeError("scatter: pass src (a Tensor or number) or value=, one of them")
     src = value if src is None else src
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise ValueError(f"scatter: reduce must be 'add' or 'multiply' (as PyTorch's), got {reduce!r}; "
+                             "scatter_reduce takes 'sum', 'prod', 'mean', 'amax' and 'amin'")
+        idx = _index_array("scatter", index)
+        part = _src_part(src, idx, self.dtype) if isinstance(src, Tensor) else np.broadcast_to(
+            np.asarray(src, dtype=self.dtype), idx.shape)
+        if reduce == "add":
+            return scatter_add(self, dim, idx, part)
+        return self.scatter_reduce(dim, idx, part if isinstance(part, Tensor) else Tensor._wrap(part), "prod")
     axis = checked_axis(self, dim, "scatter")
     idx, src, _ = _zero_d_as_one(self, _index_array("scatter", index), src)
     _check_index("scatter", self, axis, idx, operand_shape(src) if isinstance(src, Tensor) else None)
@@ -308,8 +317,18 @@ def masked_select(self: Tensor, mask: Any) -> Any:
 also_method("take_along_axis", "gather", gather)
 also_method("take_along_axis", "take_along_dim", take_along_dim)
 also_method("extract", "masked_select", masked_select)
-also_method("where", "where", lambda self, condition, other: declared("where")(condition, self, other))
-TENSOR_METHODS["where"].__doc__ = "PyTorch's ``t.where(condition, other)``: ``where(condition, t, other)``."
+def where(self: Tensor, condition: Any, other: Any) -> Any:
+    """PyTorch's ``t.where(condition, other)``: ``where(condition, t, other)``; the condition must be boolean, as
+    PyTorch's (``cond.where(x, y)``, tinygrad's order, would otherwise pick by the truth of ``x``)."""
+    kind = np.asarray(raw(condition)).dtype.kind if not hasattr(condition, "dtype") else np.dtype(condition.dtype).kind
+    if kind != "b":
+        raise TypeError(f"Tensor.where: the condition must be boolean (t.where(condition, other) is "
+                        f"where(condition, t, other), as PyTorch's), got {type(condition).__name__} of dtype kind "
+                        f"{kind!r}; for where(cond, x, y) write cr.where(cond, x, y), or compare (x > 0) first")
+    return declared("where")(condition, self, other)
+
+
+also_method("where", "where", where)
 tensor_method("scatter_add", scatter_add)
 tensor_method("scatter", scatter)
 

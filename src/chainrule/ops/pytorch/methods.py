@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...core.device import as_array, registered
+from ...core.state import is_grad_enabled
 from ...core.traces import reads_values
 from ...tensor import Tensor
 from .. import arrays, device_ops, elementwise, tie_order
@@ -51,10 +52,33 @@ def _shape_args(shape: tuple[Any, ...]) -> Any:
 
 @tensor_method("view")
 def view(self: Tensor, *shape: Any) -> Any:
-    """PyTorch's ``view``: the same values in another shape (``-1`` infers one size); as reshape."""
+    """PyTorch's ``view``: the same values in another shape (``-1`` infers one size); as reshape. ``view(dtype)``
+    (``t.view(cr.int32)``) reads the same bytes as another dtype, sharing memory (the last dim scales when the
+    sizes differ), as PyTorch's and NumPy's ``view``; the bits have no derivative.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.tensor([1.0, -2.0]).view(cr.int32).tolist()
+        [1065353216, -1073741824]
+    """
+    if len(shape) == 1 and (isinstance(shape[0], np.dtype) or isinstance(shape[0], type)
+                            and issubclass(shape[0], np.generic)):
+        return _bit_view(self, np.dtype(shape[0]))
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer, tuple, list)):
-        raise TypeError(f"view: expected sizes (view(2, 3) or view((2, 3))), got {shape[0]!r}; use .astype(dtype)")
+        raise TypeError(f"view: expected sizes (view(2, 3) or view((2, 3))) or a dtype (view(cr.int32)), got "
+                        f"{shape[0]!r}; .astype(dtype) converts the values instead")
     return shape_ops.reshape(self, _shape_args(shape))
+
+
+def _bit_view(self: Tensor, dtype: np.dtype) -> Tensor:
+    if self.requires_grad and is_grad_enabled() and dtype.kind in "fc":
+        raise NotImplementedError(f"view: reading the bits of a Tensor that requires grad as {dtype} has no "
+                                  "derivative; call it on t.detach(), or convert the values with .to(dtype)")
+    try:
+        return Tensor._wrap(self._data.view(dtype))
+    except ValueError as e:
+        raise ValueError(f"view: cannot read a Tensor of shape {self.shape} and dtype {self.dtype} as {dtype} ({e}); "
+                         f"its last dim must be contiguous and its size in bytes divisible by {dtype.itemsize}") from e
 
 
 @tensor_method("unsqueeze")
@@ -249,17 +273,18 @@ def torch_sort(self: Tensor, axis: Any = -1, descending: bool = False, stable: b
 
 
 def torch_argsort(self: Tensor, axis: Any = -1, kind: Any = None, order: Any = None, *, dim: Any = None,
-                  descending: bool = False, stable: Any = None) -> np.ndarray:
+                  descending: bool = False, stable: Any = None) -> Any:
     """Indices that sort the values (``axis`` or PyTorch's ``dim``, optionally ``descending``; PyTorch's
-    positional ``argsort(dim, descending)`` too)."""
+    positional ``argsort(dim, descending)`` too): an int64 Tensor, as PyTorch's (and ``argmax``'s); NumPy's
+    spelling (a ``kind``, or ``axis=None``) gives NumPy's array."""
     if isinstance(kind, (bool, np.bool_)):  # PyTorch's second positional argument is descending, not a kind
         kind, descending = None, bool(kind) or descending
     axis, _ = resolve_dim("argsort", None if axis == -1 and dim is not None else axis, dim)
     if scalar_along(self, "argsort", dim if dim is not None else axis):  # (t.argsort(0) of a 0-d too)
-        return np.zeros((), dtype=np.int64)
+        return Tensor._wrap(np.zeros((), dtype=np.int64))
     if kind is not None or axis is None:  # NumPy's argsort (a kind named, or the flattened array)
         return np.argsort(raw(self), axis=axis, kind=kind) if not descending else stable_order(raw(self), axis, True)
-    return torch_order(as_array(raw(self)), axis, descending, bool(stable))
+    return Tensor._wrap(torch_order(as_array(raw(self)), axis, descending, bool(stable)))
 
 
 @tensor_method("repeat_interleave")

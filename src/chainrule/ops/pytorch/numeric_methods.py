@@ -23,6 +23,7 @@ import numpy as np
 
 from ...autodiff.batch_levels import is_value
 from ...core.device import xp_of
+from ...core.promotion import result_dtype
 from ...core.state import is_grad_enabled
 from ...tensor import Tensor
 from ..declare import DECLARATIONS, tensor_method
@@ -123,7 +124,11 @@ def _integers(name: str, xs: tuple[Any, ...], bools: bool) -> list[Any]:
 
 def _integer_op(name: str, fn: Callable[..., Any], bools: bool = True) -> Callable[..., Any]:
     def method(self: Tensor, *others: Any) -> Any:
-        values = _integers(name, (self, *others), bools)
+        operands = (self, *others)
+        values = _integers(name, operands, bools)
+        # PyTorch's promotion: a Python int keeps the Tensor's dtype (int32 << 2 stays int32, wrapping as there)
+        dtype = result_dtype([x if isinstance(x, (bool, int, np.generic)) else v for x, v in zip(operands, values)])
+        values = [v.astype(dtype, copy=False) for v in values]
         return Tensor._wrap(xp_of(values[0]).asarray(fn(*values)))
 
     method.__doc__ = f"PyTorch's ``{name}``: NumPy's ``{fn.__name__}`` on integer Tensors (no derivative)."

@@ -41,7 +41,16 @@ def _flip(self: Tensor, *dims: Any, **named: Any) -> Any:
 
 
 also_method("flip", "flip", _flip)
-also_method("roll", "roll", lambda self, shifts, dims=None: declared("roll")(self, shifts, dims))
+def _roll(self: Tensor, shifts: Any, dims: Any = None) -> Any:
+    count = len(shifts) if isinstance(shifts, (tuple, list)) else 1
+    if count != (1 if dims is None else len(dims) if isinstance(dims, (tuple, list)) else 1):
+        raise ValueError(f"roll: shifts={shifts!r} and dims={dims!r} do not align: PyTorch's t.roll takes one shift "
+                         f"per dim (or one shift of the flattened Tensor, without dims); for NumPy's broadcasting "
+                         f"write np.roll(t, shift, axis)")
+    return declared("roll")(self, shifts, dims)
+
+
+also_method("roll", "roll", _roll)
 also_method("tile", "tile", lambda self, *dims: declared("tile")(self, dims_tuple(dims)))
 also_method("tril", "tril", lambda self, diagonal=0: declared("tril")(self, diagonal))
 also_method("triu", "triu", lambda self, diagonal=0: declared("triu")(self, diagonal))
