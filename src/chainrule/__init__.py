@@ -137,6 +137,7 @@ _SUBMODULES = {
     "func",  # torch.func's names: functional_call, grad, vmap(in_dims=...), ...
     "accelerator",  # torch.accelerator.is_available(), current_accelerator()
     "lax", "random",  # jax.lax's control flow and names, jax.random's keys
+    "distributions", "testing",  # torch.distributions, torch.testing.assert_close
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -148,6 +149,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         batching,
         custom,
         data,
+        distributions,
         fft,
         func,
         graph,
@@ -160,6 +162,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         plot,
         random,
         special,
+        testing,
         transforms,
         tree,
         tree_util,

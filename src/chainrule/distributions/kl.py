@@ -1,0 +1,159 @@
+"""``kl_divergence(p, q)`` and its registry ``register_kl``, as PyTorch's: the most specific pair of registered
+types wins; the closed forms are PyTorch's, written with Tensor ops so they differentiate in both arguments."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..tensor import Tensor
+from .base import Distribution, host, sum_rightmost
+from .continuous import Exponential, Laplace, Normal, Uniform
+from .discrete import Bernoulli, Categorical, OneHotCategorical
+from .multivariate import Independent, MultivariateNormal, batch_mahalanobis, half_log_det
+
+__all__ = ["kl_divergence", "register_kl"]
+
+_KL_REGISTRY: dict[tuple[type, type], Callable[[Any, Any], Tensor]] = {}
+
+
+def register_kl(type_p: type, type_q: type) -> Callable[[Callable[[Any, Any], Tensor]], Callable[[Any, Any], Tensor]]:
+    """Register ``fn(p, q)`` as ``KL(p || q)`` for ``p`` of ``type_p`` and ``q`` of ``type_q`` (subclasses too).
+
+    Example:
+        >>> from chainrule.distributions import Normal, kl_divergence, register_kl
+        >>> class Unit(Normal):
+        ...     pass
+        >>> @register_kl(Unit, Unit)
+        ... def _kl_unit(p, q):
+        ...     return (p.loc - q.loc) ** 2 / 2
+        >>> float(kl_divergence(Unit(1.0, 1.0), Unit(0.0, 1.0)))
+        0.5
+    """
+    for t in (type_p, type_q):
+        if not (isinstance(t, type) and issubclass(t, Distribution)):
+            raise TypeError(f"register_kl: expected subclasses of Distribution, got {t!r}")
+
+    def decorator(fn: Callable[[Any, Any], Tensor]) -> Callable[[Any, Any], Tensor]:
+        _KL_REGISTRY[type_p, type_q] = fn
+        return fn
+
+    return decorator
+
+
+def _lookup(type_p: type, type_q: type) -> Callable[[Any, Any], Tensor] | None:
+    """The registered rule whose types are nearest ``type_p`` and ``type_q`` in their method resolution orders."""
+    best, rank = None, None
+    for (p, q), fn in _KL_REGISTRY.items():
+        if issubclass(type_p, p) and issubclass(type_q, q):
+            r = (type_p.__mro__.index(p), type_q.__mro__.index(q))
+            if rank is None or r < rank:
+                best, rank = fn, r
+    return best
+
+
+def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
+    """``KL(p || q)``, the Kullback-Leibler divergence, in nats, for each distribution of the broadcast batch.
+
+    Example:
+        >>> from chainrule.distributions import Normal, kl_divergence
+        >>> float(kl_divergence(Normal(1.0, 1.0), Normal(0.0, 1.0)))
+        0.5
+    """
+    fn = _lookup(type(p), type(q))
+    if fn is None:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p of {type(p).__name__} and q of "
+                                  f"{type(q).__name__}; register one with @register_kl({type(p).__name__}, "
+                                  f"{type(q).__name__})")
+    return fn(p, q)
+
+
+def _where(mask: np.ndarray, a: Tensor, b: Tensor) -> Tensor:
+    from ..ops.elementwise import where
+
+    return where(Tensor._wrap(np.ascontiguousarray(np.broadcast_to(mask, b.shape))), a, b)
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
+    var_ratio = (p.scale / q.scale) ** 2
+    t1 = ((p.loc - q.loc) / q.scale) ** 2
+    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Categorical, Categorical)
+def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
+    t = p.probs * (p.logits - q.logits)
+    t = _masked(t, host(q.probs) == 0, np.inf)
+    t = _masked(t, host(p.probs) == 0, 0.0)
+    return t.sum(-1)
+
+
+@register_kl(OneHotCategorical, OneHotCategorical)
+def _kl_onehot_onehot(p: OneHotCategorical, q: OneHotCategorical) -> Tensor:
+    return _kl_categorical_categorical(p._categorical, q._categorical)
+
+
+@register_kl(Bernoulli, Bernoulli)
+def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
+    pp, qp = host(p.probs), host(q.probs)
+    t1 = p.probs * ((-q.logits).softplus() - (-p.logits).softplus())
+    t1 = _masked(_masked(t1, qp == 0, np.inf), pp == 0, 0.0)
+    t2 = (1 - p.probs) * (q.logits.softplus() - p.logits.softplus())
+    t2 = _masked(_masked(t2, qp == 1, np.inf), pp == 1, 0.0)
+    return t1 + t2
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event shapes cannot be "
+                         f"computed: {p.event_shape} and {q.event_shape}")
+    from ..linalg import solve_triangular
+
+    lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+    n = p.event_shape[0]
+    shape = np.broadcast_shapes(tuple(lq.shape[:-2]), tuple(lp.shape[:-2]))
+    term2 = (solve_triangular(lq.expand(shape + (n, n)), lp.expand(shape + (n, n)), upper=False) ** 2).sum((-2, -1))
+    term3 = batch_mahalanobis(lq, q.loc - p.loc)
+    return half_log_det(lq) - half_log_det(lp) + 0.5 * (term2 + term3 - n)
+
+
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError("KL(Independent || Independent) needs the same reinterpreted_batch_ndims, got "
+                                  f"{p.reinterpreted_batch_ndims} and {q.reinterpreted_batch_ndims}")
+    return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Tensor:
+    result = ((q.high - q.low) / (p.high - p.low)).log()
+    return _masked(result, (host(q.low) > host(p.low)) | (host(q.high) < host(p.high)), np.inf)
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
+    rate_ratio = q.rate / p.rate
+    return rate_ratio - rate_ratio.log() - 1
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
+    scale_ratio = p.scale / q.scale
+    loc_abs_diff = (p.loc - q.loc).abs()
+    t1 = -scale_ratio.log()
+    t2 = loc_abs_diff / q.scale
+    t3 = scale_ratio * (-loc_abs_diff / p.scale).exp()
+    return t1 + t2 + t3 - 1
+
+
+def _masked(t: Tensor, mask: np.ndarray, value: float) -> Tensor:
+    """``t`` with ``value`` where ``mask`` holds (PyTorch's ``t[mask] = value``: no gradient flows there)."""
+    if not np.any(mask):
+        return t
+    full = Tensor._wrap(np.full(t.shape, value, dtype=t.dtype))
+    return _where(mask, full, t)
