@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ..linalg import cholesky, inv, solve_triangular
+from ..linalg import cholesky, solve_triangular
+from ..ops.arrays import flip
 from ..tensor import Tensor
 from . import constraints
 from .base import Distribution, _float_dtype, _short, as_param, as_size, sum_rightmost
@@ -29,6 +30,15 @@ def batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
 def half_log_det(scale_tril: Tensor) -> Tensor:
     """``log det(L L^T) / 2``: the sum of the logs of ``L``'s diagonal."""
     return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+
+def precision_to_scale_tril(precision: Tensor) -> Tensor:
+    """The lower Cholesky factor of ``precision``'s inverse, PyTorch's way (the factor of the flipped matrix,
+    flipped back and inverted), so that both read the same triangle and give the same gradient."""
+    flipped = cholesky(flip(precision, (-2, -1)))
+    lower_inv = flip(flipped, (-2, -1)).mT
+    eye = Tensor._wrap(np.eye(precision.shape[-1], dtype=precision.dtype))
+    return solve_triangular(lower_inv, eye, upper=False)
 
 
 class MultivariateNormal(Distribution):
@@ -76,7 +86,7 @@ class MultivariateNormal(Distribution):
         elif name == "covariance_matrix":
             self._unbroadcasted_scale_tril = cholesky(matrix)
         else:
-            self._unbroadcasted_scale_tril = cholesky(inv(matrix))
+            self._unbroadcasted_scale_tril = precision_to_scale_tril(matrix)
 
     def expand(self, batch_shape: Any, _instance: Any = None) -> MultivariateNormal:
         batch_shape = as_size(batch_shape)
