@@ -250,6 +250,25 @@ def test_functional_transforms_see_the_parameters():
     assert_close(tangent, np.asarray(0.0), atol=1e-12, rtol=0)  # uniform is the maximum
 
 
+VMAP_CASES = {
+    "Normal": lambda m: D.Normal(m, 2.0).log_prob(X[0, :2]).sum() + D.Normal(m, 2.0).icdf(np.array([0.2, 0.6])).sum(),
+    "Laplace": lambda m: D.Laplace(m, 1.0).log_prob(X[0, :2]).sum() + D.Laplace(m, 2.0).cdf(X[0, :2]).sum(),
+    "Uniform": lambda m: D.Uniform(m - 6, m + 6).log_prob(X[0, :2]).sum(),
+    "Categorical": lambda z: D.Categorical(logits=z).log_prob(np.array(1)) + D.Categorical(logits=z).entropy(),
+    "Bernoulli": lambda z: D.Bernoulli(logits=z).log_prob(np.array([1.0, 0.0])).sum(),
+    "MultivariateNormal": lambda m: D.MultivariateNormal(m, covariance_matrix=2 * np.eye(2)).log_prob(X[0, :2]),
+    "kl": lambda m: D.kl_divergence(D.Categorical(logits=m), D.Categorical(logits=-m)) + D.kl_divergence(
+        D.MultivariateNormal(m, scale_tril=np.eye(2)), D.MultivariateNormal(-m, precision_matrix=np.eye(2))),
+}
+
+
+@pytest.mark.parametrize("name", list(VMAP_CASES))
+def test_vmap_of_log_prob_and_its_gradient_is_the_loop(name):
+    f, rows = VMAP_CASES[name], np.array([[0.5, 1.0], [2.0, -3.0], [0.1, 0.2]])
+    assert_close(cr.vmap(f)(rows), np.array([float(f(r)) for r in rows]), rtol=1e-12, atol=1e-12)
+    assert_close(cr.vmap(cr.grad(f))(rows), np.stack([_np(cr.grad(f)(r)) for r in rows]), rtol=1e-12, atol=1e-12)
+
+
 def test_rsample_is_reparameterised():
     loc = cr.tensor(LOC, requires_grad=True)
     scale = cr.tensor(SCALE, requires_grad=True)

@@ -16,8 +16,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ..autodiff.batch_levels import is_batched, is_value
 from ..core.defaults import get_default_dtype
 from ..core.state import no_grad
+from ..ops.elementwise import exp, sqrt
+from ..ops.reductions import sum as sum_
+from ..ops.shape import astype, broadcast_to
 from ..tensor import Tensor
 from . import constraints
 from .constraints import Constraint
@@ -40,15 +44,16 @@ def as_size(sample_shape: Any) -> tuple[int, ...]:
 
 def _float_dtype(values: Iterable[Any]) -> np.dtype:
     """The dtype parameters take: that of the floating Tensors or arrays among them (promoted), else the default."""
-    arrays = [v for v in values if isinstance(v, (Tensor, np.ndarray))]
+    arrays = [v for v in values if is_value(v) or isinstance(v, np.ndarray)]
     dtypes = [np.dtype(v.dtype) for v in arrays if np.dtype(v.dtype).kind == "f"]
     return np.result_type(*dtypes) if dtypes else get_default_dtype()
 
 
 def as_param(value: Any, dtype: Any) -> Tensor:
-    """``value`` as a floating Tensor of ``dtype`` (a Tensor of another dtype is cast, in the graph)."""
-    if isinstance(value, Tensor):
-        return value if value.dtype == dtype else value.to(dtype)
+    """``value`` as a floating Tensor of ``dtype`` (a Tensor of another dtype is cast, in the graph; a value
+    batched by ``vmap`` stays as it is)."""
+    if is_value(value):
+        return value if value.dtype == dtype else astype(value, dtype)
     return Tensor._wrap(np.asarray(value, dtype=dtype))
 
 
@@ -63,12 +68,17 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
     dtype = _float_dtype(values)
     tensors = [as_param(v, dtype) for v in values]
     shape = np.broadcast_shapes(*(t.shape for t in tensors))
-    return tuple(t if t.shape == shape else t.expand(shape) for t in tensors)
+    return tuple(t if t.shape == shape else broadcast_to(t, shape) for t in tensors)
 
 
 def sum_rightmost(value: Tensor, dims: int) -> Tensor:
     """``value`` summed over its last ``dims`` dimensions."""
-    return value.sum(tuple(range(-dims, 0))) if dims > 0 else value
+    return sum_(value, axis=tuple(range(-dims, 0))) if dims > 0 else value
+
+
+def checkable(value: Any) -> bool:
+    """Whether ``value``'s numbers can be read to check them: not so for a value batched by ``vmap``."""
+    return not is_batched(value)
 
 
 def host(value: Any) -> np.ndarray:
@@ -78,6 +88,8 @@ def host(value: Any) -> np.ndarray:
 
 
 def _short(value: Any) -> str:
+    if not checkable(value):
+        return f"batched, of shape {tuple(value.shape)}"
     data = host(value)
     return repr(data.item()) if data.size == 1 else f"Tensor of shape {data.shape}"
 
@@ -86,7 +98,7 @@ class Distribution:
     """PyTorch's ``torch.distributions.Distribution``: the shapes (``sample_shape + batch_shape + event_shape``),
     sampling, ``log_prob`` and the moments a family defines, and the checks ``validate_args`` turns on (on by
     default, as in PyTorch: invalid parameters raise at construction, values outside the support in
-    ``log_prob``).
+    ``log_prob``; inside ``vmap`` the values differ per example and are not read, so not checked).
 
     Example:
         >>> import chainrule as cr
@@ -119,6 +131,8 @@ class Distribution:
                 if constraint is constraints.dependent or name not in self.__dict__:
                     continue  # given through another parameter (probs for logits), or checked by the family
                 value = self.__dict__[name]
+                if not checkable(value):
+                    continue
                 if not np.all(constraint.check(host(value))):
                     raise ValueError(
                         f"Expected parameter {name} ({_short(value)}) of distribution {self!r} to satisfy the "
@@ -148,8 +162,8 @@ class Distribution:
         new.__dict__.update(self.__dict__)
         k = len(self._batch_shape)
         for name, value in self.__dict__.items():
-            if isinstance(value, Tensor) and name in self._expandable():
-                new.__dict__[name] = value.expand(batch_shape + tuple(value.shape[k:]))
+            if is_value(value) and name in self._expandable():
+                new.__dict__[name] = broadcast_to(value, batch_shape + tuple(value.shape[k:]))
         new._batch_shape = batch_shape
         return new
 
@@ -178,7 +192,7 @@ class Distribution:
     @property
     def stddev(self) -> Tensor:
         """The standard deviation (the square root of ``variance``)."""
-        return self.variance.sqrt()
+        return sqrt(self.variance)
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         """A draw of shape ``sample_shape + batch_shape + event_shape``, outside the graph (no gradient)."""
@@ -212,7 +226,7 @@ class Distribution:
 
     def perplexity(self) -> Tensor:
         """``exp(entropy())``."""
-        return self.entropy().exp()
+        return exp(self.entropy())
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         """Every value of a discrete support, along a new leading dimension."""
@@ -220,18 +234,18 @@ class Distribution:
 
     def _as_value(self, value: Any) -> Tensor:
         """``value`` as a Tensor (floats and arrays in the parameters' dtype), checked when ``validate_args``."""
-        if not isinstance(value, Tensor):
+        if not is_value(value):
             data = np.asarray(value)
             if data.dtype.kind == "f" or not self.support.is_discrete:  # a float value takes the parameters' dtype
                 data = data.astype(self._dtype())
             value = Tensor._wrap(data)
-        if self._validate_args:
+        if self._validate_args and checkable(value) and all(checkable(v) for v in self.__dict__.values()):
             self._validate_sample(value)
         return value
 
     def _dtype(self) -> np.dtype:
         for name in self.arg_constraints:
-            if isinstance(self.__dict__.get(name), Tensor):
+            if is_value(self.__dict__.get(name)):
                 return np.dtype(self.__dict__[name].dtype)
         return get_default_dtype()
 

@@ -9,9 +9,11 @@ import numpy as np
 
 from ..core.defaults import generator
 from ..core.traces import draw
+from ..ops.elementwise import abs as absolute
+from ..ops.elementwise import clip, erf, exp, expm1, log, log1p, reciprocal, sign, where
 from ..tensor import Tensor
 from . import constraints
-from .base import LOG_SQRT_2PI, Distribution, _short, broadcast_all
+from .base import LOG_SQRT_2PI, Distribution, _short, broadcast_all, checkable, host, is_value
 
 __all__ = ["Exponential", "Laplace", "Normal", "Uniform"]
 
@@ -69,18 +71,18 @@ class Normal(Distribution):
 
     def log_prob(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        return -((value - self.loc) ** 2) / (2 * self.scale**2) - self.scale.log() - LOG_SQRT_2PI
+        return -((value - self.loc) ** 2) / (2 * self.scale**2) - log(self.scale) - LOG_SQRT_2PI
 
     def cdf(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        return 0.5 * (1 + ((value - self.loc) / (self.scale * math.sqrt(2))).erf())
+        return 0.5 * (1 + erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value: Any) -> Tensor:
         value = _probability(self, value)
-        return self.loc + self.scale * (2 * value - 1).erfinv() * math.sqrt(2)
+        return self.loc + self.scale * _erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self) -> Tensor:
-        return 0.5 + LOG_SQRT_2PI + self.scale.log()
+        return 0.5 + LOG_SQRT_2PI + log(self.scale)
 
 
 class Uniform(Distribution):
@@ -98,10 +100,10 @@ class Uniform(Distribution):
 
     def __init__(self, low: Any, high: Any, validate_args: bool | None = None) -> None:
         self.low, self.high = broadcast_all(low, high)
-        if (validate_args if validate_args is not None else self._validate_args) and not np.all(
-                self.low._data < self.high._data):
-            raise ValueError(f"Uniform is not defined when low >= high: got low {np.asarray(self.low._data)} and high "
-                             f"{np.asarray(self.high._data)}; pass low < high")
+        check = validate_args if validate_args is not None else self._validate_args
+        if check and checkable(self.low) and checkable(self.high) and not np.all(host(self.low) < host(self.high)):
+            raise ValueError(f"Uniform is not defined when low >= high: got low {host(self.low)} and high "
+                             f"{host(self.high)}; pass low < high")
         super().__init__(self.low.shape, validate_args=validate_args)
 
     def _expandable(self) -> set[str]:
@@ -133,18 +135,19 @@ class Uniform(Distribution):
 
     def log_prob(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        inside = ((self.low <= value) & (self.high > value)).to(self.low.dtype)
-        return inside.log() - (self.high - self.low).log()
+        # (NumPy's functions rather than <= and >: a comparison of a vmap-batched value with a Tensor needs them)
+        inside = np.logical_and(np.less_equal(self.low, value), np.greater(self.high, value))
+        return where(inside, -log(self.high - self.low), np.asarray(-np.inf, dtype=self.low.dtype))
 
     def cdf(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
+        return clip((value - self.low) / (self.high - self.low), 0, 1)
 
     def icdf(self, value: Any) -> Tensor:
         return _probability(self, value) * (self.high - self.low) + self.low
 
     def entropy(self) -> Tensor:
-        return (self.high - self.low).log()
+        return log(self.high - self.low)
 
     def __repr__(self) -> str:
         return f"Uniform(low: {_short(self.low)}, high: {_short(self.high)})"
@@ -154,7 +157,7 @@ class _Between(constraints.Constraint):
     """``[low, high)`` for each distribution of a batch (Uniform's support)."""
 
     def __init__(self, low: Tensor, high: Tensor) -> None:
-        self.low, self.high = np.asarray(low._data), np.asarray(high._data)
+        self.low, self.high = host(low), host(high)
 
     def check(self, value: Any) -> np.ndarray:
         return (self.low <= value) & (value < self.high)
@@ -185,7 +188,7 @@ class Exponential(Distribution):
 
     @property
     def mean(self) -> Tensor:
-        return self.rate.reciprocal()
+        return reciprocal(self.rate)
 
     @property
     def mode(self) -> Tensor:
@@ -193,7 +196,7 @@ class Exponential(Distribution):
 
     @property
     def stddev(self) -> Tensor:
-        return self.rate.reciprocal()
+        return reciprocal(self.rate)
 
     @property
     def variance(self) -> Tensor:
@@ -204,17 +207,17 @@ class Exponential(Distribution):
 
     def log_prob(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        return self.rate.log() - self.rate * value
+        return log(self.rate) - self.rate * value
 
     def cdf(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        return 1 - (-self.rate * value).exp()
+        return 1 - exp(-self.rate * value)
 
     def icdf(self, value: Any) -> Tensor:
-        return -(-_probability(self, value)).log1p() / self.rate
+        return -log1p(-_probability(self, value)) / self.rate
 
     def entropy(self) -> Tensor:
-        return 1.0 - self.rate.log()
+        return 1.0 - log(self.rate)
 
 
 class Laplace(Distribution):
@@ -254,32 +257,41 @@ class Laplace(Distribution):
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         eps = float(np.finfo(np.dtype(self.loc.dtype)).eps)
         u = noise("uniform", self._extended_shape(sample_shape), self.loc, (eps - 1, 1.0))
-        return self.loc - self.scale * u.sign() * (-u.abs()).log1p()
+        return self.loc - self.scale * sign(u) * log1p(-absolute(u))
 
     def log_prob(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        return -(2 * self.scale).log() - (value - self.loc).abs() / self.scale
+        return -log(2 * self.scale) - absolute(value - self.loc) / self.scale
 
     def cdf(self, value: Any) -> Tensor:
         value = self._as_value(value)
         z = value - self.loc
-        return 0.5 - 0.5 * z.sign() * (-z.abs() / self.scale).expm1()
+        return 0.5 - 0.5 * sign(z) * expm1(-absolute(z) / self.scale)
 
     def icdf(self, value: Any) -> Tensor:
         term = _probability(self, value) - 0.5
-        return self.loc - self.scale * term.sign() * (-2 * term.abs()).log1p()
+        return self.loc - self.scale * sign(term) * log1p(-2 * absolute(term))
 
     def entropy(self) -> Tensor:
-        return 1 + (2 * self.scale).log()
+        return 1 + log(2 * self.scale)
 
 
 def _probability(d: Distribution, value: Any) -> Tensor:
     """``icdf``'s argument as a Tensor, checked to lie in [0, 1] when ``validate_args``."""
-    if not isinstance(value, Tensor):
+    if not is_value(value):
         value = Tensor._wrap(np.asarray(value, dtype=d._dtype()))
-    if d._validate_args:
-        data = np.asarray(value._data)
+    if d._validate_args and checkable(value):
+        data = host(value)
         if not np.all((data >= 0) & (data <= 1)):
             raise ValueError(f"{type(d).__name__}.icdf: expected probabilities in [0, 1], got {data}")
     return value
 
+
+
+def _erfinv(x: Any) -> Any:
+    """The inverse error function (SciPy's, for a value batched by ``vmap``; a Tensor's method otherwise)."""
+    if isinstance(x, Tensor):
+        return x.erfinv()
+    from ..special import erfinv
+
+    return erfinv(x)

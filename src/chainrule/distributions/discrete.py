@@ -13,6 +13,10 @@ import numpy as np
 
 from ..core.defaults import generator
 from ..core.traces import draw
+from ..ops.elementwise import clip, log, log1p, sigmoid, softplus
+from ..ops.reductions import logsumexp, softmax
+from ..ops.reductions import sum as sum_
+from ..ops.shape import astype, broadcast_to, squeeze, take_along_axis
 from ..tensor import Tensor
 from . import constraints
 from .base import Distribution, as_param, as_size, broadcast_all, host
@@ -29,7 +33,7 @@ def _one_of(name: str, probs: Any, logits: Any) -> None:
 
 def _clamped(probs: Tensor) -> Tensor:
     eps = float(np.finfo(np.dtype(probs.dtype)).eps)
-    return probs.clamp(min=eps, max=1 - eps)
+    return clip(probs, eps, 1 - eps)
 
 
 class Bernoulli(Distribution):
@@ -61,13 +65,13 @@ class Bernoulli(Distribution):
     @cached_property
     def probs(self) -> Tensor:
         """The probability of 1."""
-        return self.logits.sigmoid()
+        return sigmoid(self.logits)
 
     @cached_property
     def logits(self) -> Tensor:
         """The log-odds of 1."""
         p = _clamped(self.probs)
-        return p.log() - (-p).log1p()
+        return log(p) - log1p(-p)
 
     @property
     def param_shape(self) -> tuple[int, ...]:
@@ -94,7 +98,7 @@ class Bernoulli(Distribution):
     def log_prob(self, value: Any) -> Tensor:
         value = self._as_value(value)
         if not np.issubdtype(value.dtype, np.floating):
-            value = value.to(self.logits.dtype)
+            value = astype(value, self.logits.dtype)
         return -_bce_with_logits(self.logits, value)
 
     def entropy(self) -> Tensor:
@@ -107,7 +111,7 @@ class Bernoulli(Distribution):
 
 def _bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
     """PyTorch's ``binary_cross_entropy_with_logits`` without reduction: ``(1 - t) x + softplus(-x)``, stable."""
-    return (1 - target) * logits + (-logits).softplus()
+    return (1 - target) * logits + softplus(-logits)
 
 
 class Categorical(Distribution):
@@ -134,9 +138,9 @@ class Categorical(Distribution):
             raise ValueError(f"`{given}` parameter must be at least one-dimensional (one entry per category), "
                              f"got shape {tuple(param.shape)}")
         if probs is not None:
-            self.probs = param / param.sum(-1, keepdim=True)
+            self.probs = param / sum_(param, axis=-1, keepdims=True)
         else:
-            self.logits = param - param.logsumexp(dim=-1, keepdim=True)
+            self.logits = param - logsumexp(param, axis=-1, keepdims=True)
         self._param = self.__dict__[given]
         self._num_events = param.shape[-1]
         super().__init__(tuple(param.shape[:-1]), validate_args=validate_args)
@@ -147,12 +151,12 @@ class Categorical(Distribution):
     @cached_property
     def probs(self) -> Tensor:
         """The probability of each category (summing to 1 over the last dimension)."""
-        return self.logits.softmax(-1)
+        return softmax(self.logits, axis=-1)
 
     @cached_property
     def logits(self) -> Tensor:
         """The log-probability of each category (clamped away from -inf where ``probs`` is 0)."""
-        return _clamped(self.probs).log()
+        return log(_clamped(self.probs))
 
     @property
     def support(self) -> Any:  # type: ignore[override]
@@ -184,13 +188,13 @@ class Categorical(Distribution):
         shape = np.broadcast_shapes(index.shape, self.batch_shape)
         log_pmf = self.logits
         if log_pmf.shape[:-1] != shape:
-            log_pmf = log_pmf.expand(shape + (self._num_events,))
-        picked = np.broadcast_to(index, shape)[..., None]
-        return log_pmf.gather(-1, Tensor._wrap(np.ascontiguousarray(picked))).squeeze(-1)
+            log_pmf = broadcast_to(log_pmf, shape + (self._num_events,))
+        picked = np.ascontiguousarray(np.broadcast_to(index, shape)[..., None])
+        return squeeze(take_along_axis(log_pmf, picked, axis=-1), -1)
 
     def entropy(self) -> Tensor:
         min_real = float(np.finfo(np.dtype(self.logits.dtype)).min)
-        return -(self.logits.clamp(min=min_real) * self.probs).sum(-1)
+        return -sum_(clip(self.logits, min_real, None) * self.probs, axis=-1)
 
     def enumerate_support(self, expand: bool = True) -> Tensor:
         values = Tensor._wrap(np.arange(self._num_events, dtype=np.int64).reshape(

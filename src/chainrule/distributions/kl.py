@@ -8,8 +8,12 @@ from typing import Any
 
 import numpy as np
 
+from ..ops.elementwise import abs as absolute
+from ..ops.elementwise import exp, log, softplus, where
+from ..ops.reductions import sum as sum_
+from ..ops.shape import broadcast_to
 from ..tensor import Tensor
-from .base import Distribution, host, sum_rightmost
+from .base import Distribution, sum_rightmost
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .multivariate import Independent, MultivariateNormal, batch_mahalanobis, half_log_det
@@ -70,25 +74,19 @@ def kl_divergence(p: Distribution, q: Distribution) -> Tensor:
     return fn(p, q)
 
 
-def _where(mask: np.ndarray, a: Tensor, b: Tensor) -> Tensor:
-    from ..ops.elementwise import where
-
-    return where(Tensor._wrap(np.ascontiguousarray(np.broadcast_to(mask, b.shape))), a, b)
-
-
 @register_kl(Normal, Normal)
 def _kl_normal_normal(p: Normal, q: Normal) -> Tensor:
     var_ratio = (p.scale / q.scale) ** 2
     t1 = ((p.loc - q.loc) / q.scale) ** 2
-    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+    return 0.5 * (var_ratio + t1 - 1 - log(var_ratio))
 
 
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p: Categorical, q: Categorical) -> Tensor:
     t = p.probs * (p.logits - q.logits)
-    t = _masked(t, host(q.probs) == 0, np.inf)
-    t = _masked(t, host(p.probs) == 0, 0.0)
-    return t.sum(-1)
+    t = _masked(t, q.probs == 0, np.inf)
+    t = _masked(t, p.probs == 0, 0.0)
+    return sum_(t, axis=-1)
 
 
 @register_kl(OneHotCategorical, OneHotCategorical)
@@ -98,11 +96,10 @@ def _kl_onehot_onehot(p: OneHotCategorical, q: OneHotCategorical) -> Tensor:
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
-    pp, qp = host(p.probs), host(q.probs)
-    t1 = p.probs * ((-q.logits).softplus() - (-p.logits).softplus())
-    t1 = _masked(_masked(t1, qp == 0, np.inf), pp == 0, 0.0)
-    t2 = (1 - p.probs) * (q.logits.softplus() - p.logits.softplus())
-    t2 = _masked(_masked(t2, qp == 1, np.inf), pp == 1, 0.0)
+    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = _masked(_masked(t1, q.probs == 0, np.inf), p.probs == 0, 0.0)
+    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = _masked(_masked(t2, q.probs == 1, np.inf), p.probs == 1, 0.0)
     return t1 + t2
 
 
@@ -116,7 +113,8 @@ def _kl_mvn_mvn(p: MultivariateNormal, q: MultivariateNormal) -> Tensor:
     lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
     n = p.event_shape[0]
     shape = np.broadcast_shapes(tuple(lq.shape[:-2]), tuple(lp.shape[:-2]))
-    term2 = (solve_triangular(lq.expand(shape + (n, n)), lp.expand(shape + (n, n)), upper=False) ** 2).sum((-2, -1))
+    solved = solve_triangular(broadcast_to(lq, shape + (n, n)), broadcast_to(lp, shape + (n, n)), upper=False)
+    term2 = sum_(solved**2, axis=(-2, -1))
     term3 = batch_mahalanobis(lq, q.loc - p.loc)
     return half_log_det(lq) - half_log_det(lp) + 0.5 * (term2 + term3 - n)
 
@@ -131,29 +129,26 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
 
 @register_kl(Uniform, Uniform)
 def _kl_uniform_uniform(p: Uniform, q: Uniform) -> Tensor:
-    result = ((q.high - q.low) / (p.high - p.low)).log()
-    return _masked(result, (host(q.low) > host(p.low)) | (host(q.high) < host(p.high)), np.inf)
+    result = log((q.high - q.low) / (p.high - p.low))
+    return _masked(result, np.logical_or(np.greater(q.low, p.low), np.less(q.high, p.high)), np.inf)
 
 
 @register_kl(Exponential, Exponential)
 def _kl_exponential_exponential(p: Exponential, q: Exponential) -> Tensor:
     rate_ratio = q.rate / p.rate
-    return rate_ratio - rate_ratio.log() - 1
+    return rate_ratio - log(rate_ratio) - 1
 
 
 @register_kl(Laplace, Laplace)
 def _kl_laplace_laplace(p: Laplace, q: Laplace) -> Tensor:
     scale_ratio = p.scale / q.scale
-    loc_abs_diff = (p.loc - q.loc).abs()
-    t1 = -scale_ratio.log()
+    loc_abs_diff = absolute(p.loc - q.loc)
+    t1 = -log(scale_ratio)
     t2 = loc_abs_diff / q.scale
-    t3 = scale_ratio * (-loc_abs_diff / p.scale).exp()
+    t3 = scale_ratio * exp(-loc_abs_diff / p.scale)
     return t1 + t2 + t3 - 1
 
 
-def _masked(t: Tensor, mask: np.ndarray, value: float) -> Tensor:
+def _masked(t: Any, mask: Any, value: float) -> Any:
     """``t`` with ``value`` where ``mask`` holds (PyTorch's ``t[mask] = value``: no gradient flows there)."""
-    if not np.any(mask):
-        return t
-    full = Tensor._wrap(np.full(t.shape, value, dtype=t.dtype))
-    return _where(mask, full, t)
+    return where(mask, np.asarray(value, dtype=t.dtype), t)

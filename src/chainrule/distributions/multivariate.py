@@ -9,7 +9,11 @@ from typing import Any
 import numpy as np
 
 from ..linalg import cholesky, solve_triangular
-from ..ops.arrays import flip
+from ..ops.arrays import diagonal, flip
+from ..ops.contraction import matmul
+from ..ops.elementwise import log
+from ..ops.reductions import sum as sum_
+from ..ops.shape import broadcast_to, expand_dims, squeeze, swapaxes
 from ..tensor import Tensor
 from . import constraints
 from .base import Distribution, _float_dtype, _short, as_param, as_size, sum_rightmost
@@ -22,21 +26,25 @@ def batch_mahalanobis(scale_tril: Tensor, diff: Tensor) -> Tensor:
     """``diff^T (L L^T)^-1 diff`` over the batch: the squared norm of ``L^-1 diff`` (both broadcast)."""
     n = diff.shape[-1]
     shape = np.broadcast_shapes(tuple(scale_tril.shape[:-2]), tuple(diff.shape[:-1]))
-    lower = scale_tril if scale_tril.shape[:-2] == shape else scale_tril.expand(shape + (n, n))
-    diff = diff if diff.shape[:-1] == shape else diff.expand(shape + (n,))
-    return (solve_triangular(lower, diff.unsqueeze(-1), upper=False).squeeze(-1) ** 2).sum(-1)
+    lower = scale_tril if scale_tril.shape[:-2] == shape else broadcast_to(scale_tril, shape + (n, n))
+    diff = diff if diff.shape[:-1] == shape else broadcast_to(diff, shape + (n,))
+    return sum_(squeeze(solve_triangular(lower, expand_dims(diff, -1), upper=False), -1) ** 2, axis=-1)
+
+
+def _transposed(matrix: Tensor) -> Tensor:
+    return swapaxes(matrix, -1, -2)
 
 
 def half_log_det(scale_tril: Tensor) -> Tensor:
     """``log det(L L^T) / 2``: the sum of the logs of ``L``'s diagonal."""
-    return scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+    return sum_(log(diagonal(scale_tril, 0, -2, -1)), axis=-1)
 
 
 def precision_to_scale_tril(precision: Tensor) -> Tensor:
     """The lower Cholesky factor of ``precision``'s inverse, PyTorch's way (the factor of the flipped matrix,
     flipped back and inverted), so that both read the same triangle and give the same gradient."""
     flipped = cholesky(flip(precision, (-2, -1)))
-    lower_inv = flip(flipped, (-2, -1)).mT
+    lower_inv = _transposed(flip(flipped, (-2, -1)))
     eye = Tensor._wrap(np.eye(precision.shape[-1], dtype=precision.dtype))
     return solve_triangular(lower_inv, eye, upper=False)
 
@@ -78,8 +86,8 @@ class MultivariateNormal(Distribution):
             raise ValueError(f"MultivariateNormal: {name} must be {n} x {n} to match loc's last dimension {n}, got "
                              f"shape {tuple(matrix.shape)}")
         batch_shape = np.broadcast_shapes(tuple(matrix.shape[:-2]), tuple(loc.shape[:-1]))
-        setattr(self, name, matrix.expand(batch_shape + (n, n)))
-        self.loc = loc.expand(batch_shape + (n,))
+        setattr(self, name, broadcast_to(matrix, batch_shape + (n, n)))
+        self.loc = broadcast_to(loc, batch_shape + (n,))
         super().__init__(batch_shape, (n,), validate_args=validate_args)
         if name == "scale_tril":
             self._unbroadcasted_scale_tril = matrix
@@ -93,16 +101,16 @@ class MultivariateNormal(Distribution):
         new = object.__new__(MultivariateNormal)
         new.__dict__.update(self.__dict__)
         n = self.event_shape[0]
-        new.loc = self.loc.expand(batch_shape + (n,))
+        new.loc = broadcast_to(self.loc, batch_shape + (n,))
         for name in ("covariance_matrix", "precision_matrix", "scale_tril"):
             if name in self.__dict__:
-                new.__dict__[name] = self.__dict__[name].expand(batch_shape + (n, n))
+                new.__dict__[name] = broadcast_to(self.__dict__[name], batch_shape + (n, n))
         new._batch_shape = batch_shape
         return new
 
     def _full(self, matrix: Tensor) -> Tensor:
         n = self.event_shape[0]
-        return matrix.expand(self.batch_shape + (n, n))
+        return broadcast_to(matrix, self.batch_shape + (n, n))
 
     @property
     def scale_tril(self) -> Tensor:  # type: ignore[override]
@@ -121,7 +129,7 @@ class MultivariateNormal(Distribution):
         if "covariance_matrix" in self.__dict__:
             return self.__dict__["covariance_matrix"]
         lower = self._unbroadcasted_scale_tril
-        return self._full(lower @ lower.mT)
+        return self._full(matmul(lower, _transposed(lower)))
 
     @covariance_matrix.setter
     def covariance_matrix(self, value: Tensor) -> None:
@@ -135,7 +143,7 @@ class MultivariateNormal(Distribution):
         lower = self._unbroadcasted_scale_tril
         eye = Tensor._wrap(np.eye(lower.shape[-1], dtype=lower.dtype))
         lower_inv = solve_triangular(lower, eye, upper=False)
-        return self._full(lower_inv.mT @ lower_inv)
+        return self._full(matmul(_transposed(lower_inv), lower_inv))
 
     @precision_matrix.setter
     def precision_matrix(self, value: Tensor) -> None:
@@ -151,11 +159,11 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self) -> Tensor:
-        return (self._unbroadcasted_scale_tril**2).sum(-1).expand(self.batch_shape + self.event_shape)
+        return broadcast_to(sum_(self._unbroadcasted_scale_tril**2, axis=-1), self.batch_shape + self.event_shape)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
         eps = noise("standard_normal", self._extended_shape(sample_shape), self.loc)
-        return self.loc + (self._unbroadcasted_scale_tril @ eps.unsqueeze(-1)).squeeze(-1)
+        return self.loc + squeeze(matmul(self._unbroadcasted_scale_tril, expand_dims(eps, -1)), -1)
 
     def log_prob(self, value: Any) -> Tensor:
         value = self._as_value(value)
@@ -165,7 +173,7 @@ class MultivariateNormal(Distribution):
 
     def entropy(self) -> Tensor:
         h = 0.5 * self.event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det(self._unbroadcasted_scale_tril)
-        return h if tuple(h.shape) == self.batch_shape else h.expand(self.batch_shape)
+        return h if tuple(h.shape) == self.batch_shape else broadcast_to(h, self.batch_shape)
 
     def __repr__(self) -> str:
         names = [n for n in ("loc", "covariance_matrix", "precision_matrix", "scale_tril") if n in self.__dict__]
