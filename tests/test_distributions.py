@@ -75,8 +75,9 @@ def test_multivariate_normal_matches_pytorch(given):
 
 
 @pytest.mark.oracle
-@pytest.mark.parametrize("kw", [{"logits": LOGITS}, {"probs": PROBS_EDGE}, {"probs": np.array([2.0, 1.0, 1.0])}],
-                         ids=["logits", "probs-0-and-1", "unnormalised"])
+@pytest.mark.parametrize("kw", [{"logits": LOGITS}, {"probs": PROBS_EDGE}, {"probs": np.array([2.0, 1.0, 1.0])},
+                                {"logits": np.array([0.5, -np.inf, 1.0, -np.inf])}],
+                         ids=["logits", "probs-0-and-1", "unnormalised", "logits--inf"])
 def test_categorical_matches_pytorch(kw):
     ours = D.Categorical(**kw)
     theirs = TD.Categorical(**{k: torch.tensor(v) for k, v in kw.items()})
@@ -192,6 +193,9 @@ GRADIENT_CASES = [
         M.Uniform(a, b).entropy() ** 2).sum(), (LOC - 2.0, LOC + 3.5)),
     ("Categorical.logits", lambda M, lib, z: (M.Categorical(logits=z).log_prob(lib.tensor([2, 1])) ** 2).sum()
      + (M.Categorical(logits=z).entropy() ** 2).sum(), (LOGITS,)),
+    ("Categorical.logits--inf", lambda M, lib, z: M.Categorical(logits=z).log_prob(lib.tensor([0, 2])).sum()
+     + (M.Categorical(logits=z).entropy() ** 2).sum(), (np.array([[0.5, -np.inf, 1.0, -np.inf], [0.1, 0.2, 0.3, 0.4]]),
+                                                          )),
     ("Categorical.probs-0-and-1", lambda M, lib, p: M.Categorical(probs=p).log_prob(lib.tensor([2, 0])).sum()
      + (M.Categorical(probs=p).entropy() ** 2).sum(), (PROBS_EDGE,)),
     ("Bernoulli.logits", lambda M, lib, z: (M.Bernoulli(logits=z).log_prob(lib.tensor(np.eye(4)[[2, 0]])) ** 2
