@@ -344,6 +344,8 @@ def test_sample_shapes_and_dtypes():
     assert big.batch_shape == (2, 3) and big.sample().shape == (2, 3) and big.log_prob(X).shape == (2, 3)
     assert D.Categorical(logits=cr.zeros(5)).expand((4,)).sample().shape == (4,)
     assert D.Independent(D.Normal(cr.zeros(3), 1.0), 1).expand((6,)).batch_shape == (6,)
+    with pytest.raises(TypeError, match=r"sample_shape must be a tuple of ints such as \(3,\)"):
+        D.Normal(0.0, 1.0).sample("3")
 
 
 # -- errors ---------------------------------------------------------------------------------------------

@@ -33,10 +33,10 @@ def as_size(sample_shape: Any) -> tuple[int, ...]:
     """PyTorch's ``sample_shape`` (a tuple, list, ``torch.Size``-like or int) as a tuple of ints."""
     if isinstance(sample_shape, (int, np.integer)) and not isinstance(sample_shape, bool):
         return (int(sample_shape),)
-    try:
-        size = tuple(int(n) for n in sample_shape)
-    except TypeError:
-        raise TypeError(f"sample_shape must be a tuple of ints such as (3,) or (2, 5), got {sample_shape!r}") from None
+    items = list(sample_shape) if isinstance(sample_shape, Iterable) and not isinstance(sample_shape, str) else None
+    if items is None or not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in items):
+        raise TypeError(f"sample_shape must be a tuple of ints such as (3,) or (2, 5), got {sample_shape!r}")
+    size = tuple(int(n) for n in items)
     if any(n < 0 for n in size):
         raise ValueError(f"sample_shape must have non-negative sizes, got {size}")
     return size
