@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.defaults import generator
 from ..core.traces import draw
-from ..ops.elementwise import clip, log, log1p, sigmoid, softplus
+from ..ops.elementwise import clip, log, log1p, logaddexp, sigmoid
 from ..ops.reductions import logsumexp, softmax
 from ..ops.reductions import sum as sum_
 from ..ops.shape import astype, broadcast_to, squeeze, take_along_axis
@@ -109,9 +109,14 @@ class Bernoulli(Distribution):
         return values.expand((2,) + self.batch_shape) if expand else values
 
 
+def log1pexp(x: Any) -> Any:
+    """``log(1 + exp(x))``, stable for large ``|x|`` (the softplus), as ``logaddexp(0, x)``."""
+    return logaddexp(0.0, x)
+
+
 def _bce_with_logits(logits: Tensor, target: Tensor) -> Tensor:
-    """PyTorch's ``binary_cross_entropy_with_logits`` without reduction: ``(1 - t) x + softplus(-x)``, stable."""
-    return (1 - target) * logits + softplus(-logits)
+    """PyTorch's ``binary_cross_entropy_with_logits`` without reduction: ``(1 - t) x + log(1 + exp(-x))``, stable."""
+    return (1 - target) * logits + log1pexp(-logits)
 
 
 class Categorical(Distribution):

@@ -9,13 +9,13 @@ from typing import Any
 import numpy as np
 
 from ..ops.elementwise import abs as absolute
-from ..ops.elementwise import exp, log, softplus, where
+from ..ops.elementwise import exp, log, where
 from ..ops.reductions import sum as sum_
 from ..ops.shape import broadcast_to
 from ..tensor import Tensor
 from .base import Distribution, sum_rightmost
 from .continuous import Exponential, Laplace, Normal, Uniform
-from .discrete import Bernoulli, Categorical, OneHotCategorical
+from .discrete import Bernoulli, Categorical, OneHotCategorical, log1pexp
 from .multivariate import Independent, MultivariateNormal, batch_mahalanobis, half_log_det
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -96,9 +96,9 @@ def _kl_onehot_onehot(p: OneHotCategorical, q: OneHotCategorical) -> Tensor:
 
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p: Bernoulli, q: Bernoulli) -> Tensor:
-    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
+    t1 = p.probs * (log1pexp(-q.logits) - log1pexp(-p.logits))
     t1 = _masked(_masked(t1, q.probs == 0, np.inf), p.probs == 0, 0.0)
-    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
+    t2 = (1 - p.probs) * (log1pexp(q.logits) - log1pexp(p.logits))
     t2 = _masked(_masked(t2, q.probs == 1, np.inf), p.probs == 1, 0.0)
     return t1 + t2
 
