@@ -273,6 +273,19 @@ def test_vmap_of_log_prob_and_its_gradient_is_the_loop(name):
     assert_close(cr.vmap(cr.grad(f))(rows), np.stack([_np(cr.grad(f)(r)) for r in rows]), rtol=1e-12, atol=1e-12)
 
 
+def test_per_example_policy_gradients_batch_the_actions():
+    """vmap over the actions (per-example REINFORCE gradients), and jit with new actions each call."""
+    z, actions = np.array([0.1, 0.5, 2.0]), np.array([0, 2, 1])
+    log_pi = lambda logits, a: D.Categorical(logits=logits).log_prob(a)  # noqa: E731
+    assert_close(cr.vmap(log_pi, in_axes=(None, 0))(z, actions), _np(log_pi(z, actions)), rtol=1e-12, atol=1e-12)
+    per_example = cr.vmap(cr.grad(log_pi), in_axes=(None, 0))(z, actions)
+    assert_close(per_example, np.stack([_np(cr.grad(log_pi)(z, a)) for a in actions]), rtol=1e-12, atol=1e-12)
+    jitted = cr.jit(log_pi)
+    with pytest.warns(Warning, match="runs the function as it is"):  # it reads the actions: not traced, still right
+        for a in ([0, 1, 2], [2, 2, 0]):
+            assert_close(jitted(z, np.array(a)), _np(log_pi(z, np.array(a))), rtol=1e-12, atol=1e-12)
+
+
 def test_rsample_is_reparameterised():
     loc = cr.tensor(LOC, requires_grad=True)
     scale = cr.tensor(SCALE, requires_grad=True)

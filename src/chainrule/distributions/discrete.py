@@ -16,10 +16,10 @@ from ..core.traces import draw
 from ..ops.elementwise import clip, log, log1p, logaddexp, sigmoid
 from ..ops.reductions import logsumexp, softmax
 from ..ops.reductions import sum as sum_
-from ..ops.shape import astype, broadcast_to, squeeze, take_along_axis
+from ..ops.shape import astype, broadcast_to, expand_dims, squeeze, take_along_axis
 from ..tensor import Tensor
 from . import constraints
-from .base import Distribution, as_param, as_size, broadcast_all, host
+from .base import Distribution, as_param, as_size, broadcast_all, checkable, host
 from .continuous import noise
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical"]
@@ -189,13 +189,18 @@ class Categorical(Distribution):
 
     def log_prob(self, value: Any) -> Tensor:
         value = self._as_value(value)
-        index = host(value).astype(np.int64)
-        shape = np.broadcast_shapes(index.shape, self.batch_shape)
+        # the indices as an array (a jit trace then sees values it cannot follow and runs the call as it is),
+        # or, batched by vmap, as they are
+        index = np.asarray(host(value), dtype=np.int64) if checkable(value) else value
+        if index.dtype != np.int64:  # (vmap's astype to a value's own dtype recurses: skip it)
+            index = astype(index, np.int64)
+        shape = np.broadcast_shapes(tuple(index.shape), self.batch_shape)
         log_pmf = self.logits
         if log_pmf.shape[:-1] != shape:
             log_pmf = broadcast_to(log_pmf, shape + (self._num_events,))
-        picked = np.ascontiguousarray(np.broadcast_to(index, shape)[..., None])
-        return squeeze(take_along_axis(log_pmf, picked, axis=-1), -1)
+        if index.shape != shape:
+            index = broadcast_to(index, shape) if not checkable(index) else np.broadcast_to(index, shape)
+        return squeeze(take_along_axis(log_pmf, expand_dims(index, -1), axis=-1), -1)
 
     def entropy(self) -> Tensor:
         min_real = float(np.finfo(np.dtype(self.logits.dtype)).min)
