@@ -42,7 +42,7 @@ def as_size(sample_shape: Any) -> tuple[int, ...]:
     return size
 
 
-def _float_dtype(values: Iterable[Any]) -> np.dtype:
+def float_dtype(values: Iterable[Any]) -> np.dtype:
     """The dtype parameters take: that of the floating Tensors or arrays among them (promoted), else the default."""
     arrays = [v for v in values if is_value(v) or isinstance(v, np.ndarray)]
     dtypes = [np.dtype(v.dtype) for v in arrays if np.dtype(v.dtype).kind == "f"]
@@ -65,7 +65,7 @@ def broadcast_all(*values: Any) -> tuple[Tensor, ...]:
         >>> [t.shape for t in broadcast_all(0.0, [1.0, 2.0])]
         [(2,), (2,)]
     """
-    dtype = _float_dtype(values)
+    dtype = float_dtype(values)
     tensors = [as_param(v, dtype) for v in values]
     shape = np.broadcast_shapes(*(t.shape for t in tensors))
     return tuple(t if t.shape == shape else broadcast_to(t, shape) for t in tensors)
@@ -87,7 +87,8 @@ def host(value: Any) -> np.ndarray:
     return np.asarray(data.get() if hasattr(data, "get") and not isinstance(data, np.ndarray) else data)
 
 
-def _short(value: Any) -> str:
+def describe(value: Any) -> str:
+    """A parameter or value for an error message: its number, or its shape."""
     if not checkable(value):
         return f"batched, of shape {tuple(value.shape)}"
     data = host(value)
@@ -135,7 +136,7 @@ class Distribution:
                     continue
                 if not np.all(constraint.check(host(value))):
                     raise ValueError(
-                        f"Expected parameter {name} ({_short(value)}) of distribution {self!r} to satisfy the "
+                        f"Expected parameter {name} ({describe(value)}) of distribution {self!r} to satisfy the "
                         f"constraint {constraint!r}, but found invalid values:\n{host(value)}\n"
                         f"Pass {name} values that satisfy it (or validate_args=False to skip the check)")
 
@@ -262,13 +263,13 @@ class Distribution:
                              f"distribution's shape {self._batch_shape + self._event_shape} (batch + event)") from None
         ok = self.support.check(host(value))
         if not np.all(ok):
-            raise ValueError(f"Expected value argument ({_short(value)}) to be within the support "
+            raise ValueError(f"Expected value argument ({describe(value)}) to be within the support "
                              f"({self.support!r}) of the distribution {self!r}, but found invalid values:\n"
                              f"{host(value)}\nPass values in the support (or validate_args=False to skip the check)")
 
     def __repr__(self) -> str:
         names = [n for n in self.arg_constraints if n in self.__dict__]
-        return f"{type(self).__name__}({', '.join(f'{n}: {_short(self.__dict__[n])}' for n in names)})"
+        return f"{type(self).__name__}({', '.join(f'{n}: {describe(self.__dict__[n])}' for n in names)})"
 
 
 LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)

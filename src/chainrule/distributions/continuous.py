@@ -13,7 +13,7 @@ from ..ops.elementwise import abs as absolute
 from ..ops.elementwise import clip, erf, exp, expm1, log, log1p, reciprocal, sign, where
 from ..tensor import Tensor
 from . import constraints
-from .base import LOG_SQRT_2PI, Distribution, _short, broadcast_all, checkable, host, is_value
+from .base import LOG_SQRT_2PI, Distribution, broadcast_all, checkable, describe, host, is_value
 
 __all__ = ["Exponential", "Laplace", "Normal", "Uniform"]
 
@@ -150,7 +150,7 @@ class Uniform(Distribution):
         return log(self.high - self.low)
 
     def __repr__(self) -> str:
-        return f"Uniform(low: {_short(self.low)}, high: {_short(self.high)})"
+        return f"Uniform(low: {describe(self.low)}, high: {describe(self.high)})"
 
 
 class _Between(constraints.Constraint):

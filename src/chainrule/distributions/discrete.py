@@ -19,7 +19,7 @@ from ..ops.reductions import sum as sum_
 from ..ops.shape import astype, broadcast_to, expand_dims, squeeze, take_along_axis
 from ..tensor import Tensor
 from . import constraints
-from .base import Distribution, as_param, as_size, broadcast_all, checkable, host
+from .base import Distribution, as_param, as_size, broadcast_all, checkable, float_dtype, host
 from .continuous import noise
 
 __all__ = ["Bernoulli", "Categorical", "OneHotCategorical"]
@@ -138,7 +138,8 @@ class Categorical(Distribution):
     def __init__(self, probs: Any = None, logits: Any = None, validate_args: bool | None = None) -> None:
         _one_of(type(self).__name__, probs, logits)
         given = "probs" if probs is not None else "logits"
-        param = as_param(probs if probs is not None else logits, broadcast_all_dtype(probs, logits))
+        raw_param = probs if probs is not None else logits
+        param = as_param(raw_param, float_dtype([raw_param]))
         if param.ndim < 1:
             raise ValueError(f"`{given}` parameter must be at least one-dimensional (one entry per category), "
                              f"got shape {tuple(param.shape)}")
@@ -210,13 +211,6 @@ class Categorical(Distribution):
         values = Tensor._wrap(np.arange(self._num_events, dtype=np.int64).reshape(
             (-1,) + (1,) * len(self.batch_shape)))
         return values.expand((-1,) + self.batch_shape) if expand else values
-
-
-def broadcast_all_dtype(*values: Any) -> np.dtype:
-    """The floating dtype parameters given as ``values`` take (None ignored)."""
-    from .base import _float_dtype
-
-    return _float_dtype([v for v in values if v is not None])
 
 
 def _categories(probs: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:

@@ -16,7 +16,7 @@ from ..ops.reductions import sum as sum_
 from ..ops.shape import broadcast_to, expand_dims, squeeze, swapaxes
 from ..tensor import Tensor
 from . import constraints
-from .base import Distribution, _float_dtype, _short, as_param, as_size, sum_rightmost
+from .base import Distribution, as_param, as_size, describe, float_dtype, sum_rightmost
 from .continuous import noise
 
 __all__ = ["Independent", "MultivariateNormal"]
@@ -74,7 +74,7 @@ class MultivariateNormal(Distribution):
             raise ValueError("MultivariateNormal: pass exactly one of covariance_matrix=, precision_matrix= or "
                              f"scale_tril=, got {sorted(given) or 'none'}")
         ((name, matrix),) = given.items()
-        dtype = _float_dtype([loc, matrix])
+        dtype = float_dtype([loc, matrix])
         loc, matrix = as_param(loc, dtype), as_param(matrix, dtype)
         if loc.ndim < 1:
             raise ValueError(f"MultivariateNormal: loc must be at least one-dimensional, got shape {tuple(loc.shape)}")
@@ -177,7 +177,7 @@ class MultivariateNormal(Distribution):
 
     def __repr__(self) -> str:
         names = [n for n in ("loc", "covariance_matrix", "precision_matrix", "scale_tril") if n in self.__dict__]
-        return f"MultivariateNormal({', '.join(f'{n}: {_short(self.__dict__[n])}' for n in names)})"
+        return f"MultivariateNormal({', '.join(f'{n}: {describe(self.__dict__[n])}' for n in names)})"
 
 
 class Independent(Distribution):
