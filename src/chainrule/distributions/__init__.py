@@ -3,7 +3,8 @@
 under ``grad``, ``jvp``, ``hessian``). Draws come from the generator ``chainrule.manual_seed`` seeds.
 
 Families: ``Normal``, ``Uniform``, ``Exponential``, ``Laplace``, ``Bernoulli``, ``Categorical``,
-``OneHotCategorical``, ``MultivariateNormal``, ``Independent``; ``kl_divergence`` with ``register_kl``.
+``OneHotCategorical``, ``MultivariateNormal``, ``Independent``, and ``Beta`` and ``Dirichlet`` (no ``rsample``);
+``kl_divergence`` with ``register_kl``.
 
 Example:
     >>> import chainrule as cr
@@ -20,12 +21,14 @@ from __future__ import annotations
 
 from . import constraints
 from .base import Distribution, broadcast_all
+from .concentration import Beta, Dirichlet
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical
 from .kl import kl_divergence, register_kl
 from .multivariate import Independent, MultivariateNormal
 
 __all__ = [
-    "Bernoulli", "Categorical", "Distribution", "Exponential", "Independent", "Laplace", "MultivariateNormal",
-    "Normal", "OneHotCategorical", "Uniform", "broadcast_all", "constraints", "kl_divergence", "register_kl",
+    "Bernoulli", "Beta", "Categorical", "Dirichlet", "Distribution", "Exponential", "Independent", "Laplace",
+    "MultivariateNormal", "Normal", "OneHotCategorical", "Uniform", "broadcast_all", "constraints", "kl_divergence",
+    "register_kl",
 ]

@@ -11,9 +11,10 @@ import numpy as np
 from ..ops.elementwise import abs as absolute
 from ..ops.elementwise import exp, log, where
 from ..ops.reductions import sum as sum_
-from ..ops.shape import broadcast_to
+from ..ops.shape import broadcast_to, expand_dims
 from ..tensor import Tensor
 from .base import Distribution, sum_rightmost
+from .concentration import Beta, Dirichlet, special_functions
 from .continuous import Exponential, Laplace, Normal, Uniform
 from .discrete import Bernoulli, Categorical, OneHotCategorical, log1pexp
 from .multivariate import Independent, MultivariateNormal, batch_mahalanobis, half_log_det
@@ -125,6 +126,30 @@ def _kl_independent_independent(p: Independent, q: Independent) -> Tensor:
         raise NotImplementedError("KL(Independent || Independent) needs the same reinterpreted_batch_ndims, got "
                                   f"{p.reinterpreted_batch_ndims} and {q.reinterpreted_batch_ndims}")
     return sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p: Beta, q: Beta) -> Tensor:
+    sp = special_functions()
+    sum_p, sum_q = p.concentration1 + p.concentration0, q.concentration1 + q.concentration0
+    t1 = sp.gammaln(q.concentration1) + sp.gammaln(q.concentration0) + sp.gammaln(sum_p)
+    t2 = sp.gammaln(p.concentration1) + sp.gammaln(p.concentration0) + sp.gammaln(sum_q)
+    t3 = (p.concentration1 - q.concentration1) * sp.digamma(p.concentration1)
+    t4 = (p.concentration0 - q.concentration0) * sp.digamma(p.concentration0)
+    t5 = (sum_q - sum_p) * sp.digamma(sum_p)
+    return t1 - t2 + t3 + t4 + t5
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p: Dirichlet, q: Dirichlet) -> Tensor:
+    sp = special_functions()
+    sum_p = sum_(p.concentration, axis=-1)
+    sum_q = sum_(q.concentration, axis=-1)
+    t1 = sp.gammaln(sum_p) - sp.gammaln(sum_q)
+    t2 = sum_(sp.gammaln(p.concentration) - sp.gammaln(q.concentration), axis=-1)
+    t3 = p.concentration - q.concentration
+    t4 = sp.digamma(p.concentration) - expand_dims(sp.digamma(sum_p), -1)
+    return t1 - t2 + sum_(t3 * t4, axis=-1)
 
 
 @register_kl(Uniform, Uniform)
