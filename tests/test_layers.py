@@ -24,7 +24,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
                     "chainrule.lax")),
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.utils",
                   "chainrule.gpt", "chainrule.distributed", "chainrule.func", "chainrule.replay",
-                  "chainrule.backends", "chainrule.config", "chainrule.example_libraries")),
+                  "chainrule.backends", "chainrule.config", "chainrule.example_libraries", "chainrule.distributions",
+                  "chainrule.testing")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),
     ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule.gpt.cli", "chainrule")),
 ]

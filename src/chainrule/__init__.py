@@ -140,6 +140,7 @@ _SUBMODULES = {
     "lax", "random",  # jax.lax's control flow and names, jax.random's keys
     "scipy", "config", "flatten_util", "debug",  # jax.scipy, jax.config.update(...), ravel_pytree, debug.print
     "example_libraries",  # jax.example_libraries.optimizers
+    "distributions", "testing",  # torch.distributions, torch.testing.assert_close
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -153,6 +154,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         custom,
         data,
         debug,
+        distributions,
         example_libraries,
         fft,
         flatten_util,
@@ -168,6 +170,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         random,
         scipy,
         special,
+        testing,
         transforms,
         tree,
         tree_util,
