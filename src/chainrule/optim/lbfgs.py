@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..core.state import enable_grad
-from .optimizers import Optimizer
+from .optimizers import Optimizer, lr_value
 
 __all__ = ["LBFGS"]
 
@@ -183,7 +183,7 @@ class LBFGS(Optimizer):
                 return closure()
 
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = lr_value(group), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
         state = self.state.setdefault(0, {})
@@ -217,7 +217,7 @@ class LBFGS(Optimizer):
                     old_stps.append(s)
                     ro.append(1.0 / ys)
                     h_diag = ys / float(y @ y)
-                al = [0.0] * len(old_dirs)
+                al = state.setdefault("al", [None] * history_size)  # (scratch kept in the state, as PyTorch)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
                     al[i] = float(old_stps[i] @ q) * ro[i]

@@ -28,7 +28,7 @@ from ..core.device import as_array, is_off_host, move, of
 from ..core.state import enable_grad
 from ..tensor import Tensor
 from . import flat, rules
-from .params import Slot, as_param_list, make_slots
+from .params import Slot, as_param_list, make_slots, split_names
 
 
 class Optimizer:
@@ -63,14 +63,23 @@ class Optimizer:
         name = type(self).__name__
         if not isinstance(group, dict) or "params" not in group:
             raise TypeError(f"{name}: a parameter group must be a dict with a 'params' entry")
-        params = as_param_list(group["params"], name)
+        params, names = split_names(as_param_list(group["params"], name), name)
+        if any(("param_names" in g) != (names is not None) for g in self.param_groups):
+            raise ValueError(
+                f"{name}: all optimizer param groups should be with/without names. cannot add a param group "
+                f"{'with' if names is not None else 'without'} names to an optimiser whose groups are "
+                f"{'without' if names is not None else 'with'}; give every group (name, parameter) pairs "
+                "(named_parameters()) or none"
+            )
         known = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in known for p in params) or len({id(p) for p in params}) != len(params):
             raise ValueError(f"{name}: a parameter appears twice (in one group or in two groups)")
-        unknown = set(group) - set(self.defaults) - {"params", "initial_lr"}
+        unknown = set(group) - set(self.defaults) - {"params", "initial_lr", "param_names"}
         if unknown:
             raise TypeError(f"{name}: unknown hyperparameter(s) {sorted(unknown)}; known: {sorted(self.defaults)}")
         full = {**self.defaults, **group, "params": params}
+        if names is not None:
+            full["param_names"] = names
         self._check(full)
         self.param_groups.append(full)
         self._slots.append(make_slots(params, name))
@@ -78,7 +87,11 @@ class Optimizer:
 
     def _check(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
-        if not group["lr"] >= 0.0:
+        lr = group["lr"]
+        if isinstance(lr, Tensor) and lr._data.size != 1:
+            raise ValueError(f"{name}: Tensor lr must be 1-element (a learning rate), got a Tensor of shape "
+                             f"{tuple(lr.shape)}; pass a float or a one-element Tensor")
+        if not float(lr) >= 0.0:
             raise ValueError(f"{name}: learning rate lr must be >= 0, got {group['lr']}")
         if group.get("weight_decay", 0.0) < 0.0:
             raise ValueError(f"{name}: weight_decay must be >= 0, got {group['weight_decay']}")
@@ -168,7 +181,10 @@ class Optimizer:
         return isinstance(first, Tensor) and first._data.__class__ is not np.ndarray
 
     def _hyper(self, group: dict[str, Any]) -> Any:
-        """What ``_update`` receives as ``group``: the group itself, or its values read once per step."""
+        """What ``_update`` receives as ``group``: the group itself, or its values read once per step (a Tensor
+        ``lr``, PyTorch's spelling, is read as the float it holds now)."""
+        if isinstance(group["lr"], Tensor):
+            return {**group, "lr": lr_value(group)}
         return group
 
     def _state_shape(self, key: str, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -187,7 +203,7 @@ class Optimizer:
         groups = []
         state: dict[int, dict[str, Any]] = {}
         for (i, _slot, _group) in self._all_slots():
-            if i in self.state:
+            if self.state.get(i):  # (a parameter without state, e.g. plain SGD's, is left out, as PyTorch)
                 state[i] = {k: (v.copy() if isinstance(v, np.ndarray) else of(v).to_host(v) if is_off_host(v) else v)
                             for k, v in self.state[i].items()}  # host arrays: a checkpoint loads on any device
         start = 0
@@ -239,7 +255,8 @@ class Optimizer:
                 restored[key] = v
             new_state[i] = restored
         checked = [
-            {k: _checked_hyperparameter(name, g, k, v, group) for k, v in saved.items() if k != "params"}
+            {k: _checked_hyperparameter(name, g, k, v, group) for k, v in saved.items()
+             if k != "params" and not _implementation_switch(name, g, k, v, group)}
             for g, (group, saved) in enumerate(zip(self.param_groups, groups, strict=False))
         ]
         for group, values in zip(self.param_groups, checked, strict=False):
@@ -292,7 +309,7 @@ class SGD(Optimizer):
                          implementation("SGD", foreach, fused, differentiable))
 
     def _hyper(self, group: dict[str, Any]) -> Any:
-        return group["lr"], group["momentum"], group["dampening"], group["nesterov"], group["weight_decay"]
+        return lr_value(group), group["momentum"], group["dampening"], group["nesterov"], group["weight_decay"]
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: Any, state: dict[str, Any]) -> None:
         lr, momentum, dampening, nesterov, wd = group  # (read once per step by _hyper)
@@ -305,7 +322,8 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """Adam (Kingma and Ba), with PyTorch's bias correction and optional AMSGrad. ``weight_decay``
-    here is L2 (added to the gradient); use :class:`AdamW` for decoupled weight decay.
+    here is L2 (added to the gradient), or decoupled with ``decoupled_weight_decay=True`` (PyTorch's flag:
+    then it is :class:`AdamW`).
 
     Example:
         >>> from chainrule import Tensor, optim
@@ -332,6 +350,7 @@ class Adam(Optimizer):
         capturable: bool = False,
         differentiable: bool = False,
         fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         name = type(self).__name__
         b1, b2 = (float(b) for b in betas)
@@ -340,7 +359,8 @@ class Adam(Optimizer):
         if eps < 0.0:
             raise ValueError(f"{name}: eps must be >= 0, got {eps}")
         super().__init__(params, dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize), implementation(name, foreach, fused, differentiable))
+                                      maximize=maximize, decoupled_weight_decay=bool(decoupled_weight_decay)),
+                         implementation(name, foreach, fused, differentiable))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
@@ -356,7 +376,7 @@ class Adam(Optimizer):
             if vmax is None:
                 vmax = state["max_exp_avg_sq"] = np.zeros_like(p)
         rules.adam(p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group["lr"], group["betas"],
-                   group["eps"], group["weight_decay"], self._decoupled, vmax)
+                   group["eps"], group["weight_decay"], self._decoupled or group["decoupled_weight_decay"], vmax)
 
 
 class AdamW(Adam):
@@ -372,7 +392,7 @@ class AdamW(Adam):
         Tensor([0.95, 0.95], dtype=float32, requires_grad=True)
     """
 
-    _decoupled = True
+    _decoupled = True  # (whatever a loaded state says, as PyTorch's AdamW)
 
     def __init__(
         self,
@@ -391,7 +411,7 @@ class AdamW(Adam):
     ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
-                         fused=fused)
+                         fused=fused, decoupled_weight_decay=True)
 
 
 def implementation(name: str, foreach: bool | None, fused: bool | None, differentiable: bool = False) -> bool | None:
@@ -405,6 +425,28 @@ def implementation(name: str, foreach: bool | None, fused: bool | None, differen
     if foreach and fused:
         raise RuntimeError(f"{name}: foreach and fused cannot both be True (PyTorch's rule)")
     return True if fused else foreach
+
+
+def lr_value(group: dict[str, Any]) -> float:
+    """A group's learning rate as a float (PyTorch also takes a one-element Tensor, read at each step)."""
+    lr = group["lr"]
+    return float(lr._data.reshape(-1)[0]) if isinstance(lr, Tensor) else lr
+
+
+# PyTorch's implementation switches, saved in each of its param groups: choices of kernels, not of results
+IMPLEMENTATION_SWITCHES = frozenset({"foreach", "fused", "capturable", "differentiable"})
+
+
+def _implementation_switch(name: str, g: int, key: str, value: Any, group: dict[str, Any]) -> bool:
+    """Whether a saved hyperparameter is one of PyTorch's implementation switches, which chainrule does not keep
+    in its groups (a checkpoint of ``torch.optim`` loads); ``differentiable=True`` is refused as in the constructor."""
+    if key not in IMPLEMENTATION_SWITCHES or key in group:
+        return False
+    if key == "differentiable" and value:
+        raise NotImplementedError(
+            f"{name}.load_state_dict: group {g} was saved with differentiable=True; chainrule's optimisers update "
+            "parameters in place, outside the graph (save it with differentiable=False)")
+    return True
 
 
 def _is_number(v: Any) -> bool:
@@ -421,6 +463,11 @@ SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "b
 def _checked_hyperparameter(name: str, g: int, key: str, value: Any, group: dict[str, Any]) -> Any:
     """A saved hyperparameter, checked against the kind of value this optimiser holds under ``key``."""
     where = f"{name}.load_state_dict: hyperparameter {key!r} of group {g}"
+    if key == "param_names":  # (PyTorch's: the names given with the parameters, named_parameters())
+        if (not isinstance(value, (list, tuple)) or len(value) != len(group["params"])
+                or not all(isinstance(v, str) for v in value)):
+            raise TypeError(f"{where} must be {len(group['params'])} names (str), got {value!r:.60}")
+        return list(value)
     if key not in group and key in SCHEDULER_KEYS:  # written by a scheduler (PyTorch's load keeps them too)
         if not _is_number(value) or not np.isfinite(value):
             raise TypeError(f"{where} (set by a learning-rate scheduler) must be a finite number, got {value!r:.40}")

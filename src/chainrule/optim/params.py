@@ -148,6 +148,25 @@ def as_param_list(params: Any, where: str) -> list[Any]:
     return list(params)
 
 
+def split_names(items: list[Any], where: str) -> tuple[list[Any], list[str] | None]:
+    """``(parameters, names)`` from PyTorch's ``(name, parameter)`` pairs (``model.named_parameters()``), or
+    ``(items, None)`` when no item is such a pair."""
+    named = [isinstance(p, tuple) for p in items]
+    if not any(named):
+        return items, None
+    if not all(named):
+        raise ValueError(
+            f"{where}: all optimizer params should be with/without names. Some param names are missing: "
+            f"{named.count(False)} of {len(items)} parameters come without a name; pass named_parameters() "
+            "(name, parameter) pairs for all of them, or plain parameters"
+        )
+    for i, p in enumerate(items):
+        if len(p) != 2 or not isinstance(p[0], str):
+            raise TypeError(f"{where}: parameter {i} is a tuple of {len(p)} item(s); a named parameter is a pair "
+                            "(name: str, parameter), as named_parameters() gives")
+    return [p for _, p in items], [n for n, _ in items]
+
+
 def make_slots(params: Iterable[Any], where: str) -> list[Slot]:
     """One slot per Tensor, and one for all the Scalars (kept in order), with clear errors."""
     slots: list[Slot] = []

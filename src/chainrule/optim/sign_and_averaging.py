@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.defaults import get_default_dtype
 from .optimizers import Optimizer, implementation
 
 __all__ = ["Rprop", "ASGD"]
@@ -93,22 +94,25 @@ class ASGD(Optimizer):
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         lr, lambd = group["lr"], group["lambd"]
+        # eta and mu are kept in the default dtype (float32 unless set), as PyTorch keeps them in tensors of it
+        kind = get_default_dtype().type
         if not state:
             state["step"] = 0
-            state["eta"] = float(lr)
-            state["mu"] = 1.0
+            state["eta"] = kind(lr)
+            state["mu"] = kind(1.0)
             state["ax"] = np.zeros_like(p)
         state["step"] += 1
         if group["weight_decay"] != 0:
             g = g + group["weight_decay"] * p
-        eta = state["eta"]
+        eta = float(state["eta"])  # (a float: arithmetic in the parameter's dtype, as PyTorch's eta.item())
         p *= 1 - lambd * eta
         p -= eta * g
         ax = state["ax"]
-        if state["mu"] != 1:
-            ax += (p - ax) * state["mu"]
+        mu = float(state["mu"])
+        if mu != 1:
+            ax += (p - ax) * mu
         else:
             ax[...] = p
         step = state["step"]
-        state["eta"] = lr / ((1 + lambd * lr * step) ** group["alpha"])
-        state["mu"] = 1 / max(1, step - group["t0"])
+        state["eta"] = kind(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        state["mu"] = kind(1 / max(1, step - group["t0"]))
