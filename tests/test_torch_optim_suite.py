@@ -68,7 +68,10 @@ class Run:
         self.params = [make(v) for v in values]
         self.used = sorted({i for idx, _ in layout for i in idx})
         pick = (lambda i: (f"p{i}", self.params[i])) if named else (lambda i: self.params[i])
-        convert = (lambda v: v) if lib == "torch" else _ours
+        # (a float32 Tensor lr is given to torch in float64: PyTorch does some arithmetic on it in float32, e.g.
+        # Muon's 1 - lr * weight_decay, chainrule reads the value it holds as a float, as PyTorch's float64 does)
+        convert = (lambda v: {k: (x.double() if isinstance(x, torch.Tensor) else x) for k, x in v.items()}) \
+            if lib == "torch" else _ours
         groups = [{"params": [pick(i) for i in idx], **convert(extra)} for idx, extra in layout]
         self.opt = getattr(torch.optim if lib == "torch" else optim, name)(groups, **convert(kwargs))
 
@@ -96,9 +99,11 @@ class Run:
 
 
 def _layouts(name, kwargs):
-    if name == "LBFGS":
+    if name == "LBFGS":  # (one group only)
         return [[([0, 1, 2, 3], {})]]
     second = {} if isinstance(kwargs.get("lr"), torch.Tensor) else {"lr": kwargs.get("lr", 1e-3) * 0.5}
+    if name == "Muon":  # (matrices only)
+        return [[([0, 3], {})], [([0], {}), ([3], second)]]
     return [[([0, 1, 2, 3], {})], [([0, 1], {}), ([2, 3], second)]]
 
 
@@ -145,6 +150,10 @@ def _optim_inputs():
 
 @pytest.mark.parametrize("name, kwargs", _optim_inputs())
 def test_optim_db_input(name, kwargs):
+    if name == "SparseAdam":  # chainrule has no sparse gradients: refused, with the way out
+        with pytest.raises(NotImplementedError, match="SparseAdam: chainrule has no sparse gradients.*optim.Adam"):
+            Run(name, kwargs, [([0, 1, 2, 3], {})], "chainrule")
+        return
     if kwargs.get("differentiable"):  # chainrule's steps are outside the graph: refused, with the way out
         with pytest.raises(NotImplementedError, match=rf"{name}\(differentiable=True\).*outside the graph"):
             Run(name, kwargs, [([0, 1, 2, 3], {})], "chainrule")
@@ -191,7 +200,7 @@ def _error_inputs():
 def _our_params(p, memo):
     if isinstance(p, torch.Tensor):
         if id(p) not in memo:
-            v = p.detach().numpy().copy()
+            v = (p.to_dense() if p.is_sparse else p).detach().numpy().copy()
             memo[id(p)] = cr.tensor(v, requires_grad=True) if p.is_complex() else nn.Parameter(v)
         return memo[id(p)]
     if isinstance(p, (list, tuple)):
@@ -209,6 +218,8 @@ def test_optim_db_error_input(name, error):
     expected = ValueError if error.error_type is UserWarning else error.error_type
     if "complex" in oi.desc:
         expected = TypeError  # (chainrule refuses a complex parameter when the optimiser is made, not at the step)
+    if name == "SparseAdam":
+        expected = NotImplementedError  # (refused whatever is passed: test_optim_db_input)
     with pytest.raises(expected, match=name) as raised:
         opt = getattr(optim, name)(params, **_ours(oi.kwargs))
         for group in opt.param_groups:
@@ -351,3 +362,41 @@ def test_lbfgs_keeps_its_scratch_in_the_state():
     mine, torchs = ours.opt.state[0]["al"], theirs.opt.state[theirs.params[0]]["al"]
     assert len(mine) == len(torchs) == 100
     assert [a is None for a in mine] == [a is None for a in torchs]
+
+
+@pytest.mark.parametrize("shape, kwargs", [
+    ((3, 2), dict(lr=0.02, adjust_lr_fn="match_rms_adamw", nesterov=False)),
+    ((16, 8), dict(lr=0.02, momentum=0.6, adjust_lr_fn="original", weight_decay=0.0)),
+    ((8, 16), dict(lr=0.01, eps=1e-5, ns_steps=3)),
+])
+def test_muon_matches_torch(shape, kwargs):
+    """Muon was missing; its Newton-Schulz iterations run in bfloat16 as PyTorch's (emulated: float32 products
+    rounded), so the steps agree to float64 rounding."""
+    rng = np.random.default_rng(1)
+    w0 = rng.standard_normal(shape)
+    w, tw = nn.Parameter(w0.copy()), torch.nn.Parameter(torch.tensor(w0.copy()))
+    opt, topt = optim.Muon([w], **kwargs), torch.optim.Muon([tw], **kwargs)
+    for _ in range(6):
+        g = np.sin(3 * w.numpy()) + w.numpy() ** 3
+        w.grad, tw.grad = cr.tensor(g), torch.tensor(np.sin(3 * tw.detach().numpy()) + tw.detach().numpy() ** 3)
+        opt.step()
+        topt.step()
+        np.testing.assert_allclose(w.numpy(), tw.detach().numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(opt.state[0]["momentum_buffer"], topt.state[tw]["momentum_buffer"].numpy(), rtol=1e-12)
+
+
+def test_muon_newton_schulz_is_pytorchs_bit_for_bit():
+    from torch.optim._muon import _zeropower_via_newtonschulz
+
+    from chainrule.optim.muon import NS_COEFFICIENTS, newton_schulz
+
+    g = np.random.default_rng(2).standard_normal((48, 20))
+    theirs = _zeropower_via_newtonschulz(torch.tensor(g), NS_COEFFICIENTS, 5, 1e-7).float().numpy()
+    assert np.array_equal(newton_schulz(g, NS_COEFFICIENTS, 5, 1e-7), theirs)
+
+
+def test_muon_refuses_what_it_cannot_train():
+    with pytest.raises(ValueError, match="Muon only supports 2D parameters.*parameter 1 has shape \\(2,\\).*AdamW"):
+        optim.Muon([nn.Parameter(np.ones((2, 2))), nn.Parameter(np.ones(2))])
+    with pytest.raises(ValueError, match="Muon: adjust learning rate function 'arbitrary' is not supported"):
+        optim.Muon([nn.Parameter(np.ones((2, 2)))], adjust_lr_fn="arbitrary")

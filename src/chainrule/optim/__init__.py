@@ -1,5 +1,5 @@
 """Optimisers (SGD, Adam, AdamW, RMSprop, Adagrad, Adadelta, Adamax, NAdam, RAdam, Rprop, ASGD, Adafactor,
-LBFGS), learning-rate schedules and gradient clipping, for Tensor and Scalar parameters.
+LBFGS, Muon), learning-rate schedules and gradient clipping, for Tensor and Scalar parameters.
 
 The update arithmetic lives in :mod:`chainrule.optim.rules` (plain functions on arrays, shared
 with ``chainrule.optimize.minimize``).
@@ -18,12 +18,13 @@ from . import (
     rules,
 )
 from .adafactor import Adafactor
-from .adam_variants import Adamax, NAdam, RAdam
+from .adam_variants import Adamax, NAdam, RAdam, SparseAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
 from .lbfgs import LBFGS
 from .lr_scheduler import *  # noqa: F403  (the schedules, also under PyTorch's optim.lr_scheduler path)
+from .muon import Muon
 from .optimizers import SGD, Adam, AdamW, Optimizer
 from .params import ScalarSlot, ScalarVector, Slot, TensorSlot
 from .sign_and_averaging import ASGD, Rprop
@@ -33,5 +34,5 @@ __all__ = [
     "clip_grad_norm_", "clip_grad_value_", "total_norm", "Slot", "ScalarVector", "TensorSlot", "ScalarSlot",
     "weight_decay_groups", "rules", *lr_scheduler.__all__,
     "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
-    "Rprop", "ASGD", "Adafactor",
+    "Rprop", "ASGD", "Adafactor", "Muon", "SparseAdam",
 ]

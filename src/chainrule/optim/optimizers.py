@@ -479,7 +479,8 @@ def _checked_hyperparameter(name: str, g: int, key: str, value: Any, group: dict
         )
     current = group[key]
     if isinstance(current, (bool, np.bool_)) or current is None:
-        if not isinstance(value, (bool, np.bool_)) and not (current is None and (value is None or _is_number(value))):
+        if not isinstance(value, (bool, np.bool_)) and not (
+                current is None and (value is None or _is_number(value) or isinstance(value, str))):
             raise TypeError(f"{where} must be {'a bool' if current is not None else 'None or a number'}, "
                             f"got {type(value).__name__} {value!r:.40}")
         return bool(value) if isinstance(value, np.bool_) else value
