@@ -400,3 +400,77 @@ def test_muon_refuses_what_it_cannot_train():
         optim.Muon([nn.Parameter(np.ones((2, 2))), nn.Parameter(np.ones(2))])
     with pytest.raises(ValueError, match="Muon: adjust learning rate function 'arbitrary' is not supported"):
         optim.Muon([nn.Parameter(np.ones((2, 2)))], adjust_lr_fn="arbitrary")
+
+
+def _hooked_log(lib):
+    """The calls PyTorch's optimiser hooks see in one step, state_dict and load_state_dict, in ``lib``."""
+    mod, opt_mod = (torch, torch.optim) if lib == "torch" else (cr, optim)
+    p = (torch.nn.Parameter(torch.ones(2, dtype=torch.float64)) if lib == "torch" else nn.Parameter(np.ones(2)))
+    opt = opt_mod.SGD([p], lr=0.1)
+    log = []
+
+    def closure():
+        log.append("closure")
+        return 0.0
+
+    opt.register_step_pre_hook(lambda o, args, kwargs: log.append(("pre", len(args), args[0] is o, dict(kwargs))))
+    opt.register_step_pre_hook(lambda o, args, kwargs: (args, {"closure": closure}))  # replaces the arguments
+    opt.register_step_post_hook(lambda o, args, kwargs: log.append(("post", sorted(kwargs))))
+    opt.register_state_dict_pre_hook(lambda o: log.append("state_dict pre"))
+    opt.register_state_dict_post_hook(lambda o, sd: {**sd, "extra": 1})
+    opt.register_state_dict_pre_hook(lambda o: log.append("first"), prepend=True)
+    opt.register_load_state_dict_pre_hook(lambda o, sd: log.append(sorted(sd)) or {k: sd[k] for k in sd
+                                                                                    if k != "extra"})
+    handle = opt.register_load_state_dict_post_hook(lambda o: log.append("loaded"))
+    p.grad = mod.tensor(np.ones(2))
+    opt.step()
+    state = opt.state_dict()
+    opt.load_state_dict(state)
+    handle.remove()
+    opt.load_state_dict(state)
+    return log, sorted(state), p.detach().numpy() if lib == "torch" else p.numpy()
+
+
+def test_optimizer_hooks_are_pytorchs():
+    """PyTorch's ``register_step_pre_hook`` and the five others were missing (AttributeError)."""
+    ours, theirs = _hooked_log("chainrule"), _hooked_log("torch")
+    assert ours[0] == theirs[0]
+    assert ours[1] == theirs[1] == ["extra", "param_groups", "state"]
+    np.testing.assert_array_equal(ours[2], theirs[2])
+
+
+def test_global_step_hooks_and_a_subclass_step_run_them_once():
+    calls = []
+
+    class Counting(optim.SGD):
+        def step(self, closure=None):  # a user's subclass calling the base step: the hooks run once
+            calls.append("step")
+            return super().step(closure)
+
+    p = nn.Parameter(np.ones(2))
+    opt = Counting([p], lr=0.1)
+    opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    handle = optim.register_optimizer_step_post_hook(lambda o, a, k: calls.append(("global post", type(o).__name__)))
+    try:
+        p.grad = cr.tensor(np.ones(2))
+        opt.step()
+    finally:
+        handle.remove()
+    opt.step()
+    assert calls == ["pre", "step", ("global post", "Counting"), "pre", "step"]
+
+
+def test_a_replayed_step_runs_the_step_hooks():
+    """``jit_step`` updates without calling ``step``: the step hooks run around the replayed update too."""
+    model = nn.Linear(3, 1, dtype=np.float64, rng=0)
+    opt = optim.SGD(model.parameters(), lr=0.1)
+    seen = []
+    opt.register_step_post_hook(lambda o, args, kwargs: seen.append(o.param_groups[0]["lr"]))
+    step = cr.jit_step(lambda x: (model(x) ** 2).sum(), opt)
+    x = cr.tensor(np.ones((2, 3)))
+    for _ in range(3):
+        step(x)
+    assert seen == [0.1, 0.1, 0.1]
+    opt.register_step_pre_hook(lambda o, args, kwargs: (args, kwargs))
+    with pytest.raises(cr.JitError, match="a step pre-hook of the optimiser returned new arguments"):
+        step(x)

@@ -22,6 +22,7 @@ from .adam_variants import Adamax, NAdam, RAdam, SparseAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
 from .clip import clip_grad_norm_, clip_grad_value_, total_norm
 from .groups import weight_decay_groups
+from .hooks import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 from .lbfgs import LBFGS
 from .lr_scheduler import *  # noqa: F403  (the schedules, also under PyTorch's optim.lr_scheduler path)
 from .muon import Muon
@@ -35,4 +36,5 @@ __all__ = [
     "weight_decay_groups", "rules", *lr_scheduler.__all__,
     "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
     "Rprop", "ASGD", "Adafactor", "Muon", "SparseAdam",
+    "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
 ]

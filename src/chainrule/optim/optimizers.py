@@ -28,11 +28,13 @@ from ..core.device import as_array, is_off_host, move, of
 from ..core.state import enable_grad
 from ..tensor import Tensor
 from . import flat, rules
+from .hooks import OptimizerHooks, hook_methods
 from .params import Slot, as_param_list, make_slots, split_names
 
 
-class Optimizer:
-    """Base class: parameter groups, ``zero_grad``, ``step`` and a resumable ``state_dict``.
+class Optimizer(OptimizerHooks):
+    """Base class: parameter groups, ``zero_grad``, ``step`` and a resumable ``state_dict``, with PyTorch's hooks
+    around them (:mod:`chainrule.optim.hooks`).
 
     ``params``: an iterable of parameters (Tensors and/or Scalars), a Module, or a list of
     dicts (parameter groups) each with ``'params'`` and optional hyperparameters.
@@ -42,6 +44,10 @@ class Optimizer:
 
     _state_keys: tuple[str, ...] = ()
     _elementwise = False  # whether ``_update`` is elementwise: a group may then be updated as one vector (flat.py)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        hook_methods(cls)  # (a subclass's own step, state_dict, load_state_dict run the hooks too)
 
     def __init__(self, params: Any, defaults: dict[str, Any], foreach: bool | None = None) -> None:
         name = type(self).__name__
@@ -269,6 +275,9 @@ class Optimizer:
             lines.append(f"Parameter Group {k}")
             lines.extend(f"    {key}: {value}" for key, value in sorted(group.items()) if key != "params")
         return "\n".join(lines + [")"])
+
+
+hook_methods(Optimizer)
 
 
 class SGD(Optimizer):
