@@ -12,6 +12,7 @@ one fixed loss computed by torch, so only the optimisers are compared. Every ``E
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 import pytest
@@ -474,3 +475,152 @@ def test_a_replayed_step_runs_the_step_hooks():
     opt.register_step_pre_hook(lambda o, args, kwargs: (args, kwargs))
     with pytest.raises(cr.JitError, match="a step pre-hook of the optimiser returned new arguments"):
         step(x)
+
+
+# -- learning-rate schedulers -----------------------------------------------------------------------------------
+
+EPOCHS = 30
+METRICS = [5, 4, 4.5, 4.2, 4.3, 4.1, 4.4, 3.0, 3.1, 3.2, 3.3, 3.05, 3.4, 2.0, 2.1, 2.2, 2.3, 2.4, 2.5, 1.0,
+           1.1, 1.2, 1.3, 1.4, 1.5, 1.6, 1.7, 1.8, 1.9, 2.0]
+
+
+def _sched_opt(lib, kind):
+    """An optimiser of two groups (rates 0.1 and 0.05) in ``lib``, SGD with momentum or Adam (betas)."""
+    make = (lambda n: torch.nn.Parameter(torch.ones(n, dtype=torch.float64))) if lib == "torch" else \
+        (lambda n: nn.Parameter(np.ones(n)))
+    groups = [{"params": [make(2)]}, {"params": [make(3)], "lr": 0.05}]
+    mod = torch.optim if lib == "torch" else optim
+    return mod.SGD(groups, lr=0.1, momentum=0.9) if kind == "SGD" else mod.Adam(groups, lr=0.1)
+
+
+def _s(lib):
+    return torch.optim.lr_scheduler if lib == "torch" else optim.lr_scheduler
+
+
+SCHEDULES = {  # name: (make(lib, optimiser), takes step(epoch) as a closed form)
+    "StepLR": (lambda L, o: _s(L).StepLR(o, step_size=3, gamma=0.5), True),
+    "MultiStepLR": (lambda L, o: _s(L).MultiStepLR(o, milestones=[3, 7, 7, 12], gamma=0.3), True),
+    "ExponentialLR": (lambda L, o: _s(L).ExponentialLR(o, gamma=0.9), True),
+    "CosineAnnealingLR": (lambda L, o: _s(L).CosineAnnealingLR(o, T_max=10, eta_min=0.001), True),
+    "CosineAnnealingWarmRestarts": (
+        lambda L, o: _s(L).CosineAnnealingWarmRestarts(o, T_0=5, T_mult=2, eta_min=0.001), True),
+    "CyclicLR-triangular2": (lambda L, o: _s(L).CyclicLR(o, base_lr=[0.01, 0.02], max_lr=0.1, step_size_up=3,
+                                                         step_size_down=5, mode="triangular2"), True),
+    "CyclicLR-exp_range": (lambda L, o: _s(L).CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4,
+                                                       mode="exp_range", gamma=0.9), True),
+    "CyclicLR-scale_fn": (lambda L, o: _s(L).CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4, cycle_momentum=False,
+                                                      scale_fn=lambda x: 0.5**x, scale_mode="iterations"), True),
+    "OneCycleLR": (lambda L, o: _s(L).OneCycleLR(o, max_lr=0.5, total_steps=EPOCHS + 1), True),
+    "OneCycleLR-three_phase": (lambda L, o: _s(L).OneCycleLR(o, max_lr=[0.5, 0.3], epochs=EPOCHS + 1,
+                                                             steps_per_epoch=1, three_phase=True,
+                                                             anneal_strategy="linear"), True),
+    "LinearLR": (lambda L, o: _s(L).LinearLR(o, start_factor=0.2, total_iters=6), True),
+    "ConstantLR": (lambda L, o: _s(L).ConstantLR(o, factor=0.5, total_iters=4), True),
+    "PolynomialLR": (lambda L, o: _s(L).PolynomialLR(o, total_iters=10, power=2.0), True),
+    "LambdaLR": (lambda L, o: _s(L).LambdaLR(o, [lambda e: 0.95**e, lambda e: 1 / (e + 1)]), True),
+    "MultiplicativeLR": (lambda L, o: _s(L).MultiplicativeLR(o, lambda e: 0.9), False),
+    "SequentialLR": (lambda L, o: _s(L).SequentialLR(
+        o, [_s(L).ConstantLR(o, factor=0.1, total_iters=2), _s(L).CosineAnnealingLR(o, T_max=8),
+            _s(L).StepLR(o, 4, 0.5)], milestones=[3, 12]), False),
+    "ChainedScheduler": (lambda L, o: _s(L).ChainedScheduler(
+        [_s(L).LinearLR(o, start_factor=0.5, total_iters=4), _s(L).MultiStepLR(o, [5, 9], 0.5)], optimizer=o), False),
+    "ReduceLROnPlateau": (lambda L, o: _s(L).ReduceLROnPlateau(
+        o, mode="max", patience=1, factor=0.3, threshold=0.05, threshold_mode="abs", cooldown=2,
+        min_lr=[0.01, 0.02]), True),
+}
+
+
+def _sched_step(s, e, jump=False):
+    if type(s).__name__ == "ReduceLROnPlateau":
+        s.step(METRICS[e], e + 1) if jump else s.step(METRICS[e])
+    else:
+        s.step(e) if jump else s.step()
+
+
+def _momenta(o):
+    return [g["momentum"] if "momentum" in g else g["betas"][0] for g in o.param_groups]
+
+
+def _trace(lib, name, kind, epochs=range(EPOCHS), resume_at=None, torch_state=None, jump=False):
+    """(rates, get_last_lr, momenta) at each epoch; resumed from a state dict at ``resume_at``, or from
+    ``torch_state`` (a PyTorch checkpoint of the optimiser and the scheduler) at the start."""
+    make = SCHEDULES[name][0]
+    o = _sched_opt(lib, kind)
+    s = make(lib, o)
+    if torch_state is not None:
+        o.load_state_dict(torch_state[0])
+        s.load_state_dict(torch_state[1])
+    out = []
+    for e in epochs:
+        if e == resume_at:
+            saved = copy.deepcopy((o.state_dict(), s.state_dict()))
+            o = _sched_opt(lib, kind)
+            s = make(lib, o)
+            o.load_state_dict(saved[0])
+            s.load_state_dict(saved[1])
+        out.append(([float(g["lr"]) for g in o.param_groups], [float(v) for v in s.get_last_lr()], _momenta(o)))
+        o.step()
+        _sched_step(s, e, jump)
+    return out
+
+
+def _same_trace(ours, theirs):
+    for e, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        for x, y in zip(a, b, strict=True):
+            np.testing.assert_allclose(x, y, rtol=1e-12, atol=1e-15, err_msg=f"epoch {e}")
+
+
+@pytest.mark.parametrize("name, kind", [(n, "SGD") for n in SCHEDULES] + [("CyclicLR-triangular2", "Adam"),
+                                                                         ("OneCycleLR", "Adam")])
+def test_scheduler_matches_torch(name, kind):
+    theirs = _trace("torch", name, kind)
+    _same_trace(_trace("chainrule", name, kind), theirs)
+    _same_trace(_trace("chainrule", name, kind, resume_at=13), theirs)  # state_dict round trip
+    o, s = _sched_opt("torch", kind), None
+    s = SCHEDULES[name][0]("torch", o)
+    for e in range(7):
+        o.step()
+        _sched_step(s, e)
+    checkpoint = (_plain(o.state_dict()), copy.deepcopy(s.state_dict()))  # a PyTorch checkpoint, loaded here
+    _same_trace(_trace("chainrule", name, kind, range(7, 20), torch_state=checkpoint), theirs[7:20])
+    if SCHEDULES[name][1]:  # PyTorch's deprecated step(epoch): the closed form at that step
+        jumps = [1, 4, 9, 10, 3, 15, 22]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # (PyTorch's note that the argument is deprecated)
+            theirs = _trace("torch", name, kind, jumps, jump=True)
+        _same_trace(_trace("chainrule", name, kind, jumps, jump=True), theirs)
+
+
+def test_a_scheduler_written_for_pytorch_runs():
+    """A subclass of LRScheduler with PyTorch's ``get_lr()`` (chainrule's base wanted ``lr_at``)."""
+    def halving(lib):
+        class Halving(_s(lib).LRScheduler):
+            def get_lr(self):
+                return [base * 0.5 ** (self.last_epoch // 2) for base in self.base_lrs]
+        o = _sched_opt(lib, "SGD")
+        s = Halving(o)
+        rates = []
+        for _ in range(7):
+            o.step()
+            s.step()
+            rates.append(s.get_last_lr())
+        return rates
+
+    np.testing.assert_allclose(halving("chainrule"), halving("torch"), rtol=1e-15)
+
+
+def test_what_chainrule_schedules_refuse_is_said():
+    """Deliberate differences raise, naming the way out: MultiplicativeLR.step(epoch) (PyTorch applies one factor),
+    ChainedScheduler of a schedule that is not a factor, a second scheduler overwriting the rate of the first."""
+    o = _sched_opt("chainrule", "SGD")
+    with pytest.raises(TypeError, match="MultiplicativeLR.step\\(epoch=3\\).*call step\\(\\) once per epoch"):
+        optim.lr_scheduler.MultiplicativeLR(o, lambda e: 0.9).step(3)
+    o = _sched_opt("chainrule", "SGD")
+    with pytest.raises(TypeError, match="ChainedScheduler: scheduler 1 is a CosineAnnealingLR.*LambdaLR"):
+        optim.lr_scheduler.ChainedScheduler([optim.StepLR(o, 2), optim.CosineAnnealingLR(o, 5)])
+    o = _sched_opt("chainrule", "SGD")
+    first, second = optim.StepLR(o, 1, gamma=0.5), optim.ExponentialLR(o, gamma=0.9)
+    with pytest.raises(ValueError, match="ExponentialLR.step: the learning rate of parameter group 0 .* another "):
+        o.step()
+        first.step()
+        second.step()

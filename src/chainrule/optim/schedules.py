@@ -30,7 +30,6 @@ import numpy as np
 
 from .optimizers import Optimizer
 
-
 # A PyTorch scheduler's state dict holds its own bookkeeping besides the settings and the step count; chainrule's
 # closed forms need none of it, so a torch.optim.lr_scheduler checkpoint loads without it (PyTorch's names)
 TORCH_BOOKKEEPING = frozenset({"_step_count", "_get_lr_called_within_step", "_is_initial", "_last_lr", "verbose",
