@@ -33,12 +33,12 @@ TOL = dict(rtol=1e-9, atol=1e-12)
 
 def _loss_and_gradients(values: list[np.ndarray]) -> tuple[float, list[np.ndarray]]:
     """One fixed loss and its gradient at ``values`` (torch computes them; both optimisers get the same arrays)."""
-    w, b, c, d = (torch.tensor(v, requires_grad=True) for v in values)
+    w, b, c, d = (torch.tensor(np.asarray(v, np.float64), requires_grad=True) for v in values)
     pred = torch.tanh(torch.tensor(X) @ w.T + b)
     loss = ((pred - torch.tensor(Y)) ** 2).sum() + 0.1 * (w**4).sum() + (torch.sin(c) * c).sum()
     loss = loss + 0.3 * (d**2).sum() + 0.1 * (d[:2] @ w[:, :2]).sum()
     loss.backward()
-    return loss.detach().item(), [t.grad.numpy().copy() for t in (w, b, c, d)]
+    return loss.detach().item(), [t.grad.numpy().astype(v.dtype) for t, v in zip((w, b, c, d), values)]
 
 
 def _ours(v):
@@ -91,7 +91,8 @@ class Run:
         if self.name == "LBFGS":
             def closure():
                 self.opt.zero_grad()
-                return self._set_grads(-1)
+                loss = np.asarray(self._set_grads(-1), self.values()[0].dtype)  # (a loss in the parameters' dtype)
+                return torch.tensor(loss) if self.lib == "torch" else cr.tensor(loss)
             self.opt.step(closure)
         else:
             self.opt.zero_grad()
@@ -624,3 +625,17 @@ def test_what_chainrule_schedules_refuse_is_said():
         o.step()
         first.step()
         second.step()
+
+
+def test_lbfgs_keeps_its_scalars_in_the_parameters_dtype():
+    """PyTorch's LBFGS keeps ys, ro, H_diag, the step t and the slopes as 0-d tensors of the parameters' dtype;
+    chainrule made them float64, so a float32 run with the strong-Wolfe search parted from PyTorch's by 4e-5."""
+    values = [v.astype(np.float32) for v in VALUES]
+    kwargs, layout = dict(line_search_fn="strong_wolfe"), [([0, 1, 2, 3], {})]
+    theirs, ours = Run("LBFGS", kwargs, layout, "torch", values), Run("LBFGS", kwargs, layout, "chainrule", values)
+    for k in range(3):
+        theirs.step(k)
+        ours.step(k)
+        for a, b in zip(ours.values(), theirs.values()):
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
+    assert ours.opt.state[0]["ro"][0].dtype == np.float32
