@@ -639,3 +639,21 @@ def test_lbfgs_keeps_its_scalars_in_the_parameters_dtype():
         for a, b in zip(ours.values(), theirs.values()):
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-6)
     assert ours.opt.state[0]["ro"][0].dtype == np.float32
+
+
+def test_state_is_keyed_by_the_parameter_too():
+    """``opt.state[p]`` (PyTorch's key) was a KeyError and ``p in opt.state`` silently False."""
+    def run(lib):
+        make = (lambda v: torch.nn.Parameter(torch.tensor(v))) if lib == "torch" else nn.Parameter
+        w, b = make(np.ones(2)), make(np.ones(3))
+        opt = (torch.optim if lib == "torch" else optim).Adam([w, b], lr=0.1)
+        w.grad = torch.ones(2, dtype=torch.float64) if lib == "torch" else cr.tensor(np.ones(2))
+        opt.step()
+        return w in opt.state, b in opt.state, _plain(opt.state[w]["exp_avg"]), opt.state.get(b, "none")
+
+    assert str(run("chainrule")) == str(run("torch"))
+    clone = copy.deepcopy(optim.SGD([nn.Parameter(np.ones(2))], lr=0.1, momentum=0.9))
+    p = clone.param_groups[0]["params"][0]
+    p.grad = cr.tensor(np.ones(2))
+    clone.step()
+    assert p in clone.state and clone.state[p] is clone.state[0]

@@ -267,7 +267,7 @@ class LBFGS(Optimizer):
 
     def state_dict(self) -> dict[str, Any]:
         out = super().state_dict()
-        out["state"] = copy.deepcopy(self.state)
+        out["state"] = copy.deepcopy(dict(self.state))
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:

@@ -29,7 +29,7 @@ from ..core.state import enable_grad
 from ..tensor import Tensor
 from . import flat, rules
 from .hooks import OptimizerHooks, hook_methods
-from .params import Slot, as_param_list, make_slots, split_names
+from .params import ParamState, Slot, as_param_list, make_slots, split_names
 
 
 class Optimizer(OptimizerHooks):
@@ -56,7 +56,7 @@ class Optimizer(OptimizerHooks):
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
         self._slots: list[list[Slot]] = []
-        self.state: dict[int, dict[str, Any]] = {}
+        self.state = {}
         items = as_param_list(params, name)
         if not items:
             raise ValueError(f"{name}: got an empty parameter list (did the model register its Parameters?)")
@@ -111,6 +111,15 @@ class Optimizer(OptimizerHooks):
                 i += 1
         return out
 
+    @property
+    def state(self) -> ParamState:
+        """Each slot's state (a dict per parameter) under its index, or under the Tensor parameter (PyTorch's key)."""
+        return self._state
+
+    @state.setter
+    def state(self, value: dict[int, dict[str, Any]]) -> None:
+        self._state = ParamState(value, self._slots)
+
     def _index_slots(self) -> None:
         """Per group, ``(state index, parameter, commit, None)`` for each slot: what ``step`` walks, prepared once
         (the last entry says where else the gradient comes from: see ``_apply``)."""
@@ -144,7 +153,7 @@ class Optimizer(OptimizerHooks):
         """One update of the parameters listed in ``plan`` (per group, ``(state index, parameter, commit, k)``):
         from their ``.grad`` when ``grads`` is None, else from ``grads[k]`` (``k`` None: no gradient, no update),
         the arrays of a replayed training step (``chainrule.jit_step``)."""
-        state, update, ndarray = self.state, self._update, np.ndarray
+        state, update, ndarray, get = self.state, self._update, np.ndarray, dict.get  # (dict's get: an index key)
         for key, (group, members) in enumerate(zip(self.param_groups, plan, strict=True)):
             maximize = group.get("maximize")
             hyper = self._hyper(group)
@@ -172,7 +181,7 @@ class Optimizer(OptimizerHooks):
                     grad = grads[k]
                 if maximize:
                     grad = -grad
-                st = state.get(i)
+                st = get(state, i)
                 if st is None:
                     st = state[i] = {}
                 update(value, grad, hyper, st)

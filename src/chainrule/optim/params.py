@@ -127,6 +127,49 @@ class Slot:
         return list(p.scalars) if isinstance(p, ScalarVector) else [p]
 
 
+class ParamState(dict):
+    """``optimizer.state``: each slot's state under its index (the keys of ``state_dict()['state']``), and also
+    under a Tensor parameter itself, as PyTorch keys it: ``opt.state[p]``, ``p in opt.state``, ``opt.state.get(p)``
+    (iterating gives the indices).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn, optim, tensor
+        >>> w = nn.Parameter(np.ones(2))
+        >>> opt = optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> w.grad = tensor(np.ones(2)); opt.step()
+        >>> list(opt.state), w in opt.state, opt.state[w]["momentum_buffer"].tolist()
+        ([0], True, [1.0, 1.0])
+    """
+
+    def __init__(self, items: Any = (), slots: list[list[Slot]] | None = None) -> None:
+        super().__init__(items)
+        self._slots = [] if slots is None else slots  # the optimiser's slots, per group (the same list)
+
+    def _key(self, key: Any) -> Any:
+        """A Tensor parameter's slot index (found by identity: a copied optimiser finds its copied parameters)."""
+        if isinstance(key, Tensor):
+            i = 0
+            for slots in self._slots:
+                for slot in slots:
+                    if slot.param is key:
+                        return i
+                    i += 1
+        return key
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(self._key(key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(self._key(key), value)
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return super().get(self._key(key), default)
+
+
 def TensorSlot(param: Tensor) -> Slot:  # noqa: N802  (the name of the former class, kept for callers)
     """The slot of one Tensor parameter."""
     return Slot(param)
