@@ -657,3 +657,19 @@ def test_state_is_keyed_by_the_parameter_too():
     p.grad = cr.tensor(np.ones(2))
     clone.step()
     assert p in clone.state and clone.state[p] is clone.state[0]
+
+
+@pytest.mark.parametrize("name", ["Adadelta", "Adafactor", "Adagrad", "Adam", "Adamax", "AdamW", "ASGD", "LBFGS",
+                                  "Muon", "NAdam", "RAdam", "RMSprop", "Rprop", "SGD"])
+def test_float32_parameters_follow_torch(name):
+    """The defaults on float32 parameters: the steps stay in float32 and agree with PyTorch's to float32 rounding."""
+    values = [v.astype(np.float32) for v in VALUES]
+    kwargs = {"momentum": 0.9, "nesterov": True} if name == "SGD" else {}
+    layout = _layouts(name, kwargs)[-1]
+    theirs, ours = Run(name, kwargs, layout, "torch", values), Run(name, kwargs, layout, "chainrule", values)
+    for k in range(6):
+        theirs.step(k)
+        ours.step(k)
+        for a, b in zip(ours.values(), theirs.values()):
+            assert a.dtype == np.float32
+            np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)

@@ -207,7 +207,7 @@ class LBFGS(Optimizer):
                 d, old_dirs, old_stps, ro, h_diag = -flat_grad, [], [], [], 1.0
             else:  # the two-loop recursion over the kept (y, s) pairs
                 y, s = flat_grad - prev_flat_grad, d * t
-                ys = y @ s
+                ys = y @ s  # (NumPy scalars of the parameters' dtype, as PyTorch's 0-d tensors: float32 stays float32)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
