@@ -592,10 +592,12 @@ def test_scheduler_matches_torch(name, kind):
         _same_trace(_trace("chainrule", name, kind, jumps, jump=True), theirs)
 
 
-def test_a_scheduler_written_for_pytorch_runs():
-    """A subclass of LRScheduler with PyTorch's ``get_lr()`` (chainrule's base wanted ``lr_at``)."""
+@pytest.mark.parametrize("base", ["LRScheduler", "_LRScheduler"])
+def test_a_scheduler_written_for_pytorch_runs(base):
+    """A subclass of LRScheduler (or of its former name) with PyTorch's ``get_lr()`` (chainrule's base wanted
+    ``lr_at``)."""
     def halving(lib):
-        class Halving(_s(lib).LRScheduler):
+        class Halving(getattr(_s(lib), base)):
             def get_lr(self):
                 return [base * 0.5 ** (self.last_epoch // 2) for base in self.base_lrs]
         o = _sched_opt(lib, "SGD")
