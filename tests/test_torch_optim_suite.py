@@ -675,3 +675,13 @@ def test_float32_parameters_follow_torch(name):
         for a, b in zip(ours.values(), theirs.values()):
             assert a.dtype == np.float32
             np.testing.assert_allclose(a, b, rtol=2e-5, atol=1e-6)
+
+
+def test_an_optimizer_with_hooks_pickles_without_them():
+    """As PyTorch's: the hooks (lambdas, often) are not part of a pickled or copied optimiser."""
+    import pickle
+
+    opt = optim.Adam([nn.Parameter(np.ones(2))])
+    opt.register_step_post_hook(lambda o, a, k: None)
+    for copied in (pickle.loads(pickle.dumps(opt)), copy.deepcopy(opt)):
+        assert copied.state_dict() == opt.state_dict() and not copied.__dict__.get("_optimizer_hooks")

@@ -49,6 +49,10 @@ def register_optimizer_step_post_hook(hook: Callable[..., Any]) -> RemovableHand
 class OptimizerHooks:
     """The registration methods (mixed into ``Optimizer``); the hooks are kept per optimiser, by kind."""
 
+    def __getstate__(self) -> dict[str, Any]:
+        """Without the hooks (often lambdas), as PyTorch's optimisers pickle and copy."""
+        return {k: v for k, v in self.__dict__.items() if k not in ("_optimizer_hooks", "_hooks_running")}
+
     def _hooks(self, kind: str) -> list[Callable[..., Any]]:
         table = self.__dict__.setdefault("_optimizer_hooks", {})
         return table.setdefault(kind, [])
