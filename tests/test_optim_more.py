@@ -40,21 +40,19 @@ CASES = [
 def test_twenty_steps_match_torch(name, kw):
     ours, theirs = _params(cr), _params(torch)
     opt = getattr(optim, name)(list(ours), **kw)
-    topt = getattr(torch.optim, name)(list(theirs), **kw)
-    default = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)  # (ASGD keeps eta and mu in the default dtype: float64 as chainrule's)
-    try:
-        for _ in range(20):
-            opt.zero_grad()
-            _loss(cr, *ours).backward()
-            opt.step()
-            topt.zero_grad()
-            _loss(torch, *theirs).backward()
-            topt.step()
-            for p, tp in zip(ours, theirs):
-                np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-10, atol=1e-12)
-    finally:
-        torch.set_default_dtype(default)
+    # (PyTorch's foreach ASGD computes eta in float32 arithmetic, its loop in float64 then rounds: they differ by
+    # ~1e-9; chainrule's vector path follows the loop's arithmetic, so it is compared with the loop)
+    tkw = {k: v for k, v in kw.items() if not (name == "ASGD" and k == "foreach")}
+    topt = getattr(torch.optim, name)(list(theirs), **tkw)
+    for _ in range(20):  # (ASGD keeps eta and mu in the default dtype, float32 in both libraries)
+        opt.zero_grad()
+        _loss(cr, *ours).backward()
+        opt.step()
+        topt.zero_grad()
+        _loss(torch, *theirs).backward()
+        topt.step()
+        for p, tp in zip(ours, theirs):
+            np.testing.assert_allclose(p.data, tp.detach().numpy(), rtol=1e-10, atol=1e-12)
     if name == "ASGD":
         np.testing.assert_allclose(opt.state[0]["ax"], topt.state[theirs[0]]["ax"].numpy(), rtol=1e-10)
 

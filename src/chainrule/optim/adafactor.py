@@ -40,8 +40,6 @@ class Adafactor(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, beta2_decay: float = -0.8,
                  eps: tuple[float | None, float] = (None, 1e-3), d: float = 1.0, weight_decay: float = 0.0, *,
                  foreach: bool | None = None, maximize: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Adafactor: lr must be >= 0, got {lr}")
         if not beta2_decay <= 0.0:
             raise ValueError(f"Adafactor: beta2_decay must be <= 0, got {beta2_decay}")
         if eps[0] is not None and not 0.0 <= eps[0]:

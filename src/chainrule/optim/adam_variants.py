@@ -24,7 +24,7 @@ import numpy as np
 from ..core.defaults import get_default_dtype
 from .optimizers import Optimizer, implementation
 
-__all__ = ["Adamax", "NAdam", "RAdam"]
+__all__ = ["Adamax", "NAdam", "RAdam", "SparseAdam"]
 
 _IGNORED = ("foreach", "capturable", "differentiable", "fused")  # PyTorch's implementation switches
 
@@ -178,3 +178,22 @@ class RAdam(_AdamFamily):
             p -= corrected * lr * adaptive * rect
         else:
             p -= corrected * lr
+
+
+class SparseAdam:
+    """PyTorch's ``SparseAdam`` (the lazy Adam of sparse embedding gradients) is not available: chainrule has no
+    sparse gradients (``nn.Embedding(sparse=True)`` is refused), so making one raises, naming the way out.
+
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> optim.SparseAdam([Tensor([1.0], requires_grad=True)])
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: SparseAdam: chainrule has no sparse gradients ...
+    """
+
+    def __init__(self, params: Any = None, lr: float = 1e-3, *args: Any, **kwargs: Any) -> None:
+        raise NotImplementedError(
+            "SparseAdam: chainrule has no sparse gradients (nn.Embedding(sparse=True) is refused), and SparseAdam "
+            "updates only the rows a sparse gradient names; use optim.Adam (or AdamW), which updates every row: "
+            "the moments of rows not looked up in a step decay too, so the two differ on rarely seen rows")

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .optimizers import Optimizer
-from .schedules import LRScheduler
+from .schedules import LRScheduler, from_pytorch
 
 __all__ = ["ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR"]
 
@@ -211,15 +211,17 @@ class CyclicLR(LRScheduler):
             self._set_momentums([m - (m - b) * position * scale
                                  for b, m in zip(self.base_momentums, self.max_momentums, strict=True)])
 
-    def step(self) -> None:
-        """Advance one batch: set the rates (and momenta) of the next one."""
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one batch: set the rates (and momenta) of the next one (or of batch ``epoch``, PyTorch's
+        deprecated argument)."""
         self._check_untouched()
-        self.last_epoch += 1
+        self.last_epoch = self.last_epoch + 1 if epoch is None else self._epoch(epoch)
         self._apply()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore ``state_dict()`` (a ``scale_fn`` is not saved: the one given to this scheduler stays)."""
-        for k, v in state.items():
+        """Restore ``state_dict()`` or a PyTorch one (a ``scale_fn`` is not saved: the one given to this scheduler
+        stays)."""
+        for k, v in from_pytorch(self, state).items():
             if k == "scale_fn":
                 continue
             if k not in self.__dict__ or k.startswith("_") or k == "optimizer":

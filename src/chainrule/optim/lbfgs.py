@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..core.state import enable_grad
-from .optimizers import Optimizer
+from .optimizers import Optimizer, lr_value
 
 __all__ = ["LBFGS"]
 
@@ -53,9 +53,9 @@ def _strong_wolfe(obj_func: Callable[[float], tuple[float, np.ndarray]], t: floa
                   max_ls: int = 25) -> tuple[float, np.ndarray, float, int]:
     """A step ``t`` along ``d`` meeting the strong Wolfe conditions (PyTorch's bracketing and zoom);
     returns ``(loss, gradient, t, evaluations)``."""
-    d_norm = float(np.abs(d).max())
+    d_norm = np.abs(d).max()
     f_new, g_new = obj_func(t)
-    evals, gtd_new = 1, float(g_new @ d)
+    evals, gtd_new = 1, g_new @ d
     t_prev, f_prev, g_prev, gtd_prev = 0.0, f, g, gtd
     done, ls_iter = False, 0
     bracket: list[float] = []
@@ -78,7 +78,7 @@ def _strong_wolfe(obj_func: Callable[[float], tuple[float, np.ndarray]], t: floa
         t_prev, t = t, _cubic_interpolate(t_prev, f_prev, gtd_prev, t, f_new, gtd_new, bounds=(min_step, max_step))
         f_prev, g_prev, gtd_prev = f_new, g_new, gtd_new
         f_new, g_new = obj_func(t)
-        evals, gtd_new, ls_iter = evals + 1, float(g_new @ d), ls_iter + 1
+        evals, gtd_new, ls_iter = evals + 1, g_new @ d, ls_iter + 1
     if ls_iter == max_ls:
         bracket, bracket_f, bracket_g = [0.0, t], [f, f_new], [g, g_new]
     insuf_progress = False
@@ -97,7 +97,7 @@ def _strong_wolfe(obj_func: Callable[[float], tuple[float, np.ndarray]], t: floa
         else:
             insuf_progress = False
         f_new, g_new = obj_func(t)
-        evals, gtd_new, ls_iter = evals + 1, float(g_new @ d), ls_iter + 1
+        evals, gtd_new, ls_iter = evals + 1, g_new @ d, ls_iter + 1
         if f_new > (f + c1 * t * gtd) or f_new >= bracket_f[low]:
             bracket[high], bracket_f[high], bracket_g[high], bracket_gtd[high] = t, f_new, g_new, gtd_new
             low, high = (0, 1) if bracket_f[0] <= bracket_f[1] else (1, 0)
@@ -183,7 +183,7 @@ class LBFGS(Optimizer):
                 return closure()
 
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = lr_value(group), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
         state = self.state.setdefault(0, {})
@@ -207,7 +207,7 @@ class LBFGS(Optimizer):
                 d, old_dirs, old_stps, ro, h_diag = -flat_grad, [], [], [], 1.0
             else:  # the two-loop recursion over the kept (y, s) pairs
                 y, s = flat_grad - prev_flat_grad, d * t
-                ys = float(y @ s)
+                ys = y @ s  # (NumPy scalars of the parameters' dtype, as PyTorch's 0-d tensors: float32 stays float32)
                 if ys > 1e-10:
                     if len(old_dirs) == history_size:
                         old_dirs.pop(0)
@@ -216,20 +216,20 @@ class LBFGS(Optimizer):
                     old_dirs.append(y)
                     old_stps.append(s)
                     ro.append(1.0 / ys)
-                    h_diag = ys / float(y @ y)
-                al = [0.0] * len(old_dirs)
+                    h_diag = ys / (y @ y)
+                al = state.setdefault("al", [None] * history_size)  # (scratch kept in the state, as PyTorch)
                 q = -flat_grad
                 for i in range(len(old_dirs) - 1, -1, -1):
-                    al[i] = float(old_stps[i] @ q) * ro[i]
+                    al[i] = (old_stps[i] @ q) * ro[i]
                     q = q - al[i] * old_dirs[i]
                 d = r = q * h_diag
                 for i in range(len(old_dirs)):
-                    be_i = float(old_dirs[i] @ r) * ro[i]
+                    be_i = (old_dirs[i] @ r) * ro[i]
                     r += (al[i] - be_i) * old_stps[i]
             prev_flat_grad = flat_grad.copy()
             prev_loss = loss
-            t = min(1.0, 1.0 / float(np.abs(flat_grad).sum())) * lr if state["n_iter"] == 1 else lr
-            gtd = float(flat_grad @ d)
+            t = min(1.0, 1.0 / np.abs(flat_grad).sum()) * lr if state["n_iter"] == 1 else lr
+            gtd = flat_grad @ d
             if gtd > -tolerance_change:  # not a descent direction
                 break
             ls_func_evals = 0
@@ -267,7 +267,7 @@ class LBFGS(Optimizer):
 
     def state_dict(self) -> dict[str, Any]:
         out = super().state_dict()
-        out["state"] = copy.deepcopy(self.state)
+        out["state"] = copy.deepcopy(dict(self.state))
         return out
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:

@@ -23,3 +23,5 @@ __all__ = [
     "WarmupCosineLR", "OneCycleLR", "ReduceLROnPlateau", "SequentialLR", "ChainedScheduler",
     "ConstantLR", "PolynomialLR", "CosineAnnealingWarmRestarts", "CyclicLR", "MultiplicativeLR",
 ]
+
+_LRScheduler = LRScheduler  # PyTorch's former name of the base class (deprecated there), still subclassed by old code

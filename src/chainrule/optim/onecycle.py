@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 from .optimizers import Optimizer
-from .schedules import LRScheduler
+from .schedules import LRScheduler, from_pytorch
 
 
 def _anneal(strategy: str, start: float, end: float, pct: float) -> float:
@@ -91,10 +91,11 @@ class OneCycleLR(LRScheduler):
     def lr_at(self, base_lr: float, epoch: int) -> float:
         raise TypeError("OneCycleLR: the rate depends on each group's max_lr; read get_last_lr() instead")
 
-    def step(self) -> None:
-        """Advance one step and set the optimiser's learning rates (and momenta, with ``cycle_momentum``)."""
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one step and set the optimiser's learning rates (and momenta, with ``cycle_momentum``); ``epoch``
+        (PyTorch's deprecated argument) goes to that step instead."""
         self._check_untouched()
-        self.last_epoch += 1
+        self.last_epoch = self.last_epoch + 1 if epoch is None else self._epoch(epoch)
         self._apply()
 
     def _apply(self) -> None:
@@ -117,8 +118,9 @@ class OneCycleLR(LRScheduler):
             self._last_lr.append(lr)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore ``state_dict()``; the optimiser's rates (and momenta) are set for the restored step."""
-        for k, v in state.items():
+        """Restore ``state_dict()`` or a PyTorch one; the optimiser's rates (and momenta) are set for the restored
+        step."""
+        for k, v in from_pytorch(self, state).items():
             if k not in self.__dict__ or k.startswith("_") or k == "optimizer":
                 raise KeyError(f"OneCycleLR.load_state_dict: unknown entry {k!r}")
             setattr(self, k, v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v)

@@ -28,11 +28,14 @@ from ..core.device import as_array, is_off_host, move, of
 from ..core.state import enable_grad
 from ..tensor import Tensor
 from . import flat, rules
-from .params import Slot, as_param_list, make_slots
+from .hooks import OptimizerHooks, hook_methods
+from .params import ParamState, Slot, as_param_list, make_slots, split_names
+from .saved_groups import SCALAR_STATE, checked_hyperparameter, implementation_switch
 
 
-class Optimizer:
-    """Base class: parameter groups, ``zero_grad``, ``step`` and a resumable ``state_dict``.
+class Optimizer(OptimizerHooks):
+    """Base class: parameter groups, ``zero_grad``, ``step`` and a resumable ``state_dict``, with PyTorch's hooks
+    around them (:mod:`chainrule.optim.hooks`).
 
     ``params``: an iterable of parameters (Tensors and/or Scalars), a Module, or a list of
     dicts (parameter groups) each with ``'params'`` and optional hyperparameters.
@@ -43,6 +46,10 @@ class Optimizer:
     _state_keys: tuple[str, ...] = ()
     _elementwise = False  # whether ``_update`` is elementwise: a group may then be updated as one vector (flat.py)
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        hook_methods(cls)  # (a subclass's own step, state_dict, load_state_dict run the hooks too)
+
     def __init__(self, params: Any, defaults: dict[str, Any], foreach: bool | None = None) -> None:
         name = type(self).__name__
         self._foreach = foreach  # None: one vector per group for parameters off the host (a GPU's), as PyTorch
@@ -50,7 +57,7 @@ class Optimizer:
         self.defaults = dict(defaults)
         self.param_groups: list[dict[str, Any]] = []
         self._slots: list[list[Slot]] = []
-        self.state: dict[int, dict[str, Any]] = {}
+        self.state = {}
         items = as_param_list(params, name)
         if not items:
             raise ValueError(f"{name}: got an empty parameter list (did the model register its Parameters?)")
@@ -63,14 +70,23 @@ class Optimizer:
         name = type(self).__name__
         if not isinstance(group, dict) or "params" not in group:
             raise TypeError(f"{name}: a parameter group must be a dict with a 'params' entry")
-        params = as_param_list(group["params"], name)
+        params, names = split_names(as_param_list(group["params"], name), name)
+        if any(("param_names" in g) != (names is not None) for g in self.param_groups):
+            raise ValueError(
+                f"{name}: all optimizer param groups should be with/without names. cannot add a param group "
+                f"{'with' if names is not None else 'without'} names to an optimiser whose groups are "
+                f"{'without' if names is not None else 'with'}; give every group (name, parameter) pairs "
+                "(named_parameters()) or none"
+            )
         known = {id(p) for g in self.param_groups for p in g["params"]}
         if any(id(p) in known for p in params) or len({id(p) for p in params}) != len(params):
             raise ValueError(f"{name}: a parameter appears twice (in one group or in two groups)")
-        unknown = set(group) - set(self.defaults) - {"params", "initial_lr"}
+        unknown = set(group) - set(self.defaults) - {"params", "initial_lr", "param_names"}
         if unknown:
             raise TypeError(f"{name}: unknown hyperparameter(s) {sorted(unknown)}; known: {sorted(self.defaults)}")
         full = {**self.defaults, **group, "params": params}
+        if names is not None:
+            full["param_names"] = names
         self._check(full)
         self.param_groups.append(full)
         self._slots.append(make_slots(params, name))
@@ -78,7 +94,11 @@ class Optimizer:
 
     def _check(self, group: dict[str, Any]) -> None:
         name = type(self).__name__
-        if not group["lr"] >= 0.0:
+        lr = group["lr"]
+        if isinstance(lr, Tensor) and lr._data.size != 1:
+            raise ValueError(f"{name}: Tensor lr must be 1-element (a learning rate), got a Tensor of shape "
+                             f"{tuple(lr.shape)}; pass a float or a one-element Tensor")
+        if not float(lr) >= 0.0:
             raise ValueError(f"{name}: learning rate lr must be >= 0, got {group['lr']}")
         if group.get("weight_decay", 0.0) < 0.0:
             raise ValueError(f"{name}: weight_decay must be >= 0, got {group['weight_decay']}")
@@ -91,6 +111,15 @@ class Optimizer:
                 out.append((i, slot, group))
                 i += 1
         return out
+
+    @property
+    def state(self) -> ParamState:
+        """Each slot's state (a dict per parameter) under its index, or under the Tensor parameter (PyTorch's key)."""
+        return self._state
+
+    @state.setter
+    def state(self, value: dict[int, dict[str, Any]]) -> None:
+        self._state = ParamState(value, self._slots)
 
     def _index_slots(self) -> None:
         """Per group, ``(state index, parameter, commit, None)`` for each slot: what ``step`` walks, prepared once
@@ -125,7 +154,7 @@ class Optimizer:
         """One update of the parameters listed in ``plan`` (per group, ``(state index, parameter, commit, k)``):
         from their ``.grad`` when ``grads`` is None, else from ``grads[k]`` (``k`` None: no gradient, no update),
         the arrays of a replayed training step (``chainrule.jit_step``)."""
-        state, update, ndarray = self.state, self._update, np.ndarray
+        state, update, ndarray, get = self.state, self._update, np.ndarray, dict.get  # (dict's get: an index key)
         for key, (group, members) in enumerate(zip(self.param_groups, plan, strict=True)):
             maximize = group.get("maximize")
             hyper = self._hyper(group)
@@ -153,7 +182,7 @@ class Optimizer:
                     grad = grads[k]
                 if maximize:
                     grad = -grad
-                st = state.get(i)
+                st = get(state, i)
                 if st is None:
                     st = state[i] = {}
                 update(value, grad, hyper, st)
@@ -168,7 +197,10 @@ class Optimizer:
         return isinstance(first, Tensor) and first._data.__class__ is not np.ndarray
 
     def _hyper(self, group: dict[str, Any]) -> Any:
-        """What ``_update`` receives as ``group``: the group itself, or its values read once per step."""
+        """What ``_update`` receives as ``group``: the group itself, or its values read once per step (a Tensor
+        ``lr``, PyTorch's spelling, is read as the float it holds now)."""
+        if isinstance(group["lr"], Tensor):
+            return {**group, "lr": lr_value(group)}
         return group
 
     def _state_shape(self, key: str, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -187,7 +219,7 @@ class Optimizer:
         groups = []
         state: dict[int, dict[str, Any]] = {}
         for (i, _slot, _group) in self._all_slots():
-            if i in self.state:
+            if self.state.get(i):  # (a parameter without state, e.g. plain SGD's, is left out, as PyTorch)
                 state[i] = {k: (v.copy() if isinstance(v, np.ndarray) else of(v).to_host(v) if is_off_host(v) else v)
                             for k, v in self.state[i].items()}  # host arrays: a checkpoint loads on any device
         start = 0
@@ -239,7 +271,8 @@ class Optimizer:
                 restored[key] = v
             new_state[i] = restored
         checked = [
-            {k: _checked_hyperparameter(name, g, k, v, group) for k, v in saved.items() if k != "params"}
+            {k: checked_hyperparameter(name, g, k, v, group) for k, v in saved.items()
+             if k != "params" and not implementation_switch(name, g, k, v, group)}
             for g, (group, saved) in enumerate(zip(self.param_groups, groups, strict=False))
         ]
         for group, values in zip(self.param_groups, checked, strict=False):
@@ -252,6 +285,9 @@ class Optimizer:
             lines.append(f"Parameter Group {k}")
             lines.extend(f"    {key}: {value}" for key, value in sorted(group.items()) if key != "params")
         return "\n".join(lines + [")"])
+
+
+hook_methods(Optimizer)
 
 
 class SGD(Optimizer):
@@ -292,7 +328,7 @@ class SGD(Optimizer):
                          implementation("SGD", foreach, fused, differentiable))
 
     def _hyper(self, group: dict[str, Any]) -> Any:
-        return group["lr"], group["momentum"], group["dampening"], group["nesterov"], group["weight_decay"]
+        return lr_value(group), group["momentum"], group["dampening"], group["nesterov"], group["weight_decay"]
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: Any, state: dict[str, Any]) -> None:
         lr, momentum, dampening, nesterov, wd = group  # (read once per step by _hyper)
@@ -305,7 +341,8 @@ class SGD(Optimizer):
 
 class Adam(Optimizer):
     """Adam (Kingma and Ba), with PyTorch's bias correction and optional AMSGrad. ``weight_decay``
-    here is L2 (added to the gradient); use :class:`AdamW` for decoupled weight decay.
+    here is L2 (added to the gradient), or decoupled with ``decoupled_weight_decay=True`` (PyTorch's flag:
+    then it is :class:`AdamW`).
 
     Example:
         >>> from chainrule import Tensor, optim
@@ -332,6 +369,7 @@ class Adam(Optimizer):
         capturable: bool = False,
         differentiable: bool = False,
         fused: bool | None = None,
+        decoupled_weight_decay: bool = False,
     ) -> None:
         name = type(self).__name__
         b1, b2 = (float(b) for b in betas)
@@ -340,7 +378,8 @@ class Adam(Optimizer):
         if eps < 0.0:
             raise ValueError(f"{name}: eps must be >= 0, got {eps}")
         super().__init__(params, dict(lr=lr, betas=(b1, b2), eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
-                                      maximize=maximize), implementation(name, foreach, fused, differentiable))
+                                      maximize=maximize, decoupled_weight_decay=bool(decoupled_weight_decay)),
+                         implementation(name, foreach, fused, differentiable))
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         if not state:
@@ -356,7 +395,7 @@ class Adam(Optimizer):
             if vmax is None:
                 vmax = state["max_exp_avg_sq"] = np.zeros_like(p)
         rules.adam(p, g, state["exp_avg"], state["exp_avg_sq"], state["step"], group["lr"], group["betas"],
-                   group["eps"], group["weight_decay"], self._decoupled, vmax)
+                   group["eps"], group["weight_decay"], self._decoupled or group["decoupled_weight_decay"], vmax)
 
 
 class AdamW(Adam):
@@ -372,7 +411,7 @@ class AdamW(Adam):
         Tensor([0.95, 0.95], dtype=float32, requires_grad=True)
     """
 
-    _decoupled = True
+    _decoupled = True  # (whatever a loaded state says, as PyTorch's AdamW)
 
     def __init__(
         self,
@@ -391,7 +430,7 @@ class AdamW(Adam):
     ) -> None:
         super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad,
                          maximize=maximize, foreach=foreach, capturable=capturable, differentiable=differentiable,
-                         fused=fused)
+                         fused=fused, decoupled_weight_decay=True)
 
 
 def implementation(name: str, foreach: bool | None, fused: bool | None, differentiable: bool = False) -> bool | None:
@@ -407,47 +446,7 @@ def implementation(name: str, foreach: bool | None, fused: bool | None, differen
     return True if fused else foreach
 
 
-def _is_number(v: Any) -> bool:
-    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
-
-
-# state entries that are numbers, not arrays (a 0-d array saved under another name is a 0-d parameter's moment)
-SCALAR_STATE = frozenset({"step", "mu_product"})
-
-# what schedulers add to each param group (PyTorch's names): a saved state may hold them without a scheduler here
-SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
-
-
-def _checked_hyperparameter(name: str, g: int, key: str, value: Any, group: dict[str, Any]) -> Any:
-    """A saved hyperparameter, checked against the kind of value this optimiser holds under ``key``."""
-    where = f"{name}.load_state_dict: hyperparameter {key!r} of group {g}"
-    if key not in group and key in SCHEDULER_KEYS:  # written by a scheduler (PyTorch's load keeps them too)
-        if not _is_number(value) or not np.isfinite(value):
-            raise TypeError(f"{where} (set by a learning-rate scheduler) must be a finite number, got {value!r:.40}")
-        return float(value)
-    if key not in group:
-        raise ValueError(
-            f"{name}.load_state_dict: the saved state has a hyperparameter {key!r} that {name} does not have "
-            f"(it has {sorted(k for k in group if k != 'params')}); it was saved from another optimiser"
-        )
-    current = group[key]
-    if isinstance(current, (bool, np.bool_)) or current is None:
-        if not isinstance(value, (bool, np.bool_)) and not (current is None and (value is None or _is_number(value))):
-            raise TypeError(f"{where} must be {'a bool' if current is not None else 'None or a number'}, "
-                            f"got {type(value).__name__} {value!r:.40}")
-        return bool(value) if isinstance(value, np.bool_) else value
-    if _is_number(current):
-        if not _is_number(value) or not np.isfinite(value):
-            raise TypeError(f"{where} must be a finite number, got {type(value).__name__} {value!r:.40}")
-        if key in ("lr", "eps", "weight_decay", "momentum") and value < 0:
-            raise ValueError(f"{where} must be >= 0, got {value}")
-        return type(current)(value) if isinstance(current, (int, float)) else value
-    if isinstance(current, tuple):  # (an entry that is None may stay None: Adafactor's eps)
-        if (not isinstance(value, (list, tuple)) or len(value) != len(current)
-                or not all((v is None and c is None) or (_is_number(v) and np.isfinite(v))
-                           for v, c in zip(value, current))):
-            raise TypeError(f"{where} must be {len(current)} finite numbers, got {value!r:.60}")
-        return tuple(None if v is None else float(v) for v in value)
-    if isinstance(current, str) and not isinstance(value, str):
-        raise TypeError(f"{where} must be a string, got {type(value).__name__} {value!r:.40}")
-    return value
+def lr_value(group: dict[str, Any]) -> float:
+    """A group's learning rate as a float (PyTorch also takes a one-element Tensor, read at each step)."""
+    lr = group["lr"]
+    return float(lr._data.reshape(-1)[0]) if isinstance(lr, Tensor) else lr

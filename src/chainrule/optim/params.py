@@ -127,6 +127,49 @@ class Slot:
         return list(p.scalars) if isinstance(p, ScalarVector) else [p]
 
 
+class ParamState(dict):
+    """``optimizer.state``: each slot's state under its index (the keys of ``state_dict()['state']``), and also
+    under a Tensor parameter itself, as PyTorch keys it: ``opt.state[p]``, ``p in opt.state``, ``opt.state.get(p)``
+    (iterating gives the indices).
+
+    Example:
+        >>> import numpy as np
+        >>> from chainrule import nn, optim, tensor
+        >>> w = nn.Parameter(np.ones(2))
+        >>> opt = optim.SGD([w], lr=0.1, momentum=0.9)
+        >>> w.grad = tensor(np.ones(2)); opt.step()
+        >>> list(opt.state), w in opt.state, opt.state[w]["momentum_buffer"].tolist()
+        ([0], True, [1.0, 1.0])
+    """
+
+    def __init__(self, items: Any = (), slots: list[list[Slot]] | None = None) -> None:
+        super().__init__(items)
+        self._slots = [] if slots is None else slots  # the optimiser's slots, per group (the same list)
+
+    def _key(self, key: Any) -> Any:
+        """A Tensor parameter's slot index (found by identity: a copied optimiser finds its copied parameters)."""
+        if isinstance(key, Tensor):
+            i = 0
+            for slots in self._slots:
+                for slot in slots:
+                    if slot.param is key:
+                        return i
+                    i += 1
+        return key
+
+    def __getitem__(self, key: Any) -> Any:
+        return super().__getitem__(self._key(key))
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        super().__setitem__(self._key(key), value)
+
+    def __contains__(self, key: object) -> bool:
+        return super().__contains__(self._key(key))
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        return super().get(self._key(key), default)
+
+
 def TensorSlot(param: Tensor) -> Slot:  # noqa: N802  (the name of the former class, kept for callers)
     """The slot of one Tensor parameter."""
     return Slot(param)
@@ -146,6 +189,25 @@ def as_param_list(params: Any, where: str) -> list[Any]:
     if isinstance(params, (str, bytes)) or not isinstance(params, Iterable):
         raise TypeError(f"{where}: params must be an iterable of Tensors or Scalars, got {type(params).__name__}")
     return list(params)
+
+
+def split_names(items: list[Any], where: str) -> tuple[list[Any], list[str] | None]:
+    """``(parameters, names)`` from PyTorch's ``(name, parameter)`` pairs (``model.named_parameters()``), or
+    ``(items, None)`` when no item is such a pair."""
+    named = [isinstance(p, tuple) for p in items]
+    if not any(named):
+        return items, None
+    if not all(named):
+        raise ValueError(
+            f"{where}: all optimizer params should be with/without names. Some param names are missing: "
+            f"{named.count(False)} of {len(items)} parameters come without a name; pass named_parameters() "
+            "(name, parameter) pairs for all of them, or plain parameters"
+        )
+    for i, p in enumerate(items):
+        if len(p) != 2 or not isinstance(p[0], str):
+            raise TypeError(f"{where}: parameter {i} is a tuple of {len(p)} item(s); a named parameter is a pair "
+                            "(name: str, parameter), as named_parameters() gives")
+    return [p for _, p in items], [n for n, _ in items]
 
 
 def make_slots(params: Iterable[Any], where: str) -> list[Slot]:

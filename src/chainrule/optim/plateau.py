@@ -6,6 +6,7 @@ import math
 from typing import Any
 
 from .optimizers import Optimizer
+from .schedules import from_pytorch
 
 
 class ReduceLROnPlateau:
@@ -56,10 +57,11 @@ class ReduceLROnPlateau:
             return a < (self.best * (1.0 - self.threshold) if rel else self.best - self.threshold)
         return a > (self.best * (1.0 + self.threshold) if rel else self.best + self.threshold)
 
-    def step(self, metrics: Any) -> None:
-        """Record one value of the watched metric (e.g. the validation loss) and cut the rates if it stalled."""
+    def step(self, metrics: Any, epoch: int | None = None) -> None:
+        """Record one value of the watched metric (e.g. the validation loss) and cut the rates if it stalled
+        (``epoch``, PyTorch's deprecated argument, sets the step count)."""
         current = float(metrics.item() if hasattr(metrics, "item") else metrics)
-        self.last_epoch += 1
+        self.last_epoch = self.last_epoch + 1 if epoch is None else int(epoch)
         if self._better(current):
             self.best, self.num_bad_epochs = current, 0
         else:
@@ -85,8 +87,11 @@ class ReduceLROnPlateau:
         return {k: (list(v) if isinstance(v, list) else v) for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore ``state_dict()`` (the rates themselves are the optimiser's state)."""
-        for k, v in state.items():
+        """Restore ``state_dict()`` or a PyTorch one (the rates themselves are the optimiser's state)."""
+        for k, v in from_pytorch(self, state).items():
             if k not in self.__dict__ or k == "optimizer":
                 raise KeyError(f"ReduceLROnPlateau.load_state_dict: unknown entry {k!r}")
             setattr(self, k, v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v)
+        saved = state.get("_last_lr")  # (the rates of the latest step, in both libraries' state dicts)
+        self._last_lr = [float(v) for v in saved] if saved is not None else \
+            [float(g["lr"]) for g in self.optimizer.param_groups]

@@ -24,7 +24,7 @@ from typing import Any
 
 from .cyclic import ConstantLR, PolynomialLR
 from .optimizers import Optimizer
-from .schedules import ExponentialLR, LinearLR, LRScheduler, MultiStepLR, StepLR
+from .schedules import ExponentialLR, LinearLR, LRScheduler, MultiStepLR, StepLR, from_pytorch
 
 
 def _check_schedulers(where: str, schedulers: Any, optimizer: Optimizer | None) -> tuple[list[LRScheduler], Optimizer]:
@@ -65,9 +65,12 @@ class _Combined(LRScheduler):
         return state
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore ``state_dict()``; the optimiser's rates are set for the restored step."""
-        state = dict(state)
+        """Restore ``state_dict()`` or a PyTorch one; the optimiser's rates are set for the restored step."""
+        state = from_pytorch(self, state)
         parts = state.pop("_schedulers", None)
+        if parts is not None:
+            parts = [from_pytorch(s, part) for s, part in zip(self._schedulers, parts, strict=False)]
+            state.setdefault("last_epoch", self.last_epoch if not parts else parts[0].get("last_epoch"))
         if parts is None or len(parts) != len(self._schedulers):
             raise KeyError(f"{type(self).__name__}.load_state_dict: expected the state of "
                            f"{len(self._schedulers)} scheduler(s) under '_schedulers'")

@@ -26,11 +26,53 @@ import bisect
 import math
 from typing import Any
 
+import numpy as np
+
 from .optimizers import Optimizer
+
+# A PyTorch scheduler's state dict holds its own bookkeeping besides the settings and the step count; chainrule's
+# closed forms need none of it, so a torch.optim.lr_scheduler checkpoint loads without it (PyTorch's names)
+TORCH_BOOKKEEPING = frozenset({"_step_count", "_get_lr_called_within_step", "_is_initial", "_last_lr", "verbose",
+                               "_scale_fn_custom", "_scale_fn_ref", "default_min_lr", "mode_worse", "use_beta1"})
+
+
+def from_pytorch(scheduler: Any, state: dict[str, Any]) -> dict[str, Any]:
+    """A scheduler state dict in chainrule's names: PyTorch's bookkeeping left out, its spellings of the same
+    settings renamed (``_milestones``, ``_schedule_phases``, ``_anneal_func_type``, a ``Counter`` of milestones);
+    the state of its callable objects (``lr_lambdas``) goes to the functions given to ``scheduler``, as PyTorch."""
+    out = {k: v for k, v in state.items() if k not in TORCH_BOOKKEEPING}
+    lambdas = out.pop("lr_lambdas", None)
+    for f, saved in zip(getattr(scheduler, "_lambdas", []), lambdas or [], strict=False):
+        if saved is not None:
+            f.__dict__.update(saved)
+    if "_milestones" in out:
+        out["milestones"] = out.pop("_milestones")
+    if isinstance(out.get("milestones"), dict):  # (PyTorch's MultiStepLR keeps a Counter: a milestone twice counts)
+        out["milestones"] = sorted(int(m) for m, n in out["milestones"].items() for _ in range(n))
+    if "_anneal_func_type" in out:
+        out["anneal_strategy"] = out.pop("_anneal_func_type")
+    if "_schedule_phases" in out:
+        out["phases"] = [[float(p["end_step"]), p["start_lr"], p["end_lr"], p["start_momentum"], p["end_momentum"]]
+                         for p in out.pop("_schedule_phases")]
+    return out
 
 
 class LRScheduler:
-    """Base class: sets ``group['lr'] = lr_at(group's base lr, step)`` at each ``step()``."""
+    """Base class: sets ``group['lr'] = lr_at(group's base lr, step)`` at each ``step()``.
+
+    A subclass gives ``lr_at(base_lr, step)``, or, as in PyTorch, ``get_lr()``: the rates of the groups at
+    ``self.last_epoch`` (from ``self.base_lrs``).
+
+    Example:
+        >>> from chainrule import Tensor, optim
+        >>> class Halving(optim.lr_scheduler.LRScheduler):  # PyTorch's way of writing a schedule
+        ...     def get_lr(self):
+        ...         return [base * 0.5 ** self.last_epoch for base in self.base_lrs]
+        >>> opt = optim.SGD([Tensor([1.0], requires_grad=True)], lr=1.0)
+        >>> sched = Halving(opt)
+        >>> opt.step(); sched.step(); opt.step(); sched.step(); sched.get_last_lr()
+        [0.25]
+    """
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
@@ -48,15 +90,27 @@ class LRScheduler:
 
     def _rates_at(self, epoch: int) -> list[float]:
         """The rate of each parameter group at step ``epoch``."""
+        if type(self).get_lr is not LRScheduler.get_lr:  # (a PyTorch-style subclass: its get_lr at last_epoch)
+            return [float(lr) for lr in self.get_lr()]
         return [self.lr_at(base, epoch) for base in self.base_lrs]
 
-    def step(self) -> None:
-        """Advance one step and set the optimiser's learning rates."""
+    def get_lr(self) -> list[float]:
+        """The rates of the groups at step ``last_epoch`` (a subclass may define it instead of ``lr_at``)."""
+        return [self.lr_at(base, self.last_epoch) for base in self.base_lrs]
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one step and set the optimiser's learning rates; ``epoch`` (PyTorch's deprecated argument) goes
+        to that step count instead."""
         self._check_untouched()
-        self.last_epoch += 1
+        self.last_epoch = self.last_epoch + 1 if epoch is None else self._epoch(epoch)
         self._last_lr = self._rates_at(self.last_epoch)
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
             group["lr"] = lr
+
+    def _epoch(self, epoch: Any) -> int:
+        if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
+            raise ValueError(f"{type(self).__name__}.step: epoch must be an int >= 0, got {epoch!r}")
+        return int(epoch)
 
     def _check_untouched(self) -> None:
         """Refuse to overwrite a rate set since this scheduler's last step (PyTorch would build on it)."""
@@ -86,8 +140,9 @@ class LRScheduler:
         }
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        """Restore ``state_dict()``; the optimiser's rates are set for the restored step."""
-        for k, v in state.items():
+        """Restore ``state_dict()`` (or a PyTorch scheduler's); the optimiser's rates are set for the restored
+        step."""
+        for k, v in from_pytorch(self, state).items():
             if k not in self.__dict__ or k.startswith("_") or k == "optimizer":
                 raise KeyError(f"{type(self).__name__}.load_state_dict: unknown entry {k!r}")
             setattr(self, k, v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v)
@@ -151,6 +206,14 @@ class MultiplicativeLR(LambdaLR):
     def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
         self._products: list[list[float]] = []  # the products of the factors up to each step, per group
         super().__init__(optimizer, lr_lambda, last_epoch)
+
+    def step(self, epoch: int | None = None) -> None:
+        """Advance one step (PyTorch's deprecated ``epoch`` is refused: its MultiplicativeLR then multiplies the
+        current rate by the one factor of that epoch, not by those of the epochs in between)."""
+        if epoch is not None:
+            raise TypeError(f"MultiplicativeLR.step(epoch={epoch!r}): a jump to an epoch is not a product of factors "
+                            "(PyTorch's deprecated argument applies one factor); call step() once per epoch")
+        super().step()
 
     def lr_at(self, base_lr: float, epoch: int) -> float:
         return base_lr * self._product(0, epoch)

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ..core.defaults import get_default_dtype
 from .optimizers import Optimizer, implementation
 
 __all__ = ["Rprop", "ASGD"]
@@ -41,8 +42,6 @@ class Rprop(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, etas: tuple[float, float] = (0.5, 1.2),
                  step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
                  foreach: bool | None = None, maximize: bool = False, differentiable: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"Rprop: lr must be >= 0, got {lr}")
         if not 0.0 < etas[0] < 1.0 < etas[1]:
             raise ValueError(f"Rprop: etas must satisfy 0 < etas[0] < 1 < etas[1], got {etas}")
         super().__init__(params, dict(lr=lr, etas=tuple(etas), step_sizes=tuple(step_sizes), maximize=maximize),
@@ -84,8 +83,6 @@ class ASGD(Optimizer):
     def __init__(self, params: Any, lr: float = 1e-2, lambd: float = 1e-4, alpha: float = 0.75, t0: float = 1e6,
                  weight_decay: float = 0.0, foreach: bool | None = None, maximize: bool = False,
                  differentiable: bool = False, capturable: bool = False) -> None:
-        if not 0.0 <= lr:
-            raise ValueError(f"ASGD: lr must be >= 0, got {lr}")
         if not 0.0 <= weight_decay:
             raise ValueError(f"ASGD: weight_decay must be >= 0, got {weight_decay}")
         super().__init__(params, dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
@@ -93,22 +90,25 @@ class ASGD(Optimizer):
 
     def _update(self, p: np.ndarray, g: np.ndarray, group: dict[str, Any], state: dict[str, Any]) -> None:
         lr, lambd = group["lr"], group["lambd"]
+        # eta and mu are kept in the default dtype (float32 unless set), as PyTorch keeps them in tensors of it
+        kind = get_default_dtype().type
         if not state:
             state["step"] = 0
-            state["eta"] = float(lr)
-            state["mu"] = 1.0
+            state["eta"] = kind(lr)
+            state["mu"] = kind(1.0)
             state["ax"] = np.zeros_like(p)
         state["step"] += 1
         if group["weight_decay"] != 0:
             g = g + group["weight_decay"] * p
-        eta = state["eta"]
+        eta = float(state["eta"])  # (a float: arithmetic in the parameter's dtype, as PyTorch's eta.item())
         p *= 1 - lambd * eta
         p -= eta * g
         ax = state["ax"]
-        if state["mu"] != 1:
-            ax += (p - ax) * state["mu"]
+        mu = float(state["mu"])
+        if mu != 1:
+            ax += (p - ax) * mu
         else:
             ax[...] = p
         step = state["step"]
-        state["eta"] = lr / ((1 + lambd * lr * step) ** group["alpha"])
-        state["mu"] = 1 / max(1, step - group["t0"])
+        state["eta"] = kind(lr / ((1 + lambd * lr * step) ** group["alpha"]))
+        state["mu"] = kind(1 / max(1, step - group["t0"]))

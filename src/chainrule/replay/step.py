@@ -51,7 +51,8 @@ class JittedStep:
     """
 
     def __init__(self, loss_fn: Callable[..., Any], optimizer: Any) -> None:
-        from ..optim.optimizers import Optimizer  # (optim is heavier than jit: imported when a step is made)
+        from ..optim.hooks import step_hooks  # (optim is heavier than jit: imported when a step is made)
+        from ..optim.optimizers import Optimizer
 
         fn = loss_fn.fn if isinstance(loss_fn, Jitted) else loss_fn
         self.loss = Jitted(fn, arrays_in_arrays_out=False)  # a trace of its own
@@ -63,6 +64,7 @@ class JittedStep:
             raise JitError(f"jit_step({self.name}): {type(optimizer).__name__} overrides step(); a replay runs "
                            "Optimizer.step's updates only. Use the eager step (zero_grad, backward, step)")
         self.optimizer = optimizer
+        self._step_hooks = step_hooks
         self._targets: list[Tensor] = []  # the tensor each gradient of the replayed backward belongs to
         self._plan: list[list[tuple[int, Any, Any, int | None]]] = []
         self._planned_for: Any = None  # the optimiser's member lists the plan was made from
@@ -92,7 +94,14 @@ class JittedStep:
         if opt._members is not self._planned_for:  # a parameter group was added since
             self._make_plan()
         opt.zero_grad()
+        pre, post = self._step_hooks(opt)  # (PyTorch's step hooks run around the replayed update as around step())
+        for hook in pre:
+            if hook(opt, (opt,), {}) is not None:
+                raise JitError(f"jit_step({self.name}): a step pre-hook of the optimiser returned new arguments; "
+                               "a replayed step takes none. Use the eager step (zero_grad, backward, step)")
         opt._apply(self._plan, grads)
+        for hook in post:
+            hook(opt, (opt,), {})
         return Tensor._wrap(loss)
 
     def _hooked(self, t: Tensor, g: np.ndarray) -> np.ndarray:
