@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core import defaults
 from ...core.state import no_grad
 from ...tensor import Tensor
 from ..conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
@@ -148,7 +149,7 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)) else 0
     fn = SpectralNorm(name, n_power_iterations, dim, eps)
     h, w = fn.matrix(weight).shape
-    rng = np.random.default_rng()
+    rng = defaults.generator()  # the default generator: nn.manual_seed makes it reproducible
     u = rng.standard_normal(h).astype(weight.dtype)
     v = rng.standard_normal(w).astype(weight.dtype)
     delattr(module, name)
