@@ -177,3 +177,31 @@ def test_update_bn_matches_torch_and_restores_momentum_and_mode():
     before = to_numpy(c.state_dict())
     swa_utils.update_bn(batches, nn.Linear(2, 2))  # no BatchNorm: nothing to do
     assert all(np.array_equal(v.numpy(), before[k]) for k, v in c.state_dict().items())
+
+
+def test_an_ema_of_a_weight_normed_linear_matches_torch_step_by_step():
+    from chainrule.nn.utils.parametrizations import weight_norm
+
+    torch.manual_seed(6)
+    t = torch.nn.utils.parametrizations.weight_norm(torch.nn.Linear(3, 2).double())
+    c = weight_norm(nn.Linear(3, 2, dtype=np.float64))
+    c.load_state_dict(to_numpy(t.state_dict()))
+    tema = tswa.AveragedModel(t, multi_avg_fn=tswa.get_ema_multi_avg_fn(0.9))
+    cema = swa_utils.AveragedModel(c, multi_avg_fn=swa_utils.get_ema_multi_avg_fn(0.9))
+    topt = torch.optim.Adam(t.parameters(), lr=0.05)
+    copt = optim.Adam(c.parameters(), lr=0.05)
+    rng = np.random.default_rng(7)
+    for _ in range(6):
+        x, y = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+        topt.zero_grad()
+        ((t(torch.from_numpy(x)) - torch.from_numpy(y)) ** 2).mean().backward()
+        topt.step()
+        copt.zero_grad()
+        ((c(x) - y) ** 2).mean().backward()
+        copt.step()
+        tema.update_parameters(t)
+        cema.update_parameters(c)
+        assert_same_state(cema, tema, rtol=1e-10)
+        np.testing.assert_allclose(cema(x).numpy(), tema(torch.from_numpy(x)).detach().numpy(), rtol=1e-10)
+    assert list(cema.state_dict())[2:] == ["module.parametrizations.weight.original0",
+                                           "module.parametrizations.weight.original1"]

@@ -4,6 +4,8 @@ state dict keys, and loading PyTorch's state dicts (which carries spectral norm'
 
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -343,12 +345,29 @@ class CSplitShape(nn.Module):
         return x.sum(0)
 
 
-def test_a_parametrized_model_deep_copies_and_trains():
+def test_a_parametrized_model_deep_copies():
     c = parametrizations.weight_norm(nn.Linear(2, 1, rng=0))
-    d = cr.nn.utils.parametrize  # (the module is reachable from the package)
-    import copy
-
     e = copy.deepcopy(c)
-    assert d.is_parametrized(e, "weight")
+    assert cr.nn.utils.parametrize.is_parametrized(e, "weight")
     np.testing.assert_allclose(e.weight.numpy(), c.weight.numpy())
     assert e.parametrizations.weight.original1 is not c.parametrizations.weight.original1
+
+
+def test_two_parametrized_tensors_share_the_class_until_both_are_removed():
+    t, c = linears(seed=29)
+    tparametrizations.weight_norm(t)
+    parametrizations.weight_norm(c)
+    tparametrize.register_parametrization(t, "bias", TScale())
+    parametrize.register_parametrization(c, "bias", CScale())
+    assert list(c.state_dict()) == list(t.state_dict())
+    grads_after(t, c, X)
+    tparametrize.remove_parametrizations(t, "weight")
+    parametrize.remove_parametrizations(c, "weight")
+    assert parametrize.is_parametrized(c) and not parametrize.is_parametrized(c, "weight")
+    assert type(c).__name__ == "ParametrizedLinear"
+    grads_after(t, c, X)
+    parametrize.remove_parametrizations(c, "bias")
+    tparametrize.remove_parametrizations(t, "bias")
+    assert type(c) is nn.Linear
+    assert list(c.state_dict()) == list(t.state_dict())
+    np.testing.assert_allclose(c.bias.numpy(), t.bias.detach().numpy(), rtol=1e-12)
