@@ -205,3 +205,31 @@ def test_an_ema_of_a_weight_normed_linear_matches_torch_step_by_step():
         np.testing.assert_allclose(cema(x).numpy(), tema(torch.from_numpy(x)).detach().numpy(), rtol=1e-10)
     assert list(cema.state_dict())[2:] == ["module.parametrizations.weight.original0",
                                            "module.parametrizations.weight.original1"]
+
+
+def test_swalr_resumes_from_its_and_torchs_state_dict():
+    from chainrule import Tensor
+
+    def torch_run(resume_at):
+        opt = torch.optim.SGD([torch.zeros(1, requires_grad=True)], lr=1.0)
+        sched = tswa.SWALR(opt, swa_lr=0.1, anneal_epochs=5)
+        for _ in range(resume_at):
+            opt.step()
+            sched.step()
+        return opt, sched
+
+    topt, tsched = torch_run(2)
+    opt = optim.SGD([Tensor([0.0], requires_grad=True)], lr=1.0)
+    opt.load_state_dict({"state": {}, "param_groups": [dict(g, params=[0]) for g in topt.state_dict()["param_groups"]]})
+    sched = swa_utils.SWALR(opt, swa_lr=0.1, anneal_epochs=5)
+    sched.load_state_dict(tsched.state_dict())
+    assert sched.get_last_lr() == tsched.get_last_lr() and sched.anneal_strategy == "cos"
+    for _ in range(5):
+        topt.step()
+        tsched.step()
+        opt.step()
+        sched.step()
+        assert sched.get_last_lr() == pytest.approx(tsched.get_last_lr(), rel=1e-12)
+    again = swa_utils.SWALR(optim.SGD([Tensor([0.0], requires_grad=True)], lr=opt.param_groups[0]["lr"]), swa_lr=0.1)
+    again.load_state_dict(sched.state_dict())
+    assert again.last_epoch == sched.last_epoch and again.get_last_lr() == sched.get_last_lr()

@@ -208,6 +208,18 @@ class SWALR(LRScheduler):
     def _check_untouched(self) -> None:
         """None: SWALR starts from whatever rate it finds (another schedule's), as PyTorch's."""
 
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restore ``state_dict()`` (or PyTorch's SWALR's); as PyTorch's, the optimiser's rates are left as they are
+        (SWALR builds on them: they come from the optimiser's own state dict)."""
+        state = dict(state)
+        if "_anneal_strategy" in state:  # (PyTorch's name)
+            state["anneal_strategy"] = state.pop("_anneal_strategy")
+        kept = [group["lr"] for group in self.optimizer.param_groups]
+        super().load_state_dict(state)
+        for group, lr in zip(self.optimizer.param_groups, kept, strict=True):
+            group["lr"] = lr
+        self._last_lr = [float(v) for v in state.get("_last_lr", kept)]
+
     def get_lr(self) -> list[float]:
         step = self.last_epoch if self.anneal_epochs else max(1, self.last_epoch)
         prev_alpha = self._anneal(max(0.0, min(1.0, (step - 1) / max(1, self.anneal_epochs))))
