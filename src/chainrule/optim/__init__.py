@@ -16,6 +16,7 @@ from __future__ import annotations
 from . import (
     lr_scheduler,  # PyTorch's path: optim.lr_scheduler.StepLR
     rules,
+    swa_utils,  # PyTorch's path: optim.swa_utils.AveragedModel
 )
 from .adafactor import Adafactor
 from .adam_variants import Adamax, NAdam, RAdam, SparseAdam
@@ -36,5 +37,5 @@ __all__ = [
     "weight_decay_groups", "rules", *lr_scheduler.__all__,
     "Adadelta", "Adamax", "NAdam", "RAdam", "LBFGS",
     "Rprop", "ASGD", "Adafactor", "Muon", "SparseAdam",
-    "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook",
+    "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "swa_utils",
 ]

@@ -45,7 +45,7 @@ def _is_number(v: Any) -> bool:
 SCALAR_STATE = frozenset({"step", "mu_product"})
 
 # what schedulers add to each param group (PyTorch's names): a saved state may hold them without a scheduler here
-SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum"})
+SCHEDULER_KEYS = frozenset({"initial_lr", "max_lr", "min_lr", "max_momentum", "base_momentum", "swa_lr"})
 
 
 def checked_hyperparameter(name: str, g: int, key: str, value: Any, group: dict[str, Any]) -> Any:

@@ -1,6 +1,7 @@
 """``chainrule.nn.utils``: where PyTorch keeps ``clip_grad_norm_``, ``clip_grad_value_`` and
 ``parameters_to_vector`` / ``vector_to_parameters`` (the clipping lives in ``chainrule.optim``), and ``rnn``: padded
-and packed sequences (:mod:`chainrule.nn.utils.rnn`).
+and packed sequences (:mod:`chainrule.nn.utils.rnn`), ``parametrize`` and ``parametrizations`` (``weight_norm``,
+``spectral_norm``), and the older hook-based ``weight_norm`` / ``spectral_norm`` (:mod:`.norm_hooks`).
 
 Example:
     >>> import numpy as np
@@ -19,9 +20,12 @@ from ...core.device import as_array
 from ...core.state import no_grad
 from ...ops.shape import concatenate, reshape
 from ...tensor import Tensor
-from . import rnn
+from . import parametrizations, parametrize, rnn
+from .norm_hooks import remove_spectral_norm, remove_weight_norm, spectral_norm, weight_norm
 
-__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn"]
+__all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vector_to_parameters", "rnn",
+           "parametrize", "parametrizations", "weight_norm", "remove_weight_norm", "spectral_norm",
+           "remove_spectral_norm"]
 
 
 def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
