@@ -15,8 +15,6 @@ import chainrule.func
 import chainrule.nn
 
 torch = pytest.importorskip("torch")
-import torch.func  # noqa: E402
-import torch.nn  # noqa: E402
 
 RNG = np.random.default_rng(0)
 A, B = RNG.standard_normal(3), RNG.standard_normal(3)
