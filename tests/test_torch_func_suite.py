@@ -182,3 +182,35 @@ def test_functional_call_refusals_are_runtime_errors(values, strict):
     with pytest.raises(RuntimeError, match="nope" if not strict else "strict=True"):
         chainrule.func.functional_call(linear(cr, chainrule.nn), {k: t(cr, v) for k, v in values.items()},
                                        t(cr, X), strict=strict)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("transform", ["grad", "jacrev", "jacfwd", "hessian"])
+def test_integer_input_is_refused_as_torch_func_does(transform):
+    """chainrule's transforms (JAX's rules) gave an integer input a floating gradient; torch.func refuses it."""
+    def f(x, y):
+        return (x * y).sum()
+
+    with pytest.raises((RuntimeError, ValueError)):  # grad and jacrev raise the one, jacfwd and hessian the other
+        getattr(torch.func, transform)(f)(torch.tensor([1, 2]), torch.ones(2))
+    with pytest.raises(TypeError, match=rf"{transform}: argument 0 holds a Tensor of dtype int64.*\.double\(\)"):
+        getattr(chainrule.func, transform)(f)(cr.tensor([1, 2]), cr.ones(2))
+    # an integer argument left out of argnums is fine
+    assert getattr(chainrule.func, transform)(f, argnums=1)(cr.tensor([1, 2]), cr.ones(2)).shape[0] == 2
+
+
+@pytest.mark.parametrize("body, message", [
+    (lambda y: y.__setitem__(0, 0.0), r"x\[\.\.\.\] = value .* x = x\.at\[index\]\.set\(value\)"),
+    (lambda y: y.mul_(2.0), r"mul_ changes a batched value in place.* x = x\.mul\(\.\.\.\)"),
+])
+def test_in_place_under_vmap_is_refused_with_the_fix(body, message):
+    """torch.func allows these; chainrule's vmap keeps no views, so it refuses them clearly (an AttributeError or
+    'does not support item assignment' before)."""
+    def f(x):
+        y = x * 1.0
+        body(y)
+        return y
+
+    with pytest.raises(TypeError, match=message):
+        chainrule.func.vmap(f)(cr.ones(4, 3))
+    assert chainrule.func.vmap(lambda x: x.at[0].set(0.0))(cr.ones(2, 3)).tolist() == [[0.0, 1.0, 1.0]] * 2

@@ -54,15 +54,32 @@ def _given_tensors(tree: Any) -> bool:
     return any(isinstance(leaf, Tensor) for leaf in tree_leaves(tree))
 
 
+def _check_floating(transform: str, args: tuple[Any, ...], argnums: Any) -> None:
+    """Refuse integer or boolean Tensors where ``transform`` differentiates, as PyTorch does (JAX's own transforms,
+    which chainrule's are, would give them a floating gradient)."""
+    for n in (argnums,) if isinstance(argnums, int) else tuple(argnums):
+        if not isinstance(n, int) or not -len(args) <= n < len(args):
+            continue  # the transform itself reports a bad argnums
+        for leaf in tree_leaves(args[n]):
+            if isinstance(leaf, Tensor) and np.dtype(leaf.dtype).kind not in "fc":
+                raise TypeError(
+                    f"{transform}: argument {n} holds a Tensor of dtype {np.dtype(leaf.dtype)}, and only floating "
+                    "Tensors are differentiated (as in torch.func); pass it as .double() or .float(), or leave "
+                    "it out of argnums"
+                )
+
+
 def _tensor_results(transform: Callable[..., Any]) -> Callable[..., Any]:
     """``transform`` whose functions return Tensors when called with Tensors."""
 
     @functools.wraps(transform)
     def make(func: Callable[..., Any], *options: Any, **keywords: Any) -> Callable[..., Any]:
         inner = transform(func, *options, **keywords)
+        argnums = options[0] if options else keywords.get("argnums", 0)
 
         @functools.wraps(func)
         def call(*args: Any, **kwargs: Any) -> Any:
+            _check_floating(transform.__name__, args, argnums)
             out = inner(*args, **kwargs)
             return _tensors(out) if _given_tensors((args, kwargs)) else out
 
