@@ -95,7 +95,23 @@ def model_ensembling(T, F, nn):
     return same_batch, own_batches, params["0.weight"].requires_grad, params["0.weight"].is_leaf
 
 
+def batchnorm_ensemble(T, F, nn):
+    """An ensemble whose buffers differ (BatchNorm's running statistics, eval mode): vmap over stacked buffers
+    (batch_norm read batched running statistics as a NumPy array and raised)."""
+    models = []
+    for i in range(3):
+        m = nn.BatchNorm1d(3).double().eval()
+        with T.no_grad():  # [:] = rather than copy_: chainrule's running statistics are NumPy arrays
+            m.running_mean[:] = t(T, X[i])
+            m.running_var[:] = t(T, np.abs(Y[i]) + 1)
+        models.append(m)
+    params, buffers = F.stack_module_state(models)
+    return F.vmap(lambda p, b, x: F.functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))(
+        params, buffers, t(T, X))
+
+
 PROGRAMS = {
+    "batchnorm_ensemble": batchnorm_ensemble,
     "per_sample_gradients_tutorial": per_sample_gradients,
     "model_ensembling_tutorial": model_ensembling,
     # vmap results are Tensors when given Tensors (they came back as NumPy arrays)

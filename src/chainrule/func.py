@@ -241,12 +241,17 @@ def stack_module_state(models: Any) -> tuple[dict[str, Tensor], dict[str, Tensor
             raise RuntimeError(f"stack_module_state: the models' {what} differ in names ({names} for the first)")
         out = {}
         for name in names:
-            value = Tensor._wrap(np.stack([np.asarray(d[name].detach()._data) for d in per_model]))
+            value = Tensor._wrap(np.stack([_array(d[name]) for d in per_model]))
             out[name] = value.requires_grad_(per_model[0][name].requires_grad) if leaf else value
         return out
 
     return stacked(lambda m: m.named_parameters(), "parameters", True), \
         stacked(lambda m: m.named_buffers(), "buffers", False)
+
+
+def _array(value: Any) -> np.ndarray:
+    """A parameter's or buffer's values (a buffer may be a plain array) as a NumPy array, for stacking."""
+    return np.asarray(value._data if isinstance(value, Tensor) else value)
 
 
 class FunctionalCallError(ValueError, RuntimeError):
