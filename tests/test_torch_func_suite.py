@@ -123,6 +123,9 @@ PROGRAMS = {
     "vmap_kwarg_with_batch_sized_dim": lambda T, F, nn: F.vmap(lambda x, w: x * w.sum())(t(T, X), w=t(T, Y)),
     "vmap_chunk_size": lambda T, F, nn: F.vmap(T.sin, chunk_size=2)(t(T, X)),
     "vmap_randomness_same_without_random": lambda T, F, nn: F.vmap(T.sin, randomness="same")(t(T, X)),
+    # index_put under vmap (it read the batched value's ._data and raised AttributeError)
+    "vmap_index_put": lambda T, F, nn: F.vmap(lambda x, v: x.index_put((T.tensor([0, 2]),), v))(
+        t(T, X), t(T, A[:1].repeat(5) + np.arange(5))),
     # vjp's aux output is Tensors (it was NumPy arrays)
     "vjp_has_aux": lambda T, F, nn: (lambda o, fn, aux: (o, fn(t(T, B)), aux))(
         *F.vjp(lambda x: (x.sin(), {"c": x.cos()}), t(T, A), has_aux=True)),
