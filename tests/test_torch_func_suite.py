@@ -233,3 +233,21 @@ def test_in_place_under_vmap_is_refused_with_the_fix(body, message):
     with pytest.raises(TypeError, match=message):
         chainrule.func.vmap(f)(cr.ones(4, 3))
     assert chainrule.func.vmap(lambda x: x.at[0].set(0.0))(cr.ones(2, 3)).tolist() == [[0.0, 1.0, 1.0]] * 2
+
+
+def test_element_of_a_vector_is_a_view_as_in_pytorch():
+    """t[0] of a vector is a 0-d view in PyTorch: an in-place change of it writes into t. NumPy gives a copy (a
+    scalar), so y[0].sin_() left y unchanged, and PyTorch's test_inplace_on_view got a silently wrong gradient."""
+    y = cr.tensor(np.array([0.3, -1.2, 0.8]))
+    y[0].sin_()
+    assert y.tolist() == [np.sin(0.3), -1.2, 0.8]
+    y[1].zero_()
+    assert y.tolist()[1] == 0.0
+
+    def foo(x):  # PyTorch's test_inplace_on_view: in the graph the change of a view is refused (not rebased)
+        y = x.clone()
+        y[0].sin_()
+        return y.sum()
+
+    with pytest.raises(RuntimeError, match="sin_: in-place change of a tensor in the graph whose memory is shared"):
+        chainrule.func.grad(foo)(cr.tensor([0.3, -1.2, 0.8]))
