@@ -21,6 +21,24 @@ def _no_in_place(name: str) -> Any:
     return method
 
 
+def _setitem(self: Batched, index: Any, value: Any) -> None:
+    raise TypeError(
+        "vmap: x[...] = value writes into a batched value in place, which chainrule's vmap cannot do (it keeps "
+        "no views of one example, so a view taken earlier would not see the write); write it out of place: "
+        "x = x.at[index].set(value)"
+    )
+
+
+def _in_place_method(self: Batched, name: str) -> Any:
+    """PyTorch's in-place methods (``mul_``, ``add_``...) on a batched value: a clear refusal, not AttributeError."""
+    if name.endswith("_") and not name.startswith("_") and hasattr(Batched, name[:-1]):
+        raise TypeError(
+            f"vmap: {name} changes a batched value in place, which chainrule's vmap cannot do; use the out-of-place "
+            f"form and rebind it: x = x.{name[:-1]}(...)"
+        )
+    raise AttributeError(f"'Batched' object has no attribute {name!r}")
+
+
 def _detach(self: Batched) -> Batched:
     v = self.value
     return Batched(v.detach() if hasattr(v, "detach") else v, self.level)
@@ -46,4 +64,6 @@ Batched.T = property(lambda self: shape_ops.transpose(self), doc="The transpose 
 Batched.mT = property(lambda self: shape_ops.swapaxes(self, -1, -2), doc="Transpose of the last two axes.")
 Batched.real = property(pointwise.real)
 Batched.imag = property(pointwise.imag)
+Batched.__setitem__ = _setitem
+Batched.__getattr__ = _in_place_method
 Batched.at = property(IndexUpdates, doc="JAX's functional index update of one example: x.at[idx].set(v).")

@@ -7,6 +7,7 @@ one layer importing the other.
 
 from __future__ import annotations
 
+import contextvars
 from typing import Any
 
 import numpy as np
@@ -101,8 +102,20 @@ class Generator:
         return getattr(self.rng, name)
 
 
+# Set while a function runs under ``chainrule.func.vmap(randomness="error")``: the transform's name, so a random
+# draw there is refused (as torch.func's) rather than silently giving every example the same numbers.
+random_refused: contextvars.ContextVar[str | None] = contextvars.ContextVar("random_refused", default=None)
+
+
 def generator(rng: Any = None) -> np.random.Generator:
     """``rng`` as a Generator: itself, a new one from an int seed, or the module's (None)."""
+    refused = random_refused.get()
+    if refused is not None:
+        raise RuntimeError(
+            f"{refused}: a random function was called under vmap with randomness='error' (the default, as "
+            "torch.func's); pass randomness='same' (one draw shared by every example), or draw the numbers "
+            "outside vmap and pass them in batched"
+        )
     if rng is None:
         return _generator
     if isinstance(rng, Generator):

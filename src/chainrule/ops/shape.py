@@ -415,7 +415,18 @@ def _getitem_vjp(g: Any, ans: Any, x: Any, index: Any) -> Any:
 
 
 # linear: the transpose is the scatter above (or the sparse SliceGrad), the forward rule t[index]
-_getitem = linear_primitive("getitem", lambda x, index: x[index_on(index, x)], _getitem_vjp)
+def _getitem_forward(x: Any, index: Any) -> Any:
+    at = index_on(index, x)
+    out = x[at]
+    if isinstance(out, np.generic) and isinstance(x, np.ndarray):
+        # NumPy gives t[i] of a vector as a copy (a scalar), PyTorch as a 0-d view: t[0].sin_() writes into t
+        items = at if isinstance(at, tuple) else (at,)
+        if not any(i is Ellipsis for i in items):
+            out = x[(*items, Ellipsis)]
+    return out
+
+
+_getitem = linear_primitive("getitem", _getitem_forward, _getitem_vjp)
 
 
 def _raw_index(index: Any) -> Any:

@@ -85,14 +85,22 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
             raise ValueError(f"{name}: running_mean and running_var are needed when training=False; pass them, or "
                              "training=True to normalise by the batch's statistics")
         dt = np.result_type(raw(x))
-        mean = as_array(raw(running_mean), dtype=dt) if not isinstance(running_mean, Tensor) else running_mean
-        var = as_array(raw(running_var), dtype=dt) if not isinstance(running_var, Tensor) else running_var
+        mean, var = _statistic(running_mean, dt), _statistic(running_var, dt)
         y = (x - reshape(mean, per_channel)) / reshape(np.sqrt(var + eps), per_channel)
     if weight is not None:
         y = y * reshape(weight, per_channel)
     if bias is not None:
         y = y + reshape(bias, per_channel)
     return y
+
+
+def _statistic(value: Any, dtype: Any) -> Any:
+    """A running statistic as an array of ``dtype``; a Tensor, or a value a transform traces or batches (running
+    statistics batched by ``vmap`` over an ensemble's buffers), is used as it is."""
+    plain = raw(value)
+    if isinstance(value, Tensor) or not isinstance(plain, (np.ndarray, np.generic, list, tuple, float, int)):
+        return value
+    return as_array(plain, dtype=dtype)
 
 
 declare_function(batch_norm, namespaces=("ops", "nn.functional"), cases="none",

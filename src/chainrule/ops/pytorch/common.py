@@ -70,7 +70,8 @@ def dims_tuple(dims: tuple[Any, ...]) -> Any:
 def overwrite_at(self: Tensor, positions: tuple[Any, ...], values: Any, repeated: str) -> Any:
     """``self`` with ``values`` written at ``positions`` (no gradient to what they replace). Each position is
     written at most once: a repeat would make the result depend on the order, so it raises ``repeated``."""
-    xp = xp_of(self._data)  # where the values are
+    # where the values are (a batched value under vmap: its mask is one example's, on the host)
+    xp = xp_of(self._data) if isinstance(self, Tensor) else np
     hit = xp.zeros(self.shape, dtype=np.int64)
     add_at_in_place(hit, positions, 1)
     if hit.size and int(hit.max()) > 1:

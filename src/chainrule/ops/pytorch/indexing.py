@@ -142,7 +142,7 @@ def median(self: Tensor, dim: int | None = None, keepdim: bool = False) -> Any:
         order = np.argsort(raw(flat), kind="stable")  # raw: a jit trace checks the values read
         middle = int(order[(flat.shape[0] - 1) // 2])
         if flat.dtype.kind in "biu":
-            return flat[middle]  # the entry itself, in its dtype, as PyTorch's (no gradient to share)
+            return flat[middle].clone()  # the entry itself, in its dtype, as PyTorch's (a new Tensor, not a view)
         value = flat._data[middle]
         tied = (flat._data == value).astype(flat.dtype)
         total = declared("sum")(declared("multiply")(flat, tied))
