@@ -54,12 +54,15 @@ BATCHED_STARTS = {f.__name__: f for f in [dynamic_slice_counted_start, dynamic_u
 
 @pytest.mark.parametrize("name", list(BATCHED_STARTS))
 def test_a_start_index_that_differs_per_example_under_vmap_as_jax(name):
-    """vmap over a program whose start index is computed from the input: each example slices its own block
-    (int() of a batched value raised ConcreteValueError)."""
+    """vmap (and jit) over a program whose start index is computed from the input: each example (each replay)
+    slices its own block (int() of a batched value raised ConcreteValueError; jit raised JitError)."""
     ours, theirs = BATCHED_STARTS[name](*OURS), BATCHED_STARTS[name](*THEIRS)
     np.testing.assert_allclose(cr.vmap(ours)(BATCH), jax.vmap(theirs)(BATCH), rtol=1e-12)
     np.testing.assert_allclose(cr.vmap(cr.grad(ours))(BATCH), jax.vmap(jax.grad(theirs))(BATCH), rtol=1e-10,
                                atol=1e-14)
+    jitted = cr.jit(ours)  # a replay given another input slices at that input's start
+    for x in BATCH:
+        np.testing.assert_allclose(np.asarray(jitted(x)), theirs(x), rtol=1e-12)
     x = BATCH[1]  # one example on its own, to second order
     np.testing.assert_allclose(cr.hessian(ours)(x), jax.hessian(theirs)(x), rtol=1e-9, atol=1e-12)
 
@@ -101,3 +104,11 @@ def test_lax_names_as_jax(name):
 def test_lax_reduce_of_several_operands_says_to_reduce_each():
     with pytest.raises(NotImplementedError, match=r"lax\.reduce: several operands.*reduce each operand"):
         lax.reduce((X, X), (0.0, 0.0), lambda a, b: a, (0,))
+
+
+def test_dynamic_update_slice_with_a_batched_start_keeps_the_operand_exactly_outside_the_block():
+    """The update is selected in, not added as a difference: inf and tiny values outside the block survive."""
+    x = np.array([1e-20, np.inf, 3.0, 0.1])
+    ours = cr.vmap(lambda i: lax.dynamic_update_slice(x, np.array([1.0, 2.0]), (i,)))(np.array([0, 1, 5, -1]))
+    theirs = jax.vmap(lambda i: jax.lax.dynamic_update_slice(x, jnp.array([1.0, 2.0]), (i,)))(np.array([0, 1, 5, -1]))
+    np.testing.assert_array_equal(ours, theirs)

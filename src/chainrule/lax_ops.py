@@ -297,16 +297,23 @@ def _starts(operand: Any, start_indices: Sequence[Any], sizes: Sequence[int], na
     return starts
 
 
-def _one_hot(start: Any, size: int, n: int, dtype: Any) -> Any:
-    """``(size, n)``: row ``j`` picks position ``start + j``; built by comparisons, so a traced start stays traced
-    (under jit an index array or an ``&`` would read its value)."""
-    picks = cnp.expand_dims(start + np.arange(size), -1) == np.arange(n)
-    return cnp.where(picks, np.ones((), dtype), np.zeros((), dtype))
+def _picks(start: Any, size: int, n: int) -> Any:
+    """``(size, n)`` booleans: row ``j`` is true at position ``start + j``; a comparison, so a traced start stays
+    traced."""
+    return cnp.expand_dims(start + np.arange(size), -1) == np.arange(n)
 
 
-def _along(x: Any, matrix: Any, axis: int) -> Any:
-    """``x``'s ``axis`` mapped through ``matrix`` (``(n_in, n_out)``)."""
-    return cnp.moveaxis(cnp.moveaxis(x, axis, -1) @ matrix, -1, axis)
+def _gather(x: Any, picks: Any, axis: int) -> Any:
+    """``x``'s ``axis`` (``n``) narrowed to the ``size`` positions picked, by selections of ``x``'s values (under jit
+    an index array, a product with a constant one-hot, or an ``&`` would read the start's value)."""
+    rows = cnp.expand_dims(cnp.moveaxis(x, axis, -1), -2)
+    return cnp.moveaxis(cnp.sum(cnp.where(picks, rows, 0), axis=-1), -1, axis)
+
+
+def _scatter(x: Any, picks: Any, axis: int) -> Any:
+    """``x``'s ``axis`` (``size``) spread to the ``n`` positions picked, zero elsewhere: ``_gather``'s transpose."""
+    cols = cnp.expand_dims(cnp.moveaxis(x, axis, -1), -1)
+    return cnp.moveaxis(cnp.sum(cnp.where(picks, cols, 0), axis=-2), -1, axis)
 
 
 def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
@@ -323,7 +330,7 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
     if all(isinstance(s, int) for s in starts):
         return operand[tuple(builtins.slice(s, s + k) for s, k in zip(starts, slice_sizes))]
     for axis, (s, n, k) in enumerate(zip(starts, np.shape(operand), slice_sizes)):  # a traced start: select
-        operand = _along(operand, cnp.transpose(_one_hot(s, k, n, dtype_of(operand))), axis)
+        operand = _gather(operand, _picks(s, k, n), axis)
     return operand
 
 
@@ -337,14 +344,15 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
     starts = _starts(operand, start_indices, np.shape(update), "dynamic_update_slice", allow_negative_indices)
     if all(isinstance(s, int) for s in starts):
         return _set(operand, tuple(builtins.slice(s, s + k) for s, k in zip(starts, np.shape(update))), update)
-    # a traced start: spread the update over the operand's shape (gathered axis by axis) and select where it lands
-    inside, spread = True, update
+    # a traced start: the update spread over the operand's shape, selected inside the block (one where per axis:
+    # under jit an ``&`` of the masks would read the start's value)
+    spread = update
     for axis, (s, n, k) in enumerate(zip(starts, np.shape(operand), np.shape(update))):
-        picks = _one_hot(s, k, n, dtype_of(operand))
-        spread = _along(spread, picks, axis)
-        landed = cnp.expand_dims(cnp.sum(picks, axis=0) > 0, tuple(range(axis + 1 - np.ndim(operand), 0)))
-        inside = cnp.where(inside, landed, False)
-    return cnp.where(inside, spread, operand)
+        spread = _scatter(spread, _picks(s, k, n), axis)
+    for axis, (s, n, k) in enumerate(zip(starts, np.shape(operand), np.shape(update))):
+        position = np.arange(n).reshape((n,) + (1,) * (np.ndim(operand) - axis - 1))
+        spread = cnp.where(position >= s, cnp.where(position < s + k, spread, operand), operand)
+    return spread
 
 
 def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
