@@ -18,17 +18,20 @@ from typing import Any
 import numpy as np
 
 from . import numpy as cnp
+from .autodiff.batch_levels import is_batched
+from .core import traces
 from .ops import elementwise as _elementwise
 from .ops import index_update as _index_update
 
 __all__ = [
-    "abs", "acos", "add", "argmax", "argmin", "asin", "atan", "atan2", "broadcast_in_dim", "ceil", "clamp",
-    "concatenate", "convert_element_type", "cos", "cosh", "cumprod", "cumsum", "digamma", "div", "dot",
-    "dot_general", "dynamic_slice", "dynamic_update_slice", "erf", "erf_inv", "erfc", "exp", "exp2", "expand_dims",
-    "expm1", "floor", "full", "full_like", "integer_pow", "iota", "lgamma", "log", "log1p", "logistic", "max", "min",
-    "mul", "neg", "pad", "pow", "reduce_max", "reduce_min", "reduce_prod", "reduce_sum", "reshape", "rev", "round",
-    "rsqrt", "select", "sign", "sin", "sinh", "slice", "sqrt", "square", "squeeze", "sub", "tan", "tanh",
-    "transpose",
+    "abs", "acos", "add", "argmax", "argmin", "asin", "atan", "atan2", "batch_matmul", "broadcast_in_dim", "ceil",
+    "clamp", "concatenate", "convert_element_type", "cos", "cosh", "cumlogsumexp", "cummax", "cummin", "cumprod",
+    "cumsum", "digamma", "div", "dot", "dot_general", "dynamic_index_in_dim", "dynamic_slice", "dynamic_slice_in_dim",
+    "dynamic_update_index_in_dim", "dynamic_update_slice", "dynamic_update_slice_in_dim", "erf", "erf_inv", "erfc",
+    "exp", "exp2", "expand_dims", "expm1", "floor", "full", "full_like", "index_in_dim", "integer_pow", "iota",
+    "lgamma", "log", "log1p", "logistic", "max", "min", "mul", "neg", "pad", "pow", "reduce", "reduce_max",
+    "reduce_min", "reduce_prod", "reduce_sum", "rem", "reshape", "rev", "round", "rsqrt", "select", "sign", "sin",
+    "sinh", "slice", "slice_in_dim", "sort", "sqrt", "square", "squeeze", "sub", "tan", "tanh", "top_k", "transpose",
 ]
 _map = builtins.map
 
@@ -47,6 +50,7 @@ add, sub, mul, pow = cnp.add, cnp.subtract, cnp.multiply, cnp.power  # noqa: A00
 max, min = cnp.maximum, cnp.minimum  # noqa: A001  (lax.max is elementwise)
 logistic, erf = _elementwise.sigmoid, _elementwise.erf
 select = cnp.where
+rem, batch_matmul = cnp.fmod, cnp.matmul  # lax.rem is C's remainder: the sign of the dividend, as fmod
 
 
 def _scipy(name: str) -> Callable[[Any], Any]:
@@ -107,6 +111,68 @@ def cumsum(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 
 def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     return cnp.flip(cnp.cumprod(cnp.flip(operand, axis), axis), axis) if reverse else cnp.cumprod(operand, axis)
+
+
+def _prefix(combine: Callable[[Any, Any], Any], operand: Any, axis: int, reverse: bool) -> Any:
+    """Running ``combine`` along ``axis`` in log2(n) doubling steps of chainrule ops (each entry combined with the
+    one ``k`` before it), so differentiable, batched and jitted as those ops are."""
+    x = cnp.moveaxis(cnp.flip(operand, axis) if reverse else operand, axis, 0)
+    k = 1
+    while k < np.shape(x)[0]:
+        x = cnp.concatenate([x[:k], combine(x[k:], x[:-k])])
+        k *= 2
+    x = cnp.moveaxis(x, 0, axis)
+    return cnp.flip(x, axis) if reverse else x
+
+
+def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    return _prefix(cnp.maximum, operand, axis, reverse)
+
+
+def cummin(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    return _prefix(cnp.minimum, operand, axis, reverse)
+
+
+def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """``log(cumsum(exp(operand)))``, each partial sum by ``logaddexp`` (no overflow, no underflow)."""
+    return _prefix(cnp.logaddexp, operand, axis, reverse)
+
+
+def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """Sorted along ``dimension``; a tuple of operands is sorted by the first (``num_keys=1``), as JAX."""
+    if not isinstance(operand, (tuple, list)):
+        return cnp.sort(operand, axis=dimension)
+    if num_keys != 1:
+        raise NotImplementedError(f"lax.sort: num_keys={num_keys} is not supported; sort by one key (num_keys=1)")
+    order = cnp.argsort(operand[0], axis=dimension, kind="stable")
+    return tuple(cnp.take_along_axis(o, order, axis=dimension) for o in operand)
+
+
+def top_k(operand: Any, k: int) -> tuple[Any, Any]:
+    """The ``k`` largest entries along the last axis and their indices, largest first."""
+    order = cnp.flip(cnp.argsort(operand, axis=-1, kind="stable"), -1)[..., :k]
+    return cnp.take_along_axis(operand, order, axis=-1), order
+
+
+def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any], dimensions: Sequence[int]) -> Any:
+    """JAX's generic reduction: ``computation`` folded over ``dimensions``, starting from ``init_values`` (as in
+    JAX, an identity of ``computation``: XLA may apply it any number of times).
+    Sums, products, maxima and minima use chainrule's reductions; any other ``computation`` is folded step by step."""
+    if isinstance(operands, (tuple, list)):
+        raise NotImplementedError("lax.reduce: several operands (a variadic reduction) are not supported; reduce "
+                                  "each operand on its own")
+    known = {id(f): r for fs, r in [((cnp.add, np.add, add), cnp.sum), ((cnp.multiply, np.multiply, mul), cnp.prod),
+                                     ((cnp.maximum, np.maximum), cnp.max), ((cnp.minimum, np.minimum), cnp.min)]
+             for f in fs}
+    dims = tuple(d % np.ndim(operands) for d in dimensions)
+    if id(computation) in known:
+        return computation(init_values, known[id(computation)](operands, axis=dims))
+    rest = [a for a in range(np.ndim(operands)) if a not in dims]
+    moved = cnp.reshape(cnp.transpose(operands, dims + tuple(rest)), (-1, *[np.shape(operands)[a] for a in rest]))
+    out = init_values
+    for row in range(np.shape(moved)[0]):
+        out = computation(out, moved[row])
+    return out
 
 
 def argmax(operand: Any, axis: int, index_dtype: Any = np.int32) -> Any:
@@ -206,17 +272,48 @@ def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[in
     return operand[tuple(_map(builtins.slice, start_indices, limit_indices, strides))]
 
 
+def _traced(index: Any) -> bool:
+    """A start index whose value is not fixed: batched under vmap (each example its own), or traced by jit (a
+    replay gets another)."""
+    return is_batched(index) or traces.current() is not None and hasattr(index, "_data")
+
+
 def _starts(operand: Any, start_indices: Sequence[Any], sizes: Sequence[int], name: str,
-            allow_negative_indices: Any) -> list[int]:
+            allow_negative_indices: Any) -> list[Any]:
     """JAX's start indices: a negative one counts from the end (where allowed), then each is clamped so that the
-    block fits in the operand."""
+    block fits in the operand. A traced index stays traced (computed with ops), any other becomes an int."""
     if len(start_indices) != np.ndim(operand):
         raise TypeError(f"lax.{name}: {len(start_indices)} start indices for an operand of rank {np.ndim(operand)}")
     shape = np.shape(operand)
     negative = (allow_negative_indices if isinstance(allow_negative_indices, (list, tuple))
                 else [allow_negative_indices] * len(shape))
-    starts = [int(s) + n if ok and int(s) < 0 else int(s) for s, n, ok in zip(start_indices, shape, negative)]
-    return [builtins.min(builtins.max(s, 0), n - k) for s, n, k in zip(starts, shape, sizes)]
+    starts = []
+    for s, n, k, ok in zip(start_indices, shape, sizes, negative):
+        if _traced(s):
+            starts.append(cnp.clip(cnp.where(s < 0, s + n, s) if ok else s, 0, n - k))
+        else:
+            s = int(s) + n if ok and int(s) < 0 else int(s)
+            starts.append(builtins.min(builtins.max(s, 0), n - k))
+    return starts
+
+
+def _picks(start: Any, size: int, n: int) -> Any:
+    """``(size, n)`` booleans: row ``j`` is true at position ``start + j``; a comparison, so a traced start stays
+    traced."""
+    return cnp.expand_dims(start + np.arange(size), -1) == np.arange(n)
+
+
+def _gather(x: Any, picks: Any, axis: int) -> Any:
+    """``x``'s ``axis`` (``n``) narrowed to the ``size`` positions picked, by selections of ``x``'s values (under jit
+    an index array, a product with a constant one-hot, or an ``&`` would read the start's value)."""
+    rows = cnp.expand_dims(cnp.moveaxis(x, axis, -1), -2)
+    return cnp.moveaxis(cnp.sum(cnp.where(picks, rows, 0), axis=-1), -1, axis)
+
+
+def _scatter(x: Any, picks: Any, axis: int) -> Any:
+    """``x``'s ``axis`` (``size``) spread to the ``n`` positions picked, zero elsewhere: ``_gather``'s transpose."""
+    cols = cnp.expand_dims(cnp.moveaxis(x, axis, -1), -1)
+    return cnp.moveaxis(cnp.sum(cnp.where(picks, cols, 0), axis=-2), -1, axis)
 
 
 def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
@@ -230,7 +327,11 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
         [3.0, 4.0]
     """
     starts = _starts(operand, start_indices, slice_sizes, "dynamic_slice", allow_negative_indices)
-    return operand[tuple(builtins.slice(s, s + k) for s, k in zip(starts, slice_sizes))]
+    if all(isinstance(s, int) for s in starts):
+        return operand[tuple(builtins.slice(s, s + k) for s, k in zip(starts, slice_sizes))]
+    for axis, (s, n, k) in enumerate(zip(starts, np.shape(operand), slice_sizes)):  # a traced start: select
+        operand = _gather(operand, _picks(s, k, n), axis)
+    return operand
 
 
 def _set(x: Any, index: Any, values: Any) -> Any:
@@ -241,7 +342,61 @@ def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any]
                          allow_negative_indices: Any = True) -> Any:
     """``operand`` with ``update`` written at ``start_indices`` (negative: from the end; clamped to fit, as JAX)."""
     starts = _starts(operand, start_indices, np.shape(update), "dynamic_update_slice", allow_negative_indices)
-    return _set(operand, tuple(builtins.slice(s, s + k) for s, k in zip(starts, np.shape(update))), update)
+    if all(isinstance(s, int) for s in starts):
+        return _set(operand, tuple(builtins.slice(s, s + k) for s, k in zip(starts, np.shape(update))), update)
+    # a traced start: the update spread over the operand's shape, selected inside the block (one where per axis:
+    # under jit an ``&`` of the masks would read the start's value)
+    spread = update
+    for axis, (s, n, k) in enumerate(zip(starts, np.shape(operand), np.shape(update))):
+        spread = _scatter(spread, _picks(s, k, n), axis)
+    for axis, (s, n, k) in enumerate(zip(starts, np.shape(operand), np.shape(update))):
+        position = np.arange(n).reshape((n,) + (1,) * (np.ndim(operand) - axis - 1))
+        spread = cnp.where(position >= s, cnp.where(position < s + k, spread, operand), operand)
+    return spread
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """Entry ``index`` along ``axis`` (the axis kept with ``keepdims``)."""
+    out = slice_in_dim(operand, index, index + 1 if index != -1 else None, axis=axis)
+    return out if keepdims else cnp.squeeze(out, axis)
+
+
+def slice_in_dim(operand: Any, start_index: Any, limit_index: Any, stride: int = 1, axis: int = 0) -> Any:
+    """``operand[start_index:limit_index:stride]`` along ``axis``."""
+    return operand[(builtins.slice(None),) * (axis % np.ndim(operand)) + (builtins.slice(start_index, limit_index,
+                                                                                           stride),)]
+
+
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0,
+                         allow_negative_indices: bool = True) -> Any:
+    """``dynamic_slice`` along one axis."""
+    axis = axis % np.ndim(operand)
+    starts = [0] * np.ndim(operand)
+    starts[axis] = start_index
+    sizes = list(np.shape(operand))
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, starts, sizes, allow_negative_indices=allow_negative_indices)
+
+
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True) -> Any:
+    """Entry ``index`` (traced or not) along ``axis``."""
+    out = dynamic_slice_in_dim(operand, index, 1, axis)
+    return out if keepdims else cnp.squeeze(out, axis)
+
+
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int) -> Any:
+    """``dynamic_update_slice`` along one axis."""
+    starts = [0] * np.ndim(operand)
+    starts[axis % np.ndim(operand)] = start_index
+    return dynamic_update_slice(operand, update, starts)
+
+
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int) -> Any:
+    """``operand`` with entry ``index`` along ``axis`` replaced by ``update`` (that axis of size 1, or absent)."""
+    axis = axis % np.ndim(operand)
+    if np.ndim(update) == np.ndim(operand) - 1:
+        update = cnp.expand_dims(update, axis)
+    return dynamic_update_slice_in_dim(operand, update, index, axis)
 
 
 def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
