@@ -128,6 +128,8 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         >>> from chainrule import nn
         >>> from chainrule.nn.utils.parametrizations import spectral_norm
         >>> layer = spectral_norm(nn.Linear(4, 3, rng=0))
+        >>> for _ in range(30):  # each access in training mode is one more power step (the start is random)
+        ...     w = layer.weight
         >>> round(float(np.linalg.svd(layer.weight.numpy(), compute_uv=False)[0]), 2)
         1.0
     """
