@@ -11,10 +11,10 @@ from ..autodiff.primitive import Primitive
 from ..core.device import add_at, as_array, index_on, xp_of
 from ..core.sparse import SliceGrad
 from ..tensor import Tensor
-from ..tensor import inplace as _tensor_inplace
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 from .declare import implements, linear_primitive, op
 from .pytorch.dim_args import numpy_methods, with_dim
+from .pytorch.index_reading import pytorch_index_parts
 
 # Linear ops: each is declared by its transpose; the forward rule is the op applied to the tangent.
 _reshape = linear_primitive("reshape", lambda x, shape: np.reshape(x, shape),
@@ -438,42 +438,6 @@ def _raw_index(index: Any) -> Any:
     return index
 
 
-def pytorch_index_parts(index: Any) -> tuple[tuple[Any, ...], tuple[Any, ...]] | None:
-    """``(ints, rest)`` where PyTorch reads ``index`` otherwise than NumPy, else None.
-
-    PyTorch takes integers as basic indices, applied before the integer (or boolean) arrays; NumPy counts them
-    among the arrays. The two differ only when an integer is what keeps the indices apart: ``x[1, :, idx]`` is
-    ``x[1][:, idx]`` in PyTorch (idx's axes in place), while NumPy puts idx's axes first.
-
-    Example:
-        >>> import numpy as np
-        >>> pytorch_index_parts((1, slice(None), np.array([0, 2])))
-        ((1, slice(None, None, None), slice(None, None, None)), (slice(None, None, None), array([0, 2])))
-    """
-    if not isinstance(index, tuple):
-        return None
-    ints = [isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)) for i in index]
-    arrays = [not n and hasattr(i, "ndim") and hasattr(i, "dtype") and np.dtype(i.dtype).kind in "iub"
-              for i, n in zip(index, ints)]
-    if not any(ints) or not any(arrays):
-        return None
-    advanced = [k for k, (n, a) in enumerate(zip(ints, arrays)) if n or a]
-    if advanced[-1] - advanced[0] + 1 == len(advanced):
-        return None  # adjacent for NumPy too: both put the arrays' axes in place
-    held = [k for k, a in enumerate(arrays) if a]
-    if not all(ints[k] or arrays[k] for k in range(held[0], held[-1] + 1)):
-        return None  # the arrays themselves apart: both put their axes first
-    first: list[Any] = []
-    for i, n, a in zip(index, ints, arrays):
-        if n or i is Ellipsis:
-            first.append(i)
-        elif i is not None:  # (None adds an axis: it belongs to the second step)
-            first.extend([slice(None)] * (i.ndim if a and np.dtype(i.dtype).kind == "b" else 1))
-    return tuple(first), tuple(i for i, n in zip(index, ints) if not n)
-
-
-_tensor_inplace.INDEX_PARTS["torch"] = lambda index: None if numpy_methods() else pytorch_index_parts(index)
-
 
 @op(primitive=_getitem, kind="linear", method="__getitem__", cases="none")
 def getitem(x: Any, index: Any) -> Any:
@@ -484,10 +448,9 @@ def getitem(x: Any, index: Any) -> Any:
     JAX's way) as NumPy's (``pytorch_index_parts``).
     """
     index = _raw_index(index)
-    if is_value(x) and not numpy_methods():
-        parts = pytorch_index_parts(index)
-        if parts is not None:
-            return getitem(getitem(x, parts[0]), parts[1])
+    parts = pytorch_index_parts(index)  # (None at once for most indices: the cheap test first)
+    if parts is not None and is_value(x) and not numpy_methods():
+        return getitem(getitem(x, parts[0]), parts[1])
     try:
         return _getitem(x, index=index)
     except IndexError as e:

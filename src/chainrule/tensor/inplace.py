@@ -74,7 +74,7 @@ class InPlaceMethods:
 
     def __setitem__(self, index: Any, value: Any) -> None:
         at = _raw_index(index)
-        split = INDEX_PARTS.get("torch")  # t[1, :, idx] = v writes t[1][:, idx], as PyTorch (ops/shape.py)
+        split = INDEX_PARTS.get("torch")  # t[1, :, idx] = v writes t[1][:, idx], as PyTorch (index_reading)
         parts = split(at) if split is not None else None
         if self._in_graph("__setitem__", value):  # h[i] = v in the graph: recorded (h.at[i].set(v) into h)
             set_at = IN_GRAPH["__setitem__"]
