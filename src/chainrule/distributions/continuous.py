@@ -29,17 +29,8 @@ def noise(method: str, shape: tuple[int, ...], like: Tensor, args: tuple[Any, ..
     return Tensor._wrap(_drawn(method, shape, like.dtype, args))
 
 
-class Normal(Distribution):
-    """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
-
-    Example:
-        >>> import chainrule as cr
-        >>> from chainrule.distributions import Normal
-        >>> mu = cr.tensor(0.5, requires_grad=True)
-        >>> Normal(mu, 1.0).log_prob(1.5).backward()
-        >>> float(mu.grad)
-        1.0
-    """
+class _LocationScale(Distribution):
+    """A family on the real line by ``loc`` and ``scale`` (> 0), symmetric about ``loc`` (its mean and mode)."""
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -56,6 +47,19 @@ class Normal(Distribution):
     @property
     def mode(self) -> Tensor:
         return self.loc
+
+
+class Normal(_LocationScale):
+    """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
+
+    Example:
+        >>> import chainrule as cr
+        >>> from chainrule.distributions import Normal
+        >>> mu = cr.tensor(0.5, requires_grad=True)
+        >>> Normal(mu, 1.0).log_prob(1.5).backward()
+        >>> float(mu.grad)
+        1.0
+    """
 
     @property
     def stddev(self) -> Tensor:
@@ -220,7 +224,7 @@ class Exponential(Distribution):
         return 1.0 - log(self.rate)
 
 
-class Laplace(Distribution):
+class Laplace(_LocationScale):
     """The Laplace (double exponential) distribution with location ``loc`` and scale ``scale``.
 
     Example:
@@ -229,22 +233,6 @@ class Laplace(Distribution):
         >>> float(d.variance), round(float(d.log_prob(1.0)), 4)
         (2.0, -1.6931)
     """
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc: Any, scale: Any, validate_args: bool | None = None) -> None:
-        self.loc, self.scale = broadcast_all(loc, scale)
-        super().__init__(self.loc.shape, validate_args=validate_args)
-
-    @property
-    def mean(self) -> Tensor:
-        return self.loc
-
-    @property
-    def mode(self) -> Tensor:
-        return self.loc
 
     @property
     def stddev(self) -> Tensor:
