@@ -37,6 +37,26 @@ def _find(module: Module, kind: type, name: str) -> tuple[dict[int, Any], int, A
     return None
 
 
+def _detached(module: Module, kind: type, name: str, what: str) -> Any:
+    """The hook of ``what`` on ``name``, taken off the module (or a ValueError naming what is missing)."""
+    found = _find(module, kind, name)
+    if found is None:
+        raise ValueError(f"remove_{what}: {what} of '{name}' not found in {type(module).__name__}")
+    table, key, fn = found
+    del table[key]
+    return fn
+
+
+def _replaced(module: Module, name: str, compute: Any, attributes: tuple[str, ...]) -> Module:
+    """``name`` as one parameter again, holding ``compute(module)``, in place of the hook's ``attributes``."""
+    with no_grad():
+        weight = compute(module)
+    for attr in attributes:
+        delattr(module, attr)
+    module.register_parameter(name, Parameter(weight._data.copy()))
+    return module
+
+
 class WeightNorm:
     """The forward pre-hook of :func:`weight_norm`: sets ``module.<name>`` from ``<name>_g`` and ``<name>_v``."""
 
@@ -83,18 +103,8 @@ def weight_norm(module: Module, name: str = "weight", dim: int | None = 0) -> Mo
 
 def remove_weight_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`weight_norm`: ``weight`` becomes one parameter again, holding the current ``g * v / ||v||``."""
-    found = _find(module, WeightNorm, name)
-    if found is None:
-        raise ValueError(f"remove_weight_norm: weight_norm of '{name}' not found in {type(module).__name__}")
-    table, key, fn = found
-    with no_grad():
-        weight = fn.compute_weight(module)
-    del table[key]
-    delattr(module, name)
-    delattr(module, name + "_g")
-    delattr(module, name + "_v")
-    module.register_parameter(name, Parameter(weight._data.copy()))
-    return module
+    fn = _detached(module, WeightNorm, name, "weight_norm")
+    return _replaced(module, name, fn.compute_weight, (name, name + "_g", name + "_v"))
 
 
 class SpectralNorm:
@@ -163,14 +173,6 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
 
 def remove_spectral_norm(module: Module, name: str = "weight") -> Module:
     """Undo :func:`spectral_norm`: ``weight`` becomes one parameter, ``weight_orig / sigma`` (no power step)."""
-    found = _find(module, SpectralNorm, name)
-    if found is None:
-        raise ValueError(f"remove_spectral_norm: spectral_norm of '{name}' not found in {type(module).__name__}")
-    table, key, fn = found
-    with no_grad():
-        weight = fn.compute_weight(module, do_power_iteration=False)
-    del table[key]
-    for attr in (name, name + "_u", name + "_v", name + "_orig"):
-        delattr(module, attr)
-    module.register_parameter(name, Parameter(weight._data.copy()))
-    return module
+    fn = _detached(module, SpectralNorm, name, "spectral_norm")
+    return _replaced(module, name, lambda m: fn.compute_weight(m, do_power_iteration=False),
+                     (name, name + "_u", name + "_v", name + "_orig"))
