@@ -102,5 +102,6 @@ def test_random_samplers_have_their_distributions_means():
     np.testing.assert_allclose(g, [3.0, 3.0])
     assert (random.logistic(KEY, (2,)) == random.logistic(KEY, (2,))).all()
     assert random.cauchy(KEY, (4,)).shape == (4,) and random.t(KEY, 5.0, (3,)).shape == (3,)
+    assert random.t(KEY, np.array([3.0, 5.0])).shape == (2,) and random.t(KEY, 5.0).shape == ()
     with pytest.raises(TypeError, match="not differentiable in its parameters here"):
         cr.grad(lambda a: cr.numpy.sum(random.gamma(KEY, a, (3,))))(2.0)

@@ -248,9 +248,9 @@ def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any =
     return _draw(key, "poisson", "poisson", shape, np.dtype(dtype), lam)
 
 
-def t(key: Any, df: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-    """Student's t with ``df`` degrees of freedom (read as values)."""
-    shape = np.shape(df) if shape == () and np.ndim(df) else _shape(shape)
+def t(key: Any, df: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
+    """Student's t with ``df`` degrees of freedom (read as values; ``shape``: ``df``'s by default, as JAX's)."""
+    shape = np.shape(df) if shape is None else _shape(shape)
     return _draw(key, "t", "t", shape, _float(dtype), df)
 
 
