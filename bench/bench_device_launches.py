@@ -54,12 +54,15 @@ def chainrule_counts(layers: int, foreach: bool | None) -> dict[str, int]:
 
     def phase(name: str, fn: Any) -> Any:
         strict_device.LAUNCHES.clear()
+        reads = strict_device.HOST_COPIES[0]
         out = fn()
         counts[name] = sum(strict_device.LAUNCHES.values())
+        counts["host reads"] = counts.get("host reads", 0) + strict_device.HOST_COPIES[0] - reads
         return out
 
     for _ in range(3):  # the last step's counts (the first ones also create the optimiser's state)
         opt.zero_grad()
+        counts["host reads"] = 0
         loss = phase("forward", lambda: lm_loss(model, xb, yb))
         phase("backward", loss.backward)
         phase("clip", lambda: optim.clip_grad_norm_(model.parameters(), 0.01))  # small: the scaling happens
@@ -124,6 +127,7 @@ def main() -> int:
     print(f"Launches per GPT training step ({layers} layers, 8 heads; AdamW, clip_grad_norm_), counted on the "
           "CuPy double")
     print(f"{'phase':<12}{'chainrule':>12}{'per layer':>11}{'loop optim':>12}{'PyTorch':>10}{'ratio':>8}")
+    reads = {id(c): c.pop("host reads") for c in (flat, loop)}
     for name in ("forward", "backward", "clip", "optimiser", "total"):
         ours = sum(flat.values()) if name == "total" else flat[name]
         ref = sum(loop.values()) if name == "total" else loop[name]
@@ -131,6 +135,8 @@ def main() -> int:
         ratio = f"{ours / tv:.2f}x" if tv else "-"
         print(f"{name:<12}{ours:>12,}{ours / layers:>11.1f}{ref:>12,}{tv if tv is not None else '-':>10}"
               f"{ratio:>8}")
+    print(f"host reads (each a sync on a GPU) per step: chainrule {reads[id(flat)]} ({reads[id(loop)]} with the loop); "
+          "PyTorch 0")
     print("chainrule: one vector per parameter group for the optimiser (the default off the host); 'loop optim': "
           "foreach=False, one parameter at a time")
     return 0

@@ -15,6 +15,8 @@ returns its own type, and like ``cupy.ndarray`` it refuses what would be a hidde
   broadcasting ``a`` and ``b`` against each other, and the special functions ``cupyx.scipy.special`` lacks
   (``jv``, ``yv``, ``iv``, ``ive``, ``jn``); its ``polygamma`` wants ``n`` as a device array, as CuPy's, and its
   ``add.at`` takes real types only;
+- CuPy's reading of integer index arrays out of bounds (a gather, a scatter, ``add.at``): wrapped around, where
+  NumPy raises (so a range check is chainrule's, not the double's);
 - NumPy's arrangement where NumPy leaves it open: ``argpartition`` and ``partition`` give the entries besides the
   kth sorted, as CuPy's did on a GPU.
 
@@ -183,13 +185,21 @@ class StrictArray:
     def __getitem__(self, key: Any) -> Any:
         if any(isinstance(k, (StrictArray, list)) for k in (key if isinstance(key, tuple) else (key,))):
             _launch("gather")  # (a basic index is a view)
-        return _wrap(self._a[_unwrap_key(key)])
+        key = _unwrap_key(key)
+        try:
+            return _wrap(self._a[key])
+        except IndexError:
+            return _wrap(self._a[_wrapped_key(key, self._a.shape)])
 
     def __setitem__(self, key: Any, value: Any) -> None:
         _launch("setitem")
         if isinstance(value, np.ndarray):
             raise TypeError("strict device double: setting device values from a host NumPy array (a hidden copy)")
-        self._a[_unwrap_key(key)] = value._a if isinstance(value, StrictArray) else value
+        key, value = _unwrap_key(key), value._a if isinstance(value, StrictArray) else value
+        try:
+            self._a[key] = value
+        except IndexError:
+            self._a[_wrapped_key(key, self._a.shape)] = value
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -236,6 +246,25 @@ def _all_known(values: Any) -> bool:
         if not isinstance(v, (StrictArray, int, float, complex, bool, np.generic)) and v is not None:
             return False
     return True
+
+
+def _wrapped_key(key: Any, shape: tuple[int, ...]) -> Any:
+    """CuPy's reading of integer index arrays out of bounds: wrapped around, where NumPy raises (so a GPU's
+    gather goes on, and chainrule's range check, answered later, is what tells)."""
+    parts = list(key) if isinstance(key, tuple) else [key]
+    if any(isinstance(p, np.ndarray) and p.dtype == bool for p in parts):
+        raise IndexError(f"strict device double: out-of-bounds index {key!r} with a boolean mask")
+    consuming = sum(p is not None and p is not Ellipsis for p in parts)
+    out, axis = [], 0
+    for p in parts:
+        if p is Ellipsis:
+            axis += len(shape) - consuming
+        elif p is not None:
+            if isinstance(p, np.ndarray) and p.dtype.kind in "iu":
+                p = p % shape[axis]
+            axis += 1
+        out.append(p)
+    return tuple(out)
 
 
 def _unwrap(v: Any) -> Any:
@@ -359,7 +388,11 @@ class _Ufunc:
             raise TypeError(f"cupy.{self.__name__}.at only supports int32, int64, float16, float32, float64, uint32, "
                             f"uint64 as data type (strict device double; got {a.dtype})")
         _launch(f"{self.__name__}.at")
-        self._ufunc.at(a._a, _unwrap_key(index), *([] if b is None else _unwrap([b])))
+        key, rest = _unwrap_key(index), [] if b is None else _unwrap([b])
+        try:
+            self._ufunc.at(a._a, key, *rest)
+        except IndexError:  # (CuPy's scatter reads indices as its indexing does: wrapped around)
+            self._ufunc.at(a._a, _wrapped_key(key, a._a.shape), *rest)
 
 
 class _Namespace:

@@ -14,6 +14,7 @@ from chainrule.gpt.training import lm_loss
 device_setup = pytest.importorskip("device_setup")
 if device_setup.NAME != "strict":
     pytest.skip("launches are counted by the strict double only", allow_module_level=True)
+import strict_device  # noqa: E402
 from strict_device import LAUNCHES  # noqa: E402
 
 
@@ -26,6 +27,7 @@ def _launches(layers: int) -> dict[str, int]:
     x, y = (cr.devices.move(w, cr.devices.backend("strict")) for w in (windows[:, :-1], windows[:, 1:]))
     counts = {}
     for _ in range(2):
+        reads = strict_device.HOST_COPIES[0]
         opt.zero_grad()
         LAUNCHES.clear()
         loss = lm_loss(model, x, y)
@@ -37,7 +39,14 @@ def _launches(layers: int) -> dict[str, int]:
         optim.clip_grad_norm_(model.parameters(), 1e-3)
         opt.step()
         counts["update"] = sum(LAUNCHES.values())
+        counts["host reads"] = strict_device.HOST_COPIES[0] - reads
     return counts
+
+
+def test_a_gpt_training_step_reads_nothing_on_the_host():
+    """A read is a sync with a GPU (the host stops queueing work ahead of it): the token ids' and the targets'
+    range checks are answered with the program's next read, and the clipping scales by the norm where it is."""
+    assert _launches(1)["host reads"] == 0
 
 
 def test_a_gpt_layer_costs_a_bounded_number_of_launches():
@@ -88,17 +97,22 @@ def test_an_adam_step_is_one_kernel_per_group_with_the_cpu_step_s_results_bit_fo
             np.testing.assert_array_equal(backend.to_host(q.detach()._data), p.detach().numpy())
 
 
-def test_a_training_step_checks_its_token_ids_and_its_targets_once_each():
-    """Each range check is a reduction and a read on the host (a sync with a GPU): the GPT's ids are checked by
-    its token embedding only, cross-entropy's targets by cross_entropy only (its primitive checks them again
-    only in a jit replay)."""
+def test_a_training_step_checks_its_token_ids_and_its_targets_once_each_without_waiting():
+    """A range check's answer read on the host at once is a sync with a GPU: the GPT's ids and cross-entropy's
+    targets are checked once each (its primitive checks them again only in a jit replay), and the answers read
+    with the next value the program reads (as PyTorch's device-side asserts)."""
     device_setup.backend()
     model = nn.GPT(nn.GPTConfig(vocab_size=64, context_length=16, d_model=32, n_heads=4, n_layers=1), seed=0,
                    dtype=np.float32).to("strict")
     x = cr.devices.move(np.ones((2, 8), dtype=np.int64), cr.devices.backend("strict"))
     LAUNCHES.clear()
+    copies = strict_device.HOST_COPIES[0]
     lm_loss(model, x, x)
-    # the token ids, the positions (the position embedding's check), the targets, and the log-sum-exp's maximum
-    assert LAUNCHES["max"] == 4, LAUNCHES
+    # one kernel each for the token ids and the targets (positions are rows of their table: nothing to check),
+    # answered with the next read: no read (no sync) during the step
+    assert LAUNCHES["fused:indices_outside"] == 2 and LAUNCHES["max"] == 1, LAUNCHES  # (the log-sum-exp's)
+    assert strict_device.HOST_COPIES[0] == copies
+    loss = lm_loss(model, x * 64, x)
     with pytest.raises(ValueError, match=r"GPT: token ids must be in \[0, 64\), got 64\.\.64"):
-        lm_loss(model, x * 64, x)
+        float(loss)
+    assert float(lm_loss(model, x, x)) > 0  # (the failed check is gone once raised)

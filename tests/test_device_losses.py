@@ -82,28 +82,37 @@ def test_cross_entropy_refuses_a_class_out_of_range_on_device():
     for bad in (4, -1):
         with pytest.raises(IndexError, match=f"class {bad}, outside"):
             F.cross_entropy(x, cr.Tensor(to_device(np.array([0, bad, 1]))))
+        # ignoring no row, the check is answered with the next read (a GPU need not wait for it)
+        loss = F.cross_entropy(x, cr.Tensor(to_device(np.array([0, bad, 1]))), ignore_index=None)
+        with pytest.raises(IndexError, match=f"class {bad}, outside .* no row is ignored"):
+            loss.item()
+    target = np.array([0, 3, 1])
+    got = F.cross_entropy(x, cr.Tensor(to_device(target)), ignore_index=None)
+    np.testing.assert_allclose(float(got), float(F.cross_entropy(cr.Tensor(host(x._data)), target)), rtol=TOL)
 
 
 @pytest.mark.parametrize("bad", [10, -1])
 def test_embedding_refuses_an_index_out_of_range_on_device(bad):
     layer = nn.Embedding(10, 3, device=NAME)
+    out = layer(cr.Tensor(to_device(np.array([[1, bad]]))))  # (a device's check is answered with the next read)
     with pytest.raises(IndexError, match=f"index {bad} is out of range"):
-        layer(cr.Tensor(to_device(np.array([[1, bad]]))))
+        out.sum().item()
     assert on_device(layer(cr.Tensor(to_device(np.array([[0, 9]])))))
 
 
 def test_gpt_refuses_token_ids_out_of_range_on_device():
     model = nn.GPT(nn.GPTConfig(vocab_size=10, context_length=4, d_model=8, n_heads=2, n_layers=1), seed=0,
                    device=NAME)
+    logits = model(to_device(np.array([[3, -1]])))
     with pytest.raises(ValueError, match=r"token ids must be in \[0, 10\), got -1\.\.3"):
-        model(to_device(np.array([[3, -1]])))
+        print(logits)  # (any read: a device's check is answered then)
 
 
 @pytest.mark.parametrize("index,message", [([0, 5], "index 5 is out of range"), ([-1, 2], "index -1 is out of range")])
 def test_pytorch_gather_refuses_an_index_out_of_range_on_device(index, message):
     x = cr.Tensor(to_device(np.arange(10.0).reshape(2, 5)))
     with pytest.raises(IndexError, match=message):
-        cr.gather(x, 1, cr.Tensor(to_device(np.array([index, index]))))
+        cr.gather(x, 1, cr.Tensor(to_device(np.array([index, index])))).tolist()
 
 
 def test_index_fill_takes_negative_indices_from_the_end_on_device():
@@ -111,8 +120,26 @@ def test_index_fill_takes_negative_indices_from_the_end_on_device():
     got = cr.index_fill(x, 1, cr.Tensor(to_device(np.array([-1]))), 7.0)
     np.testing.assert_array_equal(host(got), [[0, 0, 7], [0, 0, 7]])
     with pytest.raises(IndexError, match="index -4 is out of range"):
-        cr.index_fill(x, 1, cr.Tensor(to_device(np.array([-4]))), 7.0)
+        host(cr.index_fill(x, 1, cr.Tensor(to_device(np.array([-4]))), 7.0))
 
 
 def test_device_under_test_is_registered():
     assert backend().name == NAME
+
+
+def test_a_function_transform_answers_the_queued_checks_before_it_returns():
+    """Its results are device arrays that the program may read without chainrule: the checks come first."""
+    w = to_device(RNG.standard_normal((10, 3)))
+    bad = to_device(np.array([2, 12]))
+    with pytest.raises(IndexError, match="index 12 is out of range for an embedding table of 10 rows"):
+        cr.grad(lambda w: F.embedding(bad, w).sum())(w)
+    g = cr.grad(lambda w: F.embedding(to_device(np.array([2, 9])), w).sum())(w)  # nothing left queued
+    assert host(g).sum() == 6.0
+
+
+def test_synchronize_answers_the_queued_checks():
+    table = cr.Tensor(to_device(np.eye(3)))
+    F.embedding(cr.Tensor(to_device(np.array([5]))), table)
+    with pytest.raises(IndexError, match="index 5 is out of range"):
+        backend().synchronize()
+    backend().synchronize()  # raised once, then gone

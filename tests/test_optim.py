@@ -443,3 +443,13 @@ def test_a_0d_parameters_moments_survive_a_state_dict_round_trip():
     (w * w).backward()
     opt.step()
     assert float(w) < 1.5
+
+
+def test_clip_grad_norm_returns_the_norm_as_a_0d_tensor_as_pytorch():
+    """``clip_grad_norm_(...).item()`` is how PyTorch programs log it; in the gradients' dtype, as PyTorch's."""
+    w = Tensor(np.array([3.0, 4.0], dtype=np.float32), requires_grad=True)
+    (w * w).sum().backward()
+    norm = optim.clip_grad_norm_([w], 1.0)
+    assert isinstance(norm, Tensor) and norm.shape == () and norm.dtype == np.float32
+    assert norm.item() == pytest.approx(10.0) and f"{norm:.1f}" == "10.0"
+    np.testing.assert_allclose(w.grad.numpy(), [0.6, 0.8], rtol=1e-6)

@@ -92,7 +92,10 @@ class Backend:
         return Device(self.name, getattr(dev, "id", 0))
 
     def to_host(self, arr: Any) -> np.ndarray:
-        return arr if self.xp is np else self.xp.asnumpy(arr)
+        if self.xp is np:
+            return arr
+        flush_checks()  # (a read: the queued checks are answered first)
+        return self.xp.asnumpy(arr)
 
     def from_host(self, arr: Any) -> Any:
         return arr if self.xp is np else self.xp.asarray(arr)
@@ -120,6 +123,7 @@ class Backend:
         return fn
 
     def synchronize(self) -> None:
+        flush_checks()
         if self._synchronize is not None:
             self._synchronize()
 
@@ -332,6 +336,50 @@ def indices_outside(idx: Any, size: int, low: int = 0) -> bool:
     if idx.dtype.kind == "i":
         idx = idx.view(_UNSIGNED[idx.itemsize])
     return int(reduce_max(idx, axis=None)) >= size
+
+
+# == range checks that wait for the next read ================================================
+# On a GPU a range check is a reduction whose answer the host must read: a sync, after which the host no longer
+# queues work ahead of the device (a training step paid one per check). As PyTorch's device-side asserts, a
+# device's check is queued, and its answer read with the next value the program reads: a Tensor's item(),
+# float(), tolist(), a copy to the host, synchronize(), or the end of a function transform.
+_PENDING: list[tuple[Any, Callable[[], Exception]]] = []
+_MAX_PENDING = 64  # then read together: one sync per 64 checks
+
+
+def check_indices(idx: Any, size: int, error: Callable[[], Exception], low: int = 0) -> None:
+    """Raise ``error()`` when the integer array ``idx`` holds a value outside ``[low, size)`` (``low`` 0 or
+    ``-size``): at once for a host array; for a device's, at the next read of a value (see above)."""
+    if idx.__class__ not in OFF_HOST:
+        if indices_outside(idx, size, low):
+            raise error()
+        return
+    if not idx.size:
+        return
+    outside = kernel(idx, "indices_outside", lambda xp, special: lambda i, low, size: xp.sum((i < low) | (i >= size)))
+    _PENDING.append((outside(idx, low, size), error))  # (how many: one kernel, not read now)
+    if len(_PENDING) >= _MAX_PENDING:
+        flush_checks()
+
+
+def flush_checks() -> None:
+    """Read the queued range checks of devices (one host read per device) and raise the first that failed."""
+    if not _PENDING:
+        return
+    pending = _PENDING[:]
+    _PENDING.clear()
+    by_device: dict[Backend, list[int]] = {}
+    for i, (flag, _) in enumerate(pending):
+        by_device.setdefault(of(flag), []).append(i)
+    failed = []
+    for device, rows in by_device.items():
+        answers = device.to_host(device.xp.stack([pending[i][0] for i in rows]))
+        failed += [i for i, bad in zip(rows, answers.tolist()) if bad]
+    if failed:
+        error = pending[min(failed)][1]()
+        error.add_note("(checked on the device without waiting for the answer, as PyTorch's device-side asserts: "
+                       "raised at the next read of a value after the operation)")
+        raise error
 
 
 def contiguous(arr: Any) -> Any:

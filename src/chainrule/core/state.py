@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
+from .device import flush_checks
+
 _GRAD: ContextVar[bool] = ContextVar("chainrule_grad_enabled", default=True)
 _DEPTH: ContextVar[int] = ContextVar("chainrule_transform_depth", default=0)
 _LEVELS: ContextVar[frozenset[int]] = ContextVar("chainrule_forward_levels", default=frozenset())
@@ -280,6 +282,8 @@ def transform() -> Iterator[None]:
     finally:
         _GRAD.reset(grad_token)
         _DEPTH.reset(depth_token)
+    if not _DEPTH.get():  # its results may be read as arrays, past Tensor's reads: the queued device checks now
+        flush_checks()
 
 
 # -- forward-mode levels ------------------------------------------------------------------------

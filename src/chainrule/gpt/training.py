@@ -132,7 +132,7 @@ def lm_loss(model: Any, x: np.ndarray, y: np.ndarray) -> Any:
         x, y = move(x, device), move(y, device)
     logits = model(x)
     b, t, v = logits.shape
-    return F.cross_entropy(logits.reshape(b * t, v), y.reshape(b * t))
+    return F.cross_entropy(logits.reshape(b * t, v), y.reshape(b * t), ignore_index=None)  # (none: no wait on a GPU)
 
 
 class Trainer:
@@ -246,7 +246,7 @@ class Trainer:
             total += float(loss)
         if workers is not None:
             total = workers.finish(total)
-        norm = clip_grad_norm_(model.parameters(), c.grad_clip) if c.grad_clip > 0 else float("nan")
+        norm = float(clip_grad_norm_(model.parameters(), c.grad_clip)) if c.grad_clip > 0 else float("nan")
         lr = self.optimizer.param_groups[0]["lr"]
         self.optimizer.step()
         self.scheduler.step()

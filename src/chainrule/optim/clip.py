@@ -8,7 +8,7 @@ Example:
     >>> from chainrule import Tensor, optim
     >>> w = Tensor([3.0, 4.0], requires_grad=True)
     >>> (w * w).sum().backward()          # grad = [6, 8], norm 10
-    >>> round(optim.clip_grad_norm_([w], max_norm=1.0), 6)
+    >>> round(float(optim.clip_grad_norm_([w], max_norm=1.0)), 6)
     10.0
     >>> [round(v, 4) for v in w.grad.tolist()]
     [0.6, 0.8]
@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from ..core.device import kernel, xp_of
+from ..tensor import Tensor
 from .params import Slot, as_param_list, make_slots
 
 
@@ -66,14 +68,18 @@ def _total(grads: list[tuple[Slot, np.ndarray]], p: float, flat: Any = None) -> 
 
 
 def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_if_nonfinite: bool = False,
-                    foreach: bool | None = None) -> float:
-    """Scale all gradients by ``min(1, max_norm / (total_norm + 1e-6))``; returns the norm before clipping.
-    ``foreach`` (PyTorch's choice of kernel) is accepted: gradients off the host are always seen as one vector.
+                    foreach: bool | None = None) -> Tensor:
+    """Scale all gradients by ``min(1, max_norm / (total_norm + 1e-6))``; returns the norm before clipping, a
+    0-d Tensor in the gradients' dtype on their device, as PyTorch's (``float(norm)``, ``norm.item()``).
+    ``foreach`` (PyTorch's choice of kernel) is accepted: gradients off the host are always seen as one vector,
+    and scaled there without the host reading the norm (no sync on a GPU, unless ``error_if_nonfinite``).
 
     ``params``: Tensors and/or Scalars (an iterable, one parameter, or a Module).
     """
     grads = _grads(_slots(params, "clip_grad_norm_"))
     flat = _one_vector(grads) if grads and float(norm_type) == 2.0 else None
+    if flat is not None and not error_if_nonfinite:
+        return _clip_on_device(grads, flat, float(max_norm))
     norm = _total(grads, float(norm_type), flat)
     if error_if_nonfinite and not math.isfinite(norm):
         raise RuntimeError(
@@ -81,16 +87,32 @@ def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_
             "(pass error_if_nonfinite=False to scale them anyway)"
         )
     coef = float(max_norm) / (norm + 1e-6)
-    if coef < 1.0 and flat is not None:  # one scaling; each gradient a view of the result (which nothing else holds)
-        flat = flat * flat.dtype.type(coef)
-        start = 0
-        for slot, g in grads:
-            slot.set_grad(flat[start:start + g.size].reshape(g.shape))
-            start += g.size
+    if coef < 1.0 and flat is not None:
+        _set_from_vector(grads, flat * flat.dtype.type(coef))
     elif coef < 1.0:
         for slot, g in grads:
             slot.set_grad(g * g.dtype.type(coef))
-    return norm
+    dtype = grads[0][1].dtype if grads and grads[0][1].dtype.kind == "f" else np.float64
+    like = flat if flat is not None else np.empty(0)
+    return Tensor(xp_of(like).asarray(norm, dtype=dtype))
+
+
+def _clip_on_device(grads: list[tuple[Slot, np.ndarray]], flat: Any, max_norm: float) -> Tensor:
+    """Clip the gradients of a device seen as one vector, where they are: the norm, a kernel that scales by
+    ``min(1, max_norm / (norm + 1e-6))`` (by 1 when below: the same values), and no read on the host."""
+    norm = np.sqrt(np.dot(flat, flat))
+    scale = kernel(flat, "clip_by_norm", lambda xp, special: lambda g, norm, most: g * xp.minimum(
+        most / (norm + 1e-6), 1.0))
+    _set_from_vector(grads, scale(flat, norm, flat.dtype.type(max_norm)))
+    return Tensor(norm)
+
+
+def _set_from_vector(grads: list[tuple[Slot, np.ndarray]], flat: Any) -> None:
+    """Each gradient a view of ``flat`` (a new vector that nothing else holds)."""
+    start = 0
+    for slot, g in grads:
+        slot.set_grad(flat[start:start + g.size].reshape(g.shape))
+        start += g.size
 
 
 def clip_grad_value_(params: Any, clip_value: float, foreach: bool | None = None) -> None:

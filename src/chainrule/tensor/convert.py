@@ -14,7 +14,7 @@ import numpy as np
 from ..core import state, traces
 from ..core.conversion import NO_DERIVATIVE as _NO_DERIVATIVE
 from ..core.conversion import called_function, from_sequence, numpy_internal_caller, storing_by_index
-from ..core.device import OFF_HOST
+from ..core.device import OFF_HOST, flush_checks
 from ..core.device import of as _device_of
 from ..core.errors import ChainruleWarning
 from ..core.traces import reads_values
@@ -130,6 +130,8 @@ class ConversionMethods:
                 f"{what}: only a one-element Tensor converts to a number, this one has shape {self.shape}; "
                 "reduce it first (.sum(), .mean(), t[0]) or use .tolist()"
             )
+        if self._data.__class__ in OFF_HOST:
+            flush_checks()  # (a read from a device: its queued checks are answered first)
         return self._data.item()
 
     @reads_values
@@ -145,6 +147,8 @@ class ConversionMethods:
     def tolist(self) -> Any:
         """The values as (nested) Python lists of numbers."""
         self._refuse_number_in_transform("tolist()")
+        if self._data.__class__ in OFF_HOST:
+            flush_checks()
         return self._data.tolist()
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:

@@ -36,7 +36,7 @@ import numpy as np
 from ...autodiff.batch_levels import is_batched, is_value
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...core.device import as_array, indices_outside, is_off_host, xp_of
+from ...core.device import as_array, check_indices, is_off_host, xp_of
 from ...core.errors import ChainruleWarning
 from ...ops import reductions as _reductions
 from ...ops._define import on_device_of, raw
@@ -345,9 +345,9 @@ def embedding(indices: Any, weight: Any, padding_idx: int | None = None, max_nor
                                   "call the layer outside vmap, or without them")
     if idx.dtype.kind not in "iu":
         raise TypeError(f"embedding: indices must be integers, got dtype {idx.dtype}")
-    if indices_outside(idx, n):
-        bad = idx[(idx < 0) | (idx >= n)].flat[0]
-        raise IndexError(f"embedding: index {int(bad)} is out of range for an embedding table of {n} rows")
+    check_indices(idx, n, lambda: IndexError(
+        f"embedding: index {int(idx[(idx < 0) | (idx >= n)].flat[0])} is out of range for an embedding table of {n} "
+        "rows"))
     if scale_grad_by_freq and sparse:
         raise ValueError("embedding: scale_grad_by_freq is not supported with sparse gradients (PyTorch refuses it "
                          "too); pass sparse=False")

@@ -19,7 +19,7 @@ import numpy as np
 from ...autodiff.batch_levels import is_batched
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...core.device import OFF_HOST, add_at, as_array, indices_outside, reduce_max, xp_of
+from ...core.device import OFF_HOST, add_at, as_array, check_indices, indices_outside, reduce_max, xp_of
 from ...core.errors import ChainruleWarning
 from ...ops._define import raw, where_is
 from ...ops._saved import Saved
@@ -296,7 +296,7 @@ def cross_entropy(
     logits: Any,
     target: Any,
     weight: Any = None,
-    ignore_index: int = -100,
+    ignore_index: int | None = -100,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Any:
@@ -305,7 +305,8 @@ def cross_entropy(
     ``logits``: shape (N, C), (C,) or (N, C, d1, ...) (classes on axis 1). ``target``: integer
     class indices of shape (N,) / () / (N, d1, ...), or class probabilities of the logits'
     shape. Rows whose target is ``ignore_index`` count for nothing (and are left out of the
-    mean). ``label_smoothing`` mixes the target with the uniform distribution. ``weight`` (C,)
+    mean); ``ignore_index=None`` (chainrule's) ignores no row, which spares a device a wait for the answer to
+    "are any rows ignored?" (a sync on a GPU). ``label_smoothing`` mixes the target with the uniform distribution. ``weight`` (C,)
     rescales each class; with class indices the mean divides by the summed weights of the
     targets, as PyTorch's. Stable for large logits; one fused node whose gradient is
     ``softmax - target`` (with ``weight``: log_softmax and a weighted sum).
@@ -353,8 +354,12 @@ def cross_entropy(
                 f"cross_entropy: logits of shape {sx} need a target of shape {want} (one class index per "
                 f"{'input' if not want else 'row'}), got target of shape {t.shape}"
             )
-        in_range = not indices_outside(t, c)
-        if not in_range:
+        if ignore_index is None:  # no row is ignored: nothing to look for, and a device's check need not wait
+            check_indices(t, c, lambda: IndexError(
+                f"cross_entropy: target holds class {int(t[(t < 0) | (t >= c)].flat[0])}, outside [0, {c}) for "
+                f"logits with {c} classes (ignore_index=None: no row is ignored)"))
+        elif indices_outside(t, c):
+            in_range = False
             bad = (t != ignore_index) & ((t < 0) | (t >= c))
             if bad.any():
                 raise IndexError(
@@ -376,7 +381,7 @@ def cross_entropy(
             out = reshape(out, () if len(sx) == 1 else (sx[0], *sx[2:]))
         return out
     # None: no target can be the ignored index, so no row is looked at for it
-    ignored = None if in_range and not 0 <= ignore_index < c else int(ignore_index)
+    ignored = None if ignore_index is None or in_range and not 0 <= ignore_index < c else int(ignore_index)
     saved = Saved(x)
     saved.values["classes_checked"] = True  # (a second check is a second sync with a GPU; a replay's is fresh)
     out = _cross_entropy(x, t2, ignore_index=ignored, smoothing=float(label_smoothing), reduction=reduction,

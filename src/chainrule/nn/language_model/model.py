@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.device import as_array, check_cpu, indices_outside, xp_of
+from ...core.device import as_array, check_cpu, check_indices, is_off_host, xp_of
 from ...tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -180,9 +180,13 @@ class GPT(Module):
         idx = as_array(idx)
         b, t = self._check_tokens(idx, ids=False)
         start = caches[0].length if caches else 0
-        positions = xp_of(idx).arange(start, start + t)  # where idx is
         x = self._token_embedding(idx)
-        x = x if self.wpe is None else x + self.wpe(positions)
+        if self.wpe is not None:  # rows start..start+t of the table: a view (no index array, no gather, no check)
+            if start + t > self.wpe.num_embeddings:
+                raise IndexError(f"GPT: positions {start}..{start + t - 1} are past the {self.wpe.num_embeddings} "
+                                 "learned ones (context_length); start a new cache for a longer text")
+            x = x + self.wpe.weight[start:start + t]
+        positions = None if self.config.gpt2_layout else xp_of(idx).arange(start, start + t)  # where idx is
         x = self.drop(x)
         for i, block in enumerate(self.blocks):
             cache = caches[i] if caches else None
@@ -227,7 +231,11 @@ class GPT(Module):
 
     # -- details -----------------------------------------------------------------------------------
     def _token_embedding(self, idx: Any) -> Any:
-        """``wte(idx)``, whose range check of the ids is the model's (one check: on a GPU each is a sync)."""
+        """``wte(idx)``, whose range check of the ids is the model's (one check). A device's ids: the check is
+        queued (read with the next value read, see :func:`chainrule.core.device.check_indices`), then the rows."""
+        if is_off_host(idx):
+            check_indices(idx, self.config.vocab_size, lambda: self._ids_error(idx))
+            return self.wte.weight[idx]
         try:
             return self.wte(idx)
         except IndexError as e:
@@ -247,8 +255,8 @@ class GPT(Module):
                 f"GPT: {idx.shape[1]} tokens exceed context_length={c.context_length}; "
                 f"pass idx[:, -{c.context_length}:]"
             )
-        if ids and indices_outside(idx, c.vocab_size):
-            raise self._ids_error(idx)
+        if ids:
+            check_indices(idx, c.vocab_size, lambda: self._ids_error(idx))
         return idx.shape
 
     def _init_weights(self, gen: np.random.Generator) -> None:

@@ -8,7 +8,7 @@ Example:
     >>> from chainrule import nn
     >>> p = nn.Parameter(np.array([3.0, 4.0]), dtype=np.float64)
     >>> (p * p).sum().backward()
-    >>> round(nn.utils.clip_grad_norm_([p], 1.0), 6), nn.utils.parameters_to_vector([p, p]).shape
+    >>> round(float(nn.utils.clip_grad_norm_([p], 1.0)), 6), nn.utils.parameters_to_vector([p, p]).shape
     (10.0, (4,))
 """
 
@@ -29,11 +29,11 @@ __all__ = ["clip_grad_norm_", "clip_grad_value_", "parameters_to_vector", "vecto
 
 
 def clip_grad_norm_(parameters: Any, max_norm: float, norm_type: float = 2.0,
-                    error_if_nonfinite: bool = False) -> float:
+                    error_if_nonfinite: bool = False, foreach: bool | None = None) -> Any:
     """``chainrule.optim.clip_grad_norm_``: scale the gradients so their total norm is at most ``max_norm``."""
     from ...optim.clip import clip_grad_norm_ as clip  # (optim imports nn: imported when called)
 
-    return clip(parameters, max_norm, norm_type, error_if_nonfinite)
+    return clip(parameters, max_norm, norm_type, error_if_nonfinite, foreach)
 
 
 def clip_grad_value_(parameters: Any, clip_value: float) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...core.device import add_at as add_at_in_place
 from ...core.device import as_array as _as_array
-from ...core.device import indices_outside, xp_of
+from ...core.device import check_indices, xp_of
 from ...tensor import Tensor
 from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
 from ..numeric import add_at
@@ -106,9 +106,12 @@ def check_range(name: str, idx: np.ndarray, axis: int, size: int, wraps: bool = 
     refused, not wrapped around as NumPy's indexing would. ``wraps``: the op counts negative indices from the end
     (PyTorch's ``index_fill``, ``take_along_dim``), so ``[-size, size)``."""
     low = -size if wraps else 0
-    if indices_outside(idx, size, low):
+
+    def error() -> IndexError:
         bad = int(idx.min()) if idx.min() < low else int(idx.max())
         wrap = (f"; negative indices do not count from the end here (as in PyTorch): use index % {size} for that"
                 if bad < 0 and not wraps else "")
-        raise IndexError(f"{name}: index {bad} is out of range for dim {axis} of size {size} (valid: {low} to "
-                         f"{size - 1}){wrap}")
+        return IndexError(f"{name}: index {bad} is out of range for dim {axis} of size {size} (valid: {low} to "
+                          f"{size - 1}){wrap}")
+
+    check_indices(idx, size, error, low)
