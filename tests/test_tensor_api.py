@@ -531,3 +531,26 @@ def test_grads_are_writeable_and_never_shared(case):
     if case != "sum":
         np.testing.assert_array_equal(b.grad.data, [1.0, 1.0])
         np.testing.assert_array_equal(seed, [1.0, 1.0])
+
+
+def test_an_operand_that_sets_array_ufunc_none_answers_the_operator_itself():
+    """NumPy's protocol (pytest.approx, units libraries): the Tensor's operator returns NotImplemented, so Python
+    asks the other operand, as NumPy's arrays and PyTorch's tensors do."""
+
+    class Handles:
+        __array_ufunc__ = None
+
+        def __eq__(self, other):
+            return "handled"
+
+        def __radd__(self, other):
+            return "added"
+
+        def __rmatmul__(self, other):
+            return "matmul"
+
+    t = cr.tensor([1.0, 2.0])
+    assert t == pytest.approx([1.0, 2.0]) and cr.tensor(10.0) == pytest.approx(10.0)
+    assert (t == Handles()) == "handled" and t + Handles() == "added" and t @ Handles() == "matmul"
+    with pytest.raises(TypeError):
+        t + object()  # (an operand that does not handle it: still an error)
