@@ -302,3 +302,44 @@ def test_under_grad_a_refused_non_leaf_is_not_said_to_share_the_callers_memory()
     with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph") as caught:
         cr.grad(viewed)(np.array([1.0, 2.0]))
     assert "caller's array" not in str(caught.value)
+
+
+@pytest.mark.oracle
+def test_diagonal_and_unfold_are_views_a_change_in_place_reaches_their_source():
+    """PyTorch's diagonal and unfold are views: ``m.diagonal().zero_()`` changes ``m`` (they were copies here,
+    and the change was silently lost; in the graph it was lost from the gradient too, now refused)."""
+    torch = pytest.importorskip("torch")
+    for lib in (torch, cr):
+        m = lib.ones(2, 3, 3, dtype=lib.float64)
+        m.diagonal(1, 1, 2).mul_(lib.tensor([3.0, 4.0], dtype=lib.float64))
+        lib.diagonal(m[0]).zero_()
+        w = lib.ones(2, 6, dtype=lib.float64)
+        w.unfold(1, 2, 2)[0, 1].add_(5)
+        if lib is torch:
+            want_m, want_w = m.numpy(), w.numpy()
+    np.testing.assert_array_equal(m.numpy(), want_m)
+    np.testing.assert_array_equal(w.numpy(), want_w)
+    x = cr.tensor([1.0, 2.0], dtype=cr.float64, requires_grad=True)
+    base = cr.ones(2, 2, dtype=cr.float64) * 2
+    with pytest.raises(RuntimeError, match="mul_: in-place change of a tensor in the graph whose memory is shared"):
+        base.diagonal().mul_(x)  # (PyTorch rebases the base's history; chainrule refuses rather than lose it)
+    windows = cr.ones(6).unfold(0, 3, 1)  # overlapping: one entry seen through several windows
+    with pytest.raises(RuntimeError, match="add_: this Tensor's values cannot be written in place"):
+        windows[1].add_(1)
+    np.testing.assert_array_equal(windows.numpy(), np.ones((4, 3)))
+
+
+@pytest.mark.oracle
+def test_adding_into_rows_of_a_buffer_in_the_graph_as_pytorch():
+    """``out[i] += x[i] * k`` reads ``out[i]`` (a view of ``out``) into an addition that keeps none of it; the node
+    kept that constant anyway, and its memory then blocked the write into ``out`` (refused, where PyTorch runs)."""
+    torch = pytest.importorskip("torch")
+    grads = []
+    for lib in (torch, cr):
+        x = lib.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]], dtype=lib.float64, requires_grad=True)
+        out = lib.zeros(3, 2, dtype=lib.float64)
+        for i in range(3):
+            out[i] += x[i] * (i + 1)
+        out[1:] -= 0.5 * x[:2]
+        grads.append(lib.autograd.grad((out ** 2).sum(), x)[0].detach().numpy())
+    np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)

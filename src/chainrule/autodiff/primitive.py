@@ -332,7 +332,7 @@ def _output(prim: Primitive, data: Any, parents: Any, vals: list[Any], kw: dict[
             node.args = vals
         else:  # only what the rules read (see Primitive.declare_reads); all of them when keep_first covers them
             node.ans = data if prim.keep_ans else None
-            node.args = _kept(vals, parents, keep) if len(vals) > prim.keep_first else vals
+            node.args = _kept(vals, parents, keep, prim.read_shapes) if len(vals) > prim.keep_first else vals
         out._requires_grad = True
     else:
         out._node = None
@@ -460,12 +460,12 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         keep = prim.keep_args
         if keep is None:
             node.ans = data
-        else:  # only what the rules read; constants stay (keep_first 2: both are read)
+        else:  # only what the rules read (keep_first 2: both are read); constants too when no shape is read
             node.ans = data if prim.keep_ans else None
             if prim.keep_first < 2:
-                if xg and 0 not in keep:
+                if 0 not in keep and (xg or not prim.read_shapes):
                     xd = None
-                if yg and 1 not in keep:
+                if 1 not in keep and (yg or not prim.read_shapes):
                     yd = None
         node.args = [xd, yd]
         out._requires_grad = True
@@ -485,8 +485,12 @@ def _keep_traced(node: Node, ans: Any, args: tuple[Any, ...]) -> None:
     node.lifted = {LIFTED: (ans, list(args))}
 
 
-def _kept(vals: list[Any], parents: list[tuple], keep: frozenset[int]) -> list[Any]:
-    """The argument values a node keeps: constants, and the differentiated arguments its rules read."""
+def _kept(vals: list[Any], parents: list[tuple], keep: frozenset[int], shapes: bool) -> list[Any]:
+    """The argument values a node keeps: those its rules read, and (``shapes``: its rules read the shapes of the
+    rest) the constants. A constant kept for nothing would hold its memory, and so block changes in place to it
+    (``out[i] += x[i]`` reads ``out[i]``, a view of ``out``, into an addition that needs none of it)."""
+    if not shapes:
+        return [v if i in keep else None for i, v in enumerate(vals)]
     for edge in parents:
         if edge[0] not in keep:
             vals[edge[0]] = None
@@ -505,7 +509,7 @@ def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | 
     if parents and _grad_enabled():
         keep = prim.keep_args
         node = Node(prim, tuple(parents), datas if keep is None or prim.keep_ans else None,
-                    vals if keep is None else _kept(vals, parents, keep), kw, stamp)
+                    vals if keep is None else _kept(vals, parents, keep, prim.read_shapes), kw, stamp)
     outs = []
     for k, d in enumerate(datas):
         t = _new(Tensor)

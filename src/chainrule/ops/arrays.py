@@ -15,7 +15,7 @@ from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import contraction, elementwise
 from . import shape as shape_ops
-from ._define import ndim_of, normalize_axis, np_attr, on_device_of, raw, shape_of, where_is
+from ._define import ndim_of, normalize_axis, np_attr, on_device_of, raw, shape_of, view_instead, where_is
 from .declare import implements, op
 from .pytorch.dim_args import numpy_methods, resolve_dim
 
@@ -76,7 +76,16 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     moved = shape_ops.moveaxis(a, (a1, a2), (-2, -1))
     xp = xp_of(raw(moved))  # the positions where the values are (the host or a device)
-    return shape_ops.getitem(moved, (Ellipsis, xp.arange(n) + max(0, -offset), xp.arange(n) + max(0, offset)))
+    out = shape_ops.getitem(moved, (Ellipsis, xp.arange(n) + max(0, -offset), xp.arange(n) + max(0, offset)))
+    return view_instead(out, a, lambda v: _writable_like(xp_of(v).diagonal(v, offset, a1, a2), v))
+
+
+def _writable_like(view: Any, source: Any) -> Any:
+    """NumPy's diagonal is a read-only view only to warn off writes: writable where its source is (as PyTorch's)."""
+    if view.__class__ is np.ndarray and source.flags.writeable and not view.flags.writeable:
+        view.flags.writeable = True
+    return view
+
 
 
 def _triangle(name: str, m: Any, keep: np.ndarray) -> Any:

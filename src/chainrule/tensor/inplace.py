@@ -37,6 +37,13 @@ class InPlaceMethods:
     def _inplace_guard(self, what: str, value: Any = None, recorded: bool = False) -> None:
         """Refuse an in-place change PyTorch refuses; ``recorded``: the caller records it in the graph, so a tensor
         in the graph is allowed (a leaf that requires grad is not)."""
+        flags = getattr(self._data, "flags", None)
+        if flags is not None and not flags.writeable:
+            raise RuntimeError(
+                f"{what}: this Tensor's values cannot be written in place: more than one of its entries may refer to "
+                "one memory location (an expand()ed tensor, unfold()'s overlapping windows) or they are a read-only "
+                "array's. clone() it first (PyTorch refuses this too)"
+            )
         other_traced = isinstance(value, InPlaceMethods) and state.is_traced(value)
         if self._tangents and state.any_visible(self._tangents) or (
             other_traced and not (value._requires_grad and state.grad_enabled())

@@ -132,6 +132,8 @@ def expand(self: Tensor, *sizes: Any) -> Any:
     if lead < 0:
         raise ValueError(f"expand: {len(sizes)} sizes {tuple(sizes)} for a Tensor of {self.ndim} dimensions")
     shape = tuple(self.shape[i - lead] if n == -1 and i >= lead else n for i, n in enumerate(sizes))
+    if shape[lead:] == self.shape and all(n == 1 for n in shape[:lead]):  # nothing repeated: a view that may be
+        return shape_ops.reshape(self, shape)  # written in place, as PyTorch's (a broadcast one is read-only)
     return shape_ops.broadcast_to(self, shape)
 
 

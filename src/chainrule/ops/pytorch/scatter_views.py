@@ -24,6 +24,7 @@ import numpy as np
 from ...core.device import xp_of
 from ...tensor import Tensor
 from ..declare import tensor_method
+from .._define import view_instead
 from .common import checked_axis, declared, index_along, operand_shape, overwrite_at
 
 
@@ -87,4 +88,10 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Any:
     xp = xp_of(self._data)
     windows = xp.arange(0, n - size + 1, step)[:, None] + xp.arange(size)[None, :]  # (count, size)
     picked = self[index_along(self.ndim, axis, windows)]  # (..., count, size, ...)
-    return declared("moveaxis")(picked, axis + 1, -1)
+    out = declared("moveaxis")(picked, axis + 1, -1)
+    if self._data.__class__ is not np.ndarray:
+        return out
+    overlap = size > step and n >= size + step  # (then a view that refuses changes in place, as PyTorch's)
+    return view_instead(out, self, lambda v: np.lib.stride_tricks.as_strided(
+        v, out.shape, (*v.strides[:axis], v.strides[axis] * step, *v.strides[axis + 1:], v.strides[axis]),
+        writeable=not overlap))
