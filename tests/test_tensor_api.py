@@ -554,3 +554,29 @@ def test_an_operand_that_sets_array_ufunc_none_answers_the_operator_itself():
     assert (t == Handles()) == "handled" and t + Handles() == "added" and t @ Handles() == "matmul"
     with pytest.raises(TypeError):
         t + object()  # (an operand that does not handle it: still an error)
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("op", ["floor_divide", "remainder", "fmod"])
+def test_integer_division_by_zero_raises_as_pytorch(op):
+    """NumPy answers 0 (with a warning): silently wrong where PyTorch raises. Floats still give inf/nan."""
+    torch = pytest.importorskip("torch")
+    with pytest.raises(RuntimeError, match="ZeroDivisionError"):
+        getattr(torch, op)(torch.tensor([5, -3]), torch.tensor([0, 2]))
+    with pytest.raises(ZeroDivisionError, match=f"{op}: integer division by zero"):
+        getattr(cr, op)(cr.tensor([5, -3]), cr.tensor([0, 2]))
+    with pytest.raises(RuntimeError, match="integer division by zero"):
+        getattr(cr, op)(cr.tensor([5, -3]), 0)
+    want = getattr(torch, op)(torch.tensor([5, -3]), torch.tensor([2, 2])).numpy()
+    np.testing.assert_array_equal(getattr(cr, op)(cr.tensor([5, -3]), cr.tensor([2, 2])).numpy(), want)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert np.isnan(getattr(cr, op)(cr.tensor([0.0]), 0.0).numpy()).all() or op == "floor_divide"
+
+
+@pytest.mark.oracle
+def test_integer_floor_division_keeps_pytorchs_dtype_with_a_0d_operand():
+    torch = pytest.importorskip("torch")
+    for a, b in (("int8", "int64"), ("uint8", "int32"), ("int32", "int64")):
+        want = (torch.tensor([7, 9], dtype=getattr(torch, a)) // torch.tensor(2, dtype=getattr(torch, b))).dtype
+        got = (cr.tensor([7, 9], dtype=getattr(cr, a)) // cr.tensor(2, dtype=getattr(cr, b))).dtype
+        assert str(got) == str(want).replace("torch.", "")

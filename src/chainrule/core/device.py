@@ -357,7 +357,12 @@ def check_indices(idx: Any, size: int, error: Callable[[], Exception], low: int 
     if not idx.size:
         return
     outside = kernel(idx, "indices_outside", lambda xp, special: lambda i, low, size: xp.sum((i < low) | (i >= size)))
-    _PENDING.append((outside(idx, low, size), error))  # (how many: one kernel, not read now)
+    check_later(outside(idx, low, size), error)  # (how many: one kernel, not read now)
+
+
+def check_later(failures: Any, error: Callable[[], Exception]) -> None:
+    """Raise ``error()`` if the device's 0-d count ``failures`` is not 0, at the next read of a value (see above)."""
+    _PENDING.append((failures, error))
     if len(_PENDING) >= _MAX_PENDING:
         flush_checks()
 

@@ -35,3 +35,8 @@ class GradientShapeError(ValueError, RuntimeError):
 class GradDtypeError(TypeError, RuntimeError):
     """A tensor whose dtype cannot require grad (an integer one) was asked to: a TypeError, and the
     RuntimeError PyTorch raises there ("only Tensors of floating point dtype can require gradients")."""
+
+
+class IntegerDivisionByZero(ZeroDivisionError, RuntimeError):
+    """An integer Tensor divided by zero (``//``, ``%``, ``fmod``): Python's ZeroDivisionError, and the RuntimeError
+    PyTorch raises there ("ZeroDivisionError"); NumPy's answer (0, with a warning) would be silently wrong."""

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from ..autodiff.primitive import Primitive
-from ..core.device import as_array
+from ..core.device import OFF_HOST, as_array, check_later, kernel
+from ..core.errors import IntegerDivisionByZero
 from ..core.promotion import result_dtype
 from ..tensor import Tensor
 from . import elementwise
@@ -160,11 +161,30 @@ def copysign(x: Any, y: Any) -> Any:
     return elementwise.multiply(elementwise.abs(x), sign_of_y)
 
 
+def _integer_divisor(name: str, x: Any, y: Any) -> None:
+    """PyTorch's integer ``//``, ``%`` and ``fmod`` raise on a zero divisor, where NumPy's give 0 (silently wrong):
+    so do a Tensor's (outside JAX-style use). On a device the check is answered with the next read."""
+    yr = raw(y)
+    if not (isinstance(x, Tensor) or isinstance(y, Tensor)) or numpy_methods() or _any_float(x, y):
+        return
+
+    def error() -> IntegerDivisionByZero:
+        return IntegerDivisionByZero(
+            f"{name}: integer division by zero (PyTorch raises ZeroDivisionError too); divide floats for inf or nan, "
+            "or replace the zero divisors first (cr.where(y == 0, 1, y))")
+
+    if yr.__class__ in OFF_HOST:
+        check_later(kernel(yr, "count_zeros", lambda xp, special: lambda v: xp.sum(v == 0))(yr), error)
+    elif (np.asarray(yr) == 0).any():
+        raise error()
+
+
 @op(numpy=(np.remainder, np.mod), cases="none", method={
     "__mod__": None, "__rmod__": None,
     "__divmod__": lambda self, other: (floor_divide(self, other), mod(self, other))})
 def mod(x: Any, y: Any) -> Any:
     """x - floor(x / y) * y, the sign of ``y`` (Python's %); derivatives 1 and -floor(x / y)."""
+    _integer_divisor("remainder", x, y)
     return elementwise.subtract(x, elementwise.multiply(_const(np.floor_divide, x, y), y))
 
 
@@ -174,6 +194,7 @@ remainder = mod
 @implements(np.fmod)
 def fmod(x: Any, y: Any) -> Any:
     """x - trunc(x / y) * y, the sign of ``x`` (C's fmod); derivatives 1 and -trunc(x / y)."""
+    _integer_divisor("fmod", x, y)
     return elementwise.subtract(x, elementwise.multiply(_const(lambda a, b: np.trunc(a / b), x, y), y))
 
 
@@ -191,7 +212,8 @@ def floor_divide(x: Any, y: Any) -> Any:
     """floor(x / y); piecewise constant, zero gradient."""
     if _any_float(x, y):
         return elementwise.floor(elementwise.divide(x, y))
-    return wrap_like(np.floor_divide(raw(x), raw(y)), x, y)
+    _integer_divisor("floor_divide", x, y)
+    return wrap_like(_const(np.floor_divide, x, y), x, y)  # (integers: in PyTorch's dtype, int8 // 0-d int64 is int8)
 
 
 def _any_float(*xs: Any) -> bool:

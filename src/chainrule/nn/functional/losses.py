@@ -306,8 +306,8 @@ def cross_entropy(
     class indices of shape (N,) / () / (N, d1, ...), or class probabilities of the logits'
     shape. Rows whose target is ``ignore_index`` count for nothing (and are left out of the
     mean); ``ignore_index=None`` (chainrule's) ignores no row, which spares a device a wait for the answer to
-    "are any rows ignored?" (a sync on a GPU). ``label_smoothing`` mixes the target with the uniform distribution. ``weight`` (C,)
-    rescales each class; with class indices the mean divides by the summed weights of the
+    "are any rows ignored?" (a sync on a GPU). ``label_smoothing`` mixes the target with the uniform
+    distribution. ``weight`` (C,) rescales each class; with class indices the mean divides by the summed weights of the
     targets, as PyTorch's. Stable for large logits; one fused node whose gradient is
     ``softmax - target`` (with ``weight``: log_softmax and a weighted sum).
 

@@ -23,8 +23,8 @@ import numpy as np
 
 from ...core.device import xp_of
 from ...tensor import Tensor
-from ..declare import tensor_method
 from .._define import view_instead
+from ..declare import tensor_method
 from .common import checked_axis, declared, index_along, operand_shape, overwrite_at
 
 
