@@ -580,3 +580,20 @@ def test_integer_floor_division_keeps_pytorchs_dtype_with_a_0d_operand():
         want = (torch.tensor([7, 9], dtype=getattr(torch, a)) // torch.tensor(2, dtype=getattr(torch, b))).dtype
         got = (cr.tensor([7, 9], dtype=getattr(cr, a)) // cr.tensor(2, dtype=getattr(cr, b))).dtype
         assert str(got) == str(want).replace("torch.", "")
+
+
+@pytest.mark.oracle
+def test_logsumexp_and_softmax_of_unsigned_integers_are_right():
+    """``x - max(x)`` of uint8 wraps around: logsumexp gave inf (and float16). PyTorch's is float32; NumPy-style
+    calls answer in float64, as SciPy's logsumexp."""
+    torch = pytest.importorskip("torch")
+    values = [[1, 2, 3], [4, 0, 6]]
+    want = torch.tensor(values, dtype=torch.uint8).logsumexp(0)
+    got = cr.tensor(values, dtype=cr.uint8).logsumexp(0)
+    assert got.dtype == np.float32
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    x = np.array(values, dtype=np.uint8)
+    np.testing.assert_allclose(cr.logsumexp(x, 0), np.log(np.exp(x.astype(float)).sum(0)), rtol=1e-12)
+    e = np.exp(x.astype(float))
+    np.testing.assert_allclose(cr.nn.functional.softmax(x, 1), e / e.sum(1, keepdims=True), rtol=1e-12)
+    np.testing.assert_allclose(cr.nn.functional.log_softmax(x, 1), np.log(e / e.sum(1, keepdims=True)), rtol=1e-12)

@@ -28,7 +28,7 @@ from .shape import _astype
 BINARY = ("add", "subtract", "multiply", "divide", "power", "maximum", "minimum", "arctan2", "hypot", "logaddexp")
 FLOATING = ("divide", "arctan2", "sqrt", "rsqrt", "cbrt", "reciprocal", "exp", "exp2", "expm1", "log", "log2",
             "log10", "log1p", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "arcsinh",
-            "arccosh", "arctanh", "sigmoid", "erf", "sinc")
+            "arccosh", "arctanh", "sigmoid", "erf", "sinc", "logsumexp")
 
 _NUMBERS = (bool, int, float, complex)
 _INT_NUMBERS = frozenset((bool, int))  # the Python numbers NumPy 2 promotes as PyTorch with arrays of each kind

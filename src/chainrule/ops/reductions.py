@@ -236,7 +236,14 @@ def std(x: Any, axis: Any = None, ddof: int = 0, keepdims: bool = False, dtype: 
     return s if dtype is None else s.astype(dtype)
 
 
+def _floats(x: Any) -> Any:
+    """Integers and booleans as floats (NumPy's float64) before a shift by the maximum: ``x - max`` of unsigned
+    integers wraps around (a Tensor's were made float32 already, ops/promoting.py)."""
+    return x.astype(np.float64) if x.dtype.kind in "biu" else x
+
+
 def _lse_fn(x: Any, axis: Any, keepdims: bool) -> Any:
+    x = _floats(x)
     m = _shift(x, axis)
     m = np.where(np.isfinite(m), m, 0)
     with np.errstate(divide="ignore"):  # an empty or all -inf slice sums to 0: its log is -inf, as PyTorch's
@@ -265,6 +272,7 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def _softmax_fn(x: Any, axis: Any) -> Any:
+    x = _floats(x)
     e = np.exp(x - _shift(x, axis))
     return e / np.sum(e, axis=axis, keepdims=True)
 
@@ -275,6 +283,7 @@ _softmax.defjvp(lambda t, ans, x, axis: ans * (t - (t * ans).sum(axis=axis, keep
 
 
 def _log_softmax_fn(x: Any, axis: Any) -> Any:
+    x = _floats(x)
     s = x - _shift(x, axis)
     with np.errstate(divide="ignore"):  # (an empty slice sums to 0)
         return s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
