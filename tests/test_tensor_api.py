@@ -597,3 +597,26 @@ def test_logsumexp_and_softmax_of_unsigned_integers_are_right():
     e = np.exp(x.astype(float))
     np.testing.assert_allclose(cr.nn.functional.softmax(x, 1), e / e.sum(1, keepdims=True), rtol=1e-12)
     np.testing.assert_allclose(cr.nn.functional.log_softmax(x, 1), np.log(e / e.sum(1, keepdims=True)), rtol=1e-12)
+
+
+@pytest.mark.oracle
+def test_pytorchs_storage_facts_kind_flags_and_per_entry_methods():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, cr):
+        a = lib.arange(12.0).reshape(3, 4)
+        assert a.data_ptr() == a[0].data_ptr() != a[1].data_ptr()
+        assert (a[1].storage_offset(), a[:, 2].storage_offset(), a.storage_offset()) == (4, 2, 0)
+        assert not (a.is_sparse or a.is_quantized or a.is_meta or a.is_nested) and a.layout == lib.strided
+        assert a.share_memory_() is a
+        b = lib.tensor([1.0, 2.0])
+        b.apply_(lambda v: v * 10)
+        b.map_(lib.tensor([3.0, 4.0]), lambda x, y: x + y)
+        c = lib.tensor([6, 4])
+        c.bitwise_and_(lib.tensor([3, 5])).gcd_(lib.tensor([4, 6]))
+        like = [f(a, memory_format=lib.preserve_format) for f in (lib.zeros_like, lib.ones_like, lib.empty_like)]
+        if lib is torch:
+            want = (b.tolist(), c.tolist())
+    assert (b.tolist(), c.tolist()) == want
+    assert [t.shape for t in like] == [(3, 4)] * 3 and isinstance(like[2], cr.Tensor)
+    with pytest.raises(RuntimeError, match="apply_: a leaf Tensor that requires grad"):
+        cr.tensor([1.0], requires_grad=True).apply_(abs)

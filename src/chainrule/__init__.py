@@ -44,10 +44,14 @@ zeros, ones, empty, full, eye, arange, linspace = (
     _constructors.arange, _constructors.linspace,
 )
 tensor = _constructors.tensor  # torch.tensor: Python floats take the default dtype
+# PyTorch's layout and memory formats, as names (a Tensor is dense and strided; a format changes no value here)
+strided, contiguous_format, channels_last, channels_last_3d, preserve_format = (
+    "strided", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format")
 rand, randn, zeros_like, ones_like, full_like = (
     _constructors.rand, _constructors.randn, _constructors.zeros_like, _constructors.ones_like, _constructors.full_like,
 )
 randint, rand_like, randn_like = _constructors.randint, _constructors.rand_like, _constructors.randn_like
+empty_like = _constructors.empty_like
 multinomial = _random_fill.multinomial  # torch.multinomial(probs, num_samples, replacement, generator=)
 
 Value = Scalar  # micrograd's name

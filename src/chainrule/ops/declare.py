@@ -120,7 +120,7 @@ def _generated(name: str, qualname: str, params: tuple[str, ...], call_args: tup
     call = (f"apply{arity}(prim, {', '.join(call_args)})" if arity in (1, 2)
             else f"apply(prim, ({', '.join(call_args)},), None)")
     body = (f"        return {call}\n" if name not in BINARY_OPERATORS else  # (see _deferring)
-            f"        try:\n            return {call}\n        except TypeError:\n"
+            f"        try:\n            return {call}\n        except (TypeError, ValueError):\n"
             f"            if defers({params[1]}):\n                return NotImplemented\n            raise\n")
     source = (f"def make(prim):\n"
               f"    def {name}({', '.join(params)}):\n"
@@ -156,7 +156,7 @@ def _deferring(fn: Callable[..., Any]) -> Callable[..., Any]:
     def method(self: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
         try:
             return fn(self, other, *args, **kwargs)
-        except TypeError:
+        except (TypeError, ValueError):  # (an operand read as a 0-d object array may fail either way)
             if defers(other):
                 return NotImplemented
             raise

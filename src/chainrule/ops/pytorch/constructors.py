@@ -239,7 +239,7 @@ def _where(like: Any, device: Any) -> Any:
 
 
 def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None,
-              generator: Any = None) -> Tensor:
+              generator: Any = None, *, layout: Any = None, memory_format: Any = None) -> Tensor:
     """Uniform random values in [0, 1) of the shape of ``x``, in its dtype (floating ``x``) or ``dtype``.
 
     Example:
@@ -255,7 +255,7 @@ def rand_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any =
 
 
 def randn_like(x: Any, dtype: Any = None, requires_grad: bool = False, rng: Any = None, device: Any = None,
-               generator: Any = None) -> Tensor:
+               generator: Any = None, *, layout: Any = None, memory_format: Any = None) -> Tensor:
     """Standard normal values of the shape of ``x``, in its dtype (floating ``x``) or ``dtype``.
 
     Example:
@@ -278,7 +278,8 @@ def _float_like(like: np.ndarray) -> np.dtype:
     return like.dtype
 
 
-def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None, *, layout: Any = None,
+               memory_format: Any = None) -> Tensor:
     """A Tensor of zeros with the shape and dtype of ``x`` (a new leaf, not linked to ``x``).
 
     Example:
@@ -291,7 +292,8 @@ def zeros_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: A
     return _make(np.zeros_like(like, dtype=dtype), requires_grad, _where(like, device), "zeros_like")
 
 
-def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None, *, layout: Any = None,
+              memory_format: Any = None) -> Tensor:
     """A Tensor of ones with the shape and dtype of ``x`` (a new leaf, not linked to ``x``).
 
     Example:
@@ -304,9 +306,19 @@ def ones_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: An
     return _make(np.ones_like(like, dtype=dtype), requires_grad, _where(like, device), "ones_like")
 
 
+def empty_like(x: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None, *, layout: Any = None,
+               memory_format: Any = None) -> Tensor:
+    """PyTorch's ``empty_like``: a Tensor with the shape and dtype of ``x`` whose values are not meant to be read
+    (zeros here: a new leaf, not linked to ``x``)."""
+    _xp("empty_like", device)
+    like = _like(x)
+    return _make(np.zeros_like(like, dtype=dtype), requires_grad, _where(like, device), "empty_like")
+
+
 def full_like(x: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False,
-              device: Any = None) -> Tensor:
-    """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``."""
+              device: Any = None, *, layout: Any = None, memory_format: Any = None) -> Tensor:
+    """A Tensor filled with ``fill_value``, with the shape and dtype of ``x``. (``layout``, ``memory_format``:
+    PyTorch's, accepted: a Tensor here is dense and strided, and a format changes no value.)"""
     _xp("full_like", device)
     like = _like(x)
     return _make(np.full_like(like, fill_value, dtype=dtype), requires_grad, _where(like, device), "full_like")

@@ -193,6 +193,9 @@ VALUE_METHODS = (
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not",
     "conj_physical",
+    # integers and special functions
+    "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift", "bitwise_right_shift", "gcd",
+    "lcm", "ldexp", "nextafter", "i0", "igamma", "igammac", "polygamma", "mvlgamma",
 )
 SHAPE_METHODS = ("squeeze", "unsqueeze", "t", "transpose", "swapaxes", "swapdims")
 

@@ -146,6 +146,70 @@ def stride(self: Tensor, dim: int | None = None) -> Any:
     return steps if dim is None else steps[checked_axis(self, dim, "stride")]
 
 
+@tensor_method("data_ptr")
+def data_ptr(self: Tensor) -> int:
+    """PyTorch's ``data_ptr``: the address of the first entry (equal for a view that starts where its base does:
+    ``a.data_ptr() == a[0].data_ptr()``)."""
+    data = values_of(self, "data_ptr")
+    return int(of(data).address(data))
+
+
+@tensor_method("storage_offset")
+def storage_offset(self: Tensor) -> int:
+    """PyTorch's ``storage_offset``: how many entries into its base's memory a view starts (0 for the base)."""
+    data = values_of(self, "storage_offset")
+    base = data
+    while getattr(base, "base", None) is not None and hasattr(base.base, "dtype"):
+        base = base.base
+    return (of(data).address(data) - of(base).address(base)) // data.itemsize
+
+
+# what a PyTorch program asks of a tensor's kind: chainrule's are dense, strided, unquantized, on a real device
+for _name in ("is_sparse", "is_sparse_csr", "is_quantized", "is_meta", "is_nested", "is_mkldnn"):
+    tensor_method(_name, property(lambda self: False, doc=f"PyTorch's ``{_name}``: False (dense Tensors only)."))
+tensor_method("layout", property(lambda self: "strided", doc="PyTorch's ``layout``: ``'strided'`` (``cr.strided``)."))
+
+
+@tensor_method("share_memory_")
+def share_memory_(self: Tensor) -> Tensor:
+    """PyTorch's ``share_memory_`` (for its multiprocessing): chainrule's worker processes get copies, so this is
+    itself, unchanged."""
+    return self
+
+
+@tensor_method("is_shared")
+def is_shared(self: Tensor) -> bool:
+    """PyTorch's ``is_shared``: False (see :func:`share_memory_`)."""
+    return False
+
+
+@tensor_method("apply_")
+def apply_(self: Tensor, fn: Any) -> Tensor:
+    """PyTorch's ``apply_``: ``fn`` (a Python function of one number) on every entry, in place (outside the graph:
+    a host tensor that does not require grad, as PyTorch's)."""
+    data = values_of(self, "apply_")
+    self._inplace_guard("apply_")
+    if data.__class__ is not np.ndarray:
+        raise TypeError(f"apply_: only a Tensor on the host takes a Python function per entry, this one is on "
+                        f"{self.device}")
+    if self._requires_grad:
+        raise RuntimeError("apply_: a Python function per entry has no derivative; call it on t.detach()")
+    flat = data.reshape(-1)
+    flat[...] = [fn(v) for v in flat.tolist()]
+    if not data.flags.c_contiguous:
+        data[...] = flat.reshape(data.shape)
+    self._bump_version()
+    return self
+
+
+@tensor_method("map_")
+def map_(self: Tensor, other: Any, fn: Any) -> Tensor:
+    """PyTorch's ``map_``: ``fn(a, b)`` of each entry and ``other``'s (broadcast to this shape), in place."""
+    b = np.broadcast_to(as_array(other._data if isinstance(other, Tensor) else other), self.shape)
+    pairs = iter(b.reshape(-1).tolist())
+    return apply_(self, lambda a: fn(a, next(pairs)))
+
+
 def _adjoint(self: Tensor) -> Any:
     if self.ndim < 2:
         raise ValueError(f"mH: needs at least 2 dimensions, got {self.ndim}")
