@@ -620,3 +620,23 @@ def test_pytorchs_storage_facts_kind_flags_and_per_entry_methods():
     assert [t.shape for t in like] == [(3, 4)] * 3 and isinstance(like[2], cr.Tensor)
     with pytest.raises(RuntimeError, match="apply_: a leaf Tensor that requires grad"):
         cr.tensor([1.0], requires_grad=True).apply_(abs)
+
+
+@pytest.mark.oracle
+def test_as_strided_windows_match_pytorch_in_values_gradient_and_writes():
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, cr):
+        a = lib.arange(10.0, dtype=lib.float64, requires_grad=True)
+        windows = (a * 1).as_strided((4, 3), (2, 1))
+        (windows ** 2).sum().backward()
+        grid = lib.arange(12.0).reshape(3, 4)
+        d = lib.zeros(6)
+        d.as_strided((3,), (2,)).add_(1)
+        results.append((windows.tolist(), a.grad.tolist(), grid.as_strided((2, 2), (4, 1), 1).tolist(),
+                        lib.as_strided(grid[1], (2,), (2,)).tolist(), d.tolist()))
+    assert results[1] == results[0]
+    with pytest.raises(NotImplementedError, match="reach memory outside this tensor's entries"):
+        cr.zeros(6).as_strided((3,), (2,), 5)
+    with pytest.raises(RuntimeError, match="cannot be written in place"):
+        cr.zeros(6).as_strided((2, 3), (1, 1)).add_(1)  # (entries repeat)

@@ -51,7 +51,7 @@ METHODS = (
     "index_copy", "index_reduce", "masked_scatter", "scatter_reduce", "diagonal_scatter", "select_scatter",
     "slice_scatter", "renorm", "svd", "qr", "cholesky", "lu", "lu_solve", "mvlgamma", "i0", "igamma", "igammac",
     "nextafter", "gcd", "lcm", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
-    "bitwise_right_shift",
+    "bitwise_right_shift", "as_strided",
 )
 
 

@@ -95,3 +95,41 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Any:
     return view_instead(out, self, lambda v: np.lib.stride_tricks.as_strided(
         v, out.shape, (*v.strides[:axis], v.strides[axis] * step, *v.strides[axis + 1:], v.strides[axis]),
         writeable=not overlap))
+
+
+@tensor_method("as_strided")
+def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: int | None = None) -> Any:
+    """PyTorch's ``as_strided``: the entries at ``storage_offset + sum(i_k * stride_k)`` of the memory this tensor
+    views (strides in entries; the offset is this tensor's own by default), in the shape ``size``. Differentiable
+    when every such entry is one of this tensor's (a window over it, as ``unfold`` by hand); on the host a view of
+    it, which a change in place reaches when no entry repeats (else it is refused, as PyTorch does)."""
+    size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
+    if len(size) != len(stride) or any(n < 0 for n in size):
+        raise ValueError(f"as_strided: size {size} and stride {stride} must be as long, with sizes >= 0")
+    data = self._data
+    steps = [s // data.itemsize for s in data.strides]
+    origin = self.storage_offset()
+    own = origin + sum(np.arange(n).reshape((-1,) + (1,) * (self.ndim - k - 1)) * s
+                       for k, (n, s) in enumerate(zip(data.shape, steps))) + np.zeros(data.shape, dtype=np.int64)
+    start = origin if storage_offset is None else int(storage_offset)
+    want = (start + sum(np.arange(n).reshape((-1,) + (1,) * (len(size) - k - 1)) * s
+                        for k, (n, s) in enumerate(zip(size, stride))) + np.zeros(size, dtype=np.int64)).ravel()
+    order = np.argsort(own.ravel(), kind="stable")
+    known = own.ravel()[order]
+    at = np.minimum(np.searchsorted(known, want), max(known.size - 1, 0))
+    if known.size and np.unique(known).size != known.size:
+        raise NotImplementedError("as_strided: this tensor's entries overlap in memory (an expanded tensor); "
+                                  "call it on a tensor that owns its entries (t.contiguous())")
+    if want.size and (not known.size or (known[at] != want).any()):
+        raise NotImplementedError(
+            f"as_strided: size {size}, stride {stride} and offset {start} reach memory outside this tensor's "
+            f"entries; chainrule differentiates windows over the tensor itself (call it on the base tensor)")
+    out = declared("reshape")(self, (-1,))[xp_of(data).asarray(order[at].reshape(size))]
+    if data.__class__ is not np.ndarray or not want.size:
+        return out
+    first = data.reshape(-1)[order[at[0]]:] if data.flags.c_contiguous else None
+    if first is None:
+        return out
+    repeats = np.unique(want).size != want.size  # (then a read-only view: a change in place is refused)
+    return view_instead(out, self, lambda v: np.lib.stride_tricks.as_strided(
+        first, size, tuple(s * v.itemsize for s in stride), writeable=not repeats))
