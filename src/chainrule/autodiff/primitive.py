@@ -67,7 +67,7 @@ class Primitive:
 
     __slots__ = ("name", "fn", "vjps", "jvps", "vjp_argnum", "jvp_argnum", "doc", "first_order_only", "real_only",
                  "n_outputs", "reads", "keeps", "keep_ans", "keep_args", "keep_first", "read_shapes", "fast_vjps",
-                 "inline", "promotes", "floating")
+                 "inline", "promotes", "floating", "keep_constants")
 
     def __init__(self, name: str, fn: Callable[..., Any], register: bool = True, *,
                  reads: Iterable[int | str] | None = None, n_outputs: int = 1) -> None:
@@ -95,6 +95,9 @@ class Primitive:
         # op's own NumPy rule), and whether the op gives floats for integer inputs (true division, sqrt, ...)
         self.promotes: tuple[int, ...] | None = None
         self.floating = False
+        # whether a node keeps the values of its constant (not differentiated) arguments: rules may read them
+        # besides ``reads``; False for ops whose rules read none (add: a kept view would block changes in place)
+        self.keep_constants = True
         self.declare_reads(reads)
         if register:
             REGISTRY[name] = self
@@ -332,7 +335,7 @@ def _output(prim: Primitive, data: Any, parents: Any, vals: list[Any], kw: dict[
             node.args = vals
         else:  # only what the rules read (see Primitive.declare_reads); all of them when keep_first covers them
             node.ans = data if prim.keep_ans else None
-            node.args = _kept(vals, parents, keep, prim.read_shapes) if len(vals) > prim.keep_first else vals
+            node.args = _kept(vals, parents, keep, prim.keep_constants) if len(vals) > prim.keep_first else vals
         out._requires_grad = True
     else:
         out._node = None
@@ -460,12 +463,12 @@ def apply2(prim: Primitive, x: Any, y: Any) -> Any:
         keep = prim.keep_args
         if keep is None:
             node.ans = data
-        else:  # only what the rules read (keep_first 2: both are read); constants too when no shape is read
+        else:  # only what the rules read (keep_first 2: both are read); constants stay unless not kept
             node.ans = data if prim.keep_ans else None
             if prim.keep_first < 2:
-                if 0 not in keep and (xg or not prim.read_shapes):
+                if 0 not in keep and (xg or not prim.keep_constants):
                     xd = None
-                if 1 not in keep and (yg or not prim.read_shapes):
+                if 1 not in keep and (yg or not prim.keep_constants):
                     yd = None
         node.args = [xd, yd]
         out._requires_grad = True
@@ -485,11 +488,11 @@ def _keep_traced(node: Node, ans: Any, args: tuple[Any, ...]) -> None:
     node.lifted = {LIFTED: (ans, list(args))}
 
 
-def _kept(vals: list[Any], parents: list[tuple], keep: frozenset[int], shapes: bool) -> list[Any]:
-    """The argument values a node keeps: those its rules read, and (``shapes``: its rules read the shapes of the
-    rest) the constants. A constant kept for nothing would hold its memory, and so block changes in place to it
-    (``out[i] += x[i]`` reads ``out[i]``, a view of ``out``, into an addition that needs none of it)."""
-    if not shapes:
+def _kept(vals: list[Any], parents: list[tuple], keep: frozenset[int], constants: bool) -> list[Any]:
+    """The argument values a node keeps: those its rules read, and (``constants``) the constant ones. A constant
+    kept for nothing holds its memory, and so blocks changes in place to it (``out[i] += x[i]`` reads ``out[i]``,
+    a view of ``out``, into an addition that needs none of it: ``Primitive.keep_constants``)."""
+    if not constants:
         return [v if i in keep else None for i, v in enumerate(vals)]
     for edge in parents:
         if edge[0] not in keep:
@@ -509,7 +512,7 @@ def _apply_several(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | 
     if parents and _grad_enabled():
         keep = prim.keep_args
         node = Node(prim, tuple(parents), datas if keep is None or prim.keep_ans else None,
-                    vals if keep is None else _kept(vals, parents, keep, prim.read_shapes), kw, stamp)
+                    vals if keep is None else _kept(vals, parents, keep, prim.keep_constants), kw, stamp)
     outs = []
     for k, d in enumerate(datas):
         t = _new(Tensor)

@@ -338,14 +338,16 @@ def primitive_op(
     kind: str = "primitive",
     primitive_name: str | None = None,
     reads: Any = None,
+    keep_constants: bool = True,
     **declaration: Any,
 ) -> Callable[..., Any]:
     """A primitive with one reverse and one forward rule per argument, and its public function.
 
     ``reads``: what the reverse rules read from the forward pass (see ``Primitive(reads=...)``;
-    None: everything)."""
+    None: everything); ``keep_constants=False``: they read no constant argument either."""
     _check_new(name, primitive_name or name)
     prim = Primitive(primitive_name or name, fn, reads=reads)
+    prim.keep_constants = keep_constants
     prim.defvjp(*vjps)
     prim.defjvp(*jvps)
     return _declare_primitive(name, prim, params or _default_params(len(vjps)), doc, kind, declaration)

@@ -33,13 +33,15 @@ from .special_functions.gauss import erf as _gauss_erf
 # -- arithmetic (linear parts written out, so no multiplication by 1 is done; ``passthrough``: the sweep skips the call)
 add = primitive_op(
     "add", np.add, (passthrough, passthrough), (lambda t, ans, x, y: t, lambda t, ans, x, y: t),
-    reads=(), doc="x + y, broadcasting.", numpy=np.add, method=("__add__", "__radd__"), domain="real",
+    reads=(), keep_constants=False, doc="x + y, broadcasting.", numpy=np.add, method=("__add__", "__radd__"),
+    domain="real",
     torch="torch.add",
 )
 subtract = primitive_op(
     "subtract", np.subtract, (passthrough, lambda g, ans, x, y: -g),
     (lambda t, ans, x, y: t, lambda t, ans, x, y: -t),
-    reads=(), doc="x - y, broadcasting.", numpy=np.subtract, method=("__sub__", "__rsub__"), domain="real",
+    reads=(), keep_constants=False, doc="x - y, broadcasting.", numpy=np.subtract, method=("__sub__", "__rsub__"),
+    domain="real",
     torch="torch.subtract",
 )
 multiply = primitive_op(
