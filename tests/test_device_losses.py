@@ -143,3 +143,6 @@ def test_synchronize_answers_the_queued_checks():
     with pytest.raises(IndexError, match="index 5 is out of range"):
         backend().synchronize()
     backend().synchronize()  # raised once, then gone
+    picked = F.embedding(cr.Tensor(to_device(np.array([3]))), table)
+    with pytest.raises(IndexError, match="index 3 is out of range"):
+        bool(picked.sum() > 0)  # (a truth value is a read too)

@@ -239,6 +239,8 @@ class ConversionMethods:
             raise NotOneElementError(
                 f"bool(): the truth value of a Tensor of shape {self.shape} is ambiguous; use .any() or .all()"
             )
+        if self._data.__class__ in OFF_HOST:
+            flush_checks()  # (a read from a device: its queued checks are answered first)
         return bool(self._data)
 
     __hash__ = object.__hash__
