@@ -36,6 +36,7 @@ VIEW_CASES = {
     "complex_real": "real", "complex_imag": "imag", "real": "real", "conjugate": "conj", "positive": "positive",
     "einsum_sublist": "einsum (a permutation is a view)",
     "to_device": "to (to the device it is on: the tensor itself, as PyTorch's)",
+    "diagonal": "diagonal", "diagonal_method": "diagonal", "linalg_trace_diagonal": "linalg.diagonal",
 }
 
 
@@ -171,7 +172,7 @@ def test_transform_results_are_not_the_callers_arrays():
 # methods it gives the tensor itself back from (contiguous, cpu, to and double when nothing changes); in-place
 # methods (a trailing underscore) return the tensor itself.
 VIEW_METHODS = {"conj", "conjugate", "contiguous", "cpu", "double", "flatten", "positive", "ravel", "reshape",
-                "squeeze", "t", "to", "transpose", "unbind", "view",
+                "squeeze", "t", "to", "transpose", "unbind", "view", "diagonal",
                 "adjoint", "conj_physical", "resolve_conj", "resolve_neg"}  # (a real tensor's: PyTorch's share too)
 
 

@@ -39,7 +39,7 @@ def test_a_node_keeps_only_what_its_rules_read():
     h = x @ w
     assert h._node.ans is None and h._node.args[0] is x._data and h._node.args[1] is w._data  # reads (0, 1)
     s = h + 1.0
-    assert s._node.ans is None and s._node.args == [None, 1.0]  # add reads nothing; constants stay
+    assert s._node.ans is None and s._node.args == [None, None]  # add reads nothing, constants included
     e = np.exp(s)
     assert e._node.ans is e._data and e._node.args == [None]  # exp reads its output only
     t = np.tanh(e).sum()

@@ -39,8 +39,8 @@ def diag(v: Any, k: int = 0) -> Any:
                 [0., 2.]])
     """
     n = ndim_of(v)
-    if n == 2:
-        return diagonal(v, k)
+    if n == 2:  # (a copy, as PyTorch's diag; diagonal is the view)
+        return _gathered_diagonal(v, k, 0, 1)
     if n != 1:
         raise ValueError(f"diag: input must be 1-D or 2-D, got shape {shape_of(v)}")
     m = shape_of(v)[0]
@@ -72,12 +72,18 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     a1, a2 = _axis("diagonal", axis1, nd), _axis("diagonal", axis2, nd)
     if a1 == a2:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, both are {a1}")
+    out = _gathered_diagonal(a, offset, a1, a2)
+    return view_instead(out, a, lambda v: _writable_like(xp_of(v).diagonal(v, offset, a1, a2), v))
+
+
+def _gathered_diagonal(a: Any, offset: int, a1: int, a2: int) -> Any:
+    """Diagonal ``offset`` over the axes ``a1``, ``a2`` (non-negative, distinct) as the last axis: a new array,
+    gathered in the graph (its reverse rule is a scatter)."""
     rows, cols = shape_of(a)[a1], shape_of(a)[a2]
     n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     moved = shape_ops.moveaxis(a, (a1, a2), (-2, -1))
     xp = xp_of(raw(moved))  # the positions where the values are (the host or a device)
-    out = shape_ops.getitem(moved, (Ellipsis, xp.arange(n) + max(0, -offset), xp.arange(n) + max(0, offset)))
-    return view_instead(out, a, lambda v: _writable_like(xp_of(v).diagonal(v, offset, a1, a2), v))
+    return shape_ops.getitem(moved, (Ellipsis, xp.arange(n) + max(0, -offset), xp.arange(n) + max(0, offset)))
 
 
 def _writable_like(view: Any, source: Any) -> Any:

@@ -37,8 +37,7 @@ class InPlaceMethods:
     def _inplace_guard(self, what: str, value: Any = None, recorded: bool = False) -> None:
         """Refuse an in-place change PyTorch refuses; ``recorded``: the caller records it in the graph, so a tensor
         in the graph is allowed (a leaf that requires grad is not)."""
-        flags = getattr(self._data, "flags", None)
-        if flags is not None and not flags.writeable:
+        if self._data.__class__ is np.ndarray and not self._data.flags.writeable:  # (CuPy's flags have no writeable)
             raise RuntimeError(
                 f"{what}: this Tensor's values cannot be written in place: more than one of its entries may refer to "
                 "one memory location (an expand()ed tensor, unfold()'s overlapping windows) or they are a read-only "
