@@ -93,7 +93,6 @@ def _writable_like(view: Any, source: Any) -> Any:
     return view
 
 
-
 def _triangle(name: str, m: Any, keep: np.ndarray) -> Any:
     return elementwise.where(keep, m, np.result_type(raw(m)).type(0))
 

@@ -92,9 +92,9 @@ def clip_grad_norm_(params: Any, max_norm: float, norm_type: float = 2.0, error_
     elif coef < 1.0:
         for slot, g in grads:
             slot.set_grad(g * g.dtype.type(coef))
-    dtype = grads[0][1].dtype if grads and grads[0][1].dtype.kind == "f" else np.float64
-    like = flat if flat is not None else np.empty(0)
-    return Tensor(xp_of(like).asarray(norm, dtype=dtype))
+    dtype = getattr(grads[0][1], "dtype", None) if grads else None  # (a Scalar's gradient may be a float)
+    dtype = dtype if dtype is not None and dtype.kind == "f" else np.float64
+    return Tensor((np if flat is None else xp_of(flat)).asarray(norm, dtype=dtype))
 
 
 def _clip_on_device(grads: list[tuple[Slot, np.ndarray]], flat: Any, max_norm: float) -> Tensor:
