@@ -97,11 +97,13 @@ class _SpectralNorm(Module):
 
     def _power_method(self, w: np.ndarray, n: int) -> None:
         """In place on the buffers, outside the graph (as PyTorch's)."""
+        bu, bv = self._u._data, self._v._data
         for _ in range(n):
-            u = w @ self._v
-            np.copyto(self._u, u / max(float(np.linalg.norm(u)), self.eps))
-            v = w.conj().T @ self._u
-            np.copyto(self._v, v / max(float(np.linalg.norm(v)), self.eps))
+            u = w @ bv
+            np.copyto(bu, u / max(float(np.linalg.norm(u)), self.eps))
+            v = w.conj().T @ bu
+            np.copyto(bv, v / max(float(np.linalg.norm(v)), self.eps))
+        self._u._bump_version(), self._v._bump_version()
 
     def forward(self, weight: Any) -> Any:
         if weight.ndim == 1:
@@ -109,7 +111,7 @@ class _SpectralNorm(Module):
         w = self._matrix(weight)
         if self.training:
             self._power_method(w._data, self.n_power_iterations)
-        u, v = Tensor(self._u.copy()), Tensor(self._v.copy())
+        u, v = Tensor(self._u._data.copy()), Tensor(self._v._data.copy())
         sigma = (u.conj() * (w @ v)).sum()
         return weight / sigma
 

@@ -95,7 +95,7 @@ def _register(module: Module, name: str, value: Any) -> None:
     if isinstance(value, Parameter):
         module.register_parameter(name, value)
     else:
-        module.register_buffer(name, _raw(value, "register_parametrization") if value is not None else None)
+        module.register_buffer(name, value)  # (a Tensor kept as it is, an array wrapped)
 
 
 class ParametrizationList(ModuleList):
