@@ -145,7 +145,8 @@ class _Orthogonal(Module):
                 base = _make_orthogonal(np.concatenate([arr, extra], axis=-1))
             self.base = Tensor._wrap(move(base, device))
             neg_eye = np.zeros(self.shape, dtype=data.dtype)
-            np.einsum("...ii->...i", neg_eye)[...] = -1.0
+            idx = np.arange(min(self.shape[-2:]))
+            neg_eye[..., idx, idx] = -1.0
             return Tensor._wrap(move(neg_eye, device))
 
 

@@ -1,4 +1,5 @@
-"""``chainrule.nn.utils.parametrizations``: PyTorch's ``weight_norm`` and ``spectral_norm`` as parametrizations
+"""``chainrule.nn.utils.parametrizations``: PyTorch's ``weight_norm``, ``spectral_norm`` and ``orthogonal`` (its
+own module, :mod:`.orthogonal`) as parametrizations
 (:mod:`chainrule.nn.utils.parametrize`), with PyTorch's state dict names and values.
 
 Example:
@@ -23,6 +24,7 @@ from ..conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..functional import normalize
 from ..module import Module
 from . import parametrize
+from .orthogonal import orthogonal
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -144,13 +146,3 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         sn = _SpectralNorm(parametrize._tensor(weight), n_power_iterations, dim, eps)
     parametrize.register_parametrization(module, name, sn)
     return module
-
-
-def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
-               use_trivialization: bool = True) -> Module:
-    """Not provided: PyTorch's ``orthogonal`` needs ``matrix_exp`` / Cayley / Householder maps with
-    trivialization. Raises ``NotImplementedError`` naming the alternative."""
-    raise NotImplementedError(
-        "chainrule.nn.utils.parametrizations.orthogonal is not implemented; register your own orthogonal map "
-        "with parametrize.register_parametrization(module, name, M), e.g. M.forward returning "
-        "chainrule.linalg.qr(x)[0] of the original weight")

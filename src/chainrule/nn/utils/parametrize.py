@@ -110,7 +110,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for m in reversed(list(self)):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:  # (PyTorch's: the original kept, e.g. orthogonal's maps)
+                        pass
         self.is_tensor = isinstance(new, (Tensor, np.ndarray))
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:
