@@ -178,3 +178,15 @@ def test_batch_norm_gradients_unchanged_and_buffers_never_get_a_grad():
     np.testing.assert_allclose(cx.grad.numpy(), tx.grad.numpy(), rtol=1e-9)
     np.testing.assert_allclose(cm.weight.grad.numpy(), tm.weight.grad.numpy(), rtol=1e-9)
     assert all(b.grad is None and not b.requires_grad for b in cm.buffers())
+
+
+def test_jit_replays_an_eval_batch_norm_reading_the_running_statistics_as_they_are_now():
+    bn = nn.BatchNorm1d(3, dtype=np.float64)
+    for x in _xs((8, 3), 3):
+        bn(x)
+    bn.eval()
+    f = cr.jit(lambda x: (bn(x) ** 2).sum())
+    x = cr.tensor(_xs((8, 3), 1, seed=4)[0])
+    assert float(f(x)) == pytest.approx(float((bn(x) ** 2).sum()))  # traced
+    bn.running_mean.fill_(1.0), bn.running_var.mul_(2.0)  # changed in place between calls
+    assert float(f(x)) == pytest.approx(float((bn(x) ** 2).sum()), rel=1e-12)  # replayed
