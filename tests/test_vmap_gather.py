@@ -106,3 +106,13 @@ def test_a_batched_gather_index_out_of_range_or_negative_is_refused_naming_it():
         func.vmap(lambda x, i: x.gather(0, i), in_dims=(None, 0))(x[0], i)
     with pytest.raises(TypeError, match="gather: index must hold integers"):
         func.vmap(lambda x, i: x.gather(0, i))(x, cr.tensor(I2 * 1.0))
+
+
+def test_nested_vmaps_of_gather_equal_torch_funcs():
+    torch = pytest.importorskip("torch")
+    x, i = RNG.normal(size=(2, 3, 4, 5)), RNG.integers(0, 4, size=(2, 3, 2, 5))
+    f = lambda x, i: x.gather(0, i)  # noqa: E731
+    for dims, xs in (((0, 0), x), ((None, 0), x[:, 0])):
+        got = func.vmap(func.vmap(f, in_dims=dims))(cr.tensor(xs), cr.tensor(i))
+        want = torch.func.vmap(torch.func.vmap(f, in_dims=dims))(torch.tensor(xs), torch.tensor(i))
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
