@@ -76,10 +76,10 @@ def test_beta_and_dirichlet_match_pytorch():
     for name in ("mean", "mode", "variance"):
         _close(getattr(ours, name), getattr(theirs, name))
     _close(ours.entropy(), theirs.entropy(), 1e-9)
-    for family in (D.Beta(a, b), D.Dirichlet(alpha)):
-        assert not family.has_rsample
-        with pytest.raises(NotImplementedError, match="rsample is not implemented.*score function"):
-            family.rsample()
+    for ours, theirs in ((D.Beta(a, b), TD.Beta(torch.tensor(a), torch.tensor(b))),
+                         (D.Dirichlet(alpha), TD.Dirichlet(torch.tensor(alpha)))):
+        assert ours.has_rsample and theirs.has_rsample  # (their gradients: tests/test_distributions_rsample.py)
+        assert ours.rsample((4,)).shape == tuple(theirs.rsample((4,)).shape)
 
 
 @pytest.mark.oracle

@@ -333,8 +333,6 @@ def test_errors_name_the_problem():
         parametrize.register_parametrization(c, "nope", CScale())
     with pytest.raises(ValueError, match="no parametrization on 'weight'"):
         parametrize.remove_parametrizations(c, "weight")
-    with pytest.raises(NotImplementedError, match="register_parametrization"):
-        parametrizations.orthogonal(c)
     with pytest.raises(ValueError, match="shape"):
         parametrize.register_parametrization(c, "weight", CSplitShape())
     assert not parametrize.is_parametrized(c)

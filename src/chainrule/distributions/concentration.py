@@ -1,7 +1,7 @@
 """The families of concentration parameters: ``Beta`` and ``Dirichlet`` (PyTorch's formulas; needs SciPy for
-``lgamma`` and ``digamma``). Their draws come from NumPy's generator outside the graph: ``rsample`` is not
-there (PyTorch's uses implicit reparameterisation gradients), so ``has_rsample`` is False and gradients go
-through ``log_prob`` (the score function)."""
+``lgamma`` and ``digamma``). ``rsample`` normalises Gamma draws that are differentiable in their concentrations
+(implicit reparameterisation gradients, PyTorch's approximation: :mod:`.gamma_draws`); ``sample`` draws outside the
+graph."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from ..ops.shape import stack
 from ..tensor import Tensor
 from . import constraints
 from .base import Distribution, as_param, as_size, broadcast_all, float_dtype, host
+from .gamma_draws import dirichlet_rsample
 
 __all__ = ["Beta", "Dirichlet"]
 
@@ -25,13 +26,6 @@ def special_functions() -> Any:
     from .. import special  # SciPy's functions with derivatives (an optional dependency, needed on first use)
 
     return special
-
-
-def _no_rsample(name: str) -> NotImplementedError:
-    return NotImplementedError(
-        f"{name}.rsample is not implemented in chainrule (PyTorch's differentiates its draws through implicit "
-        "reparameterisation gradients): draw with sample() and differentiate log_prob (the score function), or "
-        "use a reparameterisable family such as Normal")
 
 
 class Dirichlet(Distribution):
@@ -48,6 +42,7 @@ class Dirichlet(Distribution):
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
+    has_rsample = True
 
     def __init__(self, concentration: Any, validate_args: bool | None = None) -> None:
         concentration = as_param(concentration, float_dtype([concentration]))
@@ -58,7 +53,18 @@ class Dirichlet(Distribution):
         super().__init__(tuple(concentration.shape[:-1]), tuple(concentration.shape[-1:]), validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample("Dirichlet")
+        """A draw differentiable in ``concentration``: normalised Gamma draws, each differentiated implicitly (as
+        PyTorch's ``_standard_gamma``; first order only).
+
+        Example:
+            >>> import chainrule as cr
+            >>> from chainrule.distributions import Dirichlet
+            >>> c = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
+            >>> x = Dirichlet(c).rsample((5,))
+            >>> x[:, 0].sum().backward(); x.shape, c.grad.shape
+            ((5, 3), (3,))
+        """
+        return dirichlet_rsample(self.concentration, self._extended_shape(sample_shape))
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(sample_shape)
@@ -121,13 +127,26 @@ class Beta(Distribution):
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval
+    has_rsample = True
 
     def __init__(self, concentration1: Any, concentration0: Any, validate_args: bool | None = None) -> None:
         self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
         super().__init__(tuple(self.concentration1.shape), validate_args=validate_args)
 
     def rsample(self, sample_shape: Any = ()) -> Tensor:
-        raise _no_rsample("Beta")
+        """A draw differentiable in both concentrations: the first entry of a Dirichlet draw of the pair (as
+        PyTorch's), from Gamma draws differentiated implicitly.
+
+        Example:
+            >>> import chainrule as cr
+            >>> from chainrule.distributions import Beta
+            >>> a = cr.tensor(2.0, requires_grad=True)
+            >>> x = Beta(a, 3.0).rsample((4,))
+            >>> x.sum().backward(); x.shape, a.grad.shape
+            ((4,), ())
+        """
+        both = stack([self.concentration1, self.concentration0], axis=-1)
+        return dirichlet_rsample(both, self._extended_shape(as_size(sample_shape)) + (2,))[..., 0]
 
     def sample(self, sample_shape: Any = ()) -> Tensor:
         shape = self._extended_shape(as_size(sample_shape))

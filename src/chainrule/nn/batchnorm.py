@@ -3,7 +3,8 @@
 (N, C, D, H, W)).
 
 ``weight`` (ones) and ``bias`` (zeros) when ``affine``; buffers ``running_mean`` (zeros),
-``running_var`` (ones) and ``num_batches_tracked`` (an int64 count) when ``track_running_stats``.
+``running_var`` (ones) and ``num_batches_tracked`` (an int64 count) when ``track_running_stats``: Tensors that
+do not require grad, as PyTorch's, updated in place on their arrays.
 In training mode a layer normalises by the batch's statistics and updates the running ones
 (``momentum=None``: their cumulative average over the batches seen); in eval mode it normalises by
 the running ones. A layer without running statistics always uses the batch's.
@@ -59,9 +60,9 @@ class _BatchNorm(Module):
     def reset_running_stats(self) -> None:
         """Running mean 0, running variance 1, no batches tracked."""
         if self.track_running_stats:
-            self.running_mean[...] = 0
-            self.running_var[...] = 1
-            self.num_batches_tracked[...] = 0
+            self.running_mean.zero_()
+            self.running_var.fill_(1)
+            self.num_batches_tracked.zero_()
 
     def forward(self, x: Any) -> Any:
         nd = len(shape_of(x))
@@ -72,9 +73,11 @@ class _BatchNorm(Module):
         x = _input(x, dt, type(self).__name__)
         factor = 0.0 if self.momentum is None else self.momentum
         if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            np.add(self.num_batches_tracked, 1, out=self.num_batches_tracked)
+            count = self.num_batches_tracked
+            count._data += 1  # in place on the buffer's array (a device's array stays there)
+            count._bump_version()
             # momentum None: the cumulative average, 1 / (batches seen so far)
-            factor = 1.0 / float(self.num_batches_tracked) if self.momentum is None else self.momentum
+            factor = 1.0 / float(count._data) if self.momentum is None else self.momentum
         use_batch = self.training or (self.running_mean is None and self.running_var is None)
         keep = not self.training or self.track_running_stats
         return F.batch_norm(x, self.running_mean if keep else None, self.running_var if keep else None, self.weight,
@@ -96,7 +99,7 @@ class BatchNorm1d(_BatchNorm):
         >>> y = bn(np.array([[1.0, 10.0], [3.0, 30.0]]))
         >>> np.round(y.numpy(), 3), bn.running_mean, int(bn.num_batches_tracked)
         (array([[-1., -1.],
-               [ 1.,  1.]], dtype=float32), array([0.2, 2. ], dtype=float32), 1)
+               [ 1.,  1.]], dtype=float32), Tensor([0.2, 2. ], dtype=float32), 1)
     """
 
     _dims = (2, 3)

@@ -118,8 +118,8 @@ class LazyModuleMixin(Module):
                 mine._data[...] = p._data
         for name, b in real._buffers.items():
             mine = self._buffers.get(name)
-            if b is not None and mine is not None and b.dtype.kind == mine.dtype.kind == "f":
-                b = b.astype(mine.dtype, copy=False)
+            if b is not None and mine is not None and b.dtype.kind == mine.dtype.kind == "f" and b.dtype != mine.dtype:
+                b = Tensor._wrap(b._data.astype(mine.dtype))  # (the placeholder's dtype: to(float64) moved it)
             self._buffers[name] = b
             object.__setattr__(self, name, b)
         _copy_settings(real, self)

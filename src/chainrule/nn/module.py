@@ -122,8 +122,9 @@ class Module(Placement, StateDict):
         object.__setattr__(self, name, module)
 
     def register_buffer(self, name: str, value: Any, persistent: bool = True) -> None:
-        """Register an array that is not trained (e.g. running statistics); it is saved in ``state_dict``
-        unless ``persistent=False`` (PyTorch's flag, for caches that a checkpoint should not hold)."""
+        """Register a Tensor that is not trained (e.g. running statistics); it is saved in ``state_dict``
+        unless ``persistent=False`` (PyTorch's flag, for caches that a checkpoint should not hold). A Tensor is
+        kept as it is; an array is wrapped in one that shares its memory."""
         self._forget(name)
         self._registry("_buffers", name)[name] = None if value is None else _as_buffer(value, name)
         if not persistent:
@@ -177,8 +178,8 @@ class Module(Placement, StateDict):
         PyTorch's generator (``next(model.parameters())``), with a length (micrograd's ``len(model.parameters())``)."""
         return Parameters([p for _, p in self.named_parameters(recurse=recurse)])
 
-    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
-        """``(dotted name, array)`` for every registered buffer."""
+    def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, Tensor]]:
+        """``(dotted name, Tensor)`` for every registered buffer."""
         for mprefix, mod in self.named_modules(prefix):
             for name, b in mod._buffers.items():
                 if b is not None:
@@ -332,8 +333,8 @@ class Module(Placement, StateDict):
             raise AttributeError(f"get_parameter: {type(mod).__name__} has no parameter {name!r} (in {target!r})")
         return mod._parameters[name]
 
-    def buffers(self) -> Iterator[np.ndarray]:
-        """Every registered buffer (arrays that are state but not trained, e.g. running statistics)."""
+    def buffers(self) -> Iterator[Tensor]:
+        """Every registered buffer (Tensors that are state but not trained, e.g. running statistics)."""
         for _, b in self.named_buffers():
             yield b
 
@@ -348,6 +349,15 @@ class Module(Placement, StateDict):
         for name, value in self.__dict__.items():
             object.__setattr__(new, name, copy.deepcopy(value, memo))
         return new
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        """Unpickling: a module pickled by an earlier version holds its buffers as plain arrays; they become
+        Tensors here (attribute and registry the same object)."""
+        self.__dict__.update(state)
+        for name, b in list(state.get("_buffers", {}).items()):
+            if b is not None and not isinstance(b, Tensor):
+                self._buffers[name] = _as_buffer(b, name)
+                object.__setattr__(self, name, self._buffers[name])
 
     def extra_repr(self) -> str:
         """The text inside the parentheses of this module's repr (its settings)."""
@@ -393,11 +403,13 @@ def _input_by_keyword(cls: type, kwargs: dict[str, Any]) -> tuple[tuple[Any, ...
     return (rest.pop("input"),), rest
 
 
-def _as_buffer(value: Any, name: str) -> np.ndarray:
-    arr = value._data if isinstance(value, Tensor) else as_array(value)
-    if arr.dtype.kind not in "fiub":
-        raise TypeError(f"register_buffer: '{name}' must hold numbers, got dtype {arr.dtype}")
-    return arr
+def _as_buffer(value: Any, name: str) -> Tensor:
+    """A buffer is a Tensor, as PyTorch's: a Tensor is kept as it is (the same object), anything else (an array,
+    a list) is wrapped without a copy, so an array the caller holds stays the buffer's memory."""
+    buffer = value if isinstance(value, Tensor) else Tensor._wrap(as_array(value))
+    if buffer._data.dtype.kind not in "fiub":
+        raise TypeError(f"register_buffer: '{name}' must hold numbers, got dtype {buffer._data.dtype}")
+    return buffer
 
 
 class _ModuleHookHandle:

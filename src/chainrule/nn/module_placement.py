@@ -86,8 +86,8 @@ class Placement:
             if isinstance(m.__dict__.get("_dtype"), np.dtype):  # a layer without parameters (LayerNorm(..., False))
                 m._dtype = dt  # takes its inputs in the dtype kept here
             for name, b in list(m._buffers.items()):
-                if b is not None and b.dtype.kind == "f" and b.dtype != dt:
-                    m._buffers[name] = b.astype(dt)
+                if b is not None and b._data.dtype.kind == "f" and b._data.dtype != dt:
+                    m._buffers[name] = Tensor._wrap(b._data.astype(dt))  # a new buffer, as PyTorch's
                     object.__setattr__(m, name, m._buffers[name])
         return self
 
@@ -103,8 +103,8 @@ class Placement:
             p._bump_version()
         for m in self.modules():
             for name, b in list(m._buffers.items()):
-                if b is not None and of(b) is not target:
-                    m._buffers[name] = move(b, target)
+                if b is not None and of(b._data) is not target:
+                    m._buffers[name] = Tensor._wrap(move(b._data, target))  # a new buffer, as PyTorch's
                     object.__setattr__(m, name, m._buffers[name])
 
     def cpu(self) -> Any:

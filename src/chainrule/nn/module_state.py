@@ -62,7 +62,7 @@ class StateDict:
         """
         out: OrderedDict[str, Tensor] = OrderedDict()
         for key, (mod, name, kind) in self._state_entries().items():
-            value = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
+            value = (mod._parameters if kind == "parameter" else mod._buffers)[name]._data
             # sharing the live array, as PyTorch's; a device's array as a host copy (a state dict loads anywhere)
             out[key] = Tensor._wrap(of(value).to_host(value) if is_off_host(value) else value)
         return out
@@ -99,7 +99,7 @@ class StateDict:
                 continue
             value = state_dict[key]
             value = value._data if isinstance(value, Tensor) else as_array(value)
-            target = mod._parameters[name]._data if kind == "parameter" else mod._buffers[name]
+            target = (mod._parameters if kind == "parameter" else mod._buffers)[name]._data
             value = move(value, of(target))  # onto the module's device (a host state dict, a GPU model)
             if value.shape != target.shape:
                 raise StateDictError(
@@ -114,6 +114,5 @@ class StateDict:
             staged.append((mod, name, kind, target, value))
         for mod, name, kind, target, value in staged:
             np.copyto(target, value, casting="unsafe")
-            if kind == "parameter":
-                mod._parameters[name]._bump_version()
+            (mod._parameters if kind == "parameter" else mod._buffers)[name]._bump_version()
         return LoadResult(missing, unexpected)

@@ -131,7 +131,8 @@ class DistributedDataParallel(Module):
 
     def _sync_module_states(self) -> None:
         """Rank 0's parameters and buffers on every rank."""
-        arrays = [p._data for _, p in self.module.named_parameters()] + [b for _, b in self.module.named_buffers()]
+        tensors = [*self.module.parameters(), *self.module.buffers()]
+        arrays = [t._data for t in tensors]
         for a in arrays:
             if a.flags.c_contiguous and a.flags.writeable:
                 dist.broadcast(a, src=0)
@@ -159,8 +160,8 @@ class DistributedDataParallel(Module):
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         if self.broadcast_buffers:
             for _, b in self.module.named_buffers():
-                if b.flags.c_contiguous and b.flags.writeable:
-                    dist.broadcast(b, src=0)
+                if b._data.flags.c_contiguous and b._data.flags.writeable:
+                    dist.broadcast(b._data, src=0)
         self._armed = is_grad_enabled() and self.require_backward_grad_sync
         self._queued = False
         self._next = 0  # the next bucket to reduce

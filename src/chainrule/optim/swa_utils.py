@@ -164,10 +164,10 @@ class AveragedModel(Module):
                     np.copyto(_raw(a), _raw(new), casting="unsafe")
             if not self.use_buffers:  # keep the buffers in step with the model
                 for a, c in zip(self.module.buffers(), model.buffers(), strict=True):
-                    np.copyto(a, c, casting="unsafe")
-        for p in self.module.parameters():
-            p._bump_version()
-        self.n_averaged[...] = n + 1
+                    np.copyto(_raw(a), _raw(c), casting="unsafe")
+        for t in self._tensors(self.module):
+            t._bump_version()
+        self.n_averaged.fill_(n + 1)
 
 
 class SWALR(LRScheduler):
@@ -243,7 +243,7 @@ def update_bn(loader: Iterable[Any], model: Module, device: Any = None) -> None:
         >>> model = nn.BatchNorm1d(1)
         >>> update_bn([np.array([[0.0], [2.0]]), np.array([[4.0], [6.0]])], model)
         >>> model.running_mean
-        array([3.], dtype=float32)
+        Tensor([3.], dtype=float32)
     """
     momenta = {}
     for m in model.modules():

@@ -122,7 +122,8 @@ class SpectralNorm:
 
     def compute_weight(self, module: Module, do_power_iteration: bool) -> Any:
         weight = getattr(module, self.name + "_orig")
-        u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
+        bu, bv = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
+        u, v = bu._data, bv._data
         w = self.matrix(weight)
         if do_power_iteration:  # in place on the buffers, v first (as PyTorch's hook)
             m = w._data
@@ -131,6 +132,7 @@ class SpectralNorm:
                 np.copyto(v, nv / max(float(np.linalg.norm(nv)), self.eps))
                 nu = m @ v
                 np.copyto(u, nu / max(float(np.linalg.norm(nu)), self.eps))
+            bu._bump_version(), bv._bump_version()
         sigma = (Tensor(u.copy()) * (w @ Tensor(v.copy()))).sum()
         return weight / sigma
 

@@ -1,4 +1,5 @@
-"""``chainrule.nn.utils.parametrizations``: PyTorch's ``weight_norm`` and ``spectral_norm`` as parametrizations
+"""``chainrule.nn.utils.parametrizations``: PyTorch's ``weight_norm``, ``spectral_norm`` and ``orthogonal`` (its
+own module, :mod:`.orthogonal`) as parametrizations
 (:mod:`chainrule.nn.utils.parametrize`), with PyTorch's state dict names and values.
 
 Example:
@@ -23,6 +24,7 @@ from ..conv_transpose import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from ..functional import normalize
 from ..module import Module
 from . import parametrize
+from .orthogonal import orthogonal
 
 __all__ = ["orthogonal", "spectral_norm", "weight_norm"]
 
@@ -97,11 +99,13 @@ class _SpectralNorm(Module):
 
     def _power_method(self, w: np.ndarray, n: int) -> None:
         """In place on the buffers, outside the graph (as PyTorch's)."""
+        bu, bv = self._u._data, self._v._data
         for _ in range(n):
-            u = w @ self._v
-            np.copyto(self._u, u / max(float(np.linalg.norm(u)), self.eps))
-            v = w.conj().T @ self._u
-            np.copyto(self._v, v / max(float(np.linalg.norm(v)), self.eps))
+            u = w @ bv
+            np.copyto(bu, u / max(float(np.linalg.norm(u)), self.eps))
+            v = w.conj().T @ bu
+            np.copyto(bv, v / max(float(np.linalg.norm(v)), self.eps))
+        self._u._bump_version(), self._v._bump_version()
 
     def forward(self, weight: Any) -> Any:
         if weight.ndim == 1:
@@ -109,7 +113,7 @@ class _SpectralNorm(Module):
         w = self._matrix(weight)
         if self.training:
             self._power_method(w._data, self.n_power_iterations)
-        u, v = Tensor(self._u.copy()), Tensor(self._v.copy())
+        u, v = Tensor(self._u._data.copy()), Tensor(self._v._data.copy())
         sigma = (u.conj() * (w @ v)).sum()
         return weight / sigma
 
@@ -142,13 +146,3 @@ def spectral_norm(module: Module, name: str = "weight", n_power_iterations: int 
         sn = _SpectralNorm(parametrize._tensor(weight), n_power_iterations, dim, eps)
     parametrize.register_parametrization(module, name, sn)
     return module
-
-
-def orthogonal(module: Module, name: str = "weight", orthogonal_map: str | None = None, *,
-               use_trivialization: bool = True) -> Module:
-    """Not provided: PyTorch's ``orthogonal`` needs ``matrix_exp`` / Cayley / Householder maps with
-    trivialization. Raises ``NotImplementedError`` naming the alternative."""
-    raise NotImplementedError(
-        "chainrule.nn.utils.parametrizations.orthogonal is not implemented; register your own orthogonal map "
-        "with parametrize.register_parametrization(module, name, M), e.g. M.forward returning "
-        "chainrule.linalg.qr(x)[0] of the original weight")

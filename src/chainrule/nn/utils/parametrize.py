@@ -95,7 +95,7 @@ def _register(module: Module, name: str, value: Any) -> None:
     if isinstance(value, Parameter):
         module.register_parameter(name, value)
     else:
-        module.register_buffer(name, _raw(value, "register_parametrization") if value is not None else None)
+        module.register_buffer(name, value)  # (a Tensor kept as it is, an array wrapped)
 
 
 class ParametrizationList(ModuleList):
@@ -110,7 +110,10 @@ class ParametrizationList(ModuleList):
         with no_grad():
             for m in reversed(list(self)):
                 if hasattr(m, "right_inverse"):
-                    new = m.right_inverse(new)
+                    try:
+                        new = m.right_inverse(new)
+                    except NotImplementedError:  # (PyTorch's: the original kept, e.g. orthogonal's maps)
+                        pass
         self.is_tensor = isinstance(new, (Tensor, np.ndarray))
         self.ntensors = 1 if self.is_tensor else len(new)
         if self.is_tensor:

@@ -97,8 +97,10 @@ def batch_norm(input: Any, running_mean: Any, running_var: Any, weight: Any = No
 def _statistic(value: Any, dtype: Any) -> Any:
     """A running statistic as an array of ``dtype``; a Tensor, or a value a transform traces or batches (running
     statistics batched by ``vmap`` over an ensemble's buffers), is used as it is."""
+    if isinstance(value, Tensor):  # (a module's buffer: an op's operand, never read into Python, so jit replays it)
+        return value
     plain = raw(value)
-    if isinstance(value, Tensor) or not isinstance(plain, (np.ndarray, np.generic, list, tuple, float, int)):
+    if not isinstance(plain, (np.ndarray, np.generic, list, tuple, float, int)):
         return value
     return as_array(plain, dtype=dtype)
 

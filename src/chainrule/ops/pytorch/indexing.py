@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from ...autodiff.batch_levels import is_batched
 from ...core.device import DeviceError, is_off_host, of
 from ...tensor import Tensor
 from .. import tie_order
@@ -225,18 +226,37 @@ def _check_index(name: str, self: Tensor, axis: int, idx: np.ndarray, other: tup
     for d, n in enumerate(idx.shape):
         if d != axis and n > self.shape[d] or other is not None and n > other[d]:
             raise ValueError(f"{name}: index shape {idx.shape} is larger than {self.shape} (or src's) at dim {d}")
-    check_range(name, idx, axis, self.shape[axis])
+    check_range(name, _all_values(idx), axis, self.shape[axis])
 
+
+
+def _batched_index(name: str, index: Any) -> Any:
+    """A batched index (inside vmap: one example's, its batch held whole) kept as it is for ``take_along_axis``,
+    which batches it; its dtype is checked here and its values, all examples at once, by ``_check_index``."""
+    kind = np.dtype(index.dtype).kind
+    if kind not in "iu":
+        raise TypeError(f"{name}: index must hold integers, got dtype {np.dtype(index.dtype)}")
+    return index
+
+
+def _all_values(idx: Any) -> np.ndarray:
+    """The values of an index, every example of a batched one (inside vmap) together: a range check only compares
+    each entry with a size, so it reads them all at once without mixing the examples."""
+    while is_batched(idx):
+        idx = idx.value
+    return as_array(raw(idx))
 
 
 def gather(self: Tensor, dim: int, index: Any) -> Any:
     """PyTorch's ``gather``: ``out[i][j] = self[index[i][j]][j]`` along ``dim`` (``index`` may be smaller than
-    ``self`` in the other dims); repeated indices add their gradients."""
+    ``self`` in the other dims); repeated indices add their gradients. Under ``vmap`` the index may be batched
+    (``torch.func.vmap(lambda x, i: x.gather(0, i))``), ``self`` batched or not."""
     axis = checked_axis(self, dim, "gather")
+    take = _batched_index if is_batched(index) else _index_array
     if self.ndim == 0:  # PyTorch reads a 0-d Tensor as one entry: the result has the index's shape
-        idx = _index_array("gather", index)
-        return gather(self.reshape((1,)), 0, idx.reshape(-1)).reshape(idx.shape)
-    idx, _, one = _zero_d_as_one(self, _index_array("gather", index))
+        idx = take("gather", index)
+        return gather(self.reshape((1,)), 0, idx.reshape((-1,))).reshape(idx.shape)
+    idx, _, one = _zero_d_as_one(self, take("gather", index))
     _check_index("gather", self, axis, idx)
     corner = tuple(slice(None) if d == axis else slice(0, n) for d, n in enumerate(idx.shape))
     out = declared("take_along_axis")(self[corner], idx, axis)
