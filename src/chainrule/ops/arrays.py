@@ -40,7 +40,7 @@ def diag(v: Any, k: int = 0) -> Any:
     """
     n = ndim_of(v)
     if n == 2:
-        return diagonal(v, k)
+        return _diagonal_copy(v, k, 0, 1)  # a copy, as PyTorch's diag (diagonal is a view)
     if n != 1:
         raise ValueError(f"diag: input must be 1-D or 2-D, got shape {shape_of(v)}")
     m = shape_of(v)[0]
@@ -65,7 +65,20 @@ def _diagonal_method(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1,
 
 @op(numpy=np.diagonal, cases="none", method={"diagonal": _diagonal_method})
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis."""
+    """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis: a view of ``a``, as
+    PyTorch's (writing into it writes into ``a``; NumPy's is read-only)."""
+    out = _diagonal_copy(a, offset, axis1, axis2)
+    nd = ndim_of(a)
+    a1, a2 = normalize_axis(axis1, nd)[0], normalize_axis(axis2, nd)[0]
+
+    def layout(s: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+        rest = tuple(s[i] for i in range(nd) if i not in (a1, a2))
+        return rest + (s[a1] + s[a2],), max(0, -offset) * s[a1] + max(0, offset) * s[a2]
+
+    return shape_ops.strided_view(out, a, layout)
+
+
+def _diagonal_copy(a: Any, offset: int, axis1: int, axis2: int) -> Any:
     nd = ndim_of(a)
     if nd < 2:
         raise ValueError(f"diagonal: input must have at least 2 dimensions, got shape {shape_of(a)}")

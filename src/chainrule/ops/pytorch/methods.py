@@ -326,9 +326,10 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Any:
 
 
 @tensor_method("contiguous")
-def itself(self: Tensor, memory_format: Any = None) -> Tensor:
-    """The tensor itself (PyTorch's ``contiguous()``)."""
-    return self
+def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
+    """PyTorch's ``contiguous()``: the tensor itself when its entries lie in row-major order, else a copy in the
+    graph (writing into it leaves the tensor, as there)."""
+    return self if self._data.flags.c_contiguous else shape_ops.copy(self)
 
 
 @tensor_method("numel")

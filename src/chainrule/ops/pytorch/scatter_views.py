@@ -24,6 +24,7 @@ import numpy as np
 from ...core.device import xp_of
 from ...tensor import Tensor
 from ..declare import tensor_method
+from ..shape import strided_view
 from .common import checked_axis, declared, index_along, operand_shape, overwrite_at
 
 
@@ -87,4 +88,9 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Any:
     xp = xp_of(self._data)
     windows = xp.arange(0, n - size + 1, step)[:, None] + xp.arange(size)[None, :]  # (count, size)
     picked = self[index_along(self.ndim, axis, windows)]  # (..., count, size, ...)
-    return declared("moveaxis")(picked, axis + 1, -1)
+    out = declared("moveaxis")(picked, axis + 1, -1)
+
+    def layout(s: tuple[int, ...]) -> tuple[tuple[int, ...], int]:  # a view of self's memory, as PyTorch's
+        return s[:axis] + (s[axis] * step,) + s[axis + 1:] + (s[axis],), 0
+
+    return strided_view(out, self, layout)
