@@ -195,3 +195,13 @@ def test_ties_beyond_the_replay_limit_keep_numpys_stable_order(monkeypatch):
     np.testing.assert_array_equal(cr.Tensor(x).kthvalue(3, dim=-1)[1].data, stable[:, 2])
     monkeypatch.setattr(tie_order, "REPLAY_LIMIT", x.size)  # at the limit: replayed as PyTorch's
     np.testing.assert_array_equal(cr.Tensor(x).sort(dim=-1)[1].data, torch.tensor(x).sort(dim=-1).indices.numpy())
+
+
+@pytest.mark.parametrize("program", [
+    lambda s, x, y: (s.lib.complex(x * 2 + y, y * 3 - x).abs() * s.T([1.0, 0.5])).sum(),
+    lambda s, x, y: (s.lib.complex(x, y).reshape(2, 1) @ s.lib.complex(y, x).reshape(1, 2)).abs().sum(),
+])
+def test_complex_modulus_at_zero_has_pytorchs_second_derivative(program):
+    """|z| at z = 0: gradient 0 and derivative of the gradient 0, as PyTorch's sgn. The rule's conj(z) / 1 there
+    (a divisor kept finite) had a derivative of its own: the gradient-penalty gradient was 3.5, PyTorch's 0."""
+    assert_same_to_second_order(program, [0.0, 1.0], [0.0, 2.0])

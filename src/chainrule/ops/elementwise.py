@@ -163,8 +163,11 @@ arctanh = elementwise_op("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x**2), d
 
 
 def _modulus_d(ans: Any, x: Any) -> Any:
-    """conj(x) / |x| (0 at 0): |x| is not holomorphic, so the rules below use it differently per mode."""
-    return np.conjugate(x) / np.where(raw(ans) == 0, 1.0, ans)
+    """conj(x) / |x| (0 at 0): |x| is not holomorphic, so the rules below use it differently per mode. At 0 it is
+    0 with derivative 0, as PyTorch's sgn (the derivative of conj(x) / 1 there was not: a second derivative of
+    |z| at z = 0 came out nonzero); the divisor 1 there keeps the masked branch finite."""
+    zero = raw(ans) == 0
+    return np.where(zero, 0.0, np.conjugate(x) / np.where(zero, 1.0, ans))
 
 
 def _sign0(x: Any) -> Any:
