@@ -205,3 +205,10 @@ def test_complex_modulus_at_zero_has_pytorchs_second_derivative(program):
     """|z| at z = 0: gradient 0 and derivative of the gradient 0, as PyTorch's sgn. The rule's conj(z) / 1 there
     (a divisor kept finite) had a derivative of its own: the gradient-penalty gradient was 3.5, PyTorch's 0."""
     assert_same_to_second_order(program, [0.0, 1.0], [0.0, 2.0])
+
+
+def test_the_first_power_has_no_second_derivative_path_to_turn_an_infinite_cotangent_into_nan():
+    """d/dy y ** 1 is 1, not 1 * y ** 0, whose own derivative 0 * y ** -1 met the infinite gradient of y ** -2 at
+    y = 0 and gave NaN; PyTorch's (and the true limit's) gradient-penalty gradient there is -inf."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # (1 / 0 is the point)
+        assert_same_to_second_order(lambda s, y: (y**-2 + y**1).sum(), [0.0, -0.0, 2.0])

@@ -70,6 +70,8 @@ declare_function(positive, numpy=np.positive, method="__pos__", cases="none")
 def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
     if isinstance(y, (int, float)) and y == 0:
         return 0.0
+    if isinstance(y, (int, float)) and y == 1:  # 1, not 1 * x ** 0: that has a derivative 0 * x ** -1, so an
+        return 1.0  # infinite cotangent (x ** -2 + x ** 1 at x = 0) made a NaN where PyTorch has -inf
     if isinstance(y, (int, float)):
         return y * x ** (y - 1)
     # where y == 0 the derivative is 0 (as PyTorch and JAX), not 0 * 0 ** -1 = nan at x == 0; the base is
