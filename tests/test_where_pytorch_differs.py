@@ -84,3 +84,23 @@ def test_cosine_similarity_second_derivative_inside_the_eps_ball():
                                                         eps=1e-11)
     np.testing.assert_allclose(ours[1], numeric[1], rtol=5e-3)  # (differences of numbers near 1e16)
     np.testing.assert_allclose(ours[1], [[-3.6e16, 4.8e16]], rtol=1e-9)
+
+
+def test_a_write_through_repeated_indices_sends_one_gradient():
+    """h[[0, 0, 1]] += v writes row 0 twice with the same value h[0] + v (PyTorch's index_put_ without accumulate),
+    so row 0 of the result is x[0] + v, once. PyTorch's gradient counts the repeated write twice (2.8 where
+    d/dx (x + v) ** 2 = 1.4 for x = 0.5, v = 0.2), its second derivative four times; chainrule's are the function's."""
+
+    def program(x, y):
+        h = x * 1.0
+        h[[0, 0, 1]] += y[0]
+        return (h**2).sum()
+
+    x, y = np.array([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7]]), np.array([0.2, -0.4, 1.1])
+    _, (gx, gy) = gradients(program, [x, y])
+    np.testing.assert_allclose(gx.numpy(), 2 * (x + y[0]))
+    np.testing.assert_allclose(gy.numpy(), [2 * (x + y[0]).sum(), 0.0, 0.0])
+    weights = [np.cos(np.arange(6.0)).reshape(2, 3), np.ones(3)]
+    ours, numeric = second_order_and_finite_differences(program, [x, y], weights)
+    for a, b in zip(ours, numeric):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
