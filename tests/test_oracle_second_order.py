@@ -212,3 +212,15 @@ def test_the_first_power_has_no_second_derivative_path_to_turn_an_infinite_cotan
     y = 0 and gave NaN; PyTorch's (and the true limit's) gradient-penalty gradient there is -inf."""
     with np.errstate(divide="ignore", invalid="ignore"):  # (1 / 0 is the point)
         assert_same_to_second_order(lambda s, y: (y**-2 + y**1).sum(), [0.0, -0.0, 2.0])
+
+
+@pytest.mark.parametrize("program", [
+    lambda s, x, y: s.lib.linalg.vector_norm(s.lib.complex(x, y), dim=-1).sum(),
+    lambda s, x, y: s.lib.linalg.vector_norm(s.lib.complex(x, y), dim=(0, 1), keepdim=True).sum(),
+    lambda s, x, y: s.lib.linalg.matrix_norm(s.lib.complex(x, y)),
+    lambda s, x, y: s.lib.linalg.norm(s.lib.complex(x, y)),
+])
+def test_the_two_norm_of_a_complex_tensor_with_a_zero_entry_is_smooth_there(program):
+    """The norm is smooth along an entry that is 0 while others are not; taken as the norm of the moduli, whose
+    kink at 0 has second derivative 0, its Hessian lost that entry's diagonal (0 where PyTorch's is 1 / norm)."""
+    assert_same_to_second_order(program, [[1.0, 0.0, -1.0], [0.0, 0.0, 0.5]], [[-1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
