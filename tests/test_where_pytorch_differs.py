@@ -104,3 +104,21 @@ def test_a_write_through_repeated_indices_sends_one_gradient():
     ours, numeric = second_order_and_finite_differences(program, [x, y], weights)
     for a, b in zip(ours, numeric):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+def test_scatter_reduce_amax_without_self_splits_a_tie_among_the_sources_only():
+    """r = max(s0, s1) scattered into a slot whose own value (excluded: include_self=False) equals the maximum.
+    The tie is s0 == s1, so each gets half of d(r ** 3)/dr = 0.75, and the even split's second derivative
+    (that of ((s0 + s1) / 2) ** 3) is 0.75. PyTorch counts the excluded slot as a third tie: 0.25 each, a third
+    of the gradient lost, and 1/3 for the second derivative."""
+
+    def program(s):
+        base = cr.tensor([0.5, 0.1])
+        r = base.scatter_reduce(0, cr.tensor([0, 0, 1]), s * 1.0, reduce="amax", include_self=False)
+        return (r**3).sum()
+
+    _, (g,) = gradients(program, [np.array([0.5, 0.5, 0.2])])
+    np.testing.assert_allclose(g.numpy(), [0.375, 0.375, 0.12])
+    xs, (g,) = gradients(program, [np.array([0.5, 0.5, 0.2])], create_graph=True)
+    h = cr.autograd.grad(g[0], xs)[0]
+    np.testing.assert_allclose(h.numpy(), [0.75, 0.75, 0.0])
