@@ -113,7 +113,7 @@ def test_scatter_reduce_amax_without_self_splits_a_tie_among_the_sources_only():
     of the gradient lost, and 1/3 for the second derivative."""
 
     def program(s):
-        base = cr.tensor([0.5, 0.1])
+        base = cr.tensor([0.5, 0.1], dtype=cr.float64)
         r = base.scatter_reduce(0, cr.tensor([0, 0, 1]), s * 1.0, reduce="amax", include_self=False)
         return (r**3).sum()
 
