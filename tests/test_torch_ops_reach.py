@@ -332,3 +332,21 @@ def test_histogram_and_unravel_index_match_pytorch():
     assert [o.tolist() for o in ours] == [t.tolist() for t in theirs]
     with pytest.raises(IndexError, match=r"unravel_index: an index is out of range for shape \(2, 4\)"):
         cr.unravel_index(cr.tensor([8]), (2, 4))
+
+
+@pytest.mark.oracle
+def test_result_dtypes_of_mixed_float_operands_are_pytorchs():
+    """copysign(float32, float64) is float64 (it was float32: the sign's dtype followed x alone); the *_scatter
+    ops keep self's dtype (they promoted to the source's)."""
+    torch = _torch()
+    a, b = np.array([[1.0, -2.0], [0.5, 3.0]]), np.array([[-1.0, 1.0], [2.0, -0.5]])
+    calls = [
+        lambda L, x, y: L.copysign(x, y), lambda L, x, y: L.copysign(y, x),
+        lambda L, x, y: x.diagonal_scatter(y[0]), lambda L, x, y: x.select_scatter(y[0], 0, 1),
+        lambda L, x, y: x.slice_scatter(y[:1], 0, 0, 1), lambda L, x, y: y.diagonal_scatter(x[0]),
+    ]
+    for call in calls:
+        ours = call(cr, cr.tensor(a, dtype=cr.float32), cr.tensor(b, dtype=cr.float64))
+        theirs = call(torch, torch.tensor(a, dtype=torch.float32), torch.tensor(b, dtype=torch.float64))
+        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())

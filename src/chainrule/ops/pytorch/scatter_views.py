@@ -33,6 +33,8 @@ def _replaced(name: str, self: Tensor, position: tuple[Any, ...], src: Any) -> A
     if tuple(operand_shape(src)) != want:
         raise ValueError(f"{name}: src has shape {tuple(operand_shape(src))}; the part of the input it replaces has "
                          f"shape {want}")
+    if isinstance(src, Tensor) and src.dtype != self.dtype:  # the result has self's dtype, as PyTorch's
+        src = declared("astype")(src, self.dtype)
     return overwrite_at(self, position, src, f"{name}: repeated positions")
 
 
