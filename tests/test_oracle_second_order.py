@@ -224,3 +224,14 @@ def test_the_two_norm_of_a_complex_tensor_with_a_zero_entry_is_smooth_there(prog
     """The norm is smooth along an entry that is 0 while others are not; taken as the norm of the moduli, whose
     kink at 0 has second derivative 0, its Hessian lost that entry's diagonal (0 where PyTorch's is 1 / norm)."""
     assert_same_to_second_order(program, [[1.0, 0.0, -1.0], [0.0, 0.0, 0.5]], [[-1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_values_are_exact_where_the_quotient_rounds(op):
+    """fmod(0.5, 0.1) is 0.0999... (0.1 is a little more than a tenth: 0.5 holds it 4 times), as NumPy's and
+    PyTorch's; x - trunc(x / y) * y with the rounded quotient 5 gave 0. The derivatives stay PyTorch's (in y,
+    minus the rounded quotient)."""
+    x = [-0.5, 0.5, 0.3, -0.7, 1.0, 2.5, 0.2]
+    w = np.cos(np.arange(7.0))
+    assert_same_to_second_order(lambda s, x, y: (getattr(s.lib, op)(x, y) * s.T(w)).sum() + (x * y).sum() ** 2,
+                                x, [0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 0.3])

@@ -169,7 +169,7 @@ def copysign(x: Any, y: Any) -> Any:
     "__divmod__": lambda self, other: (floor_divide(self, other), mod(self, other))})
 def mod(x: Any, y: Any) -> Any:
     """x - floor(x / y) * y, the sign of ``y`` (Python's %); derivatives 1 and -floor(x / y)."""
-    return elementwise.subtract(x, elementwise.multiply(_const(np.floor_divide, x, y), y))
+    return _exact(elementwise.subtract(x, elementwise.multiply(_const(np.floor_divide, x, y), y)), np.remainder, x, y)
 
 
 remainder = mod
@@ -177,8 +177,17 @@ remainder = mod
 
 @implements(np.fmod)
 def fmod(x: Any, y: Any) -> Any:
-    """x - trunc(x / y) * y, the sign of ``x`` (C's fmod); derivatives 1 and -trunc(x / y)."""
-    return elementwise.subtract(x, elementwise.multiply(_const(lambda a, b: np.trunc(a / b), x, y), y))
+    """x - trunc(x / y) * y, the sign of ``x`` (C's fmod); derivatives 1 and -trunc(x / y) (PyTorch's: the quotient
+    as rounded)."""
+    return _exact(elementwise.subtract(x, elementwise.multiply(_const(lambda a, b: np.trunc(a / b), x, y), y)),
+                  np.fmod, x, y)
+
+
+def _exact(formula: Any, fn: Any, x: Any, y: Any) -> Any:
+    """``formula`` (whose derivatives are the op's) moved by a constant onto NumPy's exact ``fn(x, y)``, as
+    PyTorch's values: with the rounded quotient, fmod(0.5, 0.1) came out 0 where it is 0.0999... (0.1 is a little
+    more than a tenth, so 0.5 holds it 4 times)."""
+    return elementwise.add(formula, _const(fn, x, y) - raw(formula))
 
 
 def _const(fn: Any, *args: Any) -> Any:
