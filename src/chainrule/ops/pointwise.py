@@ -195,7 +195,9 @@ def _const(fn: Any, *args: Any) -> Any:
     float32, ops/promoting.py): NumPy's float64 quotient would otherwise decide the dtype of the result."""
     out = fn(*[raw(a) for a in args])
     if any(isinstance(a, Tensor) for a in args) and not numpy_methods():
-        out = out.astype(result_dtype(list(args)), copy=False)
+        dtype = result_dtype(list(args))
+        # (inside vmap the values are batched, and so is out: a value without NumPy's copy=)
+        out = out.astype(dtype, copy=False) if isinstance(out, np.ndarray) else out.astype(dtype)
     return out
 
 

@@ -334,14 +334,14 @@ def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
 
 @tensor_method("numel")
 def numel(self: Tensor) -> int:
-    """PyTorch's ``numel``: the number of entries."""
-    return int(self._data.size)
+    """PyTorch's ``numel``: the number of entries (of one example inside vmap)."""
+    return int(np.prod(self.shape))
 
 
 @tensor_method("dim")
 def dim(self: Tensor) -> int:
-    """PyTorch's ``dim``: the number of dimensions."""
-    return self._data.ndim
+    """PyTorch's ``dim``: the number of dimensions (of one example inside vmap)."""
+    return len(self.shape)
 
 
 @tensor_method("float")
