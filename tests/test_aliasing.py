@@ -105,6 +105,13 @@ CALLS = {
     "permute": (lambda x: x.permute(1, 0), lambda t: t.permute(1, 0), (3, 2), float),
     "slice": (lambda x: x[1:], lambda t: t[1:], (3, 2), float),
     "chunk": (lambda x: x.chunk(2)[0], lambda t: t.chunk(2)[0], (4, 2), float),
+    # views in PyTorch that NumPy computes as copies (np.diagonal's view is read-only)
+    "diagonal": (lambda x: x.diagonal(), lambda t: t.diagonal(), (3, 2), float),
+    "diagonal -1 of a transpose": (lambda x: x.t().diagonal(-1), lambda t: t.t().diagonal(-1), (3, 3), float),
+    "unfold": (lambda x: x.unfold(0, 2, 1), lambda t: t.unfold(0, 2, 1), (3, 2), float),
+    # copies in both
+    "diag of a matrix": (lambda x: cr.diag(x), lambda t: t.diag(), (3, 2), float),
+    "contiguous of a transpose": (lambda x: x.t().contiguous(), lambda t: t.t().contiguous(), (3, 2), float),
 }
 
 
@@ -129,7 +136,46 @@ def test_calls_share_memory_as_pytorch_says(name):
         np.testing.assert_array_equal(x._data, before)
 
 
-_VIEW_CALLS = {"narrow", "expand", "view", "select", "unsqueeze", "permute", "slice", "chunk"}
+_VIEW_CALLS = {"narrow", "expand", "view", "select", "unsqueeze", "permute", "slice", "chunk", "diagonal",
+               "diagonal -1 of a transpose", "unfold"}
+
+# Writes through a view reach its base (diagonal and unfold were copies: the write was silently lost); a copy's
+# do not (contiguous() of a transpose was the transpose itself: the write changed the base).
+WRITES = {
+    "diagonal mul_": lambda t: t.diagonal().mul_(10.0),
+    "diagonal 1 of a transpose": lambda t: t.transpose(0, 1).diagonal(1).fill_(-1.0),
+    "diagonal over dims 2, 0": lambda t: t.diagonal(0, 2, 0).fill_(-1.0),
+    "diagonal of a diagonal": lambda t: t.diagonal(0, 1, 2).diagonal().fill_(-1.0),
+    "unfold": lambda t: t.unfold(2, 2, 2)[1, 0].fill_(-1.0),
+    "unfold of a step": lambda t: t[:, ::2].unfold(2, 3, 1)[0, 1].fill_(-1.0),
+    "contiguous of a transpose": lambda t: t.transpose(0, 2).contiguous().fill_(-1.0),
+    "contiguous of a contiguous": lambda t: t.contiguous().fill_(-1.0),
+}
+
+
+@pytest.mark.oracle
+@pytest.mark.parametrize("name", list(WRITES))
+def test_writes_through_views_reach_the_base_as_in_pytorch(name):
+    torch = _torch()
+    x = np.arange(24.0).reshape(2, 3, 4)
+    c, t = cr.tensor(x.copy()), torch.tensor(x.copy())
+    WRITES[name](c)
+    WRITES[name](t)
+    np.testing.assert_array_equal(c.numpy(), t.numpy())
+
+
+def test_a_write_through_a_diagonal_view_is_seen_by_backward():
+    """The view's base is the owner of the memory, so the version clock sees the write as PyTorch's does."""
+    x = cr.tensor(np.arange(9.0).reshape(3, 3), requires_grad=True)
+    h = x * 2
+    p = h**2  # keeps h for its gradient
+    with cr.no_grad():
+        h.diagonal().fill_(0.0)
+    with pytest.raises(RuntimeError, match="modified in place"):
+        p.sum().backward()
+    h = x * 2
+    with pytest.raises(RuntimeError, match="memory is shared"):  # refused in the graph, as a slice's change is
+        h.diagonal().mul_(3.0)
 
 
 @pytest.mark.oracle
@@ -171,8 +217,8 @@ def test_transform_results_are_not_the_callers_arrays():
 # Tensor methods that may share memory with the tensor, called with no arguments: PyTorch's views and the
 # methods it gives the tensor itself back from (contiguous, cpu, to and double when nothing changes); in-place
 # methods (a trailing underscore) return the tensor itself.
-VIEW_METHODS = {"conj", "conjugate", "contiguous", "cpu", "double", "flatten", "positive", "ravel", "reshape",
-                "squeeze", "t", "to", "transpose", "unbind", "view", "diagonal",
+VIEW_METHODS = {"conj", "conjugate", "contiguous", "cpu", "diagonal", "double", "flatten", "positive", "ravel",
+                "reshape", "squeeze", "t", "to", "transpose", "unbind", "view",
                 "adjoint", "conj_physical", "resolve_conj", "resolve_neg"}  # (a real tensor's: PyTorch's share too)
 
 

@@ -381,3 +381,18 @@ def test_minimize_refuses_a_complex_start():
             cr.optimize.minimize(loss, x0)
     r = cr.optimize.minimize(lambda v: loss(v[:2] + 1j * v[2:]), np.zeros(4))  # the split the message names
     np.testing.assert_allclose(r.x, [1.0, 0.5, -2.0, 1.0], atol=1e-6)
+
+
+@pytest.mark.oracle
+def test_complex_keeps_the_sign_of_a_zero_part_as_pytorchs():
+    """complex(re, im) holds re and im as given: a signed zero decides which side of a branch cut the number is
+    on. re + im * 1j lost it (im * 1j is -0 + 0j for im = -0.0): angle(complex(-1.5, -0.0)) was pi, PyTorch's -pi,
+    and sqrt and log took the other branch too."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    x, y = np.array([-1.5, -0.0, 2.0, -4.0]), np.array([-0.0, 0.5, -0.0, -0.0])
+    ours, theirs = cr.complex(cr.tensor(x), cr.tensor(y)), torch.complex(torch.tensor(x), torch.tensor(y))
+    for f in (lambda z: z, lambda z: z.angle(), lambda z: z.sqrt(), lambda z: z.log()):
+        a, b = np.asarray(f(ours).numpy()), f(theirs).numpy()
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(np.signbit(a.real), np.signbit(b.real))
+        np.testing.assert_array_equal(np.signbit(np.imag(a)), np.signbit(np.imag(b)))

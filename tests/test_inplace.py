@@ -323,10 +323,11 @@ def test_diagonal_and_unfold_are_views_a_change_in_place_reaches_their_source():
     base = cr.ones(2, 2, dtype=cr.float64) * 2
     with pytest.raises(RuntimeError, match="mul_: in-place change of a tensor in the graph whose memory is shared"):
         base.diagonal().mul_(x)  # (PyTorch rebases the base's history; chainrule refuses rather than lose it)
-    windows = cr.ones(6).unfold(0, 3, 1)  # overlapping: one entry seen through several windows
+    windows = cr.ones(6).unfold(0, 3, 1)  # overlapping windows: a write through one reaches the others
+    windows[1].add_(1)
+    np.testing.assert_array_equal(windows.numpy()[:, 0], [1, 2, 2, 2])
     with pytest.raises(RuntimeError, match="add_: this Tensor's values cannot be written in place"):
-        windows[1].add_(1)
-    np.testing.assert_array_equal(windows.numpy(), np.ones((4, 3)))
+        cr.ones(6).as_strided((2, 3), (0, 1)).add_(1)  # (a step of 0: one entry twice, PyTorch refuses too)
 
 
 @pytest.mark.oracle

@@ -195,3 +195,43 @@ def test_ties_beyond_the_replay_limit_keep_numpys_stable_order(monkeypatch):
     np.testing.assert_array_equal(cr.Tensor(x).kthvalue(3, dim=-1)[1].data, stable[:, 2])
     monkeypatch.setattr(tie_order, "REPLAY_LIMIT", x.size)  # at the limit: replayed as PyTorch's
     np.testing.assert_array_equal(cr.Tensor(x).sort(dim=-1)[1].data, torch.tensor(x).sort(dim=-1).indices.numpy())
+
+
+@pytest.mark.parametrize("program", [
+    lambda s, x, y: (s.lib.complex(x * 2 + y, y * 3 - x).abs() * s.T([1.0, 0.5])).sum(),
+    lambda s, x, y: (s.lib.complex(x, y).reshape(2, 1) @ s.lib.complex(y, x).reshape(1, 2)).abs().sum(),
+])
+def test_complex_modulus_at_zero_has_pytorchs_second_derivative(program):
+    """|z| at z = 0: gradient 0 and derivative of the gradient 0, as PyTorch's sgn. The rule's conj(z) / 1 there
+    (a divisor kept finite) had a derivative of its own: the gradient-penalty gradient was 3.5, PyTorch's 0."""
+    assert_same_to_second_order(program, [0.0, 1.0], [0.0, 2.0])
+
+
+def test_the_first_power_has_no_second_derivative_path_to_turn_an_infinite_cotangent_into_nan():
+    """d/dy y ** 1 is 1, not 1 * y ** 0, whose own derivative 0 * y ** -1 met the infinite gradient of y ** -2 at
+    y = 0 and gave NaN; PyTorch's (and the true limit's) gradient-penalty gradient there is -inf."""
+    with np.errstate(divide="ignore", invalid="ignore"):  # (1 / 0 is the point)
+        assert_same_to_second_order(lambda s, y: (y**-2 + y**1).sum(), [0.0, -0.0, 2.0])
+
+
+@pytest.mark.parametrize("program", [
+    lambda s, x, y: s.lib.linalg.vector_norm(s.lib.complex(x, y), dim=-1).sum(),
+    lambda s, x, y: s.lib.linalg.vector_norm(s.lib.complex(x, y), dim=(0, 1), keepdim=True).sum(),
+    lambda s, x, y: s.lib.linalg.matrix_norm(s.lib.complex(x, y)),
+    lambda s, x, y: s.lib.linalg.norm(s.lib.complex(x, y)),
+])
+def test_the_two_norm_of_a_complex_tensor_with_a_zero_entry_is_smooth_there(program):
+    """The norm is smooth along an entry that is 0 while others are not; taken as the norm of the moduli, whose
+    kink at 0 has second derivative 0, its Hessian lost that entry's diagonal (0 where PyTorch's is 1 / norm)."""
+    assert_same_to_second_order(program, [[1.0, 0.0, -1.0], [0.0, 0.0, 0.5]], [[-1.0, 0.0, 0.0], [2.0, 0.0, 0.0]])
+
+
+@pytest.mark.parametrize("op", ["fmod", "remainder"])
+def test_fmod_and_remainder_values_are_exact_where_the_quotient_rounds(op):
+    """fmod(0.5, 0.1) is 0.0999... (0.1 is a little more than a tenth: 0.5 holds it 4 times), as NumPy's and
+    PyTorch's; x - trunc(x / y) * y with the rounded quotient 5 gave 0. The derivatives stay PyTorch's (in y,
+    minus the rounded quotient)."""
+    x = [-0.5, 0.5, 0.3, -0.7, 1.0, 2.5, 0.2]
+    w = np.cos(np.arange(7.0))
+    assert_same_to_second_order(lambda s, x, y: (getattr(s.lib, op)(x, y) * s.T(w)).sum() + (x * y).sum() ** 2,
+                                x, [0.1, 0.1, 0.1, 0.1, 0.1, 0.7, 0.3])

@@ -639,4 +639,4 @@ def test_as_strided_windows_match_pytorch_in_values_gradient_and_writes():
     with pytest.raises(NotImplementedError, match="reach memory outside this tensor's entries"):
         cr.zeros(6).as_strided((3,), (2,), 5)
     with pytest.raises(RuntimeError, match="cannot be written in place"):
-        cr.zeros(6).as_strided((2, 3), (1, 1)).add_(1)  # (entries repeat)
+        cr.zeros(6).as_strided((2, 3), (0, 1)).add_(1)  # (a step of 0: entries repeat)

@@ -78,6 +78,20 @@ def test_scatter_reduce_prod_with_zeros_and_extremes_with_ties_match_pytorch():
         _oracle(lambda L, x, s, r=reduce: x.scatter_reduce(0, L(IDX), s, r), [x, tied], second=False)
 
 
+@pytest.mark.parametrize("reduce", ["amax", "amin"])
+@pytest.mark.parametrize("include_self", [True, False])
+def test_scatter_reduce_extremes_of_mixed_dtypes_promote_and_keep_the_gradient(reduce, include_self):
+    """float32 self, float64 source (PyTorch refuses the mix; here it promotes, as sum's): the result was computed
+    in float32, so a source entry that won was no longer equal to it and got no gradient (0 where it is 3 r**2)."""
+    s = cr.tensor([0.5, 0.5, 0.2], dtype=cr.float64, requires_grad=True)
+    base = cr.tensor([0.5, 0.1] if reduce == "amax" else [0.5, 0.3], dtype=cr.float32)  # s[2] wins position 1
+    r = base.scatter_reduce(0, cr.tensor([0, 0, 1]), s, reduce, include_self=include_self)
+    assert r.dtype == np.float64 and r.tolist() == [0.5, 0.2]
+    (g,) = cr.autograd.grad((r**3).sum(), [s])
+    tie = 3 * 0.5**2 / (3 if include_self else 2)  # position 0: s[0], s[1] (and self) tie at 0.5
+    np.testing.assert_allclose(g.numpy(), [tie, tie, 3 * 0.2**2])
+
+
 def test_scatter_reduce_ties_give_the_exact_value():
     out = cr.scatter_reduce(Tensor(np.full(2, 0.1)), 0, np.array([0, 0]), Tensor(np.full(2, 0.1)), "amax")
     assert out.tolist() == [0.1, 0.1]
@@ -318,3 +332,21 @@ def test_histogram_and_unravel_index_match_pytorch():
     assert [o.tolist() for o in ours] == [t.tolist() for t in theirs]
     with pytest.raises(IndexError, match=r"unravel_index: an index is out of range for shape \(2, 4\)"):
         cr.unravel_index(cr.tensor([8]), (2, 4))
+
+
+@pytest.mark.oracle
+def test_result_dtypes_of_mixed_float_operands_are_pytorchs():
+    """copysign(float32, float64) is float64 (it was float32: the sign's dtype followed x alone); the *_scatter
+    ops keep self's dtype (they promoted to the source's)."""
+    torch = _torch()
+    a, b = np.array([[1.0, -2.0], [0.5, 3.0]]), np.array([[-1.0, 1.0], [2.0, -0.5]])
+    calls = [
+        lambda L, x, y: L.copysign(x, y), lambda L, x, y: L.copysign(y, x),
+        lambda L, x, y: x.diagonal_scatter(y[0]), lambda L, x, y: x.select_scatter(y[0], 0, 1),
+        lambda L, x, y: x.slice_scatter(y[:1], 0, 0, 1), lambda L, x, y: y.diagonal_scatter(x[0]),
+    ]
+    for call in calls:
+        ours = call(cr, cr.tensor(a, dtype=cr.float32), cr.tensor(b, dtype=cr.float64))
+        theirs = call(torch, torch.tensor(a, dtype=torch.float32), torch.tensor(b, dtype=torch.float64))
+        assert str(ours.dtype) == str(theirs.dtype).removeprefix("torch.")
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy())

@@ -328,3 +328,20 @@ def test_chain_matmul_of_one_matrix_is_a_new_tensor():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PyTorch's deprecation of chain_matmul
         _same(out, torch.chain_matmul(torch.tensor(a.numpy())))
+
+
+def test_add_takes_alpha_as_pytorchs():
+    """torch.add(input, other, alpha=a) is input + a * other (chainrule's add refused alpha=; the method took it)."""
+    x, y = np.array([1.0, -2.0]), np.array([3.0, 0.5])
+    for call in (lambda lib, a, b: lib.add(a, b, alpha=2.5), lambda lib, a, b: lib.add(input=a, other=b, alpha=-1),
+                 lambda lib, a, b: lib.add(a, 3, alpha=0.5)):
+        c, t = cr.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        cb, tb = cr.tensor(y, requires_grad=True), torch.tensor(y, requires_grad=True)
+        rc, rt = call(cr, c, cb), call(torch, t, tb)
+        np.testing.assert_allclose(rc.detach().numpy(), rt.detach().numpy())
+        rc.sum().backward()
+        rt.sum().backward()
+        for ours, theirs in ((c.grad, t.grad), (cb.grad, tb.grad)):
+            assert (ours is None) == (theirs is None)
+            if ours is not None:
+                np.testing.assert_allclose(ours.numpy(), theirs.numpy())

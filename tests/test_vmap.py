@@ -346,3 +346,20 @@ def test_functional_call_ties_shared_weights_and_batches_embedding_indices():
     np.testing.assert_array_equal(rows, emb.weight.numpy()[[[1, 2], [4, 0]]])
     with pytest.raises(IndexError, match="index -1 is out of range"):
         cr.vmap(lambda i: emb(i))(np.array([[1, -1]]))
+
+
+def test_pytorch_methods_that_read_one_example_work_inside_vmap():
+    """x.dim(), x.numel() and x.frac() read the tensor's array (AttributeError on a batched value), and remainder
+    by a Tensor cast its constant quotient with NumPy's copy= (TypeError); each is one example's now, as in
+    torch.func."""
+    xs = np.array([[1.5, -2.25, 0.5], [3.75, -0.5, 2.0]])
+
+    def f(x):
+        rem = cr.remainder(x, cr.tensor([0.7, 1.5, 2.0]) + 0.5)
+        return (x.frac() ** 2).sum() * x.dim() + x.numel() + (rem**2).sum()
+
+    got = cr.func.vmap(cr.func.grad(f))(cr.tensor(xs))
+    for x, g in zip(xs, got.numpy()):
+        np.testing.assert_allclose(g, cr.func.grad(f)(cr.tensor(x)).numpy())
+    frac, rem = xs - np.trunc(xs), np.remainder(xs, np.array([1.2, 2.0, 2.5], dtype=np.float32))
+    np.testing.assert_allclose(got.numpy(), 2 * frac * 1 + 2 * rem, rtol=1e-6)

@@ -143,12 +143,3 @@ def ndim_of(x: Any) -> int:
 
 def shape_of(x: Any) -> tuple[int, ...]:
     return np.shape(raw(x))
-
-
-def view_instead(out: Any, source: Any, view: Any) -> Any:
-    """``out``, gathered by index arrays (a copy, and the op's node in the graph), holding ``view(source's
-    values)`` instead: the same values in the source's memory, so that a change in place reaches the source, as
-    PyTorch's views do (``m.diagonal().zero_()``); in the graph such a change is refused, as for any view."""
-    if type(out) is Tensor and type(source) is Tensor:
-        out._data = view(source._data)
-    return out

@@ -15,7 +15,7 @@ from ..core.device import as_array, xp_of
 from ..tensor import Tensor
 from . import contraction, elementwise
 from . import shape as shape_ops
-from ._define import ndim_of, normalize_axis, np_attr, on_device_of, raw, shape_of, view_instead, where_is
+from ._define import ndim_of, normalize_axis, np_attr, on_device_of, raw, shape_of, where_is
 from .declare import implements, op
 from .pytorch.dim_args import numpy_methods, resolve_dim
 
@@ -39,8 +39,8 @@ def diag(v: Any, k: int = 0) -> Any:
                 [0., 2.]])
     """
     n = ndim_of(v)
-    if n == 2:  # (a copy, as PyTorch's diag; diagonal is the view)
-        return _gathered_diagonal(v, k, 0, 1)
+    if n == 2:
+        return _diagonal_copy(v, k, 0, 1)  # a copy, as PyTorch's diag (diagonal is a view)
     if n != 1:
         raise ValueError(f"diag: input must be 1-D or 2-D, got shape {shape_of(v)}")
     m = shape_of(v)[0]
@@ -65,32 +65,31 @@ def _diagonal_method(self: Any, offset: int = 0, axis1: int = 0, axis2: int = 1,
 
 @op(numpy=np.diagonal, cases="none", method={"diagonal": _diagonal_method})
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
-    """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis."""
+    """Diagonal ``offset`` of the 2-D slices over ``axis1`` and ``axis2``, as the last axis: a view of ``a``, as
+    PyTorch's (writing into it writes into ``a``; NumPy's is read-only)."""
+    out = _diagonal_copy(a, offset, axis1, axis2)
+    nd = ndim_of(a)
+    a1, a2 = normalize_axis(axis1, nd)[0], normalize_axis(axis2, nd)[0]
+
+    def layout(s: tuple[int, ...]) -> tuple[tuple[int, ...], int]:
+        rest = tuple(s[i] for i in range(nd) if i not in (a1, a2))
+        return rest + (s[a1] + s[a2],), max(0, -offset) * s[a1] + max(0, offset) * s[a2]
+
+    return shape_ops.strided_view(out, a, layout)
+
+
+def _diagonal_copy(a: Any, offset: int, axis1: int, axis2: int) -> Any:
     nd = ndim_of(a)
     if nd < 2:
         raise ValueError(f"diagonal: input must have at least 2 dimensions, got shape {shape_of(a)}")
     a1, a2 = _axis("diagonal", axis1, nd), _axis("diagonal", axis2, nd)
     if a1 == a2:
         raise ValueError(f"diagonal: axis1 and axis2 must differ, both are {a1}")
-    out = _gathered_diagonal(a, offset, a1, a2)
-    return view_instead(out, a, lambda v: _writable_like(xp_of(v).diagonal(v, offset, a1, a2), v))
-
-
-def _gathered_diagonal(a: Any, offset: int, a1: int, a2: int) -> Any:
-    """Diagonal ``offset`` over the axes ``a1``, ``a2`` (non-negative, distinct) as the last axis: a new array,
-    gathered in the graph (its reverse rule is a scatter)."""
     rows, cols = shape_of(a)[a1], shape_of(a)[a2]
     n = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
     moved = shape_ops.moveaxis(a, (a1, a2), (-2, -1))
     xp = xp_of(raw(moved))  # the positions where the values are (the host or a device)
     return shape_ops.getitem(moved, (Ellipsis, xp.arange(n) + max(0, -offset), xp.arange(n) + max(0, offset)))
-
-
-def _writable_like(view: Any, source: Any) -> Any:
-    """NumPy's diagonal is a read-only view only to warn off writes: writable where its source is (as PyTorch's)."""
-    if view.__class__ is np.ndarray and source.flags.writeable and not view.flags.writeable:
-        view.flags.writeable = True
-    return view
 
 
 def _triangle(name: str, m: Any, keep: np.ndarray) -> Any:

@@ -72,6 +72,8 @@ declare_function(positive, numpy=np.positive, method="__pos__", cases="none")
 def _pow_dx(ans: Any, x: Any, y: Any) -> Any:
     if isinstance(y, (int, float)) and y == 0:
         return 0.0
+    if isinstance(y, (int, float)) and y == 1:  # 1, not 1 * x ** 0: that has a derivative 0 * x ** -1, so an
+        return 1.0  # infinite cotangent (x ** -2 + x ** 1 at x = 0) made a NaN where PyTorch has -inf
     if isinstance(y, (int, float)):
         return y * x ** (y - 1)
     # where y == 0 the derivative is 0 (as PyTorch and JAX), not 0 * 0 ** -1 = nan at x == 0; the base is
@@ -165,8 +167,11 @@ arctanh = elementwise_op("arctanh", np.arctanh, lambda ans, x: 1 / (1 - x**2), d
 
 
 def _modulus_d(ans: Any, x: Any) -> Any:
-    """conj(x) / |x| (0 at 0): |x| is not holomorphic, so the rules below use it differently per mode."""
-    return np.conjugate(x) / np.where(raw(ans) == 0, 1.0, ans)
+    """conj(x) / |x| (0 at 0): |x| is not holomorphic, so the rules below use it differently per mode. At 0 it is
+    0 with derivative 0, as PyTorch's sgn (the derivative of conj(x) / 1 there was not: a second derivative of
+    |z| at z = 0 came out nonzero); the divisor 1 there keeps the masked branch finite."""
+    zero = raw(ans) == 0
+    return np.where(zero, 0.0, np.conjugate(x) / np.where(zero, 1.0, ans))
 
 
 def _sign0(x: Any) -> Any:

@@ -157,7 +157,11 @@ def fabs(x: Any) -> Any:
 def copysign(x: Any, y: Any) -> Any:
     """|x| with the sign of ``y``; differentiable in ``x`` only (the sign of y is a constant)."""
     s = np.where(np.signbit(raw(y)), -1.0, 1.0)
-    sign_of_y = s.astype(np.result_type(raw(x), np.float32)) if np.ndim(s) else float(s)
+    # PyTorch's result dtype: the floating dtypes of x and of a Tensor y (float32 x, float64 y: float64), else
+    # float32 (integer operands)
+    of_x, of_y = np.result_type(raw(x)), raw(y).dtype if isinstance(y, (Tensor, np.ndarray)) else np.dtype(np.float32)
+    floats = [d for d in (of_x, of_y) if d.kind in "fc"]
+    sign_of_y = s.astype(np.result_type(*floats) if floats else np.float32) if np.ndim(s) else float(s)
     return elementwise.multiply(elementwise.abs(x), sign_of_y)
 
 
@@ -185,7 +189,7 @@ def _integer_divisor(name: str, x: Any, y: Any) -> None:
 def mod(x: Any, y: Any) -> Any:
     """x - floor(x / y) * y, the sign of ``y`` (Python's %); derivatives 1 and -floor(x / y)."""
     _integer_divisor("remainder", x, y)
-    return elementwise.subtract(x, elementwise.multiply(_const(np.floor_divide, x, y), y))
+    return _exact(elementwise.subtract(x, elementwise.multiply(_const(np.floor_divide, x, y), y)), np.remainder, x, y)
 
 
 remainder = mod
@@ -193,9 +197,18 @@ remainder = mod
 
 @implements(np.fmod)
 def fmod(x: Any, y: Any) -> Any:
-    """x - trunc(x / y) * y, the sign of ``x`` (C's fmod); derivatives 1 and -trunc(x / y)."""
+    """x - trunc(x / y) * y, the sign of ``x`` (C's fmod); derivatives 1 and -trunc(x / y) (PyTorch's: the quotient
+    as rounded)."""
     _integer_divisor("fmod", x, y)
-    return elementwise.subtract(x, elementwise.multiply(_const(lambda a, b: np.trunc(a / b), x, y), y))
+    return _exact(elementwise.subtract(x, elementwise.multiply(_const(lambda a, b: np.trunc(a / b), x, y), y)),
+                  np.fmod, x, y)
+
+
+def _exact(formula: Any, fn: Any, x: Any, y: Any) -> Any:
+    """``formula`` (whose derivatives are the op's) moved by a constant onto NumPy's exact ``fn(x, y)``, as
+    PyTorch's values: with the rounded quotient, fmod(0.5, 0.1) came out 0 where it is 0.0999... (0.1 is a little
+    more than a tenth, so 0.5 holds it 4 times)."""
+    return elementwise.add(formula, _const(fn, x, y) - raw(formula))
 
 
 def _const(fn: Any, *args: Any) -> Any:
@@ -203,7 +216,9 @@ def _const(fn: Any, *args: Any) -> Any:
     float32, ops/promoting.py): NumPy's float64 quotient would otherwise decide the dtype of the result."""
     out = fn(*[raw(a) for a in args])
     if any(isinstance(a, Tensor) for a in args) and not numpy_methods():
-        out = out.astype(result_dtype(list(args)), copy=False)
+        dtype = result_dtype(list(args))
+        # (inside vmap the values are batched, and so is out: a value without NumPy's copy=)
+        out = out.astype(dtype, copy=False) if isinstance(out, np.ndarray) else out.astype(dtype)
     return out
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..autodiff.batch_levels import is_batched, is_value
 from ..autodiff.primitive import Primitive
+from ..core import clock, traces
 from ..core.device import add_at, as_array, index_on, xp_of
 from ..core.sparse import SliceGrad
 from ..tensor import Tensor
@@ -241,6 +243,30 @@ def fresh(result: Any, *inputs: Any) -> Any:
         arr = x._data if isinstance(x, Tensor) else x
         if result is x or isinstance(out, np.ndarray) and isinstance(arr, np.ndarray) and np.may_share_memory(out, arr):
             return copy(result)
+    return result
+
+
+def strided_view(result: Any, x: Any, layout: Callable[[tuple[int, ...]], tuple[tuple[int, ...], int]]) -> Any:
+    """``result`` (a Tensor computed from the Tensor ``x`` by indexing, a copy) with its values read from ``x``'s
+    memory instead: ``layout(x's strides)`` gives the strides of ``result``'s axes in ``x``'s memory and the byte
+    offset of its first entry (the same values). For PyTorch's view ops that indexing computes as a copy
+    (``diagonal``, ``unfold``), so that writing into one writes into the other, as there. The view's base is the
+    owner of ``x``'s memory, so the version clock and the graph's in-place checks see one memory (NumPy's
+    ``as_strided`` would hide the owner)."""
+    arr = x._data if isinstance(x, Tensor) else None
+    if result.__class__ is not Tensor or arr.__class__ is not np.ndarray or not arr.size:
+        return result
+    if traces.current() is not None:  # (jit replays the indexing: its copy)
+        return result
+    owner = clock.owner(arr)
+    strides, start = layout(arr.strides)
+    try:
+        start += arr.__array_interface__["data"][0] - owner.__array_interface__["data"][0]
+        view = np.ndarray(result.shape, arr.dtype, buffer=owner, offset=start, strides=strides)
+    except (TypeError, ValueError, BufferError):  # memory NumPy itself strided (no buffer of its own): the copy
+        return result
+    view.flags.writeable = arr.flags.writeable
+    result._data = view
     return result
 
 

@@ -37,7 +37,7 @@ class InPlaceMethods:
     def _inplace_guard(self, what: str, value: Any = None, recorded: bool = False) -> None:
         """Refuse an in-place change PyTorch refuses; ``recorded``: the caller records it in the graph, so a tensor
         in the graph is allowed (a leaf that requires grad is not)."""
-        if self._data.__class__ is np.ndarray and not self._data.flags.writeable:  # (CuPy's flags have no writeable)
+        if self._data.__class__ is np.ndarray and (not self._data.flags.writeable or _overlaps(self._data)):
             raise RuntimeError(
                 f"{what}: this Tensor's values cannot be written in place: more than one of its entries may refer to "
                 "one memory location (an expand()ed tensor, unfold()'s overlapping windows) or they are a read-only "
@@ -329,3 +329,8 @@ def _raw_index(index: Any) -> Any:
     return index
 
 
+def _overlaps(a: np.ndarray) -> bool:
+    """Whether entries of ``a`` are one memory location by a step of 0 along an axis (an expanded view, as_strided
+    with a 0 stride): PyTorch's internal-overlap refusal. (Other overlapping layouts, such as unfold's windows,
+    PyTorch lets through, and so does this.)"""
+    return not a.flags.c_contiguous and any(s == 0 and n > 1 for s, n in zip(a.strides, a.shape))

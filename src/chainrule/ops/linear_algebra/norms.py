@@ -17,13 +17,12 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.primitive import Primitive
-from .. import elementwise, reductions
+from .. import elementwise, pointwise, reductions
 from .. import shape as shape_ops
-from .._define import ndim_of, normalize_axis, np_attr, raw, shape_of, xp_where
+from .._define import is_complex, ndim_of, normalize_axis, np_attr, raw, shape_of, xp_where
 from ..arrays import diagonal as _diagonal
 from ..contraction import trace as _trace
 from ..declare import implements
-from .common import modulus
 from .decompositions import svdvals
 from .solve import inv
 
@@ -44,9 +43,20 @@ _norm2.defvjp(
 _norm2.defjvp(lambda t, ans, x, axis, keepdims: np.sum(t * x, axis=axis, keepdims=keepdims) / _safe(ans))
 
 
+def _two_norm(x: Any, axes: tuple[int, ...] | None, keepdims: bool) -> Any:
+    """sqrt(sum |x| ** 2) over ``axes`` (all when None). A complex ``x`` enters as its real and imaginary parts
+    (a new first axis), not as its moduli: |z| has a kink at 0, so the norm of the moduli had a second derivative
+    of 0 along an entry that is 0 while the others are not (the norm is smooth there; PyTorch's is the true one)."""
+    if not is_complex(x):
+        return _norm2(x, axis=axes, keepdims=keepdims)
+    parts = shape_ops.stack([pointwise.real(x), pointwise.imag(x)])
+    out = _norm2(parts, axis=None if axes is None else (0, *(a + 1 for a in axes)), keepdims=keepdims)
+    return shape_ops.getitem(out, 0) if keepdims else out
+
+
 def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool) -> Any:
     if ord is None or ord == 2:
-        return _norm2(modulus(x), axis=axes, keepdims=bool(keepdims))
+        return _two_norm(x, axes, bool(keepdims))
     ax = {"axis": axes, "keepdims": keepdims}
     if ord == np.inf:
         return reductions.max(elementwise.abs(x), **ax)
@@ -74,7 +84,7 @@ def _vector_norm(x: Any, ord: Any, axes: tuple[int, ...] | None, keepdims: bool)
 def _matrix_norm(x: Any, ord: Any, axes: tuple[int, int], keepdims: bool) -> Any:
     r, c = axes
     if ord is None or ord == "fro":
-        out = _norm2(modulus(x), axis=tuple(sorted(axes)), keepdims=False)
+        out = _two_norm(x, tuple(sorted(axes)), False)
     elif ord in ("nuc", 2, -2):
         s = svdvals(shape_ops.moveaxis(x, (r, c), (-2, -1)))
         largest = reductions.max(s, axis=-1) if ord == 2 else reductions.min(s, axis=-1)
@@ -109,7 +119,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False, *, d
     nd = ndim_of(x)
     if axis is None:
         if ord is None:
-            return _norm2(modulus(x), axis=None, keepdims=bool(keepdims))
+            return _two_norm(x, None, bool(keepdims))
         if nd == 1:
             return _vector_norm(x, ord, (0,), keepdims)
         if nd == 2:

@@ -108,7 +108,7 @@ also_method("det", "logdet", logdet)
 @tensor_method("frac")
 def frac(self: Tensor) -> Any:
     """PyTorch's ``frac``: ``x - trunc(x)`` (derivative 1, as PyTorch's)."""
-    return declared("subtract")(self, np.trunc(self._data))
+    return declared("subtract")(self, declared("trunc")(self))  # (trunc: derivative 0; values of one example in vmap)
 
 
 @tensor_method("dist")

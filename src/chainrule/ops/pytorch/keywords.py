@@ -5,6 +5,7 @@ names them (``torch.matmul(input=g, other=x)``, in PyTorch's own tutorials) and 
 with ``out=`` (``torch.matmul(a, b, out=c)``). Here ``input``/``other`` go to their positions, and ``out=`` copies
 the result into ``out`` and returns it, as PyTorch does; like PyTorch, ``out=`` refuses a result that needs a
 gradient (the copy cannot carry one), and refuses an ``out`` of another shape (PyTorch would resize it).
+``torch.add`` also takes ``alpha=`` (``input + alpha * other``).
 
 Example:
     >>> import chainrule as cr
@@ -21,6 +22,7 @@ from typing import Any
 
 from ...core.state import is_grad_enabled, no_grad
 from ...tensor import Tensor
+from .common import scaled
 
 # the top-level functions that take PyTorch's torch.<name>(input, *, out=) / torch.<name>(input, other, *, out=)
 # (not relu: torch.relu has no out=, and cr.relu stays the declared function nn.functional.relu is)
@@ -41,7 +43,10 @@ def with_torch_keywords(fn: Callable[..., Any], name: str) -> Callable[..., Any]
         if not kw:
             return fn(*args)
         out = kw.pop("out", None)
+        alpha = kw.pop("alpha", 1) if name == "add" else 1  # torch.add(input, other, alpha=2): input + 2 * other
         args = _positional(name, params, args, kw)
+        if alpha != 1:
+            args = (args[0], scaled(args[1], alpha))
         result = fn(*args)
         return result if out is None else write_out(name, result, out)
 

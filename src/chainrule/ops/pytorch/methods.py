@@ -328,21 +328,22 @@ def clone(self: Tensor, *, memory_format: Any = None) -> Any:
 
 
 @tensor_method("contiguous")
-def itself(self: Tensor, memory_format: Any = None) -> Tensor:
-    """The tensor itself (PyTorch's ``contiguous()``)."""
-    return self
+def contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
+    """PyTorch's ``contiguous()``: the tensor itself when its entries lie in row-major order, else a copy in the
+    graph (writing into it leaves the tensor, as there)."""
+    return self if self._data.flags.c_contiguous else shape_ops.copy(self)
 
 
 @tensor_method("numel")
 def numel(self: Tensor) -> int:
-    """PyTorch's ``numel``: the number of entries."""
-    return int(self._data.size)
+    """PyTorch's ``numel``: the number of entries (of one example inside vmap)."""
+    return int(np.prod(self.shape))
 
 
 @tensor_method("dim")
 def dim(self: Tensor) -> int:
-    """PyTorch's ``dim``: the number of dimensions."""
-    return self._data.ndim
+    """PyTorch's ``dim``: the number of dimensions (of one example inside vmap)."""
+    return len(self.shape)
 
 
 @tensor_method("float")

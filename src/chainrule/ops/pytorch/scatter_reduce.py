@@ -98,8 +98,11 @@ def _extreme(self: Tensor, positions: tuple[Any, ...], values: Any, ranks: Any, 
     """``amax`` / ``amin``: the result from the values; the gradient shared among the entries equal to it."""
     xp = xp_of(self._data)
     pick = xp.maximum if reduce == "amax" else xp.minimum
-    result = self._data.copy()
     src = as_array(values)
+    # the result in the promoted dtype, as sum's and mean's (PyTorch refuses mixed dtypes): a source entry rounded
+    # to self's dtype was no longer equal to the result, and lost its gradient
+    dtype = xp.result_type(self._data, src)
+    result = self._data.astype(dtype)
     if not include_self:  # a position some entry lands on starts from its rank-0 entry
         first = xp.nonzero(ranks == 0)[0]
         result[tuple(p[first] for p in positions)] = src[first]
@@ -107,20 +110,20 @@ def _extreme(self: Tensor, positions: tuple[Any, ...], values: Any, ranks: Any, 
         which = xp.nonzero(ranks == r)[0]
         where = tuple(p[which] for p in positions)
         result[where] = pick(result[where], src[which])
-    if self.dtype.kind not in "fc":  # integers: no gradient
+    if dtype.kind not in "fc":  # integers: no gradient
         return Tensor._wrap(result)
     self_counts = (self._data == result) & (~scattered if not include_self else True)
     src_counts = src == result[positions]
-    shares = self_counts.astype(self.dtype)
-    add_at_in_place(shares, positions, src_counts.astype(self.dtype))
+    shares = self_counts.astype(dtype)
+    add_at_in_place(shares, positions, src_counts.astype(dtype))
     weight = 1 / xp.maximum(shares, 1)
-    zero = xp.zeros((), dtype=self.dtype)
+    zero = xp.zeros((), dtype=dtype)
     own = declared("where")(self_counts, declared("multiply")(self, weight), zero)
     theirs = declared("where")(src_counts, declared("multiply")(values, weight[positions]), zero)
     out = add_at(own, positions, theirs)
     # 1/3 + 1/3 + 1/3 may miss by an ulp: put back the exact value (a constant; the gradient stays shared)
     off = xp.where((shares > 1) & xp.isfinite(result), result - out._data, 0)
-    return declared("add")(out, off.astype(self.dtype)) if bool(xp.any(off != 0)) else out
+    return declared("add")(out, off.astype(dtype)) if bool(xp.any(off != 0)) else out
 
 
 def _checked_reduce(name: str, reduce: str, allowed: tuple[str, ...]) -> None:

@@ -23,8 +23,8 @@ import numpy as np
 
 from ...core.device import xp_of
 from ...tensor import Tensor
-from .._define import view_instead
 from ..declare import tensor_method
+from ..shape import strided_view
 from .common import checked_axis, declared, index_along, operand_shape, overwrite_at
 
 
@@ -33,6 +33,8 @@ def _replaced(name: str, self: Tensor, position: tuple[Any, ...], src: Any) -> A
     if tuple(operand_shape(src)) != want:
         raise ValueError(f"{name}: src has shape {tuple(operand_shape(src))}; the part of the input it replaces has "
                          f"shape {want}")
+    if isinstance(src, Tensor) and src.dtype != self.dtype:  # the result has self's dtype, as PyTorch's
+        src = declared("astype")(src, self.dtype)
     return overwrite_at(self, position, src, f"{name}: repeated positions")
 
 
@@ -89,12 +91,11 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Any:
     windows = xp.arange(0, n - size + 1, step)[:, None] + xp.arange(size)[None, :]  # (count, size)
     picked = self[index_along(self.ndim, axis, windows)]  # (..., count, size, ...)
     out = declared("moveaxis")(picked, axis + 1, -1)
-    if self._data.__class__ is not np.ndarray:
-        return out
-    overlap = size > step and n >= size + step  # (then a view that refuses changes in place, as PyTorch's)
-    return view_instead(out, self, lambda v: np.lib.stride_tricks.as_strided(
-        v, out.shape, (*v.strides[:axis], v.strides[axis] * step, *v.strides[axis + 1:], v.strides[axis]),
-        writeable=not overlap))
+
+    def layout(s: tuple[int, ...]) -> tuple[tuple[int, ...], int]:  # a view of self's memory, as PyTorch's
+        return s[:axis] + (s[axis] * step,) + s[axis + 1:] + (s[axis],), 0
+
+    return strided_view(out, self, layout)
 
 
 @tensor_method("as_strided")
@@ -102,7 +103,7 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: int | None 
     """PyTorch's ``as_strided``: the entries at ``storage_offset + sum(i_k * stride_k)`` of the memory this tensor
     views (strides in entries; the offset is this tensor's own by default), in the shape ``size``. Differentiable
     when every such entry is one of this tensor's (a window over it, as ``unfold`` by hand); on the host a view of
-    it, which a change in place reaches when no entry repeats (else it is refused, as PyTorch does)."""
+    it, which a change in place reaches (refused where entries repeat, as PyTorch's)."""
     size, stride = tuple(int(n) for n in size), tuple(int(s) for s in stride)
     if len(size) != len(stride) or any(n < 0 for n in size):
         raise ValueError(f"as_strided: size {size} and stride {stride} must be as long, with sizes >= 0")
@@ -127,9 +128,8 @@ def as_strided(self: Tensor, size: Any, stride: Any, storage_offset: int | None 
     out = declared("reshape")(self, (-1,))[xp_of(data).asarray(order[at].reshape(size))]
     if data.__class__ is not np.ndarray or not want.size:
         return out
-    first = data.reshape(-1)[order[at[0]]:] if data.flags.c_contiguous else None
-    if first is None:
-        return out
-    repeats = np.unique(want).size != want.size  # (then a read-only view: a change in place is refused)
-    return view_instead(out, self, lambda v: np.lib.stride_tricks.as_strided(
-        first, size, tuple(s * v.itemsize for s in stride), writeable=not repeats))
+
+    def layout(s: tuple[int, ...]) -> tuple[tuple[int, ...], int]:  # strides in bytes, from this tensor's start
+        return tuple(k * data.itemsize for k in stride), (start - origin) * data.itemsize
+
+    return strided_view(out, self, layout)  # (a change in place of repeated entries is refused, as PyTorch's)

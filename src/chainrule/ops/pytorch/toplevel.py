@@ -276,7 +276,13 @@ def complex(real: Any, imag: Any) -> Any:  # noqa: A001  (PyTorch's name)
     if re.dtype.kind != "f" or im.dtype.kind != "f" or re.dtype != im.dtype:
         raise RuntimeError(f"complex: real and imag must be floating tensors of one dtype, got {re.dtype} and "
                            f"{im.dtype}")
-    return re + im * 1j
+    z = re + im * 1j
+    if isinstance(z, Tensor) and isinstance(re, Tensor) and isinstance(im, Tensor):
+        # the parts as given: im * 1j is (-0 + 0j) for im = -0.0, so the sum lost the sign of a zero part, which
+        # decides a branch cut (angle, log and sqrt of complex(-1, -0.0) are PyTorch's -pi, -pi j and -1j)
+        exact = z._data.real, z._data.imag
+        exact[0][...], exact[1][...] = re._data, im._data
+    return z
 
 
 def polar(abs: Any, angle: Any) -> Any:  # noqa: A002
