@@ -809,3 +809,15 @@ def test_module_parameters_is_an_iterator_with_a_length():
     assert len(params) == 4 and next(params).shape == (3, 2)  # micrograd's len(), PyTorch's next()
     assert len(list(params)) == 3 and list(params) == []  # used up, as a generator
     assert sum(p.numel() for p in model.parameters()) == 13
+
+
+@pytest.mark.oracle
+def test_top_level_tril_triu_and_roll_take_pytorchs_keywords():
+    torch = pytest.importorskip("torch")
+    x = np.arange(12.0).reshape(3, 4)
+    assert cr.tril(cr.tensor(x), diagonal=-1).tolist() == torch.tril(torch.tensor(x), diagonal=-1).tolist()
+    assert cr.triu(cr.tensor(x), diagonal=1).tolist() == torch.triu(torch.tensor(x), diagonal=1).tolist()
+    rolled = cr.roll(cr.tensor(x), shifts=(1, -1), dims=(0, 1)).tolist()
+    assert rolled == torch.roll(torch.tensor(x), shifts=(1, -1), dims=(0, 1)).tolist()
+    with pytest.raises(TypeError, match="both k= and diagonal="):
+        cr.tril(cr.tensor(x), k=1, diagonal=1)
