@@ -38,7 +38,7 @@ from ..core.device import as_array
 from ..core.hooks import LEAF_HOOKS, run_leaf_hooks
 from ..core.state import forward_levels
 from ..tensor import Tensor
-from .jitted import Jitted, under_vmap
+from .jitted import Jitted, OtherArguments, under_vmap
 from .tape import JitError
 
 __all__ = ["jit_step", "JittedStep"]
@@ -80,7 +80,10 @@ class JittedStep:
             return self._trace(args)
         if forward_levels() or under_vmap(args):
             raise JitError(f"jit_step({self.name}): a training step cannot run inside jvp or vmap")
-        values, _ = self.loss._run_forward(args)
+        try:
+            values, _ = self.loss._run_forward(args)
+        except OtherArguments as e:  # (a training step is not traced again for other arguments: said as JitError)
+            raise JitError(str(e)) from None
         program = self.loss._program
         loss = values[program.out_positions[0]]
         host_scalar = loss.__class__ is np.ndarray and loss.shape == ()
