@@ -821,3 +821,20 @@ def test_top_level_tril_triu_and_roll_take_pytorchs_keywords():
     assert rolled == torch.roll(torch.tensor(x), shifts=(1, -1), dims=(0, 1)).tolist()
     with pytest.raises(TypeError, match="both k= and diagonal="):
         cr.tril(cr.tensor(x), k=1, diagonal=1)
+
+
+@pytest.mark.oracle
+def test_top_level_vmap_takes_torch_vmaps_in_dims_and_leaves_keywords_unbatched():
+    torch = pytest.importorskip("torch")
+    x, w = np.arange(6.0).reshape(3, 2), np.array([1.0, -2.0])
+
+    def f(lib, x, w, scale=1.0):
+        return (lib.sin(x) * w).sum() * scale
+
+    ours = cr.vmap(lambda x, w, scale: f(cr, x, w, scale), in_dims=(0, None))(cr.tensor(x), cr.tensor(w), scale=2.0)
+    theirs = torch.vmap(lambda x, w, scale: f(torch, x, w, scale), in_dims=(0, None))(
+        torch.tensor(x), torch.tensor(w), scale=2.0)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    assert cr.vmap(cr.sin, in_dims=1, out_dims=1)(cr.ones(2, 3)).shape == (2, 3)
+    with pytest.raises(TypeError, match="in_axes/out_axes and PyTorch's in_dims/out_dims; pass one"):
+        cr.vmap(cr.sin, in_axes=1, in_dims=0)
