@@ -838,3 +838,19 @@ def test_top_level_vmap_takes_torch_vmaps_in_dims_and_leaves_keywords_unbatched(
     assert cr.vmap(cr.sin, in_dims=1, out_dims=1)(cr.ones(2, 3)).shape == (2, 3)
     with pytest.raises(TypeError, match="in_axes/out_axes and PyTorch's in_dims/out_dims; pass one"):
         cr.vmap(cr.sin, in_axes=1, in_dims=0)
+
+
+def test_the_meta_device_is_refused_naming_the_ensembling_fix():
+    import copy
+
+    models = [cr.nn.Linear(3, 2) for _ in range(2)]
+    from chainrule.core.device import DeviceError
+
+    with pytest.raises(DeviceError, match=r"'meta' is not available.*functional_call replaces its parameters.*"
+                                             r"copy\.deepcopy\(models\[0\]\)"):
+        copy.deepcopy(models[0]).to("meta")
+    params, buffers = cr.func.stack_module_state(models)
+    base = copy.deepcopy(models[0])  # the fix the message names
+    out = cr.func.vmap(lambda p, b, x: cr.func.functional_call(base, (p, b), (x,)), in_dims=(0, 0, None))(
+        params, buffers, cr.ones(4, 3))
+    assert out.shape == (2, 4, 2) and np.allclose(out[1].detach().numpy(), models[1](cr.ones(4, 3)).detach().numpy())
