@@ -854,3 +854,13 @@ def test_the_meta_device_is_refused_naming_the_ensembling_fix():
     out = cr.func.vmap(lambda p, b, x: cr.func.functional_call(base, (p, b), (x,)), in_dims=(0, 0, None))(
         params, buffers, cr.ones(4, 3))
     assert out.shape == (2, 4, 2) and np.allclose(out[1].detach().numpy(), models[1](cr.ones(4, 3)).detach().numpy())
+
+
+def test_jaxs_device_queries_answer_for_the_cpu():
+    # cr.devices is the devices module; jax.devices() raised "'module' object is not callable"
+    assert cr.devices() == [cr.device("cpu")] and cr.devices("cpu") == cr.local_devices()
+    assert cr.device_count() == cr.local_device_count() == 1 and cr.default_backend() == "cpu"
+    assert cr.devices.of(np.zeros(2)).name == "cpu"  # the module's own functions are still there
+    if not cr.cuda.is_available():
+        with pytest.raises(RuntimeError, match="device 'cuda' is not available"):
+            cr.devices("gpu")

@@ -112,6 +112,8 @@ _LAZY = {
     "Array": "transforms.jax_extras",  # jax.Array: the functional API's arrays (NumPy's)
     "linear_transpose": "transforms.jax_extras", "device_put": "transforms.jax_extras",
     "block_until_ready": "transforms.jax_extras", "disable_jit": "replay.disabling",
+    "default_backend": "transforms.jax_extras", "device_count": "transforms.jax_extras",
+    "local_devices": "transforms.jax_extras", "local_device_count": "transforms.jax_extras",
 }
 # torch.layer_norm, torch.embedding(weight, indices), torch.celu_, ...: nn.functional's ops at PyTorch's top level
 _LAZY.update(dict.fromkeys((
@@ -256,9 +258,13 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         Array,
         ShapeDtypeStruct,
         block_until_ready,
+        default_backend,
+        device_count,
         device_put,
         eval_shape,
         linear_transpose,
+        local_device_count,
+        local_devices,
     )
 
 
