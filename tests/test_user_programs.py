@@ -864,3 +864,18 @@ def test_jaxs_device_queries_answer_for_the_cpu():
     if not cr.cuda.is_available():
         with pytest.raises(RuntimeError, match="device 'cuda' is not available"):
             cr.devices("gpu")
+
+
+def test_chainrule_numpys_namespaces_import_by_their_dotted_names_as_autograd_numpys():
+    import subprocess
+    import sys
+
+    # in a fresh interpreter: the import must work before chainrule.numpy was imported by anything else
+    code = ("import chainrule.numpy.random as npr, chainrule.numpy.linalg as la\n"
+            "from chainrule.numpy.fft import fft\n"
+            "import chainrule.numpy as np, chainrule as cr\n"
+            "W = npr.RandomState(0).randn(3, 2)\n"
+            "g = cr.grad(lambda w: la.norm(np.tanh(w)))(W)\n"
+            "print(g.shape, npr is np.random, fft is np.fft.fft)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.stdout.strip() == "(3, 2) True True", out.stderr
