@@ -126,8 +126,18 @@ class Jitted:
             return self.fn(*args, **kwargs)
         if kwargs or self._static is not None:
             return self._call_static(args, kwargs)
-        try:
-            return self._call(args)
+        try:  # (inline, not a method: the warnings' stacklevel counts the frames up to the caller)
+            if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or
+                return self.fn(*args)  # batched rules, so the function runs as it is (jit only saves time)
+            if self._arrays_in_arrays_out and _arrays_in_containers(args):
+                return self._call_on_pytrees(args)
+            if self._arrays_in_arrays_out and any(_is_array(a) for a in args) and not any(
+                isinstance(a, Tensor) for a in args
+            ):
+                return self._call_on_arrays(args)
+            if self._program is None or self.expired():
+                return self._trace_inside(args) if transform_depth() else self._trace(args)
+            return self._replay(args)
         except OtherArguments as e:  # new shapes, dtypes or plain values: a trace of their own, as JAX's jit
             if e.owner is not self:
                 raise
@@ -147,19 +157,6 @@ class Jitted:
                               f"or plain values); the latest: {error}. Pass a changing number as an array or "
                               "Tensor (traced), or call without jit", PerformanceWarning, stacklevel=3)
         return jitted(*args)
-
-    def _call(self, args: tuple) -> Any:
-        if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
-            return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
-        if self._arrays_in_arrays_out and _arrays_in_containers(args):
-            return self._call_on_pytrees(args)
-        if self._arrays_in_arrays_out and any(_is_array(a) for a in args) and not any(
-            isinstance(a, Tensor) for a in args
-        ):
-            return self._call_on_arrays(args)
-        if self._program is None or self.expired():
-            return self._trace_inside(args) if transform_depth() else self._trace(args)
-        return self._replay(args)
 
     def _call_static(self, args: tuple, kwargs: dict[str, Any]) -> Any:
         """A call with static arguments or keywords (see ``replay.static_args``): the jitted function of the traced
