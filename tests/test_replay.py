@@ -427,3 +427,10 @@ def test_backward_inside_a_jitted_function_is_still_refused():
 
     with pytest.warns(cr.PerformanceWarning, match="calls backward"):
         cr.jit(step)(np.ones(2))
+
+
+def test_jits_performance_warning_points_at_the_callers_line():
+    f = cr.jit(cr.grad(lambda t: (np.sin(t) ** 2).sum()))
+    with pytest.warns(PerformanceWarning, match="runs the function as it is") as caught:
+        f(np.array([0.3, 0.7]))
+    assert caught[0].filename == __file__
