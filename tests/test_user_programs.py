@@ -879,3 +879,22 @@ def test_chainrule_numpys_namespaces_import_by_their_dotted_names_as_autograd_nu
             "print(g.shape, npr is np.random, fft is np.fft.fft)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert out.stdout.strip() == "(3, 2) True True", out.stderr
+
+
+def test_check_grads_in_jaxs_and_hips_autograds_forms():
+    # jax.test_util.check_grads / autograd.test_util.check_grads: "module 'chainrule' has no attribute 'test_util'"
+    import chainrule.test_util as tu
+
+    x = np.array([0.3, -1.2])
+    assert cr.test_util.check_grads(np.sin, (x,), order=2) is None
+    assert tu.check_grads(lambda a, b: np.tanh(a) * b, modes=["rev"], order=2)(x, x[::-1].copy()) is None
+
+    @cr.custom_vjp
+    def wrong(x):
+        return np.sin(x)
+
+    wrong.defvjp(lambda x: (np.sin(x), x), lambda x, g: (g * np.sin(x),))  # the gradient should be cos
+    with pytest.raises(AssertionError, match="rev"):
+        tu.check_grads(wrong, (x,), order=1, modes=["rev"])
+    with pytest.raises(ValueError, match="modes must be 'fwd' and/or 'rev'"):
+        tu.check_grads(np.sin, (x,), order=1, modes=["both"])

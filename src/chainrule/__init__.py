@@ -143,6 +143,7 @@ _SUBMODULES = {
     "scipy", "config", "flatten_util", "debug",  # jax.scipy, jax.config.update(...), ravel_pytree, debug.print
     "example_libraries",  # jax.example_libraries.optimizers
     "distributions", "testing",  # torch.distributions, torch.testing.assert_close
+    "test_util",  # jax.test_util.check_grads (and autograd.test_util's)
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -172,6 +173,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         random,
         scipy,
         special,
+        test_util,
         testing,
         transforms,
         tree,
