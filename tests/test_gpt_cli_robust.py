@@ -195,6 +195,8 @@ def test_sample_without_checkpoint_uses_the_default_run_and_says_so(capsys, tmp_
     assert code == 0 and out.startswith("def ")
     assert err.strip() == "sampling the default run gpt-run/checkpoint.npz (--checkpoint picks another)"
     assert run(capsys, "gpt", "sample", "--tokens", "5", "--checkpoint", "gpt-run")[1] == out  # a run folder works
+    assert run(capsys, "gpt", "sample", "--max-tokens", "5")[1] == out  # complete's name for it works too
+    assert run(capsys, "gpt", "sample", "--max-new-tokens", "5")[1] == out  # and nanoGPT's
 
 
 def test_resume_refuses_changed_options_and_extends_with_more_steps(capsys, tmp_path, trained):

@@ -144,3 +144,16 @@ def test_explain_bad_input():
         explain(v["L"], v["x"], max_paths=-1)
     with pytest.raises(TypeError, match=r"explain: wrt must be one Scalar or Tensor, got a list; call explain\(out, w"):
         explain(v["L"], [v["x"], v["x"]])
+
+
+def test_explaining_a_tensor_graph_after_backward_says_how_in_explains_terms():
+    x = cr.Tensor(np.array([1.0, 2.0]), requires_grad=True)
+    loss = (cr.tanh(x) ** 2).sum()
+    before = explain(loss, x)  # first: explain runs its own backward and frees nothing
+    loss.backward()
+    assert before.ok and np.allclose(x.grad.numpy(), before.total)
+    with pytest.raises(RuntimeError, match=r"explain: the values .* freed by an earlier backward\(\); explain before"):
+        explain(loss, x)
+    kept = (cr.tanh(x) ** 2).sum()
+    kept.backward(retain_graph=True)
+    assert explain(kept, x).ok

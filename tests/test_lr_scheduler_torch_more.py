@@ -122,3 +122,45 @@ def test_constant_and_polynomial_chain_as_torchs():
                                      lib.ExponentialLR(o, gamma=0.97)])
 
     _run(make, steps=30)
+
+
+CHAINS = {  # two schedulers on one optimiser, stepped one after the other (PyTorch's documented chaining)
+    "exponential+multistep": lambda lib, o: [lib.ExponentialLR(o, gamma=0.9), lib.MultiStepLR(o, [5, 12], 0.1)],
+    "step+cosine": lambda lib, o: [lib.StepLR(o, 3, 0.5), lib.CosineAnnealingLR(o, T_max=10)],
+    "cosine(eta_min)+step": lambda lib, o: [lib.CosineAnnealingLR(o, T_max=7, eta_min=0.01), lib.StepLR(o, 4, 0.5)],
+    "linear+exponential": lambda lib, o: [lib.LinearLR(o, start_factor=0.2, total_iters=4), lib.ExponentialLR(o, 0.95)],
+    "constant+polynomial": lambda lib, o: [lib.ConstantLR(o, factor=0.5, total_iters=3),
+                                           lib.PolynomialLR(o, total_iters=8, power=2.0)],
+    "multiplicative+linear": lambda lib, o: [lib.MultiplicativeLR(o, lambda k: 0.97),
+                                             lib.LinearLR(o, start_factor=0.5, total_iters=6)],
+}
+
+
+@pytest.mark.parametrize("name", list(CHAINS))
+def test_two_chainable_schedulers_on_one_optimiser_compose_as_pytorchs(name):
+    # chainrule's schedules were closed forms of the step and refused a rate changed by another scheduler
+    opt, topt = _optimisers(groups=2)
+    ours, theirs = CHAINS[name](optim, opt), CHAINS[name](torch.optim.lr_scheduler, topt)
+    for k in range(30):
+        np.testing.assert_allclose([g["lr"] for g in opt.param_groups], [g["lr"] for g in topt.param_groups],
+                                   rtol=1e-9, atol=1e-15, err_msg=str(k))
+        for s, t in zip(ours, theirs, strict=True):
+            np.testing.assert_allclose(s.get_last_lr(), t.get_last_lr(), rtol=1e-9, atol=1e-15, err_msg=str(k))
+        opt.step()
+        topt.step()
+        for s, t in zip(ours, theirs, strict=True):
+            s.step()
+            t.step()
+    saved, saved_opt = [s.state_dict() for s in ours], opt.state_dict()  # resumed: the rate is the optimiser's
+    opt2, _ = _optimisers(groups=2)
+    again = CHAINS[name](optim, opt2)
+    opt2.load_state_dict(saved_opt)
+    for s, state in zip(again, saved, strict=True):
+        s.load_state_dict(state)
+    for _ in range(5):
+        for o, scheds in ((opt2, again), (topt, theirs)):
+            o.step()
+            for s in scheds:
+                s.step()
+        np.testing.assert_allclose([g["lr"] for g in opt2.param_groups], [g["lr"] for g in topt.param_groups],
+                                   rtol=1e-9, atol=1e-15)

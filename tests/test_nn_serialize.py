@@ -9,6 +9,7 @@ import zipfile
 import numpy as np
 import pytest
 
+import chainrule as cr
 from chainrule import Scalar, nn, optim
 from chainrule.nn import functional as F
 
@@ -185,3 +186,14 @@ def test_load_refuses_a_zip_whose_entries_are_not_arrays(tmp_path):
         z.writestr("notes.txt", b"hello")
     with pytest.raises(ValueError, match="not a NumPy .npz: entry 'notes.txt'"):
         nn.load(path)
+
+
+@pytest.mark.oracle
+def test_a_state_dict_that_does_not_fit_raises_a_runtime_error_as_pytorchs():
+    torch = pytest.importorskip("torch")
+    for lib in (torch, cr):
+        model = lib.nn.Linear(2, 1)
+        with pytest.raises(RuntimeError, match="(?i)missing key"):  # PyTorch programs catch RuntimeError here
+            model.load_state_dict({"nope": lib.zeros(1)})
+        with pytest.raises(RuntimeError, match="size mismatch|shape"):
+            model.load_state_dict({"weight": lib.zeros(3, 3), "bias": lib.zeros(1)})

@@ -1033,3 +1033,41 @@ def test_backward_from_several_threads_into_one_leaf_loses_no_sum():
         for t in threads:
             t.join()
         np.testing.assert_array_equal(x.grad.numpy(), 18.0)
+
+
+@pytest.mark.oracle
+def test_forward_ad_dual_tensors_as_pytorchs_forward_mode_tutorial():
+    # torch.autograd.forward_ad was missing: "No module named 'chainrule.autograd.forward_ad'"
+    torch = pytest.importorskip("torch")
+    import chainrule.autograd.forward_ad as fwAD
+
+    rng = np.random.default_rng(0)
+    a, b, u = (rng.normal(size=(4, 3)) for _ in range(3))
+
+    def fn(lib, x, y):
+        return (x ** 2 + y.sin() * x).exp().sum(dim=1)
+
+    results = {}
+    for lib in (cr, torch):
+        ad = cr.autograd.forward_ad if lib is cr else torch.autograd.forward_ad
+        primal, tangent = lib.tensor(a), lib.tensor(u)
+        with ad.dual_level():
+            dual = ad.make_dual(primal, tangent)
+            assert ad.unpack_dual(dual).tangent is tangent
+            out = fn(lib, dual, lib.tensor(b))
+            value, jvp = ad.unpack_dual(out)
+        assert ad.unpack_dual(out).tangent is None  # the level is closed
+        results[lib] = value.numpy(), jvp.numpy()
+    np.testing.assert_allclose(results[cr][0], results[torch][0], rtol=1e-12)
+    np.testing.assert_allclose(results[cr][1], results[torch][1], rtol=1e-12)
+    w = cr.tensor(a, requires_grad=True)  # a dual of a tensor that requires grad passes gradients back to it
+    with fwAD.dual_level():
+        value, jvp = fwAD.unpack_dual(fn(cr, fwAD.make_dual(w, cr.tensor(u)), cr.tensor(b)))
+        value.sum().backward()
+    x = cr.tensor(a, requires_grad=True)
+    fn(cr, x, cr.tensor(b)).sum().backward()
+    np.testing.assert_allclose(w.grad.numpy(), x.grad.numpy(), rtol=1e-12)
+    with pytest.raises(RuntimeError, match=r"make_dual: no dual level is open; .*with forward_ad.dual_level\(\)"):
+        fwAD.make_dual(cr.tensor(a), cr.tensor(u))
+    with fwAD.dual_level(), pytest.raises(ValueError, match=r"the tangent has shape \(3, 4\) but the tensor"):
+        fwAD.make_dual(cr.tensor(a), cr.tensor(u.T))

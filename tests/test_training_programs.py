@@ -355,33 +355,43 @@ def test_dataloader_shuffle_is_seeded_and_reshuffles_each_epoch():
         data.DataLoader(ds, shuffle=True, generator=torch.Generator())
 
 
-def test_a_rate_changed_behind_a_schedulers_back_raises_instead_of_being_overwritten():
+def test_a_rate_changed_behind_a_schedulers_back_is_built_on_as_pytorch_or_raises_instead_of_being_overwritten():
     # PyTorch's chainable schedulers build on the current rate: two schedulers compose, and a rate set by hand
-    # sticks. chainrule's are closed-form in the step count; they used to overwrite such a change silently.
+    # sticks. chainrule's chainable ones do so too (they raised, and before that overwrote such a change silently);
+    # the schedules PyTorch computes from the base rates (LambdaLR, OneCycleLR, ...) refuse instead.
     def pair(lib):
         w = torch.zeros(1, requires_grad=True) if lib is torch else cr.Tensor([0.0], requires_grad=True)
         opt = lib.optim.SGD([w], lr=1.0)
         return opt, lib.optim.lr_scheduler.ExponentialLR(opt, 0.9), lib.optim.lr_scheduler.StepLR(opt, 2, 0.5)
 
-    topt, t1, t2 = pair(torch)
-    copt, c1, c2 = pair(cr)
-    topt.step()
-    t1.step()
-    t2.step()
-    assert topt.param_groups[0]["lr"] == pytest.approx(0.9)  # PyTorch composes the two
-    copt.step()
-    c1.step()
-    with pytest.raises(ValueError, match=r"StepLR.step: the learning rate of parameter group 0 is 0.9, but this "
-                                         r"scheduler set 1.0: another scheduler .* base_lrs\[0\]"):
-        c2.step()
-    opt, sched = optim.SGD([cr.Tensor([0.0], requires_grad=True)], lr=1.0), None
-    sched = optim.lr_scheduler.ExponentialLR(opt, 0.5)
+    (topt, t1, t2), (copt, c1, c2) = pair(torch), pair(cr)
+    for _ in range(5):
+        for opt, first, second in ((topt, t1, t2), (copt, c1, c2)):
+            opt.step()
+            first.step()
+            second.step()
+        assert copt.param_groups[0]["lr"] == pytest.approx(topt.param_groups[0]["lr"], rel=1e-12)
+    assert c1.chained and c2.chained  # each built on the other's rate
+    assert topt.param_groups[0]["lr"] == pytest.approx(0.9**5 * 0.5**2)
+    for lib in (torch, cr):
+        opt = lib.optim.SGD([cr.Tensor([0.0], requires_grad=True) if lib is cr else torch.zeros(1, requires_grad=True)],
+                            lr=1.0)
+        sched = lib.optim.lr_scheduler.ExponentialLR(opt, 0.5)
+        opt.step()
+        sched.step()
+        opt.param_groups[0]["lr"] = 10.0  # by hand: it sticks, and the schedule goes on from it
+        opt.step()
+        sched.step()
+        assert sched.get_last_lr() == [5.0]
+    opt = optim.SGD([cr.Tensor([0.0], requires_grad=True)], lr=1.0)
+    sched = optim.lr_scheduler.LambdaLR(opt, lambda k: 0.5**k)
     sched.step()
     opt.param_groups[0]["lr"] = 10.0
-    with pytest.raises(ValueError, match="ExponentialLR.step: the learning rate of parameter group 0 is 10.0"):
+    with pytest.raises(ValueError, match=r"LambdaLR.step: the learning rate of parameter group 0 is 10.0.*would "
+                                         r"overwrite that change \(only StepLR, .* build on the current rate"):
         sched.step()
     opt.param_groups[0]["lr"] = sched.get_last_lr()[0]
-    sched.base_lrs[0] = 10.0  # the supported way to change the rate under a schedule
+    sched.base_lrs[0] = 10.0  # the supported way to change the rate under such a schedule
     sched.step()
     assert sched.get_last_lr() == [10.0 * 0.5**2]
 

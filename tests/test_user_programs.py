@@ -809,3 +809,92 @@ def test_module_parameters_is_an_iterator_with_a_length():
     assert len(params) == 4 and next(params).shape == (3, 2)  # micrograd's len(), PyTorch's next()
     assert len(list(params)) == 3 and list(params) == []  # used up, as a generator
     assert sum(p.numel() for p in model.parameters()) == 13
+
+
+@pytest.mark.oracle
+def test_top_level_tril_triu_and_roll_take_pytorchs_keywords():
+    torch = pytest.importorskip("torch")
+    x = np.arange(12.0).reshape(3, 4)
+    assert cr.tril(cr.tensor(x), diagonal=-1).tolist() == torch.tril(torch.tensor(x), diagonal=-1).tolist()
+    assert cr.triu(cr.tensor(x), diagonal=1).tolist() == torch.triu(torch.tensor(x), diagonal=1).tolist()
+    rolled = cr.roll(cr.tensor(x), shifts=(1, -1), dims=(0, 1)).tolist()
+    assert rolled == torch.roll(torch.tensor(x), shifts=(1, -1), dims=(0, 1)).tolist()
+    with pytest.raises(TypeError, match="both k= and diagonal="):
+        cr.tril(cr.tensor(x), k=1, diagonal=1)
+
+
+@pytest.mark.oracle
+def test_top_level_vmap_takes_torch_vmaps_in_dims_and_leaves_keywords_unbatched():
+    torch = pytest.importorskip("torch")
+    x, w = np.arange(6.0).reshape(3, 2), np.array([1.0, -2.0])
+
+    def f(lib, x, w, scale=1.0):
+        return (lib.sin(x) * w).sum() * scale
+
+    ours = cr.vmap(lambda x, w, scale: f(cr, x, w, scale), in_dims=(0, None))(cr.tensor(x), cr.tensor(w), scale=2.0)
+    theirs = torch.vmap(lambda x, w, scale: f(torch, x, w, scale), in_dims=(0, None))(
+        torch.tensor(x), torch.tensor(w), scale=2.0)
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12)
+    assert cr.vmap(cr.sin, in_dims=1, out_dims=1)(cr.ones(2, 3)).shape == (2, 3)
+    with pytest.raises(TypeError, match="in_axes/out_axes and PyTorch's in_dims/out_dims; pass one"):
+        cr.vmap(cr.sin, in_axes=1, in_dims=0)
+
+
+def test_the_meta_device_is_refused_naming_the_ensembling_fix():
+    import copy
+
+    models = [cr.nn.Linear(3, 2) for _ in range(2)]
+    from chainrule.core.device import DeviceError
+
+    with pytest.raises(DeviceError, match=r"'meta' is not available.*functional_call replaces its parameters.*"
+                                             r"copy\.deepcopy\(models\[0\]\)"):
+        copy.deepcopy(models[0]).to("meta")
+    params, buffers = cr.func.stack_module_state(models)
+    base = copy.deepcopy(models[0])  # the fix the message names
+    out = cr.func.vmap(lambda p, b, x: cr.func.functional_call(base, (p, b), (x,)), in_dims=(0, 0, None))(
+        params, buffers, cr.ones(4, 3))
+    assert out.shape == (2, 4, 2) and np.allclose(out[1].detach().numpy(), models[1](cr.ones(4, 3)).detach().numpy())
+
+
+def test_jaxs_device_queries_answer_for_the_cpu():
+    # cr.devices is the devices module; jax.devices() raised "'module' object is not callable"
+    assert cr.devices() == [cr.device("cpu")] and cr.devices("cpu") == cr.local_devices()
+    assert cr.device_count() == cr.local_device_count() == 1 and cr.default_backend() == "cpu"
+    assert cr.devices.of(np.zeros(2)).name == "cpu"  # the module's own functions are still there
+    if not cr.cuda.is_available():
+        with pytest.raises(RuntimeError, match="device 'cuda' is not available"):
+            cr.devices("gpu")
+
+
+def test_chainrule_numpys_namespaces_import_by_their_dotted_names_as_autograd_numpys():
+    import subprocess
+    import sys
+
+    # in a fresh interpreter: the import must work before chainrule.numpy was imported by anything else
+    code = ("import chainrule.numpy.random as npr, chainrule.numpy.linalg as la\n"
+            "from chainrule.numpy.fft import fft\n"
+            "import chainrule.numpy as np, chainrule as cr\n"
+            "W = npr.RandomState(0).randn(3, 2)\n"
+            "g = cr.grad(lambda w: la.norm(np.tanh(w)))(W)\n"
+            "print(g.shape, npr is np.random, fft is np.fft.fft)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.stdout.strip() == "(3, 2) True True", out.stderr
+
+
+def test_check_grads_in_jaxs_and_hips_autograds_forms():
+    # jax.test_util.check_grads / autograd.test_util.check_grads: "module 'chainrule' has no attribute 'test_util'"
+    import chainrule.test_util as tu
+
+    x = np.array([0.3, -1.2])
+    assert cr.test_util.check_grads(np.sin, (x,), order=2) is None
+    assert tu.check_grads(lambda a, b: np.tanh(a) * b, modes=["rev"], order=2)(x, x[::-1].copy()) is None
+
+    @cr.custom_vjp
+    def wrong(x):
+        return np.sin(x)
+
+    wrong.defvjp(lambda x: (np.sin(x), x), lambda x, g: (g * np.sin(x),))  # the gradient should be cos
+    with pytest.raises(AssertionError, match="rev"):
+        tu.check_grads(wrong, (x,), order=1, modes=["rev"])
+    with pytest.raises(ValueError, match="modes must be 'fwd' and/or 'rev'"):
+        tu.check_grads(np.sin, (x,), order=1, modes=["both"])

@@ -116,6 +116,8 @@ _LAZY = {
     "Array": "transforms.jax_extras",  # jax.Array: the functional API's arrays (NumPy's)
     "linear_transpose": "transforms.jax_extras", "device_put": "transforms.jax_extras",
     "block_until_ready": "transforms.jax_extras", "disable_jit": "replay.disabling",
+    "default_backend": "transforms.jax_extras", "device_count": "transforms.jax_extras",
+    "local_devices": "transforms.jax_extras", "local_device_count": "transforms.jax_extras",
 }
 # torch.layer_norm, torch.embedding(weight, indices), torch.celu_, ...: nn.functional's ops at PyTorch's top level
 _LAZY.update(dict.fromkeys((
@@ -145,6 +147,7 @@ _SUBMODULES = {
     "scipy", "config", "flatten_util", "debug",  # jax.scipy, jax.config.update(...), ravel_pytree, debug.print
     "example_libraries",  # jax.example_libraries.optimizers
     "distributions", "testing",  # torch.distributions, torch.testing.assert_close
+    "test_util",  # jax.test_util.check_grads (and autograd.test_util's)
 }
 
 if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and editors see it (tests/test_types.py)
@@ -174,6 +177,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         random,
         scipy,
         special,
+        test_util,
         testing,
         transforms,
         tree,
@@ -260,9 +264,13 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         Array,
         ShapeDtypeStruct,
         block_until_ready,
+        default_backend,
+        device_count,
         device_put,
         eval_shape,
         linear_transpose,
+        local_device_count,
+        local_devices,
     )
 
 

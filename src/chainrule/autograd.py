@@ -31,13 +31,16 @@ from .custom.function import Function, FunctionCtx, once_differentiable
 from .ops.shape import stack
 from .tensor import Tensor, backward_into
 from .transforms import autograd_functional as functional  # torch.autograd.functional: jacobian, hessian, ...
+from .transforms import forward_ad  # torch.autograd.forward_ad: dual tensors
 
 __all__ = ["backward", "grad", "functional", "function", "Function", "FunctionCtx", "gradcheck", "gradgradcheck",
-           "once_differentiable", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Variable"]
+           "once_differentiable", "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "Variable",
+           "forward_ad"]
 
 # `from chainrule.autograd.functional import jacobian`, as PyTorch's: this module is a file, not a package
 sys.modules[f"{__name__}.functional"] = functional
 sys.modules[f"{__name__}.function"] = function  # torch.autograd.function.once_differentiable
+sys.modules[f"{__name__}.forward_ad"] = forward_ad  # import torch.autograd.forward_ad as fwAD
 
 
 def grad(outputs: Tensor | Sequence[Tensor], inputs: Tensor | Sequence[Tensor], grad_outputs: Any = None,

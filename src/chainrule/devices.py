@@ -17,6 +17,9 @@ Example:
 
 from __future__ import annotations
 
+import sys
+import types
+
 from .core.device import (
     Backend,
     Device,
@@ -35,7 +38,34 @@ from .core.device import (
 device = Device  # PyTorch's spelling: torch.device("cuda"), isinstance(d, torch.device)
 
 __all__ = ["Backend", "Device", "device", "as_array", "backend", "device_count", "is_off_host", "move", "of",
-           "register", "registered", "unregister", "xp_of", "synchronize"]
+           "register", "registered", "unregister", "xp_of", "synchronize", "jax_devices"]
+
+
+def jax_devices(backend_name: str | None = None) -> list[Device]:
+    """JAX's ``jax.devices()`` (``cr.devices()``: this module is callable): the devices arrays live on by default,
+    the CPU's (chainrule's arrays are NumPy's unless ``device=`` says otherwise); with ``"gpu"`` or ``"cuda"`` the
+    GPUs, refused with the reason when there is none.
+
+    Example:
+        >>> import chainrule as cr
+        >>> cr.devices()
+        [device(type='cpu')]
+    """
+    if backend_name is None or backend_name == "cpu":
+        return [Device("cpu")]
+    name = "cuda" if backend_name == "gpu" else str(backend_name)
+    backend(name)  # (raises, saying why, where the device is not available)
+    return [Device(name, i) for i in range(max(device_count(name), 1))]
+
+
+class _CallableModule(types.ModuleType):
+    """This module, callable as JAX's ``jax.devices()`` (``import chainrule as jax; jax.devices()``)."""
+
+    def __call__(self, backend: str | None = None) -> list[Device]:
+        return jax_devices(backend)
+
+
+sys.modules[__name__].__class__ = _CallableModule
 
 
 def synchronize(device: object = None) -> None:

@@ -335,7 +335,13 @@ def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Seque
 
 
 def _set(x: Any, index: Any, values: Any) -> Any:
-    return x.at[index].set(values) if hasattr(x, "at") else _index_update._updated(x, index, values, None)
+    if hasattr(x, "at"):
+        return x.at[index].set(values)
+    if x.__class__ is np.ndarray and (values.__class__ is np.ndarray or isinstance(values, (int, float, np.generic))):
+        out = x.copy()  # NumPy's arrays in, NumPy's out, as the other lax functions (it gave a Tensor)
+        out[index] = values
+        return out
+    return _index_update._updated(x, index, values, None)
 
 
 def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,

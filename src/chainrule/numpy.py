@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import builtins as _builtins
 import functools as _functools
+import sys as _sys
 from typing import Any
 
 import numpy as _np
@@ -197,6 +198,9 @@ def _list_reading_namespace(module: Any, numpy_module: Any, sequence_functions: 
 linalg = _list_reading_namespace(linalg, _np.linalg, frozenset({"multi_dot"}))
 fft = _list_reading_namespace(fft, _np.fft, frozenset())
 globals().update({name: getattr(_np, name) for name in _PASSTHROUGH if hasattr(_np, name)})
+# ``import chainrule.numpy.random as npr`` (HIPS autograd's examples: autograd.numpy.random), ``import
+# chainrule.numpy.linalg``: the namespaces are importable by their dotted names, as autograd.numpy's are
+_sys.modules.update({f"{__name__}.{name}": globals()[name] for name in ("linalg", "fft", "random")})
 
 
 

@@ -97,9 +97,12 @@ def _as_value(x: Any) -> Any:
     return as_array(x)  # (a device's array stays there)
 
 
+_UNSET: Any = object()
+
+
 def vmap(
     f: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None, axis_size: int | None = None,
-    spmd_axis_name: Any = None,
+    spmd_axis_name: Any = None, *, in_dims: Any = _UNSET, out_dims: Any = _UNSET,
 ) -> Callable[..., Any]:
     """Vectorize ``f``, written for one example, over a batch axis of its arguments.
 
@@ -110,7 +113,8 @@ def vmap(
     argument is batched (as JAX's). ``axis_name`` and ``spmd_axis_name`` are accepted for JAX code and
     change nothing (chainrule has no collectives that would read them). The batch runs as whole-array
     NumPy calls (no loop over examples); ``vmap`` nests and composes with ``grad``, ``jvp``, ``vjp``, ``jacfwd``,
-    ``jacrev`` and ``hessian`` in any order.
+    ``jacrev`` and ``hessian`` in any order. ``in_dims``/``out_dims`` are ``torch.vmap``'s names: given them, as
+    PyTorch's, keyword arguments go to ``f`` unbatched (:func:`chainrule.func.vmap` is torch.func's whole ``vmap``).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -120,6 +124,10 @@ def vmap(
         (3, 2)
     """
 
+    if in_dims is not _UNSET or out_dims is not _UNSET:  # torch.vmap (import chainrule as torch)
+        if in_axes != 0 or out_axes != 0:
+            raise TypeError("vmap: got JAX's in_axes/out_axes and PyTorch's in_dims/out_dims; pass one spelling")
+        return _torch_vmap(f, 0 if in_dims is _UNSET else in_dims, 0 if out_dims is _UNSET else out_dims)
     _check_axes_spec(in_axes, "in_axes")
     _check_axes_spec(out_axes, "out_axes")
 
@@ -171,6 +179,19 @@ def vmap(
         return _pytree.unflatten(out_def, results)
 
     return wrapper
+
+
+def _torch_vmap(f: Callable[..., Any], in_dims: Any, out_dims: Any) -> Callable[..., Any]:
+    """``torch.vmap(f, in_dims, out_dims)``: keyword arguments go to ``f`` as they are, unbatched."""
+    batched = vmap(f, in_dims, out_dims)
+
+    @functools.wraps(f)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs:
+            return batched(*args)
+        return vmap(lambda *a: f(*a, **kwargs), in_dims, out_dims)(*args)
+
+    return call
 
 
 def _unbatch(x: Any, axis: Any, level: int, size: int) -> Any:

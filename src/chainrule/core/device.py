@@ -261,6 +261,12 @@ def backend(spec: Any) -> Backend:
     if found is None:
         if name == "cuda":
             found = _cuda_backend()
+        elif name == "meta":  # PyTorch's shapes-without-values device (torch.func's ensembling tutorial moves to it)
+            raise DeviceError(
+                "device 'meta' is not available: chainrule has no tensors without values. To run a module with other "
+                "parameters (torch.func's model ensembling), use it as it is: functional_call replaces its parameters "
+                f"and buffers (base = copy.deepcopy(models[0])); the devices known are {registered() + ['cuda']!r}"
+            )
         else:
             raise DeviceError(
                 f"device {str(spec)!r} is not available; the devices known are {registered() + ['cuda']!r}"

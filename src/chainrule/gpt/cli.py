@@ -140,6 +140,8 @@ def add_gpt_parser(sub: Any) -> None:
     _add_checkpoint(s)
     s.add_argument("--prompt", default="def ", help="text to continue")
     s.add_argument("--tokens", type=nonnegative_int, default=200, help="new tokens")
+    s.add_argument("--max-tokens", "--max-new-tokens", dest="tokens", type=nonnegative_int, default=argparse.SUPPRESS,
+                   help=argparse.SUPPRESS)  # (complete's name, and nanoGPT's: the same)
     _add_sampling(s, temperature=0.8)
     s.add_argument("--no-cache", action="store_true", help="rerun the whole window for every token")
     s.add_argument("--device", default="cpu", help=_DEVICE_HELP)

@@ -13,8 +13,9 @@ from ..core.device import as_array, is_off_host, move, of
 from ..tensor import Tensor
 
 
-class StateDictError(ValueError):
-    """A state dict does not fit a model: missing, extra or mis-shaped entries."""
+class StateDictError(ValueError, RuntimeError):
+    """A state dict does not fit a model: missing, extra or mis-shaped entries (a RuntimeError too, as PyTorch's,
+    so that ``except RuntimeError:`` around ``load_state_dict`` catches it)."""
 
 
 class LoadResult(NamedTuple):

@@ -37,6 +37,8 @@ class ConstantLR(LRScheduler):
         [0.15, 0.15, 0.3]
     """
 
+    _CHAINS = True
+
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
         if not 0.0 <= factor <= 1.0:
@@ -57,6 +59,8 @@ class PolynomialLR(LRScheduler):
         >>> [sched.lr_at(1.0, s) for s in range(6)]
         [1.0, 0.75, 0.5, 0.25, 0.0, 0.0]
     """
+
+    _CHAINS = True
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1) -> None:
         if total_iters <= 0:

@@ -116,6 +116,7 @@ class SequentialLR(_Combined):
             group["lr"] = group["initial_lr"]
         for s in schedulers:  # their own first steps are undone, as PyTorch does
             s.last_epoch -= 1
+            s.chained = False  # (made one after another, they saw each other's rates: here they take turns)
         self.optimizer = optimizer
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch + 1
@@ -178,6 +179,8 @@ class ChainedScheduler(_Combined):
                     "chaining gives for them). For other combinations use LambdaLR with the product of the factors, "
                     "or SequentialLR for schedules one after another"
                 )
+        for s in schedulers:
+            s.chained = False  # (their factors multiply here, from the base rates)
         self._schedulers = schedulers
         self.optimizer = optimizer
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]

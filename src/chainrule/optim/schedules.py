@@ -4,9 +4,13 @@ linear warm-up, warm-up then cosine.
 Used as in PyTorch: make the scheduler after the optimiser (this sets the learning rate of
 step 0), call ``optimizer.step()`` then ``scheduler.step()`` once per step (or epoch). Each
 schedule is a closed-form function of the step count ``last_epoch``, so resuming from
-``state_dict()`` is exact. Unlike PyTorch's chainable schedulers they do not build on the current
-rate, so two schedulers on one optimiser, or a rate set by hand in ``param_groups``, would be
-overwritten: ``step()`` raises instead (change a scheduled rate through ``scheduler.base_lrs``).
+``state_dict()`` is exact. The schedules PyTorch chains (``StepLR``, ``MultiStepLR``, ``ExponentialLR``,
+``CosineAnnealingLR``, ``LinearLR``, ``ConstantLR``, ``PolynomialLR``, ``MultiplicativeLR``) build on the
+current rate as PyTorch's do once another scheduler on the same optimiser, or code setting
+``param_groups[...]['lr']``, has changed it (``chained`` is then True): each step moves the rate by the
+schedule's own change, so two of them stepped one after the other give PyTorch's rates. The others
+(``LambdaLR``, ``OneCycleLR``, ``CyclicLR``, ...) would overwrite such a change: ``step()`` raises instead
+(change their rate through ``scheduler.base_lrs``).
 
 Example:
     >>> from chainrule import Tensor, optim
@@ -74,6 +78,8 @@ class LRScheduler:
         [0.25]
     """
 
+    _CHAINS = False  # PyTorch's recursive form of this schedule builds on the current rate (see the module's doc)
+
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(self).__name__}: expected a chainrule optimiser, got {type(optimizer).__name__}")
@@ -82,7 +88,10 @@ class LRScheduler:
             group.setdefault("initial_lr", group["lr"])
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        self.chained = False  # building on a rate another scheduler (or code) set, as PyTorch's chaining
         self._last_lr: list[float] = []
+        if self._CHAINS and last_epoch == -1:  # made after another scheduler that changed the rate: chained at once
+            self._last_lr = list(self.base_lrs)
         self.step()
 
     def lr_at(self, base_lr: float, epoch: int) -> float:
@@ -101,11 +110,33 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance one step and set the optimiser's learning rates; ``epoch`` (PyTorch's deprecated argument) goes
         to that step count instead."""
-        self._check_untouched()
+        if self._CHAINS and epoch is None and not self.chained:
+            self.chained = any(g["lr"] != mine for g, mine in zip(self.optimizer.param_groups, self._last_lr,
+                                                                  strict=False))
+        if not self.chained:
+            self._check_untouched()
+        before = self.last_epoch
         self.last_epoch = self.last_epoch + 1 if epoch is None else self._epoch(epoch)
-        self._last_lr = self._rates_at(self.last_epoch)
+        if self.chained and epoch is None:
+            self._last_lr = self._chain(before, self.last_epoch)
+        else:
+            self._last_lr = self._rates_at(self.last_epoch)
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
             group["lr"] = lr
+
+    def _chain(self, before: int, now: int) -> list[float]:
+        """PyTorch's recursive form: each group's current rate moved as this schedule moves from step ``before`` to
+        ``now``, by the ratio of its closed forms above ``_floor()`` (the rate it tends to), or by their difference
+        where the earlier one is at the floor (a cosine's restart, a polynomial's end)."""
+        then = list(self.base_lrs) if before < 0 else self._rates_at(before)
+        rates = []
+        for group, old, new in zip(self.optimizer.param_groups, then, self._rates_at(now), strict=False):
+            lr, floor = float(group["lr"]), self._floor()
+            rates.append(lr + new - old if old == floor else floor + (lr - floor) * (new - floor) / (old - floor))
+        return rates
+
+    def _floor(self) -> float:
+        return 0.0
 
     def _epoch(self, epoch: Any) -> int:
         if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
@@ -120,11 +151,12 @@ class LRScheduler:
                 raise ValueError(
                     f"{name}.step: the learning rate of parameter group {g} is {group['lr']!r}, but this scheduler "
                     f"set {mine!r}: another scheduler on the same optimiser, or code that set "
-                    "param_groups[...]['lr'], changed it. chainrule's schedules are functions of the step count "
-                    "from the base rates and do not compose with such changes as PyTorch's chainable ones do; "
-                    "use one scheduler (e.g. LambdaLR with the product of the factors, or SequentialLR / "
-                    "ChainedScheduler, which drive the schedulers given to them), and to change the rate set "
-                    f"the scheduler's base_lrs[{g}], not param_groups[{g}]['lr']"
+                    f"param_groups[...]['lr'], changed it. {name} is a function of the step count from the base "
+                    "rates and would overwrite that change (only StepLR, MultiStepLR, ExponentialLR, "
+                    "CosineAnnealingLR, LinearLR, ConstantLR, PolynomialLR and MultiplicativeLR build on the current "
+                    "rate, as PyTorch's chainable ones); use one scheduler (e.g. LambdaLR with the product of the "
+                    "factors, or SequentialLR / ChainedScheduler, which drive the schedulers given to them), and to "
+                    f"change the rate set the scheduler's base_lrs[{g}], not param_groups[{g}]['lr']"
                 )
 
     def get_last_lr(self) -> list[float]:
@@ -147,6 +179,9 @@ class LRScheduler:
                 raise KeyError(f"{type(self).__name__}.load_state_dict: unknown entry {k!r}")
             setattr(self, k, v.item() if hasattr(v, "item") and getattr(v, "ndim", 1) == 0 else v)
         self.base_lrs = [float(b) for b in self.base_lrs]
+        if getattr(self, "chained", False):  # the rate builds on others': it is the optimiser's own (PyTorch's way)
+            self._last_lr = [float(g["lr"]) for g in self.optimizer.param_groups]
+            return
         self._last_lr = self._rates_at(self.last_epoch)
         for group, lr in zip(self.optimizer.param_groups, self._last_lr, strict=False):
             group["lr"] = lr
@@ -203,6 +238,8 @@ class MultiplicativeLR(LambdaLR):
         [0.125]
     """
 
+    _CHAINS = True
+
     def __init__(self, optimizer: Optimizer, lr_lambda: Any, last_epoch: int = -1) -> None:
         self._products: list[list[float]] = []  # the products of the factors up to each step, per group
         super().__init__(optimizer, lr_lambda, last_epoch)
@@ -233,6 +270,8 @@ class MultiplicativeLR(LambdaLR):
 class StepLR(LRScheduler):
     """Multiply the rate by ``gamma`` every ``step_size`` steps."""
 
+    _CHAINS = True
+
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1) -> None:
         if step_size <= 0:
             raise ValueError(f"StepLR: step_size must be positive, got {step_size}")
@@ -246,6 +285,8 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """Multiply the rate by ``gamma`` at each step count in ``milestones``."""
 
+    _CHAINS = True
+
     def __init__(self, optimizer: Optimizer, milestones: Any, gamma: float = 0.1, last_epoch: int = -1) -> None:
         self.milestones, self.gamma = sorted(int(m) for m in milestones), float(gamma)
         super().__init__(optimizer, last_epoch)
@@ -256,6 +297,8 @@ class MultiStepLR(LRScheduler):
 
 class ExponentialLR(LRScheduler):
     """Multiply the rate by ``gamma`` every step."""
+
+    _CHAINS = True
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = float(gamma)
@@ -268,6 +311,8 @@ class ExponentialLR(LRScheduler):
 class CosineAnnealingLR(LRScheduler):
     """Cosine from the base rate down to ``eta_min`` over ``T_max`` steps (periodic after that, as PyTorch)."""
 
+    _CHAINS = True
+
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1) -> None:  # noqa: N803
         if T_max <= 0:
             raise ValueError(f"CosineAnnealingLR: T_max must be positive, got {T_max}")
@@ -277,10 +322,15 @@ class CosineAnnealingLR(LRScheduler):
     def lr_at(self, base_lr: float, epoch: int) -> float:
         return self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * epoch / self.T_max)) / 2
 
+    def _floor(self) -> float:
+        return self.eta_min
+
 
 class LinearLR(LRScheduler):
     """Scale the rate linearly from ``start_factor`` to ``end_factor`` over ``total_iters`` steps,
     then keep ``end_factor`` (a linear warm-up with the defaults of PyTorch's ``LinearLR``)."""
+
+    _CHAINS = True
 
     def __init__(
         self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0, total_iters: int = 5,

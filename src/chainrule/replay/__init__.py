@@ -10,8 +10,10 @@ result is one Tensor whose single graph node hands the tape's gradients to the i
 tensors ``fn`` reads from outside (e.g. a model's parameters), so ``loss.backward()`` and
 optimisers work as usual, with bit-for-bit the eager results.
 
-What a replay checks, raising :class:`JitError` when it fails: every argument has the traced
-shape, dtype and ``requires_grad`` (numbers and other plain arguments are equal); the tensors read
+What a replay checks: every argument has the traced shape, dtype and ``requires_grad`` (numbers and other
+plain arguments are equal), else the call is traced again, as JAX's jit does (``static_argnums`` and
+``static_argnames`` name arguments that choose what the function does: one trace per value, see
+:mod:`chainrule.replay.static_args`). What it checks raising :class:`JitError` when one fails: the tensors read
 from outside still have their traced shape, dtype and ``requires_grad``; every value the function
 turned into Python during the trace (``bool()``, ``float()``, ``int()``, ``.item()``, ``.tolist()``,
 ``.numpy()``, ``np.asarray``, ``argmax``/``argmin``/``any``/``all``/``nonzero``/``argsort``, NumPy's

@@ -80,6 +80,7 @@ class Guards:
             return
         self._seen.add(id(fn))
         if fn.__code__.co_filename.startswith((_LIBRARY, "<chainrule")):  # the library's read constants only
+            self.function(getattr(fn, "__wrapped__", None), depth)  # (but a wrapper's user function is guarded)
             return
         code = fn.__code__
         for name, cell in zip(code.co_freevars, fn.__closure__ or (), strict=False):

@@ -22,6 +22,7 @@ from .disabling import disabled as jit_disabled
 from .guards import Guards
 from .program import Program, ReplayNode
 from .recording import Recorder
+from .static_args import bind, split, static_names
 from .tape import JitError, same_answer, slots_of
 
 _WARN_AFTER = 8  # traces again for a changed value before a warning says the replays save nothing
@@ -65,22 +66,37 @@ def _describe(a: Any) -> tuple:
     return ("value", type(a), a)
 
 
-def _explain_mismatch(name: str, i: int, traced: tuple, now: tuple) -> JitError:
+class OtherArguments(JitError):
+    """A call whose arguments differ from the trace's (shapes, dtypes, plain values): ``jit`` traces again for them,
+    as JAX does; ``jit_step`` and code that reads the replay directly see the JitError."""
+
+    def __init__(self, message: str, owner: Any = None) -> None:
+        super().__init__(message)
+        self.owner = owner  # the Jitted whose trace the arguments differ from (not one called inside it)
+
+
+def _explain_mismatch(name: str, i: int, traced: tuple, now: tuple, owner: Any = None) -> JitError:
     def say(d: tuple) -> str:
         if d[0] == "value":
             return f"{d[1].__name__} {d[2]!r:.40}"
         return (f"{d[0]} of shape {d[1]}, dtype {d[2]}" + (f", requires_grad={d[3]}" if d[0] == "Tensor" else "")
                 + ("" if d[5] == "cpu" else f" on {d[5]}"))
 
-    return JitError(f"jit({name}): argument {i} is a {say(now)} but the function was traced with a {say(traced)}; "
-                    "call it with the traced shapes and dtypes, or make another jit(...) for these")
+    return OtherArguments(f"jit({name}): argument {i} is a {say(now)} but the function was traced with a "
+                          f"{say(traced)}; call it with the traced shapes and dtypes, or make another jit(...) for "
+                          "these", owner)
 
 
 class Jitted:
     """A function traced on its first call and replayed on later ones (see :func:`jit`)."""
 
-    def __init__(self, fn: Callable[..., Any], arrays_in_arrays_out: bool = True) -> None:
+    def __init__(self, fn: Callable[..., Any], arrays_in_arrays_out: bool = True, static_argnums: Any = None,
+                 static_argnames: Any = None) -> None:
         self.fn = fn
+        self._static = static_names(fn, static_argnums, static_argnames) if (
+            static_argnums is not None or static_argnames is not None) else None
+        self._by_static: dict[tuple, Jitted] = {}  # JAX's static arguments and keywords: one trace per key
+        self._by_arguments: dict[tuple, Jitted] = {}  # the traces of arguments unlike the first call's
         self._arrays_in_arrays_out = arrays_in_arrays_out  # False for jit_step's loss: it reads values itself
         self.name = getattr(fn, "__name__", type(fn).__name__)
         functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: a custom rule's fn, jvp would replace ours
@@ -105,20 +121,52 @@ class Jitted:
         """The generated Python of the replay (after the first call)."""
         return self._program.source if self._program is not None else ""
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if jit_disabled():  # inside disable_jit(): the function as it is
-            return self.fn(*args)
-        if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
-            return self.fn(*args)  # rules, so the function runs as it is (the same values; jit only saves time)
-        if self._arrays_in_arrays_out and _arrays_in_containers(args):
-            return self._call_on_pytrees(args)
-        if self._arrays_in_arrays_out and any(_is_array(a) for a in args) and not any(
-            isinstance(a, Tensor) for a in args
-        ):
-            return self._call_on_arrays(args)
-        if self._program is None or self.expired():
-            return self._trace_inside(args) if transform_depth() else self._trace(args)
-        return self._replay(args)
+            return self.fn(*args, **kwargs)
+        if kwargs or self._static is not None:
+            return self._call_static(args, kwargs)
+        try:  # (inline, not a method: the warnings' stacklevel counts the frames up to the caller)
+            if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or
+                return self.fn(*args)  # batched rules, so the function runs as it is (jit only saves time)
+            if self._arrays_in_arrays_out and _arrays_in_containers(args):
+                return self._call_on_pytrees(args)
+            if self._arrays_in_arrays_out and any(_is_array(a) for a in args) and not any(
+                isinstance(a, Tensor) for a in args
+            ):
+                return self._call_on_arrays(args)
+            if self._program is None or self.expired():
+                return self._trace_inside(args) if transform_depth() else self._trace(args)
+            return self._replay(args)
+        except OtherArguments as e:  # new shapes, dtypes or plain values: a trace of their own, as JAX's jit
+            if e.owner is not self:
+                raise
+            return self._other_arguments(args, e)
+
+    def _other_arguments(self, args: tuple, error: JitError) -> Any:
+        try:
+            key = tuple(_describe(a) for a in args)
+            hash(key)
+        except TypeError:  # (an unhashable plain argument: no trace can be looked up for it)
+            raise error from None
+        jitted = self._by_arguments.get(key)
+        if jitted is None:
+            jitted = self._by_arguments[key] = Jitted(self.fn, self._arrays_in_arrays_out)
+            if len(self._by_arguments) == _WARN_AFTER:  # e.g. a float that changes on every call: nothing is saved
+                warnings.warn(f"jit({self.name}) was traced for {_WARN_AFTER + 1} kinds of arguments (shapes, dtypes "
+                              f"or plain values); the latest: {error}. Pass a changing number as an array or "
+                              "Tensor (traced), or call without jit", PerformanceWarning, stacklevel=3)
+        return jitted(*args)
+
+    def _call_static(self, args: tuple, kwargs: dict[str, Any]) -> Any:
+        """A call with static arguments or keywords (see ``replay.static_args``): the jitted function of the traced
+        values, one per value of the static arguments."""
+        nums, names = self._static if self._static is not None else ((), frozenset())
+        key, traced = split(self.name, args, kwargs, nums, names)
+        jitted = self._by_static.get(key)
+        if jitted is None:
+            jitted = self._by_static[key] = Jitted(bind(self.fn, key), self._arrays_in_arrays_out)
+        return jitted(*traced)
 
     def _trace_inside(self, args: tuple) -> Any:
         """Called inside a transform (JAX's ``grad(jit(grad(f)))``): a function that cannot be traced runs as it
@@ -147,6 +195,7 @@ class Jitted:
                 return tuple(out)
 
             on_leaves.__name__ = self.name
+            on_leaves.__wrapped__ = self.fn  # type: ignore[attr-defined]  (the guards read what fn reads by name)
             flat = self._by_structure[structure] = (Jitted(on_leaves), returned)
         jitted, returned = flat
         out = jitted(*leaves)
@@ -165,7 +214,7 @@ class Jitted:
                     now = _describe(a)  # said in the caller's terms (an ndarray), not the Tensor it is traced as
                     differs = now[:3] != traced[:3] or now[4:5] != traced[4:5]  # (index 4: the array type)
                     if differs and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
-                        raise _explain_mismatch(self.name, i, traced, now)
+                        raise _explain_mismatch(self.name, i, traced, now, self)
                 result = self._replay(wrapped)
             else:
                 try:
@@ -283,7 +332,7 @@ class Jitted:
         program: Program = self._program  # type: ignore[assignment]  (set by the trace)
         sig = self._signature
         if len(args) != len(sig):
-            raise JitError(f"jit({self.name}): called with {len(args)} arguments, traced with {len(sig)}")
+            raise OtherArguments(f"jit({self.name}): called with {len(args)} arguments, traced with {len(sig)}", self)
         sources: list[Any] = []
         tensors: list[Any] = []
         for i, a in enumerate(args):
@@ -297,7 +346,7 @@ class Jitted:
             else:
                 ok = _same_value(_describe(a), traced)
             if not ok:
-                raise _explain_mismatch(self.name, i, traced, _describe(a))
+                raise _explain_mismatch(self.name, i, traced, _describe(a), self)
             if self._inputs[i] is not None:
                 sources.append(a._data if kind == "Tensor" else a)
                 tensors.append(a)
@@ -336,15 +385,22 @@ def _same_value(now: tuple, traced: tuple) -> bool:
     return now[0] == traced[0] and now[1] is traced[1] and same_answer(now[2], traced[2])
 
 
-def jit(fn: Callable[..., Any]) -> Jitted:
+def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
+        donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
+        inline: bool = False) -> Any:
     """Trace ``fn`` on its first call; replay it, forward and backward, on later calls.
+
+    ``static_argnums``/``static_argnames`` (JAX's): arguments that choose what the function does (a count, a mode):
+    the function sees their values and is traced once per value (they must be hashable). Keyword arguments are
+    traced as positional ones are. ``donate_*``, ``keep_unused`` and ``inline`` are accepted for JAX code and change
+    nothing (NumPy has no buffers to donate). With ``fn`` left out, a decorator (``@jit(static_argnums=1)``).
 
     ``fn`` takes Tensors, arrays and plain values and returns a Tensor (or a tuple of Tensors, at
     most one of them requiring grad). It may read tensors from outside (a model's parameters):
-    their current values are used on every call and gradients flow into them. Later calls must
-    have the traced shapes, dtypes and ``requires_grad``, and the values the function read into
-    Python must give the same answers; otherwise :class:`JitError` says what differs. The module
-    docstring lists what a replay cannot do.
+    their current values are used on every call and gradients flow into them. A call with other shapes,
+    dtypes, ``requires_grad`` or plain values is traced again (each trace is kept, as JAX's jit keeps them);
+    the values the function read into Python must give the same answers, otherwise :class:`JitError` says
+    what differs. The module docstring lists what a replay cannot do.
 
     Example:
         >>> import numpy as np
@@ -356,6 +412,8 @@ def jit(fn: Callable[..., Any]) -> Jitted:
         >>> x.grad = None; f(x).backward(); x.grad      # replayed
         Tensor([2., 4.])
     """
+    if fn is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
     if not callable(fn):
         raise TypeError(f"jit: expected a function, got {type(fn).__name__}")
-    return Jitted(fn)
+    return Jitted(fn, static_argnums=static_argnums, static_argnames=static_argnames)

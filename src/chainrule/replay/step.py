@@ -38,7 +38,7 @@ from ..core.device import as_array
 from ..core.hooks import LEAF_HOOKS, run_leaf_hooks
 from ..core.state import forward_levels
 from ..tensor import Tensor
-from .jitted import Jitted, under_vmap
+from .jitted import Jitted, OtherArguments, _describe, under_vmap
 from .tape import JitError
 
 __all__ = ["jit_step", "JittedStep"]
@@ -68,6 +68,7 @@ class JittedStep:
         self._targets: list[Tensor] = []  # the tensor each gradient of the replayed backward belongs to
         self._plan: list[list[tuple[int, Any, Any, int | None]]] = []
         self._planned_for: Any = None  # the optimiser's member lists the plan was made from
+        self._by_arguments: dict[tuple, JittedStep] = {}  # the steps traced for other shapes, dtypes or values
 
     @property
     def source(self) -> str:
@@ -80,7 +81,10 @@ class JittedStep:
             return self._trace(args)
         if forward_levels() or under_vmap(args):
             raise JitError(f"jit_step({self.name}): a training step cannot run inside jvp or vmap")
-        values, _ = self.loss._run_forward(args)
+        try:
+            values, _ = self.loss._run_forward(args)
+        except OtherArguments as e:  # other shapes (a last, smaller batch): a step traced for them, as jit does
+            return self._other_arguments(args, e)
         program = self.loss._program
         loss = values[program.out_positions[0]]
         host_scalar = loss.__class__ is np.ndarray and loss.shape == ()
@@ -103,6 +107,17 @@ class JittedStep:
         for hook in post:
             hook(opt, (opt,), {})
         return Tensor._wrap(loss)
+
+    def _other_arguments(self, args: tuple, error: JitError) -> Tensor:
+        try:
+            key = tuple(_describe(a) for a in args)
+            hash(key)
+        except TypeError:  # (an unhashable plain argument: no step can be looked up for it)
+            raise JitError(str(error)) from None
+        step = self._by_arguments.get(key)
+        if step is None:
+            step = self._by_arguments[key] = JittedStep(self.loss.fn, self.optimizer)
+        return step(*args)
 
     def _hooked(self, t: Tensor, g: np.ndarray) -> np.ndarray:
         """``g`` through ``t``'s hooks, then as the optimiser's step would take it from ``.grad``."""
@@ -156,9 +171,9 @@ def jit_step(loss_fn: Callable[..., Any], optimizer: Any) -> JittedStep:
     first call and replayed flat on later ones; each call returns the loss (a Tensor without graph).
 
     ``loss_fn`` reads the parameters from outside (a model's) and returns the loss; the optimiser holds
-    every tensor that gets a gradient. Later calls must match the trace as for :func:`jit`
-    (:class:`JitError` otherwise). Results are bit-for-bit the eager step's; ``.grad`` is None after a
-    replayed step.
+    every tensor that gets a gradient. As for :func:`jit`, arguments of other shapes, dtypes or plain values (a
+    last, smaller batch) get a step traced for them. Results are bit-for-bit the eager step's; ``.grad`` is None
+    after a replayed step.
 
     Example:
         >>> import numpy as np
@@ -168,11 +183,9 @@ def jit_step(loss_fn: Callable[..., Any], optimizer: Any) -> JittedStep:
         >>> x = np.array([1.0, 0.5])
         >>> [round(float(step(x)), 4) for _ in range(3)]
         [2.0, 1.5425, 1.2241]
-        >>> step(np.ones(3))
-        Traceback (most recent call last):
-        ...
-        chainrule.replay.tape.JitError: jit(<lambda>): argument 0 is a ndarray of shape (3,), dtype float64 but the function was traced with a ndarray of shape (2,), dtype float64; call it with the traced shapes and dtypes, or make another jit(...) for these
-    """  # noqa: E501
+        >>> round(float(step(np.ones((3, 2)))), 4)  # another shape: a step traced for it
+        9.6075
+    """
     if not callable(loss_fn):
         raise TypeError(f"jit_step: expected a loss function, got {type(loss_fn).__name__}")
     return JittedStep(loss_fn, optimizer)

@@ -103,6 +103,28 @@ def device_put(x: Any, device: Any = None) -> Any:
     return tree_map(put, x)
 
 
+def default_backend() -> str:
+    """JAX's ``jax.default_backend()``: ``"cpu"``, where chainrule's arrays live unless ``device=`` says otherwise."""
+    return "cpu"
+
+
+def device_count(backend: str | None = None) -> int:
+    """JAX's ``jax.device_count()``: how many devices of ``backend`` (default: the CPU, one) there are."""
+    from ..devices import jax_devices
+
+    return len(jax_devices(backend))
+
+
+def local_devices(process_index: int | None = None, backend: str | None = None) -> list[Any]:
+    """JAX's ``jax.local_devices()``: ``jax.devices()``, this process's being all there are."""
+    from ..devices import jax_devices
+
+    return jax_devices(backend)
+
+
+local_device_count = device_count
+
+
 def block_until_ready(x: Any) -> Any:
     """``x``, once computed: NumPy's arrays already are; arrays on a device wait for it."""
     for leaf in tree_leaves(x):

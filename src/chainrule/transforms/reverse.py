@@ -214,9 +214,10 @@ def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) ->
         for k in nums:
             shape_in = np.shape(_as_array(args[k], "elementwise_grad"))
             if shape_in != shape_out:
+                scalar = " (for the gradient of a function with one output, use grad())" if shape_out == () else ""
                 raise ValueError(
                     f"elementwise_grad: the output has shape {shape_out} but argument {k} has shape {shape_in}; "
-                    "an elementwise function maps each entry to one entry: use jacobian() or vjp() instead"
+                    f"an elementwise function maps each entry to one entry: use jacobian() or vjp() instead{scalar}"
                 )
         diags = pullback(np.ones(shape_out))
         # J^T u equals diag * u for every u only if the Jacobian is diagonal: check one random u

@@ -87,6 +87,7 @@ def write_out(name: str, result: Any, out: Any) -> Any:
 RENAMED = {
     "flip": {"dims": "axis"}, "diagflat": {"offset": "k"}, "tensordot": {"dims": "axes"},
     "trapezoid": {"dim": "axis"}, "cross": {"dim": "axis"}, "cov": {"correction": "ddof"},
+    "tril": {"diagonal": "k"}, "triu": {"diagonal": "k"}, "roll": {"shifts": "shift", "dims": "axis"},
 }
 
 

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...autodiff.backprop import grad as tensor_grad
-from ...core.node import check_saved, freed_error
+from ...core.node import check_saved
 from ...core.sparse import densify
 from ...core.state import no_grad
 from ...core.sweep import edge_gradient
@@ -207,8 +207,12 @@ class TensorView(NodeView):
 
     def carry(self, child: Any, slot: int, g: Any) -> Any:
         node = child._node
-        if node.freed:
-            raise freed_error(node)
+        if node.freed:  # (said in explain's terms: the user called explain, not backward, and may not know why)
+            raise RuntimeError(
+                f"explain: the values the gradient of '{getattr(node.prim, 'name', node.prim)}' reads were freed by "
+                "an earlier backward(); explain before calling backward() (explain runs its own backward without "
+                "changing any .grad), or call backward(retain_graph=True)"
+            )
         check_saved(node)
         return densify(edge_gradient(node, node.parents[slot], g, None))
 
