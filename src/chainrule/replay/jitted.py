@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,6 +22,7 @@ from .disabling import disabled as jit_disabled
 from .guards import Guards
 from .program import Program, ReplayNode
 from .recording import Recorder
+from .statics import WithStatics, resolve_statics
 from .tape import JitError, same_answer, slots_of
 
 _WARN_AFTER = 8  # traces again for a changed value before a warning says the replays save nothing
@@ -96,6 +97,8 @@ class Jitted:
         self._array_signature: list[tuple] = []  # the NumPy arguments of a trace on arrays, as given
         self._eager = False  # called on array arguments and could not be traced: runs as it is (see _call_on_arrays)
         self._by_structure: dict[Any, tuple[Jitted, list[Any]]] = {}  # arrays in containers (see _call_on_pytrees)
+        self._by_signature: dict[tuple, Jitted] = {}  # arrays of other shapes or dtypes (see _call_on_arrays)
+        self._keywords: WithStatics | None = None  # calls with keyword arguments (see __call__)
         self._guards = Guards()  # what the trace read by name (closed-over values, globals, modules' settings)
         self.traces = 0  # how many times the function was traced (again when a guard's value changed)
         self.traces_again = 0  # of them, for a changed value
@@ -105,7 +108,11 @@ class Jitted:
         """The generated Python of the replay (after the first call)."""
         return self._program.source if self._program is not None else ""
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs:  # JAX's jit(f)(x, k=v): one jit per set of keyword names, the values passed by position
+            if self._keywords is None:
+                self._keywords = WithStatics(self.fn, (), (), Jitted)
+            return self._keywords(*args, **kwargs)
         if jit_disabled():  # inside disable_jit(): the function as it is
             return self.fn(*args)
         if forward_levels() or under_vmap(args):  # JAX's vmap(jit(f)), jvp(jit(f)): a replay has no forward or batched
@@ -118,6 +125,8 @@ class Jitted:
             return self._call_on_arrays(args)
         if self._program is None or self.expired():
             return self._trace_inside(args) if transform_depth() else self._trace(args)
+        if transform_depth() and _differs(args, self._signature):  # JAX's f(x) then grad(f)(x): traced again
+            return self._for_signature(args, self._signature)(*args)
         return self._replay(args)
 
     def _trace_inside(self, args: tuple) -> Any:
@@ -161,11 +170,8 @@ class Jitted:
         wrapped = tuple(_as_traced(a, device) if _is_array(a) else a for a in args)
         with numpy_methods_for(args):
             if self._program is not None and not self.expired():
-                for i, (a, traced) in enumerate(zip(args, self._array_signature, strict=False)):
-                    now = _describe(a)  # said in the caller's terms (an ndarray), not the Tensor it is traced as
-                    differs = now[:3] != traced[:3] or now[4:5] != traced[4:5]  # (index 4: the array type)
-                    if differs and (now[0], traced[0]) != ("value", "value") or now[0] != traced[0]:
-                        raise _explain_mismatch(self.name, i, traced, now)
+                if _differs(args, self._array_signature):  # as JAX's jit: traced again for other shapes, dtypes
+                    return self._for_signature(args, self._array_signature)(*args)
                 result = self._replay(wrapped)
             else:
                 try:
@@ -181,6 +187,20 @@ class Jitted:
             return o._data if isinstance(o, Tensor) and not o._requires_grad else o
 
         return type(result)(map(as_result, result)) if isinstance(result, (tuple, list)) else as_result(result)
+
+    def _for_signature(self, args: tuple, traced: list[tuple]) -> Jitted:
+        """The jit of the same function for these arguments' shapes, dtypes and plain values (traced on its
+        first call); unhashable plain values cannot key one, so they raise as a Tensor's changed shape does."""
+        key = _keys(args)
+        try:
+            jitted = self._by_signature.get(key)
+        except TypeError:
+            i = next(i for i, k in enumerate(key) if not _hashable(k))
+            now = _describe(args[i])
+            raise _explain_mismatch(self.name, i, traced[i] if i < len(traced) else now, now) from None
+        if jitted is None:
+            jitted = self._by_signature[key] = Jitted(self.fn)
+        return jitted
 
     def expired(self) -> bool:
         """True (and the trace forgotten) when a value the trace read by name changed (see ``replay.guards``)."""
@@ -336,15 +356,53 @@ def _same_value(now: tuple, traced: tuple) -> bool:
     return now[0] == traced[0] and now[1] is traced[1] and same_answer(now[2], traced[2])
 
 
-def jit(fn: Callable[..., Any]) -> Jitted:
+def _key_of(described: tuple, floats_traced: bool) -> tuple:
+    """What a trace depends on: an array's or Tensor's description; a float's type where it is traced (arguments
+    without a Tensor, JAX's way); another plain value itself."""
+    if floats_traced and described[0] == "value" and issubclass(described[1], (float, np.floating)):
+        return described[:2]
+    return described
+
+
+def _keys(args: tuple) -> tuple:
+    floats_traced = not any(isinstance(a, Tensor) for a in args)
+    return tuple(_key_of(_describe(a), floats_traced) for a in args)
+
+
+def _differs(args: tuple, traced: list[tuple]) -> bool:
+    """True when ``args`` need another trace than the one described by ``traced``."""
+    if len(args) != len(traced):
+        return True
+    floats_traced = not any(isinstance(a, Tensor) for a in args)
+    return _keys(args) != tuple(_key_of(d, floats_traced) for d in traced)
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def jit(fn: Callable[..., Any] | None = None, /, *, static_argnums: int | Sequence[int] | None = None,
+        static_argnames: str | Iterable[str] | None = None, donate_argnums: Any = None, donate_argnames: Any = None,
+        keep_unused: bool = False, inline: bool = False, compiler_options: Any = None) -> Any:
     """Trace ``fn`` on its first call; replay it, forward and backward, on later calls.
 
     ``fn`` takes Tensors, arrays and plain values and returns a Tensor (or a tuple of Tensors, at
     most one of them requiring grad). It may read tensors from outside (a model's parameters):
-    their current values are used on every call and gradients flow into them. Later calls must
-    have the traced shapes, dtypes and ``requires_grad``, and the values the function read into
-    Python must give the same answers; otherwise :class:`JitError` says what differs. The module
-    docstring lists what a replay cannot do.
+    their current values are used on every call and gradients flow into them. Later calls with
+    Tensors must have the traced shapes, dtypes and ``requires_grad``, and the values the function
+    read into Python must give the same answers; otherwise :class:`JitError` says what differs. The
+    module docstring lists what a replay cannot do.
+
+    JAX's spellings: on arrays (``jit(f)(x)``) another shape, dtype or plain value traces again, as
+    JAX compiles again; ``static_argnums`` / ``static_argnames`` name arguments that are part of the
+    function (one trace per value; they must be hashable); keyword arguments are traced as the
+    positional ones; ``jit(static_argnums=1)`` without ``fn`` is a decorator. ``donate_argnums``,
+    ``donate_argnames``, ``keep_unused``, ``inline`` and ``compiler_options`` are accepted and change
+    nothing (there is no compiler to hand them to).
 
     Example:
         >>> import numpy as np
@@ -355,7 +413,15 @@ def jit(fn: Callable[..., Any]) -> Jitted:
         Tensor([2., 4.])
         >>> x.grad = None; f(x).backward(); x.grad      # replayed
         Tensor([2., 4.])
+        >>> power = cr.jit(lambda x, n: x ** n, static_argnums=1)
+        >>> power(np.array([2.0]), 3), power(np.array([2.0, 3.0]), 2)
+        (array([8.]), array([4., 9.]))
     """
+    del donate_argnums, donate_argnames, keep_unused, inline, compiler_options  # nothing to compile
+    if fn is None:  # JAX's @jit(static_argnums=...)
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
     if not callable(fn):
         raise TypeError(f"jit: expected a function, got {type(fn).__name__}")
-    return Jitted(fn)
+    if static_argnums is None and static_argnames is None:
+        return Jitted(fn)
+    return WithStatics(fn, *resolve_statics(fn, static_argnums, static_argnames), Jitted)
