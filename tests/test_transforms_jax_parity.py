@@ -294,3 +294,42 @@ def test_tangents_and_cotangents_must_have_the_structure_they_stand_for():
         pullback((x, x))
     _, pullback = cr.vjp(lambda a: (a, 2 * a), x)
     assert pullback([x, x])[0].tolist() == [3.0, 6.0]  # a list for a tuple is the same structure
+
+
+def _rule_through_jvp(m, n):
+    """A custom_jvp whose rule is the jvp of the function itself (JAX's common way to wrap a function)."""
+    def h(x, y):
+        return n.sin(x) * y ** 2
+
+    f = m.custom_jvp(h)
+
+    @f.defjvp
+    def rule(primals, tangents):
+        return m.jvp(h, primals, tangents)
+
+    return f
+
+
+def test_custom_jvp_rule_that_calls_jvp():
+    # a jvp opened inside the rule was hidden while the rule ran (only levels below the outer one were visible),
+    # so the rule's tangent came out 0: jvp(f, (0.5, 2.0), (1.0, 0.0)) gave 0.0, not 4 cos(0.5)
+    f = _rule_through_jvp(cr, np)
+    assert cr.jvp(f, (0.5, 2.0), (1.0, 0.0))[1] == pytest.approx(4 * np.cos(0.5))
+    assert cr.jvp(f, (0.5, 2.0), (0.0, 1.0))[1] == pytest.approx(4 * np.sin(0.5))
+    x, y = np.array([0.3, -1.2, 0.7]), np.array([0.9, 0.5, -1.1])
+    np.testing.assert_allclose(cr.jacfwd(f)(x, y), np.diag(np.cos(x) * y ** 2))
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(f(a, y)))(x), np.cos(x) * y ** 2)
+    np.testing.assert_allclose(cr.hessian(lambda a: np.sum(f(a, y)))(x), np.diag(-np.sin(x) * y ** 2))
+
+
+@pytest.mark.oracle
+def test_custom_jvp_rule_that_calls_jvp_matches_jax():
+    jax = _jax()
+    jnp = jax.numpy
+    x, y = np.array([0.3, -1.2, 0.7]), np.array([0.9, 0.5, -1.1])
+    ours, theirs = _rule_through_jvp(cr, np), _rule_through_jvp(jax, jnp)
+    for transform in [lambda m, f: m.jacfwd(f, argnums=(0, 1))(x, y),
+                      lambda m, f: m.jvp(f, (x, y), (np.cos(y), np.sin(x))),
+                      lambda m, f: m.jacrev(m.jacfwd(lambda a: f(a, y)))(x)]:
+        for a, b in zip(jax.tree_util.tree_leaves(transform(jax, theirs)), cr.tree_util.tree_leaves(transform(cr, ours))):
+            np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
