@@ -331,5 +331,6 @@ def test_custom_jvp_rule_that_calls_jvp_matches_jax():
     for transform in [lambda m, f: m.jacfwd(f, argnums=(0, 1))(x, y),
                       lambda m, f: m.jvp(f, (x, y), (np.cos(y), np.sin(x))),
                       lambda m, f: m.jacrev(m.jacfwd(lambda a: f(a, y)))(x)]:
-        for a, b in zip(jax.tree_util.tree_leaves(transform(jax, theirs)), cr.tree_util.tree_leaves(transform(cr, ours))):
+        want, got = transform(jax, theirs), transform(cr, ours)
+        for a, b in zip(jax.tree_util.tree_leaves(want), cr.tree_util.tree_leaves(got), strict=True):
             np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
