@@ -320,6 +320,12 @@ def test_custom_jvp_rule_that_calls_jvp():
     np.testing.assert_allclose(cr.jacfwd(f)(x, y), np.diag(np.cos(x) * y ** 2))
     np.testing.assert_allclose(cr.grad(lambda a: np.sum(f(a, y)))(x), np.cos(x) * y ** 2)
     np.testing.assert_allclose(cr.hessian(lambda a: np.sum(f(a, y)))(x), np.diag(-np.sin(x) * y ** 2))
+    # under vmap the rule runs once per example, and its jvp was lifted to the batch (ConcreteValueError)
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_allclose(cr.vmap(lambda a: cr.jvp(f, (a, y), (np.ones(3), np.zeros(3)))[1])(xs),
+                               np.cos(xs) * y ** 2)
+    np.testing.assert_allclose(cr.jvp(lambda a: cr.vmap(f, in_axes=(0, None))(a, y), (xs,), (np.ones((2, 3)),))[1],
+                               np.cos(xs) * y ** 2)
 
 
 @pytest.mark.oracle
@@ -330,6 +336,7 @@ def test_custom_jvp_rule_that_calls_jvp_matches_jax():
     ours, theirs = _rule_through_jvp(cr, np), _rule_through_jvp(jax, jnp)
     for transform in [lambda m, f: m.jacfwd(f, argnums=(0, 1))(x, y),
                       lambda m, f: m.jvp(f, (x, y), (np.cos(y), np.sin(x))),
+                      lambda m, f: m.vmap(m.jacfwd(f))(np.stack([x, y]), np.stack([y, x])),
                       lambda m, f: m.jacrev(m.jacfwd(lambda a: f(a, y)))(x)]:
         want, got = transform(jax, theirs), transform(cr, ours)
         for a, b in zip(jax.tree_util.tree_leaves(want), cr.tree_util.tree_leaves(got), strict=True):
