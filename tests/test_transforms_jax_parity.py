@@ -294,3 +294,81 @@ def test_tangents_and_cotangents_must_have_the_structure_they_stand_for():
         pullback((x, x))
     _, pullback = cr.vjp(lambda a: (a, 2 * a), x)
     assert pullback([x, x])[0].tolist() == [3.0, 6.0]  # a list for a tuple is the same structure
+
+
+def _rule_through_jvp(m, n):
+    """A custom_jvp whose rule is the jvp of the function itself (JAX's common way to wrap a function)."""
+    def h(x, y):
+        return n.sin(x) * y ** 2
+
+    f = m.custom_jvp(h)
+
+    @f.defjvp
+    def rule(primals, tangents):
+        return m.jvp(h, primals, tangents)
+
+    return f
+
+
+def test_custom_jvp_rule_that_calls_jvp():
+    # a jvp opened inside the rule was hidden while the rule ran (only levels below the outer one were visible),
+    # so the rule's tangent came out 0: jvp(f, (0.5, 2.0), (1.0, 0.0)) gave 0.0, not 4 cos(0.5)
+    f = _rule_through_jvp(cr, np)
+    assert cr.jvp(f, (0.5, 2.0), (1.0, 0.0))[1] == pytest.approx(4 * np.cos(0.5))
+    assert cr.jvp(f, (0.5, 2.0), (0.0, 1.0))[1] == pytest.approx(4 * np.sin(0.5))
+    x, y = np.array([0.3, -1.2, 0.7]), np.array([0.9, 0.5, -1.1])
+    np.testing.assert_allclose(cr.jacfwd(f)(x, y), np.diag(np.cos(x) * y ** 2))
+    np.testing.assert_allclose(cr.grad(lambda a: np.sum(f(a, y)))(x), np.cos(x) * y ** 2)
+    np.testing.assert_allclose(cr.hessian(lambda a: np.sum(f(a, y)))(x), np.diag(-np.sin(x) * y ** 2))
+    # under vmap the rule runs once per example, and its jvp was lifted to the batch (ConcreteValueError)
+    xs = np.stack([x, 2 * x])
+    np.testing.assert_allclose(cr.vmap(lambda a: cr.jvp(f, (a, y), (np.ones(3), np.zeros(3)))[1])(xs),
+                               np.cos(xs) * y ** 2)
+    np.testing.assert_allclose(cr.jvp(lambda a: cr.vmap(f, in_axes=(0, None))(a, y), (xs,), (np.ones((2, 3)),))[1],
+                               np.cos(xs) * y ** 2)
+
+
+@pytest.mark.oracle
+def test_custom_jvp_rule_that_calls_jvp_matches_jax():
+    jax = _jax()
+    jnp = jax.numpy
+    x, y = np.array([0.3, -1.2, 0.7]), np.array([0.9, 0.5, -1.1])
+    ours, theirs = _rule_through_jvp(cr, np), _rule_through_jvp(jax, jnp)
+    for transform in [lambda m, f: m.jacfwd(f, argnums=(0, 1))(x, y),
+                      lambda m, f: m.jvp(f, (x, y), (np.cos(y), np.sin(x))),
+                      lambda m, f: m.vmap(m.jacfwd(f))(np.stack([x, y]), np.stack([y, x])),
+                      lambda m, f: m.jacrev(m.jacfwd(lambda a: f(a, y)))(x)]:
+        want, got = transform(jax, theirs), transform(cr, ours)
+        for a, b in zip(jax.tree_util.tree_leaves(want), cr.tree_util.tree_leaves(got), strict=True):
+            np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)
+
+
+def test_checkpoint_under_vmap_passes_gradients_to_unbatched_arguments():
+    # the block ran on stand-ins of the differentiated arguments; with a vmap-batched value in it the result was a
+    # batched value, taken for "nothing differentiated" and returned as it was, cut from the real argument: 0.0
+    x, b = np.array([1.0, 2.0]), np.array([[1.0, 1.0], [2.0, 3.0]])
+    block = cr.checkpoint(lambda a, c: a * c)
+    assert cr.grad(lambda a: np.sum(cr.vmap(block, in_axes=(None, 0))(a, b)))(x).tolist() == [3.0, 4.0]
+    assert cr.grad(lambda a: np.sum(cr.vmap(lambda c: block(a, c))(b)))(x).tolist() == [3.0, 4.0]
+    closing = lambda a: np.sum(cr.vmap(lambda c: cr.checkpoint(lambda u: u * c)(a))(b))  # noqa: E731
+    assert cr.grad(closing)(x).tolist() == [3.0, 4.0]
+    cubed = cr.checkpoint(lambda a, c: a ** 3 * c)
+    hess = cr.hessian(lambda a: np.sum(cr.vmap(cubed, in_axes=(None, 0))(a, b)))(x)
+    assert hess.tolist() == [[18.0, 0.0], [0.0, 48.0]]
+
+
+@pytest.mark.oracle
+def test_checkpoint_under_vmap_matches_jax():
+    jax = _jax()
+    jnp = jax.numpy
+    x, y = np.array([-0.3, 0.1, 0.4]), np.array([-1.0, 0.2, -0.6])
+
+    def program(m, n, a, c):
+        block = m.checkpoint(lambda u, v: n.linalg.solve(n.outer(u, v) * 0.1 + 2.0 * n.eye(3), u + v))
+        batched = m.vmap(block, in_axes=(None, 1), out_axes=1)(a, n.stack([c, -c], axis=1))
+        return n.sum(n.sin(batched))
+
+    want = jax.grad(lambda a, c: program(jax, jnp, a, c), argnums=(0, 1))(x, y)
+    got = cr.grad(lambda a, c: program(cr, np, a, c), argnums=(0, 1))(x, y)
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_allclose(b, a, rtol=1e-12, atol=1e-12)

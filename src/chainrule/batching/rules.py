@@ -348,7 +348,12 @@ def loop(prim: Primitive, args: tuple, kw: dict, L: int, B: int) -> Any:
             return a.for_example(lambda b: pick(b, i))
         return a
 
-    outs = [prim(*[pick(a, i) for a in args], **{k: pick(v, i) for k, v in kw.items()}) for i in range(B)]
+    # each call is one example's, unbatched: level L is hidden from what it runs (a custom rule calling jvp)
+    token = _state._LEVELS.set(tuple(lv for lv in _state._LEVELS.get() if lv != L))
+    try:
+        outs = [prim(*[pick(a, i) for a in args], **{k: pick(v, i) for k, v in kw.items()}) for i in range(B)]
+    finally:
+        _state._LEVELS.reset(token)
     if prim.n_outputs > 1:  # one batched value per output
         return tuple(Batched(stack([o[k] for o in outs]), L) for k in range(prim.n_outputs))
     return Batched(stack(outs), L)

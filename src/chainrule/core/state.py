@@ -36,7 +36,7 @@ from .device import flush_checks
 _GRAD: ContextVar[bool] = ContextVar("chainrule_grad_enabled", default=True)
 _DEPTH: ContextVar[int] = ContextVar("chainrule_transform_depth", default=0)
 _LEVELS: ContextVar[frozenset[int]] = ContextVar("chainrule_forward_levels", default=frozenset())
-_CEILING: ContextVar[float] = ContextVar("chainrule_forward_ceiling", default=float("inf"))
+_HIDDEN: ContextVar[frozenset[int]] = ContextVar("chainrule_forward_hidden", default=frozenset())
 
 # Fast readers for the hot path (one C call each, no Python frame).
 grad_enabled: Callable[[], bool] = _GRAD.get
@@ -289,7 +289,7 @@ def transform() -> Iterator[None]:
 # -- forward-mode levels ------------------------------------------------------------------------
 def visible(level: int) -> bool:
     """True if forward level ``level`` is open and not hidden (see :func:`below`)."""
-    return level in _LEVELS.get() and level <= _CEILING.get()
+    return level in _LEVELS.get() and level not in _HIDDEN.get()
 
 
 def any_visible(levels: Any) -> bool:
@@ -297,8 +297,8 @@ def any_visible(levels: Any) -> bool:
     live = _LEVELS.get()
     if not live:
         return False
-    ceiling = _CEILING.get()
-    return any(lv in live and lv <= ceiling for lv in levels)
+    hidden = _HIDDEN.get()
+    return any(lv in live and lv not in hidden for lv in levels)
 
 
 @contextlib.contextmanager
@@ -314,12 +314,13 @@ def new_level() -> Iterator[int]:
 
 @contextlib.contextmanager
 def below(level: int) -> Iterator[None]:
-    """Hide ``level`` and every level above it while its tangent is computed."""
-    token = _CEILING.set(min(_CEILING.get(), level - 1))
+    """Hide ``level`` and every open level above it while its tangent is computed. A level opened meanwhile (a
+    ``jvp`` called inside a rule, as a custom_jvp rule may) is a new perturbation and stays visible."""
+    token = _HIDDEN.set(_HIDDEN.get() | {lv for lv in _LEVELS.get() if lv >= level})
     try:
         yield
     finally:
-        _CEILING.reset(token)
+        _HIDDEN.reset(token)
 
 
 # -- one definition of "traced" -----------------------------------------------------------------

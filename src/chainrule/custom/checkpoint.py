@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff import batch_levels as _batching
 from ..autodiff.primitive import Primitive
 from ..core import pytree as _pytree
 from ..core import state
@@ -55,6 +56,8 @@ def checkpoint(f: Callable[..., Any] | None = None, *, prevent_cse: bool = True,
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         if state.forward_levels() or not state.grad_enabled():
             return f(*args, **kwargs)  # nothing is kept for a backward pass: nothing to save
+        if _batching.open and _batching.batched_tree((args, kwargs)):
+            return f(*args, **kwargs)  # under vmap: values one node cannot stand for (see _run); nothing is saved
         return _run(f, args, kwargs)
 
     return wrapper
@@ -69,6 +72,10 @@ def _run(f: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -
     call_args, call_kwargs = _call_args(treedef, stand_ins)
     out = f(*call_args, **call_kwargs)
     out_leaves, out_def = _pytree.flatten(out)
+    if _batching.open and _batching.batched_tree(out_leaves):
+        # a value batched by vmap (closed over) made the result Batched: one node cannot stand for it, and it was
+        # computed on the stand-ins, so gradients would stop here; the block runs as it is (nothing saved)
+        return f(*args, **kwargs)
     outer = _outside_edges([o for o in out_leaves if isinstance(o, Tensor)], {id(stand_ins[i]) for i in diff}, start)
     if not any(isinstance(o, Tensor) and o._requires_grad for o in out_leaves):
         return out  # the result does not depend on anything differentiated
