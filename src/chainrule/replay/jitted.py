@@ -387,13 +387,14 @@ def _same_value(now: tuple, traced: tuple) -> bool:
 
 def jit(fn: Callable[..., Any] | None = None, *, static_argnums: Any = None, static_argnames: Any = None,
         donate_argnums: Any = None, donate_argnames: Any = None, keep_unused: bool = False,
-        inline: bool = False) -> Any:
+        inline: bool = False, compiler_options: Any = None) -> Any:
     """Trace ``fn`` on its first call; replay it, forward and backward, on later calls.
 
     ``static_argnums``/``static_argnames`` (JAX's): arguments that choose what the function does (a count, a mode):
     the function sees their values and is traced once per value (they must be hashable). Keyword arguments are
-    traced as positional ones are. ``donate_*``, ``keep_unused`` and ``inline`` are accepted for JAX code and change
-    nothing (NumPy has no buffers to donate). With ``fn`` left out, a decorator (``@jit(static_argnums=1)``).
+    traced as positional ones are. ``donate_*``, ``keep_unused``, ``inline`` and ``compiler_options`` are accepted
+    for JAX code and change nothing (there is no compiler, and NumPy has no buffers to donate). With ``fn`` left
+    out, a decorator (``@jit(static_argnums=1)``).
 
     ``fn`` takes Tensors, arrays and plain values and returns a Tensor (or a tuple of Tensors, at
     most one of them requiring grad). It may read tensors from outside (a model's parameters):
