@@ -47,7 +47,6 @@ Example:
 
 from __future__ import annotations
 
-import functools
 import linecache
 import sys
 import types
@@ -63,6 +62,7 @@ from ..scalar import Scalar, ScalarMethods, scalar_function
 from ..scalar.rules import ScalarOp
 from ..tensor import Tensor, TensorMethods
 from ._define import FUNCTIONS, NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_NAMES, NUMPY_UFUNCS
+from .operators import BINARY_OPERATORS, deferring, defers  # noqa: F401  (defers: the generated code's)
 from .selection_rules import selected
 
 # where each namespace lives (a namespace module reads its names from here when imported; a later
@@ -119,7 +119,7 @@ def _generated(name: str, qualname: str, params: tuple[str, ...], call_args: tup
     arity = len(call_args)
     call = (f"apply{arity}(prim, {', '.join(call_args)})" if arity in (1, 2)
             else f"apply(prim, ({', '.join(call_args)},), None)")
-    body = (f"        return {call}\n" if name not in BINARY_OPERATORS else  # (see _deferring)
+    body = (f"        return {call}\n" if name not in BINARY_OPERATORS else  # (see ops/operators.py)
             f"        try:\n            return {call}\n        except (TypeError, ValueError):\n"
             f"            if defers({params[1]}):\n                return NotImplemented\n            raise\n")
     source = (f"def make(prim):\n"
@@ -134,35 +134,6 @@ def _generated(name: str, qualname: str, params: tuple[str, ...], call_args: tup
     fn.__qualname__, fn.__doc__, fn.__module__ = qualname, doc, module
     fn.__annotations__ = {p.lstrip("*"): "Any" for p in params} | {"return": "Any"}
     return fn
-
-
-# Python's binary operators: an operand that sets ``__array_ufunc__ = None`` (NumPy's protocol, e.g. pytest.approx)
-# handles the operator itself, so a Tensor's answers NotImplemented for it, as NumPy's arrays and PyTorch's do
-BINARY_OPERATORS = frozenset(
-    f"__{r}{op}__" for op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "divmod", "pow", "matmul", "and",
-                              "or", "xor", "lshift", "rshift") for r in ("", "r")
-) | {"__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__"}
-
-
-def defers(other: Any) -> bool:
-    """Whether ``other`` handles a binary operator with a Tensor itself (its class sets ``__array_ufunc__ = None``)."""
-    return getattr(type(other), "__array_ufunc__", 0) is None
-
-
-def _deferring(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn(self, other)``, or NotImplemented where it fails on an operand that :func:`defers` (a Python
-    operator then asks the other operand)."""
-
-    def method(self: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(self, other, *args, **kwargs)
-        except (TypeError, ValueError):  # (an operand read as a 0-d object array may fail either way)
-            if defers(other):
-                return NotImplemented
-            raise
-
-    functools.update_wrapper(method, fn)
-    return method
 
 
 def _renamed(fn: Callable[..., Any], name: str, qualname: str) -> Callable[..., Any]:
@@ -188,7 +159,7 @@ def tensor_method(name: str, fn: Callable[..., Any] | None = None, *, owner: str
         method = f if isinstance(f, property) else _renamed(f, name, f"Tensor.{name}")
         if name in BINARY_OPERATORS and getattr(method, "__code__", None) is not None \
                 and not method.__code__.co_filename.startswith("<chainrule op"):  # (generated ones defer already)
-            method = _deferring(method)
+            method = deferring(method)
         _check_method_name(name, owner)
         setattr(TensorMethods, name, method)
         TENSOR_METHODS[name] = method
