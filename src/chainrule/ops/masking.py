@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
+from ..autodiff.batch_levels import is_batched
 from ..autodiff.primitive import Primitive
 from ..core.device import as_array
 from ..tensor import Tensor
 from ._define import implements, normalize_axis, raw
+from .declare import tensor_method
 
 
 def _bool_mask(name: str, mask: Any, shape: tuple[int, ...], what: str = "x") -> np.ndarray:
@@ -60,6 +62,10 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
         >>> cr.masked_fill(np.array([1.0, 2.0]), np.array([True, False]), -np.inf)
         array([-inf,   2.])
     """
+    if is_batched(x) or is_batched(mask):  # under vmap: where batches (the fused node reads the mask's values)
+        from . import elementwise
+
+        return elementwise.where(mask, value, x)
     xr = raw(x) if isinstance(x, Tensor) else as_array(x)
     m = _bool_mask("masked_fill", mask, np.shape(xr))
     if isinstance(value, Tensor):  # PyTorch's masked_fill(mask, value_tensor): the value's derivative (reverse
@@ -74,7 +80,7 @@ def masked_fill(x: Any, mask: Any, value: float) -> Any:
     return _masked_fill(x if isinstance(x, Tensor) else xr, m, value=value)
 
 
-Tensor.masked_fill = lambda self, mask, value: masked_fill(self, mask, value)  # type: ignore[attr-defined]
+tensor_method("masked_fill", lambda self, mask, value: masked_fill(self, mask, value))  # (vmap's values take it too)
 
 
 # -- softmax over the entries a mask keeps --------------------------------------------------------
