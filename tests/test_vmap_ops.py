@@ -23,7 +23,6 @@ CONCRETE = {
     "special_logsumexp": "chainrule.special.logsumexp checks b >= 0 on its values",
     "nn_sdpa_float_mask": "nn.functional.scaled_dot_product_attention converts attn_mask with np.asarray",
     "nn_masked_softmax": "masked_softmax converts a non-Tensor input with np.asarray",
-    "masked_fill": "masked_fill converts a non-Tensor input with np.asarray",
     "masked_fill_method": "the case makes a Tensor of its input",
     "median_method": "the case makes a Tensor of its input",
     "piecewise": "np.piecewise([_vals(x) < 0, ...]) reads the values",
