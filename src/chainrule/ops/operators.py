@@ -32,9 +32,9 @@ def deferring(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn(self, other)``, or NotImplemented where it fails on an operand that :func:`defers` (a Python
     operator then asks the other operand)."""
 
-    def method(self: Any, other: Any, *args: Any, **kwargs: Any) -> Any:
+    def method(self: Any, other: Any) -> Any:  # (an operator's two operands: no packing of more)
         try:
-            return fn(self, other, *args, **kwargs)
+            return fn(self, other)
         except (TypeError, ValueError):  # (an operand read as a 0-d object array may fail either way)
             if defers(other):
                 return NotImplemented
