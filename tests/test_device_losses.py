@@ -80,9 +80,10 @@ def test_cross_entropy_of_non_contiguous_logits_on_device():
 def test_cross_entropy_refuses_a_class_out_of_range_on_device():
     x = cr.Tensor(to_device(RNG.standard_normal((3, 4))), requires_grad=True)
     for bad in (4, -1):
-        with pytest.raises(IndexError, match=f"class {bad}, outside"):
-            F.cross_entropy(x, cr.Tensor(to_device(np.array([0, bad, 1]))))
-        # ignoring no row, the check is answered with the next read (a GPU need not wait for it)
+        # the check is answered with the next read (a GPU need not wait for it)
+        loss = F.cross_entropy(x, cr.Tensor(to_device(np.array([0, bad, 1]))))
+        with pytest.raises(IndexError, match=f"class {bad}, outside .*ignore_index=-100"):
+            loss.item()
         loss = F.cross_entropy(x, cr.Tensor(to_device(np.array([0, bad, 1]))), ignore_index=None)
         with pytest.raises(IndexError, match=f"class {bad}, outside .* no row is ignored"):
             loss.item()
@@ -146,3 +147,31 @@ def test_synchronize_answers_the_queued_checks():
     picked = F.embedding(cr.Tensor(to_device(np.array([3]))), table)
     with pytest.raises(IndexError, match="index 3 is out of range"):
         bool(picked.sum() > 0)  # (a truth value is a read too)
+
+
+@pytest.mark.skipif(NAME != "strict", reason="host reads are counted by the strict double")
+@pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.1}, {"reduction": "none"}, {"ignore_index": 2}])
+def test_cross_entropy_ignoring_rows_reads_nothing_on_the_host(kw):
+    """PyTorch's default ignore_index: the rows to ignore, their count and the range check stay on the device
+    (a read is a sync with a GPU); the values and gradients are the CPU's."""
+    import strict_device
+
+    x = RNG.standard_normal((5, 4))
+    target = np.array([0, -100, 2, 3, -100])
+    target[target == -100] = kw.get("ignore_index", -100)
+    want_x = cr.Tensor(x, requires_grad=True)
+    F.cross_entropy(want_x, target, **kw).sum().backward()
+    got_x = cr.Tensor(to_device(x), requires_grad=True)
+    dev_target = cr.Tensor(to_device(target))
+    reads = strict_device.HOST_COPIES[0]
+    F.cross_entropy(got_x, dev_target, **kw).sum().backward()
+    assert strict_device.HOST_COPIES[0] == reads
+    np.testing.assert_allclose(host(got_x.grad), want_x.grad._data, rtol=TOL, atol=TOL)
+
+
+def test_cross_entropy_of_only_ignored_rows_on_device_is_nan_with_zero_gradient():
+    x = cr.Tensor(to_device(RNG.standard_normal((2, 3))), requires_grad=True)
+    with np.errstate(invalid="ignore"):  # (the double divides with NumPy, which warns of 0/0; CuPy does not)
+        loss = F.cross_entropy(x, cr.Tensor(to_device(np.array([-100, -100]))))
+    loss.backward()
+    assert np.isnan(float(loss)) and not host(x.grad).any()

@@ -19,7 +19,9 @@ import numpy as np
 from ...autodiff.batch_levels import is_batched
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
-from ...core.device import OFF_HOST, add_at, as_array, check_indices, indices_outside, reduce_max, xp_of
+from ...core.device import (
+    OFF_HOST, add_at, as_array, check_indices, check_later, indices_outside, kernel, reduce_max, xp_of,
+)
 from ...core.errors import ChainruleWarning
 from ...ops._define import raw, where_is
 from ...ops._saved import Saved
@@ -55,10 +57,18 @@ def _ce_prepare(
         q = xp.full((n, c), smoothing / c, dtype=dt)
         q[xp.arange(n), np.where(valid, t, 0)] += 1.0 - smoothing
         w = valid.astype(dt).reshape(n, 1)
-        count = int(valid.sum())
+        count = valid.sum() if valid.__class__ in OFF_HOST else int(valid.sum())  # (a device's is not read)
     if reduction == "mean":
-        w = w / count if count else w  # every row ignored: all 0, PyTorch's gradient (its value is 0/0 = NaN)
+        w = _per_kept_row(w, count)
     return q, w
+
+
+def _per_kept_row(g: Any, count: Any) -> Any:
+    """``g / count``, the mean's share of each kept row; all 0 when every row is ignored (PyTorch's gradient;
+    its value is 0/0 = NaN). A device's count stays there: dividing by max(count, 1) needs no read."""
+    if count.__class__ in OFF_HOST:
+        return g / xp_of(count).maximum(count, 1).astype(g.dtype)
+    return g / count if count else g * 0.0
 
 
 def _ce_rows(target: np.ndarray, ignore_index: int | None) -> tuple[np.ndarray, np.ndarray | None, int]:
@@ -68,6 +78,8 @@ def _ce_rows(target: np.ndarray, ignore_index: int | None) -> tuple[np.ndarray, 
     if ignore_index is None:
         return target, None, len(target)
     valid = target != ignore_index
+    if valid.__class__ in OFF_HOST:  # on a device: the mask and the count stay there (a look at them is a sync)
+        return np.where(valid, target, 0), valid, valid.sum()
     if valid.all():
         return target, None, len(target)
     return np.where(valid, target, 0), valid, int(valid.sum())
@@ -140,6 +152,8 @@ def _ce_fn(
         return losses
     total = losses.sum()
     if reduction == "mean":
+        if count.__class__ in OFF_HOST:  # (0 / 0 when every row is ignored: NaN, PyTorch's value)
+            return total / count.astype(total.dtype)
         return total / count if count else total * np.nan
     return total
 
@@ -189,7 +203,7 @@ def _ce_vjp(
         if reduction == "none":
             p *= g.reshape(-1, 1) if valid is None else (g * valid).reshape(-1, 1)
             return p
-        scale = (g / count if count else g * 0.0) if reduction == "mean" else g  # (every row ignored: PyTorch's 0)
+        scale = _per_kept_row(g, count) if reduction == "mean" else g
         if valid is not None:
             scale = scale * valid.reshape(-1, 1)
         p *= scale
@@ -358,6 +372,13 @@ def cross_entropy(
             check_indices(t, c, lambda: IndexError(
                 f"cross_entropy: target holds class {int(t[(t < 0) | (t >= c)].flat[0])}, outside [0, {c}) for "
                 f"logits with {c} classes (ignore_index=None: no row is ignored)"))
+        elif t.__class__ in OFF_HOST:  # a device's check is answered with the next read; every row is looked at
+            in_range = False
+            outside = kernel(t, "classes_outside", lambda xp, special: lambda i, ignored, size: xp.sum(
+                (i != ignored) & ((i < 0) | (i >= size))))
+            check_later(outside(t, int(ignore_index), c), lambda: IndexError(
+                f"cross_entropy: target holds class {int(t[(t != ignore_index) & ((t < 0) | (t >= c))].flat[0])}, "
+                f"outside [0, {c}) for logits with {c} classes (ignore_index={ignore_index})"))
         elif indices_outside(t, c):
             in_range = False
             bad = (t != ignore_index) & ((t < 0) | (t >= c))
