@@ -20,7 +20,15 @@ from ...autodiff.batch_levels import is_batched
 from ...autodiff.inlined import Inlined
 from ...autodiff.primitive import Primitive
 from ...core.device import (
-    OFF_HOST, add_at, as_array, check_indices, check_later, indices_outside, kernel, reduce_max, xp_of,
+    OFF_HOST,
+    add_at,
+    as_array,
+    check_indices,
+    check_later,
+    indices_outside,
+    kernel,
+    reduce_max,
+    xp_of,
 )
 from ...core.errors import ChainruleWarning
 from ...ops._define import raw, where_is
