@@ -31,6 +31,7 @@ from ..core.node import Node
 from ..core.state import reset_grad as _reset_grad
 from ..core.state import set_grad as _set_grad
 from .convert import ConversionMethods, _check_data, _copy_of_tracked, _Size
+from .copying import CopyMethods
 from .inplace import InPlaceMethods
 from .methods import TensorMethods
 
@@ -38,7 +39,7 @@ _new = object.__new__
 _tick = clock.tick
 
 
-class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
+class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
     """An N-d array (NumPy-backed) that records operations for automatic differentiation.
 
     ``Tensor(data, requires_grad=False, dtype=None, label=None, device=None)``. Python floats become
