@@ -480,3 +480,28 @@ def test_math_functions_of_a_scalar_raise():
     assert a.grad == pytest.approx(2 * math.e)
     assert float(a) == 1.0 and a.item() == 1.0 and f"{a:.1f}" == "1.0" and math.exp(a.data) == math.e
     assert not math.isnan(a) and math.floor(Scalar(1.5)) == 1
+
+
+def test_pickle_keeps_value_grad_and_label_and_loads_a_computed_scalar_as_a_leaf():
+    import pickle
+
+    a = Scalar(2.0, label="a")
+    b = a * a + a.exp()
+    b.backward()
+    loaded = pickle.loads(pickle.dumps(b))  # (the rules are functions: pickling the graph raised PicklingError)
+    assert (loaded.data, loaded.grad, loaded.op, loaded.parents) == (b.data, 1.0, "", ())
+    leaf = pickle.loads(pickle.dumps(a))
+    assert (leaf.data, leaf.grad, leaf.label) == (2.0, a.grad, "a")
+    deep = a
+    for _ in range(20_000):
+        deep = deep + 1.0
+    assert pickle.loads(pickle.dumps(deep)).data == 20_002.0  # no recursion through the graph
+
+
+def test_a_shallow_copy_shares_the_graph():
+    import copy
+
+    a = Scalar(3.0)
+    twin = copy.copy(a * a)
+    twin.backward()
+    assert twin.op == "*" and a.grad == 6.0

@@ -319,6 +319,19 @@ class Scalar(ScalarMethods, NumberSpellings):
                 for parent, local in node._rest:
                     parent.grad += g * local
 
+    def __reduce__(self) -> tuple:
+        """Pickling keeps the value, the gradient and the label, not the graph: a computed Scalar loads as a leaf
+        (as PyTorch pickles a computed Tensor; the ops' rules are functions that cannot be pickled, and a deep graph
+        would recurse). ``copy.deepcopy`` copies the graph."""
+        return _leaf, (self.data, getattr(self.grad, "data", self.grad), self.label)
+
+    def __copy__(self) -> Scalar:
+        """A node with the same value, gradient and parents (the graph itself is shared, not copied)."""
+        twin = _new(Scalar)
+        for name in Scalar.__slots__:
+            setattr(twin, name, getattr(self, name))
+        return twin
+
     def __deepcopy__(self, memo: dict[int, Any]) -> Scalar:
         """A copy of this node and of everything it was computed from, made without recursion (Python's
         default copy recursed once per node: RecursionError on a chain of a few thousand operations)."""
@@ -428,6 +441,13 @@ def _pole(x: Scalar, value: float, slope: float) -> Scalar:
 
 
 SCALARS.pole = staticmethod(_pole)
+
+
+def _leaf(data: float, grad: float, label: str) -> Scalar:
+    """A leaf holding ``data`` with ``.grad`` set (what loading a pickled Scalar calls)."""
+    s = Scalar(data, label=label)
+    s.grad = grad
+    return s
 
 
 def _reachable(root: Scalar, reset: bool) -> list[Scalar]:
