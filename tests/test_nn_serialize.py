@@ -197,3 +197,27 @@ def test_a_state_dict_that_does_not_fit_raises_a_runtime_error_as_pytorchs():
             model.load_state_dict({"nope": lib.zeros(1)})
         with pytest.raises(RuntimeError, match="size mismatch|shape"):
             model.load_state_dict({"weight": lib.zeros(3, 3), "bias": lib.zeros(1)})
+
+
+def test_a_saved_tensor_loads_as_a_tensor_as_in_pytorch(tmp_path):
+    """What was saved comes back: Tensors as Tensors (requires_grad kept; a computed one as a leaf), Parameters as
+    Parameters, arrays as arrays (they loaded as arrays, so t.numpy() or t.requires_grad_() failed on a PyTorch
+    habit)."""
+    import chainrule as cr
+
+    a = cr.tensor([1.0, 2.0], requires_grad=True)
+    frozen = nn.Parameter(cr.ones(2), requires_grad=False)
+    state = {"a": a, "twice": a * 2, "param": nn.Parameter(cr.ones(2)), "frozen": frozen, "ids": cr.arange(3),
+             "plain": np.zeros(2), "nested": [cr.zeros(1)]}
+    nn.save(state, tmp_path / "s.npz")
+    got = nn.load(tmp_path / "s.npz")
+    kinds = {k: (type(v).__name__, getattr(v, "requires_grad", None)) for k, v in got.items() if k != "nested"}
+    assert kinds == {"a": ("Tensor", True), "twice": ("Tensor", True), "param": ("Parameter", True),
+                     "frozen": ("Parameter", False), "ids": ("Tensor", False), "plain": ("ndarray", None)}
+    assert got["twice"].is_leaf and type(got["nested"][0]).__name__ == "Tensor"
+    np.testing.assert_array_equal(got["twice"].numpy(), [2.0, 4.0])
+    model = nn.Linear(2, 3)
+    nn.save(model.state_dict(), tmp_path / "m.npz")
+    loaded = nn.load(tmp_path / "m.npz")
+    assert all(type(v).__name__ == "Tensor" and not v.requires_grad for v in loaded.values())
+    nn.Linear(2, 3).load_state_dict(loaded)

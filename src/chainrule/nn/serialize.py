@@ -4,7 +4,8 @@ A file holds plain numeric arrays (a model's under their flat names, e.g.
 ``layers.0.weight``) and, for nested states such as an optimiser's, a JSON manifest that
 records the structure (numbers, strings, lists, dicts). Loading uses
 ``numpy.load(allow_pickle=False)``: a file that holds pickled Python objects is refused with
-:class:`UnsafeFileError`, so loading an untrusted file cannot run code.
+:class:`UnsafeFileError`, so loading an untrusted file cannot run code. A saved Tensor (or Parameter) loads as one,
+with its ``requires_grad``; an array as an array.
 
 Example:
     >>> import os, tempfile
@@ -38,6 +39,7 @@ import numpy as np
 
 from ..core.device import as_array, is_off_host, of
 from ..tensor import Tensor
+from .parameter import Parameter
 
 MANIFEST = "__chainrule__"
 FORMAT = "chainrule-state/1"
@@ -62,7 +64,9 @@ def _encode(obj: Any) -> tuple[Any, dict[str, np.ndarray]]:
     stack: list[tuple[Any, list[Any] | dict[str, Any], Any, str]] = [(obj, root, 0, "")]
     while stack:
         value, holder, slot, path = stack.pop()
+        tensor = None  # a Tensor loads as what it was: a Tensor or a Parameter, requires_grad kept
         if isinstance(value, Tensor):
+            tensor = {"$T": "Parameter" if isinstance(value, Parameter) else "Tensor", "$g": value.requires_grad}
             value = value._data
         if is_off_host(value):  # a device's array is saved as a host array (it loads on any device)
             value = of(value).to_host(value)
@@ -78,7 +82,7 @@ def _encode(obj: Any) -> tuple[Any, dict[str, np.ndarray]]:
             if key in arrays or key == MANIFEST:
                 key = f"{key}#{len(arrays)}"
             arrays[key] = value
-            holder[slot] = {"$a": key}
+            holder[slot] = {"$a": key} if tensor is None else {"$a": key, **tensor}
         elif value is None or isinstance(value, (bool, int, float, str)):
             holder[slot] = value
         elif isinstance(value, Mapping):
@@ -118,7 +122,7 @@ def _decode(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> Any:
             key = node["$a"]
             if key not in arrays:
                 raise ValueError(f"load: the file's manifest refers to a missing array {key!r}; the file is damaged")
-            holder[slot] = arrays[key]
+            holder[slot] = arrays[key] if "$T" not in node else _as_tensor(arrays[key], node["$T"], node.get("$g"))
         elif isinstance(node, dict) and "$t" in node:
             items = list(node["$t"])
             holder[slot] = items  # turned into a tuple below, once filled
@@ -147,6 +151,13 @@ def _decode(skeleton: Any, arrays: Mapping[str, np.ndarray]) -> Any:
         else:
             holder[slot] = node
     return root[0]
+
+
+def _as_tensor(arr: Any, kind: str, requires_grad: Any) -> Tensor:
+    """The saved Tensor back (older files, and plain ``.npz`` archives, hold arrays: they load as arrays)."""
+    t = (Parameter if kind == "Parameter" else Tensor)._wrap(arr)
+    t._requires_grad = bool(requires_grad) and arr.dtype.kind in "fc"
+    return t
 
 
 # -- files ----------------------------------------------------------------------------------------
