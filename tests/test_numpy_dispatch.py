@@ -131,7 +131,7 @@ def test_scipy_special_functions_are_traced(dispatched):
         (lambda x: np.unique(x), "numpy.unique"),
         (lambda x: np.trim_zeros(x), "numpy.trim_zeros"),  # (unwrap has a rule now: test_jax_numpy_grad_suite.py)
         (lambda x: np.roots(x), "numpy.roots"),
-        (lambda x: np.add.reduce(x), "numpy.add.reduce"),
+        (lambda x: np.add.reduceat(x, [0, 2]), "numpy.add.reduceat"),  # (reduce, accumulate have rules: below)
         (lambda x: np.sin(x, out=np.empty(4)), "numpy.sin"),
         (lambda x: np.polydiv(x, x), "numpy.polydiv"),  # (polyfit has a rule now: tests/test_polyfit_gradient.py)
         (lambda x: np.histogram(x), "numpy.histogram"),
@@ -361,3 +361,48 @@ def test_constant_results_of_tensor_inputs_are_tensors():
         assert isinstance(out, cr.Tensor) and not out.requires_grad
     np.testing.assert_array_equal(np.piecewise(x, [np.array([False])], [lambda v: v, 0.5]).numpy(), [0.5])
     assert isinstance(np.vander(np.array([2.0])), np.ndarray)  # NumPy's own for NumPy's arrays
+
+
+_REDUCING_CASES = {  # plain NumPy code written with ufunc methods (NumPy's default axis is 0)
+    "add.reduce": lambda x: (np.add.reduce(x) ** 2).sum(),
+    "add.reduce, all axes": lambda x: np.add.reduce(x, axis=None) ** 2,
+    "multiply.reduce, keepdims": lambda x: (np.multiply.reduce(x, axis=1, keepdims=True) ** 2).sum(),
+    "maximum.reduce, two axes": lambda x: np.maximum.reduce(x, axis=(0, 1)),
+    "minimum.reduce": lambda x: (np.minimum.reduce(x) * np.arange(4)).sum(),
+    "logaddexp.reduce": lambda x: np.logaddexp.reduce(x, axis=1).sum(),
+    "add.accumulate": lambda x: (np.add.accumulate(x) ** 2).sum(),
+    "multiply.accumulate": lambda x: (np.multiply.accumulate(x, axis=1) ** 2).sum(),
+    "maximum.accumulate": lambda x: (np.maximum.accumulate(x, axis=1) * np.arange(4)).sum(),
+    "minimum.accumulate": lambda x: (np.minimum.accumulate(x) ** 2).sum(),
+    "logaddexp.accumulate": lambda x: (np.logaddexp.accumulate(x, axis=1) ** 2).sum(),
+}
+
+
+@pytest.mark.parametrize("case", _REDUCING_CASES)
+def test_ufunc_reduce_and_accumulate_are_differentiable(case):
+    """np.add.reduce, np.maximum.accumulate, ... raised "no derivative rule": each is a reduction or a scan that
+    chainrule has (sum, prod, max, min, logsumexp, cumsum, cumprod, cummax, cummin, logcumsumexp)."""
+    f = _REDUCING_CASES[case]
+    x = np.random.default_rng(1).normal(size=(3, 4))
+    got = cr.grad(f)(x)
+    want = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        up, down = x.copy(), x.copy()
+        up[i] += 1e-6
+        down[i] -= 1e-6
+        want[i] = (f(up) - f(down)) / 2e-6
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    value = f(cr.Tensor(x))
+    assert isinstance(value, cr.Tensor)
+    np.testing.assert_allclose(value._data, f(x), rtol=1e-12)
+
+
+def test_ufunc_reduce_batches_under_vmap_and_keeps_numpy_dtypes():
+    x = np.arange(6.0).reshape(2, 3)
+    np.testing.assert_allclose(cr.vmap(lambda r: np.add.reduce(r))(x), [3.0, 12.0])
+    np.testing.assert_allclose(cr.vmap(cr.grad(lambda r: np.logaddexp.reduce(r)))(x),
+                               np.exp(x - np.logaddexp.reduce(x, axis=1, keepdims=True)))
+    ints = cr.Tensor(np.array([1, 2], dtype=np.int8))
+    assert np.add.reduce(ints).dtype == np.add.reduce(np.array([1, 2], dtype=np.int8)).dtype
+    with pytest.raises(NotImplementedError, match="maximum.accumulate has no batching rule"):
+        cr.vmap(lambda r: np.maximum.accumulate(r))(x)

@@ -15,6 +15,7 @@ import numpy as np
 from ..autodiff import batch_levels as _state
 from ..core import pytree as _pytree
 from ..ops._define import NONDIFFERENTIABLE, NUMPY_FUNCTIONS, NUMPY_UFUNCS
+from ..ops.methods import REDUCING, reducing
 from .rules import _shift, _top, at, batch_value, expand, ndim
 from .value import NUMPY_PROTOCOL, Batched, ConcreteValueError
 
@@ -64,6 +65,10 @@ def _name(fn: Any) -> str:
 
 
 def ufunc(uf: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    if method in ("reduce", "accumulate") and (uf, method) in REDUCING and isinstance(inputs[0], Batched):
+        result = reducing(uf, method, inputs, kwargs)  # np.add.reduce(x) is np.sum(x, axis=0): its rule batches
+        if result is not None:
+            return result
     if method != "__call__" or "out" in kwargs:
         raise NotImplementedError(
             f"vmap: {_name(uf)}" + (f".{method}" if method != "__call__" else " with out=")

@@ -16,7 +16,7 @@ from ..core import traces
 from ..core.state import is_traced
 from ..core.traces import reads_values
 from ..tensor import Tensor
-from . import pointwise
+from . import cumulative, pointwise, reductions
 from . import shape as shape_ops
 from ._define import NUMPY_FUNCTIONS, NUMPY_UFUNCS, raw, wrap_like
 from .declare import implements, tensor_method
@@ -194,6 +194,10 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
         return fn(*inputs, **kwargs)
     if method == "at":
         return _ufunc_at(ufunc, inputs)
+    if method in ("reduce", "accumulate") and (ufunc, method) in REDUCING and isinstance(inputs[0], Tensor):
+        result = reducing(ufunc, method, inputs, kwargs)
+        if result is not None:
+            return result
     if _traced((inputs, kwargs)):  # keywords too: where=, out=, or any other route to a traced value
         name = f"{_ufunc_home(ufunc)}.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _no_rule(name + (f" with {sorted(kwargs)}" if kwargs and fn is not None else ""))
@@ -205,6 +209,39 @@ def _array_ufunc(self: Tensor, ufunc: Any, method: str, *inputs: Any, **kwargs: 
                 o._bump_version()
         return out[0] if len(out) == 1 else out
     return result
+
+
+# numpy.<ufunc>.reduce / .accumulate of a Tensor (or a value under vmap): the chainrule function computing the same
+REDUCING: dict[tuple[Any, str], Any] = {
+    (np.add, "reduce"): lambda x, axis, keep, dt: reductions.sum(x, axis, keep, dtype=dt),
+    (np.multiply, "reduce"): lambda x, axis, keep, dt: reductions.prod(x, axis, keep, dtype=dt),
+    (np.maximum, "reduce"): lambda x, axis, keep, dt: reductions.max(x, axis, keep),
+    (np.minimum, "reduce"): lambda x, axis, keep, dt: reductions.min(x, axis, keep),
+    (np.logaddexp, "reduce"): lambda x, axis, keep, dt: reductions.logsumexp(x, axis, keep),
+    (np.add, "accumulate"): lambda x, axis, keep, dt: cumulative.cumsum(x, axis, dtype=dt),
+    (np.multiply, "accumulate"): lambda x, axis, keep, dt: cumulative.cumprod(x, axis, dtype=dt),
+    (np.maximum, "accumulate"): lambda x, axis, keep, dt: x.cummax(axis).values,
+    (np.minimum, "accumulate"): lambda x, axis, keep, dt: x.cummin(axis).values,
+    (np.logaddexp, "accumulate"): lambda x, axis, keep, dt: x.logcumsumexp(axis),
+}
+
+
+def reducing(ufunc: Any, method: str, inputs: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``np.add.reduce(t, axis=0)`` and the like (NumPy's default axis is 0), or None where the call has more than
+    one operand or keywords beyond axis, keepdims (reduce) and dtype (sums and products)."""
+    allowed = {"axis", "dtype"} | ({"keepdims"} if method == "reduce" else set())
+    x = inputs[0]
+    if len(inputs) != 1 or set(kwargs) - allowed:
+        return None
+    dt = kwargs.get("dtype")
+    if dt is not None and ufunc not in (np.add, np.multiply):
+        return None
+    if method == "accumulate" and ufunc in (np.maximum, np.minimum, np.logaddexp) and not isinstance(x, Tensor):
+        return None  # (running extremes and logcumsumexp are Tensor methods, without a batching rule)
+    axis = kwargs.get("axis", 0)
+    if method == "accumulate" and x.ndim == 0:
+        raise TypeError(f"numpy.{ufunc.__name__}.accumulate: a 0-d array has no axis to accumulate along")
+    return REDUCING[ufunc, method](x, axis, bool(kwargs.get("keepdims", False)), dt)
 
 
 def _ufunc_at(ufunc: Any, inputs: tuple[Any, ...]) -> None:
