@@ -131,17 +131,31 @@ def test_a_call_that_differs_from_the_trace_is_traced_again_or_raises():
         step(x, y)
 
 
-def test_value_dependent_control_flow_raises_on_replay():
-    w = cr.Tensor([1.0, -1.0], requires_grad=True)
+def test_value_dependent_control_flow_takes_an_eager_step_on_replay():
+    """A branch on a value that answers otherwise: that step is traced again (an eager step: the right update)."""
 
-    def loss_fn(x):
-        h = (w * x).sum()
-        return h * h if float(h) > 0 else -h  # the branch reads a value
+    def steps(make_step):
+        w = cr.Tensor([1.0, -1.0], requires_grad=True)
 
-    step = jit_step(loss_fn, optim.SGD([w], lr=0.01))
-    step(np.array([2.0, 0.5]))
-    with pytest.raises(JitError, match="read a tensor's value"):
-        step(np.array([0.5, 2.0]))
+        def loss_fn(x):
+            h = (w * x).sum()
+            return h * h if float(h) > 0 else -h  # the branch reads a value
+
+        step = make_step(loss_fn, optim.SGD([w], lr=0.01))
+        losses = [float(step(np.array(x))) for x in ([2.0, 0.5], [0.5, 2.0], [2.0, 0.5], [0.5, 2.0])]
+        return losses, w.tolist()
+
+    def eager(loss_fn, opt):
+        def step(x):
+            opt.zero_grad()
+            loss = loss_fn(x)
+            loss.backward()
+            opt.step()
+            return loss
+
+        return step
+
+    assert steps(jit_step) == steps(eager)
 
 
 def test_gradients_only_into_the_optimisers_parameters():

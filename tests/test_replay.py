@@ -43,7 +43,7 @@ def run(f, arrays, seed_rng):
     return out.data.copy(), [None if x.grad is None else x.grad.data.copy() for x in xs]
 
 
-# the value-dependent cases a replay refuses on fresh values (it raises; it never answers wrongly)
+# the value-dependent cases: a replay on fresh values traces again (or, for a few, the trace is refused)
 VALUE_READS = set()
 
 
@@ -66,13 +66,14 @@ def test_replay_matches_eager_for_every_op_case(case, data):
         try:
             out, grads = run(jitted, values, np.random.default_rng(1))
         except JitError as e:
-            assert any(m in str(e) for m in ("read a tensor's value", "is not used by any chainrule op",
-                                             "is not a Tensor computed")), e
+            assert any(m in str(e) for m in ("is not used by any chainrule op", "is not a Tensor computed")), e
             VALUE_READS.add(case.name)
             continue
         assert same(out, eager_out), case.name
         for g, ge in zip(grads, eager_grads):
             assert (g is None and ge is None) or same(g, ge), case.name
+    if jitted.traces_again:  # it read values that differ on fresh ones: traced again (right, but no time saved)
+        VALUE_READS.add(case.name)
 
 
 def test_replay_is_a_flat_program_with_one_node():
@@ -169,15 +170,21 @@ def test_jit_over_a_parameter_pytree_traces_again_when_a_global_it_reads_changes
 LEARNING_RATE = 0.1
 
 
-def test_control_flow_on_values_is_checked():
+def test_control_flow_on_values_is_checked_and_traced_again():
+    """A value read into Python that answers otherwise on a replay (another branch, another constant) makes the
+    call a fresh trace, an eager run: the result is right (it raised JitError, which made jit unusable for any
+    function that sorts, indexes by a Tensor or branches on a value); after a few, the function runs as it is."""
     def f(x):
         return (x * 2).sum() if float(x.sum()) > 0 else (x * 3).sum()
 
     jf = cr.jit(f)
     assert float(jf(cr.Tensor([1.0, 2.0], requires_grad=True)).data) == 6.0
     assert float(jf(cr.Tensor([1.0, 2.0], requires_grad=True)).data) == 6.0
-    with pytest.raises(JitError, match=r"read a tensor's value with (__float__|item)\(\) and got 3.0"):
-        jf(cr.Tensor([-1.0, -2.0], requires_grad=True))
+    assert jf.traces_again == 0
+    x = cr.Tensor([-1.0, -2.0], requires_grad=True)
+    out = jf(x)
+    out.backward()
+    assert float(out.data) == -9.0 and x.grad.tolist() == [3.0, 3.0] and jf.traces_again == 1
 
     def g(x):
         return x.sum() if (x > 0).all() else -x.sum()
@@ -185,8 +192,11 @@ def test_control_flow_on_values_is_checked():
     jg = cr.jit(g)
     jg(cr.Tensor([1.0, 2.0], requires_grad=True))
     assert float(jg(cr.Tensor([3.0, 2.0], requires_grad=True)).data) == 5.0
-    with pytest.raises(JitError, match=r"all\(\)"):
-        jg(cr.Tensor([-1.0, 2.0], requires_grad=True))
+    assert float(jg(cr.Tensor([-1.0, 2.0], requires_grad=True)).data) == -1.0
+    with pytest.warns(cr.PerformanceWarning, match="runs the function as it is from now on: .*all\\(\\)"):
+        for k in range(10):
+            assert float(jg(cr.Tensor([(-1.0) ** k, 2.0], requires_grad=True)).data) == ((-1.0) ** k + 2.0) * (
+                1 if k % 2 == 0 else -1)
 
 
 def test_comparisons_are_replayed_not_frozen():
@@ -223,8 +233,9 @@ def test_what_a_replay_cannot_do_raises():
         (x * x).sum().backward()
         return x.sum()
 
-    with pytest.raises(JitError, match="calls backward"):
+    with pytest.warns(cr.PerformanceWarning, match="calls backward"):  # it runs as it is, once: x.grad is 2x
         cr.jit(calls_backward)(x)
+    assert x.grad.tolist() == [2.0, 4.0]
     with pytest.raises(JitError, match="output 0 is not a Tensor computed by chainrule ops.*got float"):
         cr.jit(lambda x: 3.0)(x)
     identity = cr.jit(lambda x: x)

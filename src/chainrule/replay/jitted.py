@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +22,7 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .disabling import disabled as jit_disabled
 from .guards import Guards
 from .program import Program, ReplayNode
-from .recording import Recorder
+from .recording import STOPPED, Recorder
 from .static_args import bind, split, static_names
 from .tape import JitError, same_answer, slots_of
 
@@ -73,6 +74,21 @@ class OtherArguments(JitError):
     def __init__(self, message: str, owner: Any = None) -> None:
         super().__init__(message)
         self.owner = owner  # the Jitted whose trace the arguments differ from (not one called inside it)
+
+
+def _outside_jit() -> int:
+    """The stacklevel of the first frame outside this file (a warning points at the caller's line, however many of
+    the jit's own frames the call went through)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename == __file__:
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class ReadChanged(OtherArguments):
+    """A value the function read into Python during the trace (``bool(x > 0)``, ``.item()``, a sort's order) gives
+    another answer now: the traced ops may not be the ones this call needs, so ``jit`` traces the call again (an
+    eager run: its result is right), and after a few such calls runs the function as it is."""
 
 
 def _explain_mismatch(name: str, i: int, traced: tuple, now: tuple, owner: Any = None) -> JitError:
@@ -135,13 +151,28 @@ class Jitted:
                 isinstance(a, Tensor) for a in args
             ):
                 return self._call_on_arrays(args)
+            if self._eager:  # (it could not be traced: see _trace)
+                return self.fn(*args)
             if self._program is None or self.expired():
                 return self._trace_inside(args) if transform_depth() else self._trace(args)
             return self._replay(args)
+        except ReadChanged as e:  # the traced ops may not hold for these values: traced again (an eager run)
+            if e.owner is not self:
+                raise
+            return self._read_changed(args, e)
         except OtherArguments as e:  # new shapes, dtypes or plain values: a trace of their own, as JAX's jit
             if e.owner is not self:
                 raise
             return self._other_arguments(args, e)
+
+    def _read_changed(self, args: tuple, error: JitError) -> Any:
+        self._program = None
+        self.traces_again += 1
+        if self.traces_again == _WARN_AFTER:  # values that steer the function on every call: replays save nothing
+            warnings.warn(f"jit({self.name}) runs the function as it is from now on: {error}", PerformanceWarning,
+                          stacklevel=_outside_jit())
+            self._eager = True
+        return self(*args)
 
     def _other_arguments(self, args: tuple, error: JitError) -> Any:
         try:
@@ -255,6 +286,11 @@ class Jitted:
                                 else None)
         with traces.tracing(trace):  # this thread's (task's) primitive calls go to the trace
             result = self.fn(*args)
+        if trace.stopped is not None:  # the function ran to its end as it is: its result is the eager one
+            warnings.warn(f"jit({self.name}) runs the function as it is (no replay): {STOPPED}", PerformanceWarning,
+                          stacklevel=_outside_jit())
+            self._eager = True
+            return result
         trace.outside.function(self.fn)
         if hasattr(self.fn, "training"):  # jit(model): its settings (its __call__ noted it; a plain forward may not)
             trace.outside.module(self.fn)
@@ -288,8 +324,8 @@ class Jitted:
         for i, s in enumerate(trace.inputs):
             if s is not None and s not in trace.used and s not in out_slots and i not in self._passed:
                 raise JitError(f"jit({self.name}): argument {i} is not used by any chainrule op (converted with "
-                               "NumPy inside?); its values would be frozen at the first call. Convert it before "
-                               "calling (e.g. x.astype(...)) or compute with chainrule ops")
+                               "NumPy inside?); its values would be frozen at the first call. Compute with chainrule "
+                               "ops (or, if the function ignores it, leave it out of the jitted function's arguments)")
         self._grad_out = differentiable[0] if differentiable else None
         grad_slot = out_slots[self._grad_out] if differentiable else None
         self._program = Program(trace, [s for s in out_slots if s is not None], grad_slot)
@@ -372,12 +408,11 @@ class Jitted:
         values = program.forward(*sources)
         for position, read, expected, what in program.guards:
             if not same_answer(read(values[position]), expected):
-                raise JitError(
-                    f"jit({self.name}): during the trace the function read a tensor's value with {what} and got "
-                    f"{expected!r:.60}; now it gives another answer, so the traced ops (control flow, constants) may "
-                    "not be the ones this call needs. Keep value-dependent branches out of the jitted function "
-                    "(or call it without jit)"
-                )
+                raise ReadChanged(
+                    f"during the trace the function read a tensor's value with {what} and got {expected!r:.60}; now "
+                    "it gives another answer, so the traced ops (control flow, constants) may not be the ones this "
+                    "call needs, and the call was traced again. Keep value-dependent branches out of the jitted "
+                    "function (jnp.where / cr.where choose without reading)", self)
         return values, tensors
 
 

@@ -38,7 +38,7 @@ from ..core.device import as_array
 from ..core.hooks import LEAF_HOOKS, run_leaf_hooks
 from ..core.state import forward_levels
 from ..tensor import Tensor
-from .jitted import Jitted, OtherArguments, _describe, under_vmap
+from .jitted import Jitted, OtherArguments, ReadChanged, _describe, under_vmap
 from .tape import JitError
 
 __all__ = ["jit_step", "JittedStep"]
@@ -83,6 +83,10 @@ class JittedStep:
             raise JitError(f"jit_step({self.name}): a training step cannot run inside jvp or vmap")
         try:
             values, _ = self.loss._run_forward(args)
+        except ReadChanged:  # a value the loss read into Python reads otherwise now: an eager step, traced again
+            self.loss._program = None
+            self.loss.traces_again += 1
+            return self._trace(args)
         except OtherArguments as e:  # other shapes (a last, smaller batch): a step traced for them, as jit does
             return self._other_arguments(args, e)
         program = self.loss._program

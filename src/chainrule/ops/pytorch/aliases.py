@@ -19,6 +19,7 @@ import numpy as np
 
 from ...core.device import as_array, index_on, xp_of
 from ...tensor import Tensor
+from .._define import raw
 from ..declare import tensor_method
 from ..numeric import add_at
 from .common import (
@@ -89,7 +90,7 @@ def diff(self: Tensor, n: int = 1, dim: int = -1, prepend: Any = None, append: A
 def count_nonzero(self: Tensor, dim: Any = None) -> Tensor:
     """PyTorch's ``count_nonzero``: how many entries are not zero (over ``dim``, all by default), as int64."""
     axis = tuple(dim) if isinstance(dim, (tuple, list)) else dim
-    return Tensor._wrap(as_array(np.count_nonzero(self._data, axis=axis), dtype=np.int64))
+    return Tensor._wrap(as_array(np.count_nonzero(raw(self), axis=axis), dtype=np.int64))
 
 
 also_method("diff", "diff", diff)
@@ -135,7 +136,7 @@ def _running_extreme(name: str, larger: bool) -> Any:
         if scalar_along(self, name, dim):
             return as_scalar(method(self.reshape((1,)), 0))
         axis = checked_axis(self, dim, name)
-        data = np.moveaxis(self._data, axis, -1)
+        data = np.moveaxis(raw(self), axis, -1)  # (raw: a jit trace guards the values read)
         idx = xp_of(data).zeros(data.shape, dtype=np.int64)  # where the values are
         if data.shape[-1] == 0:  # nothing to scan: empty values and indices, as PyTorch's
             return ValuesIndices(declared("take_along_axis")(self, np.moveaxis(idx, -1, axis), axis),
@@ -191,7 +192,7 @@ def index_add(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1
     """PyTorch's ``index_add``: ``self`` with ``alpha * source``'s slices added at ``index`` along ``dim``
     (repeated indices add up)."""
     axis = checked_axis(self, dim, "index_add")
-    idx = as_array(index._data if isinstance(index, Tensor) else index)
+    idx = as_array(raw(index))
     if self.ndim == 0:  # PyTorch reads a 0-d Tensor (and a 0-d source) as one entry, and gives a 0-d back
         part = source.reshape((1,)) if isinstance(source, Tensor) else np.reshape(source, (1,))
         return index_add(self.reshape((1,)), 0, idx.reshape(-1), part, alpha=alpha).reshape(())
@@ -208,7 +209,7 @@ def index_fill(self: Tensor, dim: int, index: Any, value: Any) -> Any:
     axis = checked_axis(self, dim, "index_fill")
     if self.ndim == 0:  # PyTorch reads a 0-d Tensor as one entry, and gives a 0-d back
         return index_fill(self.reshape((1,)), 0, index, value).reshape(())
-    idx = as_array(index._data if isinstance(index, Tensor) else index)
+    idx = as_array(raw(index))
     mask = xp_of(self._data).zeros(self.shape[axis], dtype=bool)  # where the values are
     check_range("index_fill", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
     mask[index_on(idx, mask)] = True
@@ -241,7 +242,7 @@ def logit(self: Tensor, eps: float | None = None) -> Any:
 def index_put(self: Tensor, indices: Any, values: Any, accumulate: bool = False) -> Any:
     """PyTorch's ``index_put``: ``self`` with ``values`` written (``accumulate=True``: added) at the positions
     ``indices`` (a tuple of index arrays, one per leading dim). Repeated positions need ``accumulate=True``."""
-    position = tuple(as_array(i._data if isinstance(i, Tensor) else i) for i in indices)
+    position = tuple(as_array(raw(i)) for i in indices)
     if accumulate:
         return add_at(self, position, values)
     return overwrite_at(self, position, values, "index_put: indices name some positions more than once, so the "

@@ -12,6 +12,7 @@ from ...core.device import add_at as add_at_in_place
 from ...core.device import as_array as _as_array
 from ...core.device import check_indices, xp_of
 from ...tensor import Tensor
+from .._define import raw
 from ..declare import DECLARATIONS, TENSOR_METHODS, tensor_method
 from ..numeric import add_at
 
@@ -36,7 +37,7 @@ def values_of(self: Any, name: str) -> np.ndarray:
     if not isinstance(self, Tensor):
         raise TypeError(f"vmap: Tensor.{name} reads the values (to choose entries, or in place), which vmap cannot "
                         f"batch; call it outside vmap")
-    return self._data
+    return raw(self)  # (a jit trace guards what is read: a replay on other values traces again)
 
 
 def operand_shape(x: Any) -> tuple[int, ...]:
@@ -46,7 +47,7 @@ def operand_shape(x: Any) -> tuple[int, ...]:
 
 def as_array(x: Any, dtype: Any = None) -> np.ndarray:
     """A Tensor's values, or ``x`` as an array (a device's array stays there), in ``dtype`` when given."""
-    return _as_array(x._data if isinstance(x, Tensor) else x, dtype)
+    return _as_array(raw(x), dtype)  # (raw: a jit trace guards the values read)
 
 
 def checked_axis(self: Tensor, dim: int, name: str) -> int:

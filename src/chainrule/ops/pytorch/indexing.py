@@ -204,7 +204,7 @@ also_method("take_along_axis", "mode", mode)
 
 # -- indexing: gather, scatter, select --------------------------------------------------------------
 def _index_array(name: str, index: Any) -> np.ndarray:
-    idx = as_array(as_array(index))
+    idx = as_array(raw(index))  # (raw: a jit trace guards the values it reads: a replay with others traces again)
     if idx.dtype.kind not in "iu":
         raise TypeError(f"{name}: index must hold integers, got dtype {idx.dtype}")
     return idx
@@ -317,7 +317,7 @@ def scatter(self: Tensor, dim: int, index: Any, src: Any = None, *, value: Any =
 def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Any:
     """PyTorch's ``take_along_dim``: NumPy's ``take_along_axis`` (of the flattened Tensor when ``dim`` is None)."""
     if dim is None:
-        return declared("take_along_axis")(declared("ravel")(self), np.ravel(as_array(indices)), 0)
+        return declared("take_along_axis")(declared("ravel")(self), np.ravel(as_array(raw(indices))), 0)
     idx = _index_array("take_along_dim", indices)
     axis = checked_axis(self, dim, "take_along_dim")
     check_range("take_along_dim", idx, axis, self.shape[axis], wraps=True)  # negative indices count from the end
@@ -326,7 +326,7 @@ def take_along_dim(self: Tensor, indices: Any, dim: int | None = None) -> Any:
 
 def masked_select(self: Tensor, mask: Any) -> Any:
     """PyTorch's ``masked_select``: the entries where ``mask`` holds (both broadcast), as a 1-D Tensor."""
-    m = as_array(as_array(mask))
+    m = as_array(raw(mask))
     if m.dtype != bool:
         raise TypeError(f"masked_select: mask must be boolean, got dtype {m.dtype}")
     shape = np.broadcast_shapes(self.shape, m.shape)
