@@ -122,16 +122,15 @@ def test_a_jit_replay_draws_again():
     np.testing.assert_allclose(draws, eager)  # the replay draws what eager draws, from the same generator
 
 
-def test_a_random_index_under_jit_is_refused_not_frozen():
+def test_a_random_index_under_jit_is_drawn_afresh_not_frozen():
     @cr.jit
     def shuffled(x):
         return x[cr.randperm(x.shape[0])]
 
     x = np.arange(50.0)
-    shuffled(x)
-    with pytest.raises(cr.JitError, match="read a tensor's value"):
-        for _ in range(5):
-            shuffled(x)
+    with pytest.warns(cr.PerformanceWarning, match="runs the function as it is from now on"):
+        orders = [shuffled(x).tolist() for _ in range(10)]  # each read differs: traced again, then run as it is
+    assert all(sorted(o) == x.tolist() for o in orders) and len({tuple(o) for o in orders}) == 10
 
 
 def test_complex_builders_and_views_are_differentiable_as_pytorchs():
@@ -317,8 +316,7 @@ def test_a_jit_replay_never_freezes_what_a_host_function_read():
         return x * cr.bucketize(x, cr.tensor([0.5])).astype(np.float64)
 
     np.testing.assert_allclose(f(np.array([0.2, 0.9])), [0.0, 0.9])
-    with pytest.raises(cr.JitError, match="read a tensor's value"):  # (it replayed the first call's buckets)
-        f(np.array([0.9, 0.2]))
+    np.testing.assert_allclose(f(np.array([0.9, 0.2])), [0.9, 0.0])  # (it replayed the first call's buckets)
 
 
 def test_chain_matmul_of_one_matrix_is_a_new_tensor():

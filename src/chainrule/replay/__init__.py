@@ -26,13 +26,14 @@ way: forward, backward and the optimiser's update, with no graph object at all.
 Under ``vmap`` or ``jvp`` a jitted function runs as it is (no replay). On NumPy arguments (JAX's
 ``jit(f)(array)``, arrays in lists, tuples and dicts too: ``jit(update)(params, x)``) it traces them as Tensors and
 returns arrays; on a device's arrays (CuPy's) or Tensors the trace records and the replay runs on that device (an
-argument on another device raises); one that cannot be traced (``jit(jacfwd(f))``, ``jit(grad(f))``, a
-``.backward()`` inside: the gradient's rules run outside the tape) warns and runs as it is: write ``grad(jit(f))``.
-A replay whose values read into Python answer otherwise (a branch, a sort's order, an index Tensor's entries)
-is traced again: an eager run. Limits (all raise, except the last): no ``create_graph`` backward through a
-replay, no in-place changes inside the function, at most one output that requires grad. **Values taken out with
-``.data`` and computed on with NumPy inside the function are frozen at their traced values**: compute with
-chainrule ops instead.
+argument on another device raises). A function a tape cannot hold (``jit(jacfwd(f))``, ``jit(grad(f))`` or a
+``.backward()`` inside: the gradient's rules run outside the tape; in-place changes, such as BatchNorm's running
+statistics in training mode; several outputs that require grad; an output that is not a Tensor) runs as it is,
+with a ``PerformanceWarning`` saying why: its first call ran eagerly under the trace, so nothing runs twice (for
+speed, write ``grad(jit(f))``). A replay whose values read into Python answer otherwise (a branch, a sort's order,
+an index Tensor's entries) is traced again: an eager run. A ``create_graph`` backward through a replay raises.
+**Values taken out with ``.data`` and computed on with NumPy inside the function are frozen at their traced
+values**: compute with chainrule ops instead.
 Random ops (``cr.randn``, dropout masks, ...) draw afresh at each replay, from the generator, as eager does;
 what the function reads by name (closed-over values, globals, the settings of the modules it calls, such
 as ``training``) is guarded: a change traces the function again (:mod:`chainrule.replay.guards`).

@@ -22,7 +22,7 @@ from ..tree_util import tree_flatten, tree_unflatten
 from .disabling import disabled as jit_disabled
 from .guards import Guards
 from .program import Program, ReplayNode
-from .recording import STOPPED, Recorder
+from .recording import Recorder
 from .static_args import bind, split, static_names
 from .tape import JitError, same_answer, slots_of
 
@@ -275,6 +275,15 @@ class Jitted:
                           PerformanceWarning, stacklevel=3)
         return True
 
+    def _as_it_is(self, result: Any, why: str) -> Any:
+        """The function cannot be replayed: its first run was eager (the trace only watched it), so its result
+        stands, and later calls run it as it is (jit only saves time), with this warning once."""
+        warnings.warn(f"jit({self.name}) runs the function as it is (no replay): {why}", PerformanceWarning,
+                      stacklevel=_outside_jit())
+        self._eager = True
+        self._program = None
+        return result
+
     # -- first call: run eagerly and record ----------------------------------------------------
     def _trace(self, args: tuple) -> Any:
         self.traces += 1
@@ -287,24 +296,21 @@ class Jitted:
         with traces.tracing(trace):  # this thread's (task's) primitive calls go to the trace
             result = self.fn(*args)
         if trace.stopped is not None:  # the function ran to its end as it is: its result is the eager one
-            warnings.warn(f"jit({self.name}) runs the function as it is (no replay): {STOPPED}", PerformanceWarning,
-                          stacklevel=_outside_jit())
-            self._eager = True
-            return result
+            return self._as_it_is(result, trace.why)
         trace.outside.function(self.fn)
         if hasattr(self.fn, "training"):  # jit(model): its settings (its __call__ noted it; a plain forward may not)
             trace.outside.module(self.fn)
         if clock.last_change[0] != trace.changes:
-            raise JitError(f"jit({self.name}): the function changes a tensor in place; jit only replays "
-                           "functions without in-place changes (make the change outside)")
+            return self._as_it_is(result, "the function changes a tensor in place (a replay would not); make the "
+                                  "change outside the jitted function")
         outs = list(result) if isinstance(result, (tuple, list)) else [result]
         op_slots = {s for op in trace.ops for s in slots_of(op.out)}
         out_slots, self._passed = [], []  # outputs that are an argument or an outside tensor are returned as they are
         for k, o in enumerate(outs):
             s = trace.slot_of.get(id(o)) if isinstance(o, Tensor) else None
             if s is None:
-                raise JitError(f"jit({self.name}): output {k} is not a Tensor computed by chainrule ops inside "
-                               f"the function (got {type(o).__name__}); return Tensors computed from the inputs")
+                return self._as_it_is(result, f"output {k} is not a Tensor computed by chainrule ops inside the "
+                                      f"function (got {type(o).__name__}); return Tensors computed from the inputs")
             if s in op_slots and s not in trace.inputs:
                 out_slots.append(s)
                 self._passed.append(None)
@@ -314,18 +320,18 @@ class Jitted:
             elif any(o is t for t, _ in trace.captured):
                 self._passed.append(o)
             else:
-                raise JitError(f"jit({self.name}): output {k} is a new Tensor around an argument's values "
-                               "(e.g. detach()); return the argument itself or call without jit")
+                return self._as_it_is(result, f"output {k} is a new Tensor around an argument's values (e.g. "
+                                      "detach()); return the argument itself")
             out_slots.append(None)
         differentiable = [k for k, o in enumerate(outs) if o._requires_grad and self._passed[k] is None]
         if len(differentiable) > 1:
-            raise JitError(f"jit({self.name}): outputs {differentiable} all require grad; a replay can give "
-                           "gradients through one output: return one (e.g. their sum) or call without jit")
+            return self._as_it_is(result, f"outputs {differentiable} all require grad; a replay gives gradients "
+                                  "through one output: return one (e.g. their sum)")
         for i, s in enumerate(trace.inputs):
             if s is not None and s not in trace.used and s not in out_slots and i not in self._passed:
-                raise JitError(f"jit({self.name}): argument {i} is not used by any chainrule op (converted with "
-                               "NumPy inside?); its values would be frozen at the first call. Compute with chainrule "
-                               "ops (or, if the function ignores it, leave it out of the jitted function's arguments)")
+                return self._as_it_is(result, f"argument {i} is not used by any chainrule op (converted with NumPy "
+                                      "inside?), so a replay would freeze its first values; compute with chainrule "
+                                      "ops (or leave an argument the function ignores out of its arguments)")
         self._grad_out = differentiable[0] if differentiable else None
         grad_slot = out_slots[self._grad_out] if differentiable else None
         self._program = Program(trace, [s for s in out_slots if s is not None], grad_slot)

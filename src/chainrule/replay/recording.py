@@ -80,7 +80,8 @@ class Recorder(Trace):
         self._metadata_only = {_define.ndim_of.__code__, _define.shape_of.__code__,  # shapes, never values
                                self._boolean_code}  # comparisons: recorded as ops by wrapped()
         self._where_code = _elementwise.where.__code__
-        self.stopped: Any = None  # the token of traces.hide() once a backward sweep stopped the trace
+        self.stopped: Any = None  # the token of traces.hide() once the trace stopped (see cannot), and why
+        self.why = ""
 
     def process(self, prim: Primitive, args: tuple, kw: dict | None) -> Any:
         if batching.open and batching.batched_in(args, kw):  # jit(vmap(f)): the batching rule's own primitive calls
@@ -137,15 +138,16 @@ class Recorder(Trace):
         self.outside.module(module)
 
     def backward(self) -> None:
-        """A backward sweep (``.backward()``, ``grad``) starts: a tape cannot hold one, so the trace stops here and
-        the function runs on to its end as it is (the ops so far ran eagerly too: nothing runs twice); the jit
-        then calls the function as it is (see ``Jitted._trace``)."""
+        self.cannot("it calls backward() or a gradient transform, which a replay cannot hold; for speed, jit the "
+                    "function that computes the loss and call .backward() on its result (for JAX's jit(grad(f)), "
+                    "write grad(jit(f)))")
+
+    def cannot(self, why: str) -> None:
+        """What the function does cannot be written to a tape: the trace stops here and the function runs on to its
+        end as it is (the ops so far ran eagerly too: nothing runs twice, and its result is the eager one); the jit
+        then calls it as it is, saying why once (see ``Jitted._trace``)."""
         if self.stopped is None:
-            self.stopped = traces.hide()
-
-
-STOPPED = ("it calls backward() or a gradient transform, which a replay cannot hold; for speed, jit the function "
-           "that computes the loss and call .backward() on its result (for JAX's jit(grad(f)), grad(jit(f)))")
+            self.stopped, self.why = traces.hide(), why
 
 
 def _same(v: Any) -> Any:

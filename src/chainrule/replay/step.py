@@ -141,6 +141,10 @@ class JittedStep:
                                "arguments without requires_grad")
         opt.zero_grad()
         loss = self.loss(*args)
+        if self.loss._eager:  # the loss cannot be replayed (its jit said why): an eager step, now and later
+            loss.backward()
+            opt.step()
+            return Tensor._wrap(loss._data)
         try:  # checked before anything is updated; a refused trace is forgotten (the next call traces again)
             if not isinstance(loss, Tensor) or self.loss._grad_out is None:
                 raise JitError(f"jit_step({self.name}): the loss function must return one Tensor that requires "

@@ -108,10 +108,8 @@ class Trace:
             if isinstance(a, Tensor):
                 s = self.slot(a)
                 if s is None and a._requires_grad:
-                    raise JitError(
-                        f"jit({self.name}): '{prim.name}' got a tensor that requires grad but was created inside "
-                        "the function; create it outside (it is then read afresh on every call) or pass it in"
-                    )
+                    return self.cannot(f"'{prim.name}' got a tensor that requires grad but was created inside the "
+                                       "function; create it outside (then read afresh on every call) or pass it in")
                 spec.append((True, s) if s is not None else (False, a._data))
             elif (isinstance(a, np.ndarray) or a.__class__ in ARRAY_TYPES) and id(a) in self.slot_of_array:
                 s = self.slot_of_array[id(a)]
@@ -122,20 +120,23 @@ class Trace:
                 self.used.add(s)
         for k, v in (kw or {}).items():
             if getattr(v, "per_call", False):
-                raise JitError(f"jit({self.name}): '{prim.name}' keeps per-call state (a custom_vjp function's "
-                               "residuals) that a replay cannot recompute; call the function without jit")
+                return self.cannot(f"'{prim.name}' keeps per-call state (a custom_vjp function's residuals) that a "
+                                   "replay cannot recompute")
             if (isinstance(v, np.ndarray) or v.__class__ in ARRAY_TYPES) and id(v) in self.slot_of_array:  # a mask
                 kw = {**kw, k: KwSlot(self.slot_of_array[id(v)])}  # type: ignore[dict-item]
                 self.used.add(kw[k].slot)
             elif isinstance(v, Tensor):
-                raise JitError(f"jit({self.name}): '{prim.name}' got a traced value as keyword '{k}'; "
-                               "call the function without jit")
+                return self.cannot(f"'{prim.name}' got a traced value as keyword '{k}'")
         first = out[0] if isinstance(out, tuple) else out  # a multi-output primitive: one node, several slots
         edges = first._node.parents if first._node is not None else ()
         parents = tuple((edge[0], self.slot_of[id(args[edge[0]])]) for edge in edges)
         s_out: int | tuple[int, ...] = (tuple(self.new_slot(o, o._data) for o in out) if isinstance(out, tuple)
                                         else self.new_slot(out, out._data))
         self.ops.append(TapeOp(prim, tuple(spec), dict(kw) if kw else {}, s_out, parents, first._requires_grad))
+
+    def cannot(self, why: str) -> None:
+        """The call cannot be written to a tape (see ``Recorder.cannot``, which lets the function run on)."""
+        raise JitError(f"jit({self.name}): {why}")
 
     def guard(self, t: Any, what: str, read: Callable[[Any], Any], result: Any) -> None:
         if not isinstance(t, Tensor):
