@@ -62,9 +62,11 @@ class Tensor(ConversionMethods, InPlaceMethods, TensorMethods):
     # _node: the graph node that computed it (None for a leaf), _index: its position among that node's
     # outputs (None when the node has one); _stamp: its creation time on the version clock;
     # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none);
-    # _post_hooks: a leaf's hooks called with it once its .grad is written (unset: none).
+    # _post_hooks: a leaf's hooks called with it once its .grad is written (unset: none);
+    # _base: (the tensor this one is a view of, made with grad on), _views: a base's views, weakly (unset: none;
+    # tensor/views.py).
     __slots__ = ("_data", "_grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "_hooks",
-                 "_post_hooks",
+                 "_post_hooks", "_base", "_views",
                  "__weakref__")
     __array_priority__ = 1000
 

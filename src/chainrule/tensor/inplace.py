@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core import clock, state
+from .views import check_view_write
 
 
 class InPlaceMethods:
@@ -43,6 +44,7 @@ class InPlaceMethods:
                 "one memory location (an expand()ed tensor, unfold()'s overlapping windows) or they are a read-only "
                 "array's. clone() it first (PyTorch refuses this too)"
             )
+        check_view_write(what, self)
         other_traced = isinstance(value, InPlaceMethods) and state.is_traced(value)
         if self._tangents and state.any_visible(self._tangents) or (
             other_traced and not (value._requires_grad and state.grad_enabled())
@@ -109,8 +111,9 @@ class InPlaceMethods:
         if self._tangents and state.any_visible(self._tangents):
             return False
         traced = self._requires_grad or isinstance(other, InPlaceMethods) and state.is_traced(other)
-        if not traced or self._requires_grad and self._node is None:
-            return False  # outside the graph (an ordinary in-place change), or a leaf (refused, as in PyTorch)
+        if not traced or self._requires_grad and self._node is None or getattr(self, "_base", None) is not None:
+            return False  # outside the graph (an ordinary in-place change), a leaf (refused, as in PyTorch), a view
+            # (the change reaches its base, recorded: tensor/views.py)
         # references to this tensor: the caller's name (and its operand on the stack, on most Pythons), self in
         # __iadd__, _inplace and here, getrefcount's argument: counted once by _Probe; to its array: the data
         # slot and getrefcount's argument
@@ -260,6 +263,8 @@ class InPlaceMethods:
 
     def fill_(self, value: float) -> Any:
         """In place: set every entry to ``value``."""
+        if self._in_graph("fill_", None):  # recorded: the old values get no gradient (z[:, 0].zero_())
+            return IN_GRAPH["record"](self, "fill_", lambda old: IN_GRAPH["fill_"](old, value, 1))
         self._inplace_guard("fill_")
         self._data.fill(value)
         clock.record_change(self._data)

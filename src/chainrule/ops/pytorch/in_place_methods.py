@@ -40,8 +40,10 @@ from ...core import state, traces
 from ...core.state import no_grad
 from ...tensor import Tensor
 from ...tensor import inplace as _tensor_inplace
+from ...tensor.views import base_of
 from ..declare import tensor_method
 from .common import declared, in_place, values_of
+from .view_writes import record_in_family
 
 
 def traced_operand(args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
@@ -91,15 +93,15 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
     if traces.current() is not None:
         raise RuntimeError(f"{name}: an in-place change of a tensor in the graph inside jit is not recorded by the "
                            f"trace; write it out of place (h = h.{name[:-1]}(...))")
+    root = base_of(self)
+    if root is not None or getattr(self, "_views", None):  # a view, or a base that has views: they change together
+        if root is None:
+            _free_kept_output(self)
+        return record_in_family(self, self if root is None else root, name, compute, _fitted,
+                                lambda: _shared_error(name))
     kept = _free_kept_output(self)
     if _shared(self):
-        fix = ("h = h.at[index].set(v), or cr.where(mask, v, h)" if name == "__setitem__" else "h = h + b"
-               if name.startswith("__i") else f"h = h.{name[:-1]}(...)")
-        raise RuntimeError(
-            f"{name}: in-place change of a tensor in the graph whose memory is shared (a view of it or of its base, "
-            f"another Tensor, or a value an earlier op saved for its gradient): chainrule does not carry the change "
-            f"over to them. Write it out of place ({fix}), or wrap it in "
-            "chainrule.no_grad() if no gradient should flow through it")
+        raise _shared_error(name)
     kept = self._data.copy() if kept is None else kept
     old = Tensor._linked(kept, self._node, self._index) if self._node is not None else Tensor._wrap(kept)
     result = _fitted(name, self, compute(old))
@@ -113,6 +115,16 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
     if retained:
         self.retain_grad()
     return self
+
+
+def _shared_error(name: str) -> RuntimeError:
+    fix = ("h = h.at[index].set(v), or cr.where(mask, v, h)" if name == "__setitem__" else "h = h + b"
+           if name.startswith("__i") else f"h = h.{name[:-1]}(...)")
+    return RuntimeError(
+        f"{name}: in-place change of a tensor in the graph whose memory is shared (another Tensor not made as a "
+        "view of it, an array handed out by .numpy(), or a value an earlier op saved for its gradient): chainrule "
+        f"does not carry the change over to them. Write it out of place ({fix}), or wrap it in "
+        "chainrule.no_grad() if no gradient should flow through it")
 
 
 def _fitted(name: str, self: Tensor, result: Any) -> Tensor:
@@ -241,6 +253,10 @@ def _pow(old: Tensor, other: Any, alpha: Any) -> Any:
     return old ** other
 
 
+def _fill(old: Tensor, value: Any, alpha: Any) -> Any:
+    return old.at[...].set(value.detach() if isinstance(value, Tensor) else value)
+
+
 def _copy(old: Tensor, other: Any, alpha: Any) -> Any:
     other = other if isinstance(other, Tensor) else Tensor._wrap(np.asarray(other, dtype=old.dtype))
     return declared("broadcast_to")(other, tuple(old.shape))
@@ -249,7 +265,7 @@ def _copy(old: Tensor, other: Any, alpha: Any) -> Any:
 # the in-place methods of ``tensor/inplace.py`` (``add_``, ``t += x``, ``copy_``) record through this in the graph
 _tensor_inplace.IN_GRAPH.update(
     record=record, add_=_add, sub_=_sub, __iadd__=_add, __isub__=_sub, mul_=_mul, __imul__=_mul, div_=_div,
-    __itruediv__=_div, pow_=_pow, __ipow__=_pow, copy_=_copy, __setitem__=_set_at)
+    __itruediv__=_div, pow_=_pow, __ipow__=_pow, copy_=_copy, __setitem__=_set_at, fill_=_fill)
 
 
 # torch.relu_(t), torch.exp_(t), ...: PyTorch's top-level in-place functions, the methods on their first argument
