@@ -46,9 +46,9 @@ class InPlaceMethods:
             )
         check_view_write(what, self)
         other_traced = isinstance(value, InPlaceMethods) and state.is_traced(value)
-        if self._tangents and state.any_visible(self._tangents) or (
+        if not recorded and (carries_tangent(self) or (
             other_traced and not (value._requires_grad and state.grad_enabled())
-        ):
+        )):
             raise RuntimeError(
                 f"{what}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) would "
                 "drop its derivative; write it out of place (x = x + y), even under chainrule.no_grad()"
@@ -139,8 +139,11 @@ class InPlaceMethods:
 
     def _in_graph(self, name: str, other: Any, *operands: Any) -> bool:
         """Is this change one the graph records (ops/pytorch/in_place_methods.py, registered in IN_GRAPH)?"""
-        return name in IN_GRAPH and state.grad_enabled() and (self._requires_grad or isinstance(
-            other, InPlaceMethods) and other._requires_grad)
+        if name not in IN_GRAPH:
+            return False
+        if state.grad_enabled() and (self._requires_grad or isinstance(other, InPlaceMethods) and other._requires_grad):
+            return True
+        return carries_tangent(self) or carries_tangent(other)  # forward mode: the tangents are carried over
 
     def _inplace(self, name: str, ufunc: Any, other: Any, alpha: Any = 1) -> Any:
         if ufunc in _OUT_OF_PLACE and self._rebinds(name, other):
@@ -316,6 +319,11 @@ def _sole_references() -> int:
 
 
 _SOLE_TENSOR_REFS = _sole_references()  # 6 on CPython 3.11 (see InPlaceMethods._rebinds; tests/test_inplace.py)
+
+
+def carries_tangent(t: Any) -> bool:
+    """Does ``t`` (anything) carry a forward-mode tangent of a level visible now (inside jvp)?"""
+    return isinstance(t, InPlaceMethods) and bool(t._tangents) and state.any_visible(t._tangents)
 
 
 def _scaled(other: Any, alpha: float) -> Any:

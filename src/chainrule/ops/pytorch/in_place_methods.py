@@ -40,6 +40,7 @@ from ...core import state, traces
 from ...core.state import no_grad
 from ...tensor import Tensor
 from ...tensor import inplace as _tensor_inplace
+from ...tensor.inplace import carries_tangent
 from ...tensor.views import base_of
 from ..declare import tensor_method
 from .common import declared, in_place, values_of
@@ -47,12 +48,12 @@ from .view_writes import record_in_family
 
 
 def traced_operand(args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
-    """The first operand (nested one level in a list or tuple) that requires grad while grad mode is on, or None."""
-    if not state.grad_enabled():
-        return None
+    """The first operand (nested one level in a list or tuple) that requires grad while grad mode is on, or carries
+    a forward-mode tangent, or None."""
+    grad = state.grad_enabled()
     for a in (*args, *kw.values()):
         for b in a if isinstance(a, (list, tuple)) else (a,):
-            if isinstance(b, Tensor) and b._requires_grad:
+            if isinstance(b, Tensor) and (b._requires_grad and grad or carries_tangent(b)):
                 return b
     return None
 
@@ -104,6 +105,8 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
         raise _shared_error(name)
     kept = self._data.copy() if kept is None else kept
     old = Tensor._linked(kept, self._node, self._index) if self._node is not None else Tensor._wrap(kept)
+    if self._tangents:
+        old._tangents = self._tangents
     result = _fitted(name, self, compute(old))
     retained = self.retains_grad
     if retained:  # the grad kept is the new value's (PyTorch's): the old node stops writing it
@@ -112,6 +115,8 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
     self._bump_version()
     self._node, self._index, self._stamp = result._node, result._index, result._stamp
     self._requires_grad = result._requires_grad
+    if self._tangents or result._tangents:
+        self._tangents = result._tangents
     if retained:
         self.retain_grad()
     return self
@@ -152,7 +157,7 @@ def in_place_by(name: str, fn: Callable[..., Any]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, name)
         operand = traced_operand(args, kw)
-        if state.grad_enabled() and (self._requires_grad or operand is not None):
+        if operand is not None or state.grad_enabled() and self._requires_grad or carries_tangent(self):
             return record(self, name, lambda old: fn(old, *args, **kw), operand)
         return values_path(self, *args, **kw)
 
@@ -173,10 +178,11 @@ def reshaped_in_place(name: str) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, f"{name}_")
-        if state.grad_enabled() and self._requires_grad:
+        if state.grad_enabled() and self._requires_grad or carries_tangent(self):
             self._inplace_guard(f"{name}_", recorded=True)
             result = getattr(self, name)(*args, **kw)
             self._node, self._index, self._stamp = result._node, result._index, result._stamp
+            self._tangents = result._tangents
         else:
             self._inplace_guard(f"{name}_")
             with no_grad():
