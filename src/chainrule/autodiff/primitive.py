@@ -309,9 +309,10 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
     if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:  # (a device's array stays there)
         data = np.asarray(data)
     out = _output(prim, data, tuple(parents), vals, kw, args)
-    base = getattr(data, "base", None)
-    if base is not None and isinstance(args[0], Tensor):  # a view of its input (getitem, reshape, transpose, ...)
-        note_view(out, args[0], base)
+    if data.__class__ is np.ndarray and data.base is not None:  # a view of its input? (getitem, reshape, .t(), ...)
+        x = args[0]
+        if x.__class__ is Tensor or isinstance(x, Tensor):
+            note_view(out, x, data.base)
     return out
 
 

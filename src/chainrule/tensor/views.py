@@ -21,24 +21,33 @@ from numpy.lib.stride_tricks import as_strided
 
 from ..core import clock, state
 
+_grad_enabled = state.grad_enabled
+
 
 def note_view(out: Any, x: Any, base: Any) -> None:
     """``out`` (a new Tensor whose array's ``.base`` is ``base``) is a view of the Tensor ``x`` when its memory
     is ``x``'s: note it on both (NumPy's ``.base`` is the array owning the memory, for a view of a view too)."""
     xd = x._data
-    if base is not xd and base is not xd.base or xd.__class__ is not np.ndarray:
+    if base is xd:  # x owns its memory: x is no view (an unset slot is costly to ask for: not asked)
+        root = x
+    elif base is xd.base and xd.__class__ is np.ndarray:
+        made = getattr(x, "_base", None)
+        root = x if made is None else made[0]
+    else:
         return
-    made = getattr(x, "_base", None)
-    root = x if made is None else made[0]
-    out._base = (root, state.grad_enabled())
-    views = getattr(root, "_views", None)
-    if views is None:
-        root._views = [weakref.ref(out)]
+    out._base = (root, _grad_enabled())
+    ref = _ref(out)
+    try:
+        views = root._views
+    except AttributeError:  # (its first view)
+        root._views = [ref]
         return
-    n = len(views)
-    if n >= 16 and not n & (n - 1):  # at each power of two: drop the views that died (amortised, no callbacks)
+    views.append(ref)
+    if not len(views) & 63:  # now and then: drop the views that died (amortised; no callback per view)
         views[:] = [r for r in views if r() is not None]
-    views.append(weakref.ref(out))
+
+
+_ref = weakref.ref
 
 
 def check_view_write(name: str, t: Any) -> None:
