@@ -180,12 +180,23 @@ def test_inside_transforms_in_place_is_refused():
     np.testing.assert_array_equal(start, [1.0, 2.0])
 
     def g(x):
-        with cr.no_grad():  # no_grad does not switch forward mode off: still refused
+        with cr.no_grad():  # no_grad does not switch forward mode off: x shares the caller's array, refused
             x *= 2
         return x
 
-    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor carrying a forward-mode tangent"):
-        cr.jvp(g, (np.array([1.0]),), (np.array([1.0]),))
+    start = np.array([1.0])
+    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor in the graph whose memory is "
+                                           r"shared"):
+        cr.jvp(g, (start,), (np.array([1.0]),))
+    assert start.tolist() == [1.0]
+
+    def computed(x):
+        y = x * 1
+        with cr.no_grad():  # a value computed inside: changed, its tangent carried over (forward mode is on)
+            y *= 2
+        return y
+
+    assert [v.tolist() for v in cr.jvp(computed, (np.array([1.0]),), (np.array([3.0]),))] == [[2.0], [6.0]]
 
 
 def test_a_value_saved_for_backward_and_changed_in_place_later_raises():
