@@ -17,10 +17,10 @@ Example:
     >>> import chainrule as cr
     >>> x = cr.tensor([1.0, 2.0, 3.0], requires_grad=True)
     >>> z = x * 1
-    >>> z[1:].mul_(x[1:])
-    Tensor([4., 9.], op=getitem)
-    >>> z.sum().backward(); x.grad
-    Tensor([1., 4., 6.])
+    >>> z[1:].mul_(x[1:]).tolist()
+    [4.0, 9.0]
+    >>> z.sum().backward(); x.grad.tolist()
+    [1.0, 4.0, 6.0]
 """
 
 from __future__ import annotations
