@@ -123,6 +123,21 @@ def buffer_of_a_constant_then_more(lib, h):
     return a
 
 
+def zero_d_base(lib, x):
+    z = (x * 3).sum()
+    v = z.view(1)
+    z[None].mul_(x[0])
+    z.unsqueeze(0)[0].add_(1)
+    return lib.stack([z, v[0]])
+
+
+def shifted_copy(lib, x):
+    z = x * 1
+    z[1:].copy_(z[:-1].clone())
+    z[0].mul_(5)
+    return z
+
+
 CASES = {
     "slice_mul": (slice_mul, [(4,), (3,)]),
     "rows_of_a_buffer": (rows_of_a_buffer, [(3, 2)]),
@@ -140,6 +155,8 @@ CASES = {
     "rows_added_in_a_loop": (rows_added_in_a_loop, [(3, 2)]),
     "other_views": (other_views, [(3, 2), (3,)]),
     "buffer_of_a_constant_then_more": (buffer_of_a_constant_then_more, [(2,)]),
+    "zero_d_base": (zero_d_base, [(3,)]),
+    "shifted_copy": (shifted_copy, [(4,)]),
 }
 
 

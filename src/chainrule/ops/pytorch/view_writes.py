@@ -32,7 +32,6 @@ import numpy as np
 
 from ...tensor import Tensor
 from ...tensor import views as _views
-from .common import declared
 
 
 def record_in_family(self: Tensor, root: Tensor, name: str, compute: Callable[[Tensor], Any],
@@ -55,12 +54,11 @@ def record_in_family(self: Tensor, root: Tensor, name: str, compute: Callable[[T
         where = _views.positions(root._data, v._data)
         if where is None:
             continue
-        at[id(v)] = where
-    if self is not root and np.unique(at[id(self)]).size != self._data.size:
+        at[id(v)] = np.unravel_index(where, root._data.shape or (1,))
+    if self is not root and np.unique(_views.positions(root._data, self._data)).size != self._data.size:
         raise RuntimeError(f"{name}: more than one entry of this view refers to one memory location (unfold's "
                            "overlapping windows), so its change is not one value per entry; clone() it first "
                            "(PyTorch refuses this too)")
-    reshape = declared("reshape")
     kept = root._data.copy()
     old = Tensor._linked(kept, root._node, root._index) if root._node is not None else Tensor._wrap(kept)
     if root._tangents:
@@ -70,21 +68,29 @@ def record_in_family(self: Tensor, root: Tensor, name: str, compute: Callable[[T
         retained = _drop_retained(self)
         root._data[...] = new_root._data
     else:
-        where = at[id(self)]
-        flat = reshape(old, (-1,))
-        new_view = fitted(name, self, compute(flat[where]))
+        where = at[id(self)]  # (for each axis of the base, the view's entries' indices)
+        new_view = fitted(name, self, compute(_read(old, where)))
         retained = _drop_retained(self)
-        new_root = reshape(flat.at[where].set(new_view), root._data.shape)
+        new_root = _written(old, where, new_view)
         self._data[...] = new_view._data
     root._bump_version()
     _take(root, new_root)
-    new_flat = reshape(new_root, (-1,))
     for v, with_grad in _views.family(root):
         if with_grad and id(v) in at:
-            _take(v, new_flat[at[id(v)]])
+            _take(v, _read(new_root, at[id(v)]))
     if retained:
         self.retain_grad()
     return self
+
+
+def _read(t: Tensor, where: tuple[np.ndarray, ...]) -> Tensor:
+    """The entries of ``t`` at ``where`` (a gather: a new array)."""
+    return t[where] if t.ndim else t.reshape((1,))[where]
+
+
+def _written(t: Tensor, where: tuple[np.ndarray, ...], values: Tensor) -> Tensor:
+    """``t`` with ``values`` at ``where`` (a scatter into a copy)."""
+    return t.at[where].set(values) if t.ndim else t.reshape((1,)).at[where].set(values).reshape(())
 
 
 def _drop_retained(t: Tensor) -> bool:
