@@ -111,9 +111,11 @@ class InPlaceMethods:
         if self._tangents and state.any_visible(self._tangents):
             return False
         traced = self._requires_grad or isinstance(other, InPlaceMethods) and state.is_traced(other)
-        if not traced or self._requires_grad and self._node is None or getattr(self, "_base", None) is not None:
-            return False  # outside the graph (an ordinary in-place change), a leaf (refused, as in PyTorch), a view
-            # (the change reaches its base, recorded: tensor/views.py)
+        if not traced or self._requires_grad and self._node is None:
+            return False  # outside the graph (an ordinary in-place change), or a leaf (refused, as in PyTorch)
+        if getattr(self, "_base", None) is not None and not sys.getrefcount(self) <= _TEMPORARY_REFS:
+            return False  # a view: the change reaches its base (tensor/views.py), unless only the interpreter holds
+            # it (`out[i] += x[i]`, which Python then assigns to out[i] itself)
         # references to this tensor: the caller's name (and its operand on the stack, on most Pythons), self in
         # __iadd__, _inplace and here, getrefcount's argument: counted once by _Probe; to its array: the data
         # slot and getrefcount's argument
@@ -318,7 +320,26 @@ def _sole_references() -> int:
     return probe  # type: ignore[return-value]  (the count, rebound by +=)
 
 
+class _Fresh:
+    """A container whose items are new objects, as a Tensor's are (``t[i]`` is a new view)."""
+
+    def __getitem__(self, index: Any) -> _Probe:
+        return _Probe()
+
+    def __setitem__(self, index: Any, count: int) -> None:
+        self.count = count
+
+
+def _temporary_references() -> int:
+    fresh = _Fresh()
+    fresh[0] += 0
+    return fresh.count
+
+
 _SOLE_TENSOR_REFS = _sole_references()  # 6 on CPython 3.11 (see InPlaceMethods._rebinds; tests/test_inplace.py)
+# references of a temporary in `t[i] += x` (5 on CPython 3.11), or 0 where a name is not told from it (then no view is
+# given the out-of-place result)
+_TEMPORARY_REFS = _temporary_references() if _temporary_references() < _SOLE_TENSOR_REFS else 0
 
 
 def carries_tangent(t: Any) -> bool:

@@ -41,7 +41,7 @@ from ...core.state import no_grad
 from ...tensor import Tensor
 from ...tensor import inplace as _tensor_inplace
 from ...tensor.inplace import carries_tangent
-from ...tensor.views import base_of
+from ...tensor.views import base_of, family
 from ..declare import tensor_method
 from .common import declared, in_place, values_of
 from .view_writes import record_in_family
@@ -95,7 +95,7 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
         raise RuntimeError(f"{name}: an in-place change of a tensor in the graph inside jit is not recorded by the "
                            f"trace; write it out of place (h = h.{name[:-1]}(...))")
     root = base_of(self)
-    if root is not None or getattr(self, "_views", None):  # a view, or a base that has views: they change together
+    if root is not None or getattr(self, "_views", None) and family(self):  # a view, or a base that has live views
         if root is None:
             _free_kept_output(self)
         return record_in_family(self, self if root is None else root, name, compute, _fitted,
