@@ -358,3 +358,16 @@ def test_outside_the_graph_a_view_writes_into_its_base():
     a[1, 1:].mul_(2)
     assert a.tolist() == [[0.0, 5.0, 0.0], [0.0, 10.0, 0.0]]
     assert not a.requires_grad
+
+
+def test_a_view_made_under_no_grad_gets_the_new_tangent():
+    def f(x, y):
+        z = x * 1
+        with cr.no_grad():
+            seen = z[:2]  # no history, but forward mode is on: its tangent follows the change
+        z[1:].mul_(y)
+        return seen * 1
+
+    _, tangent = cr.jvp(f, (cr.tensor([1.0, 2.0, 3.0]), cr.tensor([4.0, 5.0])),
+                        (cr.tensor([1.0, 1.0, 1.0]), cr.tensor([10.0, 0.0])))
+    np.testing.assert_allclose(np.asarray(tangent), [1.0, 4.0 + 2.0 * 10.0])

@@ -53,8 +53,10 @@ _ref = weakref.ref
 def check_view_write(name: str, t: Any) -> None:
     """PyTorch's refusals of a change in place of a view ``t`` in grad mode: a view of a leaf that requires grad,
     a view made under no_grad of a base that requires grad."""
+    if not _grad_enabled():
+        return
     made = getattr(t, "_base", None)
-    if made is None or not made[0]._requires_grad or not state.grad_enabled():
+    if made is None or not made[0]._requires_grad:
         return
     root, made_with_grad = made
     if root._node is None:

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from ...core.state import no_grad
 from ...tensor import Tensor
 from ...tensor import views as _views
 
@@ -76,8 +77,13 @@ def record_in_family(self: Tensor, root: Tensor, name: str, compute: Callable[[T
     root._bump_version()
     _take(root, new_root)
     for v, with_grad in _views.family(root):
-        if with_grad and id(v) in at:
+        if id(v) not in at:
+            continue
+        if with_grad:
             _take(v, _read(new_root, at[id(v)]))
+        else:  # made under no_grad: no history, as there, but its tangents are the new ones
+            with no_grad():
+                _take(v, _read(new_root, at[id(v)]))
     if retained:
         self.retain_grad()
     return self
