@@ -371,3 +371,16 @@ def test_a_view_made_under_no_grad_gets_the_new_tangent():
     _, tangent = cr.jvp(f, (cr.tensor([1.0, 2.0, 3.0]), cr.tensor([4.0, 5.0])),
                         (cr.tensor([1.0, 1.0, 1.0]), cr.tensor([10.0, 0.0])))
     np.testing.assert_allclose(np.asarray(tangent), [1.0, 4.0 + 2.0 * 10.0])
+
+
+def test_a_view_as_another_dtype_is_refused_not_left_stale():
+    x = cr.tensor(np.array([1 + 2j, 3 + 4j]), requires_grad=True)
+    z = x * 1
+    real = z.real  # a float64 view of the complex memory
+    with pytest.raises(RuntimeError, match=r"mul_: a view of this tensor's memory reads it as another dtype"):
+        z[0].mul_(2)
+    assert z.tolist() == [1 + 2j, 3 + 4j] and real.tolist() == [1.0, 3.0]
+    del real
+    z[0].mul_(2)
+    z.real.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [2.0, 1.0])

@@ -53,8 +53,11 @@ def record_in_family(self: Tensor, root: Tensor, name: str, compute: Callable[[T
     at = {}
     for v in members:
         where = _views.positions(root._data, v._data)
-        if where is None:
-            continue
+        if where is None:  # its entries are not the base's (another dtype: .real of a complex tensor, view(dtype))
+            raise RuntimeError(
+                f"{name}: a view of this tensor's memory reads it as another dtype ({v._data.dtype}, the base is "
+                f"{root._data.dtype}: .real, .imag or view(dtype)), which chainrule cannot re-derive after the change; "
+                "clone() that view, or write it out of place")
         at[id(v)] = np.unravel_index(where, root._data.shape or (1,))
     if self is not root and np.unique(_views.positions(root._data, self._data)).size != self._data.size:
         raise RuntimeError(f"{name}: more than one entry of this view refers to one memory location (unfold's "
@@ -77,7 +80,7 @@ def record_in_family(self: Tensor, root: Tensor, name: str, compute: Callable[[T
     root._bump_version()
     _take(root, new_root)
     for v, with_grad in _views.family(root):
-        if id(v) not in at:
+        if id(v) not in at:  # (made during the change: already of the new base)
             continue
         if with_grad:
             _take(v, _read(new_root, at[id(v)]))
