@@ -12,10 +12,11 @@ the out-of-place method of the same name, and recorded in the graph as PyTorch r
 PyTorch's checks hold: a leaf that requires grad refuses (outside ``no_grad``); a value an earlier op saved and that
 the change overwrites makes that op's backward raise (the version clock). Where the op that made the tensor kept
 its own output for its rule (``dlogits = F.softmax(logits, 1); dlogits[range(n), y] -= 1``), it is handed the old
-values instead, so its backward is right (PyTorch's would refuse). One more refusal: a tensor whose memory
-another one shares (a view of it, or it a view of another's memory, or a value a later op kept for its rule)
-is not changed in the graph, since chainrule does not carry the change over to the others (PyTorch rebases views);
-the error says to write it out of place. Shape methods (``squeeze_``, ``t_``, ``transpose_``) change the tensor's
+values instead, so its backward is right (PyTorch's would refuse). A view, or a tensor that has views, changes
+with its base and the base's other views, as PyTorch rebases them (``ops/pytorch/view_writes.py``). One more
+refusal: a tensor whose memory something else holds (a ``detach()``ed Tensor, a value a later op kept for its rule)
+is not changed in the graph, since chainrule does not carry the change over to it; the error says to write it out
+of place. Shape methods (``squeeze_``, ``t_``, ``transpose_``) change the tensor's
 shape, not its values.
 
 Example:
