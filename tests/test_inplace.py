@@ -185,8 +185,8 @@ def test_inside_transforms_in_place_is_refused():
         return x
 
     start = np.array([1.0])
-    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor in the graph whose memory is "
-                                           r"shared"):
+    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor carrying a forward-mode tangent "
+                                           r"\(inside jvp/jacfwd\) whose memory is shared"):
         cr.jvp(g, (start,), (np.array([1.0]),))
     assert start.tolist() == [1.0]
 

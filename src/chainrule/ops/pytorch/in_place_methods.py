@@ -100,10 +100,10 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
         if root is None:
             _free_kept_output(self)
         return record_in_family(self, self if root is None else root, name, compute, _fitted,
-                                lambda: _shared_error(name))
+                                lambda: _shared_error(name, self))
     kept = _free_kept_output(self)
     if _shared(self):
-        raise _shared_error(name)
+        raise _shared_error(name, self)
     kept = self._data.copy() if kept is None else kept
     old = Tensor._linked(kept, self._node, self._index) if self._node is not None else Tensor._wrap(kept)
     if self._tangents:
@@ -123,9 +123,14 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
     return self
 
 
-def _shared_error(name: str) -> RuntimeError:
+def _shared_error(name: str, self: Tensor) -> RuntimeError:
     fix = ("h = h.at[index].set(v), or cr.where(mask, v, h)" if name == "__setitem__" else "h = h + b"
            if name.startswith("__i") else f"h = h.{name[:-1]}(...)")
+    if self._node is None and carries_tangent(self):  # most likely jvp's input, which may be the caller's array
+        return RuntimeError(
+            f"{name}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) whose memory "
+            f"is shared (jvp's input may be the caller's array, or another Tensor holds it); write it out of place "
+            f"({fix}), even under chainrule.no_grad()")
     return RuntimeError(
         f"{name}: in-place change of a tensor in the graph whose memory is shared (another Tensor not made as a "
         "view of it, an array handed out by .numpy(), or a value an earlier op saved for its gradient): chainrule "
