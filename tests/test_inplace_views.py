@@ -138,6 +138,12 @@ def shifted_copy(lib, x):
     return z
 
 
+def strided_window(lib, x, y):
+    z = x * 1
+    z.as_strided((2, 2), (1, 2), 1).mul_(y)  # entries 1, 3, 2, 4 of z
+    return z
+
+
 CASES = {
     "slice_mul": (slice_mul, [(4,), (3,)]),
     "rows_of_a_buffer": (rows_of_a_buffer, [(3, 2)]),
@@ -157,6 +163,7 @@ CASES = {
     "buffer_of_a_constant_then_more": (buffer_of_a_constant_then_more, [(2,)]),
     "zero_d_base": (zero_d_base, [(3,)]),
     "shifted_copy": (shifted_copy, [(4,)]),
+    "strided_window": (strided_window, [(6,), (2, 2)]),
 }
 
 
