@@ -115,14 +115,20 @@ def test_a_non_leaf_in_the_graph_is_changed_as_in_pytorch_unless_its_memory_is_s
     h += 1
     assert alias is h and h.tolist() == [4.0, 6.0]
     del alias
-    view = h[1:]  # a view of h's memory: the change would not reach the view's graph
+    view = h[1:]  # a view of h: it sees the change, in its values and its graph (PyTorch rebases it)
+    h *= 2
+    assert view.tolist() == [12.0]
+    view.sum().backward(retain_graph=True)
+    np.testing.assert_array_equal(x.grad.data, [0.0, 4.0])
+    x.grad = None
+    cut = h.detach()  # shares h's memory outside the graph's views: the change would be lost to it
     with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph whose memory is "
-                                           r"shared \(a view.*h = h \+ b"):
+                                           r"shared \(another Tensor.*h = h \+ b"):
         h += 1
-    del view
-    np.testing.assert_array_equal(h.data, [4.0, 6.0])
+    del cut
+    np.testing.assert_array_equal(h.data, [8.0, 12.0])
     h.sum().backward()
-    np.testing.assert_array_equal(x.grad.data, [2.0, 2.0])
+    np.testing.assert_array_equal(x.grad.data, [4.0, 4.0])
 
 
 def test_augmented_assignment_in_the_graph_is_pytorchs():
@@ -174,12 +180,23 @@ def test_inside_transforms_in_place_is_refused():
     np.testing.assert_array_equal(start, [1.0, 2.0])
 
     def g(x):
-        with cr.no_grad():  # no_grad does not switch forward mode off: still refused
+        with cr.no_grad():  # no_grad does not switch forward mode off: x shares the caller's array, refused
             x *= 2
         return x
 
-    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor carrying a forward-mode tangent"):
-        cr.jvp(g, (np.array([1.0]),), (np.array([1.0]),))
+    start = np.array([1.0])
+    with pytest.raises(RuntimeError, match=r"__imul__: in-place change of a tensor carrying a forward-mode tangent "
+                                           r"\(inside jvp/jacfwd\) whose memory is shared"):
+        cr.jvp(g, (start,), (np.array([1.0]),))
+    assert start.tolist() == [1.0]
+
+    def computed(x):
+        y = x * 1
+        with cr.no_grad():  # a value computed inside: changed, its tangent carried over (forward mode is on)
+            y *= 2
+        return y
+
+    assert [v.tolist() for v in cr.jvp(computed, (np.array([1.0]),), (np.array([3.0]),))] == [[2.0], [6.0]]
 
 
 def test_a_value_saved_for_backward_and_changed_in_place_later_raises():
@@ -293,14 +310,22 @@ def test_under_grad_a_refused_non_leaf_is_not_said_to_share_the_callers_memory()
 
     np.testing.assert_array_equal(cr.grad(f)(np.array([1.0, 2.0])), [4.0, 4.0])
 
-    def viewed(x):
+    def viewed(x):  # a view sees the change (PyTorch's rebasing of views)
         h = x * 2
         kept = h[1:]
         h += 1
         return (h.sum() + kept.sum())
 
+    np.testing.assert_array_equal(cr.grad(viewed)(np.array([1.0, 2.0])), [2.0, 4.0])
+
+    def shared(x):
+        h = x * 2
+        kept = h.detach()
+        h += 1
+        return (h.sum() + kept.sum())
+
     with pytest.raises(RuntimeError, match=r"__iadd__: in-place change of a tensor in the graph") as caught:
-        cr.grad(viewed)(np.array([1.0, 2.0]))
+        cr.grad(shared)(np.array([1.0, 2.0]))
     assert "caller's array" not in str(caught.value)
 
 
@@ -321,8 +346,10 @@ def test_diagonal_and_unfold_are_views_a_change_in_place_reaches_their_source():
     np.testing.assert_array_equal(w.numpy(), want_w)
     x = cr.tensor([1.0, 2.0], dtype=cr.float64, requires_grad=True)
     base = cr.ones(2, 2, dtype=cr.float64) * 2
-    with pytest.raises(RuntimeError, match="mul_: in-place change of a tensor in the graph whose memory is shared"):
-        base.diagonal().mul_(x)  # (PyTorch rebases the base's history; chainrule refuses rather than lose it)
+    base.diagonal().mul_(x)  # the base's history is rebased, as PyTorch's (tests/test_inplace_views.py)
+    (base ** 2).sum().backward()
+    np.testing.assert_array_equal(base.numpy(), [[2.0, 2.0], [2.0, 4.0]])
+    np.testing.assert_array_equal(x.grad.numpy(), [8.0, 16.0])  # d (2 x)^2 / dx
     windows = cr.ones(6).unfold(0, 3, 1)  # overlapping windows: a write through one reaches the others
     windows[1].add_(1)
     np.testing.assert_array_equal(windows.numpy()[:, 0], [1, 2, 2, 2])

@@ -168,16 +168,19 @@ def test_float_power_in_place_needs_a_double_as_pytorchs():
 def test_a_tensor_whose_memory_is_shared_is_refused_in_the_graph():
     x = Tensor([0.5, 1.0, 2.0], requires_grad=True)
     h = x * 2
-    view = h[1:]
+    cut = h.detach()  # shares h's memory, not as a view in the graph: the change would be lost to it
     with pytest.raises(RuntimeError, match=r"exp_: in-place change of a tensor in the graph whose memory is shared "
-                                           r"\(a view.*h = h.exp\(\.\.\.\)"):
+                                           r"\(another Tensor.*h = h.exp\(\.\.\.\)"):
         h.exp_()
+    view = h[1:]
     with pytest.raises(RuntimeError, match=r"exp_: in-place change of a tensor in the graph whose memory is shared"):
-        view.exp_()  # a view of h: h's graph would not see the change
+        view.exp_()  # a view of h, and h shared with cut
     np.testing.assert_array_equal(h.data, [1.0, 2.0, 4.0])
-    del view
-    h.exp_()  # nothing else shares it now
+    del cut
+    h.exp_()  # nothing but its view shares it now: the view sees the change (PyTorch's rebasing)
     np.testing.assert_allclose(h.data, np.exp([1.0, 2.0, 4.0]))
+    view.sum().backward()
+    np.testing.assert_allclose(x.grad.data, [0.0, 2 * np.exp(2.0), 2 * np.exp(4.0)])
 
 
 def test_a_value_saved_by_an_earlier_op_and_changed_without_grad_makes_its_backward_raise():

@@ -75,11 +75,14 @@ def test_item_assignment_in_the_graph_is_pytorchs_and_says_how_to_write_it_out_o
     h.sum().backward()
     assert x.grad.tolist() == [0.0, 2.0, 2.0]
     h = x * 2
-    view = h[1:]
+    view = h[1:]  # a view sees the change, as in PyTorch
+    h[1] = 0.0
+    assert view.tolist() == [0.0, 6.0]
+    cut = h.detach()  # shares h's memory outside the graph's views
     with pytest.raises(RuntimeError, match=r"__setitem__: in-place change of a tensor in the graph whose memory is "
                                            r"shared .*h = h.at\[index\].set\(v\), or cr.where\(mask, v, h\)"):
         h[0] = 0.0
-    del view
+    del cut
 
 
 def test_holomorphic_jacobians_refuse_a_real_output_and_jacobian_takes_holomorphic():

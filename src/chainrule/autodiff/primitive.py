@@ -34,6 +34,7 @@ from ..core.device import of as _device_of
 from ..core.node import Node
 from ..scalar import Scalar
 from ..tensor import LIFTED, Tensor
+from ..tensor.views import note_view
 from . import batch_levels as batching
 from .device_args import device_zero, host_scalars
 from .tangents import propagate_tangents
@@ -307,7 +308,12 @@ def apply(prim: Primitive, args: tuple[Any, ...], kw: dict[str, Any] | None) -> 
         return _apply_several(prim, args, kw, vals, parents, data)
     if data.__class__ is not np.ndarray and data.__class__ not in ARRAY_TYPES:  # (a device's array stays there)
         data = np.asarray(data)
-    return _output(prim, data, tuple(parents), vals, kw, args)
+    out = _output(prim, data, tuple(parents), vals, kw, args)
+    if data.__class__ is np.ndarray and data.base is not None:  # a view of its input? (getitem, reshape, .t(), ...)
+        x = args[0]
+        if x.__class__ is Tensor or isinstance(x, Tensor):
+            note_view(out, x, data.base)
+    return out
 
 
 def _output(prim: Primitive, data: Any, parents: Any, vals: list[Any], kw: dict[str, Any] | None,

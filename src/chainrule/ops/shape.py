@@ -13,6 +13,7 @@ from ..core import clock, traces
 from ..core.device import add_at, as_array, index_on, xp_of
 from ..core.sparse import SliceGrad
 from ..tensor import Tensor
+from ..tensor.views import note_view
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of, wrap_like
 from .declare import implements, linear_primitive, op
 from .pytorch.dim_args import numpy_methods, with_dim
@@ -267,6 +268,7 @@ def strided_view(result: Any, x: Any, layout: Callable[[tuple[int, ...]], tuple[
         return result
     view.flags.writeable = arr.flags.writeable
     result._data = view
+    note_view(result, x, view.base)
     return result
 
 

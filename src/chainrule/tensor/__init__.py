@@ -63,9 +63,11 @@ class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
     # _node: the graph node that computed it (None for a leaf), _index: its position among that node's
     # outputs (None when the node has one); _stamp: its creation time on the version clock;
     # _tangents: {forward level: tangent} under jvp, or None; _hooks: a leaf's gradient hooks (unset: none);
-    # _post_hooks: a leaf's hooks called with it once its .grad is written (unset: none).
+    # _post_hooks: a leaf's hooks called with it once its .grad is written (unset: none);
+    # _base: (the tensor this one is a view of, made with grad on), _views: a base's views, weakly (unset: none;
+    # tensor/views.py).
     __slots__ = ("_data", "_grad", "_label", "_requires_grad", "_node", "_index", "_stamp", "_tangents", "_hooks",
-                 "_post_hooks",
+                 "_post_hooks", "_base", "_views",
                  "__weakref__")
     __array_priority__ = 1000
 
@@ -107,6 +109,19 @@ class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
         self._node = node
         self._index = index
         self._stamp = node.stamp if node is not None else _tick()
+
+    def __getstate__(self) -> Any:
+        """What pickling and copying keep: every field but the links between a view and its base (a copy owns its
+        values; tensor/views.py)."""
+        slots = {}
+        for cls in type(self).__mro__:
+            for name in cls.__dict__.get("__slots__", ()):
+                if name not in _NOT_COPIED and name not in slots:
+                    try:
+                        slots[name] = getattr(self, name)
+                    except AttributeError:  # (unset)
+                        pass
+        return getattr(self, "__dict__", None) or None, slots
 
     @classmethod
     def _wrap(cls, arr: np.ndarray) -> Tensor:
@@ -378,6 +393,9 @@ class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
         if inputs is not None:
             return backward_into([self], [gradient], inputs, create_graph, retain_graph)
         backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
+
+
+_NOT_COPIED = frozenset(("_base", "_views", "__weakref__", "__dict__"))
 
 
 def _raw_hook(hook: Callable[[Tensor], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..core import clock, state
+from .views import check_view_write
 
 
 class InPlaceMethods:
@@ -43,10 +44,11 @@ class InPlaceMethods:
                 "one memory location (an expand()ed tensor, unfold()'s overlapping windows) or they are a read-only "
                 "array's. clone() it first (PyTorch refuses this too)"
             )
+        check_view_write(what, self)
         other_traced = isinstance(value, InPlaceMethods) and state.is_traced(value)
-        if self._tangents and state.any_visible(self._tangents) or (
+        if not recorded and (carries_tangent(self) or (
             other_traced and not (value._requires_grad and state.grad_enabled())
-        ):
+        )):
             raise RuntimeError(
                 f"{what}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) would "
                 "drop its derivative; write it out of place (x = x + y), even under chainrule.no_grad()"
@@ -111,6 +113,9 @@ class InPlaceMethods:
         traced = self._requires_grad or isinstance(other, InPlaceMethods) and state.is_traced(other)
         if not traced or self._requires_grad and self._node is None:
             return False  # outside the graph (an ordinary in-place change), or a leaf (refused, as in PyTorch)
+        if getattr(self, "_base", None) is not None and not sys.getrefcount(self) <= _TEMPORARY_REFS:
+            return False  # a view: the change reaches its base (tensor/views.py), unless only the interpreter holds
+            # it (`out[i] += x[i]`, which Python then assigns to out[i] itself)
         # references to this tensor: the caller's name (and its operand on the stack, on most Pythons), self in
         # __iadd__, _inplace and here, getrefcount's argument: counted once by _Probe; to its array: the data
         # slot and getrefcount's argument
@@ -136,8 +141,11 @@ class InPlaceMethods:
 
     def _in_graph(self, name: str, other: Any, *operands: Any) -> bool:
         """Is this change one the graph records (ops/pytorch/in_place_methods.py, registered in IN_GRAPH)?"""
-        return name in IN_GRAPH and state.grad_enabled() and (self._requires_grad or isinstance(
-            other, InPlaceMethods) and other._requires_grad)
+        if name not in IN_GRAPH:
+            return False
+        if state.grad_enabled() and (self._requires_grad or isinstance(other, InPlaceMethods) and other._requires_grad):
+            return True
+        return carries_tangent(self) or carries_tangent(other)  # forward mode: the tangents are carried over
 
     def _inplace(self, name: str, ufunc: Any, other: Any, alpha: Any = 1) -> Any:
         if ufunc in _OUT_OF_PLACE and self._rebinds(name, other):
@@ -260,6 +268,8 @@ class InPlaceMethods:
 
     def fill_(self, value: float) -> Any:
         """In place: set every entry to ``value``."""
+        if self._in_graph("fill_", None):  # recorded: the old values get no gradient (z[:, 0].zero_())
+            return IN_GRAPH["record"](self, "fill_", lambda old: IN_GRAPH["fill_"](old, value, 1))
         self._inplace_guard("fill_")
         self._data.fill(value)
         clock.record_change(self._data)
@@ -310,7 +320,31 @@ def _sole_references() -> int:
     return probe  # type: ignore[return-value]  (the count, rebound by +=)
 
 
+class _Fresh:
+    """A container whose items are new objects, as a Tensor's are (``t[i]`` is a new view)."""
+
+    def __getitem__(self, index: Any) -> _Probe:
+        return _Probe()
+
+    def __setitem__(self, index: Any, count: int) -> None:
+        self.count = count
+
+
+def _temporary_references() -> int:
+    fresh = _Fresh()
+    fresh[0] += 0
+    return fresh.count
+
+
 _SOLE_TENSOR_REFS = _sole_references()  # 6 on CPython 3.11 (see InPlaceMethods._rebinds; tests/test_inplace.py)
+# references of a temporary in `t[i] += x` (5 on CPython 3.11), or 0 where a name is not told from it (then no view is
+# given the out-of-place result)
+_TEMPORARY_REFS = _temporary_references() if _temporary_references() < _SOLE_TENSOR_REFS else 0
+
+
+def carries_tangent(t: Any) -> bool:
+    """Does ``t`` (anything) carry a forward-mode tangent of a level visible now (inside jvp)?"""
+    return isinstance(t, InPlaceMethods) and bool(t._tangents) and state.any_visible(t._tangents)
 
 
 def _scaled(other: Any, alpha: float) -> Any:

@@ -12,10 +12,11 @@ the out-of-place method of the same name, and recorded in the graph as PyTorch r
 PyTorch's checks hold: a leaf that requires grad refuses (outside ``no_grad``); a value an earlier op saved and that
 the change overwrites makes that op's backward raise (the version clock). Where the op that made the tensor kept
 its own output for its rule (``dlogits = F.softmax(logits, 1); dlogits[range(n), y] -= 1``), it is handed the old
-values instead, so its backward is right (PyTorch's would refuse). One more refusal: a tensor whose memory
-another one shares (a view of it, or it a view of another's memory, or a value a later op kept for its rule)
-is not changed in the graph, since chainrule does not carry the change over to the others (PyTorch rebases views);
-the error says to write it out of place. Shape methods (``squeeze_``, ``t_``, ``transpose_``) change the tensor's
+values instead, so its backward is right (PyTorch's would refuse). A view, or a tensor that has views, changes
+with its base and the base's other views, as PyTorch rebases them (``ops/pytorch/view_writes.py``). One more
+refusal: a tensor whose memory something else holds (a ``detach()``ed Tensor, a value a later op kept for its rule)
+is not changed in the graph, since chainrule does not carry the change over to it; the error says to write it out
+of place. Shape methods (``squeeze_``, ``t_``, ``transpose_``) change the tensor's
 shape, not its values.
 
 Example:
@@ -40,17 +41,20 @@ from ...core import state, traces
 from ...core.state import no_grad
 from ...tensor import Tensor
 from ...tensor import inplace as _tensor_inplace
+from ...tensor.inplace import carries_tangent
+from ...tensor.views import base_of, family
 from ..declare import tensor_method
 from .common import declared, in_place, values_of
+from .view_writes import record_in_family
 
 
 def traced_operand(args: tuple[Any, ...], kw: dict[str, Any]) -> Any:
-    """The first operand (nested one level in a list or tuple) that requires grad while grad mode is on, or None."""
-    if not state.grad_enabled():
-        return None
+    """The first operand (nested one level in a list or tuple) that requires grad while grad mode is on, or carries
+    a forward-mode tangent, or None."""
+    grad = state.grad_enabled()
     for a in (*args, *kw.values()):
         for b in a if isinstance(a, (list, tuple)) else (a,):
-            if isinstance(b, Tensor) and b._requires_grad:
+            if isinstance(b, Tensor) and (b._requires_grad and grad or carries_tangent(b)):
                 return b
     return None
 
@@ -91,17 +95,19 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
     if traces.current() is not None:
         raise RuntimeError(f"{name}: an in-place change of a tensor in the graph inside jit is not recorded by the "
                            f"trace; write it out of place (h = h.{name[:-1]}(...))")
+    root = base_of(self)
+    if root is not None or getattr(self, "_views", None) and family(self):  # a view, or a base that has live views
+        if root is None:
+            _free_kept_output(self)
+        return record_in_family(self, self if root is None else root, name, compute, _fitted,
+                                lambda: _shared_error(name, self))
     kept = _free_kept_output(self)
     if _shared(self):
-        fix = ("h = h.at[index].set(v), or cr.where(mask, v, h)" if name == "__setitem__" else "h = h + b"
-               if name.startswith("__i") else f"h = h.{name[:-1]}(...)")
-        raise RuntimeError(
-            f"{name}: in-place change of a tensor in the graph whose memory is shared (a view of it or of its base, "
-            f"another Tensor, or a value an earlier op saved for its gradient): chainrule does not carry the change "
-            f"over to them. Write it out of place ({fix}), or wrap it in "
-            "chainrule.no_grad() if no gradient should flow through it")
+        raise _shared_error(name, self)
     kept = self._data.copy() if kept is None else kept
     old = Tensor._linked(kept, self._node, self._index) if self._node is not None else Tensor._wrap(kept)
+    if self._tangents:
+        old._tangents = self._tangents
     result = _fitted(name, self, compute(old))
     retained = self.retains_grad
     if retained:  # the grad kept is the new value's (PyTorch's): the old node stops writing it
@@ -110,9 +116,26 @@ def record(self: Tensor, name: str, compute: Callable[[Tensor], Any], operand: A
     self._bump_version()
     self._node, self._index, self._stamp = result._node, result._index, result._stamp
     self._requires_grad = result._requires_grad
+    if self._tangents or result._tangents:
+        self._tangents = result._tangents
     if retained:
         self.retain_grad()
     return self
+
+
+def _shared_error(name: str, self: Tensor) -> RuntimeError:
+    fix = ("h = h.at[index].set(v), or cr.where(mask, v, h)" if name == "__setitem__" else "h = h + b"
+           if name.startswith("__i") else f"h = h.{name[:-1]}(...)")
+    if self._node is None and carries_tangent(self):  # most likely jvp's input, which may be the caller's array
+        return RuntimeError(
+            f"{name}: in-place change of a tensor carrying a forward-mode tangent (inside jvp/jacfwd) whose memory "
+            f"is shared (jvp's input may be the caller's array, or another Tensor holds it); write it out of place "
+            f"({fix}), even under chainrule.no_grad()")
+    return RuntimeError(
+        f"{name}: in-place change of a tensor in the graph whose memory is shared (another Tensor not made as a "
+        "view of it, an array handed out by .numpy(), or a value an earlier op saved for its gradient): chainrule "
+        f"does not carry the change over to them. Write it out of place ({fix}), or wrap it in "
+        "chainrule.no_grad() if no gradient should flow through it")
 
 
 def _fitted(name: str, self: Tensor, result: Any) -> Tensor:
@@ -140,7 +163,7 @@ def in_place_by(name: str, fn: Callable[..., Any]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, name)
         operand = traced_operand(args, kw)
-        if state.grad_enabled() and (self._requires_grad or operand is not None):
+        if operand is not None or state.grad_enabled() and self._requires_grad or carries_tangent(self):
             return record(self, name, lambda old: fn(old, *args, **kw), operand)
         return values_path(self, *args, **kw)
 
@@ -161,10 +184,11 @@ def reshaped_in_place(name: str) -> Callable[..., Tensor]:
 
     def method(self: Tensor, *args: Any, **kw: Any) -> Tensor:
         values_of(self, f"{name}_")
-        if state.grad_enabled() and self._requires_grad:
+        if state.grad_enabled() and self._requires_grad or carries_tangent(self):
             self._inplace_guard(f"{name}_", recorded=True)
             result = getattr(self, name)(*args, **kw)
             self._node, self._index, self._stamp = result._node, result._index, result._stamp
+            self._tangents = result._tangents
         else:
             self._inplace_guard(f"{name}_")
             with no_grad():
@@ -241,6 +265,10 @@ def _pow(old: Tensor, other: Any, alpha: Any) -> Any:
     return old ** other
 
 
+def _fill(old: Tensor, value: Any, alpha: Any) -> Any:
+    return old.at[...].set(value.detach() if isinstance(value, Tensor) else value)
+
+
 def _copy(old: Tensor, other: Any, alpha: Any) -> Any:
     other = other if isinstance(other, Tensor) else Tensor._wrap(np.asarray(other, dtype=old.dtype))
     return declared("broadcast_to")(other, tuple(old.shape))
@@ -249,7 +277,7 @@ def _copy(old: Tensor, other: Any, alpha: Any) -> Any:
 # the in-place methods of ``tensor/inplace.py`` (``add_``, ``t += x``, ``copy_``) record through this in the graph
 _tensor_inplace.IN_GRAPH.update(
     record=record, add_=_add, sub_=_sub, __iadd__=_add, __isub__=_sub, mul_=_mul, __imul__=_mul, div_=_div,
-    __itruediv__=_div, pow_=_pow, __ipow__=_pow, copy_=_copy, __setitem__=_set_at)
+    __itruediv__=_div, pow_=_pow, __ipow__=_pow, copy_=_copy, __setitem__=_set_at, fill_=_fill)
 
 
 # torch.relu_(t), torch.exp_(t), ...: PyTorch's top-level in-place functions, the methods on their first argument
