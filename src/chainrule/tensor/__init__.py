@@ -110,19 +110,6 @@ class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
         self._index = index
         self._stamp = node.stamp if node is not None else _tick()
 
-    def __getstate__(self) -> Any:
-        """What pickling and copying keep: every field but the links between a view and its base (a copy owns its
-        values; tensor/views.py)."""
-        slots = {}
-        for cls in type(self).__mro__:
-            for name in cls.__dict__.get("__slots__", ()):
-                if name not in _NOT_COPIED and name not in slots:
-                    try:
-                        slots[name] = getattr(self, name)
-                    except AttributeError:  # (unset)
-                        pass
-        return getattr(self, "__dict__", None) or None, slots
-
     @classmethod
     def _wrap(cls, arr: np.ndarray) -> Tensor:
         """A new Tensor around ``arr`` without copying (internal)."""
@@ -393,9 +380,6 @@ class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
         if inputs is not None:
             return backward_into([self], [gradient], inputs, create_graph, retain_graph)
         backward([self], [gradient], create_graph=create_graph, retain_graph=retain_graph)
-
-
-_NOT_COPIED = frozenset(("_base", "_views", "__weakref__", "__dict__"))
 
 
 def _raw_hook(hook: Callable[[Tensor], Any], shape: tuple[int, ...]) -> Callable[[Any], Any]:
