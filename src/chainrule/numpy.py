@@ -32,6 +32,7 @@ import numpy as _np
 from . import fft, linalg  # noqa: F401  (cnp.fft, cnp.linalg)
 from .autodiff import batch_levels as _vmap_state
 from .ops import _define
+from .ops import jax_numpy as _jax_numpy
 from .ops import shape as _shape
 from .tensor import Tensor as _Tensor
 
@@ -304,3 +305,9 @@ class _Joiner:
 
 r_ = _Joiner("r_", 0, 1, -1)
 c_ = _Joiner("c_", -1, 2, 0)
+
+
+# JAX's keywords NumPy lacks (size= of nonzero/where/argwhere/flatnonzero, clip's min=/max=, take's mode="fill")
+for _name in ("nonzero", "where", "argwhere", "flatnonzero", "clip", "take"):
+    if _name in globals():
+        globals()[_name] = getattr(_jax_numpy, _name)(globals()[_name])
