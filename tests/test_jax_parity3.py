@@ -8,7 +8,6 @@ import pytest
 
 import chainrule as cr
 import chainrule.numpy as cnp
-from chainrule import lax
 
 pytestmark = pytest.mark.oracle
 

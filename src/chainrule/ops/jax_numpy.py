@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import batch_levels as _batching
+from .index_update import fill_for
 
 
 def _values(x: Any) -> np.ndarray:
@@ -132,18 +133,6 @@ def clip(fn: Callable[..., Any]) -> Callable[..., Any]:
         return fn(a, None if a_min is _NO_VALUE else a_min, None if a_max is _NO_VALUE else a_max, *args, **kwargs)
 
     return clip
-
-
-def fill_for(dtype: np.dtype) -> Any:
-    """JAX's default fill for a gather out of bounds: NaN, the most negative signed or largest unsigned integer,
-    True for booleans."""
-    if dtype.kind in "fc":
-        return np.nan
-    if dtype.kind == "i":
-        return np.iinfo(dtype).min
-    if dtype.kind == "u":
-        return np.iinfo(dtype).max
-    return True
 
 
 def take(fn: Callable[..., Any]) -> Callable[..., Any]:
