@@ -47,10 +47,22 @@ from .lax_ops import *  # noqa: F403  (lax's names for chainrule's ops: exp, red
 from .lax_ops import __all__ as _lax_ops
 from .lax_ops import dtype_of
 from .ops._define import raw
+from .ops.lax_windows import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_with_general_padding,
+    padtype_to_pads,
+    reduce_window,
+    select_n,
+)
 from .tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "stop_gradient", "switch", "while_loop"]
 __all__ += _lax_ops  # lax's names for chainrule's ops
+__all__ += ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
+            "conv_with_general_padding", "padtype_to_pads", "reduce_window", "select_n"]
 
 
 # ---------------------------------------------------------------- control flow

@@ -229,9 +229,9 @@ def _updated(x: Any, index: Any, values: Any, combine: Callable[[Any, Any], Any]
             new = flat_values[picks]
         else:
             new = combine(flat[where], None if flat_values is None else flat_values[picks])
-        keep = np.ones(size)
-        keep[where] = 0.0
-        flat = _ops.add_at(flat * keep, where, new)
+        keep = np.ones(size, dtype=bool)
+        keep[where] = False  # (a where, not a product with 0/1: an inf or NaN being replaced must not stay NaN)
+        flat = _ops.add_at(np.where(keep, flat, 0), where, new)
     return _ops.reshape(flat, shape)
 
 
@@ -269,3 +269,61 @@ def _at(self: Any) -> IndexUpdates:
 
 
 Tensor.at = property(_at)  # type: ignore[attr-defined]
+
+
+class ArrayWithAt(np.ndarray):
+    """What ``chainrule.numpy``'s functions return where NumPy's return an ndarray: an ndarray (a subclass,
+    so every NumPy function and ``isinstance(x, np.ndarray)`` take it) with JAX's ``x.at[idx]`` too, so that a JAX
+    program's ``jnp.zeros(3).at[0].set(1.0)`` runs outside a transform as inside one. NumPy's arithmetic keeps
+    the class (``(2 * x).at`` works); it prints as an ndarray, and ``numpy.asarray`` gives the plain array.
+
+    Example:
+        >>> import chainrule.numpy as cnp
+        >>> cnp.zeros(3).at[1].set(5.0)
+        array([0., 5., 0.])
+    """
+
+    @property
+    def at(self) -> _PlainUpdates:
+        """JAX's functional index update: ``x.at[idx].set(v)`` returns an updated copy (``get``, ``add``, ...)."""
+        return _PlainUpdates(self.view(np.ndarray))
+
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
+
+class _PlainUpdates(IndexUpdates):
+    """``x.at`` of an ``ArrayWithAt``: the updated copies are ``ArrayWithAt`` too (JAX programs chain them)."""
+
+    __slots__ = ()
+
+    def __getitem__(self, index: Any) -> Any:
+        update = _IndexUpdate(self.x, index)
+        return _Rewrapped(update)
+
+
+class _Rewrapped:
+    __slots__ = ("update",)
+
+    def __init__(self, update: _IndexUpdate) -> None:
+        self.update = update
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.update, name)
+        return lambda *args, **kwargs: with_at(_untracked(method(*args, **kwargs)))
+
+
+def _untracked(out: Any) -> Any:
+    """A result that no derivative reaches as its NumPy array (the update of a NumPy array by constants)."""
+    if isinstance(out, Tensor) and not out._requires_grad and not out._tangents and out._data.__class__ is np.ndarray:
+        return out._data
+    return out
+
+
+def with_at(out: Any) -> Any:
+    """``out`` as an ``ArrayWithAt`` if it is a plain ndarray (a tuple or list of them, each); else as it is."""
+    if out.__class__ is np.ndarray:
+        return out.view(ArrayWithAt)
+    if out.__class__ is tuple and any(o.__class__ is np.ndarray for o in out):
+        return tuple(o.view(ArrayWithAt) if o.__class__ is np.ndarray else o for o in out)
+    return out
