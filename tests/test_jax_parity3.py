@@ -34,14 +34,17 @@ def _same(ours, theirs, rtol=1e-10, atol=1e-12):
 COND = np.array([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]])
 
 
-@pytest.mark.parametrize("call", [
-    lambda m, c: m.where(c, size=2),
-    lambda m, c: m.where(c, size=5, fill_value=-1),
-    lambda m, c: m.nonzero(c, size=4, fill_value=7),
-    lambda m, c: m.argwhere(c, size=4),
-    lambda m, c: m.argwhere(c, size=2, fill_value=9),
-    lambda m, c: m.flatnonzero(c, size=5),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m, c: m.where(c, size=2),
+        lambda m, c: m.where(c, size=5, fill_value=-1),
+        lambda m, c: m.nonzero(c, size=4, fill_value=7),
+        lambda m, c: m.argwhere(c, size=4),
+        lambda m, c: m.argwhere(c, size=2, fill_value=9),
+        lambda m, c: m.flatnonzero(c, size=5),
+    ],
+)
 def test_sized_positions_match_jax_and_batch(jax, call):
     _same(call(cnp, COND), call(jax.numpy, COND))
     _same(cr.vmap(lambda c: call(cnp, c))(COND), jax.vmap(lambda c: call(jax.numpy, c))(COND))
@@ -61,8 +64,10 @@ def test_clip_takes_min_and_max_keywords(jax):
     x = np.array([0.0, 1.0, 1.5, 2.0, 3.0])
     for kw in ({"max": 2.0}, {"min": 1.0}, {"min": 1.0, "max": 2.0}):
         _same(cnp.clip(x, **kw), jax.numpy.clip(x, **kw))
-    _same(cr.grad(lambda x: cnp.sum(cnp.clip(x, min=1.2) ** 2))(x),
-          jax.grad(lambda x: jax.numpy.sum(jax.numpy.clip(x, min=1.2) ** 2))(x))
+    _same(
+        cr.grad(lambda x: cnp.sum(cnp.clip(x, min=1.2) ** 2))(x),
+        jax.grad(lambda x: jax.numpy.sum(jax.numpy.clip(x, min=1.2) ** 2))(x),
+    )
     with pytest.raises(TypeError, match="once"):
         cnp.clip(x, 1.0, min=2.0)
 
@@ -140,35 +145,59 @@ def _both_ways(jax, ours, theirs, *args, order=2):
     _same(ours(*args), theirs(*args))
     argnums = tuple(range(len(args)))
     jnp = jax.numpy
-    _same(cr.grad(lambda *a: cnp.sum(cnp.sin(ours(*a))), argnums=argnums)(*args),
-          jax.grad(lambda *a: jnp.sum(jnp.sin(theirs(*a))), argnums=argnums)(*args))
+    _same(
+        cr.grad(lambda *a: cnp.sum(cnp.sin(ours(*a))), argnums=argnums)(*args),
+        jax.grad(lambda *a: jnp.sum(jnp.sin(theirs(*a))), argnums=argnums)(*args),
+    )
     if order >= 2:
         assert cr.gradcheck(ours, *args, order=2)
 
 
-@pytest.mark.parametrize("kw", [
-    {"window_strides": (1, 1), "padding": "SAME"},
-    {"window_strides": (2, 3), "padding": "VALID"},
-    {"window_strides": (2, 1), "padding": "SAME_LOWER", "rhs_dilation": (2, 1)},
-    {"window_strides": (1, 2), "padding": [(1, 2), (0, -1)], "lhs_dilation": (2, 1)},
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {"window_strides": (1, 1), "padding": "SAME"},
+        {"window_strides": (2, 3), "padding": "VALID"},
+        {"window_strides": (2, 1), "padding": "SAME_LOWER", "rhs_dilation": (2, 1)},
+        {"window_strides": (1, 2), "padding": [(1, 2), (0, -1)], "lhs_dilation": (2, 1)},
+    ],
+)
 def test_conv_general_dilated_matches_jax(jax, kw):
-    _both_ways(jax, lambda x, w: lax.conv_general_dilated(x, w, **kw),
-               lambda x, w: jax.lax.conv_general_dilated(x, w, **kw), IMG, KER)
+    _both_ways(
+        jax,
+        lambda x, w: lax.conv_general_dilated(x, w, **kw),
+        lambda x, w: jax.lax.conv_general_dilated(x, w, **kw),
+        IMG,
+        KER,
+    )
 
 
 def test_conv_general_dilated_layouts_and_groups(jax):
-    for dn, x, w in [(("NHWC", "HWIO", "NHWC"), IMG.transpose(0, 2, 3, 1), KER.transpose(2, 3, 1, 0)),
-                     (("NCHW", "OIHW", "NHWC"), IMG, KER)]:
-        _both_ways(jax, lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn),
-                   lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn), x, w,
-                   order=1)
+    for dn, x, w in [
+        (("NHWC", "HWIO", "NHWC"), IMG.transpose(0, 2, 3, 1), KER.transpose(2, 3, 1, 0)),
+        (("NCHW", "OIHW", "NHWC"), IMG, KER),
+    ]:
+        _both_ways(
+            jax,
+            lambda x, w: lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn),
+            lambda x, w: jax.lax.conv_general_dilated(x, w, (1, 1), "SAME", dimension_numbers=dn),
+            x,
+            w,
+            order=1,
+        )
     x, w = RNG.normal(size=(2, 4, 5)), RNG.normal(size=(6, 2, 3))
-    _both_ways(jax, lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME", feature_group_count=2),
-               lambda x, w: jax.lax.conv_general_dilated(x, w, (1,), "SAME", feature_group_count=2), x, w)
+    _both_ways(
+        jax,
+        lambda x, w: lax.conv_general_dilated(x, w, (1,), "SAME", feature_group_count=2),
+        lambda x, w: jax.lax.conv_general_dilated(x, w, (1,), "SAME", feature_group_count=2),
+        x,
+        w,
+    )
     xs = RNG.normal(size=(3, 2, 4, 5))
-    _same(cr.vmap(lambda x: lax.conv_general_dilated(x, w, (1,), "VALID", feature_group_count=2))(xs),
-          jax.vmap(lambda x: jax.lax.conv_general_dilated(x, w, (1,), "VALID", feature_group_count=2))(xs))
+    _same(
+        cr.vmap(lambda x: lax.conv_general_dilated(x, w, (1,), "VALID", feature_group_count=2))(xs),
+        jax.vmap(lambda x: jax.lax.conv_general_dilated(x, w, (1,), "VALID", feature_group_count=2))(xs),
+    )
     with pytest.raises(ValueError, match="transposed convolution"):
         lax.conv_general_dilated(IMG, KER, (1, 1), "SAME", lhs_dilation=(2, 2))
 
@@ -187,8 +216,12 @@ def test_reduce_window_matches_jax(jax, name, init, padding):
 
 
 def test_reduce_window_dilations_and_other_computations(jax):
-    _both_ways(jax, lambda a: lax.reduce_window(a, 0.0, lax.add, (2, 2), (1, 1), "SAME", (1, 2), (2, 1)),
-               lambda a: jax.lax.reduce_window(a, 0.0, jax.lax.add, (2, 2), (1, 1), "SAME", (1, 2), (2, 1)), A46)
+    _both_ways(
+        jax,
+        lambda a: lax.reduce_window(a, 0.0, lax.add, (2, 2), (1, 1), "SAME", (1, 2), (2, 1)),
+        lambda a: jax.lax.reduce_window(a, 0.0, jax.lax.add, (2, 2), (1, 1), "SAME", (1, 2), (2, 1)),
+        A46,
+    )
     product = lambda a: lax.reduce_window(a, 1.0, lax.mul, (2, 2), (2, 2), "VALID")  # noqa: E731
     _same(product(A46), jax.lax.reduce_window(A46, 1.0, jax.lax.mul, (2, 2), (2, 2), "VALID"))
     assert cr.gradcheck(product, A46, order=2)  # (JAX has no reverse mode for this one)
@@ -196,18 +229,23 @@ def test_reduce_window_dilations_and_other_computations(jax):
         ours = lax.add if computation == "add" else lax.max if computation == "max" else lambda u, v: u + v
         theirs = jax.lax.add if computation == "add" else jax.lax.max if computation == "max" else lambda u, v: u + v
         for padding in ("SAME", [(2, 1), (0, 2)]):
-            _same(lax.reduce_window(A46, init, ours, (2, 3), (1, 2), padding, (2, 1)),
-                  jax.lax.reduce_window(A46, init, theirs, (2, 3), (1, 2), padding, (2, 1)))
+            _same(
+                lax.reduce_window(A46, init, ours, (2, 3), (1, 2), padding, (2, 1)),
+                jax.lax.reduce_window(A46, init, theirs, (2, 3), (1, 2), padding, (2, 1)),
+            )
 
 
 def test_select_n_matches_jax(jax):
     a, b = A46[:2, :3], A46[2:, 3:]
     which = np.array([[0, 1, 2], [2, 1, 0]])
-    _both_ways(jax, lambda a, b: lax.select_n(which, a, b, a * b), lambda a, b: jax.lax.select_n(which, a, b, a * b),
-               a, b)
+    _both_ways(
+        jax, lambda a, b: lax.select_n(which, a, b, a * b), lambda a, b: jax.lax.select_n(which, a, b, a * b), a, b
+    )
     _both_ways(jax, lambda a, b: lax.select_n(a > 0, a, b), lambda a, b: jax.lax.select_n(a > 0, a, b), a, b)
-    _same(cr.vmap(lambda w, a: lax.select_n(w, a, -a))(which % 2 == 0, a),
-          jax.vmap(lambda w, a: jax.lax.select_n(w, a, -a))(which % 2 == 0, a))
+    _same(
+        cr.vmap(lambda w, a: lax.select_n(w, a, -a))(which % 2 == 0, a),
+        jax.vmap(lambda w, a: jax.lax.select_n(w, a, -a))(which % 2 == 0, a),
+    )
 
 
 def test_pad_with_infinite_value_keeps_it():
@@ -233,8 +271,100 @@ def test_at_on_arrays_chainrule_numpy_returns(jax):
     assert all(isinstance(o, np.ndarray) and not isinstance(o, cr.Tensor) for o in out[:3] + out[4:])
     assert repr(cnp.zeros(2)) == "array([0., 0.])" and type(np.asarray(cnp.zeros(2))) is np.ndarray
     # the same program differentiated, batched and closed over inside transforms
-    f = lambda m, v: m.sum(m.zeros(3).at[1].set(v ** 2).at[0].add(v) * m.arange(3.0))  # noqa: E731
+    f = lambda m, v: m.sum(m.zeros(3).at[1].set(v**2).at[0].add(v) * m.arange(3.0))  # noqa: E731
     _same(cr.grad(lambda v: f(cnp, v))(1.5), jax.grad(lambda v: f(jnp, v))(1.5))
     table = cnp.arange(5.0) * 2
-    _same(cr.vmap(lambda i, t: t.at[i].set(-1.0), in_axes=(0, None))(np.array([0, 3]), table),
-          jax.vmap(lambda i, t: t.at[i].set(-1.0), in_axes=(0, None))(np.array([0, 3]), jnp.arange(5.0) * 2))
+    _same(
+        cr.vmap(lambda i, t: t.at[i].set(-1.0), in_axes=(0, None))(np.array([0, 3]), table),
+        jax.vmap(lambda i, t: t.at[i].set(-1.0), in_axes=(0, None))(np.array([0, 3]), jnp.arange(5.0) * 2),
+    )
+
+
+# ---------------------------------------------------------------- jax.scipy.stats' distributions
+
+_X = np.array([0.3, 1.7, 2.5])
+_Q = np.array([0.1, 0.5, 0.8])
+STATS_CASES = {  # name: [(fn name, args tuple, diff argnums)]
+    "t": [("logpdf", (_X - 1, 3.5, 0.2, 1.5), (0, 1, 2, 3)), ("pdf", (_X, 2.5), (0, 1))],
+    "cauchy": [(f, (_X - 1, 0.3, 2.0), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")]
+    + [(f, (_Q, 0.3, 2.0), (0, 1, 2)) for f in ("ppf", "isf")],
+    "laplace": [(f, (_X - 1.1, 0.3, 2.0), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf")],
+    "logistic": [(f, (_X - 1, 0.3, 2.0), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf", "sf")]
+    + [(f, (_Q, 0.3, 2.0), (0, 1, 2)) for f in ("ppf", "isf")],
+    "gamma": [(f, (_X, 2.5, 0.1, 1.5), (0, 2, 3)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")]
+    + [("logpdf", (_X, 2.5), (1,))],
+    "chi2": [(f, (_X, 3.0, 0.1, 1.5), (0, 2, 3)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")],
+    "beta": [(f, (_Q, 2.5, 1.5), (0, 1, 2)) for f in ("logpdf", "pdf")],
+    "expon": [(f, (_X, 0.1, 1.5), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")]
+    + [("ppf", (_Q, 0.1, 1.5), (0, 1, 2))],
+    "uniform": [(f, (_X, 0.1, 2.0), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf")]
+    + [("ppf", (_Q, 0.1, 1.5), (0, 1, 2))],
+    "pareto": [(f, (_X + 1.1, 2.0, 0.1, 1.2), (0, 1, 2, 3)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")]
+    + [("ppf", (_Q, 2.0, 0.1, 1.2), (0, 1, 2, 3))],
+    "gumbel_r": [(f, (_X, 0.1, 1.5), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")]
+    + [("ppf", (_Q, 0.1, 1.5), (0, 1, 2))],
+    "gumbel_l": [(f, (_X, 0.1, 1.5), (0, 1, 2)) for f in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf")]
+    + [("ppf", (_Q, 0.1, 1.5), (0, 1, 2))],
+    "poisson": [
+        ("logpmf", (np.array([0.0, 2.0, 5.0]), 2.5), (1,)),
+        ("pmf", (np.array([0.0, 2.0, 5.0]), 2.5, 1.0), (1,)),
+        ("cdf", (np.array([0.0, 2.5, 5.0]), 2.5), (1,)),
+    ],
+    "bernoulli": [
+        ("logpmf", (np.array([0.0, 1.0, 1.0]), 0.3), (1,)),
+        ("pmf", (np.array([0.0, 1.0, 2.0]), 0.3), ()),
+        ("cdf", (np.array([-1.0, 0.5, 1.0]), 0.3), (1,)),
+        ("ppf", (_Q, 0.3), ()),
+    ],
+    "geom": [("logpmf", (np.array([1.0, 2.0, 5.0]), 0.3), (1,)), ("pmf", (np.array([0.0, 2.0, 5.0]), 0.3), ())],
+    "binom": [
+        ("logpmf", (np.array([0.0, 2.0, 5.0]), 6.0, 0.3), (2,)),
+        ("pmf", (np.array([0.0, 2.0, 7.0]), 6.0, 0.3), ()),
+    ],
+    "nbinom": [
+        ("logpmf", (np.array([0.0, 2.0, 5.0]), 3.0, 0.3), (1, 2)),
+        ("pmf", (np.array([0.0, 2.0, 5.0]), 3.0, 0.3), ()),
+    ],
+    "multivariate_normal": [
+        (
+            "logpdf",
+            (np.array([[0.3, -1.0], [1.0, 2.0]]), np.array([0.1, 0.2]), np.array([[2.0, 0.3], [0.3, 1.0]])),
+            (0, 1, 2),
+        ),
+        ("pdf", (np.array([0.3, -1.0]), np.array([0.1, 0.2]), np.array([[2.0, 0.3], [0.3, 1.0]])), (0,)),
+    ],
+    "dirichlet": [
+        ("logpdf", (np.array([0.2, 0.3, 0.5]), np.array([1.5, 2.0, 3.0])), (0, 1)),
+        ("pdf", (np.array([[0.2, 0.1], [0.3, 0.6], [0.5, 0.3]]), np.array([1.5, 2.0, 3.0])), (1,)),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    "dist, fname, args, argnums",
+    [(d, *item) for d, items in STATS_CASES.items() for item in items],
+    ids=[f"{d}.{item[0]}" for d, items in STATS_CASES.items() for item in items],
+)
+def test_stats_distributions_match_jax(jax, dist, fname, args, argnums):
+    import jax.scipy.stats as jax_stats
+
+    from chainrule.scipy import stats
+
+    ours, theirs = getattr(getattr(stats, dist), fname), getattr(getattr(jax_stats, dist), fname)
+    np.testing.assert_allclose(ours(*args), theirs(*args), rtol=1e-9, atol=1e-12)
+    if not argnums:
+        return
+    grads = cr.grad(lambda *a: cnp.sum(ours(*a)), argnums=argnums)(*args)
+    if dist.startswith("gumbel"):  # (JAX's own gradient of these raises: float0 of the default loc)
+        assert cr.gradcheck(ours, *args)
+        return
+    expected = jax.grad(lambda *a: jax.numpy.sum(theirs(*a)), argnums=argnums)(*args)
+    for g, e in zip(grads, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-7, atol=1e-10, equal_nan=True)
+
+
+def test_stats_beta_cdf_raises_naming_what_is_missing():
+    from chainrule.scipy import stats
+
+    with pytest.raises(NotImplementedError, match="incomplete beta"):
+        stats.beta.cdf(0.5, 2.0, 3.0)
