@@ -368,3 +368,65 @@ def test_stats_beta_cdf_raises_naming_what_is_missing():
 
     with pytest.raises(NotImplementedError, match="incomplete beta"):
         stats.beta.cdf(0.5, 2.0, 3.0)
+
+
+# ---------------------------------------------------------------- custom_vjp under forward over reverse
+
+
+def _custom(lib, m):
+    @lib.custom_vjp
+    def f(x, y):
+        return m.sin(x) * y
+
+    def fwd(x, y):
+        return m.sin(x) * y, (m.cos(x), x, y)
+
+    def bwd(res, g):
+        c, x, y = res
+        return (g * c * y * 1.5, g * m.sin(x))  # not fwd's derivative in x: which rule each level uses shows
+
+    f.defvjp(fwd, bwd)
+    return f
+
+
+def test_forward_over_reverse_of_custom_vjp_differentiates_fwd_and_bwd_as_jax(jax):
+    # jvp(grad(f)) of a custom_vjp f raised (no forward rule); JAX differentiates fwd and bwd there
+    x, y, ones = np.array([0.3, 1.2]), np.array([2.0, -1.0]), np.ones(2)
+    f, fj = _custom(cr, cnp), _custom(jax, jax.numpy)
+    loss, loss_j = (lambda x, y: cnp.sum(f(x, y) ** 2)), (lambda x, y: jax.numpy.sum(fj(x, y) ** 2))
+    _same(cr.jvp(cr.grad(loss), (x, y), (ones, ones)), jax.jvp(jax.grad(loss_j), (x, y), (ones, ones)))
+    _same(cr.jacfwd(cr.grad(loss, argnums=(0, 1)), argnums=(0, 1))(x, y),
+          jax.jacfwd(jax.grad(loss_j, argnums=(0, 1)), argnums=(0, 1))(x, y))
+
+
+def test_jvp_of_custom_vjp_raises_as_jax_naming_the_fix(jax):
+    f, fj = _custom(cr, cnp), _custom(jax, jax.numpy)
+    with pytest.raises(TypeError, match="forward-mode"):
+        jax.jvp(fj, (1.0, 2.0), (1.0, 0.0))
+    with pytest.raises(TypeError, match=r"custom_vjp f: forward mode .* add one with f.defjvp"):
+        cr.jvp(f, (1.0, 2.0), (1.0, 0.0))
+
+
+# ---------------------------------------------------------------- vmap of sort, argsort, top_k (ties included)
+
+TIES = np.array([[3.0, 1.0, 3.0, 0.0], [2.0, 2.0, 2.0, 5.0], [0.0, -1.0, 4.0, 4.0]])
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, lax, v: m.sort(v),
+    lambda m, lax, v: m.argsort(v),
+    lambda m, lax, v: m.argsort(-v, stable=True),
+    lambda m, lax, v: lax.top_k(v, 2),
+    lambda m, lax, v: m.sort(v * v)[..., ::-1],
+])
+def test_vmap_of_sorting_matches_jax(jax, call):
+    _same(cr.vmap(lambda v: call(cnp, lax, v))(TIES), jax.vmap(lambda v: call(jax.numpy, jax.lax, v))(TIES))
+    _same(cr.vmap(lambda v: call(cnp, lax, v), in_axes=1, out_axes=-1)(TIES.T.copy()),
+          jax.vmap(lambda v: call(jax.numpy, jax.lax, v), in_axes=1, out_axes=-1)(TIES.T.copy()))
+
+
+def test_gradients_through_vmapped_sort_and_top_k_match_jax(jax):
+    x = np.array([[3.0, 1.0, 2.5, 0.5], [2.0, 4.0, -2.0, 5.0]])
+    f = lambda m, lax, v: m.sum(m.sort(v)[..., -2:] * m.arange(2.0)) + m.sum(lax.top_k(v, 3)[0] ** 2)  # noqa: E731
+    _same(cr.grad(lambda x: cnp.sum(cr.vmap(lambda v: f(cnp, lax, v))(x)))(x),
+          jax.grad(lambda x: jax.numpy.sum(jax.vmap(lambda v: f(jax.numpy, jax.lax, v))(x)))(x))

@@ -149,9 +149,11 @@ def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: in
 
 
 def top_k(operand: Any, k: int) -> tuple[Any, Any]:
-    """The ``k`` largest entries along the last axis and their indices, largest first."""
-    order = cnp.flip(cnp.argsort(operand, axis=-1, kind="stable"), -1)[..., :k]
-    return cnp.take_along_axis(operand, order, axis=-1), order
+    """The ``k`` largest entries along the last axis and their indices (int32, as JAX's), largest first; of equal
+    entries the first comes first, as in JAX (a stable sort of the reversed entries, read backwards)."""
+    n = np.shape(operand)[-1]
+    order = (n - 1) - cnp.flip(cnp.argsort(cnp.flip(operand, -1), axis=-1, kind="stable"), -1)[..., :k]
+    return cnp.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
 
 
 def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any], dimensions: Sequence[int]) -> Any:
