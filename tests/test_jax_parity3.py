@@ -430,3 +430,26 @@ def test_gradients_through_vmapped_sort_and_top_k_match_jax(jax):
     f = lambda m, lax, v: m.sum(m.sort(v)[..., -2:] * m.arange(2.0)) + m.sum(lax.top_k(v, 3)[0] ** 2)  # noqa: E731
     _same(cr.grad(lambda x: cnp.sum(cr.vmap(lambda v: f(cnp, lax, v))(x)))(x),
           jax.grad(lambda x: jax.numpy.sum(jax.vmap(lambda v: f(jax.numpy, jax.lax, v))(x)))(x))
+
+
+# ---------------------------------------------------------------- running maxima: JAX's scan tree, ties included
+
+
+@pytest.mark.parametrize("x", [np.array([0.0, 0.0, 0.0, -1.0]), np.array([2.0, 0.0, 2.0, 2.0, 1.0, 2.0, 3.0])])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumulative_extrema_split_ties_as_jax(jax, x, reverse):
+    # cummax/cummin combined entries in another order than JAX's scan: tied entries shared the gradient otherwise
+    for ours, theirs in [(lax.cummax, jax.lax.cummax), (lax.cummin, jax.lax.cummin),
+                         (lambda v, a, reverse: lax.associative_scan(cnp.maximum, v, reverse, a),
+                          lambda v, a, reverse: jax.lax.associative_scan(jax.numpy.maximum, v, reverse, a))]:
+        _same(ours(x, 0, reverse=reverse), theirs(x, 0, reverse=reverse))
+        _same(cr.jacrev(lambda v: ours(v, 0, reverse=reverse))(x),
+              jax.jacrev(lambda v: theirs(v, 0, reverse=reverse))(x))
+
+
+def test_associative_scan_hands_fn_slices_as_jax(jax):
+    m = RNG.normal(size=(5, 2, 2))
+    _same(lax.associative_scan(cnp.matmul, m), jax.lax.associative_scan(jax.numpy.matmul, m))
+    tree = {"s": np.arange(4.0), "p": np.arange(1.0, 5.0)}
+    fn = lambda a, b: {"s": a["s"] + b["s"], "p": a["p"] * b["p"]}  # noqa: E731
+    _same(lax.associative_scan(fn, tree, reverse=True), jax.lax.associative_scan(fn, tree, reverse=True))
