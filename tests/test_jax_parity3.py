@@ -50,6 +50,13 @@ def test_sized_positions_match_jax_and_batch(jax, call):
     _same(cr.vmap(lambda c: call(cnp, c))(COND), jax.vmap(lambda c: call(jax.numpy, c))(COND))
 
 
+def test_sized_positions_under_nested_vmap(jax):
+    # vmap(vmap(...)) of a sized nonzero read the outer batch's values as one array (ConcreteValueError)
+    c = np.stack([COND, COND[::-1]])
+    f = lambda m, v: m.nonzero(v, size=2, fill_value=-1)  # noqa: E731
+    _same(cr.vmap(cr.vmap(lambda v: f(cnp, v)))(c), jax.vmap(jax.vmap(lambda v: f(jax.numpy, v)))(c))
+
+
 def test_nonzero_fill_value_per_axis(jax):
     _same(cnp.nonzero(COND, size=4, fill_value=(7, 8)), jax.numpy.nonzero(COND, size=4, fill_value=(7, 8)))
 

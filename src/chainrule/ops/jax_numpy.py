@@ -48,9 +48,10 @@ def _sized_nonzero(a: Any, size: int, fill_value: Any) -> tuple[np.ndarray, ...]
 
 
 def _batched_or(one: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``one(*args, **kwargs)``, once per example under vmap (the positions differ between examples)."""
+    """``one(*args, **kwargs)``, once per example under vmap (the positions differ between examples), level by
+    level under nested vmaps."""
     if _batching.open and _batching.batched_in(args, kwargs):
-        return _batching.per_example(one, args, kwargs)
+        return _batching.per_example(lambda *a, **k: _batched_or(one, a, k), args, kwargs)
     return one(*args, **kwargs)
 
 
