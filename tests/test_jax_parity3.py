@@ -460,3 +460,15 @@ def test_associative_scan_hands_fn_slices_as_jax(jax):
     tree = {"s": np.arange(4.0), "p": np.arange(1.0, 5.0)}
     fn = lambda a, b: {"s": a["s"] + b["s"], "p": a["p"] * b["p"]}  # noqa: E731
     _same(lax.associative_scan(fn, tree, reverse=True), jax.lax.associative_scan(fn, tree, reverse=True))
+
+
+@pytest.mark.parametrize("x", [np.array([[-1.0, 2.0, -2.0], [1.0, -1.0, -1.0]]), np.zeros((2, 3))])
+def test_index_update_extrema_average_ties_as_jax(jax, x):
+    # x.at[i].max(v) with the entry and repeated positions' values equal passed the derivative on pairwise (halving
+    # it each time); JAX's scatter averages over all the equal ones
+    for case in (lambda x: x.at[..., np.array([0, 0, 9])].max(x[..., -1:] * 0.5),
+                 lambda x: x.at[np.array([0, 1, 0])].min(x[1] * 0.0 - 1.0)):
+        _same(case(cr.Tensor(x))._data, case(jax.numpy.asarray(x)))
+        _same(cr.jacrev(case)(x), jax.jacrev(case)(x))
+        _same(cr.jacfwd(case)(x), jax.jacfwd(case)(x))
+        _same(cr.vmap(case)(np.stack([x, -x])), jax.vmap(case)(np.stack([x, -x])))

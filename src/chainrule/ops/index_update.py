@@ -95,10 +95,33 @@ class _IndexUpdate:
         return self._scatter("power", values, lambda old, v: old ** v, options)
 
     def min(self, values: Any, **options: Any) -> Any:
-        return self._scatter("min", values, np.minimum, options)
+        return self._extremum("min", values, np.minimum, options)
 
     def max(self, values: Any, **options: Any) -> Any:
-        return self._scatter("max", values, np.maximum, options)
+        return self._extremum("max", values, np.maximum, options)
+
+    def _extremum(self, name: str, values: Any, pick: Callable[[Any, Any], Any], options: dict[str, Any]) -> Any:
+        """``min``/``max``: the extreme of each entry and the values written to it; where several are equal (the
+        entry and repeated positions' values), its derivative is their average, as JAX's scatter's."""
+        mode, _ = _options(name, options)
+        index, positions = _in_bounds(np.shape(self.x), self.index, mode, gather=False)
+        best = _updated(self.x, index, values, pick, positions)
+        if np.dtype(self.x.dtype).kind not in "fc":
+            return best
+        shape = tuple(np.shape(self.x))
+        if positions is None:
+            positions = np.arange(int(np.prod(shape))).reshape(shape)[_raw(index)]
+        flat_positions = positions.reshape(-1)
+        keep = flat_positions >= 0
+        where = flat_positions[keep]
+        flat, top = _ops.reshape(self.x, (-1,)), _ops.reshape(best, (-1,))
+        flat_values = _ops.reshape(_ops.broadcast_to(values, positions.shape), (-1,))[keep]
+        tie_x, tie_v = flat == top, flat_values == top[where]  # (comparisons: no derivative through the weights)
+        count = _ops.add_at(np.where(tie_x, 1.0, 0.0), where, np.where(tie_v, 1.0, 0.0))
+        total = _ops.add_at(np.where(tie_x, flat, 0), where, np.where(tie_v, flat_values, 0))
+        averaged = np.where(count > 0, total / np.where(count > 0, count, 1.0), top)  # (none equal: a NaN)
+        return _ops.reshape(_ops.astype(averaged, self.x.dtype) if averaged.dtype != self.x.dtype else averaged,
+                            shape)
 
     def apply(self, func: Callable[[Any], Any], **options: Any) -> Any:
         return self._scatter("apply", None, lambda old, _: func(old), options)
