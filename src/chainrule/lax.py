@@ -45,12 +45,25 @@ from .core import traces
 from .custom import stop_gradient
 from .lax_ops import *  # noqa: F403  (lax's names for chainrule's ops: exp, reduce_sum, dot_general, pad, ...)
 from .lax_ops import __all__ as _lax_ops
-from .lax_ops import dtype_of
+from .lax_ops import dtype_of, prefix_scan
 from .ops._define import raw
+from .ops.index_update import with_at as _with_at
+from .ops.lax_windows import (
+    ConvDimensionNumbers,
+    conv,
+    conv_dimension_numbers,
+    conv_general_dilated,
+    conv_with_general_padding,
+    padtype_to_pads,
+    reduce_window,
+    select_n,
+)
 from .tree_util import tree_flatten, tree_leaves, tree_map, tree_structure, tree_unflatten
 
 __all__ = ["associative_scan", "cond", "fori_loop", "map", "scan", "stop_gradient", "switch", "while_loop"]
 __all__ += _lax_ops  # lax's names for chainrule's ops
+__all__ += ["ConvDimensionNumbers", "conv", "conv_dimension_numbers", "conv_general_dilated",
+            "conv_with_general_padding", "padtype_to_pads", "reduce_window", "select_n"]
 
 
 # ---------------------------------------------------------------- control flow
@@ -267,7 +280,9 @@ def map(f: Callable[[Any], Any], xs: Any, *, batch_size: int | None = None) -> A
 
 def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = False, axis: int = 0) -> Any:
     """Prefix combinations ``fn(... fn(fn(e0, e1), e2) ..., ek)`` along ``axis`` of each leaf of ``elems``
-    (``reverse=True``: from the end), JAX's result, computed one step at a time.
+    (``reverse=True``: from the end), by JAX's parallel scan: ``fn`` gets slices of the leaves along ``axis`` (it
+    must work entry by entry, as JAX's requires) and the order of its applications is JAX's, so derivatives
+    split between equal entries as there.
 
     Example:
         >>> import numpy as np
@@ -276,13 +291,32 @@ def associative_scan(fn: Callable[[Any, Any], Any], elems: Any, reverse: bool = 
         [1.0, 3.0, 6.0]
     """
     leaves, treedef = tree_flatten(elems)
-    moved = [cnp.moveaxis(leaf, axis, 0) for leaf in leaves]
-    n = _length(moved, None, "associative_scan")
-    order = range(n - 1, -1, -1) if reverse else range(n)
-    out, acc = [None] * n, None
-    for i in order:
-        e = tree_unflatten(treedef, [leaf[i] for leaf in moved])
-        acc = e if acc is None else fn(acc, e)
-        out[i] = acc
-    stacked = tree_leaves(_stack(out, out[0]))
-    return tree_unflatten(treedef, [cnp.moveaxis(leaf, 0, axis) for leaf in stacked])
+    axis = axis % np.ndim(leaves[0])
+    _length([cnp.moveaxis(leaf, axis, 0) for leaf in leaves], None, "associative_scan")
+    if reverse:
+        leaves = [cnp.flip(leaf, axis) for leaf in leaves]
+
+    def combine(a: list[Any], b: list[Any]) -> list[Any]:
+        return tree_leaves(fn(tree_unflatten(treedef, a), tree_unflatten(treedef, b)))
+
+    scanned = prefix_scan(combine, leaves, axis)
+    return tree_unflatten(treedef, [cnp.flip(leaf, axis) if reverse else leaf for leaf in scanned])
+
+
+def _returns_with_at(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` giving an ArrayWithAt where it gives a plain ndarray (JAX programs write ``lax.f(x).at[i]``)."""
+    import functools
+
+    @functools.wraps(fn)
+    def returns_with_at(*args: Any, **kwargs: Any) -> Any:
+        return _with_at(fn(*args, **kwargs))
+
+    return returns_with_at
+
+
+# lax's own functions (the cnp aliases among them, lax.exp, lax.max..., give ArrayWithAt already)
+for _name in __all__:
+    _fn = globals()[_name]
+    if callable(_fn) and not isinstance(_fn, type) and getattr(_fn, "__module__", "") in (
+            "chainrule.lax_ops", "chainrule.ops.lax_windows"):
+        globals()[_name] = _returns_with_at(_fn)

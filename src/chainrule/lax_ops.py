@@ -114,15 +114,39 @@ def cumprod(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
 
 
 def _prefix(combine: Callable[[Any, Any], Any], operand: Any, axis: int, reverse: bool) -> Any:
-    """Running ``combine`` along ``axis`` in log2(n) doubling steps of chainrule ops (each entry combined with the
-    one ``k`` before it), so differentiable, batched and jitted as those ops are."""
-    x = cnp.moveaxis(cnp.flip(operand, axis) if reverse else operand, axis, 0)
-    k = 1
-    while k < np.shape(x)[0]:
-        x = cnp.concatenate([x[:k], combine(x[k:], x[:-k])])
-        k *= 2
-    x = cnp.moveaxis(x, 0, axis)
+    """Running ``combine`` along ``axis`` by JAX's parallel prefix scan (the tree ``lax.associative_scan`` builds,
+    so that a derivative splits between equal entries as JAX's does), of chainrule ops: differentiable, batched
+    and jitted as those ops are."""
+    axis = axis % np.ndim(operand)
+    x = cnp.flip(operand, axis) if reverse else operand
+    (x,) = prefix_scan(lambda a, b: [combine(a[0], b[0])], [x], axis)
     return cnp.flip(x, axis) if reverse else x
+
+
+def prefix_scan(combine: Callable[[list[Any], list[Any]], list[Any]], leaves: list[Any], axis: int) -> list[Any]:
+    """``combine``'s running reduction along ``axis`` of arrays ``leaves`` (of one length there; ``combine`` takes
+    and gives lists of them): pairs combined, their scan (recursively), then the even entries from the odd ones
+    (Blelloch's scan, as ``jax.lax.associative_scan``)."""
+    n = np.shape(leaves[0])[axis]
+    if n < 2:
+        return leaves
+
+    def cut(x: Any, start: int, stop: int | None, step: int = 1) -> Any:
+        return x[(builtins.slice(None),) * axis + (builtins.slice(start, stop, step),)]
+
+    odd = prefix_scan(combine, combine([cut(x, 0, -1, 2) for x in leaves], [cut(x, 1, None, 2) for x in leaves]),
+                      axis)
+    even = combine([cut(o, 0, -1) for o in odd] if n % 2 == 0 else odd, [cut(x, 2, None, 2) for x in leaves])
+    out = []
+    for x, e, o in zip(leaves, even, odd):
+        e = cnp.concatenate([cut(x, 0, 1), e], axis=axis)
+        m = np.shape(o)[axis]
+        pairs = cnp.stack([cut(e, 0, m), o], axis=axis + 1)
+        shape = list(np.shape(o))
+        shape[axis] = 2 * m
+        joined = cnp.reshape(pairs, tuple(shape))
+        out.append(cnp.concatenate([joined, cut(e, m, None)], axis=axis) if np.shape(e)[axis] > m else joined)
+    return out
 
 
 def cummax(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
@@ -149,9 +173,11 @@ def sort(operand: Any, dimension: int = -1, is_stable: bool = True, num_keys: in
 
 
 def top_k(operand: Any, k: int) -> tuple[Any, Any]:
-    """The ``k`` largest entries along the last axis and their indices, largest first."""
-    order = cnp.flip(cnp.argsort(operand, axis=-1, kind="stable"), -1)[..., :k]
-    return cnp.take_along_axis(operand, order, axis=-1), order
+    """The ``k`` largest entries along the last axis and their indices (int32, as JAX's), largest first; of equal
+    entries the first comes first, as in JAX (a stable sort of the reversed entries, read backwards)."""
+    n = np.shape(operand)[-1]
+    order = (n - 1) - cnp.flip(cnp.argsort(cnp.flip(operand, -1), axis=-1, kind="stable"), -1)[..., :k]
+    return cnp.take_along_axis(operand, order, axis=-1), order.astype(np.int32)
 
 
 def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any], dimensions: Sequence[int]) -> Any:

@@ -32,6 +32,8 @@ import numpy as _np
 from . import fft, linalg  # noqa: F401  (cnp.fft, cnp.linalg)
 from .autodiff import batch_levels as _vmap_state
 from .ops import _define
+from .ops import index_update as _index_update
+from .ops import jax_numpy as _jax_numpy
 from .ops import shape as _shape
 from .tensor import Tensor as _Tensor
 
@@ -72,6 +74,7 @@ def _traced(x: Any) -> bool:
     """A Tensor, or another array type that answers NumPy's protocol itself (a batched value under vmap)."""
     return isinstance(x, _Tensor) or (
         hasattr(type(x), "__array_function__") and type(x) is not _np.ndarray and not isinstance(x, _np.generic)
+        and type(x) is not _index_update.ArrayWithAt
     )
 
 
@@ -304,3 +307,30 @@ class _Joiner:
 
 r_ = _Joiner("r_", 0, 1, -1)
 c_ = _Joiner("c_", -1, 2, 0)
+
+
+# JAX's keywords NumPy lacks (size= of nonzero/where/argwhere/flatnonzero, clip's min=/max=, take's mode="fill")
+for _name in ("nonzero", "where", "argwhere", "flatnonzero", "clip", "take"):
+    if _name in globals():
+        globals()[_name] = getattr(_jax_numpy, _name)(globals()[_name])
+
+
+# Where NumPy gives an ndarray, cnp gives one with JAX's ``.at`` (``cnp.zeros(3).at[0].set(1.0)``; see ArrayWithAt)
+def _with_at(fn: Any) -> Any:
+    @_functools.wraps(fn)
+    def returns_with_at(*args: Any, **kwargs: Any) -> Any:
+        return _index_update.with_at(fn(*args, **kwargs))
+
+    returns_with_at.__wrapped__ = getattr(fn, "__wrapped__", fn)  # the chainrule function, as before the wrap
+    return returns_with_at
+
+
+_MAKERS = ("asanyarray", "ascontiguousarray", "zeros", "ones", "empty", "full", "arange", "logspace", "geomspace",
+           "eye", "identity", "tri")
+for _name in (*FUNCTIONS, *_MAKERS, "array", "asarray"):
+    if _name in globals():
+        globals()[_name] = _with_at(globals()[_name])
+for _space in (linalg, fft):
+    for _name in _space.__all__:
+        if callable(getattr(_space, _name, None)) and not isinstance(getattr(_space, _name), type):
+            setattr(_space, _name, _with_at(getattr(_space, _name)))

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..autodiff import batch_levels as _state
-from ..ops.index_update import IndexUpdates
+from ..ops.index_update import ArrayWithAt, IndexUpdates
 
 
 class UnbatchedArray(np.ndarray):
@@ -40,7 +40,7 @@ class UnbatchedArray(np.ndarray):
 
 def handed_over(x: Any) -> Any:
     """An argument with in_axes None, as the function sees it."""
-    return x.view(UnbatchedArray) if type(x) is np.ndarray else x
+    return x.view(UnbatchedArray) if type(x) is np.ndarray or type(x) is ArrayWithAt else x
 
 
 def handed_back(x: Any) -> Any:

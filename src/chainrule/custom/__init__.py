@@ -216,7 +216,13 @@ class _CustomVJP(OwnedPrimitive):
             if owner.keeps_none:
                 raise TypeError(f"autograd.Function {self.name}: no forward-mode rule; define a static "
                                 "jvp(ctx, *input_tangents) (PyTorch's) to use it under jvp/jacfwd")
-            raise TypeError(f"custom_vjp {self.name}: no forward rule; add one with defjvp(jvp)")
+            if not any(isinstance(a, Tensor) and a._requires_grad for a in args):
+                raise TypeError(
+                    f"custom_vjp {self.name}: forward mode (jvp, jacfwd) needs a forward rule, which a custom_vjp "
+                    f"function lacks (JAX refuses jvp of one too); add one with {self.name}.defjvp(jvp), or use "
+                    "reverse mode (grad, vjp, jacrev). Forward over reverse (jvp of grad, jacfwd of jacrev, "
+                    "hessian) works: it differentiates fwd and bwd")
+            return self._fwd_tangent(argnum, t, args, kw["call"])
         call = kw["call"]
         tangents = [t if i == argnum else np.zeros_like(as_array(a._data if isinstance(a, Tensor) else a))
                     for i, a in enumerate(args)]
@@ -231,6 +237,23 @@ class _CustomVJP(OwnedPrimitive):
             out = owner.jvp(tuple(diff), tuple(diff_t))
         leaves = _pytree.flatten(out)[0]
         return leaves[0] if self.n_outputs == 1 else tuple(leaves)
+
+    def _fwd_tangent(self, argnum: int, t: Any, args: Any, call: _Call) -> Any:
+        """The output's tangent by forward mode through ``fwd`` itself, as JAX's jvp of grad of a custom_vjp
+        function differentiates fwd (and bwd, in the backward sweep): the values are those being recorded for an
+        inner reverse pass."""
+        from ..transforms.forward import jvp
+
+        owner = self.owner
+
+        def output(x: Any) -> Any:
+            leaves = list(args)
+            leaves[argnum] = x
+            out, _ = owner.run_fwd(call.all_args(leaves))
+            out_leaves = _pytree.flatten(out)[0]
+            return out_leaves[0] if self.n_outputs == 1 else tuple(out_leaves)
+
+        return jvp(output, (args[argnum],), (t,))[1]
 
     def has_vjp(self) -> bool:
         return True

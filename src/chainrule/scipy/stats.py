@@ -1,5 +1,6 @@
 """``chainrule.scipy.stats``: the normal distribution's functions as ``jax.scipy.stats.norm`` has them, differentiable
-in ``x``, ``loc`` and ``scale``.
+in ``x``, ``loc`` and ``scale``, and JAX's other distributions (``t``, ``gamma``, ``poisson``, ... in
+:mod:`chainrule.scipy.distributions`).
 
 Example:
     >>> import chainrule as cr
@@ -15,8 +16,10 @@ from typing import Any
 
 from .. import numpy as cnp
 from .. import special
+from .distributions import *  # noqa: F403  (t, cauchy, laplace, logistic, gamma, beta, poisson, ...)
+from .distributions import __all__ as _distributions
 
-__all__ = ["norm"]
+__all__ = ["norm", *_distributions]
 
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
