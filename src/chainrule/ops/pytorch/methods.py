@@ -39,7 +39,8 @@ def _value_method(np_fn: Any, name: str, as_tensor: bool = False) -> Any:
         axis, keepdims = resolve_dim(name, axis, dim, keepdims, keepdim)
         out = np_fn(self._data, axis=axis, keepdims=keepdims, **kw)
         if as_tensor and not numpy_methods():  # PyTorch's t.argmax(dim=1): an int64 Tensor (pred.eq(y), .float())
-            return Tensor._wrap(as_array(out))
+            out = as_array(out)  # (t.all() of a uint8 Tensor is uint8 in PyTorch, bool otherwise)
+            return Tensor._wrap(out.astype(np.uint8) if self._data.dtype == np.uint8 and out.dtype == bool else out)
         return out
 
     method.__name__ = name
@@ -318,7 +319,7 @@ def index_select(self: Tensor, dim: int, index: Any) -> Any:
 
 for _np_fn in (np.argmax, np.argmin, np.any, np.all):
     tensor_method(_np_fn.__name__, reads_values(_value_method(_np_fn, _np_fn.__name__,
-                                                           as_tensor=_np_fn in (np.argmax, np.argmin))))
+                                                           as_tensor=True)))
 
 
 @tensor_method("clone")
