@@ -165,3 +165,55 @@ def test_div_rounding_mode_in_place_in_the_graph_has_zero_gradient():
         h.div_(2, rounding_mode="floor")
         (h * x).sum().backward()
         np.testing.assert_allclose(np.asarray(x.grad.tolist()), [-4.0, 1.0, 2.0])
+
+
+# -- found by fuzzing against torch --------------------------------------------------------------------------------
+@pytest.mark.parametrize("op", ["sum", "mean", "prod", "logsumexp", "amax", "nansum"])
+@pytest.mark.parametrize("dim", [0, -1])
+def test_reductions_of_a_zero_dim_tensor_with_a_positional_dim_and_keepdim(op, dim):
+    """t.sum(0, keepdim=True) of a 0-d Tensor raised an AxisError (t.sum(dim=0, keepdim=True) worked)."""
+    for keepdim in (True, False):
+        expected, ours = _both(lambda lib, t: getattr(t, op)(dim, keepdim=keepdim), np.array(2.5))
+        assert tuple(ours.shape) == tuple(expected.shape) == ()
+        np.testing.assert_allclose(ours.numpy(), expected.numpy())
+
+
+@pytest.mark.parametrize("join", ["cat", "stack", "concat"])
+def test_joining_tensors_of_several_dtypes_promotes_as_torch(join):
+    """cat([float32, int32]) was float64 (NumPy's promotion); PyTorch's category rule keeps float32."""
+    pairs = [(np.array([1.0, 2.0], np.float32), np.array([3, 4], np.int32)),
+             (np.array([1, 2], np.int64), np.array([True, False])),
+             (np.array([1, 2], np.uint8), np.array([3, 4], np.int8)),
+             (np.array([1.0, 2.0], np.float16), np.array([3, 4], np.int64))]
+    for a, b in pairs:
+        _same(*_both(lambda lib, x, y: getattr(lib, join)([x, y]), a, b))
+    _same(*_both(lambda lib, x, y: lib.cat([x, y.reshape(1, 2)]), np.zeros(0, np.float32), np.array([3, 4])))
+
+
+def test_clamp_promotes_with_its_bounds():
+    """An int Tensor clamped at 1.5 is float32 in PyTorch (was float64); Tensor bounds take part in the dtype."""
+    a = np.array([-4, 4, 3], np.int32)
+    _same(*_both(lambda lib, t: t.clamp(max=1.5), a))
+    _same(*_both(lambda lib, t: t.clamp(0, 2), a))
+    _same(*_both(lambda lib, t: lib.clamp(t, min=lib.tensor([1, 2, 3])), a))
+    _same(*_both(lambda lib, t: t.clamp(min=lib.tensor(0.5, dtype=lib.float64)), np.array([1.0, 0.25], np.float32)))
+    _same(*_both(lambda lib, t: t.clamp(min=lib.tensor([0.5], dtype=lib.float16)), np.array(1.0)))
+
+
+def test_searchsorted_of_tensors_gives_a_tensor():
+    """torch.searchsorted(s, v).to(...) raised AttributeError: the result was a NumPy array."""
+    s, v = np.array([-1.0, 0.0, 1.0]), np.array([[0.5, -2.0], [0.0, 3.0]])
+    _same(*_both(lambda lib, a, b: lib.searchsorted(a, b), s, v))
+    _same(*_both(lambda lib, a, b: lib.searchsorted(a, b, right=True).to(lib.float32), s, v))
+    _same(*_both(lambda lib, a, b: lib.searchsorted(a, b, out_int32=True), s, v))
+
+
+def test_polygamma_keeps_float32():
+    """polygamma(n >= 1) of a float32 Tensor was float64 (SciPy's promotion by the integer n)."""
+    x = np.array([0.5, 1.5, 3.0], np.float32)
+    for n in (0, 1, 2):
+        expected, ours = _both(lambda lib, t: t.polygamma(n), x)
+        assert str(ours.dtype) == str(expected.dtype).removeprefix("torch.") == "float32"
+        np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-5)
+    expected, ours = _both(lambda lib, t: lib.polygamma(1, t), x)
+    assert str(ours.dtype) == "float32"

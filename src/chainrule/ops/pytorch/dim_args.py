@@ -112,7 +112,7 @@ def reduction(fn: Any) -> Any:
     def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
                **kw: Any) -> Any:
         if dim is not None or keepdim is not None:  # (t.sum() pays no keyword check)
-            if scalar_along(self, fn.__name__, dim):
+            if scalar_along(self, fn.__name__, dim if dim is not None else axis):  # (t.sum(0, keepdim=True) too)
                 return as_scalar(fn(self.reshape((1,)), axis=0, keepdims=False, **kw))
             axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
         elif axis is not None and not _NUMPY_METHODS.get() and scalar_along(self, fn.__name__, axis):

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...core.device import as_array, registered
+from ...core.promotion import result_dtype
 from ...core.state import is_grad_enabled
 from ...core.traces import reads_values
 from ...tensor import Tensor
@@ -158,6 +159,12 @@ def clamp(self: Tensor, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """PyTorch's ``clamp``: limit values to [min, max] (either may be None)."""
     if min is None and max is None:
         raise ValueError("clamp: give min, max or both")
+    bounds = [b for b in (min, max) if b is not None]
+    if not numpy_methods() and all(isinstance(b, (Tensor, bool, int, float)) for b in bounds):
+        # PyTorch's promotion over the value and its bounds (an int Tensor clamped at 1.5 is float32)
+        target = result_dtype([self._data, *(b._data if isinstance(b, Tensor) else b for b in bounds)])
+        self, min, max = (shape_ops.astype(v, target) if isinstance(v, Tensor) and v.dtype != target else v
+                          for v in (self, min, max))
     return elementwise.clip(self, min, max)
 
 

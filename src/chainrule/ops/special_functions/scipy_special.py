@@ -45,7 +45,8 @@ def _polygamma_fn(x: Any, n: int) -> Any:
         return _dsc.digamma(x)
     if is_off_host(x):  # CuPy's polygamma selects with where(n == 0, ...): a Python n gives it a bool, not an array
         return _dsc.polygamma(xp_of(x).asarray(n), x)
-    return _dsc.polygamma(n, x)
+    out = _dsc.polygamma(n, x)  # (SciPy's is float64 for float32 x: the integer n promotes it; PyTorch keeps x's)
+    return out.astype(x.dtype) if getattr(x, "dtype", None) in (np.float32, np.float16) else out
 
 
 _polygamma = Primitive("polygamma", _polygamma_fn)
