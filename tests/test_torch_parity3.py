@@ -217,3 +217,26 @@ def test_polygamma_keeps_float32():
         np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-5)
     expected, ours = _both(lambda lib, t: lib.polygamma(1, t), x)
     assert str(ours.dtype) == "float32"
+
+
+@pytest.mark.parametrize("fn", ["xlogy", "special.xlogy", "special.xlog1py", "copysign"])
+def test_binary_float_functions_promote_as_torch(fn):
+    """xlogy of integer Tensors was float64 (SciPy's), PyTorch's is float32; copysign by a 0-d float64 Tensor read
+    it as a Python float (float32), PyTorch promotes it as a 0-d Tensor."""
+    def call(lib, a, b):
+        f = lib
+        for part in fn.split("."):
+            f = getattr(f, part)
+        return f(a, b)
+
+    values = {"int32": np.array([1, 2, 3], np.int32), "int64": np.array([1, 2, 3]),
+              "float32": np.array([1, 2, 3], np.float32), "float64": np.array([1.0, 2.0, 3.0])}
+    for (da, a), (db, b) in itertools.product(values.items(), values.items()):
+        for zero in (False, True):
+            y = np.array(b[1]) if zero else b
+            expected, ours = _both(lambda lib, s, t: call(lib, s, t), a, y)
+            assert str(expected.dtype).removeprefix("torch.") == str(ours.dtype), (da, db, zero)
+            np.testing.assert_allclose(ours.numpy(), expected.numpy(), rtol=1e-6)
+        for number in (2, 2.5):
+            expected, ours = call(torch, torch.tensor(a), number), call(cr, cr.tensor(a), number)
+            assert str(expected.dtype).removeprefix("torch.") == str(ours.dtype), (da, number)
