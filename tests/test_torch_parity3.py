@@ -240,3 +240,30 @@ def test_binary_float_functions_promote_as_torch(fn):
         for number in (2, 2.5):
             expected, ours = call(torch, torch.tensor(a), number), call(cr, cr.tensor(a), number)
             assert str(expected.dtype).removeprefix("torch.") == str(ours.dtype), (da, number)
+
+
+@pytest.mark.parametrize("program", ["softshrink", "hardshrink", "hardshrink_method", "threshold", "Softshrink"])
+def test_shrinks_and_threshold_keep_nan_as_torch(program):
+    """softshrink, hardshrink and threshold of NaN were 0 (or the threshold's value): PyTorch's are NaN."""
+    calls = {"softshrink": lambda lib, t: lib.nn.functional.softshrink(t, 0.5),
+             "hardshrink": lambda lib, t: lib.nn.functional.hardshrink(t, 0.5),
+             "hardshrink_method": lambda lib, t: t.hardshrink(0.5),
+             "threshold": lambda lib, t: lib.nn.functional.threshold(t, 0.5, -1.0),
+             "Softshrink": lambda lib, t: lib.nn.Softshrink(0.5)(t)}
+    x = np.array([np.nan, np.inf, -np.inf, 0.0, -3.0, 3.0, 0.5, -0.5, 0.3])
+    results = []
+    for lib in (torch, cr):
+        t = lib.tensor(x, requires_grad=True)
+        y = calls[program](lib, t)
+        (g,) = lib.autograd.grad(y.sum(), t)
+        results.append((np.asarray(y.tolist()), np.asarray(g.tolist())))
+    np.testing.assert_array_equal(results[1][0], results[0][0])
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+
+
+def test_transpose_of_a_dim_with_itself_changes_nothing():
+    """t.transpose(0, 0) or t.transpose(-1, 1) of a matrix raised NumPy's 'repeated axis' error."""
+    a = np.arange(6.0).reshape(2, 3)
+    for dims in [(0, 0), (-1, 1), (1, -1), (1, 0), (-2, -1)]:
+        _same(*_both(lambda lib, t: t.transpose(*dims), a))
+        _same(*_both(lambda lib, t: lib.transpose(t, *dims), a))

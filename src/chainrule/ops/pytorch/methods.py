@@ -113,7 +113,8 @@ def transpose(self: Tensor, *axes: Any, dim0: Any = None, dim1: Any = None) -> A
         return shape_ops.transpose(self, None)
     if self.ndim != 2:  # NumPy would need self.ndim axes: PyTorch's swap
         return shape_ops.swapaxes(self, axes[0], axes[1])
-    if [int(a) % 2 for a in axes] == [0, 1] and not numpy_methods():  # PyTorch's swap (NumPy's: the identity)
+    if [int(a) % 2 for a in axes] in ([0, 1], [0, 0], [1, 1]) and not numpy_methods():  # PyTorch's swap (NumPy's:
+        # the identity, or an error for a repeated axis; PyTorch's swap of a dim with itself changes nothing)
         return shape_ops.swapaxes(self, axes[0], axes[1])
     return shape_ops.transpose(self, tuple(axes))
 
