@@ -267,3 +267,11 @@ def test_transpose_of_a_dim_with_itself_changes_nothing():
     for dims in [(0, 0), (-1, 1), (1, -1), (1, 0), (-2, -1)]:
         _same(*_both(lambda lib, t: t.transpose(*dims), a))
         _same(*_both(lambda lib, t: lib.transpose(t, *dims), a))
+
+
+def test_bincount_with_float32_weights_is_float32():
+    """PyTorch's weighted bincount keeps float32 weights' dtype (float64 for the others); it was always float64."""
+    for dtype in ("float16", "float32", "float64", "int32", "int64"):
+        w = np.array([0.5, 1.0, 2.0]).astype(dtype)
+        _same(*_both(lambda lib, x, v: lib.bincount(x, weights=v), np.array([0, 1, 1]), w))
+        _same(*_both(lambda lib, x, v: x.bincount(v, minlength=4), np.array([0, 1, 1]), w))
