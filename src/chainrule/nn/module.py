@@ -105,8 +105,20 @@ class Module(Placement, StateDict):
                 self.__dict__.get(kind, {}).pop(name, None)
         self.__dict__.get("_non_persistent", set()).discard(name)
 
+    def _check_new_name(self, kind: str, name: Any, table: str) -> None:
+        """PyTorch's checks on a name to register: a string, not empty, without '.', and not the name of another
+        attribute (a parameter cannot silently become a buffer: delete it first)."""
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string, got {type(name).__name__}")
+        if not name or "." in name:
+            raise KeyError(f"{kind} name {name!r} must be non-empty and contain no '.'")
+        if hasattr(self, name) and name not in self.__dict__.get(table, ()):
+            raise KeyError(f"attribute '{name}' already exists (as PyTorch: delattr(module, '{name}') first to "
+                           f"register a {kind} under its name)")
+
     def register_parameter(self, name: str, param: Parameter | None) -> None:
         """Register ``param`` under ``name`` (same as assigning the attribute)."""
+        self._check_new_name("parameter", name, "_parameters")
         if param is not None and not isinstance(param, Parameter):
             raise TypeError(f"register_parameter: '{name}' must be an nn.Parameter or None, got {type(param).__name__}")
         self._registry("_parameters", name)[name] = param
@@ -116,8 +128,7 @@ class Module(Placement, StateDict):
         """Register a sub-module under ``name`` (same as assigning the attribute)."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"add_module: '{name}' must be an nn.Module or None, got {type(module).__name__}")
-        if "." in name or not name:
-            raise KeyError(f"add_module: module name {name!r} must be non-empty and contain no '.'")
+        self._check_new_name("module", name, "_modules")
         self._registry("_modules", name)[name] = module
         object.__setattr__(self, name, module)
 
@@ -125,6 +136,7 @@ class Module(Placement, StateDict):
         """Register a Tensor that is not trained (e.g. running statistics); it is saved in ``state_dict``
         unless ``persistent=False`` (PyTorch's flag, for caches that a checkpoint should not hold). A Tensor is
         kept as it is; an array is wrapped in one that shares its memory."""
+        self._check_new_name("buffer", name, "_buffers")
         self._forget(name)
         self._registry("_buffers", name)[name] = None if value is None else _as_buffer(value, name)
         if not persistent:

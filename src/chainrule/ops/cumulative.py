@@ -20,7 +20,7 @@ from . import shape as shape_ops
 from ._define import literal_on, ndim_of, normalize_axis, np_attr, raw, shape_of
 from ._scans import _pad_front, exclusive_products, linear_recurrence
 from .declare import implements, op
-from .pytorch.dim_args import with_dim
+from .pytorch.dim_args import accumulator_dtype, with_dim
 
 
 def _reverse_cumsum(g: Any, axis: int) -> Any:
@@ -90,6 +90,7 @@ def cumsum(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None) 
         array([3., 2., 1.])
     """
     _no_out("cumsum", out)
+    dtype = accumulator_dtype(x, dtype)
     x, axis = _flat_axis(x, axis)
     return _cast(_cumsum(shape_ops.atleast_1d(x), axis=axis), dtype)
 
@@ -107,6 +108,7 @@ def cumprod(x: Any, axis: int | None = None, dtype: Any = None, out: Any = None)
         array([0., 6., 0.])
     """
     _no_out("cumprod", out)
+    dtype = accumulator_dtype(x, dtype)
     x, axis = _flat_axis(x, axis)
     return _cast(_cumprod(shape_ops.atleast_1d(x), axis=axis), dtype)
 
@@ -150,8 +152,10 @@ def diff(x: Any, n: int = 1, axis: int = -1, prepend: Any = _NOVALUE, append: An
     head = (slice(None),) * axis
     if n == 0:  # NumPy returns the input itself; a copy, as PyTorch's diff
         return shape_ops.fresh(x, given)
+    # bools differ by xor (NumPy's and PyTorch's diff)
+    differ = elementwise.not_equal if np.result_type(raw(x)) == np.bool_ else elementwise.subtract
     for _ in range(n):
-        x = elementwise.subtract(shape_ops.getitem(x, head + (slice(1, None),)),
+        x = differ(shape_ops.getitem(x, head + (slice(1, None),)),
                                  shape_ops.getitem(x, head + (slice(None, -1),)))
     return x
 

@@ -112,7 +112,13 @@ sqrt = elementwise_op("sqrt", np.sqrt, lambda ans, x: 0.5 / ans, doc="Square roo
                       domain="positive", torch="torch.sqrt", scalar=scalar_rules.SQRT)
 cbrt = elementwise_op("cbrt", np.cbrt, lambda ans, x: 1 / (3 * ans**2), doc="Cube root.", numpy=np.cbrt,
                       domain="nonzero")
-square = elementwise_op("square", np.square, lambda ans, x: 2 * x, doc="x ** 2.", numpy=np.square, method=True,
+def _square_fn(x: Any) -> Any:
+    if x.__class__ is np.ndarray and x.dtype == np.bool_:
+        return x.astype(np.int64)  # PyTorch's square of bools counts in int64 (NumPy's: int8)
+    return np.square(x)
+
+
+square = elementwise_op("square", _square_fn, lambda ans, x: 2 * x, doc="x ** 2.", numpy=np.square, method=True,
                         domain="real", torch="torch.square")
 reciprocal = elementwise_op("reciprocal", np.reciprocal, lambda ans, x: -(ans**2), doc="1 / x.",
                             numpy=np.reciprocal, domain="nonzero", torch="torch.reciprocal")
@@ -333,7 +339,7 @@ def _constant(name: str, fn: Any) -> Primitive:
     return prim
 
 
-_sign = _constant("sign", np.sign)
+_sign = _constant("sign", lambda x: x.copy() if x.__class__ is np.ndarray and x.dtype == np.bool_ else np.sign(x))
 _round = _constant("round", np.round)
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..core import traces
+from ..core.promotion import result_dtype
 from ..core.state import is_traced
 from ..core.traces import reads_values
 from ..tensor import Tensor
@@ -85,7 +86,12 @@ def _on_values(fn: Any, *args: Any) -> Any:
         traces.reads_all("an integer operator", args)
     if _traced(args) and any(np.result_type(raw(a)).kind in "fc" for a in args):
         raise TypeError(f"{fn.__name__}: not defined for floating-point tensors")
-    return wrap_like(fn(*[raw(a) for a in args]), *args)
+    values = [raw(a) for a in args]
+    if len(values) == 2 and not numpy_methods() and all(v.__class__ in (np.ndarray, bool, int) for v in values):
+        # PyTorch's promotion: a 0-d Tensor or a Python int keeps a dimensioned Tensor's dtype (int32 & t0 is int32)
+        dtype = result_dtype(values)
+        values = [v.astype(dtype, copy=False) if v.__class__ is np.ndarray else v for v in values]
+    return wrap_like(fn(*values), *args)
 
 
 def _bitwise(name: str, ufunc: Any, reflected: bool = False) -> None:

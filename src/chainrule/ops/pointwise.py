@@ -157,11 +157,15 @@ def fabs(x: Any) -> Any:
 def copysign(x: Any, y: Any) -> Any:
     """|x| with the sign of ``y``; differentiable in ``x`` only (the sign of y is a constant)."""
     s = np.where(np.signbit(raw(y)), -1.0, 1.0)
-    # PyTorch's result dtype: the floating dtypes of x and of a Tensor y (float32 x, float64 y: float64), else
-    # float32 (integer operands)
+    # PyTorch's result dtype: that of x and y promoted (a 0-d y counts as a 0-d Tensor), float32 for integers
     of_x, of_y = np.result_type(raw(x)), raw(y).dtype if isinstance(y, (Tensor, np.ndarray)) else np.dtype(np.float32)
     floats = [d for d in (of_x, of_y) if d.kind in "fc"]
-    sign_of_y = s.astype(np.result_type(*floats) if floats else np.float32) if np.ndim(s) else float(s)
+    target = np.result_type(*floats) if floats else np.dtype(np.float32)
+    given = np.ndim(s) or isinstance(y, (Tensor, np.ndarray))
+    if given and isinstance(x, Tensor) and isinstance(y, (Tensor, np.ndarray)) and not numpy_methods():
+        target = result_dtype([raw(x), raw(y)])
+        target = target if target.kind in "fc" else np.dtype(np.float32)
+    sign_of_y = s.astype(target) if given else float(s)
     return elementwise.multiply(elementwise.abs(x), sign_of_y)
 
 

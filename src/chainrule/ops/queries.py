@@ -14,6 +14,7 @@ import numpy as np
 from ..core import traces
 from ._define import raw, wrap_like
 from .declare import implements
+from .pytorch.dim_args import numpy_methods
 
 
 def _unwrap(v: Any) -> Any:
@@ -65,7 +66,9 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, righ
                              f", so the values need its leading dimensions (and no sorter), got {values.shape}")
         lines = zip(seq.reshape(-1, seq.shape[-1]), values.reshape(-1, values.shape[-1]), strict=True)
         found = np.array([np.searchsorted(s, x, side) for s, x in lines], dtype=np.int64).reshape(values.shape)
-    return np.asarray(found).astype(np.int32) if out_int32 else found
+    found = np.asarray(found).astype(np.int32) if out_int32 else found
+    # torch.searchsorted of Tensors gives a Tensor (so .to(), .float() work); NumPy's, NumPy values
+    return found if numpy_methods() else wrap_like(np.asarray(found), a, v)
 digitize = _on_values(np.digitize)
 count_nonzero = _on_values(np.count_nonzero)
 allclose = _on_values(np.allclose)

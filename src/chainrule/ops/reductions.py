@@ -16,7 +16,7 @@ from . import shape as shape_ops
 from ._define import is_complex, ndim_of, normalize_axis, raw, shape_of
 from ._scans import exclusive_products
 from .declare import linear_primitive, op
-from .pytorch.dim_args import extreme, reduction, spread, with_dim
+from .pytorch.dim_args import accumulator_dtype, extreme, reduction, spread, with_dim
 
 
 def _restore(g: Any, axis: tuple[int, ...] | None, keepdims: bool, ndim: int) -> Any:
@@ -113,6 +113,7 @@ def sum(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, out
         initial: Any = None, where: Any = None) -> Any:
     """Sum over ``axis`` (all axes by default); ``where``: a mask of the entries taken, ``initial``: added."""
     _no_out("sum", out)
+    dtype = accumulator_dtype(x, dtype)
     if where is not None:
         x = elementwise.where(where, x, 0.0)
     y = _sum(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))
@@ -174,6 +175,7 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False, dtype: Any = None, ou
                [1., 0.]])
     """
     _no_out("prod", out)
+    dtype = accumulator_dtype(x, dtype)
     if where is not None:
         x = elementwise.where(where, x, 1.0)
     y = _prod(x, axis=normalize_axis(axis, ndim_of(x)), keepdims=bool(keepdims))

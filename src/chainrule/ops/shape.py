@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -11,6 +12,7 @@ from ..autodiff.batch_levels import is_batched, is_value
 from ..autodiff.primitive import Primitive
 from ..core import clock, traces
 from ..core.device import add_at, as_array, index_on, xp_of
+from ..core.promotion import promote_pair
 from ..core.sparse import SliceGrad
 from ..tensor import Tensor
 from ..tensor.views import note_view
@@ -297,7 +299,11 @@ def _cast(name: str, xs: list[Any], dtype: Any, out: Any = None) -> list[Any]:
     if out is not None:
         raise TypeError(f"{name}: the 'out' argument is not supported on Tensors (results are new tensors)")
     if dtype is None:
-        return xs
+        dtypes = [getattr(x, "dtype", None) for x in xs]
+        if len(set(dtypes)) == 1 or not any(isinstance(x, Tensor) for x in xs) or numpy_methods() or None in dtypes:
+            return xs
+        # Tensors of several dtypes: PyTorch's promotion (a float32 and an int64 Tensor join as float32)
+        dtype = functools.reduce(promote_pair, [np.dtype(d) for d in dtypes])
     return [astype(x, dtype) if np.result_type(raw(x)) != np.dtype(dtype) else x for x in xs]
 
 

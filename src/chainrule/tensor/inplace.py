@@ -249,8 +249,10 @@ class InPlaceMethods:
         """In place: self *= other."""
         return self._inplace("mul_", np.multiply, other)
 
-    def div_(self, other: Any) -> Any:
-        """In place: self /= other."""
+    def div_(self, other: Any, *, rounding_mode: str | None = None) -> Any:
+        """In place: self /= other (``rounding_mode="trunc"`` or ``"floor"``: PyTorch's rounded quotient)."""
+        if rounding_mode is not None:
+            return self.divide_(other, rounding_mode=rounding_mode)
         return self._inplace("div_", np.divide, other)
 
     def pow_(self, other: Any) -> Any:

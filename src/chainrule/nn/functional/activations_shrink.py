@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...core.device import as_array
+from ...core.device import as_array, xp_of
 from ...core.errors import ChainruleWarning
 from ...ops import elementwise as ew
 from ...ops import reductions
@@ -37,6 +37,12 @@ __all__ = ["softmin", "softshrink", "hardshrink", "tanhshrink", "prelu", "rrelu"
 
 def _zero(v: Any) -> Any:
     return np.zeros((), dtype=v.dtype)
+
+
+def _zero_or_nan(v: Any) -> Any:
+    """0, or NaN where ``v`` is NaN: PyTorch's shrinks keep a NaN (with gradient 0), a constant here."""
+    nan = v != v
+    return xp_of(v).where(nan, v, 0) if nan.any() else _zero(v)
 
 
 def softmin(input: Any, dim: int | None = None, _stacklevel: int = 3, dtype: Any = None) -> Any:  # noqa: A002
@@ -70,14 +76,14 @@ def softshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     _check_lambd("softshrink", lambd)
     x = _floating("softshrink", input)
     v = _values(x)
-    return ew.where(v > lambd, ew.subtract(x, lambd), ew.where(v < -lambd, ew.add(x, lambd), _zero(v)))
+    return ew.where(v > lambd, ew.subtract(x, lambd), ew.where(v < -lambd, ew.add(x, lambd), _zero_or_nan(v)))
 
 
 def hardshrink(input: Any, lambd: float = 0.5) -> Any:  # noqa: A002
     """``x`` where ``|x| > lambd``, else 0."""
     x = _floating("hardshrink", input)
     v = _values(x)
-    return ew.where((v > lambd) | (v < -lambd), x, _zero(v))
+    return ew.where((v > lambd) | (v < -lambd), x, _zero_or_nan(v))
 
 
 def tanhshrink(input: Any) -> Any:  # noqa: A002

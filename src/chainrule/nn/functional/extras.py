@@ -107,7 +107,7 @@ def threshold(x: Any, threshold: float, value: float) -> Any:
     below); nn.functional's adds PyTorch's ``inplace`` flag (nn/functional/inplace_flags.py)."""
     x = _floating("threshold", x)
     v = _values(x)
-    return ew.where(v > threshold, x, np.full((), value, v.dtype))
+    return ew.where(v <= threshold, np.full((), value, v.dtype), x)  # (NaN stays NaN, as PyTorch's)
 
 
 def softsign(x: Any) -> Any:

@@ -48,6 +48,8 @@ _NUMPY_KEYWORDS = {
     "nonzero": frozenset(),  # torch.nonzero(t): one (n, ndim) Tensor of index rows
     "squeeze": frozenset({"axis"}),  # torch.squeeze(t, 0): a dimension of another size stays (NumPy's raises)
     "equal": frozenset({"out", "where", "casting", "order", "dtype", "subok"}),  # torch.equal(a, b): one bool
+    "all": frozenset({"axis", "out", "keepdims", "where"}),  # torch.all(t): a Tensor (uint8 for uint8)
+    "any": frozenset({"axis", "out", "keepdims", "where"}),
 }
 
 

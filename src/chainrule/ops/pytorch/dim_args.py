@@ -25,6 +25,14 @@ numpy_methods = _NUMPY_METHODS.get
 """True while a transform runs on NumPy values: the methods whose meanings differ take NumPy's."""
 
 
+def accumulator_dtype(x: Any, dtype: Any) -> Any:
+    """The dtype PyTorch sums and multiplies ``x`` in: int64 for an unsigned Tensor (NumPy's is uint64; its
+    bool and signed integers already go to int64), else ``dtype`` (None: the input's)."""
+    if dtype is None and isinstance(x, Tensor) and x._data.dtype.kind == "u" and not _NUMPY_METHODS.get():
+        return np.dtype(np.int64)
+    return dtype
+
+
 @contextmanager
 def numpy_methods_for(args: Any) -> Iterator[None]:
     """Methods take NumPy's meaning while a transform runs on ``args`` if none of them is a Tensor (or an outer
@@ -104,7 +112,7 @@ def reduction(fn: Any) -> Any:
     def method(self: Tensor, axis: Any = None, keepdims: bool = False, *, dim: Any = None, keepdim: Any = None,
                **kw: Any) -> Any:
         if dim is not None or keepdim is not None:  # (t.sum() pays no keyword check)
-            if scalar_along(self, fn.__name__, dim):
+            if scalar_along(self, fn.__name__, dim if dim is not None else axis):  # (t.sum(0, keepdim=True) too)
                 return as_scalar(fn(self.reshape((1,)), axis=0, keepdims=False, **kw))
             axis, keepdims = resolve_dim(fn.__name__, axis, dim, keepdims, keepdim)
         elif axis is not None and not _NUMPY_METHODS.get() and scalar_along(self, fn.__name__, axis):

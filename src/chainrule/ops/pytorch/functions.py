@@ -17,12 +17,14 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from ...autodiff.batch_levels import is_value
+from ...core.promotion import promote_pair
 from ...tensor import Tensor
 from .._define import where_is
 from ..shape import concatenate
@@ -80,7 +82,7 @@ def cat(tensors: Sequence[Any], dim: int = 0, *, axis: int | None = None) -> Any
     kept = [t for t in parts if np.shape(where_is(t)) != (0,)]  # (shapes and dtypes: no value read)
     if kept and len(kept) < len(parts) and any(np.ndim(where_is(t)) != 1 for t in kept):
         out = concatenate(kept, axis=dim if axis is None else axis)
-        dtype = np.result_type(*(getattr(where_is(t), "dtype", t) for t in parts))
+        dtype = functools.reduce(promote_pair, [np.result_type(getattr(where_is(t), "dtype", t)) for t in parts])
         return out if out.dtype == dtype else out.astype(dtype)
     return concatenate(parts, axis=dim if axis is None else axis)
 

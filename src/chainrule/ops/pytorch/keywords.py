@@ -22,6 +22,7 @@ from typing import Any
 
 from ...core.state import is_grad_enabled, no_grad
 from ...tensor import Tensor
+from .arithmetic import div
 from .common import scaled
 
 # the top-level functions that take PyTorch's torch.<name>(input, *, out=) / torch.<name>(input, other, *, out=)
@@ -31,7 +32,7 @@ UNARY = (
     "square", "exp2", "log2", "log10", "log1p", "expm1", "reciprocal", "sinh", "cosh", "erf", "trunc",
 )
 BINARY = ("matmul", "add", "maximum", "minimum", "fmax", "fmin", "dot", "outer", "inner", "hypot", "remainder",
-          "fmod", "logaddexp", "kron")
+          "fmod", "logaddexp", "kron", "divide")
 
 
 def with_torch_keywords(fn: Callable[..., Any], name: str) -> Callable[..., Any]:
@@ -43,11 +44,12 @@ def with_torch_keywords(fn: Callable[..., Any], name: str) -> Callable[..., Any]
         if not kw:
             return fn(*args)
         out = kw.pop("out", None)
+        rounding = kw.pop("rounding_mode", None) if name == "divide" else None  # torch.divide(a, b, rounding_mode=)
         alpha = kw.pop("alpha", 1) if name == "add" else 1  # torch.add(input, other, alpha=2): input + 2 * other
         args = _positional(name, params, args, kw)
         if alpha != 1:
             args = (args[0], scaled(args[1], alpha))
-        result = fn(*args)
+        result = fn(*args) if rounding is None else div(*args, rounding_mode=rounding)
         return result if out is None else write_out(name, result, out)
 
     return call

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ...core.device import as_array, registered
+from ...core.promotion import result_dtype
 from ...core.state import is_grad_enabled
 from ...core.traces import reads_values
 from ...tensor import Tensor
@@ -39,7 +40,8 @@ def _value_method(np_fn: Any, name: str, as_tensor: bool = False) -> Any:
         axis, keepdims = resolve_dim(name, axis, dim, keepdims, keepdim)
         out = np_fn(self._data, axis=axis, keepdims=keepdims, **kw)
         if as_tensor and not numpy_methods():  # PyTorch's t.argmax(dim=1): an int64 Tensor (pred.eq(y), .float())
-            return Tensor._wrap(as_array(out))
+            out = as_array(out)  # (t.all() of a uint8 Tensor is uint8 in PyTorch, bool otherwise)
+            return Tensor._wrap(out.astype(np.uint8) if self._data.dtype == np.uint8 and out.dtype == bool else out)
         return out
 
     method.__name__ = name
@@ -111,7 +113,8 @@ def transpose(self: Tensor, *axes: Any, dim0: Any = None, dim1: Any = None) -> A
         return shape_ops.transpose(self, None)
     if self.ndim != 2:  # NumPy would need self.ndim axes: PyTorch's swap
         return shape_ops.swapaxes(self, axes[0], axes[1])
-    if [int(a) % 2 for a in axes] == [0, 1] and not numpy_methods():  # PyTorch's swap (NumPy's: the identity)
+    if [int(a) % 2 for a in axes] in ([0, 1], [0, 0], [1, 1]) and not numpy_methods():  # PyTorch's swap (NumPy's:
+        # the identity, or an error for a repeated axis; PyTorch's swap of a dim with itself changes nothing)
         return shape_ops.swapaxes(self, axes[0], axes[1])
     return shape_ops.transpose(self, tuple(axes))
 
@@ -157,6 +160,12 @@ def clamp(self: Tensor, min: Any = None, max: Any = None) -> Any:  # noqa: A002
     """PyTorch's ``clamp``: limit values to [min, max] (either may be None)."""
     if min is None and max is None:
         raise ValueError("clamp: give min, max or both")
+    bounds = [b for b in (min, max) if b is not None]
+    if not numpy_methods() and all(isinstance(b, (Tensor, bool, int, float)) for b in bounds):
+        # PyTorch's promotion over the value and its bounds (an int Tensor clamped at 1.5 is float32)
+        target = result_dtype([self._data, *(b._data if isinstance(b, Tensor) else b for b in bounds)])
+        self, min, max = (shape_ops.astype(v, target) if isinstance(v, Tensor) and v.dtype != target else v
+                          for v in (self, min, max))
     return elementwise.clip(self, min, max)
 
 
@@ -318,7 +327,7 @@ def index_select(self: Tensor, dim: int, index: Any) -> Any:
 
 for _np_fn in (np.argmax, np.argmin, np.any, np.all):
     tensor_method(_np_fn.__name__, reads_values(_value_method(_np_fn, _np_fn.__name__,
-                                                           as_tensor=_np_fn in (np.argmax, np.argmin))))
+                                                           as_tensor=True)))
 
 
 @tensor_method("clone")

@@ -315,6 +315,8 @@ def bincount(input: Any, weights: Any = None, minlength: int = 0) -> Tensor:  # 
     gradient, as PyTorch's."""
     x, weighted = _together("bincount", input, weights) if weights is not None else (_values(input), None)
     counts = np.bincount(x, weighted, minlength)
+    if weights is not None and np.result_type(weighted) == np.float32:  # PyTorch keeps float32 weights' dtype
+        counts = counts.astype(np.float32)
     return Tensor._wrap(counts if weights is not None else counts.astype(np.int64))
 
 

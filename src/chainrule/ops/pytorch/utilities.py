@@ -224,7 +224,9 @@ def unique_consecutive(self: Tensor, return_inverse: bool = False, return_counts
 @tensor_method("hardshrink")
 def hardshrink(self: Tensor, lambd: float = 0.5) -> Any:
     """PyTorch's ``hardshrink(lambd=0.5)``: the entries beyond ``[-lambd, lambd]``, zero inside (differentiable)."""
-    return declared("where")((self > lambd) | (self < -lambd), self, 0.0 * self)
+    v = self._data
+    zero = np.where(v != v, v, 0).astype(v.dtype)  # 0, and NaN where self is NaN (as PyTorch's), a constant
+    return declared("where")((self > lambd) | (self < -lambd), self, zero)
 
 
 @tensor_method("prelu")

@@ -45,7 +45,8 @@ def _polygamma_fn(x: Any, n: int) -> Any:
         return _dsc.digamma(x)
     if is_off_host(x):  # CuPy's polygamma selects with where(n == 0, ...): a Python n gives it a bool, not an array
         return _dsc.polygamma(xp_of(x).asarray(n), x)
-    return _dsc.polygamma(n, x)
+    out = _dsc.polygamma(n, x)  # (SciPy's is float64 for float32 x: the integer n promotes it; PyTorch keeps x's)
+    return out.astype(x.dtype) if getattr(x, "dtype", None) in (np.float32, np.float16) else out
 
 
 _polygamma = Primitive("polygamma", _polygamma_fn)
@@ -173,12 +174,26 @@ def _log_in_x(g: Any, x: Any, y: Any, log: Any, pole: float) -> Any:
     return np.where(masked, 0.0, g * log(np.where(masked, pole + 1.0, y)))
 
 
-_xlogy = Primitive("xlogy", _dsc.xlogy)
+def _in_their_precision(fn: Any) -> Any:
+    """SciPy's two-argument ``fn``, its float64 result brought back to float32 (or float16) when the operands
+    are (SciPy has float64 loops only for some: xlogy of float32 arrays is float64)."""
+
+    def call(x: Any, y: Any) -> Any:
+        out = fn(x, y)
+        dtype = np.result_type(x, y)
+        return out.astype(dtype) if dtype in (np.float32, np.float16) and out.dtype != dtype else out
+
+    return call
+
+
+_xlogy = Primitive("xlogy", _in_their_precision(_dsc.xlogy))
 _xlogy.defvjp(lambda g, ans, x, y: _log_in_x(g, x, y, np.log, 0.0),
               lambda g, ans, x, y: g * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
 _xlogy.defjvp(lambda t, ans, x, y: _log_in_x(t, x, y, np.log, 0.0),
               lambda t, ans, x, y: t * _where_x(x, y, x / _safe_y(x, y, 1.0, 0.0), 0.0))
-_xlog1py = Primitive("xlog1py", _dsc.xlog1py)
+_xlog1py = Primitive("xlog1py", _in_their_precision(_dsc.xlog1py))
+for _prim in (_xlogy, _xlog1py):  # PyTorch's promotion of Tensor operands (ops/promoting.py): int ones give float32
+    _prim.promotes, _prim.floating = (0, 1), True
 _xlog1py.defvjp(
     lambda g, ans, x, y: _log_in_x(g, x, y, np.log1p, -1.0),
     lambda g, ans, x, y: g * _where_x(x, y, x / (1 + _safe_y(x, y, 0.0, -1.0)), -1.0),
