@@ -108,7 +108,8 @@ def test_tree_util_toolbox_on_a_nested_parameter_dict():
         paths = [tu.keystr(path) for path, _ in tu.tree_flatten_with_path(params)[0]]
         summed = tu.tree_map(lambda a, b: a + b, params, rebuilt)
         n_leaves = treedef.num_leaves
-        return shapes, float(total), paths, tu.tree_leaves(summed), n_leaves, str(tu.tree_structure(3.0) == tu.tree_structure(4))
+        same = str(tu.tree_structure(3.0) == tu.tree_structure(4))
+        return shapes, float(total), paths, tu.tree_leaves(summed), n_leaves, same
 
     ours, theirs = both(program)
     assert ours[0] == theirs[0] and ours[1] == theirs[1] and ours[2] == theirs[2] and ours[4] == theirs[4]
@@ -392,3 +393,43 @@ def test_jax_grad_of_a_real_loss_of_complex_parameters_is_the_conjugate_conventi
     ours, theirs = both(program)
     close([np.real(ours[0]), np.imag(ours[0]), np.real(ours[1]), np.imag(ours[1])],
           [np.real(theirs[0]), np.imag(theirs[0]), np.real(theirs[1]), np.imag(theirs[1])])
+
+
+def test_hips_autograd_neural_net_example_with_misc_optimizers_adam_and_flatten():
+    # autograd's examples/neural_net.py: params as a list of (W, b) tuples, adam from autograd.misc.optimizers
+    import chainrule.numpy as anp
+    from chainrule import grad
+    from chainrule.misc.flatten import flatten
+    from chainrule.misc.optimizers import adam, rmsprop, sgd
+
+    rs = np.random.RandomState(0)
+    params = [(rs.randn(2, 8) * 0.5, rs.randn(8) * 0.1), (rs.randn(8, 2) * 0.5, rs.randn(2) * 0.1)]
+    X = rs.randn(60, 2)
+    T = np.eye(2)[(X[:, 0] * X[:, 1] > 0).astype(int)]
+
+    def predict(params, inputs):
+        for W, b in params:
+            outputs = anp.dot(inputs, W) + b
+            inputs = anp.tanh(outputs)
+        return outputs - anp.log(anp.sum(anp.exp(outputs), axis=1, keepdims=True))
+
+    def objective(params, i):
+        return -anp.sum(predict(params, X) * T) / len(X)
+
+    seen = []
+    trained = adam(grad(objective), params, callback=lambda p, i, g: seen.append((i, objective(p, i))),
+                   step_size=0.05, num_iters=150)
+    assert [type(layer) for layer in trained] == [tuple, tuple] and trained[0][0].shape == (2, 8)
+    assert [i for i, _ in seen[:3]] == [0, 1, 2] and len(seen) == 150
+    assert objective(trained, 0) < 0.5 * objective(params, 0)
+    # the first adam step moves every weight by step_size against the sign of its gradient
+    flat0, unflatten = flatten(params)
+    g0, _ = flatten(grad(objective)(params, 0))
+    one = flatten(adam(grad(objective), params, step_size=0.05, num_iters=1))[0]
+    np.testing.assert_allclose(one, flat0 - 0.05 * np.sign(g0), atol=1e-6)
+    assert flatten(unflatten(flat0))[0].tolist() == flat0.tolist()
+    # sgd with momentum and rmsprop by their update formulas, one step from a quadratic
+    q = lambda x, i: anp.sum((x - 2.0) ** 2)
+    np.testing.assert_allclose(sgd(grad(q), np.zeros(2), num_iters=1, step_size=0.5, mass=0.9), [0.2, 0.2])
+    np.testing.assert_allclose(rmsprop(grad(q), np.zeros(2), num_iters=1, step_size=0.1, gamma=0.9),
+                               [0.1 * 4 / np.sqrt(0.9 + 1.6)] * 2)

@@ -231,7 +231,7 @@ def test_scalar_mlp_from_nn_scalar_matches_a_tensor_mlp_with_the_same_weights():
     layers = net.layers
     h = np.array(x)
     acts = []
-    for i, layer in enumerate(layers):
+    for layer in layers:
         W = np.array([[w.data for w in n.w] for n in layer.neurons])
         bvec = np.array([n.b.data for n in layer.neurons])
         acts.append((W, bvec))

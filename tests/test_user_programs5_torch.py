@@ -228,7 +228,7 @@ def test_gradient_accumulation_over_micro_batches_equals_one_big_batch():
             model.bias.zero_()
         loss_fn = torch.nn.MSELoss()
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        for epoch in range(3):
+        for _epoch in range(3):
             opt.zero_grad()
             for i in range(0, 8, 2):  # four micro-batches of 2, each scaled by 1/4
                 loss = loss_fn(model(X[i : i + 2]), y[i : i + 2]) / 4
@@ -284,7 +284,8 @@ def test_weighted_random_sampler_draws_by_weight_and_without_replacement_never_r
     s2 = WeightedRandomSampler([1.0, 1.0, 1.0, 1.0, 5.0], num_samples=5, replacement=False)
     assert sorted(s2) == [0, 1, 2, 3, 4]
     ds = TensorDataset(cr.arange(4, dtype=cr.float32).unsqueeze(1), cr.tensor([0, 1, 2, 3]))
-    loader = DataLoader(ds, batch_size=8, sampler=WeightedRandomSampler(weights, 8, generator=cr.Generator().manual_seed(1)))
+    sampler = WeightedRandomSampler(weights, 8, generator=cr.Generator().manual_seed(1))
+    loader = DataLoader(ds, batch_size=8, sampler=sampler)
     xb, yb = next(iter(loader))
     assert xb.shape == (8, 1) and set(yb.tolist()) <= {2, 3}
 
@@ -536,3 +537,45 @@ def test_train_and_eval_mode_switch_dropout_and_batch_norm_as_pytorch():
 
     ours, theirs = both(program)
     _close(ours, theirs, 1e-5)
+
+
+@oracle
+def test_a_hand_written_optimizer_subclass_keeps_its_state_under_each_parameter_as_pytorch():
+    # PyTorch's optimizer.state is a defaultdict(dict): `state = self.state[p]` on a first step gave KeyError
+    def program(torch):
+        class MomentumSGD(torch.optim.Optimizer):
+            def __init__(self, params, lr=0.1, momentum=0.5):
+                super().__init__(params, dict(lr=lr, momentum=momentum))
+
+            @torch.no_grad()
+            def step(self, closure=None):
+                for group in self.param_groups:
+                    for p in group["params"]:
+                        if p.grad is None:
+                            continue
+                        state = self.state[p]
+                        if "buf" not in state:
+                            state["buf"] = p.grad.clone()
+                            state["step"] = 0
+                        else:
+                            state["buf"].mul_(group["momentum"]).add_(p.grad)
+                        state["step"] += 1
+                        p.add_(state["buf"], alpha=-group["lr"])
+
+        p = torch.nn.Parameter(torch.tensor([1.0, 2.0], dtype=torch.float64))
+        q = torch.nn.Parameter(torch.tensor([-1.0], dtype=torch.float64))
+        opt = MomentumSGD([{"params": [p]}, {"params": [q], "lr": 0.05}])
+        for _ in range(3):
+            opt.zero_grad()
+            ((p**2).sum() + (q**3).sum()).backward()
+            opt.step()
+        saved = opt.state_dict()
+        fresh = MomentumSGD([{"params": [p]}, {"params": [q], "lr": 0.05}])
+        fresh.load_state_dict(saved)
+        fresh.zero_grad()
+        ((p**2).sum() + (q**3).sum()).backward()
+        fresh.step()
+        return p, q, saved["state"][0]["buf"], float(saved["state"][1]["step"]), float(len(opt.state))
+
+    ours, theirs = both(program)
+    _close(ours, theirs, 1e-12)
