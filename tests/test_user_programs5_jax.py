@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from collections import namedtuple
 
 import numpy as np
@@ -164,6 +165,10 @@ def test_random_key_splitting_is_deterministic_and_independent():
     keys = random.split(key, 5)
     assert len(keys) == 5
     perm = random.permutation(k1, 10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a zero probability is never drawn, and draws without a warning
+        picks = np.asarray(random.choice(k2, 4, (2000,), p=np.array([0.0, 0.25, 0.0, 0.75])))
+    assert set(picks.tolist()) == {1, 3} and abs((picks == 3).mean() - 0.75) < 0.04
     assert sorted(np.asarray(perm).tolist()) == list(range(10))
     # a dropout mask from a key inside a differentiated function
     mask = random.bernoulli(k2, 0.5, (6,))

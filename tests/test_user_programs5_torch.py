@@ -579,3 +579,17 @@ def test_a_hand_written_optimizer_subclass_keeps_its_state_under_each_parameter_
 
     ours, theirs = both(program)
     _close(ours, theirs, 1e-12)
+
+
+def test_handing_one_parameters_iterator_to_two_optimizers_says_it_is_used_up():
+    # a newcomer keeps `params = model.parameters()` and builds a second optimiser from it: the iterator is empty
+    model = cr.nn.Linear(2, 2)
+    params = model.parameters()
+    cr.optim.SGD(params, lr=0.1)
+    with pytest.raises(ValueError, match="already used up.*list\\(model.parameters\\(\\)\\)"):
+        cr.optim.Adam(params, lr=0.1)
+    with pytest.raises(ValueError, match="did the model register"):
+        cr.optim.Adam([], lr=0.1)
+    kept = list(model.parameters())
+    assert len(cr.optim.SGD(kept, lr=0.1).param_groups[0]["params"]) == 2
+    assert len(cr.optim.Adam(kept, lr=0.1).param_groups[0]["params"]) == 2
