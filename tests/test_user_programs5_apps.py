@@ -229,3 +229,27 @@ def test_explain_and_tree_on_a_tensor_model_loss_agree_with_backward():
     np.testing.assert_allclose(np.asarray(e.total), x.grad.numpy())
     text = tree(out)
     assert text.splitlines()[0].startswith("out (sum)") and "W  (2, 2) float64" in text
+
+
+@oracle
+def test_a_full_backward_hook_on_a_two_input_module_sees_zeros_for_the_input_needing_no_grad():
+    # PyTorch's grad_input has one entry per positional argument: zeros for a Tensor that needs no gradient
+    # (chainrule gave None: a hook taking its norm raised), None for a number (chainrule left it out)
+    torch = pytest.importorskip("torch")
+
+    def program(lib):
+        class Gate(lib.nn.Module):
+            def forward(self, x, mask, scale):
+                return x * mask * scale
+
+        gate, norms = Gate(), []
+        gate.register_full_backward_hook(lambda m, gin, gout: norms.append(
+            [None if g is None else float(g.norm()) for g in gin]))
+        x = lib.tensor([1.0, 2.0, 3.0], dtype=lib.float64, requires_grad=True)
+        mask = lib.tensor([1.0, 0.0, 1.0], dtype=lib.float64)
+        (gate(x, mask, 2.0) ** 2).sum().backward()
+        return norms, x.grad.numpy()
+
+    ours, theirs = program(cr), program(torch)
+    assert ours[0] == theirs[0] and ours[0][0][1:] == [0.0, None]
+    np.testing.assert_allclose(ours[1], theirs[1])
