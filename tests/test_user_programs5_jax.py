@@ -438,3 +438,23 @@ def test_hips_autograd_neural_net_example_with_misc_optimizers_adam_and_flatten(
     np.testing.assert_allclose(sgd(grad(q), np.zeros(2), num_iters=1, step_size=0.5, mass=0.9), [0.2, 0.2])
     np.testing.assert_allclose(rmsprop(grad(q), np.zeros(2), num_iters=1, step_size=0.1, gamma=0.9),
                                [0.1 * 4 / np.sqrt(0.9 + 1.6)] * 2)
+
+
+@oracle
+def test_a_remat_block_with_a_jax_checkpoint_policy_gives_jaxs_gradients():
+    # chainrule.checkpoint_policies was missing: `policy=jax.checkpoint_policies.dots_saveable` raised AttributeError
+    def program(jax, jnp, lax):
+        def block(x, w):
+            return jnp.tanh(x @ w) @ w.T
+
+        out = []
+        for policy in (jax.checkpoint_policies.nothing_saveable, jax.checkpoint_policies.dots_saveable,
+                       jax.checkpoint_policies.everything_saveable,
+                       jax.checkpoint_policies.dots_with_no_batch_dims_saveable):
+            step = jax.checkpoint(block, policy=policy)
+            loss = lambda w: jnp.sum(step(step(jnp.ones((2, 3)), w), w) ** 2)
+            out.append(jax.grad(loss)(jnp.array([[0.1, 0.2], [0.3, -0.4], [0.5, 0.6]])))
+        return out
+
+    ours, theirs = both(program)
+    close(ours, theirs)

@@ -91,7 +91,7 @@ _LAZY = {
     "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
     "linearize": "transforms", "holomorphic_grad": "transforms",
     "custom_vjp": "custom", "custom_jvp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
-    "remat": "custom",
+    "remat": "custom", "checkpoint_policies": "custom",
     "gradcheck": "transforms.checking", "GradcheckError": "transforms.checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
@@ -194,7 +194,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
     )
     from .batching import vmap
     from .core.defaults import Generator, get_default_dtype, manual_seed, set_default_dtype
-    from .custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
+    from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat, stop_gradient
     from .devices import device
     from .graph import draw, explain, render, to_dot, to_networkx
     from .nn import load, save
