@@ -593,3 +593,28 @@ def test_handing_one_parameters_iterator_to_two_optimizers_says_it_is_used_up():
     kept = list(model.parameters())
     assert len(cr.optim.SGD(kept, lr=0.1).param_groups[0]["params"]) == 2
     assert len(cr.optim.Adam(kept, lr=0.1).param_groups[0]["params"]) == 2
+
+
+@pytest.mark.parametrize("bar", ["tqdm", "chainrule"])
+def test_a_progress_bar_over_a_loader_of_an_iterable_dataset_has_no_length_and_runs(bar):
+    # len() of such a loader raised NotImplementedError, which tqdm (catching TypeError, as len() raises) let through
+    from chainrule.data import DataLoader, IterableDataset
+
+    class Stream(IterableDataset):
+        def __iter__(self):
+            for i in range(7):
+                yield np.float32(i), i % 2
+
+    loader = DataLoader(Stream(), batch_size=3)
+    with pytest.raises(TypeError, match="Stream"):
+        len(loader)
+    if bar == "tqdm":
+        tqdm = pytest.importorskip("tqdm").tqdm
+        wrapped = tqdm(loader, disable=True)
+    else:
+        from chainrule.nn.progress import _Plain
+
+        wrapped = _Plain(loader, None, None, 0.0, None)
+        assert wrapped.total is None
+    sums = [float(xb.sum()) for xb, _ in wrapped]
+    assert sums == [3.0, 12.0, 6.0]
