@@ -457,3 +457,21 @@ def test_a_remat_block_with_a_jax_checkpoint_policy_gives_jaxs_gradients():
 
     ours, theirs = both(program)
     close(ours, theirs)
+
+
+def test_hips_autograd_argnum_keyword_picks_the_argument_in_every_transform():
+    # HIPS autograd spells it `grad(fun, argnum=1)`; chainrule took only JAX's argnums= (TypeError before)
+    import chainrule.numpy as anp
+    from chainrule import elementwise_grad, grad, hessian, holomorphic_grad, jacobian, value_and_grad
+
+    f = lambda x, y: anp.sum(x * y**3)
+    x, y = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    np.testing.assert_allclose(grad(f, argnum=1)(x, y), 3 * x * y**2)
+    value, g = value_and_grad(f, argnum=0)(x, y)
+    assert np.isclose(value, np.sum(x * y**3)) and np.allclose(g, y**3)
+    np.testing.assert_allclose(elementwise_grad(lambda x, y: x * anp.sin(y), argnum=1)(x, y), x * np.cos(y))
+    np.testing.assert_allclose(jacobian(lambda x, y: x * y**2, argnum=1)(x, y), np.diag(2 * x * y))
+    np.testing.assert_allclose(hessian(f, argnum=1)(x, y), np.diag(6 * x * y))
+    assert np.isclose(holomorphic_grad(lambda a, z: a * z**2, argnum=1)(2.0, 1j), 4j)
+    with pytest.raises(TypeError, match="argnums=1 and argnum=0"):
+        grad(f, argnums=1, argnum=0)
