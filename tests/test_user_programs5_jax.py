@@ -475,3 +475,39 @@ def test_hips_autograd_argnum_keyword_picks_the_argument_in_every_transform():
     assert np.isclose(holomorphic_grad(lambda a, z: a * z**2, argnum=1)(2.0, 1j), 4j)
     with pytest.raises(TypeError, match="argnums=1 and argnum=0"):
         grad(f, argnums=1, argnum=0)
+
+
+def test_hips_autograd_differential_operators_make_vjp_make_jvp_hvp_and_named_grads():
+    # autograd's `from autograd import make_vjp, hessian_tensor_product, ...` had no chainrule names (AttributeError)
+    import chainrule.numpy as anp
+    from chainrule import (
+        grad_and_aux,
+        grad_named,
+        hessian_tensor_product,
+        make_hvp,
+        make_jvp,
+        make_vjp,
+        multigrad_dict,
+        tensor_jacobian_product,
+    )
+
+    x, y = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    vjp, value = make_vjp(lambda x, y: anp.sum(x**2 * y), argnum=1)(x, y)
+    assert value == -1.0 and vjp(2.0).tolist() == [2.0, 8.0]
+    value, tangent = make_jvp(lambda x: anp.sin(x) * x)(x)(np.array([1.0, 0.0]))
+    np.testing.assert_allclose(tangent, [np.cos(1.0) + np.sin(1.0), 0.0])
+    g, aux = grad_and_aux(lambda x: (anp.sum(x**3), {"n": len(x)}))(x)
+    assert g.tolist() == [3.0, 12.0] and aux == {"n": 2}
+    rosen = lambda x: anp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+    v = np.array([0.5, -1.0, 2.0])
+    point = np.array([1.0, 1.0, 1.0])
+    H = np.array([[802.0, -400.0, 0.0], [-400.0, 1002.0, -400.0], [0.0, -400.0, 200.0]])
+    np.testing.assert_allclose(hessian_tensor_product(rosen)(point, v), H @ v)
+    hvp, gradient = make_hvp(rosen)(point)
+    np.testing.assert_allclose(hvp(v), H @ v)
+    np.testing.assert_allclose(gradient, 0.0, atol=1e-12)  # (1, 1, 1) is the minimum
+    np.testing.assert_allclose(tensor_jacobian_product(lambda x: x**2)(x, np.array([1.0, 10.0])), [2.0, 40.0])
+    assert grad_named(lambda a, b: a * b**2, "b")(2.0, 3.0) == 12.0
+    assert multigrad_dict(lambda a, b=2.0: a * b**2)(3.0) == {"a": 4.0, "b": 12.0}
+    with pytest.raises(TypeError, match="no argument 'c'"):
+        grad_named(lambda a, b: a * b, "c")
