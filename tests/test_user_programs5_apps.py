@@ -253,3 +253,34 @@ def test_a_full_backward_hook_on_a_two_input_module_sees_zeros_for_the_input_nee
     ours, theirs = program(cr), program(torch)
     assert ours[0] == theirs[0] and ours[0][0][1:] == [0.0, None]
     np.testing.assert_allclose(ours[1], theirs[1])
+
+
+@oracle
+@pytest.mark.parametrize("kind", ["transformer", "gru", "conv_bn"])
+def test_porting_a_pytorch_models_state_dict_gives_its_outputs_and_gradients(kind):
+    # a user moves trained PyTorch weights over as NumPy arrays and checks the forward and backward pass
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    if kind == "transformer":
+        make = lambda lib: lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True, norm_first=True,
+                                                          activation="gelu")
+        x = np.random.default_rng(0).normal(size=(2, 5, 8)).astype(np.float32)
+    elif kind == "gru":
+        make = lambda lib: lib.nn.GRU(8, 4, num_layers=2, bidirectional=True, batch_first=True)
+        x = np.random.default_rng(0).normal(size=(2, 5, 8)).astype(np.float32)
+    else:
+        make = lambda lib: lib.nn.Sequential(lib.nn.Conv2d(3, 4, 3, padding=1), lib.nn.BatchNorm2d(4), lib.nn.ReLU(),
+                                             lib.nn.MaxPool2d(2))
+        x = np.random.default_rng(1).normal(size=(2, 3, 6, 6)).astype(np.float32)
+    theirs, ours = make(torch), make(cr)
+    result = ours.load_state_dict({k: v.detach().numpy() for k, v in theirs.state_dict().items()})
+    assert not result.missing_keys and not result.unexpected_keys
+    a, b = theirs(torch.tensor(x)), ours(cr.tensor(x))
+    a, b = (a[0], b[0]) if isinstance(a, tuple) else (a, b)
+    (a**2).sum().backward()
+    (b**2).sum().backward()
+    np.testing.assert_allclose(b.numpy(), a.detach().numpy(), rtol=1e-4, atol=1e-5)
+    for (name, p), q in zip(theirs.named_parameters(), ours.parameters()):
+        np.testing.assert_allclose(q.grad.numpy(), p.grad.numpy(), rtol=1e-3, atol=1e-4, err_msg=name)
+    if kind == "conv_bn":  # the running statistics moved the same way
+        np.testing.assert_allclose(ours[1].running_var.numpy(), theirs[1].running_var.numpy(), rtol=1e-5)
