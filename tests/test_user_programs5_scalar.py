@@ -257,3 +257,21 @@ def test_deriv_of_a_scalar_function_to_third_order_and_grad_on_scalars():
     h = 1e-3
     fd = (cr.deriv(f, order=2)(0.4 + h) - cr.deriv(f, order=2)(0.4 - h)) / (2 * h)
     assert math.isclose(d3, fd, rel_tol=1e-5)
+
+
+@pytest.mark.parametrize("engine", ["matplotlib", "graphviz"])
+def test_a_graph_picture_as_pdf_for_a_report(tmp_path, engine):
+    # graphviz users write Digraph(format='pdf'); render refused a .pdf file name
+    pytest.importorskip("matplotlib")
+    from chainrule.graph import render
+    from chainrule.pictures.graph.render import graphviz_available
+
+    if engine == "graphviz" and not graphviz_available():
+        pytest.skip("the Graphviz dot program is not installed")
+    a, b = Scalar(1.0, label="a"), Scalar(2.0, label="b")
+    L = (a * b).tanh()
+    L.backward()
+    path = render(L, tmp_path / "graph.pdf", engine=engine)
+    assert path.read_bytes()[:5] == b"%PDF-"
+    with pytest.raises(ValueError, match=".pdf"):
+        render(L, tmp_path / "graph.jpeg", engine=engine)
