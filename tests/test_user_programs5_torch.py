@@ -618,3 +618,12 @@ def test_a_progress_bar_over_a_loader_of_an_iterable_dataset_has_no_length_and_r
         assert wrapped.total is None
     sums = [float(xb.sum()) for xb, _ in wrapped]
     assert sums == [3.0, 12.0, 6.0]
+
+
+@pytest.mark.parametrize("sizes", [(5, 3), (2, 3, 4)])
+def test_the_legacy_torch_tensor_of_sizes_is_refused_naming_zeros(sizes):
+    # the old 60-minute blitz's `x = torch.Tensor(5, 3)` read 3 as requires_grad and said the int data can't need grad
+    with pytest.raises(TypeError, match=rf"requires_grad.*cr\.zeros\({', '.join(map(str, sizes))}\)"):
+        cr.Tensor(*sizes)
+    assert cr.zeros(*sizes).shape == sizes
+    assert cr.Tensor([1.0, 2.0], True).requires_grad  # a bool in that place keeps working
