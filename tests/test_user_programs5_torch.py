@@ -627,3 +627,22 @@ def test_the_legacy_torch_tensor_of_sizes_is_refused_naming_zeros(sizes):
         cr.Tensor(*sizes)
     assert cr.zeros(*sizes).shape == sizes
     assert cr.Tensor([1.0, 2.0], True).requires_grad  # a bool in that place keeps working
+
+
+@oracle
+def test_an_old_tutorials_typed_tensors_and_variables_run_as_in_pytorch():
+    # 2017-era code: torch.FloatTensor(...), torch.LongTensor(...), Variable, isinstance(x, torch.FloatTensor)
+    def program(torch):
+        x = torch.autograd.Variable(torch.FloatTensor([[1, 2], [3, 4]]), requires_grad=True)
+        target = torch.autograd.Variable(torch.LongTensor([1, 0]))
+        loss = torch.nn.functional.cross_entropy(x * 2, target)
+        loss.backward()
+        kinds = [isinstance(x.data, torch.FloatTensor), isinstance(target, torch.LongTensor),
+                 isinstance(x, torch.DoubleTensor), isinstance(torch.DoubleTensor(2, 3), torch.DoubleTensor)]
+        mask = torch.ByteTensor([1, 0]).bool()
+        named = float(x.data.type() == "torch.FloatTensor")
+        return x.grad, [float(k) for k in kinds], list(torch.LongTensor(2, 3).shape), named, mask.float()
+
+    ours, theirs = both(program)
+    assert [float(k) for k in ours[1]] == [1.0, 1.0, 0.0, 1.0] and float(ours[3]) == 1.0
+    _close(ours, theirs)
