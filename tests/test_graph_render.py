@@ -90,7 +90,7 @@ def test_render_formats_and_errors(tmp_path):
     src = render(f, tmp_path / "f.dot").read_text()
     assert src.startswith("digraph chainrule {") and "grad -11.0000" in src
     assert render(f, tmp_path / "pic", format="svg", engine="matplotlib").read_text().lstrip().startswith("<?xml")
-    bad_suffix = r"render: cannot tell the picture format from .*f\.jpg.*\.svg, \.png or \.dot"
+    bad_suffix = r"render: cannot tell the picture format from .*f\.jpg.*\.svg, \.png, \.pdf or \.dot"
     with pytest.raises(ValueError, match=bad_suffix):
         render(f, tmp_path / "f.jpg")
     with pytest.raises(ValueError, match="render: engine must be one of 'auto', 'graphviz', 'matplotlib'"):

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("training", ("chainrule.nn", "chainrule.optim", "chainrule.optimize", "chainrule.data", "chainrule.utils",
                   "chainrule.gpt", "chainrule.distributed", "chainrule.func", "chainrule.replay",
                   "chainrule.backends", "chainrule.config", "chainrule.example_libraries", "chainrule.distributions",
-                  "chainrule.testing", "chainrule.test_util")),
+                  "chainrule.testing", "chainrule.test_util", "chainrule.misc")),
     ("pictures", ("chainrule.pictures", "chainrule.graph", "chainrule.plot")),
     ("apps", ("chainrule.demo", "chainrule.cli", "chainrule.__main__", "chainrule.gpt.cli", "chainrule")),
 ]

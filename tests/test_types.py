@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -78,4 +79,4 @@ def test_mypy_reads_chainrule_types(tmp_path):
     assert '"Tensor" has no attribute "no_such_method"' in report
     assert 'expression has type "Tensor", variable has type "int"' in report
     assert 'expression has type "Tensor | None", variable has type "int"' in report
-    assert 'Too many arguments for "grad"' in report
+    assert re.search('Too many (positional )?arguments for "grad"', report)  # (positional: grad has keyword-only ones)

@@ -90,8 +90,12 @@ _LAZY = {
     "jacrev": "transforms", "jacfwd": "transforms", "hessian": "transforms", "jvp": "transforms",
     "vjp": "transforms", "hvp": "transforms", "elementwise_grad": "transforms", "deriv": "transforms",
     "linearize": "transforms", "holomorphic_grad": "transforms",
+    "make_vjp": "transforms.hips", "make_jvp": "transforms.hips", "grad_and_aux": "transforms.hips",
+    "make_hvp": "transforms.hips", "hessian_tensor_product": "transforms.hips",
+    "hessian_vector_product": "transforms.hips", "tensor_jacobian_product": "transforms.hips",
+    "vector_jacobian_product": "transforms.hips", "grad_named": "transforms.hips", "multigrad_dict": "transforms.hips",
     "custom_vjp": "custom", "custom_jvp": "custom", "stop_gradient": "custom", "checkpoint": "custom",
-    "remat": "custom",
+    "remat": "custom", "checkpoint_policies": "custom",
     "gradcheck": "transforms.checking", "GradcheckError": "transforms.checking",
     "explain": "graph", "draw": "graph", "to_networkx": "graph", "to_dot": "graph", "render": "graph",
     "minimize": "optimize",
@@ -194,7 +198,7 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
     )
     from .batching import vmap
     from .core.defaults import Generator, get_default_dtype, manual_seed, set_default_dtype
-    from .custom import checkpoint, custom_jvp, custom_vjp, remat, stop_gradient
+    from .custom import checkpoint, checkpoint_policies, custom_jvp, custom_vjp, remat, stop_gradient
     from .devices import device
     from .graph import draw, explain, render, to_dot, to_networkx
     from .nn import load, save
@@ -260,6 +264,18 @@ if TYPE_CHECKING:  # what __getattr__ serves on first use, as type checkers and 
         vjp,
     )
     from .transforms.checking import GradcheckError, gradcheck
+    from .transforms.hips import (
+        grad_and_aux,
+        grad_named,
+        hessian_tensor_product,
+        hessian_vector_product,
+        make_hvp,
+        make_jvp,
+        make_vjp,
+        multigrad_dict,
+        tensor_jacobian_product,
+        vector_jacobian_product,
+    )
     from .transforms.jax_extras import (
         Array,
         ShapeDtypeStruct,

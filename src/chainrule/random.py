@@ -87,7 +87,9 @@ def _choice(rng: np.random.Generator, shape: tuple[int, ...], n: int, replace: b
     if p is None:
         index = rng.integers(0, n, size=shape) if replace else rng.permutation(n)[:count]
     else:  # Gumbel-max (top-k without replacement): JAX's way
-        scores = np.log(np.asarray(p, dtype=np.float64)) + rng.gumbel(size=(*shape, n) if replace else (n,))
+        with np.errstate(divide="ignore"):  # p == 0: log 0 = -inf, never chosen
+            logp = np.log(np.asarray(p, dtype=np.float64))
+        scores = logp + rng.gumbel(size=(*shape, n) if replace else (n,))
         index = np.argmax(scores, axis=-1) if replace else np.argsort(-scores, kind="stable")[:count]
     return np.reshape(index, shape)
 

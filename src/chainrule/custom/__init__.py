@@ -13,6 +13,7 @@ from ..autodiff.primitive import Primitive, apply
 from ..core import pytree as _pytree
 from ..core.device import as_array
 from ..tensor import Tensor
+from . import checkpoint_policies  # noqa: F401  (re-exported: chainrule.checkpoint_policies, JAX's)
 from .checkpoint import checkpoint  # noqa: F401  (re-exported: chainrule.checkpoint)
 from .checkpoint import checkpoint as remat  # noqa: F401  (JAX's other name for it)
 from .jvp import (

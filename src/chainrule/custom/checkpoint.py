@@ -39,7 +39,8 @@ def checkpoint(f: Callable[..., Any] | None = None, *, prevent_cse: bool = True,
     strings); Tensors the block closes over (e.g. a module's weights) get their gradients.
     JAX's keywords are accepted (``checkpoint(f, static_argnums=1)``, ``functools.partial(checkpoint,
     policy=...)``): non-array arguments need no ``static_argnums`` here, there is no compiler to
-    ``prevent_cse`` in, and ``policy`` is ignored (nothing inside the block is saved).
+    ``prevent_cse`` in, and ``policy`` (``chainrule.checkpoint_policies``) is ignored (nothing inside the block is
+    saved).
 
     Example:
         >>> import chainrule as cr, numpy as np

@@ -34,7 +34,9 @@ class Dataset:
         raise NotImplementedError(f"{type(self).__name__}: define __getitem__(self, index) to return one sample")
 
     def __len__(self) -> int:
-        raise NotImplementedError(f"{type(self).__name__}: define __len__(self), the number of samples")
+        # a TypeError, as len() of an object without __len__ gives (PyTorch's Dataset has none): code that asks
+        # for a length and copes without one (tqdm, `try: len(loader) except TypeError`) goes on
+        raise TypeError(f"{type(self).__name__}: object has no len(); define __len__(self), the number of samples")
 
 
 class IterableDataset(Dataset):

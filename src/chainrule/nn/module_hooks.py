@@ -5,13 +5,16 @@ identity ``autograd.Function`` (as PyTorch's ``BackwardHookFunction``). The outp
 gradients of every output at once: the pre-hooks see (and may replace) them, and they are kept as
 ``grad_output``. The inputs' identity then gets the gradients of the inputs: the full hooks see
 ``(module, grad_input, grad_output)`` and may replace ``grad_input``. When no input requires a gradient
-the full hooks run at the outputs, with ``grad_input`` all None (as PyTorch).
+the full hooks run at the outputs, with ``grad_input`` all None; otherwise an input Tensor that needs no gradient
+gets zeros in ``grad_input`` (as PyTorch, whose identity materialises them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from ..custom.function import Function, FunctionCtx
 from ..tensor import Tensor
@@ -30,6 +33,7 @@ class _Call:
         self.module, self.full, self.pre = module, full, pre
         self.n_inputs = 0
         self.inputs_hooked = False
+        self.constant_inputs: dict[int, Any] = {}  # position -> input Tensor needing no gradient (zeros in grad_input)
         # the output gradients of the backward pass in progress; None once the full hooks have seen them, so a
         # later pass that reaches the inputs' identity without the outputs' (a double backward through the saved
         # inputs) calls no hook (PyTorch's BackwardHook does the same)
@@ -44,7 +48,8 @@ class _Call:
                 changed = tuple(changed) if isinstance(changed, (tuple, list)) else (changed,)
                 if len(changed) != len(grad_input):
                     raise ValueError(f"{type(self.module).__name__}: a full backward hook returned {len(changed)} "
-                                     f"gradient(s) for {len(grad_input)} input(s); return one per Tensor input")
+                                     f"gradient(s) for {len(grad_input)} input(s); return one per positional input "
+                                     "(None for one that is not a Tensor)")
                 grad_input = changed
         self.grad_output = None
         return grad_input
@@ -82,6 +87,8 @@ class _InputHook(Function):
         grad_input: list[Any] = [None] * call.n_inputs
         for i, g in zip(ctx.positions, _tensors(grads)):
             grad_input[i] = g
+        for i, t in call.constant_inputs.items():
+            grad_input[i] = Tensor._wrap(np.zeros_like(t._data))
         changed = call.run_full(tuple(grad_input))
         return (None, None, *(changed[i] for i in ctx.positions))
 
@@ -89,17 +96,17 @@ class _InputHook(Function):
 def hook_inputs(module: Any, args: tuple[Any, ...], full: list[Hook], pre: list[Hook]) -> tuple[_Call, tuple[Any, ...]]:
     """A new call's record, and ``args`` with the Tensors that need gradients passed through the input identity."""
     call = _Call(module, full, pre)
-    tensor_args = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
-    call.n_inputs = len(tensor_args)
-    positions = tuple(k for k, i in enumerate(tensor_args) if args[i].requires_grad)
+    call.n_inputs = len(args)  # grad_input has one entry per positional argument, None for a non-Tensor (PyTorch's)
+    positions = tuple(i for i, a in enumerate(args) if isinstance(a, Tensor) and a.requires_grad)
     if not full or not positions:
         return call, args
     call.inputs_hooked = True
-    hooked = _InputHook.apply(call, positions, *(args[tensor_args[k]] for k in positions))
+    call.constant_inputs = {i: a for i, a in enumerate(args) if isinstance(a, Tensor) and i not in positions}
+    hooked = _InputHook.apply(call, positions, *(args[i] for i in positions))
     hooked = hooked if isinstance(hooked, tuple) else (hooked,)
     new = list(args)
-    for k, h in zip(positions, hooked):
-        new[tensor_args[k]] = h
+    for i, h in zip(positions, hooked):
+        new[i] = h
     return call, tuple(new)
 
 

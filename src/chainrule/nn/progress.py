@@ -18,8 +18,11 @@ class _Plain:
     def __init__(self, iterable: Iterable[Any] | None, total: int | None, desc: str | None, delay: float,
                  file: Any) -> None:
         self.iterable = iterable if iterable is not None else range(total or 0)
-        if total is None and hasattr(self.iterable, "__len__"):  # as tqdm counts
-            total = len(self.iterable)  # type: ignore[arg-type]
+        if total is None:  # as tqdm counts: a length when there is one (a stream's DataLoader has none)
+            try:
+                total = len(self.iterable)  # type: ignore[arg-type]
+            except (TypeError, AttributeError):
+                total = None
         self.total, self.desc, self.delay, self.file = total, (desc or "").strip(), delay, file
         self.n = 0
         self.start = time.perf_counter()

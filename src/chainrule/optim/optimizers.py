@@ -58,7 +58,12 @@ class Optimizer(OptimizerHooks):
         self.param_groups: list[dict[str, Any]] = []
         self._slots: list[list[Slot]] = []
         self.state = {}
+        spent = hasattr(params, "__next__") and iter(params) is params  # an iterator: a generator, parameters()
         items = as_param_list(params, name)
+        if not items and spent:  # model.parameters() handed to a first optimiser already, or listed once
+            raise ValueError(f"{name}: got an empty parameter list: params is an iterator that is already used up "
+                             "(model.parameters() can be iterated once); call model.parameters() again for this "
+                             "optimiser, or keep params = list(model.parameters()) to use it twice")
         if not items:
             raise ValueError(f"{name}: got an empty parameter list (did the model register its Parameters?)")
         groups = items if isinstance(items[0], dict) else [{"params": items}]

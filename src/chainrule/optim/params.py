@@ -130,7 +130,7 @@ class Slot:
 class ParamState(dict):
     """``optimizer.state``: each slot's state under its index (the keys of ``state_dict()['state']``), and also
     under a Tensor parameter itself, as PyTorch keys it: ``opt.state[p]``, ``p in opt.state``, ``opt.state.get(p)``
-    (iterating gives the indices).
+    (iterating gives the indices). A missing entry reads as a new empty dict, as in PyTorch's defaultdict(dict).
 
     Example:
         >>> import numpy as np
@@ -159,6 +159,11 @@ class ParamState(dict):
 
     def __getitem__(self, key: Any) -> Any:
         return super().__getitem__(self._key(key))
+
+    def __missing__(self, key: Any) -> Any:
+        # PyTorch's optimizer.state is a defaultdict(dict): a hand-written step() starts with `state = self.state[p]`
+        value = self[key] = {}
+        return value
 
     def __setitem__(self, key: Any, value: Any) -> None:
         super().__setitem__(self._key(key), value)

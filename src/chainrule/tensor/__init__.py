@@ -30,7 +30,7 @@ from ..core.hooks import (
 from ..core.node import Node
 from ..core.state import reset_grad as _reset_grad
 from ..core.state import set_grad as _set_grad
-from .convert import ConversionMethods, _check_data, _copy_of_tracked, _Size
+from .convert import ConversionMethods, _check_data, _copy_of_tracked, _refuse_sizes, _Size
 from .copying import CopyMethods
 from .inplace import InPlaceMethods
 from .methods import TensorMethods
@@ -88,6 +88,8 @@ class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
             # a device's array is copied on its device (CuPy refuses np.array of it: that would copy to the host)
             arr = xp_of(data).array(data, dtype=dtype) if data.__class__ in OFF_HOST else np.array(data, dtype=dtype)
         except (TypeError, ValueError) as e:
+            if isinstance(data, (int, np.integer)) and isinstance(dtype, (int, np.integer)):
+                _refuse_sizes(data, requires_grad, dtype)  # Tensor(5, 3, 4): sizes, as PyTorch's legacy constructor
             raise TypeError(f"Tensor: argument 'data' could not be read as an array of numbers ({e})") from None
         if arr.dtype == object or arr.dtype.kind in "USV":
             raise TypeError(
@@ -99,6 +101,8 @@ class Tensor(ConversionMethods, CopyMethods, InPlaceMethods, TensorMethods):
         self._set(arr, None, None)
         self.label = label
         if requires_grad:
+            if requires_grad.__class__ is not bool and isinstance(requires_grad, (int, np.integer)):
+                _refuse_sizes(data, requires_grad, dtype)
             self.requires_grad = True
 
     def _set(self, arr: np.ndarray, node: Node | None, index: int | None) -> None:

@@ -71,6 +71,14 @@ def _on_device(what: str, data: Any) -> str:
             f"t.cpu().numpy() (or keep computing on {name!r})")
 
 
+def _refuse_sizes(data: Any, second: Any, dtype: Any) -> None:
+    """``Tensor(2, 3)``: PyTorch's legacy constructor reads sizes; here the second argument is ``requires_grad``."""
+    sizes = ", ".join(str(v) for v in (data, second, dtype) if isinstance(v, (int, np.integer)))
+    raise TypeError(f"Tensor({sizes}): Tensor(data, requires_grad) takes the values as data and requires_grad "
+                    f"as a bool, got requires_grad={second!r}; for a tensor of shape ({sizes}) write "
+                    f"cr.zeros({sizes}) or cr.empty({sizes}) (PyTorch's legacy torch.Tensor({sizes}) reads sizes)")
+
+
 def _check_data(data: Any, name: str = "data") -> None:
     if data is None or isinstance(data, (str, bytes)):
         raise TypeError(f"Tensor: argument '{name}' must be a number or an array of numbers, got {type(data).__name__}")

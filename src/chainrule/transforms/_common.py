@@ -136,6 +136,16 @@ def _callers_arrays(*trees: Any) -> list[np.ndarray]:
     return found
 
 
+def hips_argnum(argnums: int | Sequence[int], argnum: int | None, name: str) -> int | Sequence[int]:
+    """``argnums``, or HIPS autograd's ``argnum=`` (its spelling: ``grad(f, argnum=1)``) when that is given."""
+    if argnum is None:
+        return argnums
+    if argnums != 0:
+        raise TypeError(f"{name}: got both argnums={argnums!r} and argnum={argnum!r}; pass one (argnum is HIPS "
+                        "autograd's name for JAX's argnums)")
+    return argnum
+
+
 def _argnums(argnums: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for i in nums:

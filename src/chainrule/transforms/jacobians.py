@@ -30,6 +30,7 @@ from ._common import (
     _output,
     _prepare,
     _transform,
+    hips_argnum,
     with_aux,
 )
 from .forward import jvp
@@ -219,10 +220,10 @@ def _regroup(jacs: list[Any], parts: list[Any], argnums: Any) -> Any:
 
 def jacobian(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, mode: str = "rev", holomorphic: bool = False,
-    has_aux: bool = False,
+    has_aux: bool = False, *, argnum: int | None = None,
 ) -> Callable[..., Any]:
     """The Jacobian of ``f``, shape ``out.shape + in.shape``; ``mode`` is "rev" or "fwd" (``holomorphic`` and
-    ``has_aux`` as there).
+    ``has_aux`` as there; ``argnum`` is HIPS autograd's name for ``argnums``).
 
     Example:
         >>> import chainrule as cr, numpy as np
@@ -230,6 +231,7 @@ def jacobian(
         array([[2., 0.],
                [0., 6.]])
     """
+    argnums = hips_argnum(argnums, argnum, "jacobian")
     if mode == "rev":
         return jacrev(f, argnums, has_aux=has_aux, holomorphic=holomorphic)
     if mode == "fwd":
@@ -238,16 +240,19 @@ def jacobian(
 
 
 def hessian(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False, *,
+    argnum: int | None = None,
 ) -> Callable[..., Any]:
     """The matrix of second derivatives of a scalar function (reverse over reverse); for an array or pytree
-    output, each entry's, with shape ``out.shape + in.shape + in.shape`` (as JAX's).
+    output, each entry's, with shape ``out.shape + in.shape + in.shape`` (as JAX's). ``argnum`` is HIPS autograd's
+    name for ``argnums``.
 
     Example:
         >>> import chainrule as cr
         >>> cr.hessian(lambda a, b: b * ((a + b) * (a - b)), argnums=1)(1.0, 2.0)
         -12.0
     """
+    argnums = hips_argnum(argnums, argnum, "hessian")
     if has_aux:  # f returns (value, aux): the result is (hessian, aux), as JAX's
         return with_aux("hessian", lambda g: hessian(g, argnums, holomorphic=holomorphic), f)
     # jacrev twice, as JAX's jacfwd(jacrev): f may return an array or a pytree (each entry gets its Hessian)

@@ -33,6 +33,7 @@ from ._common import (
     _prepare,
     _traced,
     _transform,
+    hips_argnum,
 )
 
 _MISSING = object()  # no argument given
@@ -40,7 +41,7 @@ _MISSING = object()  # no argument given
 
 def value_and_grad(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-    allow_int: bool = False,
+    allow_int: bool = False, *, argnum: int | None = None,
 ) -> Callable[..., Any]:
     """A function returning ``(f(*args), grad of f)``; ``f`` must return a scalar.
 
@@ -49,8 +50,10 @@ def value_and_grad(
     ``holomorphic=True`` (complex inputs and output) it is the complex derivative ``f'(z)``.
     Integer inputs are differentiated as real numbers (as HIPS autograd); with ``allow_int=True``
     (JAX's spelling and meaning) they are not: they stay integers and their gradient is zeros of
-    NumPy's structured dtype ``float0`` (equal to ``jax.dtypes.float0``).
+    NumPy's structured dtype ``float0`` (equal to ``jax.dtypes.float0``). ``argnum`` is HIPS autograd's name for
+    ``argnums``.
     """
+    argnums = hips_argnum(argnums, argnum, "value_and_grad")
     if allow_int:
         return _ints_held_out(lambda g, nums: value_and_grad(g, nums, has_aux, holomorphic), f, argnums)
 
@@ -99,9 +102,9 @@ def value_and_grad(
 
 def grad(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False, holomorphic: bool = False,
-    allow_int: bool = False,
+    allow_int: bool = False, *, argnum: int | None = None,
 ) -> Callable[..., Any]:
-    """The gradient of a scalar function with respect to argument(s) ``argnums``.
+    """The gradient of a scalar function with respect to argument(s) ``argnums`` (or HIPS autograd's ``argnum``).
 
     For a real ``f`` of complex ``z = x + iy`` it is ``df/dx - 1j * df/dy`` (JAX's and HIPS
     autograd's convention: a gradient-descent step is ``z - lr * np.conj(g)``). With
@@ -118,6 +121,7 @@ def grad(
         >>> cr.grad(lambda x, i: x[i], argnums=(0, 1), allow_int=True)(np.ones(2), 1)  # i is an index
         (array([0., 1.]), array((b'',), dtype=[('float0', 'V')]))
     """
+    argnums = hips_argnum(argnums, argnum, "grad")
     vg = value_and_grad(f, argnums, has_aux, holomorphic, allow_int)
 
     @functools.wraps(f)
@@ -187,7 +191,8 @@ def deriv(f: Callable[[Any], Any], order: int = 1) -> Callable[[Any], Any]:
     return f
 
 
-def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+                     argnum: int | None = None) -> Callable[..., Any]:
     """The derivative of each output entry with respect to its matching input entry.
 
     For elementwise ``f`` this is the diagonal of the Jacobian (the gradient of ``sum(f(x))``).
@@ -199,6 +204,7 @@ def elementwise_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) ->
         >>> elementwise_grad(lambda x, y: x * y ** 2, argnums=(0, 1))(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
         (array([ 9., 16.]), array([ 6., 16.]))
     """
+    argnums = hips_argnum(argnums, argnum, "elementwise_grad")
 
     @functools.wraps(f)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -325,7 +331,8 @@ def _vjp_with_aux(f: Callable[..., Any], primals: tuple[Any, ...]) -> Any:
     return value, pullback, aux
 
 
-def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0, *,
+                     argnum: int | None = None) -> Callable[..., Any]:
     """The complex derivative ``f'(z)`` of a holomorphic scalar function: ``grad(f, holomorphic=True)``.
 
     Example:
@@ -333,4 +340,4 @@ def holomorphic_grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) ->
         >>> bool(cr.holomorphic_grad(np.exp)(1j) == np.exp(1j))
         True
     """
-    return grad(f, argnums, holomorphic=True)
+    return grad(f, hips_argnum(argnums, argnum, "holomorphic_grad"), holomorphic=True)

@@ -32,6 +32,7 @@ from .block_diag import block_diag
 from .constructors import tensor
 from .in_place_methods import TOPLEVEL as IN_PLACE
 from .keywords import write_out
+from .legacy_types import LEGACY_TYPES
 from .numeric_methods import FUNCTIONS as NUMERIC
 from .toplevel import FUNCTIONS as TOPLEVEL
 from .utilities import FUNCTIONS as UTILITIES
@@ -143,4 +144,5 @@ FUNCTIONS.update(NUMERIC)  # polygamma(n, input), histogram, unravel_index
 FUNCTIONS.update(cat=cat, from_numpy=from_numpy, as_tensor=as_tensor, is_tensor=is_tensor, var_mean=var_mean,
                  std_mean=std_mean)
 FUNCTIONS.update(UTILITIES)  # broadcast_shapes, promote_types, windows, the generator's state...
+FUNCTIONS.update(LEGACY_TYPES)  # torch.FloatTensor([...]), torch.LongTensor(2, 3), isinstance(t, FloatTensor)
 FUNCTIONS.update(TOPLEVEL)  # randperm, normal, tril_indices, cdist...: PyTorch's functions that are not methods

@@ -67,7 +67,7 @@ class Drawing:
         return scene_bytes(self.scene(), "png", self.engine, self.rankdir)
 
     def render(self, path: str | Path, engine: str | None = None, format: str | None = None, dpi: float = 120) -> Path:
-        """Save the picture (.svg, .png or .dot, from the suffix); returns the path."""
+        """Save the picture (.svg, .png, .pdf or .dot, from the suffix); returns the path."""
         return render(
             self.out, path, engine=engine or self.engine, format=format, max_nodes=self.max_nodes,
             max_depth=self.max_depth, rankdir=self.rankdir, highlight=self.highlight, title=self.title, dpi=dpi,

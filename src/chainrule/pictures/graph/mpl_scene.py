@@ -214,7 +214,7 @@ def _arrow(ax: Any, patch: Any, pts: list[tuple[float, float]], colors: list[str
 
 
 def save_scene(scene: Scene, target: Any, fmt: str, dpi: float = 120) -> None:
-    """Write ``scene`` as ``fmt`` ('svg' or 'png') to a path or a binary file object."""
+    """Write ``scene`` as ``fmt`` ('svg', 'png' or 'pdf') to a path or a binary file object."""
     matplotlib = _matplotlib()
     fig = scene_figure(scene)
     w, h = fig.get_size_inches()

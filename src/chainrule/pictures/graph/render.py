@@ -1,4 +1,4 @@
-"""Pictures of a graph as SVG or PNG files: Graphviz when its ``dot`` program is installed,
+"""Pictures of a graph as SVG, PNG or PDF files: Graphviz when its ``dot`` program is installed,
 matplotlib (pip-installable, no system program) when it is not."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from .dot import scene_to_dot
 from .scene import DEFAULT_MAX_NODES, Highlight, Scene, build_scene
 
 ENGINES = ("auto", "graphviz", "matplotlib")
-FORMATS = ("svg", "png", "dot")
+FORMATS = ("svg", "png", "pdf", "dot")
 
 
 def graphviz_available() -> bool:
@@ -50,7 +50,7 @@ def _graphviz_bytes(scene: Scene, fmt: str, rankdir: str, dpi: float) -> bytes:
 
 
 def scene_bytes(scene: Scene, fmt: str, engine: str = "auto", rankdir: str = "LR", dpi: float = 120) -> bytes:
-    """The picture of ``scene`` as ``fmt`` ('svg', 'png' or 'dot') file contents."""
+    """The picture of ``scene`` as ``fmt`` ('svg', 'png', 'pdf' or 'dot') file contents."""
     if fmt == "dot":
         return scene_to_dot(scene, rankdir).encode("utf-8")
     if pick_engine(engine) == "graphviz":
@@ -75,8 +75,8 @@ def file_format(path: str | Path, fmt: str | None) -> str:
         fmt = "dot" if suffix == "gv" else suffix
     if fmt not in FORMATS:
         raise ValueError(
-            f"render: cannot tell the picture format from {str(path)!r}; name the file .svg, .png or .dot "
-            "(or pass format='svg' / 'png' / 'dot')"
+            f"render: cannot tell the picture format from {str(path)!r}; name the file .svg, .png, .pdf or .dot "
+            "(or pass format='svg' / 'png' / 'pdf' / 'dot')"
         )
     return fmt
 
@@ -93,7 +93,7 @@ def render(
     title: str | None = None,
     dpi: float = 120,
 ) -> Path:
-    """Draw the graph behind ``out`` into ``path`` (.svg, .png, or .dot for the source); returns the path.
+    """Draw the graph behind ``out`` into ``path`` (.svg, .png, .pdf, or .dot for the source); returns the path.
 
     ``engine='auto'`` uses Graphviz when the ``dot`` program is installed and matplotlib
     otherwise, so it works on a fresh machine with only pip packages. Graphs bigger than
